@@ -1,0 +1,35 @@
+# search_engine -- PGXS build.
+#
+#   make && make install          build and install the extension
+#   make installcheck             pg_regress against a running, preloaded server
+#   make check-all                everything CI runs (see test/run_all.sh)
+
+MODULE_big = search_engine
+EXTENSION = search_engine
+DATA = src/search_engine--0.1.sql
+
+SRCS = $(sort $(wildcard src/*.c src/*/*.c))
+OBJS = $(SRCS:.c=.o)
+
+PG_CPPFLAGS = -I$(srcdir)/src
+SHLIB_LINK = -lzstd
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --inputdir=. --outputdir=test/results
+
+# no LLVM bitcode: it doubles build time and JIT does not reach our code
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+override CFLAGS += -Wno-missing-field-initializers
+
+unit-test:
+	$(MAKE) -C test/unit check
+
+check-all:
+	test/run_all.sh
+
+.PHONY: unit-test check-all

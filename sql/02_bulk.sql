@@ -1,0 +1,83 @@
+-- Bulk indexing, per-item results, versioning, conflicts, realtime get.
+SELECT mask(search_engine.bulk($$
+{"index": {"_index": "products", "_id": "1"}}
+{"name": "Running shoes for trail running", "price": 89.5, "qty": 3, "tags": ["sport", "shoes"], "released": "2023-04-01", "active": true}
+{"index": {"_index": "products", "_id": "2"}}
+{"name": "Road running shoe", "price": 120, "qty": 0, "tags": ["sport"], "released": "2024-01-15T10:00:00Z", "active": false}
+{"create": {"_index": "products", "_id": "3"}}
+{"name": "Leather boots", "price": 150.25, "qty": 7, "tags": ["boots"], "released": "2022-11-30", "active": true}
+{"index": {"_index": "products", "_id": "4"}}
+{"name": "Wool socks, the warmest socks", "price": 9.99, "qty": 100, "tags": ["socks", "wool"], "active": true}
+$$, refresh => 'true'));
+
+-- create of an existing id: 409 for that item only
+SELECT mask(search_engine.bulk($$
+{"create": {"_index": "products", "_id": "3"}}
+{"name": "dup"}
+{"index": {"_index": "products", "_id": "5"}}
+{"name": "Sandals", "price": 30, "qty": 1}
+$$));
+
+-- a value that does not fit its mapping fails that item only
+SELECT mask(search_engine.bulk($$
+{"index": {"_index": "products", "_id": "6"}}
+{"name": "Bad price", "price": "cheap"}
+{"index": {"_index": "products", "_id": "7"}}
+{"name": "Not json
+{"delete": {"_index": "products", "_id": "404"}}
+{"index": {"_index": "products", "_id": "8"}}
+["not", "an", "object"]
+$$));
+
+-- request-level errors fail the whole bulk
+SELECT search_engine.bulk('{"index": {"_index": "products"}');
+SELECT search_engine.bulk('{"frobnicate": {"_index": "products", "_id": "1"}}
+{}');
+SELECT search_engine.bulk('{"index": {"_id": "1"}}
+{}');
+SELECT search_engine.bulk('');
+
+-- realtime get sees unrefreshed writes
+SELECT mask(search_engine.get_doc('products', '5'));
+SELECT mask(search_engine.get_doc('products', '6'));
+SELECT search_engine.get_doc('nope', '1');
+
+-- versions and seq_no move forward; update merges partial docs
+SELECT mask(search_engine.index_doc('products', '5', '{"name": "Sandals", "price": 35, "qty": 2}'));
+SELECT mask(search_engine.update_doc('products', '5', '{"doc": {"qty": 5, "color": "brown"}}'));
+SELECT search_engine.get_doc('products', '5')->'_source';
+-- noop update
+SELECT mask(search_engine.update_doc('products', '5', '{"doc": {"qty": 5}}'))->>'result';
+-- upsert
+SELECT mask(search_engine.update_doc('products', '9', '{"doc": {"name": "Cap"}, "doc_as_upsert": true}'));
+SELECT search_engine.update_doc('products', '10', '{"doc": {"name": "x"}}');
+
+-- optimistic concurrency with if_seq_no / if_primary_term
+SELECT (search_engine.get_doc('products', '5')->>'_seq_no')::bigint AS seq \gset
+SELECT mask(search_engine.index_doc('products', '5', '{"name": "Sandals v2"}', if_seq_no => :seq, if_primary_term => 1))->>'result';
+SELECT search_engine.index_doc('products', '5', '{"name": "Sandals v3"}', if_seq_no => :seq, if_primary_term => 1);
+SELECT search_engine.index_doc('products', '3', '{"name": "again"}', op_type => 'create');
+
+-- delete
+SELECT mask(search_engine.delete_doc('products', '9'));
+SELECT search_engine.get_doc('products', '9');
+SELECT search_engine.delete_doc('products', '9');
+
+-- auto-generated ids: 20 characters, created
+SELECT length(search_engine.index_doc('products', NULL, '{"name": "auto"}')->>'_id');
+SELECT (r->'items'->0->'index'->>'result'), length(r->'items'->0->'index'->>'_id')
+  FROM search_engine.bulk('{"index": {"_index": "products"}}
+{"name": "auto bulk"}') AS r;
+
+-- mget
+SELECT mask(search_engine.mget('{"docs": [{"_index": "products", "_id": "1"}, {"_index": "products", "_id": "nope"}, {"_index": "missing", "_id": "1"}]}'));
+SELECT jsonb_path_query_array(search_engine.mget('{"ids": ["2", "3"]}', 'products'), '$.docs[*]._id');
+
+-- bulk into a missing index creates it (action.auto_create_index)
+SELECT search_engine.bulk('{"index": {"_index": "autocreated", "_id": "1"}}
+{"msg": "hello world", "n": 1, "ok": true, "when": "2024-05-01T12:00:00Z", "ratio": 0.5}', refresh => 'true')->'errors';
+SELECT search_engine.get_mapping('autocreated');
+
+SELECT search_engine.refresh('products')->'_shards';
+SELECT search_engine.count('products');
+SELECT name, threads, queue, queue_size, rejected FROM search_engine.thread_pool;

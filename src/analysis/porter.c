@@ -1,0 +1,413 @@
+/*-------------------------------------------------------------------------
+ *
+ * porter.c
+ *	  The Porter stemmer (M.F. Porter, "An algorithm for suffix stripping",
+ *	  Program 14(3), 1980), as Lucene's PorterStemFilter applies it.
+ *
+ * Lucene's PorterStemmer follows Porter's own reference implementation,
+ * which departs from the paper in a few places; so do we:
+ *   - words of fewer than three characters are left alone;
+ *   - step 2 maps -bli to -ble (the paper: -abli to -able) and adds
+ *     -logi -> -log;
+ *   - in steps 2 to 4 the suffix that ends the word decides: if its stem
+ *     fails the measure condition, no shorter suffix is tried.
+ * As in the paper, 'y' is a consonant at the start of a word or after a
+ * vowel.  The word is a sequence of UTF-16 code units like Java's char[]:
+ * anything but a, e, i, o, u and a vowel 'y' counts as a consonant.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "analysis/analysis_int.h"
+
+/*
+ * The word being stemmed: b[0..k] is the current word; j marks the end of
+ * the stem before the suffix last matched by ends().
+ */
+typedef struct Stemmer
+{
+	uint16	   *b;
+	int			k;
+	int			j;
+} Stemmer;
+
+typedef struct SuffixRule
+{
+	const char *suffix;
+	int			len;
+	const char *replacement;
+	int			rlen;
+} SuffixRule;
+
+/* string literal and its length */
+#define LIT(s) (s), (int) sizeof(s) - 1
+#define RULE(s, r) {LIT(s), LIT(r)}
+
+/* Is b[i] a consonant? */
+static bool
+is_consonant(const Stemmer *z, int i)
+{
+	bool		flip = false;
+
+	/* a 'y' is the opposite of what precedes it; at the start a consonant */
+	for (;;)
+	{
+		switch (z->b[i])
+		{
+			case 'a':
+			case 'e':
+			case 'i':
+			case 'o':
+			case 'u':
+				return flip;
+			case 'y':
+				if (i == 0)
+					return !flip;
+				flip = !flip;
+				i--;
+				break;
+			default:
+				return !flip;
+		}
+	}
+}
+
+/*
+ * The measure m of b[0..j]: the number of vowel-consonant sequences in
+ * [C](VC)^m[V].
+ */
+static int
+measure(const Stemmer *z)
+{
+	int			m = 0;
+	int			i = 0;
+
+	/* skip the leading consonants */
+	while (i <= z->j && is_consonant(z, i))
+		i++;
+	for (;;)
+	{
+		/* a vowel run ... */
+		while (i <= z->j && !is_consonant(z, i))
+			i++;
+		if (i > z->j)
+			return m;
+		/* ... closed by a consonant run */
+		while (i <= z->j && is_consonant(z, i))
+			i++;
+		m++;
+		if (i > z->j)
+			return m;
+	}
+}
+
+/* Does b[0..j] contain a vowel? */
+static bool
+vowel_in_stem(const Stemmer *z)
+{
+	int			i;
+
+	for (i = 0; i <= z->j; i++)
+		if (!is_consonant(z, i))
+			return true;
+	return false;
+}
+
+/* Do b[i-1] and b[i] form a double consonant? */
+static bool
+double_consonant(const Stemmer *z, int i)
+{
+	if (i < 1 || z->b[i] != z->b[i - 1])
+		return false;
+	return is_consonant(z, i);
+}
+
+/*
+ * Is b[i-2..i] consonant-vowel-consonant, the last not w, x or y?  (Used to
+ * restore an e: hop(e), but not snow, box, tray.)
+ */
+static bool
+cvc(const Stemmer *z, int i)
+{
+	uint16		c;
+
+	if (i < 2 || !is_consonant(z, i) || is_consonant(z, i - 1) ||
+		!is_consonant(z, i - 2))
+		return false;
+	c = z->b[i];
+	return c != 'w' && c != 'x' && c != 'y';
+}
+
+/* Does b[0..k] end with s?  If so, j is set to the end of the stem. */
+static inline bool
+ends(Stemmer *z, const char *s, int len)
+{
+	int			o = z->k - len + 1;
+	int			i;
+
+	if (o < 0)
+		return false;
+	/* from the end: most candidates differ in their last letter */
+	for (i = len - 1; i >= 0; i--)
+		if (z->b[o + i] != (unsigned char) s[i])
+			return false;
+	z->j = z->k - len;
+	return true;
+}
+
+/* Replace b[j+1..k] with s. */
+static void
+set_to(Stemmer *z, const char *s, int len)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+		z->b[z->j + 1 + i] = (unsigned char) s[i];
+	z->k = z->j + len;
+}
+
+/*
+ * Find the rule whose suffix ends the word (first in table order) and apply
+ * it if the stem's measure is positive.  Returns whether a suffix matched.
+ */
+static bool
+apply_rules(Stemmer *z, const SuffixRule *rules, int nrules)
+{
+	uint16		last = z->b[z->k];
+	int			r;
+
+	for (r = 0; r < nrules; r++)
+	{
+		const SuffixRule *rule = &rules[r];
+
+		if ((unsigned char) rule->suffix[rule->len - 1] == last &&
+			ends(z, rule->suffix, rule->len))
+		{
+			if (measure(z) > 0)
+				set_to(z, rule->replacement, rule->rlen);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Step 1a/1b: plurals, -eed, -ed, -ing. */
+static void
+step1ab(Stemmer *z)
+{
+	if (z->b[z->k] == 's')
+	{
+		if (ends(z, LIT("sses")))
+			z->k -= 2;
+		else if (ends(z, LIT("ies")))
+			set_to(z, LIT("i"));
+		else if (z->b[z->k - 1] != 's')
+			z->k--;
+	}
+	if (ends(z, LIT("eed")))
+	{
+		if (measure(z) > 0)
+			z->k--;
+	}
+	else if ((ends(z, LIT("ed")) || ends(z, LIT("ing"))) && vowel_in_stem(z))
+	{
+		z->k = z->j;
+		if (ends(z, LIT("at")))
+			set_to(z, LIT("ate"));
+		else if (ends(z, LIT("bl")))
+			set_to(z, LIT("ble"));
+		else if (ends(z, LIT("iz")))
+			set_to(z, LIT("ize"));
+		else if (double_consonant(z, z->k))
+		{
+			uint16		c = z->b[z->k];
+
+			if (c != 'l' && c != 's' && c != 'z')
+				z->k--;
+		}
+		else if (measure(z) == 1 && cvc(z, z->k))
+		{
+			/* j == k here: append the e */
+			set_to(z, LIT("e"));
+		}
+	}
+}
+
+/* Step 1c: y -> i when the stem has a vowel. */
+static void
+step1c(Stemmer *z)
+{
+	if (ends(z, LIT("y")) && vowel_in_stem(z))
+		z->b[z->k] = 'i';
+}
+
+/* Step 2: double suffixes to single ones (-ization -> -ize, ...). */
+static const SuffixRule step2_rules[] = {
+	RULE("ational", "ate"), RULE("tional", "tion"),
+	RULE("enci", "ence"), RULE("anci", "ance"),
+	RULE("izer", "ize"),
+	RULE("bli", "ble"), RULE("alli", "al"), RULE("entli", "ent"), RULE("eli", "e"), RULE("ousli", "ous"),
+	RULE("ization", "ize"), RULE("ation", "ate"), RULE("ator", "ate"),
+	RULE("alism", "al"), RULE("iveness", "ive"), RULE("fulness", "ful"), RULE("ousness", "ous"),
+	RULE("aliti", "al"), RULE("iviti", "ive"), RULE("biliti", "ble"),
+	RULE("logi", "log"),
+};
+
+/* Step 3: -ic-, -full, -ness etc. */
+static const SuffixRule step3_rules[] = {
+	RULE("icate", "ic"), RULE("ative", ""), RULE("alize", "al"),
+	RULE("iciti", "ic"),
+	RULE("ical", "ic"), RULE("ful", ""),
+	RULE("ness", ""),
+};
+
+/* Step 4: remove -ant, -ence etc. when the stem has m > 1. */
+static const SuffixRule step4_suffixes[] = {
+	RULE("al", ""), RULE("ance", ""), RULE("ence", ""), RULE("er", ""),
+	RULE("ic", ""), RULE("able", ""), RULE("ible", ""), RULE("ant", ""),
+	RULE("ement", ""), RULE("ment", ""), RULE("ent", ""), RULE("ion", ""),
+	RULE("ou", ""), RULE("ism", ""), RULE("ate", ""), RULE("iti", ""),
+	RULE("ous", ""), RULE("ive", ""), RULE("ize", ""),
+};
+
+static void
+step4(Stemmer *z)
+{
+	uint16		last = z->b[z->k];
+	int			r;
+
+	for (r = 0; r < (int) lengthof(step4_suffixes); r++)
+	{
+		const SuffixRule *rule = &step4_suffixes[r];
+
+		if ((unsigned char) rule->suffix[rule->len - 1] == last &&
+			ends(z, rule->suffix, rule->len))
+		{
+			/* -ion only after s or t */
+			if (strcmp(rule->suffix, "ion") == 0 &&
+				(z->j < 0 || (z->b[z->j] != 's' && z->b[z->j] != 't')))
+				return;
+			if (measure(z) > 1)
+				z->k = z->j;
+			return;
+		}
+	}
+}
+
+/* Step 5: remove a final -e, and -ll -> -l, when m > 1. */
+static void
+step5(Stemmer *z)
+{
+	z->j = z->k;
+	if (z->b[z->k] == 'e')
+	{
+		int			m = measure(z);
+
+		if (m > 1 || (m == 1 && !cvc(z, z->k - 1)))
+			z->k--;
+	}
+	if (z->b[z->k] == 'l' && double_consonant(z, z->k) && measure(z) > 1)
+		z->k--;
+}
+
+/*
+ * Stem word[0..len) (UTF-16 code units, lower case) in place; returns the
+ * new length, never more than len.
+ */
+int
+se_porter_stem_utf16(uint16 *word, int len)
+{
+	Stemmer		z;
+
+	if (word == NULL || len < 3)
+		return Max(len, 0);
+	z.b = word;
+	z.k = len - 1;
+	z.j = 0;
+	step1ab(&z);
+	step1c(&z);
+	apply_rules(&z, step2_rules, lengthof(step2_rules));
+	apply_rules(&z, step3_rules, lengthof(step3_rules));
+	step4(&z);
+	step5(&z);
+	return z.k + 1;
+}
+
+/*
+ * Stem a UTF-8 word in place; returns its new byte length.  The stemmer
+ * runs on UTF-16 code units as Lucene's does, which matters only for the
+ * non-ASCII letters it treats as consonants.
+ */
+int
+se_porter_stem(char *word, int len)
+{
+	uint16		local[SE_MAX_TOKEN_UNITS + 1];
+	uint16	   *units = local;
+	const unsigned char *s = (const unsigned char *) word;
+	int			nunits = 0;
+	int			i;
+	int			o;
+	int			n;
+	bool		ascii = true;
+
+	if (word == NULL || len < 3)
+		return Max(len, 0);
+	if (len > (int) lengthof(local))
+		units = palloc(sizeof(uint16) * len);	/* never more units than bytes */
+
+	for (i = 0; i < len;)
+	{
+		uint32		cp;
+
+		if (s[i] < 0x80)
+		{
+			units[nunits++] = s[i++];
+			continue;
+		}
+		ascii = false;
+		n = se_utf8_decode(s + i, len - i, &cp);
+		if (n == 1)
+		{
+			/* not UTF-8: leave it alone rather than grow it with U+FFFD */
+			if (units != local)
+				pfree(units);
+			return len;
+		}
+		i += n;
+		if (cp >= 0x10000)
+		{
+			units[nunits++] = (uint16) (0xD800 + ((cp - 0x10000) >> 10));
+			units[nunits++] = (uint16) (0xDC00 + ((cp - 0x10000) & 0x3FF));
+		}
+		else
+			units[nunits++] = (uint16) cp;
+	}
+
+	nunits = se_porter_stem_utf16(units, nunits);
+
+	/* back to UTF-8; the result is a prefix plus ASCII, so never longer */
+	o = 0;
+	for (i = 0; i < nunits; i++)
+	{
+		uint32		u = units[i];
+
+		if (ascii || u < 0x80)
+		{
+			word[o++] = (char) u;
+			continue;
+		}
+		if (u >= 0xD800 && u <= 0xDBFF && i + 1 < nunits &&
+			units[i + 1] >= 0xDC00 && units[i + 1] <= 0xDFFF)
+		{
+			u = 0x10000 + ((u - 0xD800) << 10) + (units[i + 1] - 0xDC00);
+			i++;
+		}
+		else if (u >= 0xD800 && u <= 0xDFFF)
+			u = 0xFFFD;
+		o += se_utf8_encode(u, word + o);
+	}
+	if (units != local)
+		pfree(units);
+	return o;
+}

@@ -1,0 +1,116 @@
+/*-------------------------------------------------------------------------
+ *
+ * api.h
+ *	  Operations behind the SQL functions and the ES REST router.
+ *
+ * Each operation is written once, as se_op_*: it fills an ES response body
+ * and status, or sets an SeError.  The typed SQL functions raise the error
+ * as a PostgreSQL ERROR (SQLSTATE from the ES type, the ES type in
+ * errdetail); search_engine.request() returns ES's error body instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_API_H
+#define SE_API_H
+
+#include "util/se_common.h"
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+
+#include "cluster/state.h"
+#include "util/json.h"
+
+typedef struct SeResponse
+{
+	int			status;
+	StringInfoData body;		/* JSON (or text for _cat without format) */
+	bool		is_text;		/* body is plain text, not JSON */
+} SeResponse;
+
+typedef enum SeRefresh
+{
+	SE_REFRESH_FALSE = 0,
+	SE_REFRESH_TRUE = 1,
+	SE_REFRESH_WAIT_FOR = 2
+} SeRefresh;
+
+/* in errors.c */
+extern void se_response_init(SeResponse *r);
+extern void se_raise(const SeError *err) pg_attribute_noreturn();
+extern void se_error_body(const SeError *err, StringInfo out);
+extern Datum se_jsonb_from_text(const char *data, size_t len);
+extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
+extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);
+extern bool se_parse_refresh(const char *s, SeRefresh *out, SeError *err);
+extern int64 se_now_millis(void);
+extern void se_require_started(void);
+
+/* in index_ops.c */
+extern bool se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_delete_index(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_get_index(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_index_exists(const char *expr);
+extern bool se_op_get_mapping(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_get_settings(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err);
+extern bool se_op_refresh(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_flush(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_force_merge(const char *expr, int max_num_segments, SeResponse *r, SeError *err);
+extern bool se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_ms, SeResponse *r, SeError *err);
+/* open shards of an index on this node; waits until started */
+extern bool se_index_open_shards(const SeIndexMeta *im, SeError *err);
+/* index meta of one concrete, open index (404 / index_closed_exception) */
+extern SeIndexMeta *se_index_for_read(const char *name, SeError *err);
+
+/* in bulk.c */
+typedef struct SeBulkOptions
+{
+	const char *default_index;
+	const char *default_routing;
+	SeRefresh	refresh;
+	int			max_retries;
+	bool		require_alias;
+} SeBulkOptions;
+extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
+					   SeResponse *r, SeError *err);
+/* Single-document writes: a one-item bulk, answered with the item body. */
+typedef struct SeDocWrite
+{
+	const char *index;
+	const char *id;				/* NULL: auto-generated (index only) */
+	const char *routing;
+	const char *op;				/* "index", "create", "update", "delete" */
+	const char *body;			/* source (index/create) or update body */
+	size_t		body_len;
+	int64		if_seq_no;		/* -1 = none */
+	int64		if_primary_term;
+	SeRefresh	refresh;
+} SeDocWrite;
+extern bool se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err);
+
+/* in search_ops.c */
+typedef struct SeSearchParams
+{
+	int			from;			/* -1 = from body */
+	int			size;
+	const char *q;				/* URI query (simple query string) */
+	const char *routing;
+	int64		track_total_hits;	/* -2 = body */
+} SeSearchParams;
+extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
+						 SeResponse *r, SeError *err);
+extern bool se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
+						SeResponse *r, SeError *err);
+extern bool se_op_get(const char *index, const char *id, const char *routing,
+					  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err);
+extern bool se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err);
+
+/* in cat.c */
+extern bool se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
+extern bool se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err);
+extern bool se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
+extern const char *se_node_name_get(void);
+
+#endif

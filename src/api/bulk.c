@@ -1,0 +1,748 @@
+/*-------------------------------------------------------------------------
+ *
+ * bulk.c
+ *	  The bulk coordinator: parse NDJSON, route every item to its shard,
+ *	  queue one sub-request per shard to the owning write worker through
+ *	  the bounded queue, wait, retry 429s when asked, answer as ES does.
+ *
+ * The calling backend is the coordinating node.  One DSM segment carries
+ * all sub-requests of one round (see shard/bulk_protocol.h).  A
+ * sub-request that does not fit the queue or the indexing-pressure bound
+ * is rejected whole: its items get 429 es_rejected_execution_exception
+ * while the other shards' sub-requests proceed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "miscadmin.h"
+#include "storage/dsm.h"
+#include "storage/latch.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "api/api.h"
+#include "node/node.h"
+#include "shard/bulk_protocol.h"
+#include "util/hash.h"
+
+typedef struct BulkItem
+{
+	SeItemOp	op;
+	char	   *index;
+	char	   *id;
+	char	   *routing;
+	bool		auto_id;
+	int64		if_seq_no;		/* -1 none */
+	int64		if_primary_term;
+	const char *body;
+	size_t		body_len;
+	/* routing result */
+	SeIndexMeta *im;
+	int			shard;
+	int			slot;
+	/* outcome */
+	bool		done;
+	SeItemResp	resp;
+	char	   *err_type;
+	char	   *err_reason;
+	bool		forced_refresh;
+} BulkItem;
+
+static const char *
+op_name(SeItemOp op)
+{
+	switch (op)
+	{
+		case SE_ITEM_INDEX:
+			return "index";
+		case SE_ITEM_CREATE:
+			return "create";
+		case SE_ITEM_UPDATE:
+			return "update";
+		case SE_ITEM_DELETE:
+			return "delete";
+	}
+	return "index";
+}
+
+static void
+item_fail(BulkItem *it, int status, const char *type, const char *reason)
+{
+	it->done = true;
+	it->resp.status = status;
+	it->err_type = pstrdup(type);
+	it->err_reason = pstrdup(reason);
+}
+
+/* ES-style auto id: 20 chars of base64url, time-prefixed for locality. */
+static char *
+auto_id(void)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	static uint32 seq = 0;
+	uint8		b[15];
+	int64		ms = se_now_millis();
+	char	   *out = palloc(21);
+	int			i;
+
+	if (seq == 0 && !pg_strong_random(&seq, sizeof(seq)))
+		seq = (uint32) MyProcPid;
+	seq++;
+	/* 6 bytes time, 3 bytes sequence, 6 bytes random */
+	for (i = 0; i < 6; i++)
+		b[i] = (uint8) (ms >> (40 - 8 * i));
+	b[6] = (uint8) (seq >> 16);
+	b[7] = (uint8) (seq >> 8);
+	b[8] = (uint8) seq;
+	if (!pg_strong_random(b + 9, 6))
+		memset(b + 9, 0, 6);
+	for (i = 0; i < 20; i++)
+	{
+		int			bit = i * 6;
+		int			v = ((b[bit / 8] << 8) | (bit / 8 + 1 < 15 ? b[bit / 8 + 1] : 0)) >> (10 - bit % 8);
+
+		out[i] = alphabet[v & 63];
+	}
+	out[20] = '\0';
+	return out;
+}
+
+static char *
+json_scalar_string(const SeJson *v)
+{
+	if (v->type == SE_JSON_STRING)
+		return pstrdup(v->u.s.str);
+	if (v->type == SE_JSON_NUMBER)
+		return pnstrdup(v->u.n.text, v->u.n.len);
+	return NULL;
+}
+
+/* Parse the action/metadata line; false sets a request-level 400 in err. */
+static bool
+parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j = se_json_parse(line, len, &opts, err);
+	const SeJsonMember *m;
+	int			i;
+
+	if (j == NULL)
+		return false;
+	if (j->type != SE_JSON_OBJECT || j->u.o.count != 1)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Malformed action/metadata line [%d], expected START_OBJECT or END_OBJECT but found [%s]",
+					 lineno, j->type == SE_JSON_OBJECT ? "END_OBJECT" : "VALUE_STRING");
+		return false;
+	}
+	m = &j->u.o.members[0];
+	if (strcmp(m->key, "index") == 0)
+		it->op = SE_ITEM_INDEX;
+	else if (strcmp(m->key, "create") == 0)
+		it->op = SE_ITEM_CREATE;
+	else if (strcmp(m->key, "update") == 0)
+		it->op = SE_ITEM_UPDATE;
+	else if (strcmp(m->key, "delete") == 0)
+		it->op = SE_ITEM_DELETE;
+	else
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Malformed action/metadata line [%d], expected one of [create, delete, index, update] but found [%s]",
+					 lineno, m->key);
+		return false;
+	}
+	if (m->value->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Malformed action/metadata line [%d], expected START_OBJECT but found [%s]",
+					 lineno, se_json_type_name(m->value->type));
+		return false;
+	}
+	it->if_seq_no = -1;
+	it->if_primary_term = 0;
+	for (i = 0; i < m->value->u.o.count; i++)
+	{
+		const char *k = m->value->u.o.members[i].key;
+		SeJson	   *v = m->value->u.o.members[i].value;
+		char	   *s = json_scalar_string(v);
+
+		if (strcmp(k, "_index") == 0 && s)
+			it->index = s;
+		else if (strcmp(k, "_id") == 0 && s)
+			it->id = s;
+		else if ((strcmp(k, "routing") == 0 || strcmp(k, "_routing") == 0) && s)
+			it->routing = s;
+		else if (strcmp(k, "if_seq_no") == 0 && v->type == SE_JSON_NUMBER && v->u.n.is_int)
+			it->if_seq_no = v->u.n.i;
+		else if (strcmp(k, "if_primary_term") == 0 && v->type == SE_JSON_NUMBER && v->u.n.is_int)
+			it->if_primary_term = v->u.n.i;
+		else if (strcmp(k, "retry_on_conflict") == 0 || strcmp(k, "require_alias") == 0 ||
+				 strcmp(k, "pipeline") == 0 || strcmp(k, "_source") == 0 ||
+				 strcmp(k, "dynamic_templates") == 0)
+			continue;			/* accepted; no effect on a single node */
+		else
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Action/metadata line [%d] contains an unknown parameter [%s]", lineno, k);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Split NDJSON into items; request-level errors fail the whole bulk. */
+static BulkItem *
+parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool require_newline,
+			 int *nitems, SeError *err)
+{
+	int			cap = 64;
+	int			n = 0;
+	BulkItem   *items = palloc0(sizeof(BulkItem) * cap);
+	size_t		pos = 0;
+	int			lineno = 0;
+
+	if (require_newline && len > 0 && body[len - 1] != '\n')
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "The bulk request must be terminated by a newline [\\n]");
+		return NULL;
+	}
+	while (pos < len)
+	{
+		const char *nl = memchr(body + pos, '\n', len - pos);
+		size_t		end = nl ? (size_t) (nl - body) : len;
+		size_t		l = end - pos;
+		const char *line = body + pos;
+		BulkItem   *it;
+		size_t		k;
+		bool		blank = true;
+
+		lineno++;
+		for (k = 0; k < l; k++)
+			if (!isspace((unsigned char) line[k]))
+				blank = false;
+		pos = end + 1;
+		if (blank)
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			items = repalloc(items, sizeof(BulkItem) * cap);
+			memset(items + n, 0, sizeof(BulkItem) * (cap - n));
+		}
+		it = &items[n];
+		if (!parse_action(line, l, lineno, it, err))
+			return NULL;
+		if (it->op != SE_ITEM_DELETE)
+		{
+			const char *src;
+			size_t		srcend;
+
+			if (pos >= len)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "The bulk request must be terminated by a newline [\\n]");
+				return NULL;
+			}
+			src = body + pos;
+			nl = memchr(src, '\n', len - pos);
+			srcend = nl ? (size_t) (nl - body) : len;
+			lineno++;
+			it->body = src;
+			it->body_len = srcend - pos;
+			pos = srcend + 1;
+		}
+		if (it->index == NULL)
+			it->index = opts->default_index ? pstrdup(opts->default_index) : NULL;
+		if (it->index == NULL)
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: index is missing;");
+			return NULL;
+		}
+		if (it->routing == NULL && opts->default_routing)
+			it->routing = pstrdup(opts->default_routing);
+		if (it->id == NULL)
+		{
+			if (it->op != SE_ITEM_INDEX && it->op != SE_ITEM_CREATE)
+			{
+				se_error_set(err, 400, "action_request_validation_exception",
+							 "Validation Failed: 1: id is missing;");
+				return NULL;
+			}
+			it->id = auto_id();
+			it->auto_id = true;
+		}
+		else if (strlen(it->id) > 512)
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: id [%s...] is too long, must be no longer than 512 bytes but was: %d;",
+						 pnstrdup(it->id, 20), (int) strlen(it->id));
+			return NULL;
+		}
+		n++;
+	}
+	if (n == 0)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: no requests added;");
+		return NULL;
+	}
+	*nitems = n;
+	return items;
+}
+
+/* Resolve indices (auto-creating missing ones) and shards for every item. */
+static void
+route_items(BulkItem *items, int n)
+{
+	int			i;
+	const SeClusterState *st;
+
+	/* pass 1: auto-create missing indices (state reloads invalidate im pointers) */
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+		SeError		err;
+
+		if (it->done)
+			continue;
+		se_error_init(&err);
+		if (!se_index_name_valid(it->index, &err))
+		{
+			item_fail(it, 400, err.type, err.reason);
+			continue;
+		}
+		st = se_state_current();
+		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE)
+		{
+			SeIndexMeta *im = se_state_create_index(it->index, NULL, &err);
+
+			if (im == NULL && strcmp(err.type, "resource_already_exists_exception") != 0)
+			{
+				item_fail(it, err.status, err.type, err.reason);
+				continue;
+			}
+			se_error_init(&err);
+			im = se_state_find(se_state_current(), it->index);
+			if (im && !se_index_open_shards(im, &err))
+				item_fail(it, err.status, err.type, err.reason);
+		}
+	}
+	/* pass 2: route */
+	st = se_state_current();
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+		const char *r;
+
+		if (it->done)
+			continue;
+		it->im = se_state_find(st, it->index);
+		if (it->im == NULL)
+		{
+			item_fail(it, 404, "index_not_found_exception",
+					  psprintf("no such index [%s]", it->index));
+			continue;
+		}
+		if (it->im->closed)
+		{
+			item_fail(it, 400, "index_closed_exception", "closed");
+			continue;
+		}
+		r = it->routing ? it->routing : it->id;
+		it->shard = se_routing_shard(r, strlen(r), it->im->settings.number_of_shards,
+									 it->im->settings.routing_num_shards);
+		it->slot = se_slot_find(it->im->uuid, it->shard);
+		if (it->slot < 0)
+		{
+			SeError		err;
+
+			se_error_init(&err);
+			if (!se_index_open_shards(it->im, &err))
+			{
+				item_fail(it, err.status, err.type, err.reason);
+				continue;
+			}
+			it->slot = se_slot_find(it->im->uuid, it->shard);
+		}
+	}
+}
+
+/* One round: every not-done item, one sub-request per slot. */
+static void
+run_round(BulkItem *items, int n, const SeBulkOptions *opts)
+{
+	int		   *sub_of = palloc(sizeof(int) * n);
+	int		   *slots = palloc(sizeof(int) * n);
+	int		   *counts = palloc0(sizeof(int) * n);
+	uint64	   *reqbytes = palloc0(sizeof(uint64) * n);
+	int			nsubs = 0;
+	int			i,
+				s;
+	Size		size;
+	Size		off;
+	dsm_segment *seg;
+	SeBulkHeader *hdr;
+	char	   *base;
+
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+
+		sub_of[i] = -1;
+		if (it->done)
+			continue;
+		for (s = 0; s < nsubs; s++)
+			if (slots[s] == it->slot)
+				break;
+		if (s == nsubs)
+			slots[nsubs++] = it->slot;
+		sub_of[i] = s;
+		counts[s]++;
+		reqbytes[s] += sizeof(SeItemReq) + strlen(it->id) +
+			(it->routing ? strlen(it->routing) : 0) + it->body_len;
+	}
+	if (nsubs == 0)
+		return;
+
+	size = MAXALIGN(offsetof(SeBulkHeader, subs) + sizeof(SeBulkSub) * nsubs);
+	for (s = 0; s < nsubs; s++)
+		size += MAXALIGN(reqbytes[s]) + MAXALIGN(sizeof(SeItemResp) * counts[s]) +
+			MAXALIGN(Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024));
+	seg = dsm_create(size, 0);
+	base = dsm_segment_address(seg);
+	hdr = (SeBulkHeader *) base;
+	hdr->magic = SE_BULK_MAGIC;
+	hdr->nsubs = nsubs;
+	hdr->refresh = (int) opts->refresh;
+	off = MAXALIGN(offsetof(SeBulkHeader, subs) + sizeof(SeBulkSub) * nsubs);
+	for (s = 0; s < nsubs; s++)
+	{
+		SeBulkSub  *sub = &hdr->subs[s];
+
+		memset(sub, 0, sizeof(*sub));
+		pg_atomic_init_u32(&sub->state, SE_SUB_PENDING);
+		sub->slot = slots[s];
+		sub->nitems = counts[s];
+		sub->req_off = off;
+		sub->req_len = reqbytes[s];
+		off += MAXALIGN(reqbytes[s]);
+		sub->resp_off = off;
+		off += MAXALIGN(sizeof(SeItemResp) * counts[s]);
+		sub->err_off = off;
+		sub->err_cap = Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024);
+		off += MAXALIGN(sub->err_cap);
+		sub->req_len = 0;		/* used as a write cursor below */
+	}
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+		SeBulkSub  *sub;
+		SeItemReq	rq;
+		char	   *p;
+
+		if (sub_of[i] < 0)
+			continue;
+		sub = &hdr->subs[sub_of[i]];
+		memset(&rq, 0, sizeof(rq));
+		rq.op = (uint8) it->op;
+		rq.flags = (it->auto_id ? SE_ITEM_FLAG_AUTO_ID : 0) |
+			(it->if_seq_no >= 0 ? SE_ITEM_FLAG_IF_SEQ_NO : 0);
+		rq.id_len = strlen(it->id);
+		rq.routing_len = it->routing ? strlen(it->routing) : PG_UINT32_MAX;
+		rq.body_len = it->body_len;
+		rq.if_seq_no = it->if_seq_no;
+		rq.if_primary_term = it->if_primary_term;
+		p = base + sub->req_off + sub->req_len;
+		memcpy(p, &rq, sizeof(rq));
+		p += sizeof(rq);
+		memcpy(p, it->id, rq.id_len);
+		p += rq.id_len;
+		if (it->routing)
+		{
+			memcpy(p, it->routing, rq.routing_len);
+			p += rq.routing_len;
+		}
+		if (it->body_len)
+			memcpy(p, it->body, it->body_len);
+		p += it->body_len;
+		sub->req_len = p - (base + sub->req_off);
+	}
+
+	/* submit; a sub that does not fit the bounds is rejected whole */
+	for (s = 0; s < nsubs; s++)
+	{
+		SeEnqueueResult res = se_queue_submit_bulk(slots[s], dsm_segment_handle(seg), s,
+												   hdr->subs[s].req_len);
+
+		if (res != SE_ENQUEUE_OK)
+		{
+			SeBulkSub  *sub = &hdr->subs[s];
+
+			strlcpy(sub->failure_type, "es_rejected_execution_exception", sizeof(sub->failure_type));
+			if (res == SE_ENQUEUE_REJECTED_QUEUE)
+				snprintf(sub->failure, sizeof(sub->failure),
+						 "rejected execution of shard bulk request on the [write] queue of node [%s] (queue capacity = %d)",
+						 se_node_name_get(), se_write_queue_size);
+			else
+				snprintf(sub->failure, sizeof(sub->failure),
+						 "rejected execution of shard bulk request of [" UINT64_FORMAT "] bytes: indexing pressure over [%d kb] on node [%s]",
+						 (uint64) sub->req_len, se_indexing_pressure_limit_kb, se_node_name_get());
+			pg_atomic_write_u32(&sub->state, SE_SUB_REJECTED);
+		}
+	}
+
+	/* wait for every sub-request */
+	for (;;)
+	{
+		bool		all = true;
+
+		for (s = 0; s < nsubs; s++)
+			if (pg_atomic_read_u32(&hdr->subs[s].state) == SE_SUB_PENDING)
+				all = false;
+		if (all)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pg_read_barrier();
+
+	/* collect per-item outcomes */
+	{
+		int		   *pos = palloc0(sizeof(int) * nsubs);
+
+		for (i = 0; i < n; i++)
+		{
+			BulkItem   *it = &items[i];
+			SeBulkSub  *sub;
+			uint32		st;
+
+			if (sub_of[i] < 0)
+				continue;
+			sub = &hdr->subs[sub_of[i]];
+			st = pg_atomic_read_u32(&sub->state);
+			if (st == SE_SUB_REJECTED)
+			{
+				memset(&it->resp, 0, sizeof(it->resp));
+				it->resp.status = 429;
+				it->err_type = pstrdup(sub->failure_type);
+				it->err_reason = pstrdup(sub->failure);
+				continue;		/* not done: may be retried */
+			}
+			it->done = true;
+			if (st == SE_SUB_FAILED)
+			{
+				it->resp.status = 500;
+				it->err_type = pstrdup(sub->failure_type);
+				it->err_reason = pstrdup(sub->failure);
+				continue;
+			}
+			it->resp = ((SeItemResp *) (base + sub->resp_off))[pos[sub_of[i]]++];
+			it->forced_refresh = sub->forced_refresh;
+			if (it->resp.err_off >= 0)
+			{
+				const char *t = base + sub->err_off + it->resp.err_off;
+
+				it->err_type = pstrdup(t);
+				it->err_reason = pstrdup(t + strlen(t) + 1);
+			}
+			else
+				it->err_type = NULL;
+		}
+	}
+	dsm_detach(seg);
+}
+
+static void
+execute_items(BulkItem *items, int n, const SeBulkOptions *opts)
+{
+	int			attempt = 0;
+
+	route_items(items, n);
+	for (;;)
+	{
+		int			i;
+		int			pending = 0;
+
+		run_round(items, n, opts);
+		for (i = 0; i < n; i++)
+			if (!items[i].done)
+				pending++;
+		if (pending == 0)
+			break;
+		if (attempt >= opts->max_retries)
+		{
+			for (i = 0; i < n; i++)
+				items[i].done = true;	/* final: the 429s stand */
+			break;
+		}
+		/* exponential backoff as Beats/Logstash do: 50ms, 100ms, ... capped at 5s */
+		{
+			long		delay = Min(5000L, 50L << Min(attempt, 10));
+
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 delay, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		attempt++;
+	}
+}
+
+static const char *
+result_name(int r)
+{
+	switch (r)
+	{
+		case SE_RESULT_CREATED:
+			return "created";
+		case SE_RESULT_UPDATED:
+			return "updated";
+		case SE_RESULT_DELETED:
+			return "deleted";
+		case SE_RESULT_NOT_FOUND:
+			return "not_found";
+		case SE_RESULT_NOOP:
+			return "noop";
+	}
+	return "error";
+}
+
+/* The per-item body ES shows inside "items" (and as a single-doc answer). */
+static void
+item_body(const BulkItem *it, StringInfo out, bool single)
+{
+	appendStringInfoString(out, "{\"_index\":");
+	se_json_write_string(out, it->index, strlen(it->index));
+	appendStringInfoString(out, ",\"_id\":");
+	se_json_write_string(out, it->id, strlen(it->id));
+	if (it->err_type)
+	{
+		appendStringInfo(out, ",\"status\":%d,\"error\":{\"type\":", it->resp.status);
+		se_json_write_string(out, it->err_type, strlen(it->err_type));
+		appendStringInfoString(out, ",\"reason\":");
+		se_json_write_string(out, it->err_reason, strlen(it->err_reason));
+		if (it->im)
+		{
+			appendStringInfo(out, ",\"index_uuid\":\"%s\",\"shard\":\"%d\",\"index\":", it->im->uuid, it->shard);
+			se_json_write_string(out, it->index, strlen(it->index));
+		}
+		appendStringInfoString(out, "}}");
+		return;
+	}
+	appendStringInfo(out, ",\"_version\":" INT64_FORMAT ",\"result\":\"%s\",",
+					 it->resp.version, result_name(it->resp.result));
+	if (it->forced_refresh)
+		appendStringInfoString(out, "\"forced_refresh\":true,");
+	if (it->resp.result == SE_RESULT_NOOP)
+		appendStringInfo(out, "\"_shards\":{\"total\":0,\"successful\":0,\"failed\":0}");
+	else
+		appendStringInfo(out, "\"_shards\":{\"total\":%d,\"successful\":1,\"failed\":0}",
+						 1 + it->im->settings.number_of_replicas);
+	appendStringInfo(out, ",\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
+					 it->resp.seq_no, it->resp.primary_term);
+	if (!single)
+		appendStringInfo(out, ",\"status\":%d", it->resp.status);
+	appendStringInfoChar(out, '}');
+}
+
+bool
+se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *r, SeError *err)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	int			n;
+	BulkItem   *items;
+	int			i;
+	bool		errors = false;
+	long		secs;
+	int			usecs;
+
+	se_require_started();
+	items = parse_ndjson(body, len, opts, opts->require_alias, &n, err);
+	if (items == NULL)
+		return false;
+	execute_items(items, n, opts);
+	for (i = 0; i < n; i++)
+		if (items[i].err_type)
+			errors = true;
+	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+	appendStringInfo(&r->body, "{\"took\":%ld,\"errors\":%s,\"items\":[",
+					 secs * 1000 + usecs / 1000, errors ? "true" : "false");
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&r->body, ',');
+		appendStringInfo(&r->body, "{\"%s\":", op_name(items[i].op));
+		item_body(&items[i], &r->body, false);
+		appendStringInfoChar(&r->body, '}');
+	}
+	appendStringInfoString(&r->body, "]}");
+	r->status = 200;
+	return true;
+}
+
+bool
+se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
+{
+	BulkItem	it;
+	SeBulkOptions opts;
+
+	se_require_started();
+	memset(&it, 0, sizeof(it));
+	memset(&opts, 0, sizeof(opts));
+	opts.refresh = w->refresh;
+	if (strcmp(w->op, "index") == 0)
+		it.op = SE_ITEM_INDEX;
+	else if (strcmp(w->op, "create") == 0)
+		it.op = SE_ITEM_CREATE;
+	else if (strcmp(w->op, "update") == 0)
+		it.op = SE_ITEM_UPDATE;
+	else if (strcmp(w->op, "delete") == 0)
+		it.op = SE_ITEM_DELETE;
+	else
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "opType must be 'create' or 'index', found: [%s]", w->op);
+		return false;
+	}
+	it.index = pstrdup(w->index);
+	if (w->id == NULL || w->id[0] == '\0')
+	{
+		if (it.op != SE_ITEM_INDEX && it.op != SE_ITEM_CREATE)
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: id is missing;");
+			return false;
+		}
+		it.id = auto_id();
+		it.auto_id = true;
+	}
+	else
+		it.id = pstrdup(w->id);
+	if (strlen(it.id) > 512)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: id is too long, must be no longer than 512 bytes but was: %d;",
+					 (int) strlen(it.id));
+		return false;
+	}
+	it.routing = w->routing ? pstrdup(w->routing) : NULL;
+	it.if_seq_no = w->if_seq_no;
+	it.if_primary_term = w->if_primary_term;
+	it.body = w->body;
+	it.body_len = w->body_len;
+	execute_items(&it, 1, &opts);
+	if (it.err_type)
+	{
+		se_error_set(err, it.resp.status, it.err_type, "%s", it.err_reason);
+		return false;
+	}
+	r->status = it.resp.status;
+	item_body(&it, &r->body, true);
+	return true;
+}

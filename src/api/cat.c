@@ -1,0 +1,387 @@
+/*-------------------------------------------------------------------------
+ *
+ * cat.c
+ *	  _cat APIs and the views built on them: indices, thread_pool, segments.
+ *
+ * One row collector per API feeds both the SQL views (set-returning
+ * functions) and the REST _cat text/JSON output.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <unistd.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "api/api.h"
+#include "node/node.h"
+
+typedef struct CatTable
+{
+	int			ncols;
+	const char **cols;
+	List	   *rows;			/* of char ** (ncols strings) */
+} CatTable;
+
+const char *
+se_node_name_get(void)
+{
+	static char host[256];
+
+	if (se_node_name && se_node_name[0])
+		return se_node_name;
+	if (host[0] == '\0' && gethostname(host, sizeof(host) - 1) != 0)
+		strlcpy(host, "node-1", sizeof(host));
+	return host;
+}
+
+static char *
+human_bytes(uint64 b)
+{
+	if (b >= (uint64) 1024 * 1024 * 1024)
+		return psprintf("%.1fgb", b / (1024.0 * 1024 * 1024));
+	if (b >= 1024 * 1024)
+		return psprintf("%.1fmb", b / (1024.0 * 1024));
+	if (b >= 1024)
+		return psprintf("%.1fkb", b / 1024.0);
+	return psprintf(UINT64_FORMAT "b", b);
+}
+
+/* Per-index totals over its shards on this node. */
+static void
+index_totals(const SeIndexMeta *im, uint64 *docs, uint64 *deleted, uint64 *bytes,
+			 int *started)
+{
+	int			s;
+
+	*docs = *deleted = *bytes = 0;
+	*started = 0;
+	for (s = 0; s < im->settings.number_of_shards; s++)
+	{
+		int			slot = se_slot_find(im->uuid, s);
+
+		if (slot < 0)
+			continue;
+		if (SeSlots[slot].state == SE_SLOT_STARTED)
+			(*started)++;
+		*docs += pg_atomic_read_u64(&SeSlots[slot].docs_count);
+		*deleted += pg_atomic_read_u64(&SeSlots[slot].docs_deleted);
+		*bytes += pg_atomic_read_u64(&SeSlots[slot].store_bytes) +
+			pg_atomic_read_u64(&SeSlots[slot].translog_bytes);
+	}
+}
+
+static bool
+collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
+{
+	static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
+	"docs.count", "docs.deleted", "store.size", "pri.store.size"};
+	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", true, err);
+	ListCell   *lc;
+
+	if (se_error_is_set(err))
+		return false;
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	t->rows = NIL;
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		char	  **row = palloc0(sizeof(char *) * t->ncols);
+		uint64		docs,
+					deleted,
+					bytes;
+		int			started;
+
+		index_totals(im, &docs, &deleted, &bytes, &started);
+		if (im->closed)
+			row[0] = NULL;
+		else if (started < im->settings.number_of_shards)
+			row[0] = "red";
+		else
+			row[0] = im->settings.number_of_replicas > 0 ? "yellow" : "green";
+		row[1] = im->closed ? "close" : "open";
+		row[2] = im->name;
+		row[3] = im->uuid;
+		row[4] = psprintf("%d", im->settings.number_of_shards);
+		row[5] = psprintf("%d", im->settings.number_of_replicas);
+		if (!im->closed)
+		{
+			row[6] = psprintf(UINT64_FORMAT, docs);
+			row[7] = psprintf(UINT64_FORMAT, deleted);
+			row[8] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : human_bytes(bytes);
+			row[9] = row[8];
+		}
+		t->rows = lappend(t->rows, row);
+	}
+	return true;
+}
+
+static void
+collect_thread_pool(CatTable *t)
+{
+	static const char *cols[] = {"node_name", "name", "threads", "active", "queue",
+	"queue_size", "rejected", "completed"};
+	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
+	int			active = 0,
+				queued;
+	uint64		rejected,
+				completed;
+	int			i;
+
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	for (i = 0; i < SeShmem->nworkers; i++)
+		active += SeShmem->workers[i].active;
+	queued = SeShmem->queued;
+	rejected = SeShmem->rejected;
+	completed = SeShmem->completed;
+	SpinLockRelease(&SeShmem->queue_mutex);
+	row[0] = (char *) se_node_name_get();
+	row[1] = "write";
+	row[2] = psprintf("%d", SeShmem->nworkers);
+	row[3] = psprintf("%d", active);
+	row[4] = psprintf("%d", queued);
+	row[5] = psprintf("%d", se_write_queue_size);
+	row[6] = psprintf(UINT64_FORMAT, rejected);
+	row[7] = psprintf(UINT64_FORMAT, completed);
+	t->rows = list_make1(row);
+}
+
+static bool
+collect_segments(const char *expr, CatTable *t, SeError *err)
+{
+	static const char *cols[] = {"index", "shard", "prirep", "ip", "segment", "generation",
+	"docs.count", "docs.deleted", "size", "committed", "searchable", "version", "compound"};
+	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", false, err);
+	ListCell   *lc;
+
+	if (se_error_is_set(err))
+		return false;
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	t->rows = NIL;
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			int			slot = se_slot_find(im->uuid, s);
+			SeSegRef	refs[SE_MAX_SEGMENTS];
+			int			n,
+						i;
+
+			if (slot < 0)
+				continue;
+			LWLockAcquire(&SeSlots[slot].lock, LW_SHARED);
+			n = SeSlots[slot].nsegments;
+			memcpy(refs, SeSlots[slot].segs, sizeof(SeSegRef) * n);
+			LWLockRelease(&SeSlots[slot].lock);
+			for (i = 0; i < n; i++)
+			{
+				char	  **row = palloc0(sizeof(char *) * t->ncols);
+
+				row[0] = im->name;
+				row[1] = psprintf("%d", s);
+				row[2] = "p";
+				row[3] = "127.0.0.1";
+				row[4] = psprintf("_" UINT64_FORMAT, refs[i].seg_gen);
+				row[5] = psprintf(UINT64_FORMAT, refs[i].seg_gen);
+				row[6] = psprintf("%u", refs[i].live_docs);
+				row[7] = psprintf("%u", refs[i].max_doc - refs[i].live_docs);
+				row[8] = human_bytes(refs[i].size_bytes);
+				row[9] = "false";
+				row[10] = "true";
+				row[11] = "1";
+				row[12] = "false";
+				t->rows = lappend(t->rows, row);
+			}
+		}
+	}
+	return true;
+}
+
+/* ES _cat output: aligned text (header with v) or a JSON array of objects. */
+static void
+cat_format(const CatTable *t, bool json, bool header, StringInfo out)
+{
+	ListCell   *lc;
+	int			i;
+
+	if (json)
+	{
+		bool		first = true;
+
+		appendStringInfoChar(out, '[');
+		foreach(lc, t->rows)
+		{
+			char	  **row = lfirst(lc);
+
+			if (!first)
+				appendStringInfoChar(out, ',');
+			first = false;
+			appendStringInfoChar(out, '{');
+			for (i = 0; i < t->ncols; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(out, ',');
+				se_json_write_string(out, t->cols[i], strlen(t->cols[i]));
+				appendStringInfoChar(out, ':');
+				if (row[i])
+					se_json_write_string(out, row[i], strlen(row[i]));
+				else
+					appendStringInfoString(out, "null");
+			}
+			appendStringInfoChar(out, '}');
+		}
+		appendStringInfoChar(out, ']');
+		return;
+	}
+	{
+		int		   *w = palloc0(sizeof(int) * t->ncols);
+
+		for (i = 0; i < t->ncols; i++)
+			w[i] = header ? strlen(t->cols[i]) : 0;
+		foreach(lc, t->rows)
+		{
+			char	  **row = lfirst(lc);
+
+			for (i = 0; i < t->ncols; i++)
+				w[i] = Max(w[i], row[i] ? (int) strlen(row[i]) : 0);
+		}
+		if (header)
+		{
+			for (i = 0; i < t->ncols; i++)
+				appendStringInfo(out, "%-*s%s", i + 1 < t->ncols ? w[i] : 0, t->cols[i],
+								 i + 1 < t->ncols ? " " : "\n");
+		}
+		foreach(lc, t->rows)
+		{
+			char	  **row = lfirst(lc);
+
+			for (i = 0; i < t->ncols; i++)
+				appendStringInfo(out, "%-*s%s", i + 1 < t->ncols ? w[i] : 0, row[i] ? row[i] : "",
+								 i + 1 < t->ncols ? " " : "\n");
+		}
+	}
+}
+
+bool
+se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+
+	se_require_started();
+	if (!collect_indices(expr, &t, false, err))
+		return false;
+	cat_format(&t, json, header, &r->body);
+	r->is_text = !json;
+	return true;
+}
+
+bool
+se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+
+	se_require_started();
+	collect_thread_pool(&t);
+	cat_format(&t, json, header, &r->body);
+	r->is_text = !json;
+	return true;
+}
+
+bool
+se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+
+	se_require_started();
+	if (!collect_segments(expr, &t, err))
+		return false;
+	cat_format(&t, json, header, &r->body);
+	r->is_text = !json;
+	return true;
+}
+
+/* ---------- SQL views ---------- */
+
+static void
+table_to_srf(FunctionCallInfo fcinfo, const CatTable *t, const int *numeric_cols)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, t->rows)
+	{
+		char	  **row = lfirst(lc);
+		Datum	   *values = palloc0(sizeof(Datum) * t->ncols);
+		bool	   *nulls = palloc0(sizeof(bool) * t->ncols);
+		int			i;
+
+		for (i = 0; i < t->ncols; i++)
+		{
+			if (row[i] == NULL)
+				nulls[i] = true;
+			else if (numeric_cols[i] == 1)
+				values[i] = Int64GetDatum(strtoll(row[i], NULL, 10));
+			else if (numeric_cols[i] == 2)
+				values[i] = Int32GetDatum(atoi(row[i]));
+			else
+				values[i] = CStringGetTextDatum(row[i]);
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cat_indices);
+Datum
+se_sql_cat_indices(PG_FUNCTION_ARGS)
+{
+	CatTable	t;
+	SeError		err;
+	static const int numeric[] = {0, 0, 0, 0, 2, 2, 1, 1, 1, 1};
+
+	se_require_started();
+	se_error_init(&err);
+	if (!collect_indices(NULL, &t, true, &err))
+		se_raise(&err);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cat_thread_pool);
+Datum
+se_sql_cat_thread_pool(PG_FUNCTION_ARGS)
+{
+	CatTable	t;
+	static const int numeric[] = {0, 0, 2, 2, 2, 2, 1, 1};
+
+	se_require_started();
+	collect_thread_pool(&t);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cat_segments);
+Datum
+se_sql_cat_segments(PG_FUNCTION_ARGS)
+{
+	CatTable	t;
+	SeError		err;
+	static const int numeric[] = {0, 2, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0};
+
+	se_require_started();
+	se_error_init(&err);
+	if (!collect_segments(NULL, &t, &err))
+		se_raise(&err);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
+}

@@ -1,0 +1,408 @@
+/*-------------------------------------------------------------------------
+ *
+ * search_ops.c
+ *	  Search, count, get and mget over shard snapshots.
+ *
+ * Search sees refreshed data (the published snapshots); GET is realtime:
+ * when the shard holding the id has writes not yet refreshed, it asks the
+ * owner to refresh first, as Elasticsearch does for realtime gets.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "utils/timestamp.h"
+
+#include "api/api.h"
+#include "node/node.h"
+#include "search/search.h"
+#include "shard/snapshot.h"
+#include "util/hash.h"
+
+/* Open indices of expr; an explicitly named closed index is an error. */
+static List *
+resolve_for_read(const char *expr, SeError *err)
+{
+	const SeClusterState *st = se_state_current();
+	List	   *all = se_state_resolve(st, expr, true, err);
+	List	   *res = NIL;
+	ListCell   *lc;
+	bool		wildcard = (expr == NULL || strchr(expr, '*') || strcmp(expr, "_all") == 0);
+
+	if (se_error_is_set(err))
+		return NIL;
+	foreach(lc, all)
+	{
+		SeIndexMeta *im = lfirst(lc);
+
+		if (im->closed)
+		{
+			if (!wildcard)
+			{
+				se_error_set(err, 400, "index_closed_exception", "closed");
+				return NIL;
+			}
+			continue;
+		}
+		res = lappend(res, im);
+	}
+	return res;
+}
+
+/* Snapshots of every shard of the indices (or the routed shard only). */
+static SeSearchShard *
+acquire_all(List *indices, const char *routing, int *nshards, SeError *err)
+{
+	ListCell   *lc;
+	int			total = 0;
+	SeSearchShard *shards;
+	int			n = 0;
+
+	foreach(lc, indices)
+		total += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
+	shards = palloc0(sizeof(SeSearchShard) * Max(total, 1));
+	foreach(lc, indices)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+		int			only = -1;
+
+		if (routing)
+			only = se_routing_shard(routing, strlen(routing), im->settings.number_of_shards,
+									im->settings.routing_num_shards);
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			if (only >= 0 && s != only)
+				continue;
+			if (!se_snapshot_acquire(im, s, &shards[n], err))
+				return NULL;
+			n++;
+		}
+	}
+	*nshards = n;
+	return shards;
+}
+
+/* Build a query for URI "q": "field:value" is a match, else all text fields. */
+static SeJson *
+uri_query_body(const char *q, List *indices, SeError *err)
+{
+	StringInfoData b;
+	const char *colon = strchr(q, ':');
+	SeJsonParseOptions opts = {0};
+
+	initStringInfo(&b);
+	if (colon && colon != q)
+	{
+		appendStringInfoString(&b, "{\"query\":{\"match\":{");
+		se_json_write_string(&b, q, colon - q);
+		appendStringInfoChar(&b, ':');
+		se_json_write_string(&b, colon + 1, strlen(colon + 1));
+		appendStringInfoString(&b, "}}}");
+	}
+	else
+	{
+		ListCell   *lc;
+		List	   *seen = NIL;
+		bool		first = true;
+
+		appendStringInfoString(&b, "{\"query\":{\"multi_match\":{\"query\":");
+		se_json_write_string(&b, q, strlen(q));
+		appendStringInfoString(&b, ",\"fields\":[");
+		foreach(lc, indices)
+		{
+			SeIndexMeta *im = lfirst(lc);
+			int			i;
+
+			for (i = 0; i < im->mapping->nfields; i++)
+			{
+				SeMappedField *f = im->mapping->fields[i];
+
+				if ((f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD) && f->index &&
+					!list_member(seen, makeString(f->path)))
+				{
+					seen = lappend(seen, makeString(f->path));
+					if (!first)
+						appendStringInfoChar(&b, ',');
+					first = false;
+					se_json_write_string(&b, f->path, strlen(f->path));
+				}
+			}
+		}
+		appendStringInfoString(&b, "]}}}");
+		if (first)
+		{
+			resetStringInfo(&b);
+			appendStringInfoString(&b, "{\"query\":{\"match_none\":{}}}");
+		}
+	}
+	return se_json_parse(b.data, b.len, &opts, err);
+}
+
+bool
+se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
+			 SeResponse *r, SeError *err)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	List	   *indices;
+	SeSearchRequest *req;
+	SeSearchShard *shards;
+	int			nshards = 0;
+	SeSearchResult *res;
+	int			window = 10000;
+	ListCell   *lc;
+	long		secs;
+	int			usecs;
+
+	se_require_started();
+	indices = resolve_for_read(expr, err);
+	if (se_error_is_set(err))
+		return false;
+	foreach(lc, indices)
+		window = Min(window, ((SeIndexMeta *) lfirst(lc))->settings.max_result_window);
+	if (p && p->q)
+	{
+		body = uri_query_body(p->q, indices, err);
+		if (body == NULL)
+			return false;
+	}
+	req = se_search_parse(body, window, err);
+	if (req == NULL)
+		return false;
+	if (p && (p->from >= 0 || p->size >= 0))
+		se_search_set_from_size(req, p->from, p->size);
+	shards = acquire_all(indices, p ? p->routing : NULL, &nshards, err);
+	if (shards == NULL)
+		return false;
+	res = se_search_run(req, shards, nshards, err);
+	if (res == NULL)
+		return false;
+	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+	se_search_result_to_json(res, shards, secs * 1000 + usecs / 1000, &r->body);
+	r->status = 200;
+	return true;
+}
+
+bool
+se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
+			SeResponse *r, SeError *err)
+{
+	List	   *indices;
+	SeSearchRequest *req;
+	SeSearchShard *shards;
+	int			nshards = 0;
+	int64		c = 0;
+
+	se_require_started();
+	indices = resolve_for_read(expr, err);
+	if (se_error_is_set(err))
+		return false;
+	if (q)
+	{
+		body = uri_query_body(q, indices, err);
+		if (body == NULL)
+			return false;
+	}
+	req = se_search_parse_count(body, err);
+	if (req == NULL)
+		return false;
+	shards = acquire_all(indices, NULL, &nshards, err);
+	if (shards == NULL)
+		return false;
+	if (!se_search_count(req, shards, nshards, &c, err))
+		return false;
+	if (count)
+		*count = c;
+	if (r)
+		appendStringInfo(&r->body, "{\"count\":" INT64_FORMAT ",\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":0}}",
+						 c, nshards, nshards);
+	return true;
+}
+
+/* Realtime lookup of one id; appends the GET body, returns found. */
+static bool
+get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
+		bool source_only, StringInfo out, SeError *err)
+{
+	const char *rv = routing ? routing : id;
+	int			shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
+										 im->settings.routing_num_shards);
+	SeSearchShard sh;
+	int			i;
+
+	se_snapshot_refresh_if_needed(im, shard);
+	if (!se_snapshot_acquire(im, shard, &sh, err))
+		return false;
+	for (i = sh.nsegments - 1; i >= 0; i--)
+	{
+		int32		doc = se_segment_lookup_id(sh.segments[i], id, strlen(id));
+		SeDocMeta	meta;
+
+		if (doc < 0 || !se_livedocs_get(sh.live_docs[i], doc))
+			continue;
+		se_segment_doc_meta(sh.segments[i], doc, &meta);
+		if (source_only)
+		{
+			if (!se_segment_source(sh.segments[i], doc, out))
+			{
+				se_error_set(err, 500, "index_corrupted_exception", "%s",
+							 se_segment_error(sh.segments[i])->reason);
+				return false;
+			}
+			return true;
+		}
+		appendStringInfoString(out, "{\"_index\":");
+		se_json_write_string(out, im->name, strlen(im->name));
+		appendStringInfoString(out, ",\"_id\":");
+		se_json_write_string(out, id, strlen(id));
+		appendStringInfo(out, ",\"_version\":" INT64_FORMAT ",\"_seq_no\":" INT64_FORMAT
+						 ",\"_primary_term\":" INT64_FORMAT,
+						 meta.version, meta.seq_no, meta.primary_term);
+		if (meta.routing)
+		{
+			appendStringInfoString(out, ",\"_routing\":");
+			se_json_write_string(out, meta.routing, meta.routing_len);
+		}
+		appendStringInfoString(out, ",\"found\":true");
+		if (with_source)
+		{
+			appendStringInfoString(out, ",\"_source\":");
+			if (!se_segment_source(sh.segments[i], doc, out))
+			{
+				se_error_set(err, 500, "index_corrupted_exception", "%s",
+							 se_segment_error(sh.segments[i])->reason);
+				return false;
+			}
+		}
+		appendStringInfoChar(out, '}');
+		return true;
+	}
+	if (!source_only)
+	{
+		appendStringInfoString(out, "{\"_index\":");
+		se_json_write_string(out, im->name, strlen(im->name));
+		appendStringInfoString(out, ",\"_id\":");
+		se_json_write_string(out, id, strlen(id));
+		appendStringInfoString(out, ",\"found\":false}");
+	}
+	return false;
+}
+
+bool
+se_op_get(const char *index, const char *id, const char *routing,
+		  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err)
+{
+	SeIndexMeta *im;
+	bool		found;
+	bool		with_source = !(source_filter && source_filter->type == SE_JSON_FALSE);
+
+	se_require_started();
+	im = se_index_for_read(index, err);
+	if (im == NULL)
+		return false;
+	found = get_one(im, id, routing, with_source, source_only, &r->body, err);
+	if (se_error_is_set(err))
+		return false;
+	if (!found && source_only)
+	{
+		se_error_set(err, 404, "resource_not_found_exception",
+					 "Document not found [%s]/[%s]", index, id);
+		return false;
+	}
+	r->status = found ? 200 : 404;
+	return true;
+}
+
+bool
+se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err)
+{
+	SeJson	   *docs = body ? se_json_get(body, "docs") : NULL;
+	SeJson	   *ids = body ? se_json_get(body, "ids") : NULL;
+	int			n,
+				i;
+
+	se_require_started();
+	if ((docs == NULL || docs->type != SE_JSON_ARRAY) && (ids == NULL || ids->type != SE_JSON_ARRAY))
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: no documents to get;");
+		return false;
+	}
+	n = docs ? docs->u.a.count : ids->u.a.count;
+	appendStringInfoString(&r->body, "{\"docs\":[");
+	for (i = 0; i < n; i++)
+	{
+		const char *index = default_index;
+		const char *id = NULL;
+		const char *routing = NULL;
+		bool		with_source = true;
+		SeError		ierr;
+		SeIndexMeta *im;
+
+		if (docs)
+		{
+			SeJson	   *d = docs->u.a.items[i];
+			SeJson	   *v;
+
+			if (d->type != SE_JSON_OBJECT)
+			{
+				se_error_set(err, 400, "parsing_exception", "docs array element should include an object");
+				return false;
+			}
+			if ((v = se_json_get(d, "_index")) && v->type == SE_JSON_STRING)
+				index = v->u.s.str;
+			if ((v = se_json_get(d, "_id")) && v->type == SE_JSON_STRING)
+				id = v->u.s.str;
+			else if (v && v->type == SE_JSON_NUMBER)
+				id = pnstrdup(v->u.n.text, v->u.n.len);
+			if ((v = se_json_get(d, "routing")) && v->type == SE_JSON_STRING)
+				routing = v->u.s.str;
+			if ((v = se_json_get(d, "_source")) && v->type == SE_JSON_FALSE)
+				with_source = false;
+		}
+		else
+		{
+			SeJson	   *v = ids->u.a.items[i];
+
+			id = v->type == SE_JSON_STRING ? v->u.s.str :
+				(v->type == SE_JSON_NUMBER ? pnstrdup(v->u.n.text, v->u.n.len) : NULL);
+		}
+		if (index == NULL || id == NULL)
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: %s is missing for doc %d;", index == NULL ? "index" : "id", i);
+			return false;
+		}
+		if (i > 0)
+			appendStringInfoChar(&r->body, ',');
+		se_error_init(&ierr);
+		im = se_index_for_read(index, &ierr);
+		if (im != NULL)
+			(void) get_one(im, id, routing, with_source, false, &r->body, &ierr);
+		if (se_error_is_set(&ierr))
+		{
+			appendStringInfoString(&r->body, "{\"_index\":");
+			se_json_write_string(&r->body, index, strlen(index));
+			appendStringInfoString(&r->body, ",\"_id\":");
+			se_json_write_string(&r->body, id, strlen(id));
+			appendStringInfoString(&r->body, ",\"error\":");
+			{
+				StringInfoData eb;
+
+				initStringInfo(&eb);
+				se_error_body(&ierr, &eb);
+				/* ES puts the inner error object here */
+				appendStringInfoString(&r->body, "{\"type\":");
+				se_json_write_string(&r->body, ierr.type, strlen(ierr.type));
+				appendStringInfoString(&r->body, ",\"reason\":");
+				se_json_write_string(&r->body, ierr.reason, strlen(ierr.reason));
+				appendStringInfoChar(&r->body, '}');
+			}
+			appendStringInfoChar(&r->body, '}');
+		}
+	}
+	appendStringInfoString(&r->body, "]}");
+	return true;
+}

@@ -1,0 +1,1033 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.c
+ *	  The cluster state: load, cache, mutate and persist index metadata.
+ *
+ * File: <data_dir>/_state/cluster_state, framed by the common file header
+ * and CRC32C footer, body JSON:
+ *   {"version":N,"cluster_uuid":"..","indices":[{"name":..,"uuid":..,
+ *    "closed":false,"creation_date":..,"primary_term":1,
+ *    "mapping_version":1,"settings":{...flat...},"mappings":{...}}]}
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <sys/stat.h>
+
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "cluster/state.h"
+#include "index/segment.h"
+#include "util/fileio.h"
+#include "util/hash.h"
+
+#define STATE_FORMAT "se_cluster_state"
+#define STATE_VERSION 1
+
+static MemoryContext state_cxt = NULL;
+static SeClusterState *cached = NULL;
+
+static const SeIndexSettings default_settings = {
+	.number_of_shards = 1,
+	.number_of_replicas = 1,
+	.routing_num_shards = 0,
+	.refresh_interval_ms = 1000,
+	.durability_async = false,
+	.sync_interval_ms = 5000,
+	.flush_threshold_bytes = (int64) 512 * 1024 * 1024,
+	.total_fields_limit = 1000,
+	.depth_limit = 20,
+	.max_result_window = 10000,
+	.codec_level = 3,
+	.best_compression = false,
+};
+
+static char *
+state_path(void)
+{
+	return psprintf("%s/_state/cluster_state", se_data_directory());
+}
+
+void
+se_make_uuid(char out[SE_UUID_LEN + 1])
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	uint8		bytes[17];
+	int			i;
+
+	if (!pg_strong_random(bytes, 16))
+		elog(ERROR, "could not generate random uuid");
+	bytes[16] = 0;
+	/* 16 bytes -> 22 base64url chars (the last carries 2 bits) */
+	for (i = 0; i < SE_UUID_LEN; i++)
+	{
+		int			bit = i * 6;
+		int			byte = bit / 8;
+		int			off = bit % 8;
+		int			v = ((bytes[byte] << 8) | bytes[byte + 1]) >> (10 - off);
+
+		out[i] = alphabet[v & 63];
+	}
+	out[SE_UUID_LEN] = '\0';
+}
+
+/* ---------- time and size values ---------- */
+
+/* ES time value ("1s", "500ms", "2m", "-1") in milliseconds. */
+static bool
+parse_time_value(const char *s, int64 *ms)
+{
+	char	   *end;
+	double		v;
+
+	if (strcmp(s, "-1") == 0)
+	{
+		*ms = -1;
+		return true;
+	}
+	v = strtod(s, &end);
+	if (end == s || v < 0)
+		return false;
+	if (strcmp(end, "ms") == 0)
+		*ms = (int64) v;
+	else if (strcmp(end, "s") == 0)
+		*ms = (int64) (v * 1000);
+	else if (strcmp(end, "m") == 0)
+		*ms = (int64) (v * 60000);
+	else if (strcmp(end, "h") == 0)
+		*ms = (int64) (v * 3600000);
+	else if (strcmp(end, "d") == 0)
+		*ms = (int64) (v * 86400000);
+	else if (*end == '\0' && v == 0)
+		*ms = 0;
+	else
+		return false;
+	return true;
+}
+
+static bool
+parse_byte_size(const char *s, int64 *bytes)
+{
+	char	   *end;
+	double		v = strtod(s, &end);
+	double		mult;
+
+	if (end == s || v < 0)
+		return false;
+	if (pg_strcasecmp(end, "b") == 0 || *end == '\0')
+		mult = 1;
+	else if (pg_strcasecmp(end, "kb") == 0)
+		mult = 1024.0;
+	else if (pg_strcasecmp(end, "mb") == 0)
+		mult = 1024.0 * 1024;
+	else if (pg_strcasecmp(end, "gb") == 0)
+		mult = 1024.0 * 1024 * 1024;
+	else if (pg_strcasecmp(end, "tb") == 0)
+		mult = 1024.0 * 1024 * 1024 * 1024;
+	else
+		return false;
+	*bytes = (int64) (v * mult);
+	return true;
+}
+
+static void
+format_time_value(int64 ms, StringInfo out)
+{
+	if (ms < 0)
+		appendStringInfoString(out, "-1");
+	else if (ms % 1000 == 0)
+		appendStringInfo(out, INT64_FORMAT "s", ms / 1000);
+	else
+		appendStringInfo(out, INT64_FORMAT "ms", ms);
+}
+
+static void
+format_byte_size(int64 b, StringInfo out)
+{
+	if (b % (1024 * 1024 * 1024) == 0 && b > 0)
+		appendStringInfo(out, INT64_FORMAT "gb", b / (1024 * 1024 * 1024));
+	else if (b % (1024 * 1024) == 0 && b > 0)
+		appendStringInfo(out, INT64_FORMAT "mb", b / (1024 * 1024));
+	else if (b % 1024 == 0 && b > 0)
+		appendStringInfo(out, INT64_FORMAT "kb", b / 1024);
+	else
+		appendStringInfo(out, INT64_FORMAT "b", b);
+}
+
+/* ---------- settings ---------- */
+
+/* A scalar setting value as text (ES accepts numbers and strings). */
+static char *
+scalar_text(const SeJson *v)
+{
+	switch (v->type)
+	{
+		case SE_JSON_STRING:
+			return pstrdup(v->u.s.str);
+		case SE_JSON_NUMBER:
+			return pnstrdup(v->u.n.text, v->u.n.len);
+		case SE_JSON_TRUE:
+			return pstrdup("true");
+		case SE_JSON_FALSE:
+			return pstrdup("false");
+		default:
+			return NULL;
+	}
+}
+
+static bool
+int_setting(const char *key, const char *val, int min, int max, int *out, SeError *err)
+{
+	char	   *end;
+	long		v = strtol(val, &end, 10);
+
+	if (*val == '\0' || *end != '\0' || v < min || v > max)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Failed to parse value [%s] for setting [index.%s] must be >= %d and <= %d",
+					 val, key, min, max);
+		return false;
+	}
+	*out = (int) v;
+	return true;
+}
+
+/* Apply one flat setting (without "index." prefix). */
+static bool
+apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
+			  bool for_update, SeError *err)
+{
+	char	   *val = scalar_text(v);
+
+	if (val == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "illegal value for setting [index.%s]: expected a scalar", key);
+		return false;
+	}
+	if (strcmp(key, "number_of_shards") == 0)
+	{
+		if (for_update)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Can't update non dynamic settings [[index.number_of_shards]] for open indices");
+			return false;
+		}
+		return int_setting(key, val, 1, 1024, &s->number_of_shards, err);
+	}
+	if (strcmp(key, "number_of_replicas") == 0)
+		return int_setting(key, val, 0, 64, &s->number_of_replicas, err);
+	if (strcmp(key, "number_of_routing_shards") == 0)
+		return int_setting(key, val, 1, 1024 * 1024, &s->routing_num_shards, err);
+	if (strcmp(key, "refresh_interval") == 0)
+	{
+		if (!parse_time_value(val, &s->refresh_interval_ms))
+			goto bad_time;
+		return true;
+	}
+	if (strcmp(key, "translog.durability") == 0)
+	{
+		if (pg_strcasecmp(val, "request") == 0)
+			s->durability_async = false;
+		else if (pg_strcasecmp(val, "async") == 0)
+			s->durability_async = true;
+		else
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "No enum constant org.elasticsearch.index.translog.Translog.Durability.%s", val);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "translog.sync_interval") == 0)
+	{
+		if (!parse_time_value(val, &s->sync_interval_ms) || s->sync_interval_ms < 100)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "failed to parse value [%s] for setting [index.translog.sync_interval], must be >= [100ms]", val);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "translog.flush_threshold_size") == 0)
+	{
+		if (!parse_byte_size(val, &s->flush_threshold_bytes) || s->flush_threshold_bytes < 56)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "failed to parse setting [index.translog.flush_threshold_size] with value [%s] as a size in bytes", val);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "mapping.total_fields.limit") == 0)
+		return int_setting(key, val, 1, 1000000, &s->total_fields_limit, err);
+	if (strcmp(key, "mapping.depth.limit") == 0)
+		return int_setting(key, val, 1, 1000, &s->depth_limit, err);
+	if (strcmp(key, "max_result_window") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->max_result_window, err);
+	if (strcmp(key, "codec") == 0)
+	{
+		if (strcmp(val, "default") == 0)
+		{
+			s->best_compression = false;
+			s->codec_level = 3;
+		}
+		else if (strcmp(val, "best_compression") == 0)
+		{
+			s->best_compression = true;
+			s->codec_level = 19;
+		}
+		else
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "unknown value for [index.codec] must be one of [default, best_compression] but was: %s", val);
+			return false;
+		}
+		return true;
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "unknown setting [index.%s] please check that any required plugins are installed, or check the breaking changes documentation for removed settings",
+				 key);
+	return false;
+
+bad_time:
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "failed to parse setting [index.%s] with value [%s] as a time value: unit is missing or unrecognized",
+				 key, val);
+	return false;
+}
+
+/* Walk nested/flat settings objects, joining keys with '.'. */
+static bool
+walk_settings(SeIndexSettings *s, const SeJson *obj, const char *prefix,
+			  bool for_update, SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < obj->u.o.count; i++)
+	{
+		const SeJsonMember *m = &obj->u.o.members[i];
+		char	   *key = prefix[0] ? psprintf("%s.%s", prefix, m->key) : pstrdup(m->key);
+		const char *k = key;
+
+		if (strncmp(k, "index.", 6) == 0)
+			k += 6;
+		if (m->value->type == SE_JSON_OBJECT)
+		{
+			if (!walk_settings(s, m->value, key, for_update, err))
+				return false;
+			continue;
+		}
+		if (strcmp(k, "index") == 0)
+			continue;
+		/* ES accepts and ignores these informational keys on create */
+		if (strcmp(k, "uuid") == 0 || strcmp(k, "provided_name") == 0 ||
+			strcmp(k, "creation_date") == 0 || strncmp(k, "version.", 8) == 0)
+			continue;
+		if (!apply_setting(s, k, m->value, for_update, err))
+			return false;
+	}
+	return true;
+}
+
+bool
+se_settings_parse(const SeJson *settings, SeIndexSettings *out, bool for_update,
+				  SeError *err)
+{
+	if (!for_update)
+		*out = default_settings;
+	if (settings == NULL || settings->type == SE_JSON_NULL)
+		goto done;
+	if (settings->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "settings must be an object");
+		return false;
+	}
+	if (!walk_settings(out, settings, "", for_update, err))
+		return false;
+done:
+	if (out->routing_num_shards == 0 || !for_update)
+	{
+		if (out->routing_num_shards == 0)
+			out->routing_num_shards = se_routing_num_shards(out->number_of_shards);
+	}
+	return true;
+}
+
+/* Settings as ES's GET /{index}/_settings shows them (strings). */
+void
+se_settings_to_json(const SeIndexMeta *im, StringInfo out)
+{
+	const SeIndexSettings *s = &im->settings;
+	StringInfoData tmp;
+
+	initStringInfo(&tmp);
+	appendStringInfoString(out, "{\"index\":{");
+	appendStringInfo(out, "\"creation_date\":\"" INT64_FORMAT "\",", im->creation_date);
+	appendStringInfo(out, "\"number_of_shards\":\"%d\",", s->number_of_shards);
+	appendStringInfo(out, "\"number_of_replicas\":\"%d\",", s->number_of_replicas);
+	appendStringInfo(out, "\"routing_num_shards\":\"%d\",", s->routing_num_shards);
+	format_time_value(s->refresh_interval_ms, &tmp);
+	appendStringInfo(out, "\"refresh_interval\":\"%s\",", tmp.data);
+	resetStringInfo(&tmp);
+	format_time_value(s->sync_interval_ms, &tmp);
+	appendStringInfo(out, "\"translog\":{\"durability\":\"%s\",\"sync_interval\":\"%s\",",
+					 s->durability_async ? "async" : "request", tmp.data);
+	resetStringInfo(&tmp);
+	format_byte_size(s->flush_threshold_bytes, &tmp);
+	appendStringInfo(out, "\"flush_threshold_size\":\"%s\"},", tmp.data);
+	appendStringInfo(out, "\"mapping\":{\"total_fields\":{\"limit\":\"%d\"},\"depth\":{\"limit\":\"%d\"}},",
+					 s->total_fields_limit, s->depth_limit);
+	appendStringInfo(out, "\"max_result_window\":\"%d\",", s->max_result_window);
+	appendStringInfo(out, "\"codec\":\"%s\",", s->best_compression ? "best_compression" : "default");
+	appendStringInfoString(out, "\"uuid\":");
+	se_json_write_string(out, im->uuid, strlen(im->uuid));
+	appendStringInfoString(out, ",\"provided_name\":");
+	se_json_write_string(out, im->name, strlen(im->name));
+	appendStringInfoString(out, ",\"version\":{\"created\":\"8110099\"}}}");
+	pfree(tmp.data);
+}
+
+/* Flat settings for the state file (round-trips through apply_setting). */
+static void
+settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
+{
+	StringInfoData tmp;
+
+	initStringInfo(&tmp);
+	appendStringInfo(out, "{\"number_of_shards\":%d,\"number_of_replicas\":%d,\"number_of_routing_shards\":%d,",
+					 s->number_of_shards, s->number_of_replicas, s->routing_num_shards);
+	format_time_value(s->refresh_interval_ms, &tmp);
+	appendStringInfo(out, "\"refresh_interval\":\"%s\",", tmp.data);
+	resetStringInfo(&tmp);
+	format_time_value(s->sync_interval_ms, &tmp);
+	appendStringInfo(out, "\"translog.durability\":\"%s\",\"translog.sync_interval\":\"%s\",",
+					 s->durability_async ? "async" : "request", tmp.data);
+	appendStringInfo(out, "\"translog.flush_threshold_size\":\"" INT64_FORMAT "b\",", s->flush_threshold_bytes);
+	appendStringInfo(out, "\"mapping.total_fields.limit\":%d,\"mapping.depth.limit\":%d,\"max_result_window\":%d,\"codec\":\"%s\"}",
+					 s->total_fields_limit, s->depth_limit, s->max_result_window,
+					 s->best_compression ? "best_compression" : "default");
+	pfree(tmp.data);
+}
+
+/* ---------- index names and expressions ---------- */
+
+bool
+se_index_name_valid(const char *name, SeError *err)
+{
+	const char *p;
+
+	if (name == NULL || name[0] == '\0')
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], must not be empty", name ? name : "");
+		return false;
+	}
+	if (strlen(name) > 255)
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], index name is too long, (%d > 255)",
+					 name, (int) strlen(name));
+		return false;
+	}
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], must not be '.' or '..'", name);
+		return false;
+	}
+	if (name[0] == '-' || name[0] == '_' || name[0] == '+')
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], must not start with '_', '-', or '+'", name);
+		return false;
+	}
+	for (p = name; *p; p++)
+	{
+		if (strchr("\\/*?\"<>| ,#:", *p) != NULL)
+		{
+			se_error_set(err, 400, "invalid_index_name_exception",
+						 "Invalid index name [%s], must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?]",
+						 name);
+			return false;
+		}
+		if (*p >= 'A' && *p <= 'Z')
+		{
+			se_error_set(err, 400, "invalid_index_name_exception",
+						 "Invalid index name [%s], must be lowercase", name);
+			return false;
+		}
+	}
+	if (se_utf8_validate(name, strlen(name)) >= 0)
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name, must be valid UTF-8");
+		return false;
+	}
+	return true;
+}
+
+static bool
+wildcard_match(const char *pat, const char *s)
+{
+	if (*pat == '\0')
+		return *s == '\0';
+	if (*pat == '*')
+	{
+		for (;;)
+		{
+			if (wildcard_match(pat + 1, s))
+				return true;
+			if (*s == '\0')
+				return false;
+			s++;
+		}
+	}
+	return *s == *pat && wildcard_match(pat + 1, s + 1);
+}
+
+List *
+se_state_resolve(const SeClusterState *st, const char *expr, bool include_closed,
+				 SeError *err)
+{
+	List	   *result = NIL;
+	char	   *copy = pstrdup(expr ? expr : "_all");
+	char	   *tok;
+	char	   *save = NULL;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		int			i;
+		bool		exclude = false;
+
+		while (*tok == ' ')
+			tok++;
+		if (tok[0] == '-' && result != NIL)
+		{
+			exclude = true;
+			tok++;
+		}
+		if (strcmp(tok, "_all") == 0 || strchr(tok, '*') != NULL)
+		{
+			const char *pat = strcmp(tok, "_all") == 0 ? "*" : tok;
+
+			for (i = 0; i < st->nindices; i++)
+			{
+				SeIndexMeta *im = st->indices[i];
+
+				if (!wildcard_match(pat, im->name))
+					continue;
+				if (exclude)
+					result = list_delete_ptr(result, im);
+				else if ((include_closed || !im->closed) && !list_member_ptr(result, im))
+					result = lappend(result, im);
+			}
+		}
+		else
+		{
+			SeIndexMeta *im = se_state_find(st, tok);
+
+			if (im == NULL)
+			{
+				if (exclude)
+					continue;
+				se_error_set(err, 404, "index_not_found_exception",
+							 "no such index [%s]", tok);
+				return NIL;
+			}
+			if (exclude)
+				result = list_delete_ptr(result, im);
+			else if (!list_member_ptr(result, im))
+				result = lappend(result, im);
+		}
+	}
+	return result;
+}
+
+/* ---------- load / save ---------- */
+
+static int
+cmp_index_name(const void *a, const void *b)
+{
+	return strcmp((*(SeIndexMeta *const *) a)->name, (*(SeIndexMeta *const *) b)->name);
+}
+
+static SeClusterState *
+state_from_json(const char *data, size_t len, SeError *err)
+{
+	SeJson	   *root;
+	SeJson	   *indices;
+	SeClusterState *st;
+	SeJsonParseOptions opts = {0};
+	int			i;
+
+	root = se_json_parse(data, len, &opts, err);
+	if (root == NULL)
+		return NULL;
+	st = palloc0(sizeof(SeClusterState));
+	st->version = (uint64) se_json_get(root, "version")->u.n.i;
+	st->cluster_uuid = pstrdup(se_json_get(root, "cluster_uuid")->u.s.str);
+	indices = se_json_get(root, "indices");
+	st->nindices = indices->u.a.count;
+	st->indices = palloc0(sizeof(SeIndexMeta *) * Max(1, st->nindices));
+	for (i = 0; i < st->nindices; i++)
+	{
+		SeJson	   *j = indices->u.a.items[i];
+		SeIndexMeta *im = palloc0(sizeof(SeIndexMeta));
+		SeMappingLimits limits;
+		StringInfoData buf;
+
+		im->name = pstrdup(se_json_get(j, "name")->u.s.str);
+		strlcpy(im->uuid, se_json_get(j, "uuid")->u.s.str, sizeof(im->uuid));
+		im->closed = se_json_get(j, "closed")->type == SE_JSON_TRUE;
+		im->creation_date = se_json_get(j, "creation_date")->u.n.i;
+		im->primary_term = se_json_get(j, "primary_term")->u.n.i;
+		im->mapping_version = se_json_get(j, "mapping_version")->u.n.i;
+		if (!se_settings_parse(se_json_get(j, "settings"), &im->settings, false, err))
+			return NULL;
+		limits.total_fields_limit = INT_MAX;
+		limits.depth_limit = INT_MAX;
+		im->mapping = se_mapping_from_json(se_json_get(j, "mappings"), &limits, err);
+		if (im->mapping == NULL)
+			return NULL;
+		initStringInfo(&buf);
+		se_mapping_to_json(im->mapping, &buf);
+		im->mappings_json = buf.data;
+		st->indices[i] = im;
+	}
+	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
+	return st;
+}
+
+static void
+state_to_json(const SeClusterState *st, StringInfo out)
+{
+	int			i;
+
+	appendStringInfo(out, "{\"version\":" UINT64_FORMAT ",\"cluster_uuid\":", st->version);
+	se_json_write_string(out, st->cluster_uuid, strlen(st->cluster_uuid));
+	appendStringInfoString(out, ",\"indices\":[");
+	for (i = 0; i < st->nindices; i++)
+	{
+		SeIndexMeta *im = st->indices[i];
+
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		appendStringInfoString(out, "{\"name\":");
+		se_json_write_string(out, im->name, strlen(im->name));
+		appendStringInfo(out, ",\"uuid\":\"%s\",\"closed\":%s,\"creation_date\":" INT64_FORMAT
+						 ",\"primary_term\":" INT64_FORMAT ",\"mapping_version\":" INT64_FORMAT ",\"settings\":",
+						 im->uuid, im->closed ? "true" : "false", im->creation_date,
+						 im->primary_term, im->mapping_version);
+		settings_to_flat_json(&im->settings, out);
+		appendStringInfoString(out, ",\"mappings\":");
+		appendStringInfoString(out, im->mappings_json);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, "]}");
+}
+
+/* Read the state file (or an empty state); caller holds state_lock. */
+static SeClusterState *
+state_load_file(void)
+{
+	char	   *path = state_path();
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	SeError		err;
+	int			hdr;
+	SeClusterState *st;
+
+	se_error_init(&err);
+	if (data == NULL)
+	{
+		char		uuid[SE_UUID_LEN + 1];
+
+		st = palloc0(sizeof(SeClusterState));
+		se_make_uuid(uuid);
+		st->cluster_uuid = pstrdup(uuid);
+		st->indices = palloc0(sizeof(SeIndexMeta *));
+		return st;
+	}
+	hdr = se_file_check((const uint8 *) data, len, STATE_FORMAT, STATE_VERSION,
+						STATE_VERSION, NULL, true, &err);
+	if (hdr < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("search_engine cluster state file \"%s\" is corrupted: %s", path, err.reason),
+				 errdetail("corrupt_state_exception")));
+	st = state_from_json(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &err);
+	if (st == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("search_engine cluster state file \"%s\" is invalid: %s", path, err.reason),
+				 errdetail("corrupt_state_exception")));
+	return st;
+}
+
+static void
+state_save_file(SeClusterState *st)
+{
+	StringInfoData buf;
+	uint8		zero_id[SE_SEGMENT_ID_LEN] = {0};
+	char	   *dir = psprintf("%s/_state", se_data_directory());
+
+	se_mkdir_p(dir);
+	initStringInfo(&buf);
+	se_file_write_header(&buf, STATE_FORMAT, STATE_VERSION, zero_id);
+	state_to_json(st, &buf);
+	se_file_write_footer(&buf);
+	se_file_write_durable(state_path(), buf.data, buf.len);
+	pfree(buf.data);
+}
+
+/* This process's current copy, reloaded when the shared version moved. */
+const SeClusterState *
+se_state_current(void)
+{
+	uint64		v = pg_atomic_read_u64(&SeShmem->state_version);
+
+	if (cached != NULL && cached->version == v && v != 0)
+		return cached;
+
+	LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
+	{
+		MemoryContext newcxt = AllocSetContextCreate(TopMemoryContext,
+													 "search_engine cluster state",
+													 ALLOCSET_DEFAULT_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(newcxt);
+		SeClusterState *st;
+
+		PG_TRY();
+		{
+			st = state_load_file();
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			LWLockRelease(&SeShmem->state_lock);
+			MemoryContextDelete(newcxt);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(old);
+		if (state_cxt)
+			MemoryContextDelete(state_cxt);
+		state_cxt = newcxt;
+		cached = st;
+		/* a never-written state has version 0: publish 1 so caching works */
+		if (v == 0)
+		{
+			LWLockRelease(&SeShmem->state_lock);
+			LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+			if (pg_atomic_read_u64(&SeShmem->state_version) == 0)
+				pg_atomic_write_u64(&SeShmem->state_version, Max(st->version, 1));
+		}
+		cached->version = pg_atomic_read_u64(&SeShmem->state_version);
+	}
+	LWLockRelease(&SeShmem->state_lock);
+	return cached;
+}
+
+SeIndexMeta *
+se_state_find(const SeClusterState *st, const char *name)
+{
+	int			lo = 0,
+				hi = st->nindices - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			c = strcmp(st->indices[mid]->name, name);
+
+		if (c == 0)
+			return st->indices[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+SeIndexMeta *
+se_state_find_uuid(const SeClusterState *st, const char *uuid)
+{
+	int			i;
+
+	for (i = 0; i < st->nindices; i++)
+		if (strcmp(st->indices[i]->uuid, uuid) == 0)
+			return st->indices[i];
+	return NULL;
+}
+
+/*
+ * Mutation frame: take the lock, load the latest file into a scratch
+ * context, let the caller change it, save with version+1 and publish.
+ */
+typedef bool (*StateMutator) (SeClusterState *st, void *arg, SeError *err);
+
+static bool
+state_mutate(StateMutator fn, void *arg, SeError *err)
+{
+	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
+												  "search_engine state update",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(scratch);
+	bool		ok;
+
+	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		SeClusterState *st = state_load_file();
+
+		ok = fn(st, arg, err);
+		if (ok)
+		{
+			st->version = Max(st->version, pg_atomic_read_u64(&SeShmem->state_version)) + 1;
+			qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
+			state_save_file(st);
+			pg_atomic_write_u64(&SeShmem->state_version, st->version);
+		}
+	}
+	PG_CATCH();
+	{
+		LWLockRelease(&SeShmem->state_lock);
+		MemoryContextSwitchTo(old);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	LWLockRelease(&SeShmem->state_lock);
+	MemoryContextSwitchTo(old);
+	/* errors carry palloc'd reasons: copy them out before dropping scratch */
+	if (!ok && err->reason)
+		err->reason = pstrdup(err->reason);
+	MemoryContextDelete(scratch);
+	return ok;
+}
+
+typedef struct CreateArgs
+{
+	const char *name;
+	const SeJson *body;
+	char		uuid[SE_UUID_LEN + 1];
+} CreateArgs;
+
+static bool
+mutate_create(SeClusterState *st, void *arg, SeError *err)
+{
+	CreateArgs *a = arg;
+	SeIndexMeta *im;
+	const SeJson *settings = NULL;
+	const SeJson *mappings = NULL;
+	StringInfoData buf;
+	int			i;
+
+	if (se_state_find(st, a->name) != NULL)
+	{
+		SeIndexMeta *ex = se_state_find(st, a->name);
+
+		se_error_set(err, 400, "resource_already_exists_exception",
+					 "index [%s/%s] already exists", a->name, ex->uuid);
+		return false;
+	}
+	if (a->body && a->body->type == SE_JSON_OBJECT)
+	{
+		for (i = 0; i < a->body->u.o.count; i++)
+		{
+			const char *k = a->body->u.o.members[i].key;
+
+			if (strcmp(k, "settings") == 0)
+				settings = a->body->u.o.members[i].value;
+			else if (strcmp(k, "mappings") == 0)
+				mappings = a->body->u.o.members[i].value;
+			else if (strcmp(k, "aliases") == 0)
+				continue;
+			else
+			{
+				se_error_set(err, 400, "parse_exception",
+							 "unknown key [%s] for create index", k);
+				return false;
+			}
+		}
+	}
+	else if (a->body && a->body->type != SE_JSON_NULL)
+	{
+		se_error_set(err, 400, "parse_exception", "request body must be an object");
+		return false;
+	}
+	im = palloc0(sizeof(SeIndexMeta));
+	im->name = pstrdup(a->name);
+	se_make_uuid(im->uuid);
+	im->closed = false;
+	im->creation_date = (int64) ((GetCurrentTimestamp() / 1000) +
+								 ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * 86400 * 1000));
+	im->primary_term = 1;
+	im->mapping_version = 1;
+	if (!se_settings_parse(settings, &im->settings, false, err))
+		return false;
+	if (mappings && mappings->type != SE_JSON_NULL)
+	{
+		SeMappingLimits limits;
+
+		if (mappings->type != SE_JSON_OBJECT)
+		{
+			se_error_set(err, 400, "mapper_parsing_exception",
+						 "Failed to parse mapping: mappings must be an object");
+			return false;
+		}
+		limits.total_fields_limit = im->settings.total_fields_limit;
+		limits.depth_limit = im->settings.depth_limit;
+		im->mapping = se_mapping_from_json(mappings, &limits, err);
+		if (im->mapping == NULL)
+			return false;
+	}
+	else
+		im->mapping = se_mapping_create();
+	initStringInfo(&buf);
+	se_mapping_to_json(im->mapping, &buf);
+	im->mappings_json = buf.data;
+
+	st->indices = repalloc(st->indices, sizeof(SeIndexMeta *) * (st->nindices + 1));
+	st->indices[st->nindices++] = im;
+	strlcpy(a->uuid, im->uuid, sizeof(a->uuid));
+	return true;
+}
+
+/* Create an index in the state; returns this process's copy of it. */
+SeIndexMeta *
+se_state_create_index(const char *name, const SeJson *body, SeError *err)
+{
+	CreateArgs	a;
+
+	if (!se_index_name_valid(name, err))
+		return NULL;
+	a.name = name;
+	a.body = body;
+	if (!state_mutate(mutate_create, &a, err))
+		return NULL;
+	return se_state_find(se_state_current(), name);
+}
+
+static bool
+mutate_delete(SeClusterState *st, void *arg, SeError *err)
+{
+	const char *name = arg;
+	int			i;
+
+	for (i = 0; i < st->nindices; i++)
+	{
+		if (strcmp(st->indices[i]->name, name) == 0)
+		{
+			st->indices[i] = st->indices[--st->nindices];
+			return true;
+		}
+	}
+	se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", name);
+	return false;
+}
+
+bool
+se_state_delete_index(const char *name, SeError *err)
+{
+	return state_mutate(mutate_delete, (void *) name, err);
+}
+
+typedef struct CloseArgs
+{
+	const char *name;
+	bool		closed;
+} CloseArgs;
+
+static bool
+mutate_close(SeClusterState *st, void *arg, SeError *err)
+{
+	CloseArgs  *a = arg;
+	SeIndexMeta *im = se_state_find(st, a->name);
+
+	if (im == NULL)
+	{
+		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", a->name);
+		return false;
+	}
+	im->closed = a->closed;
+	return true;
+}
+
+bool
+se_state_set_closed(const char *name, bool closed, SeError *err)
+{
+	CloseArgs	a;
+
+	a.name = name;
+	a.closed = closed;
+	return state_mutate(mutate_close, &a, err);
+}
+
+typedef struct MappingArgs
+{
+	const char *name;
+	const char *uuid;
+	const SeJson *mappings;
+} MappingArgs;
+
+static bool
+mutate_mapping(SeClusterState *st, void *arg, SeError *err)
+{
+	MappingArgs *a = arg;
+	SeIndexMeta *im = a->name ? se_state_find(st, a->name) : se_state_find_uuid(st, a->uuid);
+	SeMappingLimits limits;
+	StringInfoData buf;
+
+	if (im == NULL)
+	{
+		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]",
+					 a->name ? a->name : a->uuid);
+		return false;
+	}
+	limits.total_fields_limit = im->settings.total_fields_limit;
+	limits.depth_limit = im->settings.depth_limit;
+	if (!se_mapping_merge(im->mapping, a->mappings, &limits, err))
+		return false;
+	initStringInfo(&buf);
+	se_mapping_to_json(im->mapping, &buf);
+	if (strcmp(buf.data, im->mappings_json) == 0)
+		return true;
+	im->mappings_json = buf.data;
+	im->mapping_version++;
+	return true;
+}
+
+bool
+se_state_put_mapping(const char *name, const SeJson *mappings, SeError *err)
+{
+	MappingArgs a;
+
+	a.name = name;
+	a.uuid = NULL;
+	a.mappings = mappings;
+	return state_mutate(mutate_mapping, &a, err);
+}
+
+bool
+se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m, SeError *err)
+{
+	MappingArgs a;
+	StringInfoData buf;
+	SeJsonParseOptions opts = {0};
+
+	initStringInfo(&buf);
+	se_mapping_to_json(m, &buf);
+	a.name = NULL;
+	a.uuid = uuid;
+	a.mappings = se_json_parse(buf.data, buf.len, &opts, err);
+	if (a.mappings == NULL)
+		return false;
+	return state_mutate(mutate_mapping, &a, err);
+}

@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.h
+ *	  The cluster state: indices with their settings and mappings.
+ *
+ * On this single-node build the local node is the elected master: the
+ * state is a versioned, checksummed file (<data_dir>/_state/state-N.json)
+ * written atomically under SeShared->state_lock, and every process keeps a
+ * parsed copy that it reloads when the shared version counter moves.  The
+ * cluster layer will publish the same object from the elected master.
+ *
+ * Index operations are not transactional (as in Elasticsearch): they take
+ * effect when the function returns, whatever the surrounding transaction
+ * does later.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_CLUSTER_STATE_H
+#define SE_CLUSTER_STATE_H
+
+#include "util/se_common.h"
+
+#include "nodes/pg_list.h"
+#include "util/json.h"
+#include "mapping/mapping.h"
+#include "node/node.h"
+
+typedef struct SeIndexSettings
+{
+	int			number_of_shards;
+	int			number_of_replicas;
+	int			routing_num_shards;
+	int64		refresh_interval_ms;	/* -1 = disabled */
+	bool		durability_async;
+	int64		sync_interval_ms;
+	int64		flush_threshold_bytes;
+	int			total_fields_limit;
+	int			depth_limit;
+	int			max_result_window;
+	int			codec_level;	/* zstd level for _source */
+	bool		best_compression;
+} SeIndexSettings;
+
+typedef struct SeIndexMeta
+{
+	char	   *name;
+	char		uuid[SE_UUID_LEN + 1];
+	bool		closed;
+	int64		creation_date;
+	int64		primary_term;
+	int64		mapping_version;
+	SeIndexSettings settings;
+	char	   *mappings_json;	/* canonical, as se_mapping_to_json writes it */
+	SeMapping  *mapping;		/* parsed from mappings_json */
+} SeIndexMeta;
+
+typedef struct SeClusterState
+{
+	uint64		version;
+	char	   *cluster_uuid;
+	int			nindices;
+	SeIndexMeta **indices;		/* sorted by name */
+} SeClusterState;
+
+/* This process's current copy (reloaded when the version moved). */
+extern const SeClusterState *se_state_current(void);
+extern SeIndexMeta *se_state_find(const SeClusterState *st, const char *name);
+extern SeIndexMeta *se_state_find_uuid(const SeClusterState *st, const char *uuid);
+
+/*
+ * Resolve an ES index expression (comma list, wildcards *, ?-less) to the
+ * matching indices.  missing_ok: wildcards that match nothing are fine;
+ * an explicit missing name sets 404 index_not_found_exception.
+ */
+extern List *se_state_resolve(const SeClusterState *st, const char *expr,
+							  bool include_closed, SeError *err);
+
+/* Validate an ES index name; sets 400 invalid_index_name_exception. */
+extern bool se_index_name_valid(const char *name, SeError *err);
+
+/* Parse ES index settings (nested or flat, "index." prefix optional). */
+extern bool se_settings_parse(const SeJson *settings, SeIndexSettings *out,
+							  bool for_update, SeError *err);
+extern void se_settings_to_json(const SeIndexMeta *im, StringInfo out);
+
+/* Mutations (take the state lock, write the file, bump the version). */
+extern SeIndexMeta *se_state_create_index(const char *name, const SeJson *body,
+										  SeError *err);
+extern bool se_state_delete_index(const char *name, SeError *err);
+extern bool se_state_set_closed(const char *name, bool closed, SeError *err);
+extern bool se_state_put_mapping(const char *name, const SeJson *mappings,
+								 SeError *err);
+/* Merge a shard's dynamically grown mapping into the index's mapping. */
+extern bool se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m,
+										   SeError *err);
+
+/* Random ES-style uuid (base64url of 16 random bytes, 22 chars). */
+extern void se_make_uuid(char out[SE_UUID_LEN + 1]);
+
+#endif							/* SE_CLUSTER_STATE_H */

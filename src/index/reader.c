@@ -1,0 +1,1102 @@
+/*-------------------------------------------------------------------------
+ *
+ * reader.c
+ *	  Segment reader: opens a mapped segment file and serves fields, term
+ *	  dictionary, norms, doc values, per-document metadata and stored
+ *	  sources from it.
+ *
+ * Open checks the header and footer (and the whole-file CRC32C when asked),
+ * the table of contents and the field table, so that every region a later
+ * read touches is known to lie inside the file.  Everything finer (term
+ * entries, per-doc offsets, compressed blocks) is validated when read: a
+ * bad value marks the reader corrupted (se_segment_error) and the call
+ * returns a safe empty answer.  No read ever leaves [data, data + len).
+ *
+ * The reader owns a memory context (server) holding its parsed field table
+ * and the last decompressed stored block; iterators and enums are palloc'd
+ * in the caller's CurrentMemoryContext.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <stdarg.h>
+#include <zstd.h>
+
+#include "index/segment_internal.h"
+
+#ifndef SE_FRONTEND
+#include "utils/memutils.h"
+#endif
+
+/* A zstd block of at most 128 KB never takes fewer than 4 bytes. */
+#define ZSTD_MAX_RATIO 65536
+
+typedef struct Range
+{
+	const uint8 *p;
+	uint64		len;
+} Range;
+
+struct SeTermsEnum
+{
+	SeSegmentReader *r;
+	int			field;
+	uint32		next;
+	uint32		n;
+};
+
+/* ---------------------------------------------------------------------
+ * Errors and memory
+ * ---------------------------------------------------------------------
+ */
+
+void *
+se_segment_alloc(SeSegmentReader *r, size_t size)
+{
+#ifndef SE_FRONTEND
+	return MemoryContextAllocExtended(r->cxt, Max(size, 1), MCXT_ALLOC_HUGE);
+#else
+	return palloc(Max(size, 1));
+#endif
+}
+
+void
+se_segment_corrupt(SeSegmentReader *r, const char *section, const char *fmt,...)
+{
+	StringInfoData buf;
+	va_list		args;
+#ifndef SE_FRONTEND
+	MemoryContext old;
+#endif
+
+	if (se_error_is_set(&r->err))
+		return;
+#ifndef SE_FRONTEND
+	/* the error outlives the caller's (per-query) context */
+	old = MemoryContextSwitchTo(r->cxt);
+#endif
+	initStringInfo(&buf);
+	for (;;)
+	{
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	se_error_set(&r->err, 500, SE_CORRUPTED, "segment [%s] is corrupted: %s: %s",
+				 r->idhex, section, buf.data);
+	pfree(buf.data);
+#ifndef SE_FRONTEND
+	MemoryContextSwitchTo(old);
+#endif
+}
+
+const SeError *
+se_segment_error(SeSegmentReader *r)
+{
+	return (r && se_error_is_set(&r->err)) ? &r->err : NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Open / close
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+sub_range(Range sec, uint64 off, uint64 len, Range *out)
+{
+	if (off > sec.len || len > sec.len - off)
+		return false;
+	out->p = sec.p + off;
+	out->len = len;
+	return true;
+}
+
+static int
+cmp_field_name(const void *a, const void *b, void *arg)
+{
+	SeSegmentReader *r = arg;
+	const SeFieldR *x = &r->fields[*(const int *) a];
+	const SeFieldR *y = &r->fields[*(const int *) b];
+	int			c = memcmp(x->name, y->name, Min(x->name_len, y->name_len));
+
+	if (c != 0)
+		return c;
+	return (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+static bool
+parse_term_dict(SeSegmentReader *r, SeFieldR *f, Range t)
+{
+	uint32		n;
+
+	if (t.len == 0)
+		return true;
+	if (f->io == SE_IDX_NONE || t.len < 8)
+		return false;
+	n = se_read_u32(t.p);
+	if ((uint64) 4 * ((uint64) n + 2) > t.len)
+		return false;
+	f->nterms = n;
+	f->term_offs = t.p + 4;
+	f->term_blob = t.p + 4 + 4 * ((uint64) n + 1);
+	f->term_blob_len = t.len - 4 * ((uint64) n + 2);
+	return se_read_u32(f->term_offs + 4 * (uint64) n) <= f->term_blob_len;
+}
+
+static bool
+parse_doc_values(SeSegmentReader *r, SeFieldR *f, Range d)
+{
+	uint64		starts_len = 4 * ((uint64) r->max_doc + 1);
+	uint64		at;
+	uint64		dict_len;
+
+	if (f->dv == SE_DV_NONE)
+		return d.len == 0;
+	if (f->dv == SE_DV_NUMERIC)
+	{
+		at = TYPEALIGN(8, starts_len);
+		if (d.len < at || (d.len - at) % 8 != 0)
+			return false;
+		f->dv_starts = d.p;
+		f->dv_values = d.p + at;
+		f->dv_nvalues = (d.len - at) / 8;
+		return true;
+	}
+	/* sorted set */
+	if (d.len < 8)
+		return false;
+	f->dv_ndict = se_read_u32(d.p);
+	at = 4 + 4 * ((uint64) f->dv_ndict + 1);
+	if (at > d.len)
+		return false;
+	f->dv_dict_offs = d.p + 4;
+	dict_len = se_read_u32(d.p + at - 4);
+	if (dict_len > d.len - at)
+		return false;
+	f->dv_dict_blob = d.p + at;
+	f->dv_dict_len = dict_len;
+	at = TYPEALIGN(4, at + dict_len);
+	if (at > d.len || starts_len > d.len - at)
+		return false;
+	f->dv_starts = d.p + at;
+	at += starts_len;
+	if ((d.len - at) % 4 != 0)
+		return false;
+	f->dv_values = d.p + at;
+	f->dv_nvalues = (d.len - at) / 4;
+	return true;
+}
+
+static bool
+parse_fields(SeSegmentReader *r, const Range *sec)
+{
+	const uint8 *p = sec[SE_SEC_FIELDS].p;
+	const uint8 *end = p + sec[SE_SEC_FIELDS].len;
+	uint64		n;
+	int			i;
+
+	/* a field entry takes at least 16 bytes */
+	if (!se_dec_vint(&p, end, &n) || n > sec[SE_SEC_FIELDS].len / 16)
+	{
+		se_segment_corrupt(r, "fields", "bad field count");
+		return false;
+	}
+	r->nfields = (int) n;
+	r->fields = se_segment_alloc(r, sizeof(SeFieldR) * (n + 1));
+	memset(r->fields, 0, sizeof(SeFieldR) * (n + 1));
+	for (i = 0; i < r->nfields; i++)
+	{
+		SeFieldR   *f = &r->fields[i];
+		uint64		v[15];
+		int			k;
+		Range		t;
+
+		if (!se_dec_vint(&p, end, &v[0]) || v[0] > (uint64) (end - p) ||
+			v[0] > PG_INT32_MAX - 1)
+			goto bad;
+		f->name = se_segment_alloc(r, v[0] + 1);
+		memcpy(f->name, p, v[0]);
+		f->name[v[0]] = '\0';
+		f->name_len = (int) v[0];
+		p += v[0];
+		if (end - p < 3 || p[0] > SE_IDX_POSITIONS || p[1] > 1 ||
+			p[2] > SE_DV_SORTED_SET)
+			goto bad;
+		f->io = (SeIndexOptions) p[0];
+		f->has_norms = p[1] != 0;
+		f->dv = (SeDocValuesType) p[2];
+		p += 3;
+		for (k = 0; k < 12; k++)
+			if (!se_dec_vint(&p, end, &v[k]) || v[k] > (uint64) PG_INT64_MAX)
+				goto bad;
+		if (v[0] > r->max_doc)
+			goto bad;
+		f->stats.doc_count = (int64) v[0];
+		f->stats.sum_total_term_freq = (int64) v[1];
+		f->stats.sum_doc_freq = (int64) v[2];
+		if (!sub_range(sec[SE_SEC_TERMS], v[3], v[4], &t) ||
+			!parse_term_dict(r, f, t))
+			goto bad;
+		if (!sub_range(sec[SE_SEC_POSTINGS], v[5], v[6], &t))
+			goto bad;
+		f->post = t.p;
+		f->post_len = t.len;
+		if (!sub_range(sec[SE_SEC_POSITIONS], v[7], v[8], &t))
+			goto bad;
+		f->pos = t.p;
+		f->pos_len = t.len;
+		if (f->has_norms)
+		{
+			if (!sub_range(sec[SE_SEC_NORMS], v[9], r->max_doc, &t))
+				goto bad;
+			f->norms = t.p;
+		}
+		if (!sub_range(sec[SE_SEC_DOCVALUES], v[10], v[11], &t) ||
+			!parse_doc_values(r, f, t))
+			goto bad;
+	}
+	if (p != end)
+	{
+		se_segment_corrupt(r, "fields", "trailing bytes in field table");
+		return false;
+	}
+
+	/* name index for se_segment_field */
+	r->by_name = se_segment_alloc(r, sizeof(int) * (r->nfields + 1));
+	for (i = 0; i < r->nfields; i++)
+		r->by_name[i] = i;
+	qsort_arg(r->by_name, r->nfields, sizeof(int), cmp_field_name, r);
+	for (i = 1; i < r->nfields; i++)
+		if (cmp_field_name(&r->by_name[i - 1], &r->by_name[i], r) == 0)
+		{
+			se_segment_corrupt(r, "fields", "duplicate field [%s]",
+							   r->fields[r->by_name[i]].name);
+			return false;
+		}
+	return true;
+
+bad:
+	se_segment_corrupt(r, "fields", "invalid entry for field %d", i);
+	return false;
+}
+
+static bool
+parse_segment(SeSegmentReader *r, int hdr_len)
+{
+	Range		sec[SE_NUM_SECTIONS + 1];
+	bool		seen[SE_NUM_SECTIONS + 1];
+	size_t		body_end = r->len - SE_FILE_FOOTER_LEN - 8;
+	uint64		toc_off;
+	uint32		nsect;
+	uint32		i;
+	const uint8 *t;
+	Range		d;
+
+	memset(seen, 0, sizeof(seen));
+	if (r->len < (size_t) hdr_len + SE_FILE_FOOTER_LEN + 16)
+	{
+		se_segment_corrupt(r, "toc", "file too short");
+		return false;
+	}
+	toc_off = se_read_u64(r->data + body_end);
+	if (toc_off < (uint64) hdr_len || toc_off > body_end || body_end - toc_off < 8)
+	{
+		se_segment_corrupt(r, "toc", "bad offset");
+		return false;
+	}
+	t = r->data + toc_off;
+	r->max_doc = se_read_u32(t);
+	nsect = se_read_u32(t + 4);
+	if ((uint64) nsect * 24 != body_end - toc_off - 8 ||
+		r->max_doc >= (uint32) PG_INT32_MAX)
+	{
+		se_segment_corrupt(r, "toc", "bad size");
+		return false;
+	}
+	for (i = 0; i < nsect; i++)
+	{
+		const uint8 *e = t + 8 + 24 * (uint64) i;
+		uint32		id = se_read_u32(e);
+		uint64		off = se_read_u64(e + 8);
+		uint64		len = se_read_u64(e + 16);
+
+		if (off < (uint64) hdr_len || off > toc_off || len > toc_off - off)
+		{
+			se_segment_corrupt(r, "toc", "section %u out of bounds", id);
+			return false;
+		}
+		if (id < 1 || id > SE_NUM_SECTIONS)
+			continue;			/* unknown sections are skipped */
+		if (seen[id])
+		{
+			se_segment_corrupt(r, "toc", "duplicate section %u", id);
+			return false;
+		}
+		seen[id] = true;
+		sec[id].p = r->data + off;
+		sec[id].len = len;
+	}
+	for (i = 1; i <= SE_NUM_SECTIONS; i++)
+		if (!seen[i])
+		{
+			se_segment_corrupt(r, "toc", "missing section %u", i);
+			return false;
+		}
+
+	if (!parse_fields(r, sec))
+		return false;
+
+	/* per-doc metadata */
+	if (!sub_range(sec[SE_SEC_DOCMETA], 0, 4 * ((uint64) r->max_doc + 1), &d))
+	{
+		se_segment_corrupt(r, "docmeta", "section too short");
+		return false;
+	}
+	r->meta_offs = d.p;
+	r->meta_blob = d.p + d.len;
+	r->meta_blob_len = sec[SE_SEC_DOCMETA].len - d.len;
+
+	/* stored fields */
+	d = sec[SE_SEC_STORED];
+	if (d.len < 4)
+	{
+		se_segment_corrupt(r, "stored", "section too short");
+		return false;
+	}
+	r->nblocks = se_read_u32(d.p);
+	if (16 * (uint64) r->nblocks > d.len - 4 || r->nblocks > r->max_doc ||
+		(r->max_doc > 0 && r->nblocks == 0))
+	{
+		se_segment_corrupt(r, "stored", "bad block count");
+		return false;
+	}
+	r->block_index = d.p + 4;
+	r->block_data = d.p + 4 + 16 * (uint64) r->nblocks;
+	r->block_data_len = d.len - 4 - 16 * (uint64) r->nblocks;
+	return true;
+}
+
+SeSegmentReader *
+se_segment_open(const uint8 *data, size_t len, bool verify_checksum,
+				SeError *err)
+{
+	SeSegmentReader *r;
+	int			hdr;
+#ifndef SE_FRONTEND
+	MemoryContext cxt;
+#endif
+
+	hdr = se_file_check(data, len, SE_SEGMENT_FORMAT, SE_SEGMENT_VERSION_MIN,
+						SE_SEGMENT_VERSION, NULL, verify_checksum, err);
+	if (hdr < 0)
+		return NULL;
+#ifndef SE_FRONTEND
+	cxt = AllocSetContextCreate(CurrentMemoryContext,
+								"search_engine segment reader",
+								ALLOCSET_SMALL_SIZES);
+	r = MemoryContextAllocZero(cxt, sizeof(SeSegmentReader));
+	r->cxt = cxt;
+#else
+	r = palloc0(sizeof(SeSegmentReader));
+#endif
+	r->data = data;
+	r->len = len;
+	memcpy(r->id, data + hdr - SE_SEGMENT_ID_LEN, SE_SEGMENT_ID_LEN);
+	se_file_id_hex(r->id, r->idhex);
+	r->cache_block = -1;
+	se_error_init(&r->err);
+	if (!parse_segment(r, hdr))
+	{
+		se_error_set(err, r->err.status, r->err.type, "%s", r->err.reason);
+		se_segment_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+void
+se_segment_close(SeSegmentReader *r)
+{
+	if (r == NULL)
+		return;
+#ifndef SE_FRONTEND
+	MemoryContextDelete(r->cxt);
+#else
+	{
+		int			i;
+
+		if (r->fields)
+		{
+			for (i = 0; i < r->nfields; i++)
+				if (r->fields[i].name)
+					pfree(r->fields[i].name);
+			pfree(r->fields);
+		}
+		if (r->by_name)
+			pfree(r->by_name);
+		if (r->cache_buf)
+			pfree(r->cache_buf);
+		if (r->cache_offs)
+			pfree(r->cache_offs);
+		if (r->scratch)
+			pfree(r->scratch);
+		if (r->err.reason)
+			pfree(r->err.reason);
+		pfree(r);
+	}
+#endif
+}
+
+uint32
+se_segment_max_doc(SeSegmentReader *r)
+{
+	return r->max_doc;
+}
+
+void
+se_segment_get_id(SeSegmentReader *r, uint8 out[SE_SEGMENT_ID_LEN])
+{
+	memcpy(out, r->id, SE_SEGMENT_ID_LEN);
+}
+
+/* ---------------------------------------------------------------------
+ * Fields
+ * ---------------------------------------------------------------------
+ */
+
+static inline SeFieldR *
+get_field(SeSegmentReader *r, int field)
+{
+	if (r == NULL || field < 0 || field >= r->nfields)
+		return NULL;
+	return &r->fields[field];
+}
+
+int
+se_segment_field(SeSegmentReader *r, const char *name)
+{
+	int			lo = 0,
+				hi = r->nfields;
+	int			len;
+
+	if (name == NULL)
+		name = "";
+	len = (int) strlen(name);
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		SeFieldR   *f = &r->fields[r->by_name[mid]];
+		int			c = memcmp(f->name, name, Min(f->name_len, len));
+
+		if (c == 0)
+			c = (f->name_len > len) - (f->name_len < len);
+		if (c == 0)
+			return r->by_name[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+int
+se_segment_num_fields(SeSegmentReader *r)
+{
+	return r->nfields;
+}
+
+const char *
+se_segment_field_name(SeSegmentReader *r, int field)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	return f ? f->name : NULL;
+}
+
+SeIndexOptions
+se_segment_field_index_options(SeSegmentReader *r, int field)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	return f ? f->io : SE_IDX_NONE;
+}
+
+SeDocValuesType
+se_segment_field_dv_type(SeSegmentReader *r, int field)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	return f ? f->dv : SE_DV_NONE;
+}
+
+bool
+se_segment_field_has_norms(SeSegmentReader *r, int field)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	return f ? f->has_norms : false;
+}
+
+void
+se_segment_field_stats(SeSegmentReader *r, int field, SeFieldStats *stats)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	if (f)
+		*stats = f->stats;
+	else
+		memset(stats, 0, sizeof(SeFieldStats));
+}
+
+/* ---------------------------------------------------------------------
+ * Term dictionary
+ * ---------------------------------------------------------------------
+ */
+
+/* Locate term i of f: its bytes and its meta range. */
+static bool
+term_at(SeSegmentReader *r, SeFieldR *f, uint32 i, const uint8 **term,
+		int *len, const uint8 **meta, const uint8 **meta_end)
+{
+	uint32		o0 = se_read_u32(f->term_offs + 4 * (uint64) i);
+	uint32		o1 = se_read_u32(f->term_offs + 4 * (uint64) i + 4);
+	const uint8 *p;
+	const uint8 *end;
+	uint64		tl;
+
+	if (o0 >= o1 || o1 > f->term_blob_len)
+		goto bad;
+	p = f->term_blob + o0;
+	end = f->term_blob + o1;
+	if (!se_dec_vint(&p, end, &tl) || tl > (uint64) (end - p))
+		goto bad;
+	*term = p;
+	*len = (int) tl;
+	*meta = p + tl;
+	*meta_end = end;
+	return true;
+
+bad:
+	se_segment_corrupt(r, "terms", "field [%s]: bad entry for term %u",
+					   f->name, i);
+	return false;
+}
+
+static inline int
+cmp_bytes(const uint8 *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * Index of the first term >= key (nterms if none), or -1 on corruption;
+ * *found tells whether that term equals key.
+ */
+static int64
+lower_bound(SeSegmentReader *r, SeFieldR *f, const char *key, int klen,
+			bool *found)
+{
+	uint32		lo = 0,
+				hi = f->nterms;
+	const uint8 *t,
+			   *m,
+			   *me;
+	int			tl;
+
+	*found = false;
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (!term_at(r, f, mid, &t, &tl, &m, &me))
+			return -1;
+		if (cmp_bytes(t, tl, key, klen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->nterms)
+	{
+		if (!term_at(r, f, lo, &t, &tl, &m, &me))
+			return -1;
+		*found = cmp_bytes(t, tl, key, klen) == 0;
+	}
+	return lo;
+}
+
+bool
+se_segment_seek_exact(SeSegmentReader *r, int field, const char *term, int len,
+					  SeTermInfo *ti)
+{
+	SeFieldR   *f = get_field(r, field);
+	const uint8 *t,
+			   *m,
+			   *me;
+	int			tl;
+	int64		i;
+	bool		found;
+
+	if (f == NULL || f->nterms == 0 || len < 0 || (term == NULL && len > 0))
+		return false;
+	i = lower_bound(r, f, term ? term : "", len, &found);
+	if (i < 0 || !found)
+		return false;
+	if (!term_at(r, f, (uint32) i, &t, &tl, &m, &me))
+		return false;
+	return se_postings_decode_meta(r, field, m, me, ti);
+}
+
+SeTermsEnum *
+se_segment_terms(SeSegmentReader *r, int field, const char *from, int from_len)
+{
+	SeTermsEnum *e = palloc0(sizeof(SeTermsEnum));
+	SeFieldR   *f = get_field(r, field);
+	bool		found;
+	int64		i = 0;
+
+	e->r = r;
+	e->field = field;
+	if (f == NULL)
+		return e;
+	if (from != NULL && from_len > 0)
+		i = lower_bound(r, f, from, from_len, &found);
+	if (i < 0)
+		return e;
+	e->next = (uint32) i;
+	e->n = f->nterms;
+	return e;
+}
+
+bool
+se_terms_next(SeTermsEnum *e, const char **term, int *len, SeTermInfo *ti)
+{
+	SeFieldR   *f;
+	const uint8 *t,
+			   *m,
+			   *me;
+	int			tl;
+	SeTermInfo	tmp;
+
+	if (e->next >= e->n)
+		return false;
+	f = &e->r->fields[e->field];
+	if (!term_at(e->r, f, e->next, &t, &tl, &m, &me) ||
+		!se_postings_decode_meta(e->r, e->field, m, me, ti ? ti : &tmp))
+	{
+		e->next = e->n;
+		return false;
+	}
+	e->next++;
+	if (term)
+		*term = (const char *) t;
+	if (len)
+		*len = tl;
+	return true;
+}
+
+void
+se_terms_close(SeTermsEnum *e)
+{
+	if (e)
+		pfree(e);
+}
+
+/* ---------------------------------------------------------------------
+ * Norms and doc values
+ * ---------------------------------------------------------------------
+ */
+
+uint8
+se_segment_norm(SeSegmentReader *r, int field, int32 doc)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	if (f == NULL || f->norms == NULL || doc < 0 || (uint32) doc >= r->max_doc)
+		return 0;
+	return f->norms[doc];
+}
+
+/* Value range [*start, *start + *n) of doc in a doc-values field. */
+static bool
+dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
+{
+	uint32		s0,
+				s1;
+
+	s0 = se_read_u32(f->dv_starts + 4 * (uint64) doc);
+	s1 = se_read_u32(f->dv_starts + 4 * (uint64) doc + 4);
+	if (s0 > s1 || s1 > f->dv_nvalues || s1 - s0 > (uint32) PG_INT32_MAX)
+	{
+		se_segment_corrupt(r, "docvalues", "field [%s]: bad offsets for doc %d",
+						   f->name, doc);
+		return false;
+	}
+	*start = s0;
+	*n = (int) (s1 - s0);
+	return true;
+}
+
+/*
+ * Values point into the mapping when it is 8-aligned; otherwise into a
+ * reader-owned copy that the next call overwrites.
+ */
+int
+se_segment_numeric_values(SeSegmentReader *r, int field, int32 doc,
+						  const int64 **values)
+{
+	SeFieldR   *f = get_field(r, field);
+	uint64		start;
+	int			n;
+	const uint8 *p;
+
+	*values = NULL;
+	if (f == NULL || f->dv != SE_DV_NUMERIC || doc < 0 ||
+		(uint32) doc >= r->max_doc || !dv_range(r, f, doc, &start, &n) || n == 0)
+		return 0;
+	p = f->dv_values + 8 * start;
+	if (((uintptr_t) p & 7) == 0)
+		*values = (const int64 *) p;
+	else
+	{
+		if (r->scratch_cap < (size_t) n)
+		{
+			if (r->scratch)
+				pfree(r->scratch);
+			r->scratch = se_segment_alloc(r, sizeof(int64) * n);
+			r->scratch_cap = n;
+		}
+		memcpy(r->scratch, p, sizeof(int64) * n);
+		*values = r->scratch;
+	}
+	return n;
+}
+
+int
+se_segment_sorted_count(SeSegmentReader *r, int field, int32 doc)
+{
+	SeFieldR   *f = get_field(r, field);
+	uint64		start;
+	int			n;
+
+	if (f == NULL || f->dv != SE_DV_SORTED_SET || doc < 0 ||
+		(uint32) doc >= r->max_doc || !dv_range(r, f, doc, &start, &n))
+		return 0;
+	return n;
+}
+
+int64
+se_segment_sorted_ord(SeSegmentReader *r, int field, int32 doc, int i)
+{
+	SeFieldR   *f = get_field(r, field);
+	uint64		start;
+	int			n;
+	uint32		ord;
+
+	if (f == NULL || f->dv != SE_DV_SORTED_SET || doc < 0 ||
+		(uint32) doc >= r->max_doc || !dv_range(r, f, doc, &start, &n) ||
+		i < 0 || i >= n)
+		return -1;
+	ord = se_read_u32(f->dv_values + 4 * (start + i));
+	if (ord >= f->dv_ndict)
+	{
+		se_segment_corrupt(r, "docvalues", "field [%s]: ordinal out of range",
+						   f->name);
+		return -1;
+	}
+	return ord;
+}
+
+int64
+se_segment_sorted_dict_size(SeSegmentReader *r, int field)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	return (f && f->dv == SE_DV_SORTED_SET) ? f->dv_ndict : 0;
+}
+
+const char *
+se_segment_sorted_dict_value(SeSegmentReader *r, int field, int64 ord, int *len)
+{
+	SeFieldR   *f = get_field(r, field);
+	uint32		o0,
+				o1;
+
+	*len = 0;
+	if (f == NULL || f->dv != SE_DV_SORTED_SET || ord < 0 || ord >= f->dv_ndict)
+		return NULL;
+	o0 = se_read_u32(f->dv_dict_offs + 4 * (uint64) ord);
+	o1 = se_read_u32(f->dv_dict_offs + 4 * (uint64) ord + 4);
+	if (o0 > o1 || o1 > f->dv_dict_len)
+	{
+		se_segment_corrupt(r, "docvalues", "field [%s]: bad dictionary offsets",
+						   f->name);
+		return NULL;
+	}
+	*len = (int) (o1 - o0);
+	return (const char *) f->dv_dict_blob + o0;
+}
+
+const char *
+se_segment_sorted_value(SeSegmentReader *r, int field, int32 doc, int i,
+						int *len)
+{
+	int64		ord = se_segment_sorted_ord(r, field, doc, i);
+
+	*len = 0;
+	if (ord < 0)
+		return NULL;
+	return se_segment_sorted_dict_value(r, field, ord, len);
+}
+
+/* ---------------------------------------------------------------------
+ * Per-document metadata
+ * ---------------------------------------------------------------------
+ */
+
+static bool
+parse_meta(SeSegmentReader *r, int32 doc, SeDocMeta *m)
+{
+	uint32		o0,
+				o1;
+	const uint8 *p;
+	const uint8 *end;
+	uint64		v;
+
+	memset(m, 0, sizeof(SeDocMeta));
+	m->id = "";
+	if (doc < 0 || (uint32) doc >= r->max_doc)
+		return false;
+	o0 = se_read_u32(r->meta_offs + 4 * (uint64) doc);
+	o1 = se_read_u32(r->meta_offs + 4 * (uint64) doc + 4);
+	if (o0 > o1 || o1 > r->meta_blob_len)
+		goto bad;
+	p = r->meta_blob + o0;
+	end = r->meta_blob + o1;
+	if (!se_dec_vint(&p, end, &v) || v > (uint64) (end - p))
+		goto bad;
+	m->id = (const char *) p;
+	m->id_len = (int) v;
+	p += v;
+	if (!se_dec_vint(&p, end, &v) || (v > 0 && v - 1 > (uint64) (end - p)))
+		goto bad;
+	if (v > 0)
+	{
+		m->routing = (const char *) p;
+		m->routing_len = (int) (v - 1);
+		p += v - 1;
+	}
+	if (!se_dec_vint(&p, end, &v))
+		goto bad;
+	m->seq_no = se_unzigzag(v);
+	if (!se_dec_vint(&p, end, &v))
+		goto bad;
+	m->primary_term = se_unzigzag(v);
+	if (!se_dec_vint(&p, end, &v))
+		goto bad;
+	m->version = se_unzigzag(v);
+	return true;
+
+bad:
+	se_segment_corrupt(r, "docmeta", "bad entry for doc %d", doc);
+	memset(m, 0, sizeof(SeDocMeta));
+	m->id = "";
+	return false;
+}
+
+/* Not NUL-terminated; "" with *len 0 when out of range or corrupted. */
+const char *
+se_segment_doc_id(SeSegmentReader *r, int32 doc, int *len)
+{
+	SeDocMeta	m;
+
+	parse_meta(r, doc, &m);
+	*len = m.id_len;
+	return m.id;
+}
+
+const char *
+se_segment_doc_routing(SeSegmentReader *r, int32 doc, int *len)
+{
+	SeDocMeta	m;
+
+	parse_meta(r, doc, &m);
+	*len = m.routing_len;
+	return m.routing;
+}
+
+void
+se_segment_doc_meta(SeSegmentReader *r, int32 doc, SeDocMeta *meta)
+{
+	parse_meta(r, doc, meta);
+}
+
+int32
+se_segment_lookup_id(SeSegmentReader *r, const char *id, int len)
+{
+	int			field = se_segment_field(r, SE_ID_FIELD);
+	SeTermInfo	ti;
+	SePostings *p;
+	int32		doc,
+				last = -1;
+
+	if (field < 0 || !se_segment_seek_exact(r, field, id, len, &ti))
+		return -1;
+	if (ti.doc_freq == 1)
+		return (int32) ti.postings_offset;	/* validated by decode */
+	p = se_postings_open(r, &ti, false);
+	while ((doc = se_postings_next(p)) != SE_NO_MORE_DOCS)
+		last = doc;
+	se_postings_close(p);
+	return last;
+}
+
+/* ---------------------------------------------------------------------
+ * Stored source
+ * ---------------------------------------------------------------------
+ */
+
+static inline uint32
+block_first_doc(SeSegmentReader *r, uint32 b)
+{
+	return se_read_u32(r->block_index + 16 * (uint64) b);
+}
+
+/* Decompress block b into the cache and index its docs. */
+static bool
+load_block(SeSegmentReader *r, uint32 b, uint32 first, uint32 ndocs)
+{
+	const uint8 *e = r->block_index + 16 * (uint64) b;
+	uint32		raw_len = se_read_u32(e + 4);
+	uint32		off = se_read_u32(e + 8);
+	uint32		clen = se_read_u32(e + 12);
+	bool		raw = (clen & SE_STORED_RAW_FLAG) != 0;
+	const uint8 *src;
+	const uint8 *p;
+	const uint8 *end;
+	uint64		pos;
+	uint32		k;
+
+	r->cache_block = -1;
+	clen &= ~SE_STORED_RAW_FLAG;
+	if (off > r->block_data_len || clen > r->block_data_len - off ||
+		raw_len > SE_STORED_MAX_RAW || ndocs > raw_len ||
+		(raw && clen != raw_len) ||
+		(!raw && (uint64) raw_len > (uint64) clen * ZSTD_MAX_RATIO))
+		goto bad;
+	src = r->block_data + off;
+	if (r->cache_cap < raw_len || r->cache_buf == NULL)
+	{
+		if (r->cache_buf)
+			pfree(r->cache_buf);
+		r->cache_buf = se_segment_alloc(r, raw_len);
+		r->cache_cap = Max(raw_len, 1);
+	}
+	if (raw)
+		memcpy(r->cache_buf, src, raw_len);
+	else
+	{
+		unsigned long long fcs = ZSTD_getFrameContentSize(src, clen);
+		size_t		n;
+
+		if (fcs != raw_len)
+			goto bad;
+		n = ZSTD_decompress(r->cache_buf, raw_len, src, clen);
+		if (ZSTD_isError(n) || n != raw_len)
+			goto bad;
+	}
+	if (r->cache_offs_cap < (size_t) ndocs + 1)
+	{
+		if (r->cache_offs)
+			pfree(r->cache_offs);
+		r->cache_offs = se_segment_alloc(r, sizeof(uint32) * ((size_t) ndocs + 1));
+		r->cache_offs_cap = (size_t) ndocs + 1;
+	}
+	/* docs' lengths, then their bytes */
+	p = (const uint8 *) r->cache_buf;
+	end = p + raw_len;
+	pos = 0;
+	for (k = 0; k < ndocs; k++)
+	{
+		uint64		l;
+
+		if (!se_dec_vint(&p, end, &l) || l > raw_len)
+			goto bad;
+		r->cache_offs[k + 1] = (uint32) l;	/* lengths for now */
+	}
+	pos = p - (const uint8 *) r->cache_buf;
+	r->cache_offs[0] = (uint32) pos;
+	for (k = 0; k < ndocs; k++)
+	{
+		pos += r->cache_offs[k + 1];
+		if (pos > raw_len)
+			goto bad;
+		r->cache_offs[k + 1] = (uint32) pos;
+	}
+	if (pos != raw_len)
+		goto bad;
+	r->cache_block = b;
+	r->cache_first_doc = (int32) first;
+	r->cache_ndocs = ndocs;
+	return true;
+
+bad:
+	se_segment_corrupt(r, "stored", "bad block %u", b);
+	return false;
+}
+
+bool
+se_segment_source(SeSegmentReader *r, int32 doc, StringInfo out)
+{
+	uint32		lo,
+				hi,
+				first,
+				next;
+	uint32		k;
+
+	if (doc < 0 || (uint32) doc >= r->max_doc || r->nblocks == 0)
+		return false;
+	if (r->cache_block >= 0 && doc >= r->cache_first_doc &&
+		(uint32) (doc - r->cache_first_doc) < r->cache_ndocs)
+		k = (uint32) (doc - r->cache_first_doc);
+	else
+	{
+		/* last block whose first doc is <= doc */
+		lo = 0;
+		hi = r->nblocks;
+		while (hi - lo > 1)
+		{
+			uint32		mid = lo + (hi - lo) / 2;
+
+			if (block_first_doc(r, mid) <= (uint32) doc)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		first = block_first_doc(r, lo);
+		next = (lo + 1 < r->nblocks) ? block_first_doc(r, lo + 1) : r->max_doc;
+		if (first > (uint32) doc || next <= (uint32) doc || next > r->max_doc ||
+			(lo == 0 && first != 0))
+		{
+			se_segment_corrupt(r, "stored", "bad block index near doc %d", doc);
+			return false;
+		}
+		if (!load_block(r, lo, first, next - first))
+			return false;
+		k = (uint32) doc - first;
+	}
+	appendBinaryStringInfo(out, r->cache_buf + r->cache_offs[k],
+						   (int) (r->cache_offs[k + 1] - r->cache_offs[k]));
+	return true;
+}

@@ -1,0 +1,301 @@
+/*-------------------------------------------------------------------------
+ *
+ * segment_internal.h
+ *	  Codec-private declarations shared by the files of src/index/: format
+ *	  constants, bounds-checked decoding helpers, the segment writer that
+ *	  both the builder and merge drive, the postings encoder/decoder and the
+ *	  reader's parsed view of a segment file.
+ *
+ * Nothing here is part of the segment.h contract; other modules must not
+ * include this header.
+ *
+ * Segment file layout (all integers little-endian, offsets from file start):
+ *
+ *	 header		se_file_write_header("se_segment", SE_SEGMENT_VERSION, id)
+ *	 FIELDS		varint nfields, then per field: name, options, stats and the
+ *				(offset, length) of its regions in the sections below
+ *	 TERMS		per indexed field: u32 nterms, u32 offs[nterms + 1], entries
+ *				(varint term length, term bytes, postings-owned term meta)
+ *	 POSTINGS	per term with doc_freq > 1: doc deltas (+ freqs)
+ *	 POSITIONS	per term and doc: position deltas
+ *	 NORMS		per field with norms: max_doc bytes
+ *	 DOCVALUES	8-aligned per field: numeric = u32 starts[max_doc + 1],
+ *				pad to 8, int64 values[]; sorted set = u32 ndict,
+ *				u32 dict_offs[ndict + 1], dict bytes, pad to 4,
+ *				u32 starts[max_doc + 1], u32 ords[]
+ *	 DOCMETA	u32 offs[max_doc + 1], then per doc: _id, _routing, seq_no,
+ *				primary_term, version
+ *	 STORED		u32 nblocks, per block {u32 first_doc, u32 raw_len,
+ *				u32 offset, u32 comp_len}, then zstd frames; a frame
+ *				decompresses to the docs' varint lengths then their bytes
+ *	 TOC		u32 max_doc, u32 nsections, per section {u32 id, u32 0,
+ *				u64 offset, u64 length}
+ *	 u64		offset of TOC
+ *	 footer		se_file_write_footer()
+ *
+ * The postings-specific parts (term meta inside TERMS, POSTINGS and
+ * POSITIONS) are private to postings.c, so a later postings format only
+ * touches that file and the version constant.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_SEGMENT_INTERNAL_H
+#define SE_SEGMENT_INTERNAL_H
+
+#include "index/segment.h"
+#include "util/varint.h"
+
+/* The one place the segment format version lives. */
+#define SE_SEGMENT_FORMAT			"se_segment"
+#define SE_SEGMENT_VERSION			1
+#define SE_SEGMENT_VERSION_MIN		1
+
+#define SE_LIVEDOCS_FORMAT			"se_livedocs"
+#define SE_LIVEDOCS_VERSION			1
+
+/* Stored _source is compressed in blocks of at least this many raw bytes. */
+#define SE_STORED_BLOCK_TARGET		(16 * 1024)
+
+/* Block index flag: the block is stored uncompressed (comp_len = raw_len). */
+#define SE_STORED_RAW_FLAG			0x80000000U
+
+/* Upper bound of a decompressed stored block (one doc is < 1 GB). */
+#define SE_STORED_MAX_RAW			((uint64) 0x40000000 + 4 * SE_STORED_BLOCK_TARGET)
+
+#define SE_CORRUPTED				"index_corrupted_exception"
+
+/* Section ids of the table of contents. */
+typedef enum SeSection
+{
+	SE_SEC_FIELDS = 1,
+	SE_SEC_TERMS,
+	SE_SEC_POSTINGS,
+	SE_SEC_POSITIONS,
+	SE_SEC_NORMS,
+	SE_SEC_DOCVALUES,
+	SE_SEC_DOCMETA,
+	SE_SEC_STORED
+} SeSection;
+#define SE_NUM_SECTIONS 8
+
+/* ---------------------------------------------------------------------
+ * Fast encoding / bounds-checked decoding helpers.
+ * ---------------------------------------------------------------------
+ */
+
+/* Append a varint, writing into the buffer directly (hot in serialization). */
+static inline void
+se_put_vint_fast(StringInfo buf, uint64 v)
+{
+	char	   *p;
+
+	if (buf->maxlen - buf->len <= 10)
+		enlargeStringInfo(buf, 10);
+	p = buf->data + buf->len;
+	while (v >= 0x80)
+	{
+		*p++ = (char) ((v & 0x7F) | 0x80);
+		v >>= 7;
+	}
+	*p++ = (char) v;
+	buf->len = (int) (p - buf->data);
+	buf->data[buf->len] = '\0';
+}
+
+/* Decode a varint from [*p, end); false when truncated or over-long. */
+static inline bool
+se_dec_vint(const uint8 **p, const uint8 *end, uint64 *out)
+{
+	if (*p < end && **p < 0x80)
+	{
+		*out = *(*p)++;
+		return true;
+	}
+	return se_get_vint(p, end, out);
+}
+
+/* Zigzag mapping so that small negative int64s stay short as varints. */
+static inline uint64
+se_zigzag(int64 v)
+{
+	return ((uint64) v << 1) ^ (uint64) (v >> 63);
+}
+
+static inline int64
+se_unzigzag(uint64 v)
+{
+	return (int64) (v >> 1) ^ -(int64) (v & 1);
+}
+
+/* Append zero bytes until buf->len - base is a multiple of align. */
+static inline void
+se_pad_to(StringInfo buf, int base, int align)
+{
+	static const char zeros[8] = {0};
+	int			rem = (buf->len - base) % align;
+
+	if (rem != 0)
+		appendBinaryStringInfo(buf, zeros, align - rem);
+}
+
+/* Grow a palloc'd array to hold at least need elements (huge-safe). */
+extern void *se_index_grow(void *ptr, size_t *cap, size_t need, size_t elem);
+extern void *se_index_alloc_huge(size_t size, bool zero);
+
+/* Footer for a file that starts at out->data[start]. */
+extern void se_file_write_footer_at(StringInfo out, int start);
+
+/* Lower-case hex of a 16-byte id into out[33]. */
+extern void se_file_id_hex(const uint8 *id, char *out);
+
+/* ---------------------------------------------------------------------
+ * Segment writer (writer.c): the one serializer both the builder and
+ * merge feed.  Calls: add_field for every field; then, in any order per
+ * field, terms_begin / term_begin / term_doc / term_pos / term_end /
+ * terms_end (terms ascending, docs ascending), set_norm, numeric_*,
+ * sorted_*; exactly max_doc calls of se_segwriter_doc in doc order; then
+ * finish.  Field statistics are computed from what is fed.
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeSegWriter SeSegWriter;
+
+extern SeSegWriter *se_segwriter_create(uint32 max_doc, int zstd_level);
+extern int	se_segwriter_add_field(SeSegWriter *w, const char *name, int name_len,
+								   SeIndexOptions io, bool norms,
+								   SeDocValuesType dv);
+extern void se_segwriter_terms_begin(SeSegWriter *w, int field);
+extern void se_segwriter_term_begin(SeSegWriter *w, const char *term, int len);
+extern void se_segwriter_term_doc(SeSegWriter *w, int32 doc, uint32 freq);
+extern void se_segwriter_term_pos(SeSegWriter *w, int32 pos);
+extern void se_segwriter_term_end(SeSegWriter *w);
+extern void se_segwriter_terms_end(SeSegWriter *w);
+extern void se_segwriter_set_norm(SeSegWriter *w, int field, int32 doc, uint8 norm);
+extern void se_segwriter_numeric_begin(SeSegWriter *w, int field);
+extern void se_segwriter_numeric_doc(SeSegWriter *w, int32 doc,
+									 const int64 *values, int n);
+extern void se_segwriter_numeric_end(SeSegWriter *w);
+extern void se_segwriter_sorted_begin(SeSegWriter *w, int field);
+extern void se_segwriter_sorted_dict_add(SeSegWriter *w, const char *v, int len);
+extern void se_segwriter_sorted_doc(SeSegWriter *w, int32 doc,
+									const uint32 *ords, int n);
+extern void se_segwriter_sorted_end(SeSegWriter *w);
+extern void se_segwriter_doc(SeSegWriter *w, const SeDocMeta *meta,
+							 const char *source, size_t source_len);
+extern void se_segwriter_finish(SeSegWriter *w,
+								const uint8 segment_id[SE_SEGMENT_ID_LEN],
+								StringInfo out);
+extern void se_segwriter_abort(SeSegWriter *w);
+
+/* ---------------------------------------------------------------------
+ * Postings format (postings.c).
+ * ---------------------------------------------------------------------
+ */
+
+/* Encoder state for the postings of one field. */
+typedef struct SePostingsEnc
+{
+	SeIndexOptions io;
+	StringInfo	docs;			/* POSTINGS section buffer */
+	StringInfo	pos;			/* POSITIONS section buffer */
+	int			docs_base;		/* field's region start in docs */
+	int			pos_base;		/* field's region start in pos */
+	/* current term */
+	int			term_docs_start;
+	int			term_pos_start;
+	int32		last_doc;
+	int32		last_pos;
+	int32		first_doc;
+	uint32		freq;			/* freq of the current doc */
+	uint32		pos_left;		/* positions still owed for the current doc */
+	uint32		doc_freq;
+	uint64		total_term_freq;
+} SePostingsEnc;
+
+extern void se_postenc_term_begin(SePostingsEnc *e);
+extern void se_postenc_doc(SePostingsEnc *e, int32 doc, uint32 freq);
+extern void se_postenc_pos(SePostingsEnc *e, int32 pos);
+/* Finish the term: appends its meta to meta_out (nothing if doc_freq 0). */
+extern void se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out);
+
+/* Decode a term's meta (after its bytes in the term entry) into ti. */
+extern bool se_postings_decode_meta(SeSegmentReader *r, int field,
+									const uint8 *p, const uint8 *end,
+									SeTermInfo *ti);
+
+/* ---------------------------------------------------------------------
+ * Reader internals (reader.c).
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeFieldR
+{
+	char	   *name;			/* NUL-terminated copy */
+	int			name_len;
+	SeIndexOptions io;
+	bool		has_norms;
+	SeDocValuesType dv;
+	SeFieldStats stats;
+	/* term dictionary */
+	uint32		nterms;
+	const uint8 *term_offs;		/* u32[nterms + 1] */
+	const uint8 *term_blob;
+	uint64		term_blob_len;
+	/* postings regions */
+	const uint8 *post;
+	uint64		post_len;
+	const uint8 *pos;
+	uint64		pos_len;
+	/* norms: max_doc bytes or NULL */
+	const uint8 *norms;
+	/* doc values */
+	const uint8 *dv_starts;		/* u32[max_doc + 1] */
+	const uint8 *dv_values;		/* int64[] or u32 ords[] */
+	uint64		dv_nvalues;
+	uint32		dv_ndict;		/* sorted set dictionary */
+	const uint8 *dv_dict_offs;	/* u32[ndict + 1] */
+	const uint8 *dv_dict_blob;
+	uint64		dv_dict_len;
+} SeFieldR;
+
+struct SeSegmentReader
+{
+	const uint8 *data;
+	size_t		len;
+	uint8		id[SE_SEGMENT_ID_LEN];
+	char		idhex[SE_SEGMENT_ID_LEN * 2 + 1];
+	uint32		max_doc;
+	int			nfields;
+	SeFieldR   *fields;
+	int		   *by_name;		/* field numbers sorted by name */
+	/* per-doc metadata */
+	const uint8 *meta_offs;		/* u32[max_doc + 1] */
+	const uint8 *meta_blob;
+	uint64		meta_blob_len;
+	/* stored fields */
+	uint32		nblocks;
+	const uint8 *block_index;	/* 16 bytes per block */
+	const uint8 *block_data;
+	uint64		block_data_len;
+	/* last decompressed stored block */
+	int64		cache_block;	/* -1 = none */
+	int32		cache_first_doc;
+	uint32		cache_ndocs;
+	char	   *cache_buf;
+	size_t		cache_cap;
+	uint32	   *cache_offs;		/* ndocs + 1 offsets into cache_buf */
+	size_t		cache_offs_cap;
+	/* aligned copy of numeric values when the mapping is misaligned */
+	int64	   *scratch;
+	size_t		scratch_cap;
+	SeError		err;
+#ifndef SE_FRONTEND
+	MemoryContext cxt;
+#endif
+};
+
+/* Record corruption found while reading (first error wins). */
+extern void se_segment_corrupt(SeSegmentReader *r, const char *section,
+							   const char *fmt,...) pg_attribute_printf(3, 4);
+/* Allocate in the reader's own memory (survives the caller's context). */
+extern void *se_segment_alloc(SeSegmentReader *r, size_t size);
+
+#endif							/* SE_SEGMENT_INTERNAL_H */

@@ -1,0 +1,107 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.c
+ *	  All search_engine GUCs, registered in one alphabetical function.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "node/node.h"
+
+char	   *se_database = NULL;
+char	   *se_data_directory_setting = NULL;
+int			se_index_buffer_size_kb = 256 * 1024;
+int			se_indexing_pressure_limit_kb = 64 * 1024;
+int			se_max_shards = 1024;
+char	   *se_node_name = NULL;
+int			se_write_queue_size = 10000;
+int			se_write_threads = 0;
+
+/* Number of online CPUs: ES's default write pool size. */
+static int
+cpu_count(void)
+{
+	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (n < 1) ? 1 : (n > SE_MAX_WRITE_THREADS ? SE_MAX_WRITE_THREADS : (int) n);
+}
+
+/* Register the GUCs, in alphabetical order. */
+void
+se_guc_define(void)
+{
+	DefineCustomStringVariable("search_engine.data_directory",
+							   "Directory holding indices, translogs and the cluster state.",
+							   "Empty means $PGDATA/search_engine.",
+							   &se_data_directory_setting, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.database",
+							   "The one database that holds the search_engine extension.",
+							   NULL,
+							   &se_database, "postgres",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.index_buffer_size",
+							"Memory for in-memory segment buffers, node-wide.",
+							"When exceeded, the largest shard buffer is written out as a segment.",
+							&se_index_buffer_size_kb, 256 * 1024, 1024, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.indexing_pressure_limit",
+							"Bytes of bulk sub-request payload allowed in flight, node-wide.",
+							"Shard sub-requests beyond it are rejected with es_rejected_execution_exception (429).",
+							&se_indexing_pressure_limit_kb, 64 * 1024, 64, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.max_shards",
+							"Maximum number of open shards on this node.",
+							NULL,
+							&se_max_shards, 1024, 1, 65536,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.node_name",
+							   "Name of this node, as shown by _cat APIs and task ids.",
+							   "Empty means the host name.",
+							   &se_node_name, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.write_queue_size",
+							"Bound of the node's write queue, in shard sub-requests.",
+							"Sub-requests that do not fit are rejected with es_rejected_execution_exception (429).",
+							&se_write_queue_size, 10000, 1, 1000000,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.write_threads",
+							"Number of write workers (background workers owning shards).",
+							"0 means the number of CPUs.",
+							&se_write_threads, 0, 0, SE_MAX_WRITE_THREADS,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("search_engine");
+
+	if (se_write_threads == 0)
+		se_write_threads = cpu_count();
+}
+
+/* The effective data directory (absolute). */
+const char *
+se_data_directory(void)
+{
+	static char *dir = NULL;
+
+	if (dir == NULL)
+	{
+		if (se_data_directory_setting && se_data_directory_setting[0])
+			dir = MemoryContextStrdup(TopMemoryContext, se_data_directory_setting);
+		else
+			dir = MemoryContextStrdup(TopMemoryContext,
+									  psprintf("%s/search_engine", DataDir));
+	}
+	return dir;
+}

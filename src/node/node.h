@@ -1,0 +1,199 @@
+/*-------------------------------------------------------------------------
+ *
+ * node.h
+ *	  The node: GUCs, shared memory, the write pool and its bounded queue,
+ *	  shard slots and their published snapshots.
+ *
+ * Lock order (acquire in this order, never hold across I/O waits):
+ *   1. SeShared->state_lock   (cluster state file + version)
+ *   2. SeShared->slots_lock   (allocating / freeing shard slots)
+ *   3. SeShardSlot->lock      (a slot's published segment list)
+ *   4. SeShared->queue_mutex  (spinlock: queue entries, counters)
+ *
+ * Backends never wait on a lock a write worker holds across I/O: workers
+ * take a slot's lock exclusively only to swap its segment list.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_NODE_H
+#define SE_NODE_H
+
+#include "postgres.h"
+
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/dsm.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+#define SE_MAX_WRITE_THREADS	64
+#define SE_MAX_SEGMENTS			128		/* published per shard */
+#define SE_UUID_LEN				22		/* base64url of 16 bytes, ES style */
+#define SE_CONTROL_SLOTS		256		/* queue entries beyond the bound, for control requests */
+
+/* ---------- GUCs (in guc.c) ---------- */
+extern char *se_database;
+extern char *se_data_directory_setting;
+extern int	se_write_threads;
+extern int	se_write_queue_size;
+extern int	se_indexing_pressure_limit_kb;
+extern int	se_index_buffer_size_kb;
+extern int	se_max_shards;
+extern char *se_node_name;
+
+extern void se_guc_define(void);
+extern const char *se_data_directory(void);
+
+/* ---------- shard slots ---------- */
+typedef enum SeSlotState
+{
+	SE_SLOT_FREE = 0,
+	SE_SLOT_OPENING,			/* allocated, owner worker recovering it */
+	SE_SLOT_STARTED,			/* serving reads and writes */
+	SE_SLOT_CLOSING,			/* owner closing it (close/delete index) */
+	SE_SLOT_FAILED				/* recovery or I/O failed; see failure */
+} SeSlotState;
+
+typedef struct SeSegRef
+{
+	uint64		seg_gen;		/* file _<gen>.seg */
+	uint64		del_gen;		/* live docs _<gen>_<del_gen>.liv, 0 = none */
+	uint32		max_doc;
+	uint32		live_docs;
+	uint64		size_bytes;
+} SeSegRef;
+
+typedef struct SeShardSlot
+{
+	LWLock		lock;			/* protects the published snapshot */
+	int			state;			/* SeSlotState; under SeShared->slots_lock */
+	char		index_uuid[SE_UUID_LEN + 1];
+	int			shard;
+	int			owner;			/* write worker number */
+	bool		delete_files;	/* CLOSING: remove the shard's files */
+	char		failure[256];
+	bool		failure_corrupted;	/* failed with INDEX_CORRUPTED */
+	/* published snapshot (under lock) */
+	uint64		snapshot_gen;
+	int			nsegments;
+	SeSegRef	segs[SE_MAX_SEGMENTS];
+	/* counters written by the owner, read by anyone */
+	pg_atomic_uint64 write_gen;		/* bumped per write applied */
+	pg_atomic_uint64 refreshed_gen; /* write_gen covered by last refresh */
+	pg_atomic_uint64 docs_count;	/* live docs in the published snapshot */
+	pg_atomic_uint64 docs_deleted;
+	pg_atomic_uint64 store_bytes;
+	pg_atomic_uint64 translog_bytes;
+	pg_atomic_uint64 max_seq_no;
+	pg_atomic_uint64 indexing_ops;
+} SeShardSlot;
+
+/* ---------- the bounded write queue ---------- */
+typedef enum SeRequestKind
+{
+	SE_REQ_BULK = 1,			/* shard sub-request of a bulk */
+	SE_REQ_REFRESH,
+	SE_REQ_FLUSH,
+	SE_REQ_OPEN_SHARD,
+	SE_REQ_CLOSE_SHARD,
+	SE_REQ_FORCE_MERGE
+} SeRequestKind;
+
+typedef struct SeQueueEntry
+{
+	int			next;			/* next entry in FIFO / free list, -1 = end */
+	int			kind;			/* SeRequestKind */
+	int			slot;			/* shard slot */
+	dsm_handle	handle;			/* requester's DSM segment (bulk) */
+	int			sub;			/* sub-request number within it */
+	int			requester_procno;	/* pgprocno to wake */
+	uint64		bytes;			/* payload bytes (indexing pressure) */
+	int64		arg;			/* control argument (max_num_segments) */
+	int			state;			/* SeEntryState (control requests) */
+	bool		failed;			/* control request failed */
+} SeQueueEntry;
+
+typedef enum SeEntryState
+{
+	SE_ENTRY_FREE = 0,
+	SE_ENTRY_QUEUED,
+	SE_ENTRY_ACTIVE,
+	SE_ENTRY_DONE,
+	SE_ENTRY_ABANDONED			/* requester left; worker frees it */
+} SeEntryState;
+
+typedef struct SeWorkerState
+{
+	int			pid;
+	int			procno;			/* pgprocno for SetLatch */
+	int			head;			/* FIFO of waiting entries */
+	int			tail;
+	int			queued;
+	int			active;
+	uint64		completed;
+	uint64		rejected;
+	uint64		generation;		/* bumped at each (re)start */
+} SeWorkerState;
+
+typedef struct SeShared
+{
+	LWLock		state_lock;		/* cluster state file */
+	LWLock		slots_lock;		/* slot allocation */
+	pg_atomic_uint64 state_version;
+	int			launcher_pid;
+
+	slock_t		queue_mutex;
+	int			free_head;
+	int			nentries;
+	int			queued;			/* bounded entries waiting, node-wide */
+	uint64		inflight_bytes; /* indexing pressure */
+	uint64		rejected;		/* rejected sub-requests, node-wide */
+	uint64		completed;
+	int			nworkers;
+	SeWorkerState workers[SE_MAX_WRITE_THREADS];
+
+	ConditionVariable control_cv;	/* control request completions */
+	ConditionVariable slot_cv;		/* slot state changes */
+
+	int			nslots;
+	/* SeQueueEntry entries[nentries] and SeShardSlot slots[nslots] follow */
+} SeShared;
+
+extern SeShared *SeShmem;
+extern SeQueueEntry *SeEntries;
+extern SeShardSlot *SeSlots;
+
+/* in shmem.c */
+extern void se_shmem_request(void);
+extern void se_shmem_startup(void);
+extern int	se_shmem_queue_capacity(void);
+
+/* in launcher.c / worker.c */
+extern void se_launcher_register(void);
+PGDLLEXPORT void se_launcher_main(Datum arg);
+PGDLLEXPORT void se_write_worker_main(Datum arg);
+
+/* in queue.c */
+typedef enum SeEnqueueResult
+{
+	SE_ENQUEUE_OK,
+	SE_ENQUEUE_REJECTED_QUEUE,	/* write queue full */
+	SE_ENQUEUE_REJECTED_PRESSURE	/* indexing pressure over the limit */
+} SeEnqueueResult;
+
+extern SeEnqueueResult se_queue_submit_bulk(int slot, dsm_handle handle,
+											int sub, uint64 bytes);
+extern int	se_queue_take(int worker);	/* -1 if none */
+extern void se_queue_free_bulk_entry(int entry);
+extern void se_queue_bulk_done(int worker, uint64 bytes);
+extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
+extern void se_queue_control_done(int entry, bool failed);
+
+/* in slots.c */
+extern int	se_slot_find(const char *uuid, int shard);
+extern int	se_slot_allocate(const char *uuid, int shard);
+extern void se_slot_set_state(int slot, SeSlotState state, const char *failure);
+extern void se_slot_free(int slot);
+extern SeSlotState se_slot_wait_not_opening(int slot, int timeout_ms);
+
+#endif							/* SE_NODE_H */

@@ -1,0 +1,240 @@
+/*-------------------------------------------------------------------------
+ *
+ * queue.c
+ *	  The node's bounded write queue.
+ *
+ * Bulk sub-requests (one per shard of a bulk) are queued to the write
+ * worker that owns the shard.  The bound is node-wide and counts waiting
+ * sub-requests, as Elasticsearch's write thread pool queue does; a second
+ * bound limits the payload bytes in flight (indexing pressure).  A
+ * sub-request that does not fit is rejected at once -- nothing is queued
+ * beyond the bounds.  Control requests (refresh, flush, open/close shard)
+ * use reserved entries beyond the bound and are never rejected.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/wait_event.h"
+
+#include "node/node.h"
+
+static void
+wake_worker(int worker)
+{
+	int			procno = SeShmem->workers[worker].procno;
+
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* Append entry e to worker w's FIFO; caller holds queue_mutex. */
+static void
+fifo_push(int w, int e)
+{
+	SeWorkerState *ws = &SeShmem->workers[w];
+
+	SeEntries[e].next = -1;
+	if (ws->tail >= 0)
+		SeEntries[ws->tail].next = e;
+	else
+		ws->head = e;
+	ws->tail = e;
+	ws->queued++;
+}
+
+/* Submit one bulk sub-request for slot; rejected when over a bound. */
+SeEnqueueResult
+se_queue_submit_bulk(int slot, dsm_handle handle, int sub, uint64 bytes)
+{
+	int			w = SeSlots[slot].owner;
+	int			e;
+	uint64		limit = (uint64) se_indexing_pressure_limit_kb * 1024;
+
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	if (SeShmem->queued >= se_write_queue_size || SeShmem->free_head < 0)
+	{
+		SeShmem->rejected++;
+		SeShmem->workers[w].rejected++;
+		SpinLockRelease(&SeShmem->queue_mutex);
+		return SE_ENQUEUE_REJECTED_QUEUE;
+	}
+	/* a single request larger than the limit is admitted only when idle */
+	if (SeShmem->inflight_bytes > 0 && SeShmem->inflight_bytes + bytes > limit)
+	{
+		SeShmem->rejected++;
+		SeShmem->workers[w].rejected++;
+		SpinLockRelease(&SeShmem->queue_mutex);
+		return SE_ENQUEUE_REJECTED_PRESSURE;
+	}
+	e = SeShmem->free_head;
+	SeShmem->free_head = SeEntries[e].next;
+	SeEntries[e].kind = SE_REQ_BULK;
+	SeEntries[e].slot = slot;
+	SeEntries[e].handle = handle;
+	SeEntries[e].sub = sub;
+	SeEntries[e].requester_procno = MyProc->pgprocno;
+	SeEntries[e].bytes = bytes;
+	SeEntries[e].state = SE_ENTRY_QUEUED;
+	SeShmem->queued++;
+	SeShmem->inflight_bytes += bytes;
+	fifo_push(w, e);
+	SpinLockRelease(&SeShmem->queue_mutex);
+	wake_worker(w);
+	return SE_ENQUEUE_OK;
+}
+
+/*
+ * Take the next entry of worker w's FIFO.  Bulk entries are copied out by
+ * the caller and freed with se_queue_bulk_done's bookkeeping; control
+ * entries stay allocated until the requester has seen the result.
+ */
+int
+se_queue_take(int w)
+{
+	SeWorkerState *ws = &SeShmem->workers[w];
+	int			e;
+
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	e = ws->head;
+	if (e >= 0)
+	{
+		ws->head = SeEntries[e].next;
+		if (ws->head < 0)
+			ws->tail = -1;
+		ws->queued--;
+		ws->active++;
+		if (SeEntries[e].kind == SE_REQ_BULK)
+			SeShmem->queued--;
+		if (SeEntries[e].state == SE_ENTRY_QUEUED)
+			SeEntries[e].state = SE_ENTRY_ACTIVE;
+	}
+	SpinLockRelease(&SeShmem->queue_mutex);
+	return e;
+}
+
+/* Free a taken bulk entry right away (its data lives in the DSM). */
+static void
+free_entry_locked(int e)
+{
+	SeEntries[e].state = SE_ENTRY_FREE;
+	SeEntries[e].next = SeShmem->free_head;
+	SeShmem->free_head = e;
+}
+
+void
+se_queue_free_bulk_entry(int e)
+{
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	free_entry_locked(e);
+	SpinLockRelease(&SeShmem->queue_mutex);
+}
+
+/* A bulk sub-request finished: release its pressure and count it. */
+void
+se_queue_bulk_done(int w, uint64 bytes)
+{
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	SeShmem->inflight_bytes -= Min(bytes, SeShmem->inflight_bytes);
+	SeShmem->workers[w].active--;
+	SeShmem->workers[w].completed++;
+	SeShmem->completed++;
+	SpinLockRelease(&SeShmem->queue_mutex);
+}
+
+/* A control request finished. */
+void
+se_queue_control_done(int e, bool failed)
+{
+	int			w = SeSlots[SeEntries[e].slot].owner;
+
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	SeShmem->workers[w].active--;
+	if (SeEntries[e].state == SE_ENTRY_ABANDONED)
+		free_entry_locked(e);
+	else
+	{
+		SeEntries[e].failed = failed;
+		SeEntries[e].state = SE_ENTRY_DONE;
+	}
+	SpinLockRelease(&SeShmem->queue_mutex);
+	ConditionVariableBroadcast(&SeShmem->control_cv);
+}
+
+/*
+ * Run a control request on slot's owner and wait for it.  Returns false if
+ * the worker reported failure.  An interrupt while waiting abandons the
+ * entry (the worker frees it).
+ */
+bool
+se_queue_control(int slot, SeRequestKind kind, int64 arg)
+{
+	int			w = SeSlots[slot].owner;
+	int			e;
+	bool		failed = false;
+
+	for (;;)
+	{
+		SpinLockAcquire(&SeShmem->queue_mutex);
+		e = SeShmem->free_head;
+		if (e >= 0)
+		{
+			SeShmem->free_head = SeEntries[e].next;
+			SeEntries[e].kind = kind;
+			SeEntries[e].slot = slot;
+			SeEntries[e].handle = 0;
+			SeEntries[e].requester_procno = MyProc->pgprocno;
+			SeEntries[e].bytes = 0;
+			SeEntries[e].arg = arg;
+			SeEntries[e].failed = false;
+			SeEntries[e].state = SE_ENTRY_QUEUED;
+			fifo_push(w, e);
+		}
+		SpinLockRelease(&SeShmem->queue_mutex);
+		if (e >= 0)
+			break;
+		/* all entries busy: wait a little (control requests are never rejected) */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	wake_worker(w);
+
+	PG_TRY();
+	{
+		ConditionVariablePrepareToSleep(&SeShmem->control_cv);
+		for (;;)
+		{
+			int			state;
+
+			SpinLockAcquire(&SeShmem->queue_mutex);
+			state = SeEntries[e].state;
+			if (state == SE_ENTRY_DONE)
+			{
+				failed = SeEntries[e].failed;
+				free_entry_locked(e);
+			}
+			SpinLockRelease(&SeShmem->queue_mutex);
+			if (state == SE_ENTRY_DONE)
+				break;
+			ConditionVariableTimedSleep(&SeShmem->control_cv, 1000, PG_WAIT_EXTENSION);
+		}
+		ConditionVariableCancelSleep();
+	}
+	PG_CATCH();
+	{
+		SpinLockAcquire(&SeShmem->queue_mutex);
+		if (SeEntries[e].state == SE_ENTRY_DONE)
+			free_entry_locked(e);
+		else
+			SeEntries[e].state = SE_ENTRY_ABANDONED;
+		SpinLockRelease(&SeShmem->queue_mutex);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return !failed;
+}

@@ -1,0 +1,101 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *	  Node-wide shared memory: queue entries, write-worker states, shard
+ *	  slots with their published snapshots.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+
+#include "node/node.h"
+
+SeShared   *SeShmem = NULL;
+SeQueueEntry *SeEntries = NULL;
+SeShardSlot *SeSlots = NULL;
+
+static int	se_lwlock_tranche = 0;
+
+int
+se_shmem_queue_capacity(void)
+{
+	return se_write_queue_size + SE_CONTROL_SLOTS;
+}
+
+static Size
+shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(SeShared));
+
+	size = add_size(size, MAXALIGN(mul_size(se_shmem_queue_capacity(), sizeof(SeQueueEntry))));
+	size = add_size(size, mul_size(se_max_shards, sizeof(SeShardSlot)));
+	return size;
+}
+
+/* Called from the shmem_request_hook. */
+void
+se_shmem_request(void)
+{
+	RequestAddinShmemSpace(shmem_size());
+}
+
+/* Called from the shmem_startup_hook: create or attach. */
+void
+se_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	base = ShmemInitStruct("search_engine", shmem_size(), &found);
+	SeShmem = (SeShared *) base;
+	SeEntries = (SeQueueEntry *) (base + MAXALIGN(sizeof(SeShared)));
+	SeSlots = (SeShardSlot *) (base + MAXALIGN(sizeof(SeShared)) +
+							   MAXALIGN(mul_size(se_shmem_queue_capacity(), sizeof(SeQueueEntry))));
+	if (!found)
+	{
+		int			i;
+
+		memset(base, 0, shmem_size());
+		se_lwlock_tranche = LWLockNewTrancheId();
+		LWLockInitialize(&SeShmem->state_lock, se_lwlock_tranche);
+		LWLockInitialize(&SeShmem->slots_lock, se_lwlock_tranche);
+		pg_atomic_init_u64(&SeShmem->state_version, 0);
+		SpinLockInit(&SeShmem->queue_mutex);
+		ConditionVariableInit(&SeShmem->control_cv);
+		ConditionVariableInit(&SeShmem->slot_cv);
+		SeShmem->nentries = se_shmem_queue_capacity();
+		for (i = 0; i < SeShmem->nentries; i++)
+			SeEntries[i].next = (i + 1 < SeShmem->nentries) ? i + 1 : -1;
+		SeShmem->free_head = 0;
+		SeShmem->nworkers = se_write_threads;
+		for (i = 0; i < SE_MAX_WRITE_THREADS; i++)
+		{
+			SeShmem->workers[i].head = -1;
+			SeShmem->workers[i].tail = -1;
+			SeShmem->workers[i].procno = -1;
+		}
+		SeShmem->nslots = se_max_shards;
+		for (i = 0; i < se_max_shards; i++)
+		{
+			SeShardSlot *slot = &SeSlots[i];
+
+			LWLockInitialize(&slot->lock, se_lwlock_tranche);
+			pg_atomic_init_u64(&slot->write_gen, 0);
+			pg_atomic_init_u64(&slot->refreshed_gen, 0);
+			pg_atomic_init_u64(&slot->docs_count, 0);
+			pg_atomic_init_u64(&slot->docs_deleted, 0);
+			pg_atomic_init_u64(&slot->store_bytes, 0);
+			pg_atomic_init_u64(&slot->translog_bytes, 0);
+			pg_atomic_init_u64(&slot->max_seq_no, 0);
+			pg_atomic_init_u64(&slot->indexing_ops, 0);
+		}
+		SeShmem->launcher_pid = 0;
+	}
+	LWLockRelease(AddinShmemInitLock);
+	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
+}

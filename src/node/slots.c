@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots.c
+ *	  Shard slots: the node's table of open shards and their owners.
+ *
+ * A slot is allocated when a shard is opened on this node (index created,
+ * opened, or found at start-up) and assigned to the write worker owning the
+ * fewest shards; that worker alone mutates the shard.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "node/node.h"
+
+/* Slot of (uuid, shard) in any state but FREE, or -1. */
+int
+se_slot_find(const char *uuid, int shard)
+{
+	int			i;
+	int			found = -1;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_SHARED);
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+
+		if (s->state != SE_SLOT_FREE && s->shard == shard &&
+			strcmp(s->index_uuid, uuid) == 0)
+		{
+			found = i;
+			break;
+		}
+	}
+	LWLockRelease(&SeShmem->slots_lock);
+	return found;
+}
+
+/* Allocate a slot in state OPENING; ERROR when the node is full. */
+int
+se_slot_allocate(const char *uuid, int shard)
+{
+	int			i;
+	int			slot = -1;
+	int			owners[SE_MAX_WRITE_THREADS] = {0};
+	int			best = 0;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+
+		if (s->state == SE_SLOT_FREE)
+		{
+			if (slot < 0)
+				slot = i;
+		}
+		else
+		{
+			if (s->shard == shard && strcmp(s->index_uuid, uuid) == 0)
+			{
+				LWLockRelease(&SeShmem->slots_lock);
+				return i;
+			}
+			owners[s->owner]++;
+		}
+	}
+	if (slot < 0)
+	{
+		LWLockRelease(&SeShmem->slots_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("this node cannot open more than %d shards", SeShmem->nslots),
+				 errdetail("validation_exception"),
+				 errhint("Raise search_engine.max_shards and restart the server.")));
+	}
+	for (i = 1; i < SeShmem->nworkers; i++)
+		if (owners[i] < owners[best])
+			best = i;
+	{
+		SeShardSlot *s = &SeSlots[slot];
+
+		LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+		strlcpy(s->index_uuid, uuid, sizeof(s->index_uuid));
+		s->shard = shard;
+		s->owner = best;
+		s->delete_files = false;
+		s->failure[0] = '\0';
+		s->failure_corrupted = false;
+		s->snapshot_gen = 0;
+		s->nsegments = 0;
+		pg_atomic_write_u64(&s->write_gen, 0);
+		pg_atomic_write_u64(&s->refreshed_gen, 0);
+		pg_atomic_write_u64(&s->docs_count, 0);
+		pg_atomic_write_u64(&s->docs_deleted, 0);
+		pg_atomic_write_u64(&s->store_bytes, 0);
+		pg_atomic_write_u64(&s->translog_bytes, 0);
+		pg_atomic_write_u64(&s->max_seq_no, 0);
+		pg_atomic_write_u64(&s->indexing_ops, 0);
+		s->state = SE_SLOT_OPENING;
+		LWLockRelease(&s->lock);
+	}
+	LWLockRelease(&SeShmem->slots_lock);
+	return slot;
+}
+
+void
+se_slot_set_state(int slot, SeSlotState state, const char *failure)
+{
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	SeSlots[slot].state = state;
+	if (failure)
+		strlcpy(SeSlots[slot].failure, failure, sizeof(SeSlots[slot].failure));
+	LWLockRelease(&SeShmem->slots_lock);
+	ConditionVariableBroadcast(&SeShmem->slot_cv);
+}
+
+void
+se_slot_free(int slot)
+{
+	se_slot_set_state(slot, SE_SLOT_FREE, NULL);
+}
+
+/* Wait until slot leaves OPENING (or timeout); returns the state seen. */
+SeSlotState
+se_slot_wait_not_opening(int slot, int timeout_ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	SeSlotState st;
+
+	ConditionVariablePrepareToSleep(&SeShmem->slot_cv);
+	for (;;)
+	{
+		st = (SeSlotState) SeSlots[slot].state;
+		if (st != SE_SLOT_OPENING)
+			break;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			break;
+		ConditionVariableTimedSleep(&SeShmem->slot_cv, 100, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return st;
+}

@@ -1,0 +1,539 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The write pool: background workers that own shards and drain their
+ *	  part of the bounded write queue.
+ *
+ * Each worker's loop: signals and config reload, open/close the shards
+ * assigned to it, take a batch of queued requests, apply every bulk
+ * sub-request to its shard, then -- once per batch (group commit) --
+ * publish dynamic mapping updates, fsync the touched translogs, refresh
+ * where asked, and only then acknowledge the sub-requests.  Between
+ * batches it keeps the node's indexing memory bound and runs the periodic
+ * refresh / translog sync / flush.  An ERROR while working on a shard
+ * fails that shard (and the sub-request in flight), not the worker.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <setjmp.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "cluster/state.h"
+#include "node/node.h"
+#include "shard/engine.h"
+
+#define BATCH_MAX 64
+
+static volatile sig_atomic_t got_sigterm = false;
+static int	my_worker = -1;
+static SeShard **shards = NULL;	/* by slot number */
+
+/* The sub-request being applied, failed by the error handler. */
+static SeBulkSub *current_sub = NULL;
+static int	current_slot = -1;
+
+static void
+handle_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/* Register the write workers (static: the postmaster restarts them). */
+void
+se_launcher_register(void)
+{
+	BackgroundWorker bgw;
+	int			i;
+
+	for (i = 0; i < se_write_threads; i++)
+	{
+		memset(&bgw, 0, sizeof(bgw));
+		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		bgw.bgw_restart_time = 1;
+		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "se_write_worker_main");
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "search_engine write worker %d", i);
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "search_engine write worker");
+		bgw.bgw_main_arg = Int32GetDatum(i);
+		RegisterBackgroundWorker(&bgw);
+	}
+}
+
+/* Launcher entry kept for the documented name; the pool is static. */
+void
+se_launcher_main(Datum arg)
+{
+	proc_exit(0);
+}
+
+/*
+ * At node start, allocate slots for every shard of every open index in the
+ * cluster state.  The first worker to get here does it.
+ */
+static void
+node_bootstrap(void)
+{
+	const SeClusterState *st;
+	int			i,
+				s;
+	bool		done;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	done = SeShmem->launcher_pid != 0;
+	if (!done)
+		SeShmem->launcher_pid = MyProcPid;
+	LWLockRelease(&SeShmem->slots_lock);
+	if (done)
+		return;
+	st = se_state_current();
+	for (i = 0; i < st->nindices; i++)
+	{
+		SeIndexMeta *im = st->indices[i];
+
+		if (im->closed)
+			continue;
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			(void) se_slot_allocate(im->uuid, s);
+	}
+	/* wake every worker to pick up its slots */
+	for (i = 0; i < SeShmem->nworkers; i++)
+		if (SeShmem->workers[i].procno >= 0)
+			SetLatch(&ProcGlobal->allProcs[SeShmem->workers[i].procno].procLatch);
+}
+
+static void
+open_shard(int slot)
+{
+	SeShard    *sh;
+
+	current_slot = slot;
+	sh = se_shard_open(slot);
+	shards[slot] = sh;
+	se_slot_set_state(slot, SE_SLOT_STARTED, NULL);
+	current_slot = -1;
+}
+
+static void
+close_shard(int slot)
+{
+	current_slot = slot;
+	if (shards[slot])
+		se_shard_close(shards[slot], SeSlots[slot].delete_files);
+	else if (SeSlots[slot].delete_files)
+	{
+		char	   *p = se_shard_path(SeSlots[slot].index_uuid, SeSlots[slot].shard);
+
+		se_remove_tree(p);
+	}
+	shards[slot] = NULL;
+	se_slot_free(slot);
+	current_slot = -1;
+}
+
+/* Open OPENING slots and close CLOSING slots that this worker owns. */
+static void
+scan_slots(void)
+{
+	int			i;
+
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+
+		if (s->owner != my_worker)
+			continue;
+		if (s->state == SE_SLOT_OPENING && shards[i] == NULL)
+			open_shard(i);
+		else if (s->state == SE_SLOT_CLOSING)
+			close_shard(i);
+		else if (s->state == SE_SLOT_FREE && shards[i] != NULL)
+			shards[i] = NULL;	/* freed under us; cannot happen */
+	}
+}
+
+typedef struct BatchItem
+{
+	int			entry;
+	int			kind;
+	int			slot;
+	dsm_segment *seg;
+	SeBulkSub  *sub;
+	SeBulkHeader *hdr;
+	uint64		bytes;
+	int			requester;
+	bool		refresh;
+} BatchItem;
+
+static void
+run_control(int e)
+{
+	SeQueueEntry *qe = &SeEntries[e];
+	int			slot = qe->slot;
+	SeShard    *sh = shards[slot];
+	bool		failed = false;
+
+	switch (qe->kind)
+	{
+		case SE_REQ_OPEN_SHARD:
+			if (SeSlots[slot].state == SE_SLOT_OPENING && sh == NULL)
+				open_shard(slot);
+			break;
+		case SE_REQ_CLOSE_SHARD:
+			if (SeSlots[slot].state == SE_SLOT_CLOSING)
+				close_shard(slot);
+			break;
+		case SE_REQ_REFRESH:
+			if (sh)
+			{
+				current_slot = slot;
+				se_shard_publish_mapping(sh);
+				se_shard_refresh(sh);
+			}
+			else
+				failed = true;
+			break;
+		case SE_REQ_FLUSH:
+			if (sh)
+			{
+				current_slot = slot;
+				se_shard_publish_mapping(sh);
+				se_shard_flush(sh);
+			}
+			else
+				failed = true;
+			break;
+		case SE_REQ_FORCE_MERGE:
+			if (sh)
+			{
+				current_slot = slot;
+				se_shard_force_merge(sh, (int) qe->arg);
+			}
+			else
+				failed = true;
+			break;
+		default:
+			failed = true;
+	}
+	current_slot = -1;
+	se_queue_control_done(e, failed);
+}
+
+static void
+finish_sub(BatchItem *bi)
+{
+	pg_write_barrier();
+	pg_atomic_write_u32(&bi->sub->state, SE_SUB_DONE);
+	SetLatch(&ProcGlobal->allProcs[bi->requester].procLatch);
+}
+
+static void
+fail_sub(SeBulkSub *sub, int requester, const char *type, const char *msg)
+{
+	strlcpy(sub->failure_type, type, sizeof(sub->failure_type));
+	strlcpy(sub->failure, msg, sizeof(sub->failure));
+	pg_write_barrier();
+	pg_atomic_write_u32(&sub->state, SE_SUB_FAILED);
+	if (requester >= 0)
+		SetLatch(&ProcGlobal->allProcs[requester].procLatch);
+}
+
+/* The batch in flight: the error handler fails and releases what is left. */
+static BatchItem items[BATCH_MAX];
+static int	nitems_batch = 0;
+static int	current_control = -1;
+
+static void
+release_batch(bool failed, const char *type, const char *msg)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < nitems_batch; i++)
+	{
+		if (items[i].sub && failed &&
+			pg_atomic_read_u32(&items[i].sub->state) == SE_SUB_PENDING)
+			fail_sub(items[i].sub, items[i].requester, type, msg);
+		se_queue_bulk_done(my_worker, items[i].bytes);
+	}
+	for (i = 0; i < nitems_batch; i++)
+	{
+		if (items[i].seg)
+		{
+			dsm_segment *seg = items[i].seg;
+
+			for (j = i; j < nitems_batch; j++)
+				if (items[j].seg == seg)
+					items[j].seg = NULL;
+			dsm_detach(seg);
+		}
+	}
+	nitems_batch = 0;
+}
+
+/* Take and process one batch; returns the number of entries taken. */
+static int
+process_batch(void)
+{
+	int			n = 0;
+	int			i,
+				j;
+
+	while (n < BATCH_MAX)
+	{
+		int			e = se_queue_take(my_worker);
+		SeQueueEntry *qe;
+
+		if (e < 0)
+			break;
+		qe = &SeEntries[e];
+		if (qe->kind != SE_REQ_BULK)
+		{
+			current_control = e;
+			run_control(e);
+			current_control = -1;
+			continue;
+		}
+		memset(&items[n], 0, sizeof(BatchItem));
+		items[n].entry = e;
+		items[n].kind = qe->kind;
+		items[n].slot = qe->slot;
+		items[n].bytes = qe->bytes;
+		items[n].requester = qe->requester_procno;
+		/* share one mapping per DSM handle within the batch */
+		for (j = 0; j < n; j++)
+			if (items[j].seg && dsm_segment_handle(items[j].seg) == qe->handle)
+				break;
+		if (j < n)
+			items[n].seg = items[j].seg;
+		else
+			items[n].seg = dsm_attach(qe->handle);
+		if (items[n].seg)
+		{
+			items[n].hdr = (SeBulkHeader *) dsm_segment_address(items[n].seg);
+			items[n].sub = &items[n].hdr->subs[qe->sub];
+		}
+		se_queue_free_bulk_entry(e);
+		n++;
+		nitems_batch = n;
+	}
+
+	for (i = 0; i < n; i++)
+	{
+		BatchItem  *bi = &items[i];
+		SeShard    *sh = shards[bi->slot];
+
+		if (bi->seg == NULL)
+			continue;			/* requester gone */
+		if (sh == NULL)
+		{
+			fail_sub(bi->sub, bi->requester,
+					 SeSlots[bi->slot].state == SE_SLOT_FAILED ? "shard_failed_exception" : "no_shard_available_action_exception",
+					 SeSlots[bi->slot].failure[0] ? SeSlots[bi->slot].failure : "shard is not available");
+			bi->sub = NULL;
+			continue;
+		}
+		current_sub = bi->sub;
+		current_slot = bi->slot;
+		se_shard_apply_bulk(sh, bi->hdr, bi->sub, (char *) bi->hdr);
+		bi->refresh = bi->hdr->refresh != 0;
+		current_sub = NULL;
+		current_slot = -1;
+	}
+
+	/* group commit: mapping, translog fsync, refresh -- then acknowledge */
+	for (i = 0; i < n; i++)
+	{
+		SeShard    *sh = shards[items[i].slot];
+		bool		seen = false;
+
+		if (items[i].sub == NULL || sh == NULL)
+			continue;
+		for (j = 0; j < i; j++)
+			if (items[j].slot == items[i].slot && items[j].sub != NULL)
+				seen = true;
+		if (seen)
+			continue;
+		current_slot = items[i].slot;
+		se_shard_publish_mapping(sh);
+		se_shard_sync_translog(sh);
+		for (j = i; j < n; j++)
+			if (items[j].slot == items[i].slot && items[j].sub && items[j].refresh)
+			{
+				se_shard_refresh(sh);
+				break;
+			}
+		if (se_shard_translog_over_threshold(sh))
+			se_shard_flush(sh);
+		current_slot = -1;
+	}
+	for (i = 0; i < n; i++)
+		if (items[i].sub)
+			finish_sub(&items[i]);
+	release_batch(false, NULL, NULL);
+	return n;
+}
+
+/* Keep indexing memory within this worker's share of index_buffer_size. */
+static void
+enforce_buffer_bound(void)
+{
+	size_t		limit = (size_t) se_index_buffer_size_kb * 1024 / Max(1, SeShmem->nworkers);
+
+	for (;;)
+	{
+		size_t		total = 0;
+		size_t		largest = 0;
+		int			largest_slot = -1;
+		int			i;
+
+		for (i = 0; i < SeShmem->nslots; i++)
+		{
+			if (shards[i])
+			{
+				size_t		b = se_shard_buffer_bytes(shards[i]);
+
+				total += b;
+				if (b > largest)
+				{
+					largest = b;
+					largest_slot = i;
+				}
+			}
+		}
+		if (total <= limit || largest_slot < 0)
+			break;
+		current_slot = largest_slot;
+		se_shard_publish_mapping(shards[largest_slot]);
+		se_shard_refresh(shards[largest_slot]);
+		current_slot = -1;
+	}
+}
+
+void
+se_write_worker_main(Datum arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext loop_cxt;
+
+	my_worker = DatumGetInt32(arg);
+	pqsignal(SIGTERM, handle_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	SeShmem->workers[my_worker].pid = MyProcPid;
+	SeShmem->workers[my_worker].procno = MyProc->pgprocno;
+	SeShmem->workers[my_worker].generation++;
+	SeShmem->workers[my_worker].active = 0;
+	SpinLockRelease(&SeShmem->queue_mutex);
+
+	shards = MemoryContextAllocZero(TopMemoryContext, sizeof(SeShard *) * SeShmem->nslots);
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine write worker loop",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	/* After an ERROR: fail what was in flight and keep serving. */
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(loop_cxt);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		LWLockReleaseAll();
+		ConditionVariableCancelSleep();
+		release_batch(true,
+					  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
+					  edata->message);
+		if (current_control >= 0)
+			se_queue_control_done(current_control, true);
+		current_control = -1;
+		if (current_slot >= 0)
+		{
+			/* the shard's in-memory state is unknown now: fail it */
+			shards[current_slot] = NULL;
+			SeSlots[current_slot].failure_corrupted = (edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED);
+			se_slot_set_state(current_slot, SE_SLOT_FAILED, edata->message);
+		}
+		current_sub = NULL;
+		current_slot = -1;
+		MemoryContextReset(loop_cxt);
+		RESUME_INTERRUPTS();
+		/* requesters of a failed batch see SE_SUB_FAILED or time out on it */
+	}
+	PG_exception_stack = &local_sigjmp_buf;
+
+	node_bootstrap();
+
+	while (!got_sigterm)
+	{
+		long		timeout = 1000;
+		TimestampTz now;
+		int			i;
+		int			taken;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		MemoryContextSwitchTo(loop_cxt);
+		scan_slots();
+		taken = process_batch();
+		enforce_buffer_bound();
+		now = GetCurrentTimestamp();
+		for (i = 0; i < SeShmem->nslots; i++)
+		{
+			if (shards[i])
+			{
+				current_slot = i;
+				timeout = Min(timeout, se_shard_periodic(shards[i], now));
+				current_slot = -1;
+			}
+		}
+		MemoryContextReset(loop_cxt);
+		if (taken > 0)
+			continue;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+
+	/* clean shutdown: flush every shard so restart needs no replay */
+	{
+		int			i;
+
+		for (i = 0; i < SeShmem->nslots; i++)
+			if (shards[i])
+			{
+				current_slot = i;
+				se_shard_close(shards[i], false);
+				shards[i] = NULL;
+			}
+	}
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	SeShmem->workers[my_worker].pid = 0;
+	SeShmem->workers[my_worker].procno = -1;
+	SpinLockRelease(&SeShmem->queue_mutex);
+	proc_exit(0);
+}

@@ -1,0 +1,789 @@
+/*-------------------------------------------------------------------------
+ *
+ * execute.c
+ *	  query_then_fetch: the per-shard query phase, the coordinator's merge
+ *	  of shard top docs, and the fetch phase of the final page.
+ *
+ * The query phase walks each segment's scorer document-at-a-time, skips
+ * deleted docs, counts hits up to the track_total_hits threshold and keeps
+ * the best from + size docs in a bounded heap (worst on top).  Ranking is
+ * by score (descending) or by the sort keys, then by shard index and doc
+ * order, as ES breaks ties.  Once the count is settled and the heap is
+ * full, a shard stops early when no later doc can enter the heap: the
+ * weight's score upper bound is not above the heap's worst score (later
+ * docs lose ties), or the primary sort is _doc ascending.
+ *
+ * The three phases only exchange SeShardTopDocs and (shard, segment, doc)
+ * addresses, so a remote shard can run the same query phase and ship its
+ * top docs back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <math.h>
+
+#include "search/search_int.h"
+
+/* Ranking configuration shared by the shard collectors and the merge. */
+typedef struct RankCtx
+{
+	int			nkeys;			/* 0: by score */
+	SeSortKey  *keys;
+} RankCtx;
+
+typedef struct Collector
+{
+	RankCtx		rank;
+	int			ntop;
+	SeTopDoc   *slots;
+	int		   *heap;			/* slot indexes; worst-ranked on top */
+	int			hsize;
+	SeTopDoc	scratch;
+	int32		doc_base;		/* global doc of the segment's doc 0 */
+	int		   *seg_fields;		/* per key: field number in the segment */
+} Collector;
+
+static int
+cmp_value(const SeSortKey *k, const SeSortValue *a, const SeSortValue *b,
+		  float sa, float sb)
+{
+	int			c = 0;
+
+	switch (k->type)
+	{
+		case SE_KEY_SCORE:
+			c = sa < sb ? -1 : sa > sb ? 1 : 0;
+			break;
+		case SE_KEY_DOC:
+			c = a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
+			break;
+		case SE_KEY_NUMERIC:
+		case SE_KEY_BYTES:
+			/* missing values go last (or first) whatever the order */
+			if (a->missing || b->missing)
+			{
+				if (a->missing && b->missing)
+					return 0;
+				c = a->missing ? 1 : -1;
+				return k->missing == SE_MISSING_FIRST ? -c : c;
+			}
+			if (k->type == SE_KEY_NUMERIC)
+				c = a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
+			else
+			{
+				c = memcmp(a->bytes, b->bytes, Min(a->len, b->len));
+				if (c == 0)
+					c = a->len < b->len ? -1 : a->len > b->len ? 1 : 0;
+				else
+					c = c < 0 ? -1 : 1;
+			}
+			break;
+	}
+	return k->desc ? -c : c;
+}
+
+/* < 0 when a ranks before b. */
+static int
+rank_cmp(const RankCtx *r, const SeTopDoc *a, const SeTopDoc *b)
+{
+	int			i;
+
+	if (r->nkeys == 0)
+	{
+		if (a->score != b->score)
+			return a->score > b->score ? -1 : 1;
+	}
+	for (i = 0; i < r->nkeys; i++)
+	{
+		int			c = cmp_value(&r->keys[i], &a->keys[i], &b->keys[i],
+								  a->score, b->score);
+
+		if (c != 0)
+			return c;
+	}
+	if (a->shard_idx != b->shard_idx)
+		return a->shard_idx < b->shard_idx ? -1 : 1;
+	if (a->seg != b->seg)
+		return a->seg < b->seg ? -1 : 1;
+	if (a->doc != b->doc)
+		return a->doc < b->doc ? -1 : 1;
+	return 0;
+}
+
+static int
+rank_qsort_cmp(const void *a, const void *b, void *arg)
+{
+	return rank_cmp((const RankCtx *) arg, (const SeTopDoc *) a,
+					(const SeTopDoc *) b);
+}
+
+/* ---------------------------------------------------------------------
+ * Sort keys
+ * ---------------------------------------------------------------------
+ */
+static bool
+resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
+				  SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < req->nsort; i++)
+	{
+		SeSortSpec *s = &req->sort[i];
+		SeSortKey  *k = &keys[i];
+		const SeMappedField *f;
+
+		memset(k, 0, sizeof(*k));
+		k->desc = s->desc;
+		k->missing = s->missing;
+		k->field = s->field;
+		if (s->kind == SE_SORT_SCORE)
+		{
+			k->type = SE_KEY_SCORE;
+			continue;
+		}
+		if (s->kind == SE_SORT_DOC)
+		{
+			k->type = SE_KEY_DOC;
+			continue;
+		}
+		f = shard->mapping ? se_mapping_find(shard->mapping, s->field) : NULL;
+		if (f == NULL || f->type == SE_FT_OBJECT)
+		{
+			if (s->unmapped_type == NULL)
+			{
+				se_error_set(err, 400, "query_shard_exception",
+							 "No mapping found for [%s] in order to sort on",
+							 s->field);
+				return false;
+			}
+			k->type = strcmp(s->unmapped_type, "keyword") == 0 ||
+				strcmp(s->unmapped_type, "text") == 0 ? SE_KEY_BYTES : SE_KEY_NUMERIC;
+			k->ftype = k->type == SE_KEY_BYTES ? SE_FT_KEYWORD : SE_FT_LONG;
+			k->mfield = NULL;
+			if (k->missing == SE_MISSING_VALUE)
+				k->missing = SE_MISSING_LAST;
+			continue;
+		}
+		if (f->type == SE_FT_TEXT)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
+						 f->path, shard->index ? shard->index : "", f->path);
+			return false;
+		}
+		if (!f->doc_values)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
+						 f->path, se_field_type_name(f->type));
+			return false;
+		}
+		k->mfield = f;
+		k->ftype = f->type;
+		k->type = f->type == SE_FT_KEYWORD ? SE_KEY_BYTES : SE_KEY_NUMERIC;
+		k->use_max = s->mode == SE_SORT_MODE_MAX ||
+			(s->mode == SE_SORT_MODE_DEFAULT && s->desc);
+		if (s->missing == SE_MISSING_VALUE)
+		{
+			if (k->type == SE_KEY_BYTES)
+			{
+				const SeJson *v = s->missing_value;
+
+				if (v->type == SE_JSON_STRING)
+				{
+					k->missing_bytes = pnstrdup(v->u.s.str, v->u.s.len);
+					k->missing_len = v->u.s.len;
+				}
+				else if (v->type == SE_JSON_NUMBER)
+				{
+					k->missing_bytes = pnstrdup(v->u.n.text, v->u.n.len);
+					k->missing_len = v->u.n.len;
+				}
+				else
+				{
+					k->missing_bytes = pstrdup(v->type == SE_JSON_TRUE ? "true" : "false");
+					k->missing_len = strlen(k->missing_bytes);
+				}
+			}
+			else
+			{
+				SeError		lerr;
+
+				se_error_init(&lerr);
+				if (!se_field_sortable_value(f, s->missing_value, &k->missing_num, &lerr))
+				{
+					se_error_set(err, 400, "query_shard_exception",
+								 "failed to parse sort missing value for [%s]: %s",
+								 f->path, lerr.reason ? lerr.reason : "invalid value");
+					return false;
+				}
+			}
+		}
+	}
+	return true;
+}
+
+/* Fill c->scratch's keys for doc of reader r. */
+static void
+fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
+{
+	int			i;
+
+	for (i = 0; i < c->rank.nkeys; i++)
+	{
+		const SeSortKey *k = &c->rank.keys[i];
+		SeSortValue *v = &c->scratch.keys[i];
+		int			f = c->seg_fields[i];
+
+		v->missing = false;
+		switch (k->type)
+		{
+			case SE_KEY_SCORE:
+				break;
+			case SE_KEY_DOC:
+				v->num = (int64) c->doc_base + doc;
+				break;
+			case SE_KEY_NUMERIC:
+				{
+					const int64 *vals;
+					int			n = f < 0 ? 0 : se_segment_numeric_values(r, f, doc, &vals);
+
+					if (n > 0)
+						v->num = k->use_max ? vals[n - 1] : vals[0];
+					else if (k->missing == SE_MISSING_VALUE)
+						v->num = k->missing_num;
+					else
+						v->missing = true;
+				}
+				break;
+			case SE_KEY_BYTES:
+				{
+					int			n = f < 0 ? 0 : se_segment_sorted_count(r, f, doc);
+					const char *b = NULL;
+					int			len = 0;
+
+					if (n > 0)
+						b = se_segment_sorted_value(r, f, doc, k->use_max ? n - 1 : 0, &len);
+					if (b != NULL)
+					{
+						v->bytes = (char *) b;
+						v->len = len;
+					}
+					else if (k->missing == SE_MISSING_VALUE)
+					{
+						v->bytes = k->missing_bytes;
+						v->len = k->missing_len;
+					}
+					else
+						v->missing = true;
+				}
+				break;
+		}
+	}
+}
+
+/* Copy the scratch candidate into a heap slot (owning its key bytes). */
+static void
+store_slot(Collector *c, SeTopDoc *slot)
+{
+	int			i;
+
+	slot->score = c->scratch.score;
+	slot->shard_idx = c->scratch.shard_idx;
+	slot->seg = c->scratch.seg;
+	slot->doc = c->scratch.doc;
+	for (i = 0; i < c->rank.nkeys; i++)
+	{
+		SeSortValue *dst = &slot->keys[i];
+		const SeSortValue *src = &c->scratch.keys[i];
+
+		dst->missing = src->missing;
+		dst->num = src->num;
+		dst->score = c->scratch.score;
+		if (c->rank.keys[i].type == SE_KEY_BYTES && !src->missing)
+		{
+			if (dst->cap < src->len + 1)
+			{
+				int			cap = Max(src->len + 1, 16);
+
+				dst->bytes = dst->cap ? repalloc(dst->bytes, cap) : palloc(cap);
+				dst->cap = cap;
+			}
+			memcpy(dst->bytes, src->bytes, src->len);
+			dst->bytes[src->len] = '\0';
+			dst->len = src->len;
+		}
+	}
+}
+
+static void
+heap_sift_up(Collector *c, int i)
+{
+	int			node = c->heap[i];
+
+	while (i > 0)
+	{
+		int			parent = (i - 1) / 2;
+
+		if (rank_cmp(&c->rank, &c->slots[c->heap[parent]], &c->slots[node]) >= 0)
+			break;
+		c->heap[i] = c->heap[parent];
+		i = parent;
+	}
+	c->heap[i] = node;
+}
+
+static void
+heap_sift_down(Collector *c, int i)
+{
+	int			node = c->heap[i];
+
+	for (;;)
+	{
+		int			l = 2 * i + 1;
+		int			r = l + 1;
+		int			m;
+
+		if (l >= c->hsize)
+			break;
+		m = l;
+		if (r < c->hsize &&
+			rank_cmp(&c->rank, &c->slots[c->heap[r]], &c->slots[c->heap[l]]) > 0)
+			m = r;
+		if (rank_cmp(&c->rank, &c->slots[c->heap[m]], &c->slots[node]) <= 0)
+			break;
+		c->heap[i] = c->heap[m];
+		i = m;
+	}
+	c->heap[i] = node;
+}
+
+/* Offer the scratch candidate to the heap. */
+static void
+collect(Collector *c)
+{
+	if (c->hsize < c->ntop)
+	{
+		int			slot = c->hsize;
+
+		store_slot(c, &c->slots[slot]);
+		c->heap[c->hsize++] = slot;
+		heap_sift_up(c, c->hsize - 1);
+	}
+	else if (rank_cmp(&c->rank, &c->scratch, &c->slots[c->heap[0]]) < 0)
+	{
+		store_slot(c, &c->slots[c->heap[0]]);
+		heap_sift_down(c, 0);
+	}
+}
+
+static void
+collector_init(Collector *c, int ntop, int nkeys, SeSortKey *keys)
+{
+	int			i;
+
+	memset(c, 0, sizeof(*c));
+	c->rank.nkeys = nkeys;
+	c->rank.keys = keys;
+	c->ntop = ntop;
+	c->slots = palloc0(sizeof(SeTopDoc) * Max(1, ntop));
+	c->heap = palloc(sizeof(int) * Max(1, ntop));
+	c->seg_fields = palloc(sizeof(int) * Max(1, nkeys));
+	c->scratch.keys = palloc0(sizeof(SeSortValue) * Max(1, nkeys));
+	if (nkeys > 0)
+		for (i = 0; i < ntop; i++)
+			c->slots[i].keys = palloc0(sizeof(SeSortValue) * nkeys);
+}
+
+/* ---------------------------------------------------------------------
+ * Query phase
+ * ---------------------------------------------------------------------
+ */
+static bool
+sort_has_score(const SeSearchRequest *req)
+{
+	int			i;
+
+	for (i = 0; i < req->nsort; i++)
+		if (req->sort[i].kind == SE_SORT_SCORE)
+			return true;
+	return false;
+}
+
+bool
+se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
+					  int shard_idx, int ntop, bool count_only,
+					  SeShardTopDocs *out, SeError *err)
+{
+	bool		need_scores;
+	bool		track_max;
+	SeWeight   *w;
+	SeSortKey  *keys = NULL;
+	int			nkeys = count_only ? 0 : req->nsort;
+	Collector	c;
+	int64		threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
+	int64		total = 0;
+	float		max_score = NAN;
+	bool		stopped = false;
+	bool		doc_first = nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
+		!req->sort[0].desc;
+	int32		doc_base = 0;
+	int			s,
+				i;
+
+	memset(out, 0, sizeof(*out));
+	out->shard_idx = shard_idx;
+	out->max_score = NAN;
+	se_error_init(&out->error);
+	if (count_only)
+		ntop = 0;
+
+	need_scores = req->has_min_score ||
+		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req)));
+	/* max_score is reported with relevance order, or with track_scores */
+	track_max = need_scores && ntop > 0 && (req->nsort == 0 || req->track_scores);
+
+	w = se_weight_build(req->query, shard, need_scores, err);
+	if (w == NULL)
+		return false;
+	if (nkeys > 0 && ntop > 0)
+	{
+		keys = palloc0(sizeof(SeSortKey) * nkeys);
+		if (!resolve_sort_keys(req, shard, keys, err))
+			return false;
+	}
+	else
+		nkeys = 0;
+	collector_init(&c, ntop, nkeys, keys);
+	c.scratch.shard_idx = shard_idx;
+
+	for (s = 0; s < shard->nsegments && !stopped; s++)
+	{
+		SeSegmentReader *r = shard->segments[s];
+		const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
+		SeSegmentCtx seg;
+		SeScorer   *scorer;
+		int32		doc;
+		const SeError *serr;
+
+		seg.reader = r;
+		seg.ord = s;
+		seg.max_doc = (int32) se_segment_max_doc(r);
+		c.doc_base = doc_base;
+		doc_base += seg.max_doc;
+		scorer = se_scorer_create(w, &seg);
+		if (scorer != NULL)
+		{
+			for (i = 0; i < nkeys; i++)
+				c.seg_fields[i] = keys[i].type == SE_KEY_NUMERIC || keys[i].type == SE_KEY_BYTES ?
+					(keys[i].mfield ? se_segment_field(r, keys[i].mfield->path) : -1) : -1;
+			c.scratch.seg = s;
+			while ((doc = scorer->next(scorer)) != SE_NO_MORE_DOCS)
+			{
+				float		score = NAN;
+
+				if (doc < 0 || doc >= seg.max_doc)
+					break;		/* corrupt postings; reported below */
+				if (!se_livedocs_get(live, doc))
+					continue;
+				if (need_scores)
+				{
+					score = scorer->score(scorer);
+					if (req->has_min_score && !(score >= req->min_score))
+						continue;
+				}
+				total++;
+				if (track_max && (isnan(max_score) || score > max_score))
+					max_score = score;
+				if (ntop > 0)
+				{
+					c.scratch.score = score;
+					c.scratch.doc = doc;
+					if (nkeys > 0)
+						fill_keys(&c, r, doc);
+					collect(&c);
+				}
+
+				/* stop once neither the count nor the page can change */
+				if ((threshold == SE_TRACK_TOTAL_DISABLED || total > threshold) &&
+					c.hsize == ntop)
+				{
+					if (ntop == 0 && !track_max)
+						stopped = true;
+					else if (ntop > 0 && nkeys == 0 && need_scores &&
+							 c.slots[c.heap[0]].score >= w->max_score)
+						stopped = true;
+					else if (ntop > 0 && doc_first)
+						stopped = true;
+					if (stopped)
+						break;
+				}
+			}
+			se_scorer_free(scorer);
+		}
+		serr = se_segment_error(r);
+		if (serr != NULL && se_error_is_set(serr))
+		{
+			out->failed = true;
+			se_error_set(&out->error, serr->status ? serr->status : 500,
+						 serr->type, "%s", serr->reason ? serr->reason : "corrupted segment");
+			return true;
+		}
+	}
+
+	out->total = total;
+	out->total_is_lower_bound = stopped && threshold != SE_TRACK_TOTAL_DISABLED &&
+		threshold != SE_TRACK_TOTAL_ACCURATE;
+	out->max_score = max_score;
+	out->ndocs = c.hsize;
+	out->docs = palloc(sizeof(SeTopDoc) * Max(1, c.hsize));
+	for (i = 0; i < c.hsize; i++)
+		out->docs[i] = c.slots[c.heap[i]];
+	if (c.hsize > 1)
+		qsort_arg(out->docs, c.hsize, sizeof(SeTopDoc), rank_qsort_cmp, &c.rank);
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Fetch phase helpers
+ * ---------------------------------------------------------------------
+ */
+static void
+write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
+				  StringInfo out)
+{
+	int			i;
+
+	appendStringInfoChar(out, '[');
+	for (i = 0; i < nkeys; i++)
+	{
+		const SeSortKey *k = &keys[i];
+		const SeSortValue *v = &d->keys[i];
+
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		switch (k->type)
+		{
+			case SE_KEY_SCORE:
+				se_search_write_float(out, d->score);
+				break;
+			case SE_KEY_DOC:
+				appendStringInfo(out, INT64_FORMAT, v->num);
+				break;
+			case SE_KEY_BYTES:
+				if (v->missing)
+					appendStringInfoString(out, "null");
+				else
+					se_json_write_string(out, v->bytes, v->len);
+				break;
+			case SE_KEY_NUMERIC:
+				{
+					bool		is_float = k->ftype == SE_FT_DOUBLE || k->ftype == SE_FT_FLOAT;
+
+					if (v->missing)
+					{
+						/* ES substitutes the extreme value of the order */
+						bool		high = (k->missing == SE_MISSING_LAST) != k->desc;
+
+						if (is_float)
+							appendStringInfoString(out, high ? "\"Infinity\"" : "\"-Infinity\"");
+						else
+							appendStringInfo(out, INT64_FORMAT,
+											 high ? PG_INT64_MAX : PG_INT64_MIN);
+					}
+					else if (is_float && k->mfield != NULL)
+						se_field_write_sortable(k->mfield, v->num, out);
+					else
+						appendStringInfo(out, INT64_FORMAT, v->num);
+				}
+				break;
+		}
+	}
+	appendStringInfoChar(out, ']');
+}
+
+static bool
+fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
+		  bool scores, const SeSortKey *keys, SeHit *hit, SeError *err)
+{
+	SeSegmentReader *r = shard->segments[d->seg];
+	const char *id;
+	int			idlen = 0;
+
+	memset(hit, 0, sizeof(*hit));
+	hit->shard_idx = d->shard_idx;
+	hit->segment = d->seg;
+	hit->doc = d->doc;
+	hit->score = scores ? d->score : NAN;
+	id = se_segment_doc_id(r, d->doc, &idlen);
+	hit->id = id ? pnstrdup(id, idlen) : pstrdup("");
+	initStringInfo(&hit->source);
+	if (req->source.fetch)
+	{
+		StringInfoData raw;
+
+		initStringInfo(&raw);
+		if (!se_segment_source(r, d->doc, &raw))
+		{
+			const SeError *serr = se_segment_error(r);
+
+			se_error_set(err, 500, serr && serr->type ? serr->type : "index_corrupted_exception",
+						 "%s", serr && serr->reason ? serr->reason : "failed to read _source");
+			return false;
+		}
+		if (se_source_filter_active(&req->source))
+		{
+			if (!se_source_filter_apply(&req->source, raw.data, raw.len,
+										&hit->source, err))
+				return false;
+			pfree(raw.data);
+		}
+		else
+		{
+			pfree(hit->source.data);
+			hit->source = raw;
+		}
+		hit->has_source = true;
+	}
+	if (req->nsort > 0)
+	{
+		StringInfoData sj;
+
+		initStringInfo(&sj);
+		write_sort_values(d, keys, req->nsort, &sj);
+		hit->sort_json = sj.data;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Entry points
+ * ---------------------------------------------------------------------
+ */
+SeSearchResult *
+se_search_run(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+			  SeError *err)
+{
+	SeSearchResult *res;
+	SeShardTopDocs *tops;
+	int			ntop;
+	int			nall = 0;
+	SeTopDoc   *all;
+	RankCtx		rank;
+	SeSortKey  *keys = NULL;
+	bool		scores;
+	bool		lower_bound = false;
+	int64		total = 0;
+	float		max_score = NAN;
+	int			nok = 0;
+	int			first_failed = -1;
+	int			i,
+				j;
+
+	if (!se_search_check_window(req, err))
+		return NULL;
+	ntop = req->from + req->size;
+	tops = palloc0(sizeof(SeShardTopDocs) * Max(1, nshards));
+	for (i = 0; i < nshards; i++)
+	{
+		if (!se_search_query_shard(req, &shards[i], i, ntop, false, &tops[i], err))
+			return NULL;
+		if (tops[i].failed)
+		{
+			if (first_failed < 0)
+				first_failed = i;
+			continue;
+		}
+		nok++;
+		nall += tops[i].ndocs;
+		total += tops[i].total;
+		lower_bound |= tops[i].total_is_lower_bound;
+		if (!isnan(tops[i].max_score) &&
+			(isnan(max_score) || tops[i].max_score > max_score))
+			max_score = tops[i].max_score;
+	}
+	if (nshards > 0 && nok == 0)
+	{
+		SeError    *e = &tops[first_failed].error;
+
+		se_error_set(err, e->status, e->type, "%s", e->reason);
+		return NULL;
+	}
+
+	/* keys for the merge and sort values: any shard's resolution will do */
+	if (req->nsort > 0 && ntop > 0)
+	{
+		for (i = 0; i < nshards; i++)
+			if (!tops[i].failed)
+			{
+				keys = palloc0(sizeof(SeSortKey) * req->nsort);
+				if (!resolve_sort_keys(req, &shards[i], keys, err))
+					return NULL;
+				break;
+			}
+	}
+	rank.nkeys = keys ? req->nsort : 0;
+	rank.keys = keys;
+	all = palloc(sizeof(SeTopDoc) * Max(1, nall));
+	nall = 0;
+	for (i = 0; i < nshards; i++)
+		if (!tops[i].failed)
+			for (j = 0; j < tops[i].ndocs; j++)
+				all[nall++] = tops[i].docs[j];
+	if (nall > 1)
+		qsort_arg(all, nall, sizeof(SeTopDoc), rank_qsort_cmp, &rank);
+
+	res = palloc0(sizeof(SeSearchResult));
+	res->shards_total = nshards;
+	res->shards_successful = nok;
+	res->shards_failed = nshards - nok;
+	res->track_total = req->track_total_hits != SE_TRACK_TOTAL_DISABLED;
+	res->total = total;
+	if (res->track_total && req->track_total_hits != SE_TRACK_TOTAL_ACCURATE &&
+		(lower_bound || total > req->track_total_hits))
+	{
+		res->total = req->track_total_hits;
+		res->total_is_lower_bound = true;
+	}
+	scores = req->nsort == 0 || req->track_scores || sort_has_score(req);
+	res->max_score = max_score;
+
+	res->nhits = Max(0, Min(nall - req->from, req->size));
+	res->hits = palloc0(sizeof(SeHit) * Max(1, res->nhits));
+	for (i = 0; i < res->nhits; i++)
+	{
+		const SeTopDoc *d = &all[req->from + i];
+
+		if (!fetch_hit(req, &shards[d->shard_idx], d, scores, keys,
+					   &res->hits[i], err))
+			return NULL;
+	}
+	return res;
+}
+
+bool
+se_search_count(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+				int64 *count, SeError *err)
+{
+	int64		total = 0;
+	int			i;
+
+	for (i = 0; i < nshards; i++)
+	{
+		SeShardTopDocs top;
+
+		if (!se_search_query_shard(req, &shards[i], i, 0, true, &top, err))
+			return false;
+		if (top.failed)
+		{
+			se_error_set(err, top.error.status, top.error.type, "%s",
+						 top.error.reason);
+			return false;
+		}
+		total += top.total;
+	}
+	*count = total;
+	return true;
+}

@@ -1,0 +1,512 @@
+/*-------------------------------------------------------------------------
+ *
+ * request.c
+ *	  Parse an ES search body: query, from/size, sort, _source,
+ *	  track_total_hits, track_scores, min_score.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <math.h>
+
+#include "search/search_int.h"
+
+static const char *
+token_name(const SeJson *v)
+{
+	switch (v->type)
+	{
+		case SE_JSON_OBJECT:
+			return "START_OBJECT";
+		case SE_JSON_ARRAY:
+			return "START_ARRAY";
+		case SE_JSON_STRING:
+			return "VALUE_STRING";
+		case SE_JSON_NUMBER:
+			return "VALUE_NUMBER";
+		case SE_JSON_TRUE:
+		case SE_JSON_FALSE:
+			return "VALUE_BOOLEAN";
+		case SE_JSON_NULL:
+			return "VALUE_NULL";
+	}
+	return "VALUE";
+}
+
+static SeSearchRequest *
+new_request(void)
+{
+	SeSearchRequest *req = palloc0(sizeof(SeSearchRequest));
+
+	req->from = 0;
+	req->size = 10;
+	req->max_result_window = 10000;
+	req->track_total_hits = SE_TRACK_TOTAL_HITS_DEFAULT;
+	req->source.fetch = true;
+	return req;
+}
+
+/* An integer parameter given as a JSON number or numeric string. */
+static bool
+parse_int(const char *key, const SeJson *v, int64 *out, SeError *err)
+{
+	double		d;
+	char	   *end;
+
+	if (v->type == SE_JSON_NUMBER && v->u.n.is_int)
+	{
+		*out = v->u.n.i;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING && v->u.s.len > 0)
+	{
+		d = strtod(v->u.s.str, &end);
+		if (*end == '\0' && d == floor(d) && d > -1e15 && d < 1e15)
+		{
+			*out = (int64) d;
+			return true;
+		}
+	}
+	se_error_set(err, 400, "x_content_parse_exception",
+				 "[%s] failed to parse field [%s]: expected an integer", key, key);
+	return false;
+}
+
+static bool
+parse_size_param(const char *key, const SeJson *v, int *out, SeError *err)
+{
+	int64		n;
+
+	if (!parse_int(key, v, &n, err))
+		return false;
+	if (n < 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[%s] parameter cannot be negative, found [" INT64_FORMAT "]",
+					 key, n);
+		return false;
+	}
+	if (n > PG_INT32_MAX)
+		n = PG_INT32_MAX;
+	*out = (int) n;
+	return true;
+}
+
+static char **
+string_list(const SeJson *v, int *n, const char *key, SeError *err)
+{
+	char	  **out;
+	int			i;
+
+	if (v->type == SE_JSON_STRING)
+	{
+		out = palloc(sizeof(char *));
+		out[0] = pstrdup(v->u.s.str);
+		*n = 1;
+		return out;
+	}
+	if (v->type != SE_JSON_ARRAY)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Unknown key for a %s in [%s].", token_name(v), key);
+		return NULL;
+	}
+	out = palloc(sizeof(char *) * (v->u.a.count + 1));
+	for (i = 0; i < v->u.a.count; i++)
+	{
+		if (v->u.a.items[i]->type != SE_JSON_STRING)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "Unknown key for a %s in [%s].",
+						 token_name(v->u.a.items[i]), key);
+			return NULL;
+		}
+		out[i] = pstrdup(v->u.a.items[i]->u.s.str);
+	}
+	*n = v->u.a.count;
+	return out;
+}
+
+/* _source: true | false | "f" | ["a","b*"] | {"includes":..,"excludes":..} */
+static bool
+parse_source(const SeJson *v, SeSourceFilter *f, SeError *err)
+{
+	int			i;
+
+	memset(f, 0, sizeof(*f));
+	f->fetch = true;
+	switch (v->type)
+	{
+		case SE_JSON_TRUE:
+			return true;
+		case SE_JSON_FALSE:
+			f->fetch = false;
+			return true;
+		case SE_JSON_STRING:
+		case SE_JSON_ARRAY:
+			f->include = string_list(v, &f->ninclude, "_source", err);
+			return f->include != NULL;
+		case SE_JSON_OBJECT:
+			for (i = 0; i < v->u.o.count; i++)
+			{
+				const char *k = v->u.o.members[i].key;
+				const SeJson *iv = v->u.o.members[i].value;
+
+				if (strcmp(k, "includes") == 0 || strcmp(k, "include") == 0)
+				{
+					f->include = string_list(iv, &f->ninclude, k, err);
+					if (f->include == NULL)
+						return false;
+				}
+				else if (strcmp(k, "excludes") == 0 || strcmp(k, "exclude") == 0)
+				{
+					f->exclude = string_list(iv, &f->nexclude, k, err);
+					if (f->exclude == NULL)
+						return false;
+				}
+				else
+				{
+					se_error_set(err, 400, "parsing_exception",
+								 "Unknown key for a %s in [%s].", token_name(iv), k);
+					return false;
+				}
+			}
+			return true;
+		default:
+			break;
+	}
+	se_error_set(err, 400, "parsing_exception",
+				 "Unknown key for a %s in [_source].", token_name(v));
+	return false;
+}
+
+static bool
+parse_order(const SeJson *v, bool *desc, SeError *err)
+{
+	if (v->type == SE_JSON_STRING)
+	{
+		if (pg_strcasecmp(v->u.s.str, "asc") == 0)
+		{
+			*desc = false;
+			return true;
+		}
+		if (pg_strcasecmp(v->u.s.str, "desc") == 0)
+		{
+			*desc = true;
+			return true;
+		}
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "Unknown SortOrder [%s]",
+				 v->type == SE_JSON_STRING ? v->u.s.str : token_name(v));
+	return false;
+}
+
+static void
+init_sort_spec(SeSortSpec *s, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	if (strcmp(name, "_score") == 0)
+	{
+		s->kind = SE_SORT_SCORE;
+		s->desc = true;
+	}
+	else if (strcmp(name, "_doc") == 0)
+		s->kind = SE_SORT_DOC;
+	else
+	{
+		s->kind = SE_SORT_FIELD;
+		s->field = pstrdup(name);
+	}
+	s->missing = SE_MISSING_LAST;
+	s->mode = SE_SORT_MODE_DEFAULT;
+}
+
+/* {"field": "desc"} or {"field": {"order":..,"missing":..,"mode":..}} */
+static bool
+parse_sort_object(const SeJson *v, SeSortSpec *s, SeError *err)
+{
+	const SeJsonMember *m;
+	int			i;
+
+	if (v->u.o.count != 1)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[sort] expects exactly one field per sort object, found [%d]",
+					 v->u.o.count);
+		return false;
+	}
+	m = &v->u.o.members[0];
+	init_sort_spec(s, m->key);
+	if (m->value->type == SE_JSON_STRING)
+		return parse_order(m->value, &s->desc, err);
+	if (m->value->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[sort] unexpected token [%s] for [%s]",
+					 token_name(m->value), m->key);
+		return false;
+	}
+	for (i = 0; i < m->value->u.o.count; i++)
+	{
+		const char *k = m->value->u.o.members[i].key;
+		const SeJson *ov = m->value->u.o.members[i].value;
+
+		if (strcmp(k, "order") == 0)
+		{
+			if (!parse_order(ov, &s->desc, err))
+				return false;
+		}
+		else if (strcmp(k, "missing") == 0 && s->kind == SE_SORT_FIELD)
+		{
+			if (ov->type == SE_JSON_STRING && strcmp(ov->u.s.str, "_last") == 0)
+				s->missing = SE_MISSING_LAST;
+			else if (ov->type == SE_JSON_STRING && strcmp(ov->u.s.str, "_first") == 0)
+				s->missing = SE_MISSING_FIRST;
+			else if (ov->type == SE_JSON_STRING || ov->type == SE_JSON_NUMBER ||
+					 ov->type == SE_JSON_TRUE || ov->type == SE_JSON_FALSE)
+			{
+				s->missing = SE_MISSING_VALUE;
+				s->missing_value = ov;
+			}
+			else if (ov->type != SE_JSON_NULL)
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[field_sort] missing doesn't support values of type: %s",
+							 token_name(ov));
+				return false;
+			}
+		}
+		else if (strcmp(k, "mode") == 0 && s->kind == SE_SORT_FIELD)
+		{
+			if (ov->type == SE_JSON_STRING && strcmp(ov->u.s.str, "min") == 0)
+				s->mode = SE_SORT_MODE_MIN;
+			else if (ov->type == SE_JSON_STRING && strcmp(ov->u.s.str, "max") == 0)
+				s->mode = SE_SORT_MODE_MAX;
+			else
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Unsupported sort mode [%s]: only [min] and [max] are supported",
+							 ov->type == SE_JSON_STRING ? ov->u.s.str : token_name(ov));
+				return false;
+			}
+		}
+		else if (strcmp(k, "unmapped_type") == 0 && s->kind == SE_SORT_FIELD)
+		{
+			if (ov->type != SE_JSON_STRING)
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[field_sort] unmapped_type doesn't support values of type: %s",
+							 token_name(ov));
+				return false;
+			}
+			s->unmapped_type = pstrdup(ov->u.s.str);
+		}
+		else if (strcmp(k, "numeric_type") == 0 || strcmp(k, "format") == 0)
+			 /* accepted: values are reported in the field's own type */ ;
+		else
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[%s] unknown field [%s]",
+						 s->kind == SE_SORT_FIELD ? "field_sort" :
+						 s->kind == SE_SORT_SCORE ? "_score" : "_doc", k);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool
+parse_sort(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	const SeJson *const *items;
+	const SeJson *one[1];
+	int			n,
+				i;
+
+	if (v->type == SE_JSON_ARRAY)
+	{
+		items = (const SeJson *const *) v->u.a.items;
+		n = v->u.a.count;
+	}
+	else
+	{
+		one[0] = v;
+		items = one;
+		n = 1;
+	}
+	req->sort = palloc0(sizeof(SeSortSpec) * (n + 1));
+	req->nsort = 0;
+	for (i = 0; i < n; i++)
+	{
+		SeSortSpec *s = &req->sort[req->nsort];
+
+		if (items[i]->type == SE_JSON_STRING)
+			init_sort_spec(s, items[i]->u.s.str);
+		else if (items[i]->type == SE_JSON_OBJECT)
+		{
+			if (!parse_sort_object(items[i], s, err))
+				return false;
+		}
+		else
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[sort] unexpected token [%s]", token_name(items[i]));
+			return false;
+		}
+		req->nsort++;
+	}
+
+	/* a lone "_score" desc is the default relevance order: no sort values */
+	if (req->nsort == 1 && req->sort[0].kind == SE_SORT_SCORE && req->sort[0].desc)
+		req->nsort = 0;
+	return true;
+}
+
+static bool
+parse_track_total_hits(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int64		n;
+
+	if (v->type == SE_JSON_TRUE)
+		req->track_total_hits = SE_TRACK_TOTAL_ACCURATE;
+	else if (v->type == SE_JSON_FALSE)
+		req->track_total_hits = SE_TRACK_TOTAL_DISABLED;
+	else
+	{
+		if (!parse_int("track_total_hits", v, &n, err))
+			return false;
+		if (n < -1)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[track_total_hits] parameter must be positive or equals to -1, got " INT64_FORMAT,
+						 n);
+			return false;
+		}
+		req->track_total_hits = n == -1 ? SE_TRACK_TOTAL_DISABLED : n;
+	}
+	return true;
+}
+
+bool
+se_search_check_window(const SeSearchRequest *req, SeError *err)
+{
+	int64		window = (int64) req->from + req->size;
+
+	if (window > req->max_result_window)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Result window is too large, from + size must be less than or equal to: [%d] but was [" INT64_FORMAT "]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.",
+					 req->max_result_window, window);
+		return false;
+	}
+	return true;
+}
+
+SeSearchRequest *
+se_search_parse(const SeJson *body, int max_result_window, SeError *err)
+{
+	SeSearchRequest *req = new_request();
+	int			i;
+
+	if (max_result_window > 0)
+		req->max_result_window = max_result_window;
+	if (body == NULL || body->type == SE_JSON_NULL)
+		return req;
+	if (body->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Expected [START_OBJECT] but found [%s]", token_name(body));
+		return NULL;
+	}
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *v = body->u.o.members[i].value;
+		bool		ok = true;
+
+		if (strcmp(k, "query") == 0)
+		{
+			req->query = se_query_parse(v, 0, err);
+			ok = req->query != NULL;
+		}
+		else if (strcmp(k, "from") == 0)
+			ok = parse_size_param("from", v, &req->from, err);
+		else if (strcmp(k, "size") == 0)
+			ok = parse_size_param("size", v, &req->size, err);
+		else if (strcmp(k, "sort") == 0)
+			ok = parse_sort(v, req, err);
+		else if (strcmp(k, "_source") == 0)
+			ok = parse_source(v, &req->source, err);
+		else if (strcmp(k, "track_total_hits") == 0)
+			ok = parse_track_total_hits(v, req, err);
+		else if (strcmp(k, "track_scores") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			req->track_scores = v->type == SE_JSON_TRUE;
+		else if (strcmp(k, "min_score") == 0 && v->type == SE_JSON_NUMBER)
+		{
+			req->has_min_score = true;
+			req->min_score = (float) v->u.n.d;
+		}
+		else if (strcmp(k, "timeout") == 0 && v->type == SE_JSON_STRING)
+			 /* searches here are not time-sliced; accepted */ ;
+		else
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "Unknown key for a %s in [%s].", token_name(v), k);
+			ok = false;
+		}
+		if (!ok)
+			return NULL;
+	}
+	if (!se_search_check_window(req, err))
+		return NULL;
+	return req;
+}
+
+void
+se_search_set_from_size(SeSearchRequest *req, int from, int size)
+{
+	if (from >= 0)
+		req->from = from;
+	if (size >= 0)
+		req->size = size;
+}
+
+SeSearchRequest *
+se_search_parse_count(const SeJson *body, SeError *err)
+{
+	SeSearchRequest *req = new_request();
+	int			i;
+
+	req->size = 0;
+	req->track_total_hits = SE_TRACK_TOTAL_ACCURATE;
+	req->source.fetch = false;
+	if (body == NULL || body->type == SE_JSON_NULL)
+		return req;
+	if (body->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Expected [START_OBJECT] but found [%s]", token_name(body));
+		return NULL;
+	}
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+
+		if (strcmp(k, "query") == 0)
+		{
+			req->query = se_query_parse(body->u.o.members[i].value, 0, err);
+			if (req->query == NULL)
+				return NULL;
+		}
+		else
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "request does not support [%s]", k);
+			return NULL;
+		}
+	}
+	return req;
+}

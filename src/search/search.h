@@ -1,0 +1,102 @@
+/*-------------------------------------------------------------------------
+ *
+ * search.h
+ *	  Search: ES query DSL -> query tree -> per-segment scorers -> top-k
+ *	  collection -> fetch (pure; no catalog, no shared memory).
+ *
+ * Execution follows ES's query_then_fetch: the query phase runs per shard
+ * with that shard's term statistics (BM25 exactly as Lucene's
+ * BM25Similarity: k1 = 1.2, b = 0.75, float32 arithmetic, SmallFloat norms)
+ * and returns the shard's top (from + size) docs and hit count; the
+ * coordinator merges the shards' top docs; the fetch phase loads _id and
+ * _source of the final page.  Shards here are in-process snapshots; the
+ * same three steps will later run on remote shards through the transport.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_SEARCH_H
+#define SE_SEARCH_H
+
+#include "util/se_common.h"
+#include "util/json.h"
+#include "index/segment.h"
+#include "mapping/mapping.h"
+
+/* A point-in-time view of one shard: its refreshed segments. */
+typedef struct SeSearchShard
+{
+	const char *index;			/* index name, for _index */
+	int			shard;			/* shard number */
+	const SeMapping *mapping;	/* mapping of the index */
+	int			nsegments;
+	SeSegmentReader **segments;
+	const uint64 **live_docs;	/* per segment; NULL entry = all live */
+} SeSearchShard;
+
+typedef struct SeSearchRequest SeSearchRequest;	/* opaque */
+
+/*
+ * Parse an ES search body ({"query":..,"from":..,"size":..,"sort":..,
+ * "_source":..,"track_total_hits":..}); body may be NULL (match_all).
+ * Errors as ES: unknown query type -> 400 "parsing_exception" ("unknown
+ * query [foo]"), malformed query -> 400 "parsing_exception" /
+ * "x_content_parse_exception" naming the query and the bad part, unknown
+ * top-level key -> 400 "parsing_exception", from + size > max_result_window
+ * -> 400 "illegal_argument_exception" (ES's "Result window is too large..."
+ * message).
+ */
+extern SeSearchRequest *se_search_parse(const SeJson *body,
+										int max_result_window, SeError *err);
+
+/* Overrides from URL parameters (size, from); negative = unchanged. */
+extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
+
+/* Count-only request for _count bodies ({"query":..}). */
+extern SeSearchRequest *se_search_parse_count(const SeJson *body, SeError *err);
+
+typedef struct SeHit
+{
+	int			shard_idx;		/* index into the shards array */
+	int			segment;		/* index into that shard's segments */
+	int32		doc;
+	float		score;			/* NaN when not scored (sort without _score) */
+	char	   *id;
+	char	   *sort_json;		/* JSON array of sort values, or NULL */
+	StringInfoData source;		/* filtered _source JSON (len 0 if none) */
+	bool		has_source;
+} SeHit;
+
+typedef struct SeSearchResult
+{
+	int64		total;			/* hits.total.value */
+	bool		total_is_lower_bound;	/* relation "gte" */
+	bool		track_total;	/* false when track_total_hits: false */
+	float		max_score;		/* NaN if none */
+	int			nhits;
+	SeHit	   *hits;
+	int			shards_total;
+	int			shards_successful;
+	int			shards_failed;
+} SeSearchResult;
+
+/* Run query + fetch over the shards.  NULL with err set on failure. */
+extern SeSearchResult *se_search_run(SeSearchRequest *req,
+									 SeSearchShard *shards, int nshards,
+									 SeError *err);
+
+/* Exact number of matching live docs (for _count). */
+extern bool se_search_count(SeSearchRequest *req, SeSearchShard *shards,
+							int nshards, int64 *count, SeError *err);
+
+/* Append the ES search response body for res (took in milliseconds). */
+extern void se_search_result_to_json(const SeSearchResult *res,
+									 SeSearchShard *shards, int64 took_ms,
+									 StringInfo out);
+
+/*
+ * Append a float32 score as JSON with the fewest digits that read back as
+ * the same float ("1.0" for integral values; null for NaN).
+ */
+extern void se_search_write_float(StringInfo out, float f);
+
+#endif							/* SE_SEARCH_H */

@@ -1,0 +1,410 @@
+/*-------------------------------------------------------------------------
+ *
+ * search_int.h
+ *	  Internals of the search module: the parsed query tree, per-shard
+ *	  weights, per-segment scorers and the query/merge/fetch phases.
+ *
+ * Layers, each built from the one above:
+ *   SeQuery   - the ES query DSL parsed into a tree; independent of any
+ *               mapping (dsl.c).
+ *   SeWeight  - a query bound to one shard: fields resolved through the
+ *               mapping, text analyzed, values encoded, BM25 statistics of
+ *               the shard computed (weight.c).
+ *   SeScorer  - a doc-id iterator over one segment that can score the
+ *               current doc (scorer.c, phrase.c).
+ * The query phase (execute.c) runs per shard and yields SeShardTopDocs,
+ * which the coordinator merges before the fetch phase loads the page.
+ * Only SeShardTopDocs crosses a shard boundary, so remote shards can later
+ * ship it over the transport.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_SEARCH_INT_H
+#define SE_SEARCH_INT_H
+
+#include "search/search.h"
+
+/* Maximum nesting of compound queries (ES indices.query.bool.max_nested_depth). */
+#define SE_QUERY_MAX_DEPTH	100
+
+/* Default for track_total_hits. */
+#define SE_TRACK_TOTAL_HITS_DEFAULT 10000
+#define SE_TRACK_TOTAL_DISABLED		(-1)
+#define SE_TRACK_TOTAL_ACCURATE		PG_INT64_MAX
+
+/* ---------------------------------------------------------------------
+ * Parsed query DSL (dsl.c)
+ * ---------------------------------------------------------------------
+ */
+typedef enum SeQueryKind
+{
+	SE_Q_MATCH_ALL,
+	SE_Q_MATCH_NONE,
+	SE_Q_MATCH,
+	SE_Q_MATCH_PHRASE,
+	SE_Q_MULTI_MATCH,
+	SE_Q_TERM,
+	SE_Q_TERMS,
+	SE_Q_RANGE,
+	SE_Q_EXISTS,
+	SE_Q_IDS,
+	SE_Q_PREFIX,
+	SE_Q_BOOL,
+	SE_Q_CONSTANT_SCORE,
+	SE_Q_DIS_MAX
+} SeQueryKind;
+
+typedef enum SeMultiMatchType
+{
+	SE_MM_BEST_FIELDS,
+	SE_MM_MOST_FIELDS,
+	SE_MM_PHRASE
+} SeMultiMatchType;
+
+typedef struct SeQuery SeQuery;
+
+struct SeQuery
+{
+	SeQueryKind kind;
+	float		boost;
+	char	   *field;			/* single-field queries */
+	const SeJson *value;		/* match text, term value, prefix value */
+
+	/* match, match_phrase, multi_match */
+	bool		op_and;
+	char	   *msm;			/* minimum_should_match spec or NULL */
+	char	   *analyzer;		/* analyzer override or NULL */
+	bool		zero_terms_all;
+	int			slop;
+
+	/* multi_match */
+	int			nfields;
+	char	  **fields;
+	float	   *field_boosts;
+	SeMultiMatchType mm_type;
+	float		tie_breaker;
+
+	/* term, prefix */
+	bool		case_insensitive;
+
+	/* terms, ids */
+	int			nvalues;
+	const SeJson **values;
+
+	/* range */
+	const SeJson *lower;
+	const SeJson *upper;
+	bool		include_lower;
+	bool		include_upper;
+	char	   *format;
+
+	/* bool, dis_max (queries in should), constant_score (filter in inner) */
+	int			nmust;
+	int			nshould;
+	int			nfilter;
+	int			nmust_not;
+	SeQuery   **must;
+	SeQuery   **should;
+	SeQuery   **filter;
+	SeQuery   **must_not;
+	SeQuery    *inner;
+};
+
+/* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
+extern SeQuery *se_query_parse(const SeJson *v, int depth, SeError *err);
+
+/* ES Queries.calculateMinShouldMatch; -1 with err set on a bad spec. */
+extern int	se_query_min_should_match(int optional_clauses, const char *spec,
+									  SeError *err);
+
+/* ---------------------------------------------------------------------
+ * Search request (request.c)
+ * ---------------------------------------------------------------------
+ */
+typedef enum SeSortKind
+{
+	SE_SORT_SCORE,
+	SE_SORT_DOC,
+	SE_SORT_FIELD
+} SeSortKind;
+
+typedef enum SeSortMissing
+{
+	SE_MISSING_LAST,
+	SE_MISSING_FIRST,
+	SE_MISSING_VALUE
+} SeSortMissing;
+
+typedef enum SeSortMode
+{
+	SE_SORT_MODE_DEFAULT,		/* min for asc, max for desc */
+	SE_SORT_MODE_MIN,
+	SE_SORT_MODE_MAX
+} SeSortMode;
+
+typedef struct SeSortSpec
+{
+	SeSortKind	kind;
+	char	   *field;
+	bool		desc;
+	SeSortMissing missing;
+	const SeJson *missing_value;
+	SeSortMode	mode;
+	char	   *unmapped_type;
+} SeSortSpec;
+
+typedef struct SeSourceFilter
+{
+	bool		fetch;
+	int			ninclude;
+	char	  **include;
+	int			nexclude;
+	char	  **exclude;
+} SeSourceFilter;
+
+struct SeSearchRequest
+{
+	SeQuery    *query;
+	int			from;
+	int			size;
+	int			max_result_window;
+	int			nsort;			/* 0 = by relevance */
+	SeSortSpec *sort;
+	bool		track_scores;
+	int64		track_total_hits;	/* threshold, or DISABLED / ACCURATE */
+	bool		has_min_score;
+	float		min_score;
+	SeSourceFilter source;
+};
+
+extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
+
+/* ---------------------------------------------------------------------
+ * BM25 (bm25.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeBM25
+{
+	float		weight;			/* boost * idf */
+	float		cache[256];		/* 1 / (k1 * ((1 - b) + b * len / avgdl)) */
+} SeBM25;
+
+extern float se_bm25_idf(int64 doc_freq, int64 doc_count);
+extern float se_bm25_avgdl(int64 sum_total_term_freq, int64 doc_count);
+extern void se_bm25_init(SeBM25 *sim, float boost, float idf, float avgdl);
+
+static inline float
+se_bm25_score(const SeBM25 *sim, float freq, uint8 norm)
+{
+	float		ninv = sim->cache[norm];
+	float		denom = 1.0f + freq * ninv;
+
+	return sim->weight - sim->weight / denom;
+}
+
+/* ---------------------------------------------------------------------
+ * Weights: a query bound to one shard (weight.c)
+ * ---------------------------------------------------------------------
+ */
+typedef enum SeWeightKind
+{
+	SE_W_NONE,					/* matches nothing */
+	SE_W_ALL,					/* every doc, constant score */
+	SE_W_TERM,					/* one term, BM25 or constant */
+	SE_W_PHRASE,				/* exact or sloppy phrase, BM25 */
+	SE_W_BOOL,
+	SE_W_DISMAX,
+	SE_W_CONST,					/* inner matches, constant score */
+	SE_W_DOCSET					/* set of terms / term range / exists */
+} SeWeightKind;
+
+typedef enum SeDocSetKind
+{
+	SE_DS_TERMS,				/* exact terms (terms, ids) */
+	SE_DS_RANGE,				/* term byte range */
+	SE_DS_PREFIX,
+	SE_DS_EXISTS,
+	SE_DS_TERM_CI,				/* case-insensitive term */
+	SE_DS_PREFIX_CI				/* case-insensitive prefix */
+} SeDocSetKind;
+
+/* Term located in one segment (found == false: absent there). */
+typedef struct SeSegTerm
+{
+	bool		found;
+	SeTermInfo	ti;
+} SeSegTerm;
+
+typedef struct SeWeight SeWeight;
+
+struct SeWeight
+{
+	SeWeightKind kind;
+	bool		scoring;		/* scores are needed from this weight */
+	float		const_score;	/* ALL, CONST, DOCSET, constant TERM */
+	float		max_score;		/* upper bound of any score it yields */
+	char	   *field;
+
+	/* TERM (nterms == 1) and PHRASE */
+	int			nterms;
+	char	  **terms;
+	int		   *term_lens;
+	int		   *positions;		/* PHRASE: query positions */
+	SeSegTerm **seg_terms;		/* [term][segment] */
+	bool		bm25;			/* TERM: BM25 rather than const_score */
+	SeBM25	   *sim;
+	int			slop;
+
+	/* BOOL */
+	int			nmust;
+	int			nshould;
+	int			nfilter;
+	int			nmust_not;
+	SeWeight  **must;
+	SeWeight  **should;
+	SeWeight  **filter;
+	SeWeight  **must_not;
+	int			msm;
+
+	/* DISMAX (subs in should) */
+	float		tie_breaker;
+
+	/* CONST */
+	SeWeight   *inner;
+
+	/* DOCSET */
+	SeDocSetKind ds_kind;
+	bool		lower_inclusive;
+	bool		upper_inclusive;
+	char	   *lower;			/* RANGE bounds (NULL = open), PREFIX value */
+	int			lower_len;
+	char	   *upper;
+	int			upper_len;
+	/* EXISTS on an object: the leaf fields below it */
+	int			nexist_fields;
+	char	  **exist_fields;
+};
+
+/* Build the weight tree of q for one shard; NULL with err on failure. */
+extern SeWeight *se_weight_build(const SeQuery *q, SeSearchShard *shard,
+								 bool scoring, SeError *err);
+
+/* ---------------------------------------------------------------------
+ * Scorers: per-segment doc iterators (scorer.c, phrase.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeScorer SeScorer;
+
+struct SeScorer
+{
+	int32		doc;			/* -1 before the first next */
+	int64		cost;
+	int32		(*next) (SeScorer *s);
+	int32		(*advance) (SeScorer *s, int32 target);
+	float		(*score) (SeScorer *s);
+	void		(*close) (SeScorer *s);
+};
+
+typedef struct SeSegmentCtx
+{
+	SeSegmentReader *reader;
+	int			ord;			/* segment index within the shard */
+	int32		max_doc;
+} SeSegmentCtx;
+
+/* Scorer of w over one segment, or NULL when nothing can match there. */
+extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern void se_scorer_free(SeScorer *s);
+
+/* in phrase.c */
+extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+
+/* ---------------------------------------------------------------------
+ * Query phase, merge and fetch (execute.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeSortValue
+{
+	bool		missing;
+	int64		num;			/* numeric/date sortable int64, or doc */
+	float		score;
+	char	   *bytes;			/* keyword value (owned) */
+	int			len;
+	int			cap;
+} SeSortValue;
+
+typedef struct SeTopDoc
+{
+	float		score;			/* NaN when not scored */
+	int			shard_idx;
+	int32		seg;
+	int32		doc;
+	SeSortValue *keys;			/* nkeys values when sorting by fields */
+} SeTopDoc;
+
+/* The result of the query phase on one shard. */
+typedef struct SeShardTopDocs
+{
+	int			shard_idx;
+	int64		total;
+	bool		total_is_lower_bound;
+	float		max_score;		/* NaN if none */
+	int			ndocs;			/* in rank order */
+	SeTopDoc   *docs;
+	bool		failed;
+	SeError		error;
+} SeShardTopDocs;
+
+/* Resolved sort key for one shard. */
+typedef enum SeSortKeyType
+{
+	SE_KEY_SCORE,
+	SE_KEY_DOC,
+	SE_KEY_NUMERIC,
+	SE_KEY_BYTES
+} SeSortKeyType;
+
+typedef struct SeSortKey
+{
+	SeSortKeyType type;
+	bool		desc;
+	SeSortMissing missing;
+	bool		use_max;		/* min or max of multi-valued docs */
+	const SeMappedField *mfield;	/* NULL when unmapped */
+	SeFieldType ftype;
+	const char *field;
+	int64		missing_num;
+	char	   *missing_bytes;
+	int			missing_len;
+} SeSortKey;
+
+/* Run the query phase on one shard (keeps top from + size). */
+extern bool se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
+								  int shard_idx, int ntop, bool count_only,
+								  SeShardTopDocs *out, SeError *err);
+
+/* ---------------------------------------------------------------------
+ * _source filtering (source_filter.c)
+ * ---------------------------------------------------------------------
+ */
+extern bool se_source_filter_active(const SeSourceFilter *f);
+/* Filter src[0..len) into out; false (err set) when src is not JSON. */
+extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
+								   size_t len, StringInfo out, SeError *err);
+/* Glob match with '*' wildcards (whole string). */
+extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * Date math for range queries (datemath.c)
+ * ---------------------------------------------------------------------
+ */
+/*
+ * Parse an ES date-math expression ("now-1d/d", "2020-01-01||+1M") or a
+ * plain date in format; round_up selects the upper end of rounding and of
+ * missing time components (used for gt and lte).
+ */
+extern bool se_datemath_parse(const char *s, int len, const char *format,
+							  bool round_up, int64 now_millis,
+							  int64 *millis, SeError *err);
+
+#endif							/* SE_SEARCH_INT_H */

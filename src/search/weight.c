@@ -1,0 +1,1150 @@
+/*-------------------------------------------------------------------------
+ *
+ * weight.c
+ *	  Bind a parsed query to one shard: resolve fields through the mapping,
+ *	  analyze text, encode values, gather the shard's BM25 statistics.
+ *
+ * This is where ES's QueryBuilder.toQuery and Lucene's createWeight meet:
+ * the resulting SeWeight tree holds everything per-segment scorers need,
+ * with term statistics summed over all segments of the shard, deleted
+ * documents included (Lucene does not subtract deletes).  The rewrites
+ * mirror what ES and Lucene do so that scores agree: a single analyzed
+ * token is a bare term query; duplicate SHOULD/MUST terms are merged by
+ * summing boosts; a bool with only must_not clauses gets a match-all
+ * filter; an empty bool matches all.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <math.h>
+#include <sys/time.h>
+
+#include "analysis/analysis.h"
+#include "search/search_int.h"
+
+typedef struct BuildCtx
+{
+	SeSearchShard *shard;
+	SeError    *err;
+	int64		now_millis;		/* for date math; fixed per request */
+} BuildCtx;
+
+static SeWeight *build(BuildCtx *c, const SeQuery *q, float boost,
+					   bool scoring);
+
+static SeWeight *
+new_weight(SeWeightKind kind, bool scoring)
+{
+	SeWeight   *w = palloc0(sizeof(SeWeight));
+
+	w->kind = kind;
+	w->scoring = scoring;
+	return w;
+}
+
+static SeWeight *
+none_weight(void)
+{
+	return new_weight(SE_W_NONE, false);
+}
+
+static SeWeight *
+all_weight(float score, bool scoring)
+{
+	SeWeight   *w = new_weight(SE_W_ALL, scoring);
+
+	w->const_score = scoring ? score : 0.0f;
+	w->max_score = w->const_score;
+	return w;
+}
+
+/* Upper bound of a sum of sub-scores, widened for float rounding. */
+static float
+widen_bound(double sum)
+{
+	if (sum <= 0)
+		return 0.0f;
+	return (float) (sum * (1.0 + 1e-5) + 1e-30);
+}
+
+static const SeMappedField *
+find_field(BuildCtx *c, const char *name)
+{
+	if (c->shard->mapping == NULL)
+		return NULL;
+	return se_mapping_find(c->shard->mapping, name);
+}
+
+/* Field statistics of the shard; DOCS-only fields count one per posting. */
+static void
+shard_field_stats(BuildCtx *c, const char *field, int64 *doc_count,
+				  int64 *sum_ttf)
+{
+	SeSearchShard *sh = c->shard;
+	int			s;
+
+	*doc_count = 0;
+	*sum_ttf = 0;
+	for (s = 0; s < sh->nsegments; s++)
+	{
+		SeSegmentReader *r = sh->segments[s];
+		int			f = se_segment_field(r, field);
+		SeFieldStats st;
+
+		if (f < 0)
+			continue;
+		se_segment_field_stats(r, f, &st);
+		*doc_count += st.doc_count;
+		if (se_segment_field_index_options(r, f) <= SE_IDX_DOCS)
+			*sum_ttf += st.sum_doc_freq;
+		else
+			*sum_ttf += st.sum_total_term_freq;
+	}
+}
+
+/* Locate a term in every segment; returns the shard's doc_freq. */
+static int64
+lookup_term(BuildCtx *c, const char *field, const char *term, int len,
+			SeSegTerm *out)
+{
+	SeSearchShard *sh = c->shard;
+	int64		df = 0;
+	int			s;
+
+	for (s = 0; s < sh->nsegments; s++)
+	{
+		SeSegmentReader *r = sh->segments[s];
+		int			f = se_segment_field(r, field);
+
+		out[s].found = false;
+		if (f < 0)
+			continue;
+		if (se_segment_seek_exact(r, f, term, len, &out[s].ti))
+		{
+			out[s].found = true;
+			df += out[s].ti.doc_freq;
+		}
+	}
+	return df;
+}
+
+/* A single-term weight: BM25 scored, or constant (points in ES). */
+static SeWeight *
+term_weight(BuildCtx *c, const char *field, const char *term, int len,
+			float boost, bool scoring, bool bm25)
+{
+	SeWeight   *w = new_weight(SE_W_TERM, scoring);
+	int			nseg = Max(1, c->shard->nsegments);
+	int64		df;
+
+	w->field = pstrdup(field);
+	w->nterms = 1;
+	w->terms = palloc(sizeof(char *));
+	w->term_lens = palloc(sizeof(int));
+	w->seg_terms = palloc(sizeof(SeSegTerm *));
+	w->terms[0] = pnstrdup(term, len);
+	w->term_lens[0] = len;
+	w->seg_terms[0] = palloc0(sizeof(SeSegTerm) * nseg);
+	df = lookup_term(c, field, term, len, w->seg_terms[0]);
+	if (df == 0)
+		return none_weight();
+	w->bm25 = bm25 && scoring;
+	if (w->bm25)
+	{
+		int64		doc_count,
+					sum_ttf;
+
+		shard_field_stats(c, field, &doc_count, &sum_ttf);
+		if (doc_count < df)
+			doc_count = df;
+		w->sim = palloc(sizeof(SeBM25));
+		se_bm25_init(w->sim, boost, se_bm25_idf(df, doc_count),
+					 se_bm25_avgdl(sum_ttf, doc_count));
+		w->max_score = w->sim->weight;
+	}
+	else
+	{
+		w->const_score = scoring ? boost : 0.0f;
+		w->max_score = w->const_score;
+	}
+	return w;
+}
+
+static SeWeight *
+docset_weight(SeDocSetKind kind, const char *field, float boost, bool scoring)
+{
+	SeWeight   *w = new_weight(SE_W_DOCSET, scoring);
+
+	w->ds_kind = kind;
+	w->field = pstrdup(field);
+	w->const_score = scoring ? boost : 0.0f;
+	w->max_score = w->const_score;
+	return w;
+}
+
+static void
+docset_add_term(SeWeight *w, const char *term, int len)
+{
+	if (w->terms == NULL)
+	{
+		w->terms = palloc(sizeof(char *) * 4);
+		w->term_lens = palloc(sizeof(int) * 4);
+	}
+	else if ((w->nterms & (w->nterms - 1)) == 0 && w->nterms >= 4)
+	{
+		w->terms = repalloc(w->terms, sizeof(char *) * w->nterms * 2);
+		w->term_lens = repalloc(w->term_lens, sizeof(int) * w->nterms * 2);
+	}
+	w->terms[w->nterms] = pnstrdup(term, len);
+	w->term_lens[w->nterms] = len;
+	w->nterms++;
+}
+
+/* Text of a leaf JSON value as ES stringifies it for text fields. */
+static bool
+json_text(BuildCtx *c, const SeJson *v, const char **s, int *len)
+{
+	switch (v->type)
+	{
+		case SE_JSON_STRING:
+			*s = v->u.s.str;
+			*len = v->u.s.len;
+			return true;
+		case SE_JSON_NUMBER:
+			*s = v->u.n.text;
+			*len = v->u.n.len;
+			return true;
+		case SE_JSON_TRUE:
+			*s = "true";
+			*len = 4;
+			return true;
+		case SE_JSON_FALSE:
+			*s = "false";
+			*len = 5;
+			return true;
+		default:
+			break;
+	}
+	se_error_set(c->err, 400, "query_shard_exception",
+				 "failed to create query: unsupported value of type [%s]",
+				 se_json_type_name(v->type));
+	return false;
+}
+
+/* Encoded term of a value for a numeric-like field. */
+static bool
+numeric_term(BuildCtx *c, const SeMappedField *f, const SeJson *v,
+			 char term[8])
+{
+	SeError		lerr;
+	int64		sv;
+
+	se_error_init(&lerr);
+	if (!se_field_sortable_value(f, v, &sv, &lerr))
+	{
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "failed to create query: %s",
+					 lerr.reason ? lerr.reason : "invalid value");
+		return false;
+	}
+	se_sortable_term(sv, term);
+	return true;
+}
+
+/*
+ * The exact-value query on one field (term query, and match on non-text
+ * fields): keyword/text/boolean terms score with BM25, numeric and date
+ * fields are constant score as ES's point queries.
+ */
+static SeWeight *
+exact_value_weight(BuildCtx *c, const SeMappedField *f, const SeJson *v,
+				   float boost, bool scoring)
+{
+	const char *s;
+	int			len;
+	char		term[8];
+
+	switch (f->type)
+	{
+		case SE_FT_TEXT:
+		case SE_FT_KEYWORD:
+			if (!json_text(c, v, &s, &len))
+				return NULL;
+			return term_weight(c, f->path, s, len, boost, scoring, true);
+		case SE_FT_BOOLEAN:
+			if (!numeric_term(c, f, v, term))
+				return NULL;
+			return term_weight(c, f->path, term, 8, boost, scoring, true);
+		case SE_FT_OBJECT:
+			return none_weight();
+		default:
+			if (!numeric_term(c, f, v, term))
+				return NULL;
+			return term_weight(c, f->path, term, 8, boost, scoring, false);
+	}
+}
+
+static SeWeight *
+ids_weight(BuildCtx *c, const SeJson *const *values, int n, float boost,
+		   bool scoring)
+{
+	SeWeight   *w = docset_weight(SE_DS_TERMS, SE_ID_FIELD, boost, scoring);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const char *s;
+		int			len;
+
+		if (!json_text(c, values[i], &s, &len))
+			return NULL;
+		docset_add_term(w, s, len);
+	}
+	if (w->nterms == 0)
+		return none_weight();
+	return w;
+}
+
+static const SeAnalyzer *
+query_analyzer(BuildCtx *c, const SeMappedField *f, const char *override)
+{
+	const SeAnalyzer *a;
+
+	if (override != NULL)
+	{
+		a = se_analyzer_lookup(override);
+		if (a == NULL)
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "[match] analyzer [%s] not found", override);
+		return a;
+	}
+	if (f->search_analyzer != NULL)
+		return f->search_analyzer;
+	if (f->analyzer != NULL)
+		return f->analyzer;
+	a = se_analyzer_lookup("standard");
+	if (a == NULL)
+		se_error_set(c->err, 500, "illegal_state_exception",
+					 "no analyzer for field [%s]", f->path);
+	return a;
+}
+
+static SeWeight *
+zero_terms_weight(bool all, float boost, bool scoring)
+{
+	return all ? all_weight(boost, scoring) : none_weight();
+}
+
+/* A bool weight over term clauses, with duplicates merged (Lucene rewrite). */
+static SeWeight *
+terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
+				  bool op_and, const char *msm_spec, float boost, bool scoring)
+{
+	SeWeight   *w = new_weight(SE_W_BOOL, scoring);
+	SeWeight  **clauses = palloc(sizeof(SeWeight *) * tl->ntokens);
+	double	   *boosts = palloc(sizeof(double) * tl->ntokens);
+	int		   *uniq = palloc(sizeof(int) * tl->ntokens);
+	int			nuniq = 0;
+	int			msm = 0;
+	int			i,
+				j;
+	double		bound = 0;
+
+	if (msm_spec != NULL)
+	{
+		msm = se_query_min_should_match(op_and ? 0 : tl->ntokens, msm_spec, c->err);
+		if (msm < 0)
+			return NULL;
+	}
+	for (i = 0; i < tl->ntokens; i++)
+	{
+		bool		dup = false;
+
+		if (op_and || msm <= 1)
+		{
+			for (j = 0; j < nuniq; j++)
+			{
+				SeToken    *a = &tl->tokens[uniq[j]];
+
+				if (a->len == tl->tokens[i].len &&
+					memcmp(a->term, tl->tokens[i].term, a->len) == 0)
+				{
+					boosts[j] += 1.0;
+					dup = true;
+					break;
+				}
+			}
+		}
+		if (!dup)
+		{
+			uniq[nuniq] = i;
+			boosts[nuniq] = 1.0;
+			nuniq++;
+		}
+	}
+	for (j = 0; j < nuniq; j++)
+	{
+		SeToken    *t = &tl->tokens[uniq[j]];
+		float		b = boosts[j] == 1.0 ? boost : boost * (float) boosts[j];
+
+		clauses[j] = term_weight(c, field, t->term, t->len, b, scoring, true);
+		bound += clauses[j]->max_score;
+	}
+	if (op_and)
+	{
+		w->must = clauses;
+		w->nmust = nuniq;
+	}
+	else
+	{
+		w->should = clauses;
+		w->nshould = nuniq;
+	}
+	w->msm = msm;
+	w->max_score = widen_bound(bound);
+	return w;
+}
+
+/* match on one field (ES MatchQueryParser, type boolean). */
+static SeWeight *
+match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
+				   float boost, bool scoring)
+{
+	const SeMappedField *f;
+	const SeAnalyzer *a;
+	SeTokenList tl;
+	const char *text;
+	int			len;
+
+	if (strcmp(field, SE_ID_FIELD) == 0)
+		return ids_weight(c, &q->value, 1, boost, scoring);
+	f = find_field(c, field);
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return none_weight();
+	if (f->type != SE_FT_TEXT)
+		return exact_value_weight(c, f, q->value, boost, scoring);
+	if (!json_text(c, q->value, &text, &len))
+		return NULL;
+	a = query_analyzer(c, f, q->analyzer);
+	if (a == NULL)
+		return NULL;
+	se_token_list_init(&tl);
+	se_analyze(a, text, len, &tl);
+	if (tl.ntokens == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (tl.ntokens == 1)
+		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
+						   boost, scoring, true);
+	return terms_bool_weight(c, f->path, &tl, q->op_and, q->msm, boost, scoring);
+}
+
+/* match_phrase on one field: PhraseQuery with the analyzer's positions. */
+static SeWeight *
+phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
+					float boost, bool scoring)
+{
+	const SeMappedField *f;
+	const SeAnalyzer *a;
+	SeTokenList tl;
+	const char *text;
+	int			len;
+	SeWeight   *w;
+	int			i;
+	int			nseg = Max(1, c->shard->nsegments);
+	double		idf_sum = 0;
+	int64		doc_count,
+				sum_ttf;
+
+	if (strcmp(field, SE_ID_FIELD) == 0)
+		return ids_weight(c, &q->value, 1, boost, scoring);
+	f = find_field(c, field);
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return none_weight();
+	if (f->type != SE_FT_TEXT)
+		return exact_value_weight(c, f, q->value, boost, scoring);
+	if (!json_text(c, q->value, &text, &len))
+		return NULL;
+	a = query_analyzer(c, f, q->analyzer);
+	if (a == NULL)
+		return NULL;
+	se_token_list_init(&tl);
+	se_analyze(a, text, len, &tl);
+	if (tl.ntokens == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (tl.ntokens == 1)
+		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
+						   boost, scoring, true);
+
+	w = new_weight(SE_W_PHRASE, scoring);
+	w->field = pstrdup(f->path);
+	w->nterms = tl.ntokens;
+	w->slop = q->slop;
+	w->terms = palloc(sizeof(char *) * tl.ntokens);
+	w->term_lens = palloc(sizeof(int) * tl.ntokens);
+	w->positions = palloc(sizeof(int) * tl.ntokens);
+	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl.ntokens);
+	shard_field_stats(c, f->path, &doc_count, &sum_ttf);
+	for (i = 0; i < tl.ntokens; i++)
+	{
+		int64		df;
+
+		w->terms[i] = pnstrdup(tl.tokens[i].term, tl.tokens[i].len);
+		w->term_lens[i] = tl.tokens[i].len;
+		w->positions[i] = tl.tokens[i].position - tl.tokens[0].position;
+		w->seg_terms[i] = palloc0(sizeof(SeSegTerm) * nseg);
+		df = lookup_term(c, f->path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
+		if (df == 0)
+			return none_weight();
+		/* the phrase's idf is the sum of its terms' float idfs */
+		idf_sum += se_bm25_idf(df, Max(doc_count, df));
+	}
+	w->sim = palloc(sizeof(SeBM25));
+	se_bm25_init(w->sim, boost, (float) idf_sum, se_bm25_avgdl(sum_ttf, doc_count));
+	w->bm25 = scoring;
+	w->max_score = scoring ? w->sim->weight : 0.0f;
+	return w;
+}
+
+/* Fields a multi_match pattern names; wildcards expand over the mapping. */
+static int
+expand_fields(BuildCtx *c, const char *pattern, char ***out)
+{
+	const SeMapping *m = c->shard->mapping;
+	int			n = 0;
+	int			i;
+
+	if (strchr(pattern, '*') == NULL)
+	{
+		*out = palloc(sizeof(char *));
+		(*out)[0] = (char *) pattern;
+		return 1;
+	}
+	if (m == NULL)
+		return 0;
+	*out = palloc(sizeof(char *) * (m->nfields + 1));
+	for (i = 0; i < m->nfields; i++)
+	{
+		const SeMappedField *f = m->fields[i];
+
+		if (f->type == SE_FT_OBJECT || !f->index)
+			continue;
+		if (se_glob_match(pattern, f->path, strlen(f->path)))
+			(*out)[n++] = f->path;
+	}
+	return n;
+}
+
+static SeWeight *
+dismax_weight(SeWeight **subs, int n, float tie, bool scoring)
+{
+	SeWeight   *w;
+	double		sum = 0;
+	float		mx = 0;
+	int			i;
+
+	if (n == 1)
+		return subs[0];
+	w = new_weight(SE_W_DISMAX, scoring);
+	w->should = subs;
+	w->nshould = n;
+	w->tie_breaker = tie;
+	for (i = 0; i < n; i++)
+	{
+		sum += subs[i]->max_score;
+		mx = Max(mx, subs[i]->max_score);
+	}
+	w->max_score = widen_bound(mx + fabs(tie) * sum);
+	return w;
+}
+
+static SeWeight *
+build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	SeWeight  **subs = NULL;
+	int			nsubs = 0;
+	int			cap = 0;
+	int			i,
+				j;
+
+	for (i = 0; i < q->nfields; i++)
+	{
+		char	  **names;
+		int			n = expand_fields(c, q->fields[i], &names);
+		bool		lenient = strchr(q->fields[i], '*') != NULL;
+
+		for (j = 0; j < n; j++)
+		{
+			float		fb = boost * q->field_boosts[i];
+			SeWeight   *w;
+			SeError		lerr;
+			SeError    *saved = c->err;
+
+			/* wildcard-expanded fields are lenient, as ES's default_field */
+			se_error_init(&lerr);
+			if (lenient)
+				c->err = &lerr;
+			if (q->mm_type == SE_MM_PHRASE)
+				w = phrase_field_weight(c, q, names[j], fb, scoring);
+			else
+				w = match_field_weight(c, q, names[j], fb, scoring);
+			c->err = saved;
+			if (w == NULL)
+			{
+				if (!lenient)
+					return NULL;
+				w = none_weight();
+			}
+			if (nsubs == cap)
+			{
+				cap = cap ? cap * 2 : 8;
+				subs = subs ? repalloc(subs, sizeof(SeWeight *) * cap)
+					: palloc(sizeof(SeWeight *) * cap);
+			}
+			subs[nsubs++] = w;
+		}
+	}
+	if (nsubs == 0)
+		return none_weight();
+	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
+/* Sortable bound of an integer-typed field, rounding fractions as ES. */
+static bool
+integer_bound(BuildCtx *c, const SeMappedField *f, const SeJson *v,
+			  bool lower, bool inclusive, int64 *out, bool *empty)
+{
+	double		d = 0;
+	bool		fractional = false;
+	int64		l;
+
+	if (v->type == SE_JSON_NUMBER && !v->u.n.is_int)
+	{
+		d = v->u.n.d;
+		fractional = true;
+	}
+	else if (v->type == SE_JSON_STRING)
+	{
+		char	   *end;
+
+		d = strtod(v->u.s.str, &end);
+		if (*end == '\0' && v->u.s.len > 0 && (d != floor(d) || strpbrk(v->u.s.str, ".eE")))
+			fractional = true;
+	}
+	if (fractional)
+	{
+		if (isnan(d) || isinf(d))
+		{
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: invalid range bound");
+			return false;
+		}
+		/* outside int64: the bound excludes everything or nothing */
+		if (d >= 9.2e18)
+		{
+			if (lower)
+				*empty = true;
+			else
+				*out = PG_INT64_MAX;
+			return true;
+		}
+		if (d <= -9.2e18)
+		{
+			if (lower)
+				*out = PG_INT64_MIN;
+			else
+				*empty = true;
+			return true;
+		}
+		l = (int64) d;			/* truncates toward zero as Java */
+		if (d == (double) l)
+			fractional = false;
+		else
+		{
+			/* 1.5 -> 2 as a lower bound, -1.5 -> -2 as an upper bound */
+			if (lower && d > 0)
+				l++;
+			if (!lower && d < 0)
+				l--;
+			*out = l;
+			return true;
+		}
+	}
+	else
+	{
+		SeError		lerr;
+
+		se_error_init(&lerr);
+		if (!se_field_sortable_value(f, v, &l, &lerr))
+		{
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: %s",
+						 lerr.reason ? lerr.reason : "invalid value");
+			return false;
+		}
+	}
+	if (!inclusive)
+	{
+		if (lower)
+		{
+			if (l == PG_INT64_MAX)
+				*empty = true;
+			else
+				l++;
+		}
+		else
+		{
+			if (l == PG_INT64_MIN)
+				*empty = true;
+			else
+				l--;
+		}
+	}
+	*out = l;
+	return true;
+}
+
+static bool
+float_bound(BuildCtx *c, const SeMappedField *f, const SeJson *v, bool lower,
+			bool inclusive, int64 *out, bool *empty)
+{
+	SeError		lerr;
+	int64		l;
+
+	se_error_init(&lerr);
+	if (!se_field_sortable_value(f, v, &l, &lerr))
+	{
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "failed to create query: %s",
+					 lerr.reason ? lerr.reason : "invalid value");
+		return false;
+	}
+	/* neighbours in sortable order are nextUp/nextDown of the value */
+	if (!inclusive)
+	{
+		if (lower)
+		{
+			if (l == PG_INT64_MAX)
+				*empty = true;
+			else
+				l++;
+		}
+		else
+		{
+			if (l == PG_INT64_MIN)
+				*empty = true;
+			else
+				l--;
+		}
+	}
+	*out = l;
+	return true;
+}
+
+static bool
+date_bound(BuildCtx *c, const SeQuery *q, const SeMappedField *f,
+		   const SeJson *v, bool lower, bool inclusive, int64 *out,
+		   bool *empty)
+{
+	int64		l;
+	/* ES rounds up for gt and lte */
+	bool		round_up = lower ? !inclusive : inclusive;
+
+	if (v->type == SE_JSON_STRING)
+	{
+		SeError		lerr;
+		const char *fmt = q->format ? q->format :
+		(f->format ? f->format : "strict_date_optional_time||epoch_millis");
+
+		if (c->now_millis == PG_INT64_MIN)
+		{
+			struct timeval tv;
+
+			gettimeofday(&tv, NULL);
+			c->now_millis = (int64) tv.tv_sec * 1000 + tv.tv_usec / 1000;
+		}
+		se_error_init(&lerr);
+		if (!se_datemath_parse(v->u.s.str, v->u.s.len, fmt, round_up,
+							   c->now_millis, &l, &lerr))
+		{
+			se_error_set(c->err, 400, "parse_exception",
+						 "%s", lerr.reason ? lerr.reason : "failed to parse date");
+			return false;
+		}
+	}
+	else
+	{
+		SeError		lerr;
+
+		se_error_init(&lerr);
+		if (!se_field_sortable_value(f, v, &l, &lerr))
+		{
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: %s",
+						 lerr.reason ? lerr.reason : "invalid value");
+			return false;
+		}
+	}
+	if (!inclusive)
+	{
+		if (lower)
+		{
+			if (l == PG_INT64_MAX)
+				*empty = true;
+			else
+				l++;
+		}
+		else
+		{
+			if (l == PG_INT64_MIN)
+				*empty = true;
+			else
+				l--;
+		}
+	}
+	*out = l;
+	return true;
+}
+
+static SeWeight *
+build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->field);
+	SeWeight   *w;
+
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return none_weight();
+	if (f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD)
+	{
+		const char *s;
+		int			len;
+
+		w = docset_weight(SE_DS_RANGE, f->path, boost, scoring);
+		if (q->lower != NULL)
+		{
+			if (!json_text(c, q->lower, &s, &len))
+				return NULL;
+			w->lower = pnstrdup(s, len);
+			w->lower_len = len;
+			w->lower_inclusive = q->include_lower;
+		}
+		if (q->upper != NULL)
+		{
+			if (!json_text(c, q->upper, &s, &len))
+				return NULL;
+			w->upper = pnstrdup(s, len);
+			w->upper_len = len;
+			w->upper_inclusive = q->include_upper;
+		}
+		return w;
+	}
+	else
+	{
+		int64		lo = PG_INT64_MIN;
+		int64		hi = PG_INT64_MAX;
+		bool		empty = false;
+		bool		ok = true;
+
+		if (q->lower != NULL)
+		{
+			if (f->type == SE_FT_DOUBLE || f->type == SE_FT_FLOAT)
+				ok = float_bound(c, f, q->lower, true, q->include_lower, &lo, &empty);
+			else if (f->type == SE_FT_DATE)
+				ok = date_bound(c, q, f, q->lower, true, q->include_lower, &lo, &empty);
+			else
+				ok = integer_bound(c, f, q->lower, true, q->include_lower, &lo, &empty);
+		}
+		if (ok && q->upper != NULL)
+		{
+			if (f->type == SE_FT_DOUBLE || f->type == SE_FT_FLOAT)
+				ok = float_bound(c, f, q->upper, false, q->include_upper, &hi, &empty);
+			else if (f->type == SE_FT_DATE)
+				ok = date_bound(c, q, f, q->upper, false, q->include_upper, &hi, &empty);
+			else
+				ok = integer_bound(c, f, q->upper, false, q->include_upper, &hi, &empty);
+		}
+		if (!ok)
+			return NULL;
+		if (empty || lo > hi)
+			return none_weight();
+		w = docset_weight(SE_DS_RANGE, f->path, boost, scoring);
+		w->lower = palloc(8);
+		w->upper = palloc(8);
+		se_sortable_term(lo, w->lower);
+		se_sortable_term(hi, w->upper);
+		w->lower_len = w->upper_len = 8;
+		w->lower_inclusive = w->upper_inclusive = true;
+		return w;
+	}
+}
+
+static SeWeight *
+build_exists(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f;
+	const SeMapping *m = c->shard->mapping;
+	SeWeight   *w;
+	int			i;
+	int			plen;
+
+	if (strcmp(q->field, SE_ID_FIELD) == 0)
+		return all_weight(boost, scoring);
+	f = find_field(c, q->field);
+	if (f != NULL && f->type != SE_FT_OBJECT)
+	{
+		w = docset_weight(SE_DS_EXISTS, f->path, boost, scoring);
+		w->nexist_fields = 1;
+		w->exist_fields = palloc(sizeof(char *));
+		w->exist_fields[0] = w->field;
+		return w;
+	}
+	if (m == NULL)
+		return none_weight();
+	/* an object exists when any leaf below it does */
+	w = docset_weight(SE_DS_EXISTS, q->field, boost, scoring);
+	w->exist_fields = palloc(sizeof(char *) * (m->nfields + 1));
+	plen = strlen(q->field);
+	for (i = 0; i < m->nfields; i++)
+	{
+		const SeMappedField *sf = m->fields[i];
+
+		if (sf->type != SE_FT_OBJECT &&
+			strncmp(sf->path, q->field, plen) == 0 && sf->path[plen] == '.')
+			w->exist_fields[w->nexist_fields++] = sf->path;
+	}
+	if (w->nexist_fields == 0)
+		return none_weight();
+	return w;
+}
+
+static SeWeight *
+build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f;
+	SeWeight   *w;
+	int			i;
+
+	if (strcmp(q->field, SE_ID_FIELD) == 0)
+		return ids_weight(c, q->values, q->nvalues, boost, scoring);
+	f = find_field(c, q->field);
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
+		return none_weight();
+	w = docset_weight(SE_DS_TERMS, f->path, boost, scoring);
+	for (i = 0; i < q->nvalues; i++)
+	{
+		if (f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD)
+		{
+			const char *s;
+			int			len;
+
+			if (!json_text(c, q->values[i], &s, &len))
+				return NULL;
+			docset_add_term(w, s, len);
+		}
+		else
+		{
+			char		term[8];
+
+			if (!numeric_term(c, f, q->values[i], term))
+				return NULL;
+			docset_add_term(w, term, 8);
+		}
+	}
+	return w;
+}
+
+static SeWeight *
+build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f;
+
+	if (strcmp(q->field, SE_ID_FIELD) == 0)
+		return ids_weight(c, &q->value, 1, boost, scoring);
+	f = find_field(c, q->field);
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return none_weight();
+	if (q->case_insensitive &&
+		(f->type == SE_FT_KEYWORD || f->type == SE_FT_TEXT))
+	{
+		/* an automaton query in ES: constant score */
+		SeWeight   *w = docset_weight(SE_DS_TERM_CI, f->path, boost, scoring);
+		const char *s;
+		int			len;
+		StringInfoData lower;
+
+		if (!json_text(c, q->value, &s, &len))
+			return NULL;
+		initStringInfo(&lower);
+		se_utf8_lower(s, len, &lower);
+		w->lower = lower.data;
+		w->lower_len = lower.len;
+		return w;
+	}
+	return exact_value_weight(c, f, q->value, boost, scoring);
+}
+
+static SeWeight *
+build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->field);
+	SeWeight   *w;
+
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return none_weight();
+	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
+	{
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "Can only use prefix queries on keyword and text fields - not on [%s] which is of type [%s]",
+					 f->path, se_field_type_name(f->type));
+		return NULL;
+	}
+	if (q->case_insensitive)
+	{
+		StringInfoData lower;
+
+		w = docset_weight(SE_DS_PREFIX_CI, f->path, boost, scoring);
+		initStringInfo(&lower);
+		se_utf8_lower(q->value->u.s.str, q->value->u.s.len, &lower);
+		w->lower = lower.data;
+		w->lower_len = lower.len;
+	}
+	else
+	{
+		w = docset_weight(SE_DS_PREFIX, f->path, boost, scoring);
+		w->lower = pnstrdup(q->value->u.s.str, q->value->u.s.len);
+		w->lower_len = q->value->u.s.len;
+	}
+	return w;
+}
+
+static SeWeight **
+build_list(BuildCtx *c, SeQuery **qs, int n, float boost, bool scoring)
+{
+	SeWeight  **out = palloc(sizeof(SeWeight *) * Max(1, n));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		out[i] = build(c, qs[i], boost, scoring);
+		if (out[i] == NULL)
+			return NULL;
+	}
+	return out;
+}
+
+static SeWeight *
+build_bool(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	SeWeight   *w;
+	double		bound = 0;
+	int			i;
+
+	if (q->nmust + q->nshould + q->nfilter + q->nmust_not == 0)
+		return all_weight(boost, scoring);
+	w = new_weight(SE_W_BOOL, scoring);
+	w->nmust = q->nmust;
+	w->nshould = q->nshould;
+	w->nfilter = q->nfilter;
+	w->nmust_not = q->nmust_not;
+	if ((w->must = build_list(c, q->must, q->nmust, boost, scoring)) == NULL ||
+		(w->should = build_list(c, q->should, q->nshould, boost, scoring)) == NULL ||
+		(w->filter = build_list(c, q->filter, q->nfilter, 1.0f, false)) == NULL ||
+		(w->must_not = build_list(c, q->must_not, q->nmust_not, 1.0f, false)) == NULL)
+		return NULL;
+	if (q->msm != NULL)
+	{
+		w->msm = se_query_min_should_match(q->nshould, q->msm, c->err);
+		if (w->msm < 0)
+			return NULL;
+	}
+	/* pure negative: ES adds a match-all FILTER clause (score 0) */
+	if (q->nmust + q->nshould + q->nfilter == 0)
+	{
+		w->filter = repalloc(w->filter, sizeof(SeWeight *) * 1);
+		w->filter[0] = all_weight(0.0f, false);
+		w->nfilter = 1;
+	}
+	for (i = 0; i < w->nmust; i++)
+		bound += w->must[i]->max_score;
+	for (i = 0; i < w->nshould; i++)
+		bound += w->should[i]->max_score;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	return w;
+}
+
+static SeWeight *
+build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	float		b = boost * q->boost;
+
+	switch (q->kind)
+	{
+		case SE_Q_MATCH_ALL:
+			return all_weight(b, scoring);
+		case SE_Q_MATCH_NONE:
+			return none_weight();
+		case SE_Q_MATCH:
+			return match_field_weight(c, q, q->field, b, scoring);
+		case SE_Q_MATCH_PHRASE:
+			return phrase_field_weight(c, q, q->field, b, scoring);
+		case SE_Q_MULTI_MATCH:
+			return build_multi_match(c, q, b, scoring);
+		case SE_Q_TERM:
+			return build_term(c, q, b, scoring);
+		case SE_Q_TERMS:
+			return build_terms(c, q, b, scoring);
+		case SE_Q_RANGE:
+			return build_range(c, q, b, scoring);
+		case SE_Q_EXISTS:
+			return build_exists(c, q, b, scoring);
+		case SE_Q_IDS:
+			return ids_weight(c, q->values, q->nvalues, b, scoring);
+		case SE_Q_PREFIX:
+			return build_prefix(c, q, b, scoring);
+		case SE_Q_BOOL:
+			return build_bool(c, q, b, scoring);
+		case SE_Q_CONSTANT_SCORE:
+			{
+				SeWeight   *inner = build(c, q->inner, 1.0f, false);
+				SeWeight   *w;
+
+				if (inner == NULL)
+					return NULL;
+				if (inner->kind == SE_W_NONE)
+					return inner;
+				w = new_weight(SE_W_CONST, scoring);
+				w->inner = inner;
+				w->const_score = scoring ? b : 0.0f;
+				w->max_score = w->const_score;
+				return w;
+			}
+		case SE_Q_DIS_MAX:
+			{
+				SeWeight  **subs = build_list(c, q->should, q->nshould, b, scoring);
+
+				if (subs == NULL)
+					return NULL;
+				return dismax_weight(subs, q->nshould, q->tie_breaker, scoring);
+			}
+	}
+	se_error_set(c->err, 500, "illegal_state_exception", "unknown query kind");
+	return NULL;
+}
+
+SeWeight *
+se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
+				SeError *err)
+{
+	BuildCtx	c;
+	SeWeight   *w;
+
+	c.shard = shard;
+	c.err = err;
+	c.now_millis = PG_INT64_MIN;
+	if (q == NULL)
+		return all_weight(1.0f, scoring);
+	w = build(&c, q, 1.0f, scoring);
+	if (w == NULL && !se_error_is_set(err))
+		se_error_set(err, 400, "query_shard_exception", "failed to create query");
+	return w;
+}

@@ -1,0 +1,139 @@
+/* search_engine--0.1.sql: the SQL face of the search engine. */
+
+\echo Use "CREATE EXTENSION search_engine" to load this file. \quit
+
+DO $$
+BEGIN
+  IF current_database() <> current_setting('search_engine.database', true) THEN
+    RAISE EXCEPTION 'search_engine can only be created in database "%"',
+        coalesce(current_setting('search_engine.database', true), 'postgres')
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            HINT = 'Connect to that database, or set search_engine.database and restart the server.';
+  END IF;
+END
+$$;
+
+-- Roles: read < write < admin.  Nothing is granted to PUBLIC.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_read') THEN
+    CREATE ROLE search_engine_read NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_write') THEN
+    CREATE ROLE search_engine_write NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_admin') THEN
+    CREATE ROLE search_engine_admin NOLOGIN;
+  END IF;
+END
+$$;
+GRANT search_engine_read TO search_engine_write;
+GRANT search_engine_write TO search_engine_admin;
+
+REVOKE ALL ON SCHEMA @extschema@ FROM PUBLIC;
+GRANT USAGE ON SCHEMA @extschema@ TO search_engine_read;
+
+-- ---------- index management (admin) ----------
+CREATE FUNCTION create_index(index text, body jsonb DEFAULT '{}')
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_create_index' LANGUAGE C VOLATILE;
+CREATE FUNCTION delete_index(index text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_delete_index' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION get_index(index text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_get_index' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION get_mapping(index text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_get_mapping' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION put_mapping(index text, body jsonb)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_put_mapping' LANGUAGE C VOLATILE;
+CREATE FUNCTION close_index(index text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_close_index' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION open_index(index text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_open_index' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION refresh(index text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_refresh' LANGUAGE C VOLATILE;
+CREATE FUNCTION flush(index text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_flush' LANGUAGE C VOLATILE;
+CREATE FUNCTION force_merge(index text DEFAULT NULL, max_num_segments int DEFAULT 1)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_force_merge' LANGUAGE C VOLATILE;
+CREATE FUNCTION cluster_health(index text DEFAULT NULL, wait_for_status text DEFAULT NULL,
+                               timeout_ms int DEFAULT 30000)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_health' LANGUAGE C VOLATILE;
+
+-- ---------- writes (write) ----------
+CREATE FUNCTION bulk(body text, index text DEFAULT NULL, refresh text DEFAULT 'false',
+                     max_retries int DEFAULT 0)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_bulk' LANGUAGE C VOLATILE;
+CREATE FUNCTION index_doc(index text, id text, doc jsonb, refresh text DEFAULT 'false',
+                          routing text DEFAULT NULL, op_type text DEFAULT 'index',
+                          if_seq_no bigint DEFAULT NULL, if_primary_term bigint DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_index_doc' LANGUAGE C VOLATILE;
+CREATE FUNCTION delete_doc(index text, id text, refresh text DEFAULT 'false',
+                           routing text DEFAULT NULL, if_seq_no bigint DEFAULT NULL,
+                           if_primary_term bigint DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_delete_doc' LANGUAGE C VOLATILE;
+CREATE FUNCTION update_doc(index text, id text, body jsonb, refresh text DEFAULT 'false',
+                           routing text DEFAULT NULL, if_seq_no bigint DEFAULT NULL,
+                           if_primary_term bigint DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_update_doc' LANGUAGE C VOLATILE;
+
+-- ---------- reads (read) ----------
+CREATE FUNCTION get_doc(index text, id text, routing text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_get_doc' LANGUAGE C VOLATILE;
+CREATE FUNCTION mget(body jsonb, index text DEFAULT NULL)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_mget' LANGUAGE C VOLATILE;
+CREATE FUNCTION search(index text, body jsonb DEFAULT '{}')
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_search' LANGUAGE C VOLATILE;
+CREATE FUNCTION count(index text, body jsonb DEFAULT '{}')
+RETURNS bigint AS 'MODULE_PATHNAME', 'se_sql_count' LANGUAGE C VOLATILE;
+CREATE FUNCTION search_hits(index text, body jsonb DEFAULT '{}')
+RETURNS TABLE(_index text, _id text, _score real, _source jsonb)
+LANGUAGE sql VOLATILE AS $$
+  SELECT h->>'_index', h->>'_id', (h->>'_score')::real, h->'_source'
+  FROM jsonb_array_elements(@extschema@.search(index, body)->'hits'->'hits') AS h
+$$;
+
+-- ---------- the ES REST entry point (admin: it can do everything) ----------
+CREATE FUNCTION request(method text, path text, body text DEFAULT NULL,
+                        OUT status int, OUT body jsonb)
+AS 'MODULE_PATHNAME', 'se_sql_request' LANGUAGE C VOLATILE;
+
+-- ---------- views (read) ----------
+CREATE FUNCTION _cat_indices(OUT health text, OUT status text, OUT index text, OUT uuid text,
+                             OUT pri int, OUT rep int, OUT "docs.count" bigint,
+                             OUT "docs.deleted" bigint, OUT "store.size" bigint,
+                             OUT "pri.store.size" bigint)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_indices' LANGUAGE C VOLATILE;
+CREATE VIEW indices AS SELECT * FROM _cat_indices();
+
+CREATE FUNCTION _cat_thread_pool(OUT node_name text, OUT name text, OUT threads int,
+                                 OUT active int, OUT queue int, OUT queue_size int,
+                                 OUT rejected bigint, OUT completed bigint)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_thread_pool' LANGUAGE C VOLATILE;
+CREATE VIEW thread_pool AS SELECT * FROM _cat_thread_pool();
+
+CREATE FUNCTION _cat_segments(OUT index text, OUT shard int, OUT prirep text, OUT ip text,
+                              OUT segment text, OUT generation bigint, OUT "docs.count" bigint,
+                              OUT "docs.deleted" bigint, OUT size text, OUT committed text,
+                              OUT searchable text, OUT version text, OUT compound text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_segments' LANGUAGE C VOLATILE;
+CREATE VIEW segments AS SELECT * FROM _cat_segments();
+
+-- ---------- privileges ----------
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @extschema@ FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
+  get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
+  _cat_segments(), get_mapping(text), get_index(text), cluster_health(text, text, int)
+  TO search_engine_read;
+GRANT SELECT ON indices, thread_pool, segments TO search_engine_read;
+
+GRANT EXECUTE ON FUNCTION bulk(text, text, text, int),
+  index_doc(text, text, jsonb, text, text, text, bigint, bigint),
+  delete_doc(text, text, text, text, bigint, bigint),
+  update_doc(text, text, jsonb, text, text, bigint, bigint), refresh(text)
+  TO search_engine_write;
+
+GRANT EXECUTE ON FUNCTION create_index(text, jsonb), delete_index(text), put_mapping(text, jsonb),
+  close_index(text), open_index(text), flush(text), force_merge(text, int),
+  request(text, text, text)
+  TO search_engine_admin;

@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * search_engine.c
+ *	  Module entry point: _PG_init refuses to load outside
+ *	  shared_preload_libraries, defines the GUCs, requests shared memory and
+ *	  registers the launcher background worker.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+
+#include "node/node.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	se_shmem_request();
+}
+
+static void
+shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	se_shmem_startup();
+}
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("search_engine must be loaded via shared_preload_libraries"),
+				 errhint("Add search_engine to shared_preload_libraries in postgresql.conf "
+						 "(shared_preload_libraries = 'search_engine') and restart the server.")));
+
+	se_guc_define();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
+
+	se_launcher_register();
+}

@@ -1,0 +1,1288 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.c
+ *	  One shard's engine, owned by exactly one write worker (see engine.h).
+ *
+ * Writes: every operation gets the next seq_no, is checked against the
+ * current version of its _id (buffer first, then segments newest first,
+ * honouring live docs), is appended to the translog and added to the
+ * in-memory buffer; a replaced or deleted document is marked deleted in the
+ * buffer or in its segment's worker-local live-docs copy.  Refresh turns
+ * the buffer into a segment file (not fsynced: the translog still covers
+ * it), writes changed live docs, merges when there are too many segments,
+ * and publishes the new segment list in the shard slot.  Flush fsyncs the
+ * segments, rolls the translog and writes the commit point segments_<N>
+ * atomically; recovery = newest valid commit point + translog replay.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "mapping/mapping.h"
+#include "shard/engine.h"
+#include "util/json.h"
+
+#define COMMIT_FORMAT "se_commit"
+#define COMMIT_VERSION 1
+#define MERGE_FACTOR 10			/* segments per tier before a merge */
+
+static void publish(SeShard *sh);
+static void cleanup_files(SeShard *sh);
+
+char *
+se_index_path(const char *uuid)
+{
+	return psprintf("%s/indices/%s", se_data_directory(), uuid);
+}
+
+char *
+se_shard_path(const char *uuid, int shard)
+{
+	return psprintf("%s/indices/%s/%d", se_data_directory(), uuid, shard);
+}
+
+static char *
+seg_path(SeShard *sh, uint64 gen)
+{
+	return psprintf("%s/_" UINT64_FORMAT ".seg", sh->index_dir, gen);
+}
+
+static char *
+liv_path(SeShard *sh, uint64 gen, uint64 del_gen)
+{
+	return psprintf("%s/_" UINT64_FORMAT "_" UINT64_FORMAT ".liv", sh->index_dir, gen, del_gen);
+}
+
+static void
+make_segment_id(uint8 id[SE_SEGMENT_ID_LEN])
+{
+	if (!pg_strong_random(id, SE_SEGMENT_ID_LEN))
+		elog(ERROR, "could not generate a segment id");
+}
+
+static void
+new_buffer(SeShard *sh)
+{
+	MemoryContext old = MemoryContextSwitchTo(sh->cxt);
+
+	if (sh->buffer)
+		se_builder_free(sh->buffer);
+	sh->buffer = se_builder_create();
+	MemoryContextSwitchTo(old);
+}
+
+/* Raise INDEX_CORRUPTED for a codec error. */
+static void
+corrupted(SeShard *sh, const char *what, const SeError *err)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("shard [%s][%d] is corrupted: %s: %s", sh->index_name, sh->shard,
+					what, err && err->reason ? err->reason : "unknown"),
+			 errdetail("index_corrupted_exception")));
+}
+
+/* Open (map + parse) a segment file into entry e. */
+static void
+open_segment(SeShard *sh, SeSegEntry *e, uint64 gen, uint64 del_gen, bool verify)
+{
+	char	   *path = seg_path(sh, gen);
+	SeError		err;
+	MemoryContext old;
+
+	se_error_init(&err);
+	memset(e, 0, sizeof(*e));
+	e->gen = gen;
+	e->del_gen = del_gen;
+	e->cxt = AllocSetContextCreate(sh->cxt, "search_engine segment", ALLOCSET_SMALL_SIZES);
+	if (!se_file_map(path, &e->mf))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("shard [%s][%d]: could not open segment \"%s\": %m",
+						sh->index_name, sh->shard, path),
+				 errdetail("index_corrupted_exception")));
+	old = MemoryContextSwitchTo(e->cxt);
+	e->reader = se_segment_open(e->mf.data, e->mf.len, verify, &err);
+	if (e->reader == NULL)
+	{
+		MemoryContextSwitchTo(old);
+		corrupted(sh, path, &err);
+	}
+	e->max_doc = se_segment_max_doc(e->reader);
+	e->live_count = e->max_doc;
+	if (del_gen > 0)
+	{
+		char	   *lp = liv_path(sh, gen, del_gen);
+		size_t		len;
+		char	   *data = se_file_read_all(lp, &len, false);
+		uint8		id[SE_SEGMENT_ID_LEN];
+
+		se_segment_get_id(e->reader, id);
+		e->live = se_livedocs_parse((const uint8 *) data, len, e->max_doc, id, &err);
+		if (e->live == NULL)
+		{
+			MemoryContextSwitchTo(old);
+			corrupted(sh, lp, &err);
+		}
+		e->live_count = se_livedocs_count(e->live, e->max_doc);
+	}
+	MemoryContextSwitchTo(old);
+	pfree(path);
+}
+
+static void
+close_segment(SeSegEntry *e)
+{
+	se_file_unmap(&e->mf);
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	e->cxt = NULL;
+	e->reader = NULL;
+}
+
+/* ---------- commit points ---------- */
+
+static void
+write_commit(SeShard *sh, int64 gen)
+{
+	StringInfoData buf;
+	uint8		zero[SE_SEGMENT_ID_LEN] = {0};
+	int			i;
+	char	   *path = psprintf("%s/segments_" INT64_FORMAT, sh->index_dir, gen);
+
+	initStringInfo(&buf);
+	se_file_write_header(&buf, COMMIT_FORMAT, COMMIT_VERSION, zero);
+	appendStringInfo(&buf, "{\"generation\":" INT64_FORMAT ",\"translog_gen\":" INT64_FORMAT
+					 ",\"max_seq_no\":" INT64_FORMAT ",\"next_seg_gen\":" INT64_FORMAT ",\"segments\":[",
+					 gen, sh->tl.gen, sh->max_seq_no, sh->next_seg_gen);
+	for (i = 0; i < sh->nsegs; i++)
+		appendStringInfo(&buf, "%s[" UINT64_FORMAT "," UINT64_FORMAT "]", i ? "," : "",
+						 sh->segs[i].gen, sh->segs[i].del_gen);
+	appendStringInfoString(&buf, "]}");
+	se_file_write_footer(&buf);
+	se_file_write_durable(path, buf.data, buf.len);
+	pfree(buf.data);
+	pfree(path);
+}
+
+/* Newest commit generation present in the directory, or 0. */
+static int64
+newest_commit(SeShard *sh)
+{
+	DIR		   *d = AllocateDir(sh->index_dir);
+	struct dirent *de;
+	int64		best = 0;
+
+	while ((de = ReadDir(d, sh->index_dir)) != NULL)
+	{
+		int64		g;
+		char		tail;
+
+		if (sscanf(de->d_name, "segments_" INT64_FORMAT "%c", &g, &tail) == 1 && g > best)
+			best = g;
+	}
+	FreeDir(d);
+	return best;
+}
+
+static void
+load_commit(SeShard *sh, int64 gen, int64 *translog_gen)
+{
+	char	   *path = psprintf("%s/segments_" INT64_FORMAT, sh->index_dir, gen);
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, false);
+	SeError		err;
+	int			hdr;
+	SeJson	   *root;
+	SeJson	   *segs;
+	SeJsonParseOptions opts = {0};
+	int			i;
+
+	se_error_init(&err);
+	hdr = se_file_check((const uint8 *) data, len, COMMIT_FORMAT, COMMIT_VERSION,
+						COMMIT_VERSION, NULL, true, &err);
+	if (hdr < 0)
+		corrupted(sh, path, &err);
+	root = se_json_parse(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &opts, &err);
+	if (root == NULL || se_json_get(root, "segments") == NULL)
+		corrupted(sh, path, &err);
+	*translog_gen = se_json_get(root, "translog_gen")->u.n.i;
+	sh->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
+	sh->next_seg_gen = se_json_get(root, "next_seg_gen")->u.n.i;
+	segs = se_json_get(root, "segments");
+	if (segs->u.a.count > SE_MAX_SEGMENTS)
+		corrupted(sh, path, NULL);
+	sh->nsegs = 0;
+	for (i = 0; i < segs->u.a.count; i++)
+	{
+		SeJson	   *s = segs->u.a.items[i];
+
+		open_segment(sh, &sh->segs[i], (uint64) s->u.a.items[0]->u.n.i,
+					 (uint64) s->u.a.items[1]->u.n.i, true);
+		sh->segs[i].synced = true;
+		sh->nsegs++;
+	}
+	sh->commit_gen = gen;
+}
+
+/* ---------- version lookup ---------- */
+
+typedef struct DocLoc
+{
+	int			seg;			/* -1 = buffer, -2 = none */
+	int32		doc;
+	SeDocMeta	meta;
+} DocLoc;
+
+static void
+lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
+{
+	int			i;
+	int			d = se_builder_lookup_id(sh->buffer, id, id_len);
+
+	if (d >= 0)
+	{
+		loc->seg = -1;
+		loc->doc = d;
+		se_builder_doc_meta(sh->buffer, d, &loc->meta);
+		return;
+	}
+	for (i = sh->nsegs - 1; i >= 0; i--)
+	{
+		SeSegEntry *e = &sh->segs[i];
+		int32		doc = se_segment_lookup_id(e->reader, id, id_len);
+
+		if (doc >= 0 && se_livedocs_get(e->live, doc))
+		{
+			loc->seg = i;
+			loc->doc = doc;
+			se_segment_doc_meta(e->reader, doc, &loc->meta);
+			return;
+		}
+	}
+	loc->seg = -2;
+}
+
+static void
+delete_loc(SeShard *sh, const DocLoc *loc)
+{
+	if (loc->seg == -1)
+		se_builder_delete(sh->buffer, loc->doc);
+	else if (loc->seg >= 0)
+	{
+		SeSegEntry *e = &sh->segs[loc->seg];
+
+		if (e->live == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(e->cxt);
+
+			e->live = se_livedocs_new(e->max_doc);
+			MemoryContextSwitchTo(old);
+		}
+		if (se_livedocs_get(e->live, loc->doc))
+		{
+			se_livedocs_clear(e->live, loc->doc);
+			e->live_count--;
+			e->live_dirty = true;
+		}
+	}
+}
+
+/* ---------- applying operations ---------- */
+
+static void
+refresh_mapping(SeShard *sh)
+{
+	const SeClusterState *st = se_state_current();
+	SeIndexMeta *im;
+
+	if (st->version == sh->mapping_state_version || sh->mapping_dirty)
+		return;
+	im = se_state_find_uuid(st, sh->uuid);
+	if (im == NULL)
+		return;
+	{
+		MemoryContext old = MemoryContextSwitchTo(sh->cxt);
+
+		sh->mapping = se_mapping_copy(im->mapping);
+		sh->settings = im->settings;
+		MemoryContextSwitchTo(old);
+	}
+	sh->mapping_state_version = st->version;
+}
+
+/*
+ * Parse and buffer one document; on a mapping error returns false with err
+ * set and nothing buffered.
+ */
+static bool
+buffer_doc(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
+		   const SeJson *doc, SeError *err)
+{
+	SeDocParseOptions opts;
+	bool		changed = false;
+	MemoryContext old;
+	bool		ok;
+
+	opts.limits.total_fields_limit = sh->settings.total_fields_limit;
+	opts.limits.depth_limit = sh->settings.depth_limit;
+	se_builder_begin_doc(sh->buffer);
+	old = MemoryContextSwitchTo(sh->cxt);	/* mapping growth lives with the shard */
+	ok = se_doc_parse(sh->mapping, doc, &opts, sh->buffer, meta->id, &changed, err);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+		return false;
+	if (changed)
+		sh->mapping_dirty = true;
+	se_builder_end_doc(sh->buffer, meta, src, src_len);
+	return true;
+}
+
+static void
+log_op(SeShard *sh, SeOpType op, const SeDocMeta *meta, const char *src, size_t src_len)
+{
+	SeTranslogOp t;
+
+	if (sh->recovering)
+		return;
+	t.op = op;
+	t.seq_no = meta->seq_no;
+	t.primary_term = meta->primary_term;
+	t.version = meta->version;
+	t.id = meta->id;
+	t.id_len = meta->id_len;
+	t.routing = meta->routing;
+	t.routing_len = meta->routing_len;
+	t.source = src;
+	t.source_len = src_len;
+	se_translog_add(&sh->tl, &t);
+}
+
+typedef struct ItemOut
+{
+	int			status;
+	SeItemResult result;
+	int64		version;
+	int64		seq_no;
+	int64		primary_term;
+	SeError		err;
+} ItemOut;
+
+static bool
+check_if_seq_no(const SeItemReq *rq, const char *id, const DocLoc *loc, ItemOut *out)
+{
+	if (!(rq->flags & SE_ITEM_FLAG_IF_SEQ_NO))
+		return true;
+	if (loc->seg == -2)
+	{
+		se_error_set(&out->err, 409, "version_conflict_engine_exception",
+					 "[%s]: version conflict, required seqNo [" INT64_FORMAT "], primary term [" INT64_FORMAT "] but no document was found",
+					 id, rq->if_seq_no, rq->if_primary_term);
+		out->status = 409;
+		return false;
+	}
+	if (loc->meta.seq_no != rq->if_seq_no || loc->meta.primary_term != rq->if_primary_term)
+	{
+		se_error_set(&out->err, 409, "version_conflict_engine_exception",
+					 "[%s]: version conflict, required seqNo [" INT64_FORMAT "], primary term [" INT64_FORMAT "]. current document has seqNo [" INT64_FORMAT "] and primary term [" INT64_FORMAT "]",
+					 id, rq->if_seq_no, rq->if_primary_term, loc->meta.seq_no, loc->meta.primary_term);
+		out->status = 409;
+		return false;
+	}
+	return true;
+}
+
+/* Index (or create) a document; src is validated JSON. */
+static void
+do_index(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
+		 const char *routing, int routing_len, const char *src, size_t src_len,
+		 const SeJson *doc, bool create, ItemOut *out)
+{
+	DocLoc		loc;
+	SeDocMeta	meta;
+
+	loc.seg = -2;
+	if (!(rq->flags & SE_ITEM_FLAG_AUTO_ID))
+		lookup_id(sh, id, id_len, &loc);
+	if (create && loc.seg != -2)
+	{
+		se_error_set(&out->err, 409, "version_conflict_engine_exception",
+					 "[%s]: version conflict, document already exists (current version [" INT64_FORMAT "])",
+					 id, loc.meta.version);
+		out->status = 409;
+		return;
+	}
+	if (!check_if_seq_no(rq, id, &loc, out))
+		return;
+	meta.id = id;
+	meta.id_len = id_len;
+	meta.routing = routing;
+	meta.routing_len = routing_len;
+	meta.seq_no = sh->max_seq_no + 1;
+	meta.primary_term = sh->primary_term;
+	meta.version = (loc.seg == -2) ? 1 : loc.meta.version + 1;
+	if (!buffer_doc(sh, &meta, src, src_len, doc, &out->err))
+	{
+		/* nothing changed: the previous version stays live */
+		out->status = out->err.status ? out->err.status : 400;
+		return;
+	}
+	sh->max_seq_no = meta.seq_no;
+	log_op(sh, SE_OP_INDEX, &meta, src, src_len);
+	delete_loc(sh, &loc);
+	out->status = (loc.seg == -2) ? 201 : 200;
+	out->result = (loc.seg == -2) ? SE_RESULT_CREATED : SE_RESULT_UPDATED;
+	out->version = meta.version;
+	out->seq_no = meta.seq_no;
+	out->primary_term = meta.primary_term;
+	sh->write_gen++;
+}
+
+static void
+do_delete(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
+		  const char *routing, int routing_len, ItemOut *out)
+{
+	DocLoc		loc;
+	SeDocMeta	meta;
+
+	lookup_id(sh, id, id_len, &loc);
+	if (!check_if_seq_no(rq, id, &loc, out))
+		return;
+	meta.id = id;
+	meta.id_len = id_len;
+	meta.routing = routing;
+	meta.routing_len = routing_len;
+	meta.seq_no = sh->max_seq_no + 1;
+	meta.primary_term = sh->primary_term;
+	meta.version = (loc.seg == -2) ? 1 : loc.meta.version + 1;
+	sh->max_seq_no = meta.seq_no;
+	log_op(sh, SE_OP_DELETE, &meta, NULL, 0);
+	delete_loc(sh, &loc);
+	out->status = (loc.seg == -2) ? 404 : 200;
+	out->result = (loc.seg == -2) ? SE_RESULT_NOT_FOUND : SE_RESULT_DELETED;
+	out->version = meta.version;
+	out->seq_no = meta.seq_no;
+	out->primary_term = meta.primary_term;
+	sh->write_gen++;
+}
+
+/* ES XContentHelper.update: objects merge recursively, anything else replaces. */
+static SeJson *
+json_merge(const SeJson *base, const SeJson *changes)
+{
+	SeJson	   *res;
+	int			i;
+	int			n = 0;
+
+	if (base == NULL || base->type != SE_JSON_OBJECT || changes->type != SE_JSON_OBJECT)
+		return (SeJson *) changes;
+	res = palloc(sizeof(SeJson));
+	res->type = SE_JSON_OBJECT;
+	res->u.o.members = palloc(sizeof(SeJsonMember) * (base->u.o.count + changes->u.o.count + 1));
+	for (i = 0; i < base->u.o.count; i++)
+	{
+		const SeJsonMember *m = &base->u.o.members[i];
+		SeJson	   *c = se_json_get(changes, m->key);
+
+		res->u.o.members[n] = *m;
+		if (c != NULL)
+			res->u.o.members[n].value = json_merge(m->value, c);
+		n++;
+	}
+	for (i = 0; i < changes->u.o.count; i++)
+	{
+		const SeJsonMember *m = &changes->u.o.members[i];
+
+		if (se_json_get(base, m->key) == NULL)
+		{
+			int			j;
+			bool		dup = false;
+
+			for (j = 0; j < n; j++)
+				if (strcmp(res->u.o.members[j].key, m->key) == 0)
+					dup = true;
+			if (!dup)
+				res->u.o.members[n++] = *m;
+		}
+	}
+	res->u.o.count = n;
+	return res;
+}
+
+static void
+do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
+		  const char *routing, int routing_len, const SeJson *body, ItemOut *out)
+{
+	DocLoc		loc;
+	SeJson	   *partial = se_json_get(body, "doc");
+	SeJson	   *upsert = se_json_get(body, "upsert");
+	SeJson	   *doc_as_upsert = se_json_get(body, "doc_as_upsert");
+	SeJson	   *detect_noop = se_json_get(body, "detect_noop");
+	StringInfoData src;
+	SeJson	   *newdoc;
+	SeJsonParseOptions opts = {0};
+	SeItemReq	rq2 = *rq;
+
+	if (se_json_get(body, "script") != NULL)
+	{
+		se_error_set(&out->err, 400, "illegal_argument_exception",
+					 "script updates are not supported by the bulk update action yet");
+		out->status = 400;
+		return;
+	}
+	if (partial == NULL && upsert == NULL)
+	{
+		se_error_set(&out->err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: script or doc is missing;");
+		out->status = 400;
+		return;
+	}
+	lookup_id(sh, id, id_len, &loc);
+	if (loc.seg == -1)
+	{
+		/* make the buffered current version readable */
+		se_shard_refresh(sh);
+		lookup_id(sh, id, id_len, &loc);
+	}
+	if (!check_if_seq_no(rq, id, &loc, out))
+		return;
+	rq2.flags &= ~SE_ITEM_FLAG_IF_SEQ_NO;
+	initStringInfo(&src);
+	if (loc.seg == -2)
+	{
+		if (doc_as_upsert && doc_as_upsert->type == SE_JSON_TRUE && partial)
+			newdoc = partial;
+		else if (upsert)
+			newdoc = upsert;
+		else
+		{
+			se_error_set(&out->err, 404, "document_missing_exception",
+						 "[%s]: document missing", id);
+			out->status = 404;
+			return;
+		}
+		se_json_write(&src, newdoc);
+		do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len,
+				 newdoc, false, out);
+		return;
+	}
+	else
+	{
+		StringInfoData cur;
+		SeJson	   *curdoc;
+		StringInfoData before;
+
+		initStringInfo(&cur);
+		if (!se_segment_source(sh->segs[loc.seg].reader, loc.doc, &cur))
+			corrupted(sh, "stored source", se_segment_error(sh->segs[loc.seg].reader));
+		curdoc = se_json_parse(cur.data, cur.len, &opts, &out->err);
+		if (curdoc == NULL)
+		{
+			out->status = 500;
+			return;
+		}
+		newdoc = partial ? json_merge(curdoc, partial) : curdoc;
+		se_json_write(&src, newdoc);
+		initStringInfo(&before);
+		se_json_write(&before, curdoc);
+		if ((detect_noop == NULL || detect_noop->type != SE_JSON_FALSE) &&
+			before.len == src.len && memcmp(before.data, src.data, src.len) == 0)
+		{
+			out->status = 200;
+			out->result = SE_RESULT_NOOP;
+			out->version = loc.meta.version;
+			out->seq_no = loc.meta.seq_no;
+			out->primary_term = loc.meta.primary_term;
+			return;
+		}
+		do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len,
+				 newdoc, false, out);
+	}
+}
+
+/* Write one item's error text into the sub's error area. */
+static int32
+put_error(SeBulkSub *sub, char *base, const SeError *err)
+{
+	size_t		tl = strlen(err->type) + 1;
+	size_t		rl = err->reason ? strlen(err->reason) + 1 : 1;
+	char	   *area = base + sub->err_off;
+	int32		off;
+
+	if (sub->err_used + tl + 2 > sub->err_cap)
+		return -1;
+	off = (int32) sub->err_used;
+	memcpy(area + off, err->type, tl);
+	if (sub->err_used + tl + rl > sub->err_cap)
+		rl = sub->err_cap - sub->err_used - tl;
+	if (rl > 0)
+	{
+		memcpy(area + off + tl, err->reason ? err->reason : "", rl);
+		area[off + tl + rl - 1] = '\0';
+	}
+	sub->err_used += tl + rl;
+	return off;
+}
+
+void
+se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base)
+{
+	const char *p = base + sub->req_off;
+	SeItemResp *resp = (SeItemResp *) (base + sub->resp_off);
+	uint32		i;
+	MemoryContext itemcxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "search_engine bulk item",
+												  ALLOCSET_DEFAULT_SIZES);
+
+	refresh_mapping(sh);
+	for (i = 0; i < sub->nitems; i++)
+	{
+		SeItemReq	rq;
+		const char *id;
+		const char *routing = NULL;
+		const char *body;
+		ItemOut		out;
+		MemoryContext old;
+		SeJson	   *json = NULL;
+		SeJsonParseOptions opts = {0};
+
+		memcpy(&rq, p, sizeof(rq));
+		p += sizeof(rq);
+		id = p;
+		p += rq.id_len;
+		if (rq.routing_len != PG_UINT32_MAX)
+		{
+			routing = p;
+			p += rq.routing_len;
+		}
+		body = p;
+		p += rq.body_len;
+
+		memset(&out, 0, sizeof(out));
+		se_error_init(&out.err);
+		old = MemoryContextSwitchTo(itemcxt);
+		if (rq.op != SE_ITEM_DELETE)
+		{
+			opts.reject_duplicate_keys = true;
+			opts.max_depth = 1000;
+			json = se_json_parse(body, rq.body_len, &opts, &out.err);
+			if (json != NULL && json->type != SE_JSON_OBJECT)
+			{
+				se_error_set(&out.err, 400, "mapper_parsing_exception",
+							 "failed to parse, document is empty or not an object");
+				json = NULL;
+			}
+			if (json == NULL)
+			{
+				SeError		e2;
+
+				/* ES reports unparsable documents as mapper_parsing_exception */
+				se_error_init(&e2);
+				se_error_set(&e2, 400, "mapper_parsing_exception", "failed to parse: %s",
+							 out.err.reason ? out.err.reason : "invalid document");
+				out.err = e2;
+				out.status = 400;
+			}
+		}
+		if (!se_error_is_set(&out.err))
+		{
+			char	   *idc = pnstrdup(id, rq.id_len);
+
+			switch (rq.op)
+			{
+				case SE_ITEM_INDEX:
+				case SE_ITEM_CREATE:
+					do_index(sh, &rq, idc, rq.id_len, routing,
+							 routing ? rq.routing_len : 0, body, rq.body_len, json,
+							 rq.op == SE_ITEM_CREATE, &out);
+					break;
+				case SE_ITEM_UPDATE:
+					do_update(sh, &rq, idc, rq.id_len, routing,
+							  routing ? rq.routing_len : 0, json, &out);
+					break;
+				case SE_ITEM_DELETE:
+					do_delete(sh, &rq, idc, rq.id_len, routing,
+							  routing ? rq.routing_len : 0, &out);
+					break;
+				default:
+					se_error_set(&out.err, 400, "illegal_argument_exception",
+								 "unknown bulk operation");
+					out.status = 400;
+			}
+		}
+		MemoryContextSwitchTo(old);
+		resp[i].status = (int16) out.status;
+		resp[i].result = (uint8) out.result;
+		resp[i].version = out.version;
+		resp[i].seq_no = out.seq_no;
+		resp[i].primary_term = out.primary_term;
+		resp[i].err_off = se_error_is_set(&out.err) ? put_error(sub, base, &out.err) : -1;
+		if (se_error_is_set(&out.err) && resp[i].status == 0)
+			resp[i].status = out.err.status ? out.err.status : 500;
+		MemoryContextReset(itemcxt);
+	}
+	MemoryContextDelete(itemcxt);
+	pg_atomic_write_u64(&SeSlots[sh->slot].write_gen, sh->write_gen);
+	pg_atomic_write_u64(&SeSlots[sh->slot].max_seq_no, (uint64) sh->max_seq_no);
+	pg_atomic_add_fetch_u64(&SeSlots[sh->slot].indexing_ops, sub->nitems);
+	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size + sh->tl.buf.len);
+	if (hdr->refresh != 0)
+		sub->forced_refresh = (hdr->refresh == 1);
+}
+
+void
+se_shard_publish_mapping(SeShard *sh)
+{
+	SeError		err;
+
+	if (!sh->mapping_dirty)
+		return;
+	se_error_init(&err);
+	if (!se_state_merge_dynamic_mapping(sh->uuid, sh->mapping, &err))
+		ereport(WARNING,
+				(errmsg("could not publish dynamic mapping update of [%s]: %s",
+						sh->index_name, err.reason ? err.reason : "unknown")));
+	sh->mapping_dirty = false;
+	sh->mapping_state_version = 0;	/* pick up the merged state */
+	refresh_mapping(sh);
+}
+
+void
+se_shard_sync_translog(SeShard *sh)
+{
+	se_translog_sync(&sh->tl, !sh->settings.durability_async);
+	if (!sh->settings.durability_async)
+		sh->last_sync = GetCurrentTimestamp();
+	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
+}
+
+/* ---------- refresh, merge, publish ---------- */
+
+static int
+cmp_seg_size(const void *a, const void *b)
+{
+	const SeSegEntry *x = a;
+	const SeSegEntry *y = b;
+
+	if (x->mf.len != y->mf.len)
+		return x->mf.len < y->mf.len ? -1 : 1;
+	return x->gen < y->gen ? -1 : (x->gen > y->gen);
+}
+
+static int
+cmp_seg_gen(const void *a, const void *b)
+{
+	const SeSegEntry *x = a;
+	const SeSegEntry *y = b;
+
+	return x->gen < y->gen ? -1 : (x->gen > y->gen);
+}
+
+/*
+ * Merge segments [from, from+n) (in gen order within that range) into one.
+ * The merged segment takes the highest gen of its inputs' position so the
+ * newest-first id lookup order is kept.
+ */
+static void
+merge_range(SeShard *sh, SeSegEntry *inputs, int n)
+{
+	SeSegmentReader **readers = palloc(sizeof(SeSegmentReader *) * n);
+	const uint64 **live = palloc(sizeof(uint64 *) * n);
+	StringInfoData out;
+	uint8		id[SE_SEGMENT_ID_LEN];
+	SeError		err;
+	uint64		gen = sh->next_seg_gen++;
+	char	   *path;
+	int			i;
+	SeSegEntry	merged;
+
+	se_error_init(&err);
+	for (i = 0; i < n; i++)
+	{
+		readers[i] = inputs[i].reader;
+		live[i] = inputs[i].live;
+	}
+	make_segment_id(id);
+	initStringInfo(&out);
+	if (!se_segment_merge(readers, live, n, id, sh->settings.codec_level, &out, &err))
+		corrupted(sh, "merge", &err);
+	path = seg_path(sh, gen);
+	se_file_write_plain(path, out.data, out.len, false);
+	pfree(out.data);
+	open_segment(sh, &merged, gen, 0, false);
+	for (i = 0; i < n; i++)
+		close_segment(&inputs[i]);
+	inputs[0] = merged;
+	for (i = 1; i < n; i++)
+		inputs[i].gen = 0;		/* removed below */
+}
+
+/* Tiered-ish policy: merge the MERGE_FACTOR smallest while over the limit. */
+static void
+maybe_merge(SeShard *sh, int max_segments)
+{
+	int			i,
+				j;
+
+	/* drop fully deleted segments */
+	for (i = 0, j = 0; i < sh->nsegs; i++)
+	{
+		if (sh->segs[i].live_count == 0)
+			close_segment(&sh->segs[i]);
+		else
+			sh->segs[j++] = sh->segs[i];
+	}
+	sh->nsegs = j;
+
+	while (sh->nsegs > max_segments)
+	{
+		int			n = Min(MERGE_FACTOR, sh->nsegs - max_segments + 1);
+
+		if (max_segments < MERGE_FACTOR)
+			n = sh->nsegs - max_segments + 1;
+		if (n < 2)
+			break;
+		/* smallest n, merged in gen order */
+		qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_size);
+		qsort(sh->segs, n, sizeof(SeSegEntry), cmp_seg_gen);
+		{
+			uint64		maxgen = sh->segs[n - 1].gen;
+
+			merge_range(sh, sh->segs, n);
+			(void) maxgen;
+		}
+		for (i = 0, j = 0; i < sh->nsegs; i++)
+			if (sh->segs[i].gen != 0)
+				sh->segs[j++] = sh->segs[i];
+		sh->nsegs = j;
+	}
+	/*
+	 * Keep gen order for newest-first lookups: a merged segment gets a new
+	 * (highest) gen, and its documents are older than later segments' ones
+	 * only if it was merged from them; ids are unique among live docs, so
+	 * the lookup order among live docs does not matter.
+	 */
+	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
+}
+
+void
+se_shard_refresh(SeShard *sh)
+{
+	int			i;
+	bool		changed = false;
+
+	if (se_builder_live_docs(sh->buffer) > 0)
+	{
+		StringInfoData out;
+		uint8		id[SE_SEGMENT_ID_LEN];
+		uint64		gen = sh->next_seg_gen++;
+		char	   *path = seg_path(sh, gen);
+
+		if (sh->nsegs >= SE_MAX_SEGMENTS - 1)
+			maybe_merge(sh, SE_MAX_SEGMENTS / 2);
+		make_segment_id(id);
+		initStringInfo(&out);
+		se_builder_serialize(sh->buffer, id, sh->settings.codec_level, &out);
+		se_file_write_plain(path, out.data, out.len, false);
+		pfree(out.data);
+		open_segment(sh, &sh->segs[sh->nsegs], gen, 0, false);
+		sh->nsegs++;
+		changed = true;
+	}
+	if (se_builder_num_docs(sh->buffer) > 0)
+		new_buffer(sh);
+
+	for (i = 0; i < sh->nsegs; i++)
+	{
+		SeSegEntry *e = &sh->segs[i];
+
+		if (e->live_dirty)
+		{
+			StringInfoData out;
+			uint8		id[SE_SEGMENT_ID_LEN];
+			char	   *path;
+
+			e->del_gen++;
+			path = liv_path(sh, e->gen, e->del_gen);
+			se_segment_get_id(e->reader, id);
+			initStringInfo(&out);
+			se_livedocs_serialize(e->live, e->max_doc, id, (int64) e->del_gen, &out);
+			se_file_write_plain(path, out.data, out.len, false);
+			pfree(out.data);
+			pfree(path);
+			e->live_dirty = false;
+			e->synced = false;
+			changed = true;
+		}
+	}
+	if (sh->nsegs > MERGE_FACTOR * 2)
+	{
+		maybe_merge(sh, MERGE_FACTOR);
+		changed = true;
+	}
+	else if (changed)
+		maybe_merge(sh, SE_MAX_SEGMENTS / 2);
+	sh->refreshed_gen = sh->write_gen;
+	sh->last_refresh = GetCurrentTimestamp();
+	if (changed)
+		publish(sh);
+	pg_atomic_write_u64(&SeSlots[sh->slot].refreshed_gen, sh->refreshed_gen);
+}
+
+/* Publish the segment list in the slot, then drop unreferenced files. */
+static void
+publish(SeShard *sh)
+{
+	SeShardSlot *slot = &SeSlots[sh->slot];
+	int			i;
+	uint64		docs = 0,
+				deleted = 0,
+				bytes = 0;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	slot->nsegments = sh->nsegs;
+	for (i = 0; i < sh->nsegs; i++)
+	{
+		SeSegEntry *e = &sh->segs[i];
+
+		slot->segs[i].seg_gen = e->gen;
+		slot->segs[i].del_gen = e->del_gen;
+		slot->segs[i].max_doc = e->max_doc;
+		slot->segs[i].live_docs = e->live_count;
+		slot->segs[i].size_bytes = e->mf.len;
+		docs += e->live_count;
+		deleted += e->max_doc - e->live_count;
+		bytes += e->mf.len;
+	}
+	slot->snapshot_gen++;
+	/* readers open files under the shared lock, so deleting here is safe */
+	cleanup_files(sh);
+	LWLockRelease(&slot->lock);
+	pg_atomic_write_u64(&slot->docs_count, docs);
+	pg_atomic_write_u64(&slot->docs_deleted, deleted);
+	pg_atomic_write_u64(&slot->store_bytes, bytes);
+}
+
+/* Remove segment/live-docs files neither published nor in the last commit. */
+static void
+cleanup_files(SeShard *sh)
+{
+	DIR		   *d = AllocateDir(sh->index_dir);
+	struct dirent *de;
+	int64		keep_commit = sh->commit_gen;
+	uint64	   *commit_gens = NULL;
+	uint64	   *commit_dels = NULL;
+	int			ncommit = 0;
+
+	/* segments of the last commit point */
+	if (keep_commit > 0)
+	{
+		char	   *path = psprintf("%s/segments_" INT64_FORMAT, sh->index_dir, keep_commit);
+		size_t		len;
+		char	   *data = se_file_read_all(path, &len, true);
+		SeError		err;
+
+		se_error_init(&err);
+		if (data)
+		{
+			int			hdr = se_file_check((const uint8 *) data, len, COMMIT_FORMAT,
+											COMMIT_VERSION, COMMIT_VERSION, NULL, false, &err);
+			SeJsonParseOptions opts = {0};
+			SeJson	   *root = hdr >= 0 ? se_json_parse(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &opts, &err) : NULL;
+			SeJson	   *segs = root ? se_json_get(root, "segments") : NULL;
+			int			i;
+
+			if (segs)
+			{
+				ncommit = segs->u.a.count;
+				commit_gens = palloc(sizeof(uint64) * Max(1, ncommit));
+				commit_dels = palloc(sizeof(uint64) * Max(1, ncommit));
+				for (i = 0; i < ncommit; i++)
+				{
+					commit_gens[i] = segs->u.a.items[i]->u.a.items[0]->u.n.i;
+					commit_dels[i] = segs->u.a.items[i]->u.a.items[1]->u.n.i;
+				}
+			}
+		}
+	}
+	while ((de = ReadDir(d, sh->index_dir)) != NULL)
+	{
+		uint64		g,
+					dg;
+		char		tail[8];
+		bool		keep = false;
+		int			i;
+		bool		is_seg = sscanf(de->d_name, "_" UINT64_FORMAT ".se%c", &g, tail) == 2;
+		bool		is_liv = !is_seg && sscanf(de->d_name, "_" UINT64_FORMAT "_" UINT64_FORMAT ".li%c", &g, &dg, tail) == 3;
+		int64		cg;
+
+		if (is_seg || is_liv)
+		{
+			for (i = 0; i < sh->nsegs && !keep; i++)
+				if (sh->segs[i].gen == g && (is_seg || sh->segs[i].del_gen == dg))
+					keep = true;
+			for (i = 0; i < ncommit && !keep; i++)
+				if (commit_gens[i] == g && (is_seg || commit_dels[i] == dg))
+					keep = true;
+		}
+		else if (sscanf(de->d_name, "segments_" INT64_FORMAT "%c", &cg, tail) == 1)
+			keep = (cg >= keep_commit);
+		else
+			keep = true;
+		if (!keep)
+		{
+			char	   *p = psprintf("%s/%s", sh->index_dir, de->d_name);
+
+			(void) unlink(p);
+			pfree(p);
+		}
+	}
+	FreeDir(d);
+}
+
+void
+se_shard_flush(SeShard *sh)
+{
+	int			i;
+	int64		newgen;
+
+	se_shard_refresh(sh);
+	for (i = 0; i < sh->nsegs; i++)
+	{
+		SeSegEntry *e = &sh->segs[i];
+
+		if (!e->synced)
+		{
+			char	   *p = seg_path(sh, e->gen);
+
+			fsync_fname(p, false);
+			pfree(p);
+			if (e->del_gen > 0)
+			{
+				p = liv_path(sh, e->gen, e->del_gen);
+				fsync_fname(p, false);
+				pfree(p);
+			}
+			e->synced = true;
+		}
+	}
+	fsync_fname(sh->index_dir, true);
+	newgen = se_translog_roll(&sh->tl);
+	write_commit(sh, sh->commit_gen + 1);
+	sh->commit_gen++;
+	se_translog_trim(&sh->tl, newgen);
+	LWLockAcquire(&SeSlots[sh->slot].lock, LW_EXCLUSIVE);
+	cleanup_files(sh);
+	LWLockRelease(&SeSlots[sh->slot].lock);
+	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
+}
+
+void
+se_shard_force_merge(SeShard *sh, int max_segments)
+{
+	se_shard_refresh(sh);
+	maybe_merge(sh, Max(1, max_segments));
+	publish(sh);
+}
+
+/* ---------- open / recover / close ---------- */
+
+static void
+replay_op(const SeTranslogOp *op, void *arg)
+{
+	SeShard    *sh = arg;
+	DocLoc		loc;
+	SeDocMeta	meta;
+	SeError		err;
+
+	se_error_init(&err);
+	lookup_id(sh, op->id, op->id_len, &loc);
+	meta.id = pnstrdup(op->id, op->id_len);
+	meta.id_len = op->id_len;
+	meta.routing = op->routing;
+	meta.routing_len = op->routing_len;
+	meta.seq_no = op->seq_no;
+	meta.primary_term = op->primary_term;
+	meta.version = op->version;
+	if (op->seq_no > sh->max_seq_no)
+		sh->max_seq_no = op->seq_no;
+	if (op->op == SE_OP_INDEX)
+	{
+		SeJsonParseOptions opts = {0};
+		SeJson	   *doc = se_json_parse(op->source, op->source_len, &opts, &err);
+
+		if (doc == NULL || !buffer_doc(sh, &meta, op->source, op->source_len, doc, &err))
+		{
+			ereport(WARNING,
+					(errmsg("shard [%s][%d]: skipping translog operation for [%s]: %s",
+							sh->index_name, sh->shard, meta.id, err.reason ? err.reason : "")));
+			return;
+		}
+		delete_loc(sh, &loc);
+	}
+	else
+		delete_loc(sh, &loc);
+	sh->write_gen++;
+	/* keep recovery memory bounded */
+	if (se_builder_ram_bytes(sh->buffer) > (size_t) se_index_buffer_size_kb * 1024 / Max(1, se_write_threads))
+		se_shard_refresh(sh);
+}
+
+SeShard *
+se_shard_open(int slot_no)
+{
+	SeShardSlot *slot = &SeSlots[slot_no];
+	const SeClusterState *st = se_state_current();
+	SeIndexMeta *im = se_state_find_uuid(st, slot->index_uuid);
+	MemoryContext cxt;
+	MemoryContext old;
+	SeShard    *sh;
+	int64		commit;
+	int64		tlog_gen = 1;
+	int64		last_gen;
+	struct stat stbuf;
+
+	if (im == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index with uuid \"%s\" not found in the cluster state", slot->index_uuid),
+				 errdetail("index_not_found_exception")));
+	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine shard", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	sh = palloc0(sizeof(SeShard));
+	sh->cxt = cxt;
+	sh->slot = slot_no;
+	strlcpy(sh->uuid, slot->index_uuid, sizeof(sh->uuid));
+	sh->shard = slot->shard;
+	sh->index_name = pstrdup(im->name);
+	sh->path = se_shard_path(sh->uuid, sh->shard);
+	sh->index_dir = psprintf("%s/index", sh->path);
+	sh->tlog_dir = psprintf("%s/translog", sh->path);
+	sh->settings = im->settings;
+	sh->primary_term = im->primary_term;
+	sh->mapping = se_mapping_copy(im->mapping);
+	sh->mapping_state_version = st->version;
+	sh->next_seg_gen = 1;
+	sh->max_seq_no = -1;		/* ES: no operation performed yet */
+	new_buffer(sh);
+	MemoryContextSwitchTo(old);
+
+	if (stat(sh->index_dir, &stbuf) != 0)
+	{
+		/* a new shard: empty commit point and translog generation 1 */
+		se_mkdir_p(sh->index_dir);
+		se_mkdir_p(sh->tlog_dir);
+		/* the translog's buffer lives as long as the shard */
+		old = MemoryContextSwitchTo(cxt);
+		se_translog_open(&sh->tl, sh->tlog_dir, 1, true);
+		MemoryContextSwitchTo(old);
+		write_commit(sh, 1);
+		sh->commit_gen = 1;
+		fsync_fname(sh->path, true);
+	}
+	else
+	{
+		commit = newest_commit(sh);
+		if (commit == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("shard [%s][%d] has no commit point in \"%s\"",
+							sh->index_name, sh->shard, sh->index_dir),
+					 errdetail("index_corrupted_exception")));
+		old = MemoryContextSwitchTo(cxt);
+		load_commit(sh, commit, &tlog_gen);
+		MemoryContextSwitchTo(old);
+		/* drop files of refreshes after the commit; replay rebuilds them */
+		cleanup_files(sh);
+		sh->recovering = true;
+		(void) se_translog_replay(sh->tlog_dir, tlog_gen, replay_op, sh, &last_gen);
+		sh->recovering = false;
+		old = MemoryContextSwitchTo(cxt);
+		se_translog_open(&sh->tl, sh->tlog_dir, last_gen, false);
+		MemoryContextSwitchTo(old);
+	}
+	se_shard_refresh(sh);
+	publish(sh);
+	pg_atomic_write_u64(&slot->max_seq_no, (uint64) sh->max_seq_no);
+	sh->last_sync = sh->last_refresh = GetCurrentTimestamp();
+	return sh;
+}
+
+void
+se_shard_close(SeShard *sh, bool delete_files)
+{
+	int			i;
+
+	if (!delete_files)
+	{
+		se_shard_publish_mapping(sh);
+		se_shard_flush(sh);
+	}
+	se_translog_close(&sh->tl);
+	for (i = 0; i < sh->nsegs; i++)
+		close_segment(&sh->segs[i]);
+	if (delete_files)
+		se_remove_tree(sh->path);
+	MemoryContextDelete(sh->cxt);
+}
+
+size_t
+se_shard_buffer_bytes(SeShard *sh)
+{
+	return se_builder_ram_bytes(sh->buffer);
+}
+
+bool
+se_shard_translog_over_threshold(SeShard *sh)
+{
+	return sh->tl.total_size > (uint64) sh->settings.flush_threshold_bytes;
+}
+
+long
+se_shard_periodic(SeShard *sh, TimestampTz now)
+{
+	long		wait = 1000;
+
+	refresh_mapping(sh);
+	if (sh->settings.refresh_interval_ms > 0)
+	{
+		TimestampTz due = TimestampTzPlusMilliseconds(sh->last_refresh,
+													  sh->settings.refresh_interval_ms);
+
+		if (now >= due)
+		{
+			if (sh->write_gen != sh->refreshed_gen)
+				se_shard_refresh(sh);
+			else
+				sh->last_refresh = now;
+			wait = Min(wait, sh->settings.refresh_interval_ms);
+		}
+		else
+			wait = Min(wait, (long) ((due - now) / 1000) + 1);
+	}
+	if (sh->settings.durability_async && (sh->tl.dirty || sh->tl.buf.len > 0))
+	{
+		TimestampTz due = TimestampTzPlusMilliseconds(sh->last_sync,
+													  sh->settings.sync_interval_ms);
+
+		if (now >= due)
+		{
+			se_translog_sync(&sh->tl, true);
+			sh->last_sync = now;
+		}
+		else
+			wait = Min(wait, (long) ((due - now) / 1000) + 1);
+	}
+	if (se_shard_translog_over_threshold(sh))
+		se_shard_flush(sh);
+	return Max(wait, 1);
+}

@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.h
+ *	  One shard's engine, driven only by the write worker that owns it:
+ *	  recovery, writes (translog + in-memory buffer + version checks),
+ *	  refresh (publish a new segment snapshot), flush (commit point),
+ *	  merges and close.
+ *
+ * Directory <data_dir>/indices/<uuid>/<shard>/ holds index/ (segment files
+ * _<gen>.seg, live docs _<gen>_<delgen>.liv, commit points segments_<N>)
+ * and translog/ (translog-<gen>.tlog).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_ENGINE_H
+#define SE_ENGINE_H
+
+#include "postgres.h"
+
+#include "cluster/state.h"
+#include "index/segment.h"
+#include "shard/bulk_protocol.h"
+#include "shard/translog.h"
+#include "util/fileio.h"
+
+typedef struct SeSegEntry
+{
+	uint64		gen;
+	uint64		del_gen;
+	SeMappedFile mf;
+	SeSegmentReader *reader;
+	uint64	   *live;			/* NULL = all live */
+	bool		live_dirty;		/* deletes not yet written to a .liv */
+	bool		synced;			/* fsynced (part of a commit) */
+	uint32		max_doc;
+	uint32		live_count;
+	MemoryContext cxt;
+} SeSegEntry;
+
+typedef struct SeShard
+{
+	int			slot;
+	char		uuid[SE_UUID_LEN + 1];
+	int			shard;
+	char	   *index_name;
+	char	   *path;
+	char	   *index_dir;
+	char	   *tlog_dir;
+	MemoryContext cxt;
+	SeIndexSettings settings;
+	int64		primary_term;
+	SeMapping  *mapping;
+	uint64		mapping_state_version;
+	bool		mapping_dirty;
+	SeSegmentBuilder *buffer;
+	int			nsegs;
+	SeSegEntry	segs[SE_MAX_SEGMENTS];
+	SeTranslog	tl;
+	int64		max_seq_no;
+	int64		commit_gen;
+	int64		next_seg_gen;
+	TimestampTz last_refresh;
+	TimestampTz last_sync;
+	uint64		write_gen;
+	uint64		refreshed_gen;
+	bool		recovering;
+} SeShard;
+
+extern SeShard *se_shard_open(int slot);
+extern void se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub,
+								 char *base);
+/* After a batch: publish dynamic mapping changes (before acknowledging). */
+extern void se_shard_publish_mapping(SeShard *sh);
+extern void se_shard_sync_translog(SeShard *sh);
+extern void se_shard_refresh(SeShard *sh);
+extern void se_shard_flush(SeShard *sh);
+extern void se_shard_force_merge(SeShard *sh, int max_segments);
+extern void se_shard_close(SeShard *sh, bool delete_files);
+/* Periodic work; returns ms until this shard next needs attention. */
+extern long se_shard_periodic(SeShard *sh, TimestampTz now);
+extern size_t se_shard_buffer_bytes(SeShard *sh);
+extern bool se_shard_translog_over_threshold(SeShard *sh);
+
+extern char *se_shard_path(const char *uuid, int shard);
+extern char *se_index_path(const char *uuid);
+
+#endif

@@ -1,0 +1,269 @@
+/*-------------------------------------------------------------------------
+ *
+ * snapshot.c
+ *	  Reader side of a shard (see snapshot.h).
+ *
+ * Segment files are immutable, so a backend keeps them mapped across
+ * queries in a per-process cache keyed by (index uuid, shard, segment gen);
+ * the full CRC32C is checked the first time a process opens a segment.
+ * Entries whose segment left the shard's published list are unmapped when
+ * the next snapshot of that shard is taken.  Files are opened while the
+ * slot lock is held shared, and the owner deletes files only while holding
+ * it exclusively, so a listed file always exists when we open it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "index/segment.h"
+#include "node/node.h"
+#include "shard/engine.h"
+#include "shard/snapshot.h"
+#include "util/fileio.h"
+
+typedef struct SegCacheKey
+{
+	char		uuid[SE_UUID_LEN + 1];
+	int			shard;
+	uint64		gen;
+} SegCacheKey;
+
+typedef struct SegCacheEntry
+{
+	SegCacheKey key;
+	MemoryContext cxt;
+	SeMappedFile mf;
+	SeSegmentReader *reader;
+	uint64		del_gen;		/* of live below */
+	uint64	   *live;
+	uint64		seen_snapshot;	/* last snapshot_gen that listed it */
+} SegCacheEntry;
+
+static HTAB *seg_cache = NULL;
+
+static void
+cache_init(void)
+{
+	HASHCTL		ctl;
+
+	if (seg_cache)
+		return;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(SegCacheKey);
+	ctl.entrysize = sizeof(SegCacheEntry);
+	ctl.hcxt = TopMemoryContext;
+	seg_cache = hash_create("search_engine segment cache", 256, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+static void
+evict(SegCacheEntry *e)
+{
+	se_file_unmap(&e->mf);
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	hash_search(seg_cache, &e->key, HASH_REMOVE, NULL);
+}
+
+int
+se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
+{
+	int			slot = se_slot_find(im->uuid, shard);
+	SeSlotState st;
+
+	if (slot < 0)
+	{
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] shard is not allocated on this node", im->name, shard);
+		return -1;
+	}
+	st = (SeSlotState) SeSlots[slot].state;
+	if (st == SE_SLOT_OPENING)
+		st = se_slot_wait_not_opening(slot, 30000);
+	if (st == SE_SLOT_FAILED)
+	{
+		se_error_set(err, 500, SeSlots[slot].failure_corrupted ? "index_corrupted_exception" : "shard_failed_exception",
+					 "[%s][%d] shard failed: %s", im->name, shard, SeSlots[slot].failure);
+		return -1;
+	}
+	if (st != SE_SLOT_STARTED)
+	{
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] shard is not started", im->name, shard);
+		return -1;
+	}
+	return slot;
+}
+
+static void
+raise_or_set(SeError *dst, const SeError *src)
+{
+	if (dst)
+	{
+		se_error_set(dst, src->status, src->type, "%s", src->reason);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(se_error_sqlstate(src->type)),
+			 errmsg("%s", src->reason),
+			 errdetail("%s", src->type)));
+}
+
+bool
+se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeError *err)
+{
+	SeError		lerr;
+	int			slot;
+	SeShardSlot *s;
+	SeSegRef	refs[SE_MAX_SEGMENTS];
+	int			n;
+	uint64		snap;
+	int			i;
+	char	   *dir;
+	HASH_SEQ_STATUS seq;
+	SegCacheEntry *e;
+
+	se_error_init(&lerr);
+	cache_init();
+	slot = se_snapshot_slot(im, shard, &lerr);
+	if (slot < 0)
+	{
+		raise_or_set(err, &lerr);
+		return false;
+	}
+	s = &SeSlots[slot];
+	dir = psprintf("%s/index", se_shard_path(im->uuid, shard));
+	out->index = im->name;
+	out->shard = shard;
+	out->mapping = im->mapping;
+
+	LWLockAcquire(&s->lock, LW_SHARED);
+	n = s->nsegments;
+	memcpy(refs, s->segs, sizeof(SeSegRef) * n);
+	snap = s->snapshot_gen;
+	out->nsegments = n;
+	out->segments = palloc0(sizeof(SeSegmentReader *) * Max(n, 1));
+	out->live_docs = palloc0(sizeof(uint64 *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		SegCacheKey key;
+		bool		found;
+
+		memset(&key, 0, sizeof(key));
+		strlcpy(key.uuid, im->uuid, sizeof(key.uuid));
+		key.shard = shard;
+		key.gen = refs[i].seg_gen;
+		e = hash_search(seg_cache, &key, HASH_ENTER, &found);
+		if (!found)
+		{
+			char	   *path = psprintf("%s/_" UINT64_FORMAT ".seg", dir, key.gen);
+			MemoryContext old;
+
+			e->cxt = NULL;
+			e->reader = NULL;
+			e->live = NULL;
+			e->del_gen = 0;
+			memset(&e->mf, 0, sizeof(e->mf));
+			if (!se_file_map(path, &e->mf))
+			{
+				hash_search(seg_cache, &key, HASH_REMOVE, NULL);
+				se_error_set(&lerr, 500, "index_corrupted_exception",
+							 "[%s][%d] could not open segment file \"%s\"", im->name, shard, path);
+				break;
+			}
+			e->cxt = AllocSetContextCreate(TopMemoryContext, "search_engine segment reader",
+										   ALLOCSET_SMALL_SIZES);
+			old = MemoryContextSwitchTo(e->cxt);
+			e->reader = se_segment_open(e->mf.data, e->mf.len, true, &lerr);
+			MemoryContextSwitchTo(old);
+			if (e->reader == NULL)
+			{
+				char	   *why = pstrdup(lerr.reason ? lerr.reason : "");
+
+				evict(e);
+				se_error_init(&lerr);
+				se_error_set(&lerr, 500, "index_corrupted_exception",
+							 "[%s][%d] segment \"%s\" is corrupted: %s", im->name, shard, path, why);
+				break;
+			}
+		}
+		if (e->del_gen != refs[i].del_gen)
+		{
+			MemoryContext old = MemoryContextSwitchTo(e->cxt);
+
+			e->live = NULL;
+			e->del_gen = 0;
+			if (refs[i].del_gen > 0)
+			{
+				char	   *lp = psprintf("%s/_" UINT64_FORMAT "_" UINT64_FORMAT ".liv", dir,
+										  key.gen, refs[i].del_gen);
+				size_t		len;
+				char	   *data = se_file_read_all(lp, &len, true);
+				uint8		id[SE_SEGMENT_ID_LEN];
+
+				se_segment_get_id(e->reader, id);
+				if (data)
+					e->live = se_livedocs_parse((const uint8 *) data, len,
+												se_segment_max_doc(e->reader), id, &lerr);
+				if (e->live == NULL)
+				{
+					MemoryContextSwitchTo(old);
+					if (!se_error_is_set(&lerr))
+						se_error_set(&lerr, 500, "index_corrupted_exception",
+									 "[%s][%d] live docs file \"%s\" is missing", im->name, shard, lp);
+					break;
+				}
+				e->del_gen = refs[i].del_gen;
+			}
+			MemoryContextSwitchTo(old);
+		}
+		e->seen_snapshot = snap;
+		out->segments[i] = e->reader;
+		out->live_docs[i] = e->live;
+	}
+	LWLockRelease(&s->lock);
+
+	if (se_error_is_set(&lerr))
+	{
+		raise_or_set(err, &lerr);
+		return false;
+	}
+
+	/* unmap segments of this shard that left the published list */
+	hash_seq_init(&seq, seg_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (e->key.shard == shard && strcmp(e->key.uuid, im->uuid) == 0 &&
+			e->seen_snapshot != snap)
+		{
+			bool		listed = false;
+
+			for (i = 0; i < n; i++)
+				if (out->segments[i] == e->reader)
+					listed = true;
+			if (!listed)
+				evict(e);
+		}
+	}
+	return true;
+}
+
+void
+se_snapshot_refresh_if_needed(const SeIndexMeta *im, int shard)
+{
+	SeError		err;
+	int			slot;
+
+	se_error_init(&err);
+	slot = se_snapshot_slot(im, shard, &err);
+	if (slot < 0)
+		raise_or_set(NULL, &err);
+	if (pg_atomic_read_u64(&SeSlots[slot].write_gen) !=
+		pg_atomic_read_u64(&SeSlots[slot].refreshed_gen))
+		(void) se_queue_control(slot, SE_REQ_REFRESH, 0);
+}

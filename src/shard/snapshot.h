@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * snapshot.h
+ *	  Reader side of a shard: pin the published segment list of a slot and
+ *	  open its segments (mmap, verified once per process) as a search view.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_SNAPSHOT_H
+#define SE_SNAPSHOT_H
+
+#include "postgres.h"
+
+#include "cluster/state.h"
+#include "search/search.h"
+
+/*
+ * Fill out with the current snapshot of (im, shard).  ERROR (with the ES
+ * type in errdetail) when the shard is not available or corrupted; with
+ * err != NULL sets err instead and returns false.
+ */
+extern bool se_snapshot_acquire(const SeIndexMeta *im, int shard,
+								SeSearchShard *out, SeError *err);
+
+/* Make sure unrefreshed writes of this shard are searchable (realtime get). */
+extern void se_snapshot_refresh_if_needed(const SeIndexMeta *im, int shard);
+
+/* Slot of (im, shard) in STARTED state, or sets err (503/500). */
+extern int	se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err);
+
+#endif

@@ -1,0 +1,67 @@
+/*-------------------------------------------------------------------------
+ *
+ * translog.h
+ *	  A shard's write-ahead operation log.
+ *
+ * One file per generation, translog-<gen>.tlog: an 16-byte header
+ * ("SETLOG01", generation) then records [u32 len][u32 crc32c][payload].
+ * An operation is acknowledged only after the record is written and (with
+ * durability "request") fsynced.  Recovery replays every record of the
+ * generations at or after the last commit point's; a torn record at the
+ * tail (crash mid-write) ends the log and is truncated away.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_TRANSLOG_H
+#define SE_TRANSLOG_H
+
+#include "postgres.h"
+#include "lib/stringinfo.h"
+
+typedef enum SeOpType
+{
+	SE_OP_INDEX = 1,
+	SE_OP_DELETE = 2
+} SeOpType;
+
+typedef struct SeTranslogOp
+{
+	SeOpType	op;
+	int64		seq_no;
+	int64		primary_term;
+	int64		version;
+	const char *id;
+	int			id_len;
+	const char *routing;		/* NULL if none */
+	int			routing_len;
+	const char *source;			/* SE_OP_INDEX */
+	size_t		source_len;
+} SeTranslogOp;
+
+typedef struct SeTranslog
+{
+	char	   *dir;
+	int64		gen;
+	int			fd;
+	uint64		size;			/* bytes in the current generation */
+	uint64		total_size;		/* all generations kept */
+	bool		dirty;			/* written since last sync */
+	StringInfoData buf;			/* records not yet written */
+} SeTranslog;
+
+extern void se_translog_open(SeTranslog *tl, const char *dir, int64 gen, bool create);
+extern void se_translog_add(SeTranslog *tl, const SeTranslogOp *op);
+/* Write buffered records; fsync when sync. */
+extern void se_translog_sync(SeTranslog *tl, bool sync);
+/* Start a new generation (fsynced, empty); returns it. */
+extern int64 se_translog_roll(SeTranslog *tl);
+/* Remove generations older than keep_gen. */
+extern void se_translog_trim(SeTranslog *tl, int64 keep_gen);
+extern void se_translog_close(SeTranslog *tl);
+
+typedef void (*SeTranslogReplayFn) (const SeTranslogOp *op, void *arg);
+/* Replay generations >= from_gen in order; returns ops replayed.  Sets *last_gen. */
+extern int64 se_translog_replay(const char *dir, int64 from_gen,
+								SeTranslogReplayFn fn, void *arg, int64 *last_gen);
+
+#endif

@@ -1,0 +1,81 @@
+/*-------------------------------------------------------------------------
+ *
+ * error.c
+ *	  SeError: Elasticsearch-shaped errors for pure modules.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <stdarg.h>
+
+/* Record an error; the first error wins so callers keep the root cause. */
+void
+se_error_set(SeError *err, int status, const char *type, const char *fmt,...)
+{
+	StringInfoData buf;
+	va_list		args;
+
+	if (err == NULL || err->type != NULL)
+		return;
+	initStringInfo(&buf);
+	for (;;)
+	{
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	err->status = status;
+	err->type = type;
+	err->reason = buf.data;
+}
+
+#ifndef SE_FRONTEND
+
+#include "utils/elog.h"
+
+/* SQLSTATE for an ES error type: standard codes where one fits. */
+int
+se_error_sqlstate(const char *type)
+{
+	static const struct
+	{
+		const char *type;
+		int			code;
+	}			map[] = {
+		{"index_not_found_exception", ERRCODE_UNDEFINED_OBJECT},
+		{"resource_not_found_exception", ERRCODE_UNDEFINED_OBJECT},
+		{"document_missing_exception", ERRCODE_NO_DATA_FOUND},
+		{"invalid_index_name_exception", ERRCODE_INVALID_NAME},
+		{"resource_already_exists_exception", ERRCODE_DUPLICATE_OBJECT},
+		{"parsing_exception", ERRCODE_SYNTAX_ERROR},
+		{"x_content_parse_exception", ERRCODE_SYNTAX_ERROR},
+		{"json_parse_exception", ERRCODE_SYNTAX_ERROR},
+		{"parse_exception", ERRCODE_SYNTAX_ERROR},
+		{"illegal_argument_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"action_request_validation_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"mapper_parsing_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"strict_dynamic_mapping_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"query_shard_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"index_closed_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
+		{"version_conflict_engine_exception", ERRCODE_T_R_SERIALIZATION_FAILURE},
+		{"es_rejected_execution_exception", ERRCODE_INSUFFICIENT_RESOURCES},
+		{"index_corrupted_exception", ERRCODE_INDEX_CORRUPTED},
+		{"no_shard_available_action_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
+		{"shard_failed_exception", ERRCODE_INTERNAL_ERROR},
+		{"unsupported_operation_exception", ERRCODE_FEATURE_NOT_SUPPORTED},
+	};
+	int			i;
+
+	for (i = 0; i < lengthof(map); i++)
+		if (strcmp(map[i].type, type) == 0)
+			return map[i].code;
+	return ERRCODE_INTERNAL_ERROR;
+}
+
+#endif

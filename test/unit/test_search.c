@@ -1,0 +1,1584 @@
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/*-------------------------------------------------------------------------
+ *
+ * test_search.c
+ *	  Unit tests of the search module against the real codec, mapping and
+ *	  analysis modules.
+ *
+ * A generated corpus (bodies up to 60 terms, so SmallFloat norms are
+ * lossy) is indexed into three segments with some docs deleted through
+ * live docs.  Every query type's hits are checked against a brute-force
+ * model of the corpus, and BM25 scores against an independent double
+ * precision computation from the model's exact statistics (deleted docs
+ * included) and SmallFloat-quantized lengths.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <math.h>
+
+#include "search/search_int.h"
+#include "unit_test.h"
+
+#define NDOCS	90
+#define SEGSIZE 30
+#define NSEGS	3
+
+static const char *const vocab[] = {
+	"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+	"iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho",
+	"sigma", "tau", "upsilon"
+};
+#define NVOCAB 20
+
+static const char *const tagvals[] = {"red", "green", "blue", "Yellow"};
+
+typedef struct MDoc
+{
+	char		id[16];
+	int			nbody;
+	const char *body[64];
+	int			ntitle;
+	const char *title[8];
+	int			ntags;
+	const char *tags[2];
+	int			nprice;
+	int64		price[2];
+	bool		has_rating;
+	double		rating;
+	bool		has_date;
+	int			day;			/* 2021-01-<day> */
+	bool		flag;
+	bool		has_meta;
+	bool		live;
+	int			seg;
+	int			segdoc;
+} MDoc;
+
+static MDoc docs[NDOCS];
+static SeMapping *mapping;
+static SeSearchShard shard;
+static SeSegmentReader *readers[NSEGS];
+static const uint64 *lives[NSEGS];
+
+/* ---------------------------------------------------------------------
+ * Independent SmallFloat and BM25
+ * ---------------------------------------------------------------------
+ */
+static int
+sf_int_to_byte4(int i)
+{
+	int64		v;
+	int			nbits = 0;
+	int			shift;
+
+	if (i < 24)
+		return i;
+	v = i - 24;
+	while ((v >> nbits) != 0)
+		nbits++;
+	if (nbits < 4)
+		return (int) v + 24;
+	shift = nbits - 4;
+	return (int) (((v >> shift) & 7) | ((shift + 1) << 3)) + 24;
+}
+
+static int
+sf_byte4_to_int(int b)
+{
+	int			bits,
+				shift;
+
+	if (b < 24)
+		return b;
+	b -= 24;
+	bits = b & 7;
+	shift = (b >> 3) - 1;
+	return 24 + (shift == -1 ? bits : ((bits | 8) << shift));
+}
+
+static double
+bm25(double boost, int64 df, int64 n, double freq, double dl, double avgdl)
+{
+	double		idf = log(1 + (n - df + 0.5) / (df + 0.5));
+
+	return boost * idf * freq / (freq + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+}
+
+static bool
+close_enough(double a, double b)
+{
+	return fabs(a - b) <= 1e-5 * fmax(fabs(a), fabs(b)) + 1e-9;
+}
+
+/* ---------------------------------------------------------------------
+ * Corpus
+ * ---------------------------------------------------------------------
+ */
+static uint32 rng = 12345;
+
+static uint32
+next_rand(void)
+{
+	rng = rng * 1103515245 + 12345;
+	return (rng >> 16) & 0x7fff;
+}
+
+/* Skewed word choice so doc frequencies differ. */
+static const char *
+pick_word(void)
+{
+	uint32		r = next_rand() % 100;
+	int			w;
+
+	if (r < 40)
+		w = r % 4;
+	else if (r < 70)
+		w = 4 + r % 6;
+	else
+		w = 10 + r % 10;
+	return vocab[w];
+}
+
+static void
+build_corpus(void)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < NDOCS; i++)
+	{
+		MDoc	   *d = &docs[i];
+
+		snprintf(d->id, sizeof(d->id), "d%d", i);
+		d->nbody = (i % 11 == 7) ? 0 : 3 + (i * 7) % 58;
+		for (j = 0; j < d->nbody; j++)
+			d->body[j] = pick_word();
+		d->ntitle = 1 + i % 4;
+		for (j = 0; j < d->ntitle; j++)
+			d->title[j] = vocab[(i * 3 + j * 5) % NVOCAB];
+		if (i % 5 != 0)
+		{
+			d->ntags = (i % 7 == 0) ? 2 : 1;
+			d->tags[0] = tagvals[i % 4];
+			if (d->ntags == 2)
+				d->tags[1] = tagvals[(i + 1) % 4];
+		}
+		if (i % 6 != 0)
+		{
+			d->nprice = (i % 9 == 0) ? 2 : 1;
+			d->price[0] = (i * 37) % 100;
+			if (d->nprice == 2)
+				d->price[1] = (i * 53) % 100 + 100;
+		}
+		d->has_rating = i % 4 != 0;
+		d->rating = (i % 13) * 0.5 - 2;
+		d->has_date = i % 10 != 0;
+		d->day = 1 + i % 28;
+		d->flag = i % 3 == 0;
+		d->has_meta = i % 2 == 0;
+		d->live = i % 11 != 3;
+		d->seg = i / SEGSIZE;
+		d->segdoc = i % SEGSIZE;
+	}
+}
+
+static void
+doc_source(const MDoc *d, StringInfo s)
+{
+	int			j;
+
+	appendStringInfoString(s, "{\"body\":\"");
+	for (j = 0; j < d->nbody; j++)
+		appendStringInfo(s, "%s%s", j ? " " : "", d->body[j]);
+	appendStringInfoString(s, "\",\"title\":\"");
+	for (j = 0; j < d->ntitle; j++)
+		appendStringInfo(s, "%s%s", j ? " " : "", d->title[j]);
+	appendStringInfoString(s, "\"");
+	if (d->ntags == 1)
+		appendStringInfo(s, ",\"tag\":\"%s\"", d->tags[0]);
+	else if (d->ntags == 2)
+		appendStringInfo(s, ",\"tag\":[\"%s\",\"%s\"]", d->tags[0], d->tags[1]);
+	if (d->nprice == 1)
+		appendStringInfo(s, ",\"price\":" INT64_FORMAT, d->price[0]);
+	else if (d->nprice == 2)
+		appendStringInfo(s, ",\"price\":[" INT64_FORMAT "," INT64_FORMAT "]",
+						 d->price[1], d->price[0]);
+	if (d->has_rating)
+		appendStringInfo(s, ",\"rating\":%g", d->rating);
+	if (d->has_date)
+		appendStringInfo(s, ",\"date\":\"2021-01-%02d\"", d->day);
+	appendStringInfo(s, ",\"flag\":%s", d->flag ? "true" : "false");
+	if (d->has_meta)
+		appendStringInfo(s, ",\"meta\":{\"a\":%d,\"b\":\"x%d\"}", (int) (d - docs), (int) (d - docs));
+	appendStringInfoChar(s, '}');
+}
+
+static SeJson *
+parse_json(const char *text)
+{
+	SeError		err;
+	SeJson	   *j;
+
+	se_error_init(&err);
+	j = se_json_parse(text, strlen(text), NULL, &err);
+	if (j == NULL)
+		fprintf(stderr, "bad test json: %s: %s\n", text, err.reason);
+	return j;
+}
+
+/* Index docs[from..to) into one segment; returns the reader. */
+static SeSegmentReader *
+index_segment(SeMapping *m, MDoc *ds, int n, const char **sources, int seg)
+{
+	SeSegmentBuilder *b = se_builder_create();
+	StringInfoData out;
+	SeError		err;
+	uint8		segid[SE_SEGMENT_ID_LEN];
+	SeSegmentReader *r;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		StringInfoData src;
+		SeJson	   *j;
+		SeDocParseOptions opts;
+		SeDocMeta	meta;
+		bool		changed;
+		const char *id;
+
+		initStringInfo(&src);
+		if (ds != NULL)
+		{
+			doc_source(&ds[i], &src);
+			id = ds[i].id;
+		}
+		else
+		{
+			appendStringInfoString(&src, sources[i]);
+			id = psprintf("p%d", i);
+		}
+		j = parse_json(src.data);
+		memset(&opts, 0, sizeof(opts));
+		opts.limits.total_fields_limit = 1000;
+		opts.limits.depth_limit = 20;
+		se_error_init(&err);
+		se_builder_begin_doc(b);
+		if (!se_doc_parse(m, j, &opts, b, id, &changed, &err))
+		{
+			fprintf(stderr, "doc parse failed: %s\n", err.reason);
+			exit(2);
+		}
+		memset(&meta, 0, sizeof(meta));
+		meta.id = id;
+		meta.id_len = strlen(id);
+		meta.seq_no = i;
+		meta.primary_term = 1;
+		meta.version = 1;
+		se_builder_end_doc(b, &meta, src.data, src.len);
+	}
+	memset(segid, seg + 1, sizeof(segid));
+	initStringInfo(&out);
+	se_builder_serialize(b, segid, 3, &out);
+	se_error_init(&err);
+	r = se_segment_open((const uint8 *) out.data, out.len, true, &err);
+	if (r == NULL)
+	{
+		fprintf(stderr, "segment open failed: %s\n", err.reason);
+		exit(2);
+	}
+	return r;
+}
+
+static void
+build_index(void)
+{
+	SeError		err;
+	int			s,
+				i;
+
+	se_error_init(&err);
+	mapping = se_mapping_from_json(parse_json(
+											  "{\"properties\":{\"body\":{\"type\":\"text\"},\"title\":{\"type\":\"text\"},"
+											  "\"tag\":{\"type\":\"keyword\"},\"price\":{\"type\":\"long\"},"
+											  "\"rating\":{\"type\":\"double\"},\"date\":{\"type\":\"date\"},"
+											  "\"flag\":{\"type\":\"boolean\"},"
+											  "\"meta\":{\"properties\":{\"a\":{\"type\":\"long\"},\"b\":{\"type\":\"keyword\"}}}}}"),
+								   NULL, &err);
+	if (mapping == NULL)
+	{
+		fprintf(stderr, "mapping failed: %s\n", err.reason);
+		exit(2);
+	}
+	for (s = 0; s < NSEGS; s++)
+	{
+		uint64	   *live;
+
+		readers[s] = index_segment(mapping, &docs[s * SEGSIZE], SEGSIZE, NULL, s);
+		live = se_livedocs_new(SEGSIZE);
+		for (i = 0; i < SEGSIZE; i++)
+			if (!docs[s * SEGSIZE + i].live)
+				se_livedocs_clear(live, i);
+		lives[s] = live;
+	}
+	shard.index = "idx";
+	shard.shard = 0;
+	shard.mapping = mapping;
+	shard.nsegments = NSEGS;
+	shard.segments = readers;
+	shard.live_docs = lives;
+}
+
+/* ---------------------------------------------------------------------
+ * Search helpers
+ * ---------------------------------------------------------------------
+ */
+static SeSearchResult *
+search_on(SeSearchShard *shards, int n, const char *body, SeError *err)
+{
+	SeJson	   *j = body ? parse_json(body) : NULL;
+	SeSearchRequest *req;
+
+	se_error_init(err);
+	req = se_search_parse(j, 10000, err);
+	if (req == NULL)
+		return NULL;
+	return se_search_run(req, shards, n, err);
+}
+
+static SeSearchResult *
+search(const char *body)
+{
+	SeError		err;
+	SeSearchResult *res = search_on(&shard, 1, body, &err);
+
+	if (res == NULL)
+		fprintf(stderr, "search failed: %s: %s: %s\n", body, err.type, err.reason);
+	return res;
+}
+
+static int
+doc_index(const char *id)
+{
+	return atoi(id + 1);
+}
+
+/* The query's hits must be exactly the live docs accepted by pred. */
+static void
+check_set(const char *what, const char *query, bool (*pred) (const MDoc *))
+{
+	char	   *body = psprintf("{\"query\":%s,\"size\":200,\"track_total_hits\":true}", query);
+	SeSearchResult *res = search(body);
+	bool		seen[NDOCS];
+	int			expected = 0;
+	int			i;
+	bool		ok = true;
+
+	UT_CHECK(res != NULL, "%s: search failed", what);
+	if (res == NULL)
+		return;
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < res->nhits; i++)
+	{
+		int			d = doc_index(res->hits[i].id);
+
+		if (d < 0 || d >= NDOCS || seen[d] || !docs[d].live || !pred(&docs[d]))
+		{
+			fprintf(stderr, "  %s: unexpected hit %s\n", what, res->hits[i].id);
+			ok = false;
+		}
+		else
+			seen[d] = true;
+	}
+	for (i = 0; i < NDOCS; i++)
+		if (docs[i].live && pred(&docs[i]))
+		{
+			expected++;
+			if (!seen[i])
+			{
+				fprintf(stderr, "  %s: missing hit d%d\n", what, i);
+				ok = false;
+			}
+		}
+	UT_CHECK(ok, "%s: hit set differs from model", what);
+	UT_CHECK(res->total == expected && !res->total_is_lower_bound,
+			 "%s: total " INT64_FORMAT " expected %d", what, res->total, expected);
+	UT_CHECK(expected > 0 || res->nhits == 0, "%s", what);
+}
+
+static int
+count_word(const char *const *words, int n, const char *w)
+{
+	int			c = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(words[i], w) == 0)
+			c++;
+	return c;
+}
+
+/* Shard statistics of a text field, over all docs (deleted ones too). */
+static void
+text_stats(bool title, const char *word, int64 *df, int64 *doc_count,
+		   double *avgdl)
+{
+	int64		sum = 0;
+	int			i;
+
+	*df = 0;
+	*doc_count = 0;
+	for (i = 0; i < NDOCS; i++)
+	{
+		int			n = title ? docs[i].ntitle : docs[i].nbody;
+		const char *const *w = title ? docs[i].title : docs[i].body;
+
+		if (n == 0)
+			continue;
+		(*doc_count)++;
+		sum += n;
+		if (word && count_word(w, n, word) > 0)
+			(*df)++;
+	}
+	*avgdl = (double) (float) ((double) sum / *doc_count);
+}
+
+static double
+model_term_score(const MDoc *d, bool title, const char *word, double boost)
+{
+	int64		df,
+				n;
+	double		avgdl;
+	int			len = title ? d->ntitle : d->nbody;
+	const char *const *w = title ? d->title : d->body;
+	int			freq = count_word(w, len, word);
+
+	if (freq == 0)
+		return 0;
+	text_stats(title, word, &df, &n, &avgdl);
+	return bm25(boost, df, n, freq, sf_byte4_to_int(sf_int_to_byte4(len)), avgdl);
+}
+
+/* Check every hit's score against model(d) and the ranking order. */
+static void
+check_scores(const char *what, const char *body, double (*model) (const MDoc *))
+{
+	SeSearchResult *res = search(body);
+	int			i;
+	bool		ok = true;
+	int			nexpected = 0;
+
+	UT_CHECK(res != NULL, "%s: search failed", what);
+	if (res == NULL)
+		return;
+	for (i = 0; i < NDOCS; i++)
+		if (docs[i].live && model(&docs[i]) > 0)
+			nexpected++;
+	UT_CHECK(res->nhits == nexpected, "%s: %d hits, expected %d", what,
+			 res->nhits, nexpected);
+	for (i = 0; i < res->nhits; i++)
+	{
+		const MDoc *d = &docs[doc_index(res->hits[i].id)];
+		double		exp = model(d);
+
+		if (!close_enough(res->hits[i].score, exp))
+		{
+			fprintf(stderr, "  %s: %s score %.9g expected %.9g\n", what,
+					d->id, res->hits[i].score, exp);
+			ok = false;
+		}
+		if (i > 0 && (res->hits[i].score > res->hits[i - 1].score ||
+					  (res->hits[i].score == res->hits[i - 1].score &&
+					   doc_index(res->hits[i].id) < doc_index(res->hits[i - 1].id))))
+		{
+			fprintf(stderr, "  %s: order broken at %d\n", what, i);
+			ok = false;
+		}
+	}
+	UT_CHECK(ok, "%s: scores differ from model", what);
+	if (res->nhits > 0)
+		UT_CHECK(res->max_score == res->hits[0].score, "%s: max_score", what);
+}
+
+/* ---------------------------------------------------------------------
+ * Predicates and score models
+ * ---------------------------------------------------------------------
+ */
+static bool
+has_body(const MDoc *d, const char *w)
+{
+	return count_word(d->body, d->nbody, w) > 0;
+}
+
+static bool
+p_all(const MDoc *d)
+{
+	return true;
+}
+static bool
+p_none(const MDoc *d)
+{
+	return false;
+}
+static bool
+p_gamma(const MDoc *d)
+{
+	return has_body(d, "gamma");
+}
+static bool
+p_gamma_or_rho(const MDoc *d)
+{
+	return has_body(d, "gamma") || has_body(d, "rho");
+}
+static bool
+p_gamma_and_rho(const MDoc *d)
+{
+	return has_body(d, "gamma") && has_body(d, "rho");
+}
+static bool
+p_msm2_of3(const MDoc *d)
+{
+	return has_body(d, "rho") + has_body(d, "sigma") + has_body(d, "tau") >= 2;
+}
+static bool
+p_any_rst(const MDoc *d)
+{
+	/* 66% of 3 clauses is 1.98, rounded down to 1 */
+	return has_body(d, "rho") || has_body(d, "sigma") || has_body(d, "tau");
+}
+static bool
+p_tag_red(const MDoc *d)
+{
+	return (d->ntags > 0 && strcmp(d->tags[0], "red") == 0) ||
+		(d->ntags > 1 && strcmp(d->tags[1], "red") == 0);
+}
+static bool
+p_tag_red_or_blue(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->ntags; i++)
+		if (strcmp(d->tags[i], "red") == 0 || strcmp(d->tags[i], "blue") == 0)
+			return true;
+	return false;
+}
+static bool
+p_price_10_50(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->nprice; i++)
+		if (d->price[i] >= 10 && d->price[i] < 50)
+			return true;
+	return false;
+}
+static bool
+p_price_gt_frac(const MDoc *d)
+{
+	int			i;
+
+	/* gt 20.5, lte 60.5 on a long field: 21..60 */
+	for (i = 0; i < d->nprice; i++)
+		if (d->price[i] >= 21 && d->price[i] <= 60)
+			return true;
+	return false;
+}
+static bool
+p_rating_range(const MDoc *d)
+{
+	return d->has_rating && d->rating > -1.0 && d->rating <= 2.5;
+}
+static bool
+p_date_range(const MDoc *d)
+{
+	/* gte 2021-01-05, lte 2021-01-10 (lte rounds up to the end of the day) */
+	return d->has_date && d->day >= 5 && d->day <= 10;
+}
+static bool
+p_date_gt(const MDoc *d)
+{
+	/* gt 2021-01-20 excludes the whole 20th */
+	return d->has_date && d->day > 20;
+}
+static bool
+p_tag_range(const MDoc *d)
+{
+	int			i;
+
+	/* keyword range ["blue", "red") in byte order: "Yellow" < "blue" */
+	for (i = 0; i < d->ntags; i++)
+		if (strcmp(d->tags[i], "blue") >= 0 && strcmp(d->tags[i], "red") < 0)
+			return true;
+	return false;
+}
+static bool
+p_has_price(const MDoc *d)
+{
+	return d->nprice > 0;
+}
+static bool
+p_has_body(const MDoc *d)
+{
+	return d->nbody > 0;
+}
+static bool
+p_has_meta(const MDoc *d)
+{
+	return d->has_meta;
+}
+static bool
+p_ids(const MDoc *d)
+{
+	return strcmp(d->id, "d1") == 0 || strcmp(d->id, "d14") == 0 ||
+		strcmp(d->id, "d3") == 0 || strcmp(d->id, "d88") == 0;
+}
+static bool
+p_title_prefix(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->ntitle; i++)
+		if (strncmp(d->title[i], "ep", 2) == 0 || strncmp(d->title[i], "et", 2) == 0)
+			return true;
+	return false;
+}
+static bool
+p_tag_prefix_ci(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->ntags; i++)
+		if (pg_strncasecmp(d->tags[i], "YE", 2) == 0)
+			return true;
+	return false;
+}
+static bool
+p_flag(const MDoc *d)
+{
+	return d->flag;
+}
+static bool
+p_bool1(const MDoc *d)
+{
+	/* must gamma, filter price exists, must_not tag red, should ignored */
+	return has_body(d, "gamma") && d->nprice > 0 && !p_tag_red(d);
+}
+static bool
+p_bool_should_msm(const MDoc *d)
+{
+	/* filter flag, should [rho, sigma, tau], msm 2 */
+	return d->flag && p_msm2_of3(d);
+}
+static bool
+p_must_not_only(const MDoc *d)
+{
+	return !has_body(d, "alpha");
+}
+static bool
+p_nested_bool(const MDoc *d)
+{
+	return (has_body(d, "gamma") && !has_body(d, "delta")) || p_tag_red(d);
+}
+
+/* "beta gamma" as an exact phrase, counting occurrences */
+static int
+phrase_count(const MDoc *d, const char *a, const char *b)
+{
+	int			c = 0;
+	int			i;
+
+	for (i = 0; i + 1 < d->nbody; i++)
+		if (strcmp(d->body[i], a) == 0 && strcmp(d->body[i + 1], b) == 0)
+			c++;
+	return c;
+}
+static bool
+p_phrase(const MDoc *d)
+{
+	return phrase_count(d, "beta", "gamma") > 0;
+}
+
+static double
+s_gamma(const MDoc *d)
+{
+	return model_term_score(d, false, "gamma", 1.0);
+}
+static double
+s_gamma_rho_boost(const MDoc *d)
+{
+	return model_term_score(d, false, "gamma", 2.5) +
+		model_term_score(d, false, "rho", 2.5);
+}
+static double
+s_best_fields(const MDoc *d)
+{
+	double		a = model_term_score(d, false, "theta", 1.0);
+	double		b = model_term_score(d, true, "theta", 2.0);
+
+	return Max(a, b) + 0.3 * Min(a, b);
+}
+static double
+s_bool_mix(const MDoc *d)
+{
+	double		must = model_term_score(d, false, "gamma", 1.0);
+
+	if (must == 0 || !d->flag)
+		return 0;
+	return must + model_term_score(d, false, "zeta", 1.0);
+}
+static double
+s_phrase(const MDoc *d)
+{
+	int64		df1 = 0,
+				df2 = 0,
+				n = 0;
+	double		avgdl;
+	int			freq = phrase_count(d, "beta", "gamma");
+	double		idf;
+
+	if (freq == 0)
+		return 0;
+	text_stats(false, "beta", &df1, &n, &avgdl);
+	text_stats(false, "gamma", &df2, &n, &avgdl);
+	idf = log(1 + (n - df1 + 0.5) / (df1 + 0.5)) + log(1 + (n - df2 + 0.5) / (df2 + 0.5));
+	return idf * freq / (freq + 1.2 * (0.25 + 0.75 * sf_byte4_to_int(sf_int_to_byte4(d->nbody)) / avgdl));
+}
+static double
+s_keyword(const MDoc *d)
+{
+	/* keyword: no norms (length 1), avgdl = sum of doc freqs / doc count */
+	int64		df = 0,
+				n = 0,
+				sum = 0;
+	int			i;
+
+	if (!p_tag_red(d))
+		return 0;
+	for (i = 0; i < NDOCS; i++)
+	{
+		if (docs[i].ntags == 0)
+			continue;
+		n++;
+		sum += docs[i].ntags;
+		if (p_tag_red(&docs[i]))
+			df++;
+	}
+	return bm25(1.0, df, n, 1, 1, (double) (float) ((double) sum / n));
+}
+static double
+s_const_3(const MDoc *d)
+{
+	return p_tag_red(d) ? 3.0 : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Tests
+ * ---------------------------------------------------------------------
+ */
+static void
+test_query_sets(void)
+{
+	check_set("match_all", "{\"match_all\":{}}", p_all);
+	check_set("match_none", "{\"match_none\":{}}", p_none);
+	check_set("match one term", "{\"match\":{\"body\":\"gamma\"}}", p_gamma);
+	check_set("match upper case", "{\"match\":{\"body\":\"GAMMA\"}}", p_gamma);
+	check_set("match or", "{\"match\":{\"body\":\"gamma rho\"}}", p_gamma_or_rho);
+	check_set("match and", "{\"match\":{\"body\":{\"query\":\"gamma rho\",\"operator\":\"and\"}}}",
+			  p_gamma_and_rho);
+	check_set("match msm 2", "{\"match\":{\"body\":{\"query\":\"rho sigma tau\",\"minimum_should_match\":2}}}",
+			  p_msm2_of3);
+	check_set("match msm 66%", "{\"match\":{\"body\":{\"query\":\"rho sigma tau\",\"minimum_should_match\":\"66%\"}}}",
+			  p_any_rst);
+	check_set("match msm -1", "{\"match\":{\"body\":{\"query\":\"rho sigma tau\",\"minimum_should_match\":\"-1\"}}}",
+			  p_msm2_of3);
+	check_set("match zero terms none", "{\"match\":{\"body\":\"\"}}", p_none);
+	check_set("match zero terms all", "{\"match\":{\"body\":{\"query\":\"\",\"zero_terms_query\":\"all\"}}}",
+			  p_all);
+	check_set("match unmapped", "{\"match\":{\"nosuch\":\"gamma\"}}", p_none);
+	check_set("match keyword", "{\"match\":{\"tag\":\"red\"}}", p_tag_red);
+	check_set("match long", "{\"match\":{\"flag\":true}}", p_flag);
+	check_set("term keyword", "{\"term\":{\"tag\":\"red\"}}", p_tag_red);
+	check_set("term keyword object", "{\"term\":{\"tag\":{\"value\":\"red\",\"boost\":2}}}", p_tag_red);
+	check_set("term keyword ci", "{\"term\":{\"tag\":{\"value\":\"RED\",\"case_insensitive\":true}}}", p_tag_red);
+	check_set("term keyword case", "{\"term\":{\"tag\":\"RED\"}}", p_none);
+	check_set("term text", "{\"term\":{\"body\":\"gamma\"}}", p_gamma);
+	check_set("term boolean", "{\"term\":{\"flag\":\"true\"}}", p_flag);
+	check_set("terms", "{\"terms\":{\"tag\":[\"red\",\"blue\"]}}", p_tag_red_or_blue);
+	check_set("range long", "{\"range\":{\"price\":{\"gte\":10,\"lt\":50}}}", p_price_10_50);
+	check_set("range long fractions", "{\"range\":{\"price\":{\"gt\":20.5,\"lte\":60.5}}}", p_price_gt_frac);
+	check_set("range double", "{\"range\":{\"rating\":{\"gt\":-1,\"lte\":2.5}}}", p_rating_range);
+	check_set("range date", "{\"range\":{\"date\":{\"gte\":\"2021-01-05\",\"lte\":\"2021-01-10\"}}}", p_date_range);
+	check_set("range date gt", "{\"range\":{\"date\":{\"gt\":\"2021-01-20\"}}}", p_date_gt);
+	check_set("range date math", "{\"range\":{\"date\":{\"gte\":\"2021-01-04||+1d\",\"lt\":\"2021-01-10||+1d/d\"}}}",
+			  p_date_range);
+	check_set("range keyword", "{\"range\":{\"tag\":{\"gte\":\"blue\",\"lt\":\"red\"}}}", p_tag_range);
+	check_set("exists long", "{\"exists\":{\"field\":\"price\"}}", p_has_price);
+	check_set("exists text", "{\"exists\":{\"field\":\"body\"}}", p_has_body);
+	check_set("exists object", "{\"exists\":{\"field\":\"meta\"}}", p_has_meta);
+	check_set("ids", "{\"ids\":{\"values\":[\"d1\",\"d14\",\"d3\",\"d88\",\"zz\"]}}", p_ids);
+	check_set("term _id", "{\"terms\":{\"_id\":[\"d1\",\"d14\",\"d3\",\"d88\"]}}", p_ids);
+	check_set("prefix", "{\"bool\":{\"should\":[{\"prefix\":{\"title\":\"ep\"}},{\"prefix\":{\"title\":{\"value\":\"et\"}}}]}}",
+			  p_title_prefix);
+	check_set("prefix ci", "{\"prefix\":{\"tag\":{\"value\":\"YE\",\"case_insensitive\":true}}}", p_tag_prefix_ci);
+	check_set("bool", "{\"bool\":{\"must\":{\"match\":{\"body\":\"gamma\"}},\"filter\":[{\"exists\":{\"field\":\"price\"}}],"
+			  "\"must_not\":[{\"term\":{\"tag\":\"red\"}}],\"should\":[{\"match\":{\"body\":\"zeta\"}}]}}", p_bool1);
+	check_set("bool msm", "{\"bool\":{\"filter\":{\"term\":{\"flag\":true}},\"minimum_should_match\":2,"
+			  "\"should\":[{\"term\":{\"body\":\"rho\"}},{\"term\":{\"body\":\"sigma\"}},{\"term\":{\"body\":\"tau\"}}]}}",
+			  p_bool_should_msm);
+	check_set("bool must_not only", "{\"bool\":{\"must_not\":{\"match\":{\"body\":\"alpha\"}}}}", p_must_not_only);
+	check_set("bool empty", "{\"bool\":{}}", p_all);
+	check_set("bool nested", "{\"bool\":{\"should\":[{\"bool\":{\"must\":{\"term\":{\"body\":\"gamma\"}},"
+			  "\"must_not\":{\"term\":{\"body\":\"delta\"}}}},{\"term\":{\"tag\":\"red\"}}]}}", p_nested_bool);
+	check_set("constant_score", "{\"constant_score\":{\"filter\":{\"term\":{\"tag\":\"red\"}},\"boost\":3}}", p_tag_red);
+	check_set("match_phrase", "{\"match_phrase\":{\"body\":\"beta gamma\"}}", p_phrase);
+	check_set("multi_match", "{\"multi_match\":{\"query\":\"gamma\",\"fields\":[\"body\",\"nosuch\"]}}", p_gamma);
+	check_set("dis_max", "{\"dis_max\":{\"queries\":[{\"term\":{\"body\":\"gamma\"}},{\"term\":{\"body\":\"rho\"}}]}}",
+			  p_gamma_or_rho);
+}
+
+static void
+test_scores(void)
+{
+	check_scores("bm25 one term", "{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100}", s_gamma);
+	check_scores("bm25 two terms boost",
+				 "{\"query\":{\"match\":{\"body\":{\"query\":\"gamma rho\",\"boost\":2.5}}},\"size\":100}",
+				 s_gamma_rho_boost);
+	check_scores("best_fields",
+				 "{\"query\":{\"multi_match\":{\"query\":\"theta\",\"fields\":[\"body\",\"title^2\"],\"tie_breaker\":0.3}},\"size\":100}",
+				 s_best_fields);
+	check_scores("bool must+should+filter",
+				 "{\"query\":{\"bool\":{\"must\":{\"match\":{\"body\":\"gamma\"}},\"should\":{\"match\":{\"body\":\"zeta\"}},"
+				 "\"filter\":{\"term\":{\"flag\":true}}}},\"size\":100}", s_bool_mix);
+	check_scores("phrase", "{\"query\":{\"match_phrase\":{\"body\":\"beta gamma\"}},\"size\":100}", s_phrase);
+	check_scores("keyword term", "{\"query\":{\"term\":{\"tag\":\"red\"}},\"size\":100}", s_keyword);
+	check_scores("constant_score", "{\"query\":{\"constant_score\":{\"filter\":{\"term\":{\"tag\":\"red\"}},\"boost\":3}},\"size\":100}",
+				 s_const_3);
+}
+
+
+/* ---------------------------------------------------------------------
+ * Phrases with slop on a small hand-made corpus
+ * ---------------------------------------------------------------------
+ */
+static const char *const phrase_docs[] = {
+	"{\"t\":\"a b c d e\"}",	/* p0 */
+	"{\"t\":\"a x b c\"}",		/* p1 */
+	"{\"t\":\"c b a\"}",		/* p2 */
+	"{\"t\":\"b a\"}",			/* p3 */
+	"{\"t\":\"a b a b\"}",		/* p4 */
+	"{\"t\":\"a c\"}",			/* p5 */
+	"{\"t\":\"x y z\"}"			/* p6 */
+};
+static const int phrase_lens[] = {5, 4, 3, 2, 4, 2, 3};
+
+static SeSearchShard pshard;
+static SeSegmentReader *preader[1];
+
+static double
+phrase_model(const char *terms, double freq, int doc)
+{
+	/* df of single letters in the phrase corpus */
+	double		idf = 0;
+	const char *t;
+	double		avgdl = (double) (float) (23.0 / 7);
+
+	for (t = terms; *t; t++)
+	{
+		int			df = *t == 'a' ? 6 : *t == 'b' ? 5 : *t == 'c' ? 4 : 0;
+
+		if (*t == ' ')
+			continue;
+		idf += log(1 + (7 - df + 0.5) / (df + 0.5));
+	}
+	return idf * freq / (freq + 1.2 * (0.25 + 0.75 * phrase_lens[doc] / avgdl));
+}
+
+static void
+check_phrase(const char *text, int slop, const double *expected_freq)
+{
+	char	   *body = psprintf("{\"query\":{\"match_phrase\":{\"t\":{\"query\":\"%s\",\"slop\":%d}}},\"size\":20}",
+								text, slop);
+	SeError		err;
+	SeSearchResult *res = search_on(&pshard, 1, body, &err);
+	double		got[7] = {0};
+	int			i;
+	bool		ok = true;
+
+	UT_CHECK(res != NULL, "phrase %s~%d failed: %s", text, slop, err.reason);
+	if (res == NULL)
+		return;
+	for (i = 0; i < res->nhits; i++)
+		got[atoi(res->hits[i].id + 1)] = res->hits[i].score;
+	for (i = 0; i < 7; i++)
+	{
+		char		terms[16];
+		int			j = 0;
+		const char *c;
+		double		exp = 0;
+
+		for (c = text; *c; c++)
+			if (*c != ' ')
+				terms[j++] = *c;
+		terms[j] = '\0';
+		if (expected_freq[i] > 0)
+			exp = phrase_model(terms, expected_freq[i], i);
+		if (!close_enough(got[i], exp))
+		{
+			fprintf(stderr, "  phrase \"%s\"~%d p%d: score %.9g expected %.9g\n",
+					text, slop, i, got[i], exp);
+			ok = false;
+		}
+	}
+	UT_CHECK(ok, "phrase \"%s\"~%d", text, slop);
+}
+
+static void
+test_phrases(void)
+{
+	SeMapping  *m;
+	SeError		err;
+	static const double ab0[7] = {1, 0, 0, 0, 2, 0, 0};
+	static const double ab1[7] = {1, 0.5, 0, 0, 2, 0, 0};
+	static const double ab2[7] = {1, 0.5, 1.0 / 3, 1.0 / 3, 2, 0, 0};
+	static const double ac1[7] = {0.5, 0, 0, 0, 0, 1, 0};
+	static const double bab0[7] = {0, 0, 0, 0, 1, 0, 0};
+	static const double abc1[7] = {1, 0.5, 0, 0, 0, 0, 0};
+	static const double ba0[7] = {0, 0, 1, 1, 1, 0, 0};
+	/* repeated term: the two a's need distinct positions */
+	static const double aba2[7] = {0, 0, 0, 0, 1, 0, 0};
+	static const double aa3[7] = {0, 0, 0, 0, 0.5, 0, 0};
+
+	se_error_init(&err);
+	m = se_mapping_from_json(parse_json("{\"properties\":{\"t\":{\"type\":\"text\"}}}"),
+							 NULL, &err);
+	preader[0] = index_segment(m, NULL, 7, (const char **) phrase_docs, 5);
+	pshard.index = "phr";
+	pshard.mapping = m;
+	pshard.nsegments = 1;
+	pshard.segments = preader;
+	pshard.live_docs = NULL;
+
+	check_phrase("a b", 0, ab0);
+	check_phrase("a b", 1, ab1);
+	check_phrase("a b", 2, ab2);
+	check_phrase("a c", 1, ac1);
+	check_phrase("b a b", 0, bab0);
+	check_phrase("a b c", 1, abc1);
+	check_phrase("b a", 0, ba0);
+	check_phrase("a b a", 2, aba2);
+	check_phrase("a a", 3, aa3);
+}
+
+/* ---------------------------------------------------------------------
+ * Sorting, paging, totals, _source, errors
+ * ---------------------------------------------------------------------
+ */
+typedef int (*DocCmp) (const MDoc *a, const MDoc *b);
+
+static DocCmp cur_cmp;
+
+static int
+qsort_docs(const void *a, const void *b)
+{
+	const MDoc *x = *(const MDoc *const *) a;
+	const MDoc *y = *(const MDoc *const *) b;
+	int			c = cur_cmp(x, y);
+
+	if (c != 0)
+		return c;
+	return x < y ? -1 : 1;
+}
+
+static int
+missing_cmp(bool ma, bool mb, bool first)
+{
+	if (ma == mb)
+		return 0;
+	return (ma ? 1 : -1) * (first ? -1 : 1);
+}
+
+static int
+c_price_asc(const MDoc *a, const MDoc *b)
+{
+	int			m = missing_cmp(a->nprice == 0, b->nprice == 0, false);
+
+	if (m || a->nprice == 0)
+		return m;
+	return a->price[0] < b->price[0] ? -1 : a->price[0] > b->price[0];
+}
+static int
+c_price_desc(const MDoc *a, const MDoc *b)
+{
+	int			m = missing_cmp(a->nprice == 0, b->nprice == 0, false);
+	int64		x,
+				y;
+
+	if (m || a->nprice == 0)
+		return m;
+	x = a->price[a->nprice - 1];
+	y = b->price[b->nprice - 1];
+	return x > y ? -1 : x < y;
+}
+static int
+c_price_asc_first(const MDoc *a, const MDoc *b)
+{
+	int			m = missing_cmp(a->nprice == 0, b->nprice == 0, true);
+
+	if (m || a->nprice == 0)
+		return m;
+	return a->price[0] < b->price[0] ? -1 : a->price[0] > b->price[0];
+}
+static int
+c_price_missing50(const MDoc *a, const MDoc *b)
+{
+	int64		x = a->nprice ? a->price[0] : 50;
+	int64		y = b->nprice ? b->price[0] : 50;
+
+	return x < y ? -1 : x > y;
+}
+static int
+c_tag_asc(const MDoc *a, const MDoc *b)
+{
+	int			m = missing_cmp(a->ntags == 0, b->ntags == 0, false);
+	const char *x,
+			   *y;
+
+	if (m || a->ntags == 0)
+		return m;
+	x = a->ntags == 2 && strcmp(a->tags[1], a->tags[0]) < 0 ? a->tags[1] : a->tags[0];
+	y = b->ntags == 2 && strcmp(b->tags[1], b->tags[0]) < 0 ? b->tags[1] : b->tags[0];
+	return strcmp(x, y);
+}
+static int
+c_tag_desc(const MDoc *a, const MDoc *b)
+{
+	int			m = missing_cmp(a->ntags == 0, b->ntags == 0, false);
+	const char *x,
+			   *y;
+
+	if (m || a->ntags == 0)
+		return m;
+	x = a->ntags == 2 && strcmp(a->tags[1], a->tags[0]) > 0 ? a->tags[1] : a->tags[0];
+	y = b->ntags == 2 && strcmp(b->tags[1], b->tags[0]) > 0 ? b->tags[1] : b->tags[0];
+	return -strcmp(x, y);
+}
+static int
+c_flag_rating(const MDoc *a, const MDoc *b)
+{
+	int			m;
+
+	if (a->flag != b->flag)
+		return a->flag ? -1 : 1;
+	m = missing_cmp(!a->has_rating, !b->has_rating, false);
+	if (m || !a->has_rating)
+		return m;
+	return a->rating < b->rating ? -1 : a->rating > b->rating;
+}
+static int
+c_doc_desc(const MDoc *a, const MDoc *b)
+{
+	return a < b ? 1 : -1;
+}
+
+static void
+check_order(const char *what, const char *sort, DocCmp cmp)
+{
+	char	   *body = psprintf("{\"sort\":%s,\"size\":100}", sort);
+	SeSearchResult *res = search(body);
+	const MDoc *exp[NDOCS];
+	int			n = 0;
+	int			i;
+	bool		ok = true;
+
+	UT_CHECK(res != NULL, "%s: search failed", what);
+	if (res == NULL)
+		return;
+	for (i = 0; i < NDOCS; i++)
+		if (docs[i].live)
+			exp[n++] = &docs[i];
+	cur_cmp = cmp;
+	qsort(exp, n, sizeof(MDoc *), qsort_docs);
+	UT_CHECK(res->nhits == n, "%s: %d hits, expected %d", what, res->nhits, n);
+	for (i = 0; i < n && i < res->nhits; i++)
+		if (strcmp(res->hits[i].id, exp[i]->id) != 0)
+		{
+			fprintf(stderr, "  %s: position %d is %s, expected %s\n", what, i,
+					res->hits[i].id, exp[i]->id);
+			ok = false;
+			break;
+		}
+	UT_CHECK(ok, "%s: order differs from model", what);
+	UT_CHECK(res->nhits == 0 || (res->hits[0].sort_json != NULL && isnan(res->hits[0].score)),
+			 "%s: sort values present and _score null", what);
+	UT_CHECK(isnan(res->max_score), "%s: max_score null", what);
+}
+
+static SeHit *
+find_hit(SeSearchResult *res, const char *id)
+{
+	int			i;
+
+	for (i = 0; i < res->nhits; i++)
+		if (strcmp(res->hits[i].id, id) == 0)
+			return &res->hits[i];
+	return NULL;
+}
+
+static void
+test_sort(void)
+{
+	SeSearchResult *res;
+	SeHit	   *h;
+
+	check_order("price asc", "[{\"price\":\"asc\"}]", c_price_asc);
+	check_order("price desc", "[{\"price\":{\"order\":\"desc\"}}]", c_price_desc);
+	check_order("price asc missing first", "[{\"price\":{\"order\":\"asc\",\"missing\":\"_first\"}}]",
+				c_price_asc_first);
+	check_order("price missing value", "[{\"price\":{\"missing\":50}}]", c_price_missing50);
+	check_order("tag asc", "\"tag\"", c_tag_asc);
+	check_order("tag desc", "[{\"tag\":\"desc\"}]", c_tag_desc);
+	check_order("flag desc, rating", "[{\"flag\":\"desc\"},\"rating\"]", c_flag_rating);
+	check_order("_doc desc", "[{\"_doc\":\"desc\"}]", c_doc_desc);
+
+	/* sort values: long, keyword, missing long (Long.MAX for asc _last) */
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d1\",\"d6\",\"d5\",\"d9\"]}},\"sort\":[\"price\",\"tag\",{\"rating\":\"desc\"}]}");
+	UT_CHECK(res != NULL && res->nhits == 4, "sort values search");
+	if (res != NULL)
+	{
+		h = find_hit(res, "d1");
+		UT_CHECK(h && strcmp(h->sort_json, "[37,\"green\",-1.5]") == 0, "d1 sort %s", h ? h->sort_json : "");
+		h = find_hit(res, "d6");
+		UT_CHECK(h && strcmp(h->sort_json, "[9223372036854775807,\"blue\",1.0]") == 0,
+				 "d6 sort %s", h ? h->sort_json : "");
+		h = find_hit(res, "d5");
+		UT_CHECK(h && strcmp(h->sort_json, "[85,null,0.5]") == 0, "d5 sort %s", h ? h->sort_json : "");
+		h = find_hit(res, "d9");
+		UT_CHECK(h && strcmp(h->sort_json, "[33,\"green\",2.5]") == 0, "d9 sort %s", h ? h->sort_json : "");
+	}
+
+	/* track_scores keeps scores with a field sort */
+	res = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"sort\":[{\"price\":\"asc\"}],\"track_scores\":true}");
+	UT_CHECK(res != NULL && res->nhits > 0 && !isnan(res->hits[0].score) && !isnan(res->max_score),
+			 "track_scores");
+	if (res != NULL && res->nhits > 0)
+		UT_CHECK(close_enough(res->hits[0].score, s_gamma(&docs[doc_index(res->hits[0].id)])),
+				 "track_scores score");
+
+	/* _score as a sort key, then a field */
+	res = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"sort\":[\"_score\",{\"price\":\"asc\"}],\"size\":3}");
+	UT_CHECK(res != NULL && res->nhits == 3 && res->hits[0].sort_json != NULL &&
+			 res->hits[0].score >= res->hits[1].score, "sort by _score then field");
+}
+
+static void
+test_paging_and_totals(void)
+{
+	SeSearchResult *all = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100}");
+	SeSearchResult *page = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"from\":3,\"size\":4}");
+	SeSearchResult *res;
+	int			nlive = 0;
+	int			i;
+
+	UT_CHECK(all && page && page->nhits == 4, "paging searches");
+	if (all && page)
+	{
+		for (i = 0; i < 4; i++)
+			UT_CHECK(strcmp(page->hits[i].id, all->hits[3 + i].id) == 0, "page hit %d", i);
+		UT_CHECK(page->total == all->total, "page total");
+		UT_CHECK(page->max_score == all->max_score, "page max_score");
+	}
+	res = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"from\":1000,\"size\":5}");
+	UT_CHECK(res && res->nhits == 0 && res->total == all->total, "page past the end");
+
+	for (i = 0; i < NDOCS; i++)
+		nlive += docs[i].live;
+	res = search(NULL);
+	UT_CHECK(res && res->nhits == 10 && res->total == nlive && !res->total_is_lower_bound &&
+			 res->track_total, "default search: %d hits", res ? res->nhits : -1);
+	if (res)
+	{
+		/* the first ten live docs in doc order, all scoring 1.0 */
+		int			n = 0;
+		bool		ok = true;
+
+		for (i = 0; i < NDOCS && n < 10; i++)
+			if (docs[i].live)
+			{
+				if (strcmp(res->hits[n].id, docs[i].id) != 0 || res->hits[n].score != 1.0f)
+					ok = false;
+				n++;
+			}
+		UT_CHECK(ok, "match_all order");
+	}
+	res = search("{\"track_total_hits\":5,\"size\":3}");
+	UT_CHECK(res && res->total == 5 && res->total_is_lower_bound && res->nhits == 3 &&
+			 strcmp(res->hits[2].id, "d2") == 0, "track_total_hits 5");
+	res = search("{\"track_total_hits\":100}");
+	UT_CHECK(res && res->total == nlive && !res->total_is_lower_bound, "track_total_hits 100");
+	res = search("{\"track_total_hits\":false}");
+	UT_CHECK(res && !res->track_total && res->nhits == 10, "track_total_hits false");
+	res = search("{\"track_total_hits\":true,\"size\":0}");
+	UT_CHECK(res && res->total == nlive && res->nhits == 0 && isnan(res->max_score), "size 0");
+	res = search("{\"track_total_hits\":10,\"size\":0,\"query\":{\"match\":{\"body\":\"alpha\"}}}");
+	UT_CHECK(res && res->total == 10 && res->total_is_lower_bound, "size 0 gte");
+	res = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"min_score\":1.0,\"size\":100}");
+	if (res && all)
+	{
+		int			n = 0;
+
+		for (i = 0; i < all->nhits; i++)
+			n += all->hits[i].score >= 1.0f;
+		UT_CHECK(res->total == n && res->nhits == n, "min_score");
+	}
+}
+
+static void
+test_source(void)
+{
+	SeSearchResult *res;
+	StringInfoData exp;
+
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d2\"]}}}");
+	initStringInfo(&exp);
+	doc_source(&docs[2], &exp);
+	UT_CHECK(res && res->nhits == 1 && res->hits[0].has_source &&
+			 strcmp(res->hits[0].source.data, exp.data) == 0, "_source unchanged");
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d2\"]}},\"_source\":false}");
+	UT_CHECK(res && res->nhits == 1 && !res->hits[0].has_source, "_source false");
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d2\"]}},\"_source\":[\"meta.a\"]}");
+	UT_CHECK(res && strcmp(res->hits[0].source.data, "{\"meta\":{\"a\":2}}") == 0,
+			 "_source meta.a: %s", res ? res->hits[0].source.data : "");
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d2\"]}},\"_source\":\"meta\"}");
+	UT_CHECK(res && strcmp(res->hits[0].source.data, "{\"meta\":{\"a\":2,\"b\":\"x2\"}}") == 0,
+			 "_source meta: %s", res ? res->hits[0].source.data : "");
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d2\"]}},\"_source\":{\"includes\":[\"t*\",\"*.b\"],\"excludes\":[\"title\"]}}");
+	UT_CHECK(res && strcmp(res->hits[0].source.data, "{\"tag\":\"blue\",\"meta\":{\"b\":\"x2\"}}") == 0,
+			 "_source includes/excludes: %s", res ? res->hits[0].source.data : "");
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d2\"]}},\"_source\":{\"excludes\":[\"meta.*\",\"body\",\"rating\"]}}");
+	UT_CHECK(res && strstr(res->hits[0].source.data, "\"meta\":{}") != NULL &&
+			 strstr(res->hits[0].source.data, "body") == NULL &&
+			 strstr(res->hits[0].source.data, "rating") == NULL &&
+			 strstr(res->hits[0].source.data, "\"tag\":\"blue\"") != NULL,
+			 "_source excludes: %s", res ? res->hits[0].source.data : "");
+	res = search("{\"query\":{\"ids\":{\"values\":[\"d7\"]}},\"_source\":[\"tag\",\"nosuch\"]}");
+	UT_CHECK(res && strcmp(res->hits[0].source.data, "{\"tag\":[\"Yellow\",\"red\"]}") == 0,
+			 "_source on d7: %s", res ? res->hits[0].source.data : "");
+}
+
+static void
+check_error(const char *body, int status, const char *type, const char *reason)
+{
+	SeError		err;
+	SeSearchResult *res = search_on(&shard, 1, body, &err);
+
+	UT_CHECK(res == NULL && err.status == status && err.type && strcmp(err.type, type) == 0 &&
+			 err.reason && strncmp(err.reason, reason, strlen(reason)) == 0,
+			 "error for %s: got %d %s %s", body, err.status, err.type ? err.type : "-",
+			 err.reason ? err.reason : "-");
+}
+
+static void
+test_errors(void)
+{
+	StringInfoData deep;
+	int			i;
+
+	check_error("{\"query\":{\"foo\":{}}}", 400, "parsing_exception", "unknown query [foo]");
+	check_error("{\"query\":{\"match\":{\"a\":\"x\",\"b\":\"y\"}}}", 400, "parsing_exception",
+				"[match] query doesn't support multiple fields, found [a] and [b]");
+	check_error("{\"query\":{\"term\":{\"a\":\"x\",\"b\":\"y\"}}}", 400, "parsing_exception",
+				"[term] query doesn't support multiple fields, found [a] and [b]");
+	check_error("{\"query\":{\"range\":{\"price\":{\"gte\":1,\"foo\":2}}}}", 400, "parsing_exception",
+				"[range] query does not support [foo]");
+	check_error("{\"query\":{\"match\":{\"body\":[\"a\"]}}}", 400, "parsing_exception",
+				"[match] unknown token [START_ARRAY] after [body]");
+	check_error("{\"query\":{\"match\":{\"body\":{\"query\":\"a\",\"foo\":1}}}}", 400, "parsing_exception",
+				"[match] query does not support [foo]");
+	check_error("{\"query\":{}}", 400, "parsing_exception", "query malformed, empty clause found");
+	check_error("{\"query\":{\"match_all\":{},\"term\":{}}}", 400, "parsing_exception",
+				"[match_all] malformed query, expected [END_OBJECT] but found [FIELD_NAME]");
+	check_error("{\"query\":{\"bool\":{\"must\":{\"nope\":{}}}}}", 400, "parsing_exception", "unknown query [nope]");
+	check_error("{\"aggs\":{}}", 400, "parsing_exception", "Unknown key for a START_OBJECT in [aggs].");
+	check_error("{\"from\":9995,\"size\":10}", 400, "illegal_argument_exception",
+				"Result window is too large, from + size must be less than or equal to: [10000] but was [10005].");
+	check_error("{\"size\":-1}", 400, "illegal_argument_exception", "[size] parameter cannot be negative");
+	check_error("{\"sort\":[\"body\"]}", 400, "illegal_argument_exception",
+				"Fielddata is disabled on [body] in [idx]. Text fields are not optimised");
+	check_error("{\"sort\":[\"nosuch\"]}", 400, "query_shard_exception",
+				"No mapping found for [nosuch] in order to sort on");
+	check_error("{\"query\":{\"term\":{\"price\":\"abc\"}}}", 400, "query_shard_exception", "failed to create query");
+	check_error("{\"query\":{\"prefix\":{\"price\":\"1\"}}}", 400, "query_shard_exception",
+				"Can only use prefix queries on keyword and text fields");
+	check_error("{\"query\":{\"match\":{\"body\":{\"query\":\"a b\",\"minimum_should_match\":\"x%\"}}}}", 400,
+				"illegal_argument_exception", "For input string");
+	check_error("{\"query\":{\"term\":{\"tag\":{\"boost\":-1,\"value\":\"x\"}}}}", 400,
+				"illegal_argument_exception", "negative [boost] are not allowed");
+
+	initStringInfo(&deep);
+	appendStringInfoString(&deep, "{\"query\":");
+	for (i = 0; i < 150; i++)
+		appendStringInfoString(&deep, "{\"bool\":{\"must\":");
+	appendStringInfoString(&deep, "{\"match_all\":{}}");
+	for (i = 0; i < 150; i++)
+		appendStringInfoString(&deep, "}}");
+	appendStringInfoChar(&deep, '}');
+	check_error(deep.data, 400, "parsing_exception", "The nested depth of the query exceeds");
+
+	/* unmapped sort with unmapped_type is allowed */
+	UT_CHECK(search("{\"sort\":[{\"nosuch\":{\"unmapped_type\":\"long\"}}]}") != NULL, "unmapped_type");
+}
+
+static void
+test_multi_shard_and_count(void)
+{
+	SeSearchShard two[2];
+	SeSegmentReader *ra[1],
+			   *rb[1];
+	SeSearchResult *res,
+			   *r0,
+			   *r1;
+	SeError		err;
+	SeSearchRequest *req;
+	int64		count = -1;
+	int			i,
+				expected = 0;
+	bool		ok = true;
+
+	ra[0] = index_segment(mapping, &docs[30], 30, NULL, 7);
+	rb[0] = index_segment(mapping, &docs[0], 30, NULL, 8);
+	memset(two, 0, sizeof(two));
+	two[0].index = "idx";
+	two[0].shard = 0;
+	two[0].mapping = mapping;
+	two[0].nsegments = 1;
+	two[0].segments = ra;
+	two[1] = two[0];
+	two[1].shard = 1;
+	two[1].segments = rb;
+
+	/* all scores 1: shard 0's docs first, each in doc order */
+	res = search_on(two, 2, "{\"size\":60}", &err);
+	UT_CHECK(res && res->nhits == 60 && res->shards_total == 2 && res->shards_successful == 2,
+			 "two shards");
+	if (res)
+		for (i = 0; i < 60; i++)
+			if (strcmp(res->hits[i].id, docs[i < 30 ? 30 + i : i - 30].id) != 0 ||
+				res->hits[i].shard_idx != (i < 30 ? 0 : 1))
+				ok = false;
+	UT_CHECK(ok, "two-shard tie order");
+
+	/* BM25 statistics are per shard */
+	res = search_on(two, 2, "{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100}", &err);
+	r0 = search_on(&two[0], 1, "{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100}", &err);
+	r1 = search_on(&two[1], 1, "{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100}", &err);
+	UT_CHECK(res && r0 && r1 && res->nhits == r0->nhits + r1->nhits, "per-shard search");
+	ok = true;
+	if (res && r0 && r1)
+	{
+		for (i = 0; i < res->nhits; i++)
+		{
+			SeHit	   *h = find_hit(res->hits[i].shard_idx == 0 ? r0 : r1, res->hits[i].id);
+
+			if (h == NULL || h->score != res->hits[i].score)
+				ok = false;
+			if (i > 0 && res->hits[i].score > res->hits[i - 1].score)
+				ok = false;
+		}
+	}
+	UT_CHECK(ok, "merged scores equal per-shard scores, in order");
+
+	/* _count */
+	se_error_init(&err);
+	req = se_search_parse_count(parse_json("{\"query\":{\"match\":{\"body\":\"gamma\"}}}"), &err);
+	UT_CHECK(req && se_search_count(req, &shard, 1, &count, &err), "count");
+	for (i = 0; i < NDOCS; i++)
+		expected += docs[i].live && p_gamma(&docs[i]);
+	UT_CHECK(count == expected, "count " INT64_FORMAT " expected %d", count, expected);
+	se_error_init(&err);
+	req = se_search_parse_count(parse_json("{\"size\":1}"), &err);
+	UT_CHECK(req == NULL && strcmp(err.reason, "request does not support [size]") == 0, "count body");
+}
+
+static void
+test_response_json(void)
+{
+	SeError		err;
+	SeSearchResult *res = search_on(&shard, 1,
+									"{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":2,\"_source\":[\"tag\"],\"sort\":[\"_score\",\"_doc\"]}",
+									&err);
+	StringInfoData out;
+	SeJson	   *j,
+			   *hits,
+			   *total;
+	float		vals[] = {1.0f, 0.1f, 0.2876821f, 1e-5f, 123456.78f, 3.4028235e38f};
+	int			i;
+
+	UT_CHECK(res != NULL, "response search");
+	if (res == NULL)
+		return;
+	initStringInfo(&out);
+	se_search_result_to_json(res, &shard, 7, &out);
+	se_error_init(&err);
+	j = se_json_parse(out.data, out.len, NULL, &err);
+	UT_CHECK(j != NULL, "response is JSON: %s", out.data);
+	if (j == NULL)
+		return;
+	UT_CHECK(se_json_get(j, "took")->u.n.i == 7, "took");
+	UT_CHECK(se_json_get(j, "timed_out")->type == SE_JSON_FALSE, "timed_out");
+	UT_CHECK(se_json_get(se_json_get(j, "_shards"), "successful")->u.n.i == 1, "_shards");
+	hits = se_json_get(j, "hits");
+	total = se_json_get(hits, "total");
+	UT_CHECK(total && se_json_get(total, "value")->u.n.i == res->total &&
+			 strcmp(se_json_get(total, "relation")->u.s.str, "eq") == 0, "total");
+	UT_CHECK(strcmp(se_json_get(se_json_get(hits, "hits")->u.a.items[0], "_index")->u.s.str, "idx") == 0,
+			 "_index");
+	UT_CHECK((float) se_json_get(se_json_get(hits, "hits")->u.a.items[0], "_score")->u.n.d == res->hits[0].score,
+			 "_score round trips");
+	UT_CHECK(se_json_get(se_json_get(hits, "hits")->u.a.items[0], "sort")->u.a.count == 2, "sort array");
+
+	for (i = 0; i < (int) lengthof(vals); i++)
+	{
+		StringInfoData f;
+
+		initStringInfo(&f);
+		se_search_write_float(&f, vals[i]);
+		UT_CHECK(strtof(f.data, NULL) == vals[i], "float %s round trips", f.data);
+	}
+
+	/* total omitted when not tracked */
+	res = search("{\"track_total_hits\":false,\"size\":1}");
+	resetStringInfo(&out);
+	se_search_result_to_json(res, &shard, 0, &out);
+	UT_CHECK(strstr(out.data, "\"total\":{") == NULL && strstr(out.data, "\"max_score\":1.0") != NULL,
+			 "no total: %s", out.data);
+}
+
+/* Lucene's float32 formula, step by step, for a bit-exact comparison. */
+static float
+lucene_score(int64 df, int64 n, int64 sum_ttf, int freq, int len, float boost)
+{
+	volatile float idf = (float) log(1 + (n - df + 0.5) / (df + 0.5));
+	volatile float avgdl = (float) ((double) sum_ttf / (double) n);
+	volatile float weight = boost * idf;
+	volatile float dl = (float) sf_byte4_to_int(sf_int_to_byte4(len));
+	volatile float t = 0.75f * dl;
+	volatile float cache;
+	volatile float denom;
+
+	t = t / avgdl;
+	t = (1 - 0.75f) + t;
+	t = 1.2f * t;
+	cache = 1.0f / t;
+	denom = 1.0f + (float) freq * cache;
+	return weight - weight / denom;
+}
+
+static void
+test_exact_float(void)
+{
+	SeSearchResult *res = search("{\"query\":{\"match\":{\"body\":{\"query\":\"gamma\",\"boost\":1.7}}},\"size\":100}");
+	int64		df = 0,
+				n = 0,
+				sum = 0;
+	int			i;
+	bool		ok = true;
+
+	for (i = 0; i < NDOCS; i++)
+	{
+		if (docs[i].nbody == 0)
+			continue;
+		n++;
+		sum += docs[i].nbody;
+		df += has_body(&docs[i], "gamma");
+	}
+	UT_CHECK(res != NULL && res->nhits > 0, "exact float search");
+	if (res == NULL)
+		return;
+	for (i = 0; i < res->nhits; i++)
+	{
+		const MDoc *d = &docs[doc_index(res->hits[i].id)];
+		float		exp = lucene_score(df, n, sum, count_word(d->body, d->nbody, "gamma"),
+									   d->nbody, 1.7f);
+
+		if (exp != res->hits[i].score)
+		{
+			fprintf(stderr, "  %s: %.9g != lucene %.9g\n", d->id, res->hits[i].score, exp);
+			ok = false;
+		}
+	}
+	UT_CHECK(ok, "scores are bit-exact with Lucene's float32 formula");
+}
+
+/* Mutated query bodies must yield a result or a clean error, never a crash. */
+static void
+test_fuzz(void)
+{
+	static const char *const seeds[] = {
+		"{\"query\":{\"bool\":{\"must\":[{\"match\":{\"body\":{\"query\":\"gamma rho\",\"operator\":\"and\"}}}],\"filter\":{\"range\":{\"price\":{\"gte\":10}}},\"should\":{\"match_phrase\":{\"body\":{\"query\":\"beta gamma\",\"slop\":2}}}}},\"sort\":[{\"price\":{\"order\":\"desc\",\"missing\":\"_first\"}}],\"_source\":{\"includes\":[\"t*\"]}}",
+		"{\"query\":{\"multi_match\":{\"query\":\"theta alpha\",\"fields\":[\"body\",\"title^2\",\"t*\"],\"minimum_should_match\":\"3<80%\"}},\"from\":2,\"size\":5}",
+		"{\"query\":{\"dis_max\":{\"queries\":[{\"terms\":{\"tag\":[\"red\",\"blue\"]}},{\"prefix\":{\"tag\":\"gr\"}},{\"range\":{\"date\":{\"gt\":\"now-100y/d\"}}}],\"tie_breaker\":0.5}},\"track_total_hits\":3}",
+		"{\"query\":{\"constant_score\":{\"filter\":{\"exists\":{\"field\":\"meta\"}},\"boost\":2}},\"sort\":[\"tag\",\"_doc\"]}"
+	};
+	int			iter;
+	int			crashes = 0;
+
+	rng = 777;
+	for (iter = 0; iter < 1500; iter++)
+	{
+		const char *seed = seeds[iter % lengthof(seeds)];
+		int			len = strlen(seed);
+		char	   *buf = pstrdup(seed);
+		int			nmut = 1 + next_rand() % 3;
+		int			k;
+		SeError		err;
+		SeJson	   *j;
+
+		for (k = 0; k < nmut; k++)
+		{
+			int			pos = next_rand() % len;
+			static const char repl[] = "{}[]\":,0123456789-.aeZ*^%<";
+
+			buf[pos] = repl[next_rand() % (sizeof(repl) - 1)];
+		}
+		se_error_init(&err);
+		j = se_json_parse(buf, len, NULL, &err);
+		if (j != NULL)
+		{
+			SeSearchRequest *req;
+
+			se_error_init(&err);
+			req = se_search_parse(j, 10000, &err);
+			if (req != NULL)
+			{
+				SeSearchResult *res = se_search_run(req, &shard, 1, &err);
+
+				if (res == NULL && !se_error_is_set(&err))
+					crashes++;
+			}
+			else if (!se_error_is_set(&err))
+				crashes++;
+		}
+		pfree(buf);
+	}
+	UT_CHECK(crashes == 0, "fuzz: %d failures without an error", crashes);
+}
+
+int
+main(void)
+{
+	build_corpus();
+	build_index();
+	test_query_sets();
+	test_scores();
+	test_phrases();
+	test_sort();
+	test_paging_and_totals();
+	test_source();
+	test_errors();
+	test_multi_shard_and_count();
+	test_response_json();
+	test_exact_float();
+	test_fuzz();
+	return ut_finish("test_search");
+}
