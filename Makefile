@@ -19,6 +19,8 @@ REGRESS_OPTS = --inputdir=. --outputdir=test/results
 
 # no LLVM bitcode: it doubles build time and JIT does not reach our code
 override with_llvm = no
+# track header dependencies (.deps/), so a changed struct rebuilds its users
+override autodepend = yes
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -56,4 +56,5 @@ _PG_init(void)
 	shmem_startup_hook = shmem_startup;
 
 	se_launcher_register();
+	se_merge_register();
 }

@@ -310,6 +310,13 @@ route_items(BulkItem *items, int n)
 		if (it->done)
 			continue;
 		se_error_init(&err);
+		if (it->body_len > (size_t) se_max_document_size_kb * 1024)
+		{
+			item_fail(it, 400, "illegal_argument_exception",
+					  psprintf("document of [%zu] bytes is larger than search_engine.max_document_size [%zu] bytes",
+							   it->body_len, (size_t) se_max_document_size_kb * 1024));
+			continue;
+		}
 		if (!se_index_name_valid(it->index, &err))
 		{
 			item_fail(it, 400, err.type, err.reason);
@@ -425,6 +432,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 
 		memset(sub, 0, sizeof(*sub));
 		pg_atomic_init_u32(&sub->state, SE_SUB_PENDING);
+		sub->taker = -1;
 		sub->slot = slots[s];
 		sub->nitems = counts[s];
 		sub->req_off = off;
@@ -501,8 +509,23 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 		bool		all = true;
 
 		for (s = 0; s < nsubs; s++)
-			if (pg_atomic_read_u32(&hdr->subs[s].state) == SE_SUB_PENDING)
-				all = false;
+		{
+			SeBulkSub  *sub = &hdr->subs[s];
+
+			if (pg_atomic_read_u32(&sub->state) != SE_SUB_PENDING)
+				continue;
+			/* taken by a worker that has since exited with FATAL: lost */
+			if (sub->taker >= 0 &&
+				SeShmem->workers[sub->taker].generation != sub->taker_generation)
+			{
+				strlcpy(sub->failure_type, "shard_failed_exception", sizeof(sub->failure_type));
+				strlcpy(sub->failure, "the write worker owning the shard exited while applying this request",
+						sizeof(sub->failure));
+				pg_atomic_write_u32(&sub->state, SE_SUB_FAILED);
+				continue;
+			}
+			all = false;
+		}
 		if (all)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -17,7 +17,9 @@ char	   *se_database = NULL;
 char	   *se_data_directory_setting = NULL;
 int			se_index_buffer_size_kb = 256 * 1024;
 int			se_indexing_pressure_limit_kb = 64 * 1024;
+int			se_max_document_size_kb = 100 * 1024;
 int			se_max_shards = 1024;
+int			se_merge_threads = 1;
 char	   *se_node_name = NULL;
 int			se_write_queue_size = 10000;
 int			se_write_threads = 0;
@@ -59,10 +61,22 @@ se_guc_define(void)
 							&se_indexing_pressure_limit_kb, 64 * 1024, 64, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
 
+	DefineCustomIntVariable("search_engine.max_document_size",
+							"Largest document accepted by bulk and document writes.",
+							"Larger documents fail with a per-item illegal_argument_exception (ES's http.max_content_length default is 100MB).",
+							&se_max_document_size_kb, 100 * 1024, 1, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+
 	DefineCustomIntVariable("search_engine.max_shards",
 							"Maximum number of open shards on this node.",
 							NULL,
 							&se_max_shards, 1024, 1, 65536,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.merge_threads",
+							"Number of background merge workers.",
+							"0 merges inline in the shard's write worker.",
+							&se_merge_threads, 1, 0, SE_MAX_MERGE_THREADS,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	DefineCustomStringVariable("search_engine.node_name",

@@ -40,6 +40,8 @@ extern int	se_indexing_pressure_limit_kb;
 extern int	se_index_buffer_size_kb;
 extern int	se_max_shards;
 extern char *se_node_name;
+extern int	se_merge_threads;
+extern int	se_max_document_size_kb;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
@@ -111,6 +113,7 @@ typedef struct SeQueueEntry
 	int64		arg;			/* control argument (max_num_segments) */
 	int			state;			/* SeEntryState (control requests) */
 	bool		failed;			/* control request failed */
+	uint64		taker_generation;	/* owner's generation when taken */
 } SeQueueEntry;
 
 typedef enum SeEntryState
@@ -135,6 +138,36 @@ typedef struct SeWorkerState
 	uint64		generation;		/* bumped at each (re)start */
 } SeWorkerState;
 
+/* ---------- background merges ---------- */
+#define SE_MAX_MERGE_TASKS		64
+#define SE_MERGE_MAX_INPUTS		16
+#define SE_MAX_MERGE_THREADS	8
+
+typedef enum SeMergeState
+{
+	SE_MERGE_FREE = 0,
+	SE_MERGE_QUEUED,
+	SE_MERGE_RUNNING,
+	SE_MERGE_DONE,
+	SE_MERGE_FAILED,
+	SE_MERGE_ABANDONED			/* owner gave up; merge worker discards output */
+} SeMergeState;
+
+typedef struct SeMergeTask
+{
+	int			state;			/* SeMergeState, under merge_mutex */
+	int			slot;
+	char		index_uuid[SE_UUID_LEN + 1];
+	int			shard;
+	int			owner_procno;
+	int			ninputs;
+	uint64		gens[SE_MERGE_MAX_INPUTS];
+	uint64		del_gens[SE_MERGE_MAX_INPUTS];
+	uint64		out_gen;
+	int			zstd_level;
+	char		error[256];
+} SeMergeTask;
+
 typedef struct SeShared
 {
 	LWLock		state_lock;		/* cluster state file */
@@ -151,6 +184,12 @@ typedef struct SeShared
 	uint64		completed;
 	int			nworkers;
 	SeWorkerState workers[SE_MAX_WRITE_THREADS];
+
+	slock_t		merge_mutex;
+	int			nmerge_workers;
+	int			merge_procnos[SE_MAX_MERGE_THREADS];
+	uint64		merges_completed;
+	SeMergeTask merge_tasks[SE_MAX_MERGE_TASKS];
 
 	ConditionVariable control_cv;	/* control request completions */
 	ConditionVariable slot_cv;		/* slot state changes */
@@ -172,6 +211,14 @@ extern int	se_shmem_queue_capacity(void);
 extern void se_launcher_register(void);
 PGDLLEXPORT void se_launcher_main(Datum arg);
 PGDLLEXPORT void se_write_worker_main(Datum arg);
+
+/* in merge_worker.c */
+extern int	se_merge_submit(const SeMergeTask *task);
+extern SeMergeState se_merge_state(int task, char *error, size_t errlen);
+extern void se_merge_release(int task);
+extern void se_merge_abandon(int task);
+extern void se_merge_register(void);
+PGDLLEXPORT void se_merge_worker_main(Datum arg);
 
 /* in queue.c */
 typedef enum SeEnqueueResult

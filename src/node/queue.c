@@ -111,6 +111,7 @@ se_queue_take(int w)
 			SeShmem->queued--;
 		if (SeEntries[e].state == SE_ENTRY_QUEUED)
 			SeEntries[e].state = SE_ENTRY_ACTIVE;
+		SeEntries[e].taker_generation = ws->generation;
 	}
 	SpinLockRelease(&SeShmem->queue_mutex);
 	return e;
@@ -217,6 +218,14 @@ se_queue_control(int slot, SeRequestKind kind, int64 arg)
 			{
 				failed = SeEntries[e].failed;
 				free_entry_locked(e);
+			}
+			else if (state == SE_ENTRY_ACTIVE &&
+					 SeShmem->workers[w].generation != SeEntries[e].taker_generation)
+			{
+				/* the worker that took it exited (FATAL) and was restarted */
+				failed = true;
+				free_entry_locked(e);
+				state = SE_ENTRY_DONE;
 			}
 			SpinLockRelease(&SeShmem->queue_mutex);
 			if (state == SE_ENTRY_DONE)

@@ -66,6 +66,10 @@ se_shmem_startup(void)
 		LWLockInitialize(&SeShmem->slots_lock, se_lwlock_tranche);
 		pg_atomic_init_u64(&SeShmem->state_version, 0);
 		SpinLockInit(&SeShmem->queue_mutex);
+		SpinLockInit(&SeShmem->merge_mutex);
+		SeShmem->nmerge_workers = se_merge_threads;
+		for (i = 0; i < SE_MAX_MERGE_THREADS; i++)
+			SeShmem->merge_procnos[i] = -1;
 		ConditionVariableInit(&SeShmem->control_cv);
 		ConditionVariableInit(&SeShmem->slot_cv);
 		SeShmem->nentries = se_shmem_queue_capacity();

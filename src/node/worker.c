@@ -329,6 +329,9 @@ process_batch(void)
 		{
 			items[n].hdr = (SeBulkHeader *) dsm_segment_address(items[n].seg);
 			items[n].sub = &items[n].hdr->subs[qe->sub];
+			items[n].sub->taker_generation = SeShmem->workers[my_worker].generation;
+			pg_write_barrier();
+			items[n].sub->taker = my_worker;
 		}
 		se_queue_free_bulk_entry(e);
 		n++;

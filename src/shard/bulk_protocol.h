@@ -85,6 +85,8 @@ typedef struct SeBulkSub
 	uint64		err_cap;
 	uint64		err_used;
 	bool		forced_refresh;
+	int			taker;			/* worker number that took it, -1 = queued */
+	uint64		taker_generation;	/* that worker's generation when it took it */
 	char		failure_type[64];
 	char		failure[512];
 } SeBulkSub;

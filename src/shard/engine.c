@@ -874,6 +874,180 @@ maybe_merge(SeShard *sh, int max_segments)
 	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
 }
 
+static void
+merge_forget(SeShard *sh)
+{
+	int			i;
+
+	for (i = 0; i < sh->merge_n; i++)
+		if (sh->merge_live[i])
+			pfree(sh->merge_live[i]);
+	sh->merge_task = -1;
+	sh->merge_n = 0;
+}
+
+/* Give up the merge in flight (its inputs are about to change). */
+static void
+merge_abandon(SeShard *sh)
+{
+	if (sh->merge_task < 0)
+		return;
+	se_merge_abandon(sh->merge_task);
+	merge_forget(sh);
+}
+
+/*
+ * Hand the smallest MERGE_FACTOR segments to a merge worker.  Their live
+ * docs are on disk (refresh wrote them) and are remembered here, so the
+ * deletes that arrive while the merge runs can be carried over.
+ */
+static void
+merge_submit(SeShard *sh)
+{
+	SeMergeTask t;
+	int			n = Min(MERGE_FACTOR, SE_MERGE_MAX_INPUTS);
+	SeSegEntry *sorted;
+	int			i;
+	MemoryContext old;
+
+	if (sh->merge_task >= 0 || se_merge_threads == 0 || sh->nsegs <= MERGE_FACTOR)
+		return;
+	sorted = palloc(sizeof(SeSegEntry) * sh->nsegs);
+	memcpy(sorted, sh->segs, sizeof(SeSegEntry) * sh->nsegs);
+	qsort(sorted, sh->nsegs, sizeof(SeSegEntry), cmp_seg_size);
+	qsort(sorted, n, sizeof(SeSegEntry), cmp_seg_gen);
+	memset(&t, 0, sizeof(t));
+	t.slot = sh->slot;
+	strlcpy(t.index_uuid, sh->uuid, sizeof(t.index_uuid));
+	t.shard = sh->shard;
+	t.ninputs = n;
+	t.out_gen = sh->next_seg_gen++;
+	t.zstd_level = sh->settings.codec_level;
+	old = MemoryContextSwitchTo(sh->cxt);
+	for (i = 0; i < n; i++)
+	{
+		t.gens[i] = sorted[i].gen;
+		t.del_gens[i] = sorted[i].del_gen;
+		sh->merge_gens[i] = sorted[i].gen;
+		sh->merge_del_gens[i] = sorted[i].del_gen;
+		sh->merge_max_doc[i] = sorted[i].max_doc;
+		sh->merge_live[i] = NULL;
+		if (sorted[i].live)
+		{
+			size_t		words = (sorted[i].max_doc + 63) / 64;
+
+			sh->merge_live[i] = palloc(words * sizeof(uint64));
+			memcpy(sh->merge_live[i], sorted[i].live, words * sizeof(uint64));
+		}
+	}
+	MemoryContextSwitchTo(old);
+	sh->merge_n = n;
+	sh->merge_out_gen = t.out_gen;
+	sh->merge_task = se_merge_submit(&t);
+	if (sh->merge_task < 0)
+		merge_forget(sh);		/* table full: try again after the next refresh */
+	pfree(sorted);
+}
+
+static int
+find_seg(SeShard *sh, uint64 gen)
+{
+	int			i;
+
+	for (i = 0; i < sh->nsegs; i++)
+		if (sh->segs[i].gen == gen)
+			return i;
+	return -1;
+}
+
+bool
+se_shard_merge_poll(SeShard *sh)
+{
+	char		error[256];
+	SeMergeState st;
+	SeSegEntry	merged;
+	int			i,
+				k;
+	int32		newdoc = 0;
+	uint64	   *newlive = NULL;
+	uint32		newlive_count;
+	char	   *path;
+
+	if (sh->merge_task < 0)
+		return false;
+	st = se_merge_state(sh->merge_task, error, sizeof(error));
+	if (st == SE_MERGE_QUEUED || st == SE_MERGE_RUNNING)
+		return false;
+	se_merge_release(sh->merge_task);
+	path = seg_path(sh, sh->merge_out_gen);
+	if (st != SE_MERGE_DONE)
+	{
+		ereport(WARNING,
+				(errmsg("background merge of shard [%s][%d] failed: %s",
+						sh->index_name, sh->shard, error)));
+		(void) unlink(path);
+		merge_forget(sh);
+		return false;
+	}
+	/* every input must still be here (an inline merge may have taken them) */
+	for (k = 0; k < sh->merge_n; k++)
+		if (find_seg(sh, sh->merge_gens[k]) < 0)
+		{
+			(void) unlink(path);
+			merge_forget(sh);
+			return false;
+		}
+	open_segment(sh, &merged, sh->merge_out_gen, 0, false);
+	/* carry over deletes made while the merge ran */
+	for (k = 0; k < sh->merge_n; k++)
+	{
+		SeSegEntry *e = &sh->segs[find_seg(sh, sh->merge_gens[k])];
+		int32		d;
+
+		for (d = 0; d < (int32) sh->merge_max_doc[k]; d++)
+		{
+			if (!se_livedocs_get(sh->merge_live[k], d))
+				continue;
+			if (!se_livedocs_get(e->live, d) && newdoc < (int32) merged.max_doc)
+			{
+				if (newlive == NULL)
+				{
+					MemoryContext old = MemoryContextSwitchTo(merged.cxt);
+
+					newlive = se_livedocs_new(merged.max_doc);
+					MemoryContextSwitchTo(old);
+				}
+				se_livedocs_clear(newlive, newdoc);
+			}
+			newdoc++;
+		}
+	}
+	if (newdoc != (int32) merged.max_doc)
+	{
+		ereport(WARNING,
+				(errmsg("background merge of shard [%s][%d] produced %u documents, expected %d; discarded",
+						sh->index_name, sh->shard, merged.max_doc, newdoc)));
+		close_segment(&merged);
+		(void) unlink(path);
+		merge_forget(sh);
+		return false;
+	}
+	newlive_count = newlive ? se_livedocs_count(newlive, merged.max_doc) : merged.max_doc;
+	merged.live = newlive;
+	merged.live_count = newlive_count;
+	merged.live_dirty = (newlive != NULL);
+	for (k = 0; k < sh->merge_n; k++)
+	{
+		i = find_seg(sh, sh->merge_gens[k]);
+		close_segment(&sh->segs[i]);
+		sh->segs[i] = sh->segs[--sh->nsegs];
+	}
+	sh->segs[sh->nsegs++] = merged;
+	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
+	merge_forget(sh);
+	return true;
+}
+
 void
 se_shard_refresh(SeShard *sh)
 {
@@ -888,7 +1062,10 @@ se_shard_refresh(SeShard *sh)
 		char	   *path = seg_path(sh, gen);
 
 		if (sh->nsegs >= SE_MAX_SEGMENTS - 1)
+		{
+			merge_abandon(sh);
 			maybe_merge(sh, SE_MAX_SEGMENTS / 2);
+		}
 		make_segment_id(id);
 		initStringInfo(&out);
 		se_builder_serialize(sh->buffer, id, sh->settings.codec_level, &out);
@@ -924,17 +1101,26 @@ se_shard_refresh(SeShard *sh)
 			changed = true;
 		}
 	}
-	if (sh->nsegs > MERGE_FACTOR * 2)
+	if (se_shard_merge_poll(sh))
+		changed = true;
+	if (se_merge_threads == 0 && sh->nsegs > MERGE_FACTOR * 2)
 	{
 		maybe_merge(sh, MERGE_FACTOR);
 		changed = true;
 	}
-	else if (changed)
-		maybe_merge(sh, SE_MAX_SEGMENTS / 2);
+	else if (sh->nsegs > SE_MAX_SEGMENTS / 2)
+	{
+		/* far behind: merge inline rather than run out of slots */
+		merge_abandon(sh);
+		maybe_merge(sh, MERGE_FACTOR);
+		changed = true;
+	}
 	sh->refreshed_gen = sh->write_gen;
 	sh->last_refresh = GetCurrentTimestamp();
 	if (changed)
 		publish(sh);
+	/* the live docs of every segment are on disk now: a merge may start */
+	merge_submit(sh);
 	pg_atomic_write_u64(&SeSlots[sh->slot].refreshed_gen, sh->refreshed_gen);
 }
 
@@ -1027,6 +1213,15 @@ cleanup_files(SeShard *sh)
 
 		if (is_seg || is_liv)
 		{
+			/* inputs and output of a background merge in flight */
+			if (sh->merge_task >= 0)
+			{
+				if (is_seg && g == sh->merge_out_gen)
+					keep = true;
+				for (i = 0; i < sh->merge_n && !keep; i++)
+					if (sh->merge_gens[i] == g && (is_seg || sh->merge_del_gens[i] == dg))
+						keep = true;
+			}
 			for (i = 0; i < sh->nsegs && !keep; i++)
 				if (sh->segs[i].gen == g && (is_seg || sh->segs[i].del_gen == dg))
 					keep = true;
@@ -1090,6 +1285,7 @@ void
 se_shard_force_merge(SeShard *sh, int max_segments)
 {
 	se_shard_refresh(sh);
+	merge_abandon(sh);
 	maybe_merge(sh, Max(1, max_segments));
 	publish(sh);
 }
@@ -1173,6 +1369,7 @@ se_shard_open(int slot_no)
 	sh->mapping_state_version = st->version;
 	sh->next_seg_gen = 1;
 	sh->max_seq_no = -1;		/* ES: no operation performed yet */
+	sh->merge_task = -1;
 	new_buffer(sh);
 	MemoryContextSwitchTo(old);
 
@@ -1222,6 +1419,7 @@ se_shard_close(SeShard *sh, bool delete_files)
 {
 	int			i;
 
+	merge_abandon(sh);
 	if (!delete_files)
 	{
 		se_shard_publish_mapping(sh);
@@ -1253,6 +1451,12 @@ se_shard_periodic(SeShard *sh, TimestampTz now)
 	long		wait = 1000;
 
 	refresh_mapping(sh);
+	if (sh->merge_task >= 0 && se_shard_merge_poll(sh))
+	{
+		/* publish the merged segment (writes its carried-over deletes) */
+		se_shard_refresh(sh);
+		publish(sh);
+	}
 	if (sh->settings.refresh_interval_ms > 0)
 	{
 		TimestampTz due = TimestampTzPlusMilliseconds(sh->last_refresh,

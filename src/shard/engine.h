@@ -64,6 +64,14 @@ typedef struct SeShard
 	uint64		write_gen;
 	uint64		refreshed_gen;
 	bool		recovering;
+	/* the background merge in flight, if any (merge_task >= 0) */
+	int			merge_task;
+	int			merge_n;
+	uint64		merge_gens[SE_MERGE_MAX_INPUTS];
+	uint64		merge_del_gens[SE_MERGE_MAX_INPUTS];
+	uint64	   *merge_live[SE_MERGE_MAX_INPUTS];	/* live docs the merge saw */
+	uint32		merge_max_doc[SE_MERGE_MAX_INPUTS];
+	uint64		merge_out_gen;
 } SeShard;
 
 extern SeShard *se_shard_open(int slot);
@@ -79,6 +87,8 @@ extern void se_shard_close(SeShard *sh, bool delete_files);
 /* Periodic work; returns ms until this shard next needs attention. */
 extern long se_shard_periodic(SeShard *sh, TimestampTz now);
 extern size_t se_shard_buffer_bytes(SeShard *sh);
+/* Install a finished background merge; true if the shard changed. */
+extern bool se_shard_merge_poll(SeShard *sh);
 extern bool se_shard_translog_over_threshold(SeShard *sh);
 
 extern char *se_shard_path(const char *uuid, int shard);
