@@ -341,5 +341,6 @@ se_merge_worker_main(Datum arg)
 		ResetLatch(MyLatch);
 	}
 	SeShmem->merge_procnos[me] = -1;
-	proc_exit(0);
+	/* exit code 1: if the server is not shutting down, restart this worker */
+	proc_exit(1);
 }

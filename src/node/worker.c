@@ -119,6 +119,33 @@ node_bootstrap(void)
 			SetLatch(&ProcGlobal->allProcs[SeShmem->workers[i].procno].procLatch);
 }
 
+/*
+ * After a restart of this worker (it exited, or was terminated), the
+ * shards it owned have no engine in this process: recover them again.
+ */
+static void
+reopen_owned_slots(void)
+{
+	int			i;
+	bool		any = false;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+
+		if (s->owner == my_worker &&
+			(s->state == SE_SLOT_STARTED || s->state == SE_SLOT_FAILED))
+		{
+			s->state = SE_SLOT_OPENING;
+			any = true;
+		}
+	}
+	LWLockRelease(&SeShmem->slots_lock);
+	if (any)
+		ConditionVariableBroadcast(&SeShmem->slot_cv);
+}
+
 static void
 open_shard(int slot)
 {
@@ -486,6 +513,7 @@ se_write_worker_main(Datum arg)
 	PG_exception_stack = &local_sigjmp_buf;
 
 	node_bootstrap();
+	reopen_owned_slots();
 
 	while (!got_sigterm)
 	{
@@ -538,5 +566,6 @@ se_write_worker_main(Datum arg)
 	SeShmem->workers[my_worker].pid = 0;
 	SeShmem->workers[my_worker].procno = -1;
 	SpinLockRelease(&SeShmem->queue_mutex);
-	proc_exit(0);
+	/* exit code 1: if the server is not shutting down, restart this worker */
+	proc_exit(1);
 }
