@@ -2,7 +2,8 @@
 # Foundation benchmark: search_engine against PostgreSQL's own full-text
 # search (tsvector + GIN) on the Debian packages corpus, in one run on one
 # throwaway server.  Run as root; writes bench/RESULTS.md and prints it.
-#   bench/foundation_bench.sh     (RUNS, REPS, WARMUP, PORT, PGDIR, SKIP_BUILD=1)
+#   bench/foundation_bench.sh     (env: RUNS, REPS, WARMUP, PORT, PGDIR,
+#                                  SKIP_BUILD=1, SE_VERSION=label for the report)
 #
 # Each of RUNS rounds: (a) ingest the corpus into a fresh search_engine index
 # and into a fresh table with a GIN index, the same 1000-document batches
@@ -41,7 +42,7 @@ rec meta memory 0 "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/
 rec meta cpu 0 "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 rec meta kernel 0 "$(uname -sr)"
 rec meta postgres 0 "$(sqlv -c 'SHOW server_version')"
-rec meta commit 0 "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)')"
+rec meta commit 0 "${SE_VERSION:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)')}"
 rec meta docs 0 "$CORPUS_DOCS"
 rec meta corpus_mb 0 "$(awk -v b="$(stat -c %s "$DATA/debian.jsonl")" 'BEGIN { printf "%.1f", b / 1e6 }')"
 rec meta batch 0 "$BATCH_SIZE"
@@ -137,6 +138,8 @@ SQL
   sql -c "VACUUM ANALYZE debian_pg"
   rec size_settled pg "$run" "$(sqlv -c "SELECT pg_total_relation_size('debian_pg')")"
   rec size_gin pg "$run" "$(sqlv -c "SELECT pg_relation_size('debian_pg_tsv')")"
+  rec size_heap pg "$run" "$(sqlv -c "SELECT pg_relation_size('debian_pg')")"
+  rec size_toast pg "$run" "$(sqlv -c "SELECT pg_total_relation_size(reltoastrelid) FROM pg_class WHERE oid = 'debian_pg'::regclass")"
   rec segments se "$run" "$(sqlv -c "SELECT count(*) FROM search_engine.segments WHERE index = 'debian'")"
 
   # (b) top-10 latency, server-side

@@ -28,6 +28,16 @@ def med(key):
     return statistics.median(raw[key])
 
 
+def ratio(a, b, fmt):
+    """Per-round ratios a/b (the two sides of a round run back to back):
+    the median, and the range when there are several rounds."""
+    r = sorted(x / y for x, y in zip(raw[a], raw[b]))
+    text = fmt % statistics.median(r)
+    if len(r) > 1:
+        text += " (%s–%s)" % (fmt % r[0], fmt % r[-1])
+    return text
+
+
 out = []
 w = out.append
 w("# Foundation benchmark: search_engine vs PostgreSQL full-text search\n")
@@ -41,25 +51,25 @@ w("- PostgreSQL %s, search_engine at commit %s, `search_engine.write_threads` = 
   "`shared_buffers` = 1GB" % (meta["postgres"], meta["commit"], meta["write_threads"]))
 w("- whole run: %s s\n" % meta["elapsed"])
 
-w("| measurement | search_engine | PostgreSQL (tsvector + GIN) | ratio (medians) |")
+w("| measurement | search_engine | PostgreSQL (tsvector + GIN) | ratio: median over rounds (min–max) |")
 w("|---|---:|---:|---:|")
-w("| ingest, docs/s | %s | %s | search_engine %.2f× the docs/s |"
+w("| ingest, docs/s | %s | %s | search_engine: %s the docs/s |"
   % (mmm(("docs_per_s", "se"), "%.0f"), mmm(("docs_per_s", "pg"), "%.0f"),
-     med(("docs_per_s", "se")) / med(("docs_per_s", "pg"))))
+     ratio(("docs_per_s", "se"), ("docs_per_s", "pg"), "%.2f×")))
 queries = [m.split(":", 1)[1] for (m, s) in raw if m.startswith("lat_median:") and s == "se"]
 for stat, label in (("lat_median", "median"), ("lat_p95", "p95")):
     for q in queries:
         se, pg = (stat + ":" + q, "se"), (stat + ":" + q, "pg")
-        w("| top-10 %s latency, ms: %s | %s | %s | search_engine %.1f× faster |"
-          % (label, q, mmm(se, "%.3f"), mmm(pg, "%.3f"), med(pg) / med(se)))
+        w("| top-10 %s latency, ms: %s | %s | %s | search_engine %s faster |"
+          % (label, q, mmm(se, "%.3f"), mmm(pg, "%.3f"), ratio(pg, se, "%.1f×")))
 for key, label in (("size_loaded", "on disk right after the load, MB"),
                    ("size_settled", "on disk settled, MB")):
     se, pg = (key, "se"), (key, "pg")
     raw[(key + "_mb", "se")] = [x / 1e6 for x in raw[se]]
     raw[(key + "_mb", "pg")] = [x / 1e6 for x in raw[pg]]
-    w("| %s | %s | %s | search_engine %.2f× the size |"
+    w("| %s | %s | %s | search_engine: %s the size |"
       % (label, mmm((key + "_mb", "se"), "%.1f"), mmm((key + "_mb", "pg"), "%.1f"),
-         med(se) / med(pg)))
+         ratio(se, pg, "%.2f×")))
 w("")
 w("Matching documents per query (search_engine: `count` on `description`; "
   "PostgreSQL: `tsv @@ q` on summary + description):\n")
@@ -68,13 +78,21 @@ w("|---|---:|---:|")
 for q in queries:
     w("| %s | %d | %d |" % (q, med(("matches:" + q, "se")), med(("matches:" + q, "pg"))))
 w("")
-mb = lambda key: " / ".join("%.1f" % (x / 1e6) for x in sorted(raw[key]))
-w("Other figures: search_engine's final refresh took %s s of its load; "
-  "segments after the load %s; bulk items "
-  "rejected (429, cumulative) %s; `du -sb` of the index directory after the flush %s MB "
-  "(`store.size`: %s MB); PostgreSQL's GIN index alone %s MB."
-  % (mmm(("refresh_s", "se"), "%.3f"), mmm(("segments", "se"), "%d"), mmm(("rejected", "se"), "%d"),
-     mb(("size_du", "se")), mb(("size_settled", "se")), mb(("size_gin", "pg"))))
+mb = lambda key: mmm(key + ("mb",), "%.1f")
+for key in list(raw):
+    if key[0].startswith("size"):
+        raw[key + ("mb",)] = [x / 1e6 for x in raw[key]]
+w("Other figures (min / median / max): search_engine's final refresh took "
+  "%s s of its load; segments after the load %s; bulk items rejected "
+  "(429, cumulative) %s; `du -sb` of the index directory after the flush "
+  "%s MB, `store.size` %s MB. PostgreSQL: heap %s MB, TOAST %s MB, GIN "
+  "index %s MB, the rest (primary key, free space and visibility maps) "
+  "%s MB."
+  % (mmm(("refresh_s", "se"), "%.3f"), mmm(("segments", "se"), "%d"),
+     mmm(("rejected", "se"), "%d"), mb(("size_du", "se")), mb(("size_settled", "se")),
+     mb(("size_heap", "pg")), mb(("size_toast", "pg")), mb(("size_gin", "pg")),
+     "%.1f" % ((med(("size_settled", "pg")) - med(("size_heap", "pg")) - med(("size_toast", "pg"))
+                - med(("size_gin", "pg"))) / 1e6)))
 w("""
 ## What is measured
 
