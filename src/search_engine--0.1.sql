@@ -54,6 +54,8 @@ CREATE FUNCTION flush(index text DEFAULT NULL)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_flush' LANGUAGE C VOLATILE;
 CREATE FUNCTION force_merge(index text DEFAULT NULL, max_num_segments int DEFAULT 1)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_force_merge' LANGUAGE C VOLATILE;
+CREATE FUNCTION verify_index(index text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_verify_index' LANGUAGE C VOLATILE STRICT;
 CREATE FUNCTION cluster_health(index text DEFAULT NULL, wait_for_status text DEFAULT NULL,
                                timeout_ms int DEFAULT 30000)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_health' LANGUAGE C VOLATILE;
@@ -91,6 +93,34 @@ LANGUAGE sql VOLATILE AS $$
   FROM jsonb_array_elements(@extschema@.search(index, body)->'hits'->'hits') AS h
 $$;
 
+-- ---------- update/delete by query, reindex, tasks (write) ----------
+CREATE FUNCTION update_by_query(index text, body jsonb DEFAULT '{}', slices text DEFAULT '1',
+                                conflicts text DEFAULT 'abort', scroll_size int DEFAULT 1000,
+                                max_docs bigint DEFAULT NULL, requests_per_second real DEFAULT -1,
+                                refresh boolean DEFAULT false, wait_for_completion boolean DEFAULT true)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_update_by_query' LANGUAGE C VOLATILE;
+CREATE FUNCTION delete_by_query(index text, body jsonb DEFAULT '{}', slices text DEFAULT '1',
+                                conflicts text DEFAULT 'abort', scroll_size int DEFAULT 1000,
+                                max_docs bigint DEFAULT NULL, requests_per_second real DEFAULT -1,
+                                refresh boolean DEFAULT false, wait_for_completion boolean DEFAULT true)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_delete_by_query' LANGUAGE C VOLATILE;
+CREATE FUNCTION reindex(body jsonb, slices text DEFAULT '1', requests_per_second real DEFAULT -1,
+                        refresh boolean DEFAULT false, wait_for_completion boolean DEFAULT true)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_reindex' LANGUAGE C VOLATILE;
+CREATE FUNCTION get_task(id text, wait_for_completion boolean DEFAULT false)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_get_task' LANGUAGE C VOLATILE;
+CREATE FUNCTION cancel_task(id text)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cancel_task' LANGUAGE C VOLATILE STRICT;
+CREATE FUNCTION rethrottle_task(id text, requests_per_second real)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_rethrottle_task' LANGUAGE C VOLATILE;
+CREATE FUNCTION _tasks(OUT task_id text, OUT node text, OUT action text, OUT status text,
+                       OUT started timestamptz, OUT running_time interval, OUT total bigint,
+                       OUT updated bigint, OUT created bigint, OUT deleted bigint, OUT batches bigint,
+                       OUT version_conflicts bigint, OUT noops bigint, OUT requests_per_second real,
+                       OUT cancellable boolean, OUT slices jsonb, OUT description text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_tasks' LANGUAGE C VOLATILE;
+CREATE VIEW tasks AS SELECT * FROM _tasks();
+
 -- ---------- the ES REST entry point (admin: it can do everything) ----------
 CREATE FUNCTION request(method text, path text, body text DEFAULT NULL,
                         OUT status int, OUT body jsonb)
@@ -125,15 +155,19 @@ GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(t
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
   _cat_segments(), get_mapping(text), get_index(text), cluster_health(text, text, int)
   TO search_engine_read;
-GRANT SELECT ON indices, thread_pool, segments TO search_engine_read;
+GRANT SELECT ON indices, thread_pool, segments, tasks TO search_engine_read;
+GRANT EXECUTE ON FUNCTION _tasks(), get_task(text, boolean) TO search_engine_read;
 
 GRANT EXECUTE ON FUNCTION bulk(text, text, text, int),
   index_doc(text, text, jsonb, text, text, text, bigint, bigint),
   delete_doc(text, text, text, text, bigint, bigint),
-  update_doc(text, text, jsonb, text, text, bigint, bigint), refresh(text)
+  update_doc(text, text, jsonb, text, text, bigint, bigint), refresh(text),
+  update_by_query(text, jsonb, text, text, int, bigint, real, boolean, boolean),
+  delete_by_query(text, jsonb, text, text, int, bigint, real, boolean, boolean),
+  reindex(jsonb, text, real, boolean, boolean), cancel_task(text), rethrottle_task(text, real)
   TO search_engine_write;
 
 GRANT EXECUTE ON FUNCTION create_index(text, jsonb), delete_index(text), put_mapping(text, jsonb),
-  close_index(text), open_index(text), flush(text), force_merge(text, int),
+  close_index(text), open_index(text), flush(text), force_merge(text, int), verify_index(text),
   request(text, text, text)
   TO search_engine_admin;

@@ -14,6 +14,7 @@
 #include "storage/ipc.h"
 
 #include "node/node.h"
+#include "api/byquery.h"
 
 PG_MODULE_MAGIC;
 
@@ -57,4 +58,5 @@ _PG_init(void)
 
 	se_launcher_register();
 	se_merge_register();
+	se_task_workers_register();
 }

@@ -57,6 +57,7 @@ extern bool se_op_get_settings(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err);
 extern bool se_op_refresh(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_flush(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_verify(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_force_merge(const char *expr, int max_num_segments, SeResponse *r, SeError *err);
 extern bool se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_ms, SeResponse *r, SeError *err);
 /* open shards of an index on this node; waits until started */
@@ -65,6 +66,31 @@ extern bool se_index_open_shards(const SeIndexMeta *im, SeError *err);
 extern SeIndexMeta *se_index_for_read(const char *name, SeError *err);
 
 /* in bulk.c */
+#include "shard/bulk_protocol.h"
+
+typedef struct SeWriteItem
+{
+	SeItemOp	op;
+	char	   *index;
+	char	   *id;
+	char	   *routing;
+	bool		auto_id;
+	int64		if_seq_no;		/* -1 none */
+	int64		if_primary_term;
+	const char *body;
+	size_t		body_len;
+	/* routing result */
+	SeIndexMeta *im;
+	int			shard;
+	int			slot;
+	/* outcome */
+	bool		done;
+	SeItemResp	resp;
+	char	   *err_type;		/* NULL = success */
+	char	   *err_reason;
+	bool		forced_refresh;
+} SeWriteItem;
+
 typedef struct SeBulkOptions
 {
 	const char *default_index;
@@ -72,9 +98,11 @@ typedef struct SeBulkOptions
 	SeRefresh	refresh;
 	int			max_retries;
 	bool		require_alias;
+	int			retried;		/* out: rounds retried after 429s */
 } SeBulkOptions;
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
 					   SeResponse *r, SeError *err);
+extern void se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts);
 /* Single-document writes: a one-item bulk, answered with the item body. */
 typedef struct SeDocWrite
 {

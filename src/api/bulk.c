@@ -26,28 +26,8 @@
 #include "shard/bulk_protocol.h"
 #include "util/hash.h"
 
-typedef struct BulkItem
-{
-	SeItemOp	op;
-	char	   *index;
-	char	   *id;
-	char	   *routing;
-	bool		auto_id;
-	int64		if_seq_no;		/* -1 none */
-	int64		if_primary_term;
-	const char *body;
-	size_t		body_len;
-	/* routing result */
-	SeIndexMeta *im;
-	int			shard;
-	int			slot;
-	/* outcome */
-	bool		done;
-	SeItemResp	resp;
-	char	   *err_type;
-	char	   *err_reason;
-	bool		forced_refresh;
-} BulkItem;
+/* SeWriteItem (api.h) is one bulk item: request, routing and outcome. */
+typedef SeWriteItem BulkItem;
 
 static const char *
 op_name(SeItemOp op)
@@ -581,8 +561,14 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	dsm_detach(seg);
 }
 
-static void
-execute_items(BulkItem *items, int n, const SeBulkOptions *opts)
+/*
+ * Route, queue and wait for items (the bulk coordinator without NDJSON):
+ * the write seam for update-by-query, reindex and the FDW.  Items must
+ * have op, index and id set (auto_id for generated ids); outcomes land in
+ * resp / err_type / err_reason.
+ */
+void
+se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 {
 	int			attempt = 0;
 
@@ -614,6 +600,7 @@ execute_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			CHECK_FOR_INTERRUPTS();
 		}
 		attempt++;
+		((SeBulkOptions *) opts)->retried = attempt;
 	}
 }
 
@@ -689,7 +676,7 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 	items = parse_ndjson(body, len, opts, opts->require_alias, &n, err);
 	if (items == NULL)
 		return false;
-	execute_items(items, n, opts);
+	se_bulk_execute(items, n, opts);
 	for (i = 0; i < n; i++)
 		if (items[i].err_type)
 			errors = true;
@@ -759,7 +746,7 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	it.if_primary_term = w->if_primary_term;
 	it.body = w->body;
 	it.body_len = w->body_len;
-	execute_items(&it, 1, &opts);
+	se_bulk_execute(&it, 1, &opts);
 	if (it.err_type)
 	{
 		se_error_set(err, it.resp.status, it.err_type, "%s", it.err_reason);

@@ -69,8 +69,8 @@ index_totals(const SeIndexMeta *im, uint64 *docs, uint64 *deleted, uint64 *bytes
 			(*started)++;
 		*docs += pg_atomic_read_u64(&SeSlots[slot].docs_count);
 		*deleted += pg_atomic_read_u64(&SeSlots[slot].docs_deleted);
-		*bytes += pg_atomic_read_u64(&SeSlots[slot].store_bytes) +
-			pg_atomic_read_u64(&SeSlots[slot].translog_bytes);
+		/* store size: segment files only, as ES reports it */
+		*bytes += pg_atomic_read_u64(&SeSlots[slot].store_bytes);
 	}
 }
 
@@ -196,10 +196,10 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 				row[6] = psprintf("%u", refs[i].live_docs);
 				row[7] = psprintf("%u", refs[i].max_doc - refs[i].live_docs);
 				row[8] = human_bytes(refs[i].size_bytes);
-				row[9] = "false";
+				row[9] = refs[i].committed ? "true" : "false";
 				row[10] = "true";
-				row[11] = "1";
-				row[12] = "false";
+				row[11] = "0.1";		/* the extension version that wrote it */
+				row[12] = "true";	/* one compound file per segment */
 				t->rows = lappend(t->rows, row);
 			}
 		}

@@ -445,3 +445,29 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 					 (act + init + unas) > 0 ? 100.0 * act / (act + init + unas) : 100.0);
 	return true;
 }
+
+/* Full checksum of every shard file of the matching indices (a scrub). */
+bool
+se_op_verify(const char *expr, SeResponse *r, SeError *err)
+{
+	List	   *targets = se_state_resolve(se_state_current(), expr, false, err);
+	ListCell   *lc;
+	int			n = 0;
+
+	se_require_started();
+	if (se_error_is_set(err))
+		return false;
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			se_snapshot_verify(im, s);
+			n++;
+		}
+	}
+	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0},\"verified\":true}", n, n);
+	return true;
+}

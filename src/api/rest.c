@@ -18,6 +18,7 @@
 #include "utils/builtins.h"
 
 #include "api/api.h"
+#include "api/byquery.h"
 
 #define MAX_PARTS 8
 
@@ -185,6 +186,24 @@ no_handler(const RestReq *rq, const char *path, SeResponse *r)
 	return true;
 }
 
+/* URL parameters of _update_by_query, _delete_by_query and _reindex. */
+static void
+by_query_options(const RestReq *rq, int kind, const char *index, SeByQueryOptions *o)
+{
+	const char *v;
+
+	memset(o, 0, sizeof(*o));
+	o->kind = kind;
+	o->index = index;
+	o->slices = param(rq, "slices");
+	o->conflicts = param(rq, "conflicts");
+	o->scroll_size = param_int(rq, "scroll_size", 1000);
+	o->max_docs = (v = param(rq, "max_docs")) ? strtoll(v, NULL, 10) : -1;
+	o->requests_per_second = (v = param(rq, "requests_per_second")) ? (float4) strtod(v, NULL) : -1;
+	o->refresh = param_bool(rq, "refresh");
+	o->wait_for_completion = !((v = param(rq, "wait_for_completion")) && strcmp(v, "false") == 0);
+}
+
 static bool
 route(RestReq *rq, const char *path, SeResponse *r, SeError *err)
 {
@@ -232,6 +251,32 @@ route(RestReq *rq, const char *path, SeResponse *r, SeError *err)
 	}
 	if (strcmp(p0, "_refresh") == 0 && n == 1)
 		return se_op_refresh(NULL, r, err);
+	if (strcmp(p0, "_reindex") == 0 && n == 1 && method_is(rq, "POST"))
+	{
+		SeByQueryOptions o;
+
+		if (!json_body(rq, &body, err))
+			return false;
+		by_query_options(rq, 3, NULL, &o);
+		return se_op_by_query(&o, body, r, err);
+	}
+	if ((strcmp(p0, "_update_by_query") == 0 || strcmp(p0, "_delete_by_query") == 0 ||
+		 strcmp(p0, "_reindex") == 0) && n == 3 && strcmp(p[2], "_rethrottle") == 0)
+	{
+		const char *v = param(rq, "requests_per_second");
+
+		return se_op_rethrottle_task(p1, v ? (float4) strtod(v, NULL) : -1, r, err);
+	}
+	if (strcmp(p0, "_tasks") == 0)
+	{
+		if (n == 1 && method_is(rq, "GET"))
+			return se_op_list_tasks(param(rq, "actions"), r, err);
+		if (n == 2 && method_is(rq, "GET"))
+			return se_op_get_task(p1, param_bool(rq, "wait_for_completion"), r, err);
+		if (n == 3 && strcmp(p[2], "_cancel") == 0 && method_is(rq, "POST"))
+			return se_op_cancel_task(p1, r, err);
+		return no_handler(rq, path, r);
+	}
 	if (strcmp(p0, "_flush") == 0 && n == 1)
 		return se_op_flush(NULL, r, err);
 	if (strcmp(p0, "_forcemerge") == 0 && n == 1)
@@ -305,6 +350,16 @@ route(RestReq *rq, const char *path, SeResponse *r, SeError *err)
 		return se_op_flush(p0, r, err);
 	if (strcmp(p1, "_forcemerge") == 0 && n == 2)
 		return se_op_force_merge(p0, param_int(rq, "max_num_segments", 1), r, err);
+	if ((strcmp(p1, "_update_by_query") == 0 || strcmp(p1, "_delete_by_query") == 0) && n == 2 &&
+		method_is(rq, "POST"))
+	{
+		SeByQueryOptions o;
+
+		if (!json_body(rq, &body, err))
+			return false;
+		by_query_options(rq, strcmp(p1, "_update_by_query") == 0 ? 1 : 2, p0, &o);
+		return se_op_by_query(&o, body, r, err);
+	}
 	if (strcmp(p1, "_bulk") == 0 && n == 2 && (method_is(rq, "POST") || method_is(rq, "PUT")))
 	{
 		SeBulkOptions o;

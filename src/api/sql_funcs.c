@@ -352,3 +352,15 @@ se_sql_cluster_health(PG_FUNCTION_ARGS)
 												PG_ARGISNULL(2) ? 30000 : PG_GETARG_INT32(2),
 												&r, &err), &r, &err));
 }
+
+PG_FUNCTION_INFO_V1(se_sql_verify_index);
+Datum
+se_sql_verify_index(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+
+	se_response_init(&r);
+	se_error_init(&err);
+	PG_RETURN_DATUM(finish(se_op_verify(required_text(fcinfo, 0, "index"), &r, &err), &r, &err));
+}

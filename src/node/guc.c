@@ -12,6 +12,7 @@
 #include "utils/memutils.h"
 
 #include "node/node.h"
+#include "node/tasks.h"
 
 char	   *se_database = NULL;
 char	   *se_data_directory_setting = NULL;
@@ -84,6 +85,12 @@ se_guc_define(void)
 							   "Empty means the host name.",
 							   &se_node_name, "",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.task_threads",
+							"Number of task workers running update/delete-by-query and reindex slices.",
+							NULL,
+							&se_task_threads, 2, 1, SE_MAX_WRITE_THREADS,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.write_queue_size",
 							"Bound of the node's write queue, in shard sub-requests.",

@@ -63,6 +63,7 @@ typedef struct SeSegRef
 	uint32		max_doc;
 	uint32		live_docs;
 	uint64		size_bytes;
+	bool		committed;		/* part of the last commit point */
 } SeSegRef;
 
 typedef struct SeShardSlot

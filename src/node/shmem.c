@@ -13,6 +13,7 @@
 #include "storage/shmem.h"
 
 #include "node/node.h"
+#include "node/tasks.h"
 
 SeShared   *SeShmem = NULL;
 SeQueueEntry *SeEntries = NULL;
@@ -41,6 +42,7 @@ void
 se_shmem_request(void)
 {
 	RequestAddinShmemSpace(shmem_size());
+	RequestAddinShmemSpace(se_tasks_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -100,6 +102,7 @@ se_shmem_startup(void)
 		}
 		SeShmem->launcher_pid = 0;
 	}
+	se_tasks_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

@@ -99,4 +99,13 @@ extern void se_search_result_to_json(const SeSearchResult *res,
  */
 extern void se_search_write_float(StringInfo out, float f);
 
+/*
+ * Point-in-time scan (scan.c): call fn for every live document of shard
+ * matching req's query, in (segment, doc) order, without scoring; fn
+ * returns false to stop.  For update/delete-by-query and reindex.
+ */
+typedef bool (*SeScanFn) (SeSearchShard *shard, int segment, int32 doc, void *arg);
+extern bool se_search_scan(SeSearchRequest *req, SeSearchShard *shard,
+						   SeScanFn fn, void *arg, SeError *err);
+
 #endif							/* SE_SEARCH_H */

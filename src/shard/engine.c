@@ -1145,6 +1145,7 @@ publish(SeShard *sh)
 		slot->segs[i].max_doc = e->max_doc;
 		slot->segs[i].live_docs = e->live_count;
 		slot->segs[i].size_bytes = e->mf.len;
+		slot->segs[i].committed = e->synced;
 		docs += e->live_count;
 		deleted += e->max_doc - e->live_count;
 		bytes += e->mf.len;
@@ -1275,9 +1276,7 @@ se_shard_flush(SeShard *sh)
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
 	se_translog_trim(&sh->tl, newgen);
-	LWLockAcquire(&SeSlots[sh->slot].lock, LW_EXCLUSIVE);
-	cleanup_files(sh);
-	LWLockRelease(&SeSlots[sh->slot].lock);
+	publish(sh);				/* segments are committed now; drops old files */
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
 }
 

@@ -4,8 +4,13 @@
  *	  Reader side of a shard (see snapshot.h).
  *
  * Segment files are immutable, so a backend keeps them mapped across
- * queries in a per-process cache keyed by (index uuid, shard, segment gen);
- * the full CRC32C is checked the first time a process opens a segment.
+ * queries in a per-process cache keyed by (index uuid, shard, segment gen).
+ * Published segments were written by the owner from memory or verified by
+ * it (full CRC32C) at recovery, so a backend checks only their structure
+ * (header, footer, table of contents; every read is bounds-checked) --
+ * a full checksum per backend would read the whole index on every new
+ * connection.  se_snapshot_verify re-reads everything on demand and fails
+ * the shard on a mismatch, as a scrub.
  * Entries whose segment left the shard's published list are unmapped when
  * the next snapshot of that shard is taken.  Files are opened while the
  * slot lock is held shared, and the owner deletes files only while holding
@@ -179,7 +184,7 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 			e->cxt = AllocSetContextCreate(TopMemoryContext, "search_engine segment reader",
 										   ALLOCSET_SMALL_SIZES);
 			old = MemoryContextSwitchTo(e->cxt);
-			e->reader = se_segment_open(e->mf.data, e->mf.len, true, &lerr);
+			e->reader = se_segment_open(e->mf.data, e->mf.len, false, &lerr);
 			MemoryContextSwitchTo(old);
 			if (e->reader == NULL)
 			{
@@ -266,4 +271,75 @@ se_snapshot_refresh_if_needed(const SeIndexMeta *im, int shard)
 	if (pg_atomic_read_u64(&SeSlots[slot].write_gen) !=
 		pg_atomic_read_u64(&SeSlots[slot].refreshed_gen))
 		(void) se_queue_control(slot, SE_REQ_REFRESH, 0);
+}
+
+/*
+ * Full CRC32C check of every published file of (im, shard), bypassing the
+ * cache.  On a mismatch the shard is marked failed (index_corrupted) so no
+ * later read can return a wrong answer, and the error is raised.
+ */
+void
+se_snapshot_verify(const SeIndexMeta *im, int shard)
+{
+	SeError		err;
+	int			slot;
+	SeShardSlot *s;
+	SeSegRef	refs[SE_MAX_SEGMENTS];
+	int			n,
+				i;
+	char	   *dir;
+
+	se_error_init(&err);
+	slot = se_snapshot_slot(im, shard, &err);
+	if (slot < 0)
+		raise_or_set(NULL, &err);
+	s = &SeSlots[slot];
+	dir = psprintf("%s/index", se_shard_path(im->uuid, shard));
+	LWLockAcquire(&s->lock, LW_SHARED);
+	n = s->nsegments;
+	memcpy(refs, s->segs, sizeof(SeSegRef) * n);
+	for (i = 0; i < n && !se_error_is_set(&err); i++)
+	{
+		char	   *path = psprintf("%s/_" UINT64_FORMAT ".seg", dir, refs[i].seg_gen);
+		SeMappedFile mf;
+		SeSegmentReader *r;
+
+		if (!se_file_map(path, &mf))
+		{
+			se_error_set(&err, 500, "index_corrupted_exception",
+						 "[%s][%d] could not open segment file \"%s\"", im->name, shard, path);
+			break;
+		}
+		r = se_segment_open(mf.data, mf.len, true, &err);
+		if (r != NULL && refs[i].del_gen > 0)
+		{
+			char	   *lp = psprintf("%s/_" UINT64_FORMAT "_" UINT64_FORMAT ".liv", dir,
+									  refs[i].seg_gen, refs[i].del_gen);
+			size_t		len;
+			char	   *data = se_file_read_all(lp, &len, true);
+			uint8		id[SE_SEGMENT_ID_LEN];
+
+			se_segment_get_id(r, id);
+			if (data == NULL || se_livedocs_parse((const uint8 *) data, len,
+												  se_segment_max_doc(r), id, &err) == NULL)
+				se_error_set(&err, 500, "index_corrupted_exception",
+							 "[%s][%d] live docs file \"%s\" is missing or corrupted", im->name, shard, lp);
+		}
+		se_file_unmap(&mf);
+		if (se_error_is_set(&err))
+		{
+			char	   *why = pstrdup(err.reason ? err.reason : "");
+
+			se_error_init(&err);
+			se_error_set(&err, 500, "index_corrupted_exception",
+						 "[%s][%d] segment \"%s\" is corrupted: %s", im->name, shard, path, why);
+		}
+	}
+	LWLockRelease(&s->lock);
+	if (se_error_is_set(&err))
+	{
+		s->failure_corrupted = true;
+		se_slot_set_state(slot, SE_SLOT_FAILED, err.reason);
+		raise_or_set(NULL, &err);
+	}
 }

@@ -25,6 +25,9 @@ extern bool se_snapshot_acquire(const SeIndexMeta *im, int shard,
 /* Make sure unrefreshed writes of this shard are searchable (realtime get). */
 extern void se_snapshot_refresh_if_needed(const SeIndexMeta *im, int shard);
 
+/* Full checksum of every file of the shard; fails the shard on mismatch. */
+extern void se_snapshot_verify(const SeIndexMeta *im, int shard);
+
 /* Slot of (im, shard) in STARTED state, or sets err (503/500). */
 extern int	se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err);
 

@@ -38,14 +38,21 @@ sub flip
 	close $fh;
 }
 
-# 1. corrupted while running: a new session verifies the file and refuses it
+# 1. corrupted while running: a scrub (verify_index) finds it and fails the
+#    shard, so no later search can return a wrong answer
 flip($_) for @segs;
 my ($rc, $out, $err) = $node->psql('postgres',
 	q{\set VERBOSITY verbose
-	  SELECT search_engine.search('c', '{"query": {"match": {"title": "words"}}}')});
-isnt($rc, 0, 'search on a corrupted segment fails');
+	  SELECT search_engine.verify_index('c')});
+isnt($rc, 0, 'verify_index finds the corrupted segment');
 like($err, qr/XX002/, 'with SQLSTATE XX002 (index_corrupted)');
 like($err, qr/index_corrupted_exception/, 'and the ES type in the detail');
+($rc, $out, $err) = $node->psql('postgres',
+	q{\set VERBOSITY verbose
+	  SELECT search_engine.search('c', '{"query": {"match": {"title": "words"}}}')});
+isnt($rc, 0, 'searches of the failed shard are refused');
+like($err, qr/XX002/, 'also with XX002');
+is($node->safe_psql('postgres', q{SELECT search_engine.verify_index('healthy')->'verified'}), 'true', 'a healthy index verifies');
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers');
 is($node->safe_psql('postgres', q{SELECT search_engine.count('healthy')}), '500', 'other indices still work');
 

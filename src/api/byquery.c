@@ -1,0 +1,1661 @@
+/*-------------------------------------------------------------------------
+ *
+ * byquery.c
+ *	  Update-by-query, delete-by-query and reindex as sliced tasks, the
+ *	  task workers that run the slices, and the tasks API.
+ *
+ * The calling backend validates the request (indices, query, script),
+ * registers a task with N slices (node/tasks.c), writes the request to the
+ * task's file and queues the slices.  Task workers (background workers
+ * connected to search_engine.database, so `lang: sql` scripts can use SPI)
+ * run the slices: each takes a point-in-time snapshot of its part -- whole
+ * shards when slices <= shards, else a shard split by murmur3(_id) -- scans
+ * the matching live documents, runs the script, and writes back through
+ * the shards' write path (se_bulk_execute) with if_seq_no/if_primary_term,
+ * so concurrent writes surface as counted version conflicts.  Batches are
+ * throttled by requests_per_second (rethrottle changes it on the fly) and
+ * checked for cancellation.  The last slice to finish writes the ES
+ * response into the task file, where get_task finds it even after a
+ * restart.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include <dirent.h>
+#include "storage/fd.h"
+
+#include "api/api.h"
+#include "api/byquery.h"
+#include "node/tasks.h"
+#include "search/search.h"
+#include "shard/snapshot.h"
+#include "util/fileio.h"
+#include "util/hash.h"
+
+/* set by the task worker's SIGTERM handler: stop slices, leave tasks open */
+static volatile sig_atomic_t got_sigterm = false;
+
+#define KIND_UPDATE 1
+#define KIND_DELETE 2
+#define KIND_REINDEX 3
+
+static const char *
+kind_action(int kind)
+{
+	switch (kind)
+	{
+		case KIND_UPDATE:
+			return "indices:data/write/update/byquery";
+		case KIND_DELETE:
+			return "indices:data/write/delete/byquery";
+		default:
+			return "indices:data/write/reindex";
+	}
+}
+
+static int64
+now_millis(void)
+{
+	return se_now_millis();
+}
+
+/* ---------------------------------------------------------------------
+ * Scripts: painless subset (src/script) or lang "sql"
+ * ---------------------------------------------------------------------
+ */
+static bool
+parse_script(const SeJson *script, ScriptSpec *spec, SeError *err)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (script == NULL || script->type == SE_JSON_NULL)
+		return true;
+	spec->present = true;
+	if (script->type == SE_JSON_STRING)
+	{
+		spec->source = pstrdup(script->u.s.str);
+		return se_script_check(spec, err);
+	}
+	if (script->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception", "[script] must be an object or a string");
+		return false;
+	}
+	{
+		SeJson	   *src = se_json_get(script, "source");
+		SeJson	   *lang = se_json_get(script, "lang");
+
+		if (src == NULL)
+			src = se_json_get(script, "inline");
+		if (src == NULL || src->type != SE_JSON_STRING)
+		{
+			se_error_set(err, 400, "parsing_exception", "[script] requires [source]");
+			return false;
+		}
+		spec->source = pstrdup(src->u.s.str);
+		spec->params = se_json_get(script, "params");
+		if (lang && lang->type == SE_JSON_STRING)
+		{
+			if (strcmp(lang->u.s.str, "sql") == 0)
+				spec->is_sql = true;
+			else if (strcmp(lang->u.s.str, "painless") != 0)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "script_lang not supported [%s]; supported: painless, sql", lang->u.s.str);
+				return false;
+			}
+		}
+	}
+	return se_script_check(spec, err);
+}
+
+/* ---------------------------------------------------------------------
+ * Request parsing and validation (coordinating backend)
+ * ---------------------------------------------------------------------
+ */
+typedef struct ByQueryRequest
+{
+	int			kind;
+	char	   *index;			/* source index expression */
+	char	   *dest;			/* reindex destination */
+	char	   *dest_op_type;	/* "index" or "create" */
+	SeJson	   *query;			/* may be NULL: match_all */
+	ScriptSpec	script;
+	bool		conflicts_proceed;
+	int			scroll_size;
+	int64		max_docs;		/* -1 = all */
+	bool		refresh;
+	int			nslices;
+} ByQueryRequest;
+
+/* Slices: an integer or "auto" (the number of shards). */
+static bool
+parse_slices(const char *s, int nshards, int *out, SeError *err)
+{
+	char	   *end;
+	long		v;
+
+	if (s == NULL || strcmp(s, "auto") == 0)
+	{
+		*out = (s == NULL) ? 1 : Max(1, nshards);
+		return true;
+	}
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < 1 || v > 1024)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Failed to parse int parameter [slices] with value [%s]: must be auto or between 1 and 1024", s);
+		return false;
+	}
+	*out = (int) v;
+	return true;
+}
+
+static int
+count_shards(const char *expr, SeError *err)
+{
+	List	   *l = se_state_resolve(se_state_current(), expr, false, err);
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, l)
+		n += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
+	return n;
+}
+
+static void
+write_request_json(const ByQueryRequest *rq, StringInfo out)
+{
+	appendStringInfo(out, "{\"kind\":%d,\"index\":", rq->kind);
+	se_json_write_string(out, rq->index, strlen(rq->index));
+	if (rq->dest)
+	{
+		appendStringInfoString(out, ",\"dest\":");
+		se_json_write_string(out, rq->dest, strlen(rq->dest));
+		appendStringInfo(out, ",\"dest_op_type\":\"%s\"", rq->dest_op_type ? rq->dest_op_type : "index");
+	}
+	if (rq->query)
+	{
+		appendStringInfoString(out, ",\"query\":");
+		se_json_write(out, rq->query);
+	}
+	if (rq->script.present)
+	{
+		appendStringInfoString(out, ",\"script\":{\"source\":");
+		se_json_write_string(out, rq->script.source, strlen(rq->script.source));
+		appendStringInfo(out, ",\"lang\":\"%s\"", rq->script.is_sql ? "sql" : "painless");
+		if (rq->script.params)
+		{
+			appendStringInfoString(out, ",\"params\":");
+			se_json_write(out, rq->script.params);
+		}
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfo(out, ",\"conflicts\":\"%s\",\"scroll_size\":%d,\"max_docs\":" INT64_FORMAT
+					 ",\"refresh\":%s,\"slices\":%d}",
+					 rq->conflicts_proceed ? "proceed" : "abort", rq->scroll_size,
+					 rq->max_docs, rq->refresh ? "true" : "false", rq->nslices);
+}
+
+static bool
+read_request_json(const SeJson *j, ByQueryRequest *rq, SeError *err)
+{
+	SeJson	   *v;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->kind = (int) se_json_get(j, "kind")->u.n.i;
+	rq->index = pstrdup(se_json_get(j, "index")->u.s.str);
+	if ((v = se_json_get(j, "dest")) != NULL)
+	{
+		rq->dest = pstrdup(v->u.s.str);
+		rq->dest_op_type = pstrdup(se_json_get(j, "dest_op_type")->u.s.str);
+	}
+	rq->query = se_json_get(j, "query");
+	if (!parse_script(se_json_get(j, "script"), &rq->script, err))
+		return false;
+	rq->conflicts_proceed = strcmp(se_json_get(j, "conflicts")->u.s.str, "proceed") == 0;
+	rq->scroll_size = (int) se_json_get(j, "scroll_size")->u.n.i;
+	rq->max_docs = se_json_get(j, "max_docs")->u.n.i;
+	rq->refresh = se_json_get(j, "refresh")->type == SE_JSON_TRUE;
+	rq->nslices = (int) se_json_get(j, "slices")->u.n.i;
+	return true;
+}
+
+static SeSearchRequest *
+build_search(const SeJson *query, SeError *err)
+{
+	StringInfoData b;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *body;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"query\":");
+	if (query)
+		se_json_write(&b, query);
+	else
+		appendStringInfoString(&b, "{\"match_all\":{}}");
+	appendStringInfoChar(&b, '}');
+	body = se_json_parse(b.data, b.len, &opts, err);
+	if (body == NULL)
+		return NULL;
+	return se_search_parse_count(body, err);
+}
+
+/* ---------------------------------------------------------------------
+ * Task files and responses
+ * ---------------------------------------------------------------------
+ */
+static void
+write_counters(StringInfo out, const SeSliceCounters *c, int kind, float4 rps)
+{
+	appendStringInfo(out, "\"total\":" INT64_FORMAT ",\"updated\":" INT64_FORMAT
+					 ",\"created\":" INT64_FORMAT ",\"deleted\":" INT64_FORMAT
+					 ",\"batches\":" INT64_FORMAT ",\"version_conflicts\":" INT64_FORMAT
+					 ",\"noops\":" INT64_FORMAT ",\"retries\":{\"bulk\":" INT64_FORMAT ",\"search\":0}"
+					 ",\"throttled_millis\":" INT64_FORMAT ",\"requests_per_second\":%s"
+					 ",\"throttled_until_millis\":0",
+					 c->total, c->updated, c->created, c->deleted, c->batches,
+					 c->version_conflicts, c->noops, c->retries_bulk, c->throttled_millis,
+					 rps < 0 ? "-1.0" : psprintf("%.1f", rps));
+	(void) kind;
+}
+
+/* The task's "status" object (BulkByScrollTask.Status), live from shmem. */
+static void
+task_status_json(int t, StringInfo out)
+{
+	SeTask	   *tk = &SeTasks->tasks[t];
+	SeSliceCounters sum;
+	int			i;
+
+	se_task_counters(t, &sum);
+	appendStringInfoChar(out, '{');
+	write_counters(out, &sum, 0, tk->requests_per_second);
+	if (tk->cancel_requested && !tk->failed)
+		appendStringInfoString(out, ",\"canceled\":\"by user request\"");
+	if (tk->nslices > 1)
+	{
+		appendStringInfoString(out, ",\"slices\":[");
+		for (i = 0; i < tk->nslices; i++)
+		{
+			SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
+
+			if (i > 0)
+				appendStringInfoChar(out, ',');
+			appendStringInfo(out, "{\"slice_id\":%d,", i);
+			write_counters(out, &sl->c, 0,
+						   tk->requests_per_second < 0 ? -1 : tk->requests_per_second / tk->nslices);
+			appendStringInfo(out, ",\"state\":\"%s\"}",
+							 sl->state == SE_SLICE_DONE ? (sl->cancelled ? "cancelled" : "completed") :
+							 (sl->state == SE_SLICE_RUNNING ? "running" : "queued"));
+		}
+		appendStringInfoChar(out, ']');
+	}
+	appendStringInfoChar(out, '}');
+}
+
+static void
+task_info_json(int t, StringInfo out)
+{
+	SeTask	   *tk = &SeTasks->tasks[t];
+	int64		end = tk->end_millis > 0 ? tk->end_millis : now_millis();
+
+	appendStringInfo(out, "{\"node\":\"%s\",\"id\":" INT64_FORMAT ",\"type\":\"transport\",\"action\":\"%s\",\"status\":",
+					 se_node_name_get(), tk->id, tk->action);
+	task_status_json(t, out);
+	appendStringInfoString(out, ",\"description\":");
+	se_json_write_string(out, tk->description, strlen(tk->description));
+	appendStringInfo(out, ",\"start_time_in_millis\":" INT64_FORMAT ",\"running_time_in_nanos\":" INT64_FORMAT
+					 ",\"cancellable\":true,\"cancelled\":%s,\"headers\":{}}",
+					 tk->start_millis, (end - tk->start_millis) * 1000000,
+					 tk->cancel_requested ? "true" : "false");
+}
+
+/* The ES response of a finished by-query task. */
+static void
+task_response_json(int t, StringInfo out)
+{
+	SeTask	   *tk = &SeTasks->tasks[t];
+	SeSliceCounters sum;
+	int			i;
+
+	se_task_counters(t, &sum);
+	appendStringInfo(out, "{\"took\":" INT64_FORMAT ",\"timed_out\":false,", tk->end_millis - tk->start_millis);
+	write_counters(out, &sum, 0, tk->requests_per_second);
+	if (tk->cancel_requested && !tk->failed)
+		appendStringInfoString(out, ",\"canceled\":\"by user request\"");
+	appendStringInfo(out, ",\"failures\":[%s]", tk->failures_len > 0 ? tk->failures : "");
+	if (tk->nslices > 1)
+	{
+		appendStringInfoString(out, ",\"slices\":[");
+		for (i = 0; i < tk->nslices; i++)
+		{
+			SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
+
+			if (i > 0)
+				appendStringInfoChar(out, ',');
+			appendStringInfo(out, "{\"slice_id\":%d,", i);
+			write_counters(out, &sl->c, 0,
+						   tk->requests_per_second < 0 ? -1 : tk->requests_per_second / tk->nslices);
+			appendStringInfoChar(out, '}');
+		}
+		appendStringInfoChar(out, ']');
+	}
+	appendStringInfoChar(out, '}');
+}
+
+static void
+write_task_file(int t, const char *request_json, bool completed)
+{
+	SeTask	   *tk = &SeTasks->tasks[t];
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"completed\":%s,\"task\":", completed ? "true" : "false");
+	task_info_json(t, &buf);
+	if (completed)
+	{
+		appendStringInfoString(&buf, ",\"response\":");
+		task_response_json(t, &buf);
+	}
+	appendStringInfoString(&buf, ",\"request\":");
+	appendStringInfoString(&buf, request_json);
+	appendStringInfoChar(&buf, '}');
+	se_file_write_durable(se_task_file(tk->id), buf.data, buf.len);
+	pfree(buf.data);
+}
+
+static SeJson *
+read_task_file(int64 id, SeError *err)
+{
+	size_t		len;
+	char	   *data = se_file_read_all(se_task_file(id), &len, true);
+	SeJsonParseOptions opts = {0};
+
+	if (data == NULL)
+	{
+		se_error_set(err, 404, "resource_not_found_exception",
+					 "task [%s:" INT64_FORMAT "] isn't running and hasn't stored its results",
+					 se_node_name_get(), id);
+		return NULL;
+	}
+	return se_json_parse(data, len, &opts, err);
+}
+
+/* Parse "node:id" (or a bare number). */
+static bool
+parse_task_id(const char *s, int64 *id, SeError *err)
+{
+	const char *colon = strrchr(s, ':');
+	const char *num = colon ? colon + 1 : s;
+	char	   *end;
+
+	*id = strtoll(num, &end, 10);
+	if (*num == '\0' || *end != '\0' || *id <= 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "malformed task id %s", s);
+		return false;
+	}
+	if (colon && strncmp(s, se_node_name_get(), colon - s) != 0)
+	{
+		se_error_set(err, 404, "resource_not_found_exception",
+					 "task [%s] belongs to a node that is not part of this cluster", s);
+		return false;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * The coordinator: validate, register, queue, maybe wait
+ * ---------------------------------------------------------------------
+ */
+static bool wait_task(int t, int64 id, SeResponse *r, SeError *err, bool cancel_on_interrupt);
+
+bool
+se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeError *err)
+{
+	ByQueryRequest rq;
+	List	   *targets;
+	int			nshards;
+	int			t;
+	int64		id;
+	StringInfoData req;
+	char	   *description;
+	int			i;
+	SeJson	   *v;
+
+	se_require_started();
+	memset(&rq, 0, sizeof(rq));
+	rq.kind = o->kind;
+	rq.max_docs = o->max_docs;
+	rq.conflicts_proceed = o->conflicts && strcmp(o->conflicts, "proceed") == 0;
+	if (o->conflicts && strcmp(o->conflicts, "proceed") != 0 && strcmp(o->conflicts, "abort") != 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "conflicts may only be \"proceed\" or \"abort\" but was [%s]", o->conflicts);
+		return false;
+	}
+	rq.scroll_size = o->scroll_size > 0 ? o->scroll_size : 1000;
+	rq.refresh = o->refresh;
+	if (body && body->type != SE_JSON_OBJECT && body->type != SE_JSON_NULL)
+	{
+		se_error_set(err, 400, "parsing_exception", "request body must be an object");
+		return false;
+	}
+	if (o->kind == KIND_REINDEX)
+	{
+		SeJson	   *src = body ? se_json_get(body, "source") : NULL;
+		SeJson	   *dst = body ? se_json_get(body, "dest") : NULL;
+		SeJson	   *si = src ? se_json_get(src, "index") : NULL;
+		SeJson	   *di = dst ? se_json_get(dst, "index") : NULL;
+
+		if (si == NULL || di == NULL || di->type != SE_JSON_STRING ||
+			(si->type != SE_JSON_STRING && si->type != SE_JSON_ARRAY))
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: use _reindex with [source.index] and [dest.index];");
+			return false;
+		}
+		if (si->type == SE_JSON_STRING)
+			rq.index = pstrdup(si->u.s.str);
+		else
+		{
+			StringInfoData b;
+
+			initStringInfo(&b);
+			for (i = 0; i < si->u.a.count; i++)
+				appendStringInfo(&b, "%s%s", i ? "," : "", si->u.a.items[i]->u.s.str);
+			rq.index = b.data;
+		}
+		rq.dest = pstrdup(di->u.s.str);
+		rq.dest_op_type = (v = se_json_get(dst, "op_type")) && v->type == SE_JSON_STRING ?
+			pstrdup(v->u.s.str) : "index";
+		rq.query = se_json_get(src, "query");
+		if ((v = se_json_get(src, "size")) && v->type == SE_JSON_NUMBER)
+			rq.scroll_size = (int) v->u.n.i;
+		if (!se_index_name_valid(rq.dest, err))
+			return false;
+	}
+	else
+	{
+		rq.index = pstrdup(o->index);
+		if (body)
+			rq.query = se_json_get(body, "query");
+	}
+	if (body)
+	{
+		if ((v = se_json_get(body, "max_docs")) && v->type == SE_JSON_NUMBER)
+			rq.max_docs = v->u.n.i;
+		if ((v = se_json_get(body, "conflicts")) && v->type == SE_JSON_STRING)
+			rq.conflicts_proceed = strcmp(v->u.s.str, "proceed") == 0;
+		if (!parse_script(se_json_get(body, "script"), &rq.script, err))
+			return false;
+		for (i = 0; i < body->u.o.count; i++)
+		{
+			const char *k = body->u.o.members[i].key;
+
+			if (strcmp(k, "query") && strcmp(k, "script") && strcmp(k, "max_docs") &&
+				strcmp(k, "conflicts") && strcmp(k, "source") && strcmp(k, "dest") &&
+				strcmp(k, "size") && strcmp(k, "slice"))
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[%s] unknown field [%s]", o->kind == KIND_REINDEX ? "reindex" : "update_by_query", k);
+				return false;
+			}
+		}
+	}
+	if (o->kind == KIND_DELETE && rq.script.present)
+	{
+		se_error_set(err, 400, "parsing_exception", "[delete_by_query] unknown field [script]");
+		return false;
+	}
+	/* the query must parse and the indices exist now, as ES validates up front */
+	if (build_search(rq.query, err) == NULL)
+		return false;
+	targets = se_state_resolve(se_state_current(), rq.index, false, err);
+	if (se_error_is_set(err))
+		return false;
+	if (targets == NIL)
+	{
+		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", rq.index);
+		return false;
+	}
+	nshards = count_shards(rq.index, err);
+	if (!parse_slices(o->slices, nshards, &rq.nslices, err))
+		return false;
+
+	se_tasks_bootstrap();
+	description = psprintf("%s [%s]%s%s", o->kind == KIND_UPDATE ? "update-by-query" :
+						   (o->kind == KIND_DELETE ? "delete-by-query" : "reindex from"),
+						   rq.index, rq.dest ? " to " : "", rq.dest ? rq.dest : "");
+	t = se_task_create(kind_action(o->kind), description, rq.nslices,
+					   o->requests_per_second > 0 ? o->requests_per_second : -1, &id);
+	if (t < 0)
+	{
+		se_error_set(err, 429, "es_rejected_execution_exception",
+					 "rejected execution of %s: the task table is full", description);
+		return false;
+	}
+	initStringInfo(&req);
+	write_request_json(&rq, &req);
+	PG_TRY();
+	{
+		write_task_file(t, req.data, false);
+	}
+	PG_CATCH();
+	{
+		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+		SeTasks->tasks[t].state = SE_TASK_COMPLETED;
+		LWLockRelease(&SeTasks->lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	for (i = 0; i < rq.nslices; i++)
+		SeTasks->slices[SeTasks->tasks[t].first_slice + i].state = SE_SLICE_QUEUED;
+	LWLockRelease(&SeTasks->lock);
+	se_tasks_wake_workers();
+
+	if (!o->wait_for_completion)
+	{
+		appendStringInfo(&r->body, "{\"task\":\"%s:" INT64_FORMAT "\"}", se_node_name_get(), id);
+		return true;
+	}
+	return wait_task(t, id, r, err, true);
+}
+
+/* Wait for task t to complete and answer its stored response. */
+static bool
+wait_task(int t, int64 id, SeResponse *r, SeError *err, bool cancel_on_interrupt)
+{
+	SeJson	   *stored;
+	SeJson	   *resp;
+
+	PG_TRY();
+	{
+		ConditionVariablePrepareToSleep(&SeTasks->cv);
+		for (;;)
+		{
+			bool		done;
+
+			LWLockAcquire(&SeTasks->lock, LW_SHARED);
+			done = SeTasks->tasks[t].id != id || SeTasks->tasks[t].state != SE_TASK_RUNNING;
+			LWLockRelease(&SeTasks->lock);
+			if (done)
+				break;
+			ConditionVariableTimedSleep(&SeTasks->cv, 1000, PG_WAIT_EXTENSION);
+		}
+		ConditionVariableCancelSleep();
+	}
+	PG_CATCH();
+	{
+		/* the statement was cancelled: so is the job it started */
+		if (cancel_on_interrupt)
+		{
+			LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+			if (SeTasks->tasks[t].id == id)
+				SeTasks->tasks[t].cancel_requested = true;
+			LWLockRelease(&SeTasks->lock);
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	stored = read_task_file(id, err);
+	if (stored == NULL)
+		return false;
+	resp = se_json_get(stored, "response");
+	if (resp == NULL)
+	{
+		SeJson	   *e = se_json_get(stored, "error");
+
+		se_error_set(err, 500, e ? se_json_get(e, "type")->u.s.str : "exception", "%s",
+					 e ? se_json_get(e, "reason")->u.s.str : "task failed");
+		return false;
+	}
+	se_json_write(&r->body, resp);
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Tasks API
+ * ---------------------------------------------------------------------
+ */
+bool
+se_op_get_task(const char *task_id, bool wait_for_completion, SeResponse *r, SeError *err)
+{
+	int64		id;
+	int			t;
+
+	se_require_started();
+	if (!parse_task_id(task_id, &id, err))
+		return false;
+	t = se_task_find(id);
+	if (t >= 0 && SeTasks->tasks[t].state == SE_TASK_RUNNING)
+	{
+		if (!wait_for_completion)
+		{
+			appendStringInfoString(&r->body, "{\"completed\":false,\"task\":");
+			task_info_json(t, &r->body);
+			appendStringInfoChar(&r->body, '}');
+			return true;
+		}
+		{
+			SeResponse	tmp;
+
+			se_response_init(&tmp);
+			(void) wait_task(t, id, &tmp, err, false);
+			se_error_init(err);
+		}
+	}
+	{
+		SeJson	   *stored = read_task_file(id, err);
+		int			i;
+
+		if (stored == NULL)
+			return false;
+		/* answer without our private "request" member */
+		appendStringInfoChar(&r->body, '{');
+		for (i = 0; i < stored->u.o.count; i++)
+		{
+			if (strcmp(stored->u.o.members[i].key, "request") == 0)
+				continue;
+			if (r->body.len > 1)
+				appendStringInfoChar(&r->body, ',');
+			se_json_write_string(&r->body, stored->u.o.members[i].key, stored->u.o.members[i].keylen);
+			appendStringInfoChar(&r->body, ':');
+			se_json_write(&r->body, stored->u.o.members[i].value);
+		}
+		appendStringInfoChar(&r->body, '}');
+	}
+	return true;
+}
+
+static void
+nodes_wrapper_open(StringInfo out)
+{
+	appendStringInfo(out, "{\"nodes\":{\"%s\":{\"name\":\"%s\",\"roles\":[\"data\",\"master\"],\"tasks\":{",
+					 se_node_name_get(), se_node_name_get());
+}
+
+static bool
+wildcard_match(const char *pat, const char *s)
+{
+	if (*pat == '\0')
+		return *s == '\0';
+	if (*pat == '*')
+	{
+		for (;;)
+		{
+			if (wildcard_match(pat + 1, s))
+				return true;
+			if (*s == '\0')
+				return false;
+			s++;
+		}
+	}
+	return *s == *pat && wildcard_match(pat + 1, s + 1);
+}
+
+static bool
+action_matches(const char *pattern, const char *action)
+{
+	char	   *copy;
+	char	   *tok;
+	char	   *save = NULL;
+
+	if (pattern == NULL || pattern[0] == '\0')
+		return true;
+	copy = pstrdup(pattern);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (wildcard_match(tok, action))
+			return true;
+	return false;
+}
+
+bool
+se_op_list_tasks(const char *actions, SeResponse *r, SeError *err)
+{
+	int			t;
+	bool		first = true;
+
+	se_require_started();
+	nodes_wrapper_open(&r->body);
+	LWLockAcquire(&SeTasks->lock, LW_SHARED);
+	for (t = 0; t < SE_MAX_TASKS; t++)
+	{
+		SeTask	   *tk = &SeTasks->tasks[t];
+
+		if (tk->state != SE_TASK_RUNNING || !action_matches(actions, tk->action))
+			continue;
+		if (!first)
+			appendStringInfoChar(&r->body, ',');
+		first = false;
+		appendStringInfo(&r->body, "\"%s:" INT64_FORMAT "\":", se_node_name_get(), tk->id);
+		task_info_json(t, &r->body);
+	}
+	LWLockRelease(&SeTasks->lock);
+	appendStringInfoString(&r->body, "}}}}");
+	return true;
+}
+
+/* Cancel (rps < 0 ignored) or rethrottle a running task. */
+static bool
+modify_task(const char *task_id, bool cancel, float4 rps, SeResponse *r, SeError *err)
+{
+	int64		id;
+	int			t;
+
+	se_require_started();
+	if (!parse_task_id(task_id, &id, err))
+		return false;
+	t = se_task_find(id);
+	if (t < 0 || SeTasks->tasks[t].state != SE_TASK_RUNNING)
+	{
+		se_error_set(err, 404, "resource_not_found_exception",
+					 "task [%s] is missing or not running", task_id);
+		return false;
+	}
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	if (cancel)
+		SeTasks->tasks[t].cancel_requested = true;
+	else
+		SeTasks->tasks[t].requests_per_second = rps;
+	LWLockRelease(&SeTasks->lock);
+	se_tasks_wake_workers();
+	nodes_wrapper_open(&r->body);
+	appendStringInfo(&r->body, "\"%s:" INT64_FORMAT "\":", se_node_name_get(), id);
+	task_info_json(t, &r->body);
+	appendStringInfoString(&r->body, "}}}}");
+	return true;
+}
+
+bool
+se_op_cancel_task(const char *task_id, SeResponse *r, SeError *err)
+{
+	return modify_task(task_id, true, 0, r, err);
+}
+
+bool
+se_op_rethrottle_task(const char *task_id, float4 rps, SeResponse *r, SeError *err)
+{
+	return modify_task(task_id, false, rps > 0 ? rps : -1, r, err);
+}
+
+/* ---------------------------------------------------------------------
+ * Slices (task workers)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SliceRun
+{
+	int			task;
+	SeTaskSlice *slice;
+	ByQueryRequest rq;
+	char	   *request_json;
+	SeSearchRequest *search;
+	SeScriptRunner *runner;
+	MemoryContext cxt;
+	int64		processed;
+	int64		max_docs;		/* this slice's share; -1 = all */
+	bool		stop;
+	/* current shard being scanned and its matches */
+	int32	   *segs;
+	int32	   *docs;
+	int			nmatch;
+	int			cap;
+	int			hash_mod;		/* > 1: keep docs with hash(_id) % hash_mod == hash_rem */
+	int			hash_rem;
+	TimestampTz batch_start;
+} SliceRun;
+
+static bool
+collect_match(SeSearchShard *shard, int segment, int32 doc, void *arg)
+{
+	SliceRun   *run = arg;
+
+	if (run->hash_mod > 1)
+	{
+		int			len;
+		const char *id = se_segment_doc_id(shard->segments[segment], doc, &len);
+		uint32		h = (uint32) se_routing_hash(id, len);
+
+		if ((int) (h % (uint32) run->hash_mod) != run->hash_rem)
+			return true;
+	}
+	if (run->nmatch == run->cap)
+	{
+		run->cap = Max(1024, run->cap * 2);
+		run->segs = run->segs ? repalloc_huge(run->segs, sizeof(int32) * run->cap) :
+			palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
+		run->docs = run->docs ? repalloc_huge(run->docs, sizeof(int32) * run->cap) :
+			palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
+	}
+	run->segs[run->nmatch] = segment;
+	run->docs[run->nmatch] = doc;
+	run->nmatch++;
+	return true;
+}
+
+static bool
+task_cancelled(int t)
+{
+	bool		c;
+
+	LWLockAcquire(&SeTasks->lock, LW_SHARED);
+	c = SeTasks->tasks[t].cancel_requested;
+	LWLockRelease(&SeTasks->lock);
+	return c;
+}
+
+static void
+add_failure(SliceRun *run, const char *index, const char *id, int status,
+			const char *type, const char *reason)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"index\":");
+	se_json_write_string(&b, index, strlen(index));
+	appendStringInfoString(&b, ",\"id\":");
+	se_json_write_string(&b, id, strlen(id));
+	appendStringInfo(&b, ",\"cause\":{\"type\":");
+	se_json_write_string(&b, type, strlen(type));
+	appendStringInfoString(&b, ",\"reason\":");
+	se_json_write_string(&b, reason, strlen(reason));
+	appendStringInfo(&b, "},\"status\":%d}", status);
+	se_task_add_failure(run->task, b.data);
+}
+
+/* Abort the whole task (conflicts=abort, bulk failure). */
+static void
+abort_task(SliceRun *run)
+{
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	SeTasks->tasks[run->task].failed = true;
+	SeTasks->tasks[run->task].cancel_requested = true;
+	LWLockRelease(&SeTasks->lock);
+	run->stop = true;
+}
+
+/* Sleep so that this slice keeps to its share of requests_per_second. */
+static void
+throttle(SliceRun *run, int ndocs)
+{
+	float4		rps;
+	int			nslices = SeTasks->tasks[run->task].nslices;
+
+	for (;;)
+	{
+		long		secs;
+		int			usecs;
+		double		elapsed_ms,
+					target_ms;
+
+		rps = SeTasks->tasks[run->task].requests_per_second;
+		if (rps <= 0 || task_cancelled(run->task) || got_sigterm)
+			return;
+		TimestampDifference(run->batch_start, GetCurrentTimestamp(), &secs, &usecs);
+		elapsed_ms = secs * 1000.0 + usecs / 1000.0;
+		target_ms = ndocs * 1000.0 / (rps / nslices);
+		if (elapsed_ms >= target_ms)
+			return;
+		/* wake at least every 100ms to see a rethrottle or a cancel */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) Min(100.0, target_ms - elapsed_ms) + 1, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		run->slice->c.throttled_millis += (int64) Min(100.0, target_ms - elapsed_ms);
+	}
+}
+
+/* Process matches [from, to) of the current shard snapshot as one batch. */
+static void
+process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, int to)
+{
+	int			n = to - from;
+	SeWriteItem *items = palloc0(sizeof(SeWriteItem) * n);
+	int		   *map = palloc(sizeof(int) * n);
+	int			nitems = 0;
+	int			i;
+	SeBulkOptions bo;
+
+	run->batch_start = GetCurrentTimestamp();
+	for (i = from; i < to && !run->stop; i++)
+	{
+		SeSegmentReader *seg = shard->segments[run->segs[i]];
+		int32		doc = run->docs[i];
+		SeDocMeta	meta;
+		StringInfoData src;
+		SeScriptOutcome out;
+		SeWriteItem *it;
+		SeError		serr;
+
+		if (run->max_docs >= 0 && run->processed >= run->max_docs)
+		{
+			run->stop = true;
+			break;
+		}
+		run->processed++;
+		run->slice->c.total++;
+		se_segment_doc_meta(seg, doc, &meta);
+		initStringInfo(&src);
+		if (run->rq.kind != KIND_DELETE && !se_segment_source(seg, doc, &src))
+		{
+			add_failure(run, index, pnstrdup(meta.id, meta.id_len), 500,
+						"index_corrupted_exception", se_segment_error(seg)->reason);
+			abort_task(run);
+			break;
+		}
+		memset(&out, 0, sizeof(out));
+		out.op = SE_SCRIPTOP_INDEX;
+		se_error_init(&serr);
+		if (run->runner && !se_script_runner_run(run->runner, index, &meta, src.data, src.len, &out, &serr))
+		{
+			/* a script error fails this document only */
+			add_failure(run, index, pnstrdup(meta.id, meta.id_len), serr.status ? serr.status : 400,
+						serr.type ? serr.type : "script_exception", serr.reason ? serr.reason : "script failed");
+			continue;
+		}
+		if (run->rq.kind == KIND_DELETE)
+			out.op = SE_SCRIPTOP_DELETE;
+		if (out.op == SE_SCRIPTOP_NOOP)
+		{
+			run->slice->c.noops++;
+			continue;
+		}
+		it = &items[nitems];
+		map[nitems] = i;
+		nitems++;
+		it->id = pnstrdup(meta.id, meta.id_len);
+		it->routing = meta.routing ? pnstrdup(meta.routing, meta.routing_len) : NULL;
+		if (run->rq.kind == KIND_REINDEX)
+		{
+			it->index = run->rq.dest;
+			it->op = (run->rq.dest_op_type && strcmp(run->rq.dest_op_type, "create") == 0) ?
+				SE_ITEM_CREATE : SE_ITEM_INDEX;
+			it->if_seq_no = -1;
+		}
+		else
+		{
+			it->index = (char *) index;
+			it->if_seq_no = meta.seq_no;
+			it->if_primary_term = meta.primary_term;
+			it->op = SE_ITEM_INDEX;
+		}
+		if (out.op == SE_SCRIPTOP_DELETE)
+		{
+			it->op = SE_ITEM_DELETE;
+			it->body = NULL;
+			it->body_len = 0;
+		}
+		else if (out.source)
+		{
+			it->body = out.source;
+			it->body_len = out.source_len;
+		}
+		else
+		{
+			it->body = src.data;
+			it->body_len = src.len;
+		}
+	}
+	if (nitems > 0)
+	{
+		memset(&bo, 0, sizeof(bo));
+		bo.max_retries = 10;
+		bo.refresh = SE_REFRESH_FALSE;
+		se_bulk_execute(items, nitems, &bo);
+		run->slice->c.retries_bulk += bo.retried;
+		for (i = 0; i < nitems; i++)
+		{
+			SeWriteItem *it = &items[i];
+
+			if (it->err_type == NULL)
+			{
+				if (it->op == SE_ITEM_DELETE)
+					run->slice->c.deleted++;
+				else if (it->resp.result == SE_RESULT_CREATED)
+					run->slice->c.created++;
+				else
+					run->slice->c.updated++;
+			}
+			else if (it->resp.status == 409)
+			{
+				run->slice->c.version_conflicts++;
+				if (!run->rq.conflicts_proceed)
+				{
+					add_failure(run, it->index, it->id, 409, it->err_type, it->err_reason);
+					abort_task(run);
+				}
+			}
+			else if (it->op == SE_ITEM_DELETE && it->resp.status == 404)
+				run->slice->c.version_conflicts++;	/* deleted meanwhile */
+			else
+			{
+				add_failure(run, it->index, it->id, it->resp.status, it->err_type, it->err_reason);
+				abort_task(run);
+			}
+		}
+	}
+	run->slice->c.batches++;
+	throttle(run, to - from);
+	if (task_cancelled(run->task) || got_sigterm)
+		run->stop = true;
+}
+
+/*
+ * Shards of the source indices, in a fixed order (index name, shard).  By
+ * name, not SeIndexMeta pointer: writes may grow the mapping, which
+ * reloads this process's cluster state and frees the old copy.
+ */
+typedef struct ShardRef
+{
+	char	   *index;
+	int			shard;
+} ShardRef;
+
+static void
+run_slice(SliceRun *run)
+{
+	SeError		err;
+	List	   *targets;
+	ListCell   *lc;
+	ShardRef   *refs;
+	int			nrefs = 0;
+	int			total_shards = 0;
+	int			nslices = run->rq.nslices;
+	int			sid = run->slice->slice_id;
+	int			r;
+
+	se_error_init(&err);
+	run->search = build_search(run->rq.query, &err);
+	if (run->search == NULL)
+		goto fail;
+	targets = se_state_resolve(se_state_current(), run->rq.index, false, &err);
+	if (se_error_is_set(&err))
+		goto fail;
+	foreach(lc, targets)
+		total_shards += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
+	refs = palloc(sizeof(ShardRef) * Max(1, total_shards));
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			refs[nrefs].index = pstrdup(im->name);
+			refs[nrefs].shard = s;
+			nrefs++;
+		}
+	}
+	/* max_docs is divided among slices, as ES does */
+	run->max_docs = run->rq.max_docs < 0 ? -1 :
+		run->rq.max_docs / nslices + (sid < run->rq.max_docs % nslices ? 1 : 0);
+	if (run->rq.script.present)
+	{
+		run->runner = se_script_runner_create(&run->rq.script, &err);
+		if (run->runner == NULL)
+			goto fail;
+	}
+
+	for (r = 0; r < nrefs && !run->stop; r++)
+	{
+		SeSearchShard shard;
+		SeIndexMeta *im;
+		char	   *iname;
+		int			i;
+
+		if (nslices <= nrefs)
+		{
+			if (r % nslices != sid)
+				continue;
+			run->hash_mod = 1;
+		}
+		else
+		{
+			/* more slices than shards: split shard r by murmur3(_id) */
+			int			k = nslices / nrefs + (r < nslices % nrefs ? 1 : 0);
+
+			if (sid % nrefs != r)
+				continue;
+			run->hash_mod = k;
+			run->hash_rem = sid / nrefs;
+		}
+		im = se_index_for_read(refs[r].index, &err);
+		if (im == NULL || !se_snapshot_acquire(im, refs[r].shard, &shard, &err))
+			goto fail;
+		iname = refs[r].index;
+		run->nmatch = 0;
+		if (!se_search_scan(run->search, &shard, collect_match, run, &err))
+			goto fail;
+		for (i = 0; i < run->nmatch && !run->stop; i += run->rq.scroll_size)
+		{
+			int			to = Min(run->nmatch, i + run->rq.scroll_size);
+
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			process_batch(run, &shard, iname, i, to);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			MemoryContextSwitchTo(run->cxt);
+		}
+	}
+	if (task_cancelled(run->task))
+		run->slice->cancelled = true;
+	return;
+
+fail:
+	add_failure(run, run->rq.index, "", err.status ? err.status : 500,
+				err.type ? err.type : "exception", err.reason ? err.reason : "slice failed");
+	abort_task(run);
+}
+
+/* The last slice: write the response, free the waiters. */
+static void
+finalize_task(int t, const char *request_json)
+{
+	bool		refresh = false;
+	ByQueryRequest rq;
+	SeError		err;
+	SeJson	   *req;
+	SeJsonParseOptions opts = {0};
+
+	se_error_init(&err);
+	req = se_json_parse(request_json, strlen(request_json), &opts, &err);
+	if (req && read_request_json(req, &rq, &err))
+		refresh = rq.refresh;
+	if (refresh)
+	{
+		SeResponse	r;
+
+		se_response_init(&r);
+		se_error_init(&err);
+		(void) se_op_refresh(rq.kind == KIND_REINDEX ? rq.dest : rq.index, &r, &err);
+	}
+	/* the file first: whoever sees COMPLETED must find the response */
+	SeTasks->tasks[t].end_millis = now_millis();
+	write_task_file(t, request_json, true);
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	SeTasks->tasks[t].state = SE_TASK_COMPLETED;
+	LWLockRelease(&SeTasks->lock);
+	ConditionVariableBroadcast(&SeTasks->cv);
+}
+
+static void
+handle_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+void
+se_task_workers_register(void)
+{
+	BackgroundWorker bgw;
+	int			i;
+
+	for (i = 0; i < se_task_threads; i++)
+	{
+		memset(&bgw, 0, sizeof(bgw));
+		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		bgw.bgw_restart_time = 1;
+		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "se_task_worker_main");
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "search_engine task worker %d", i);
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "search_engine task worker");
+		bgw.bgw_main_arg = Int32GetDatum(i);
+		RegisterBackgroundWorker(&bgw);
+	}
+}
+
+/* Read the request stored in task t's file. */
+static char *
+load_request(int64 id)
+{
+	SeError		err;
+	SeJson	   *stored;
+	StringInfoData b;
+
+	se_error_init(&err);
+	stored = read_task_file(id, &err);
+	if (stored == NULL || se_json_get(stored, "request") == NULL)
+		return NULL;
+	initStringInfo(&b);
+	se_json_write(&b, se_json_get(stored, "request"));
+	return b.data;
+}
+
+void
+se_task_worker_main(Datum arg)
+{
+	int			me = DatumGetInt32(arg);
+	MemoryContext cxt;
+	volatile int current = -1;
+
+	pqsignal(SIGTERM, handle_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
+	SeTasks->worker_procnos[me] = MyProc->pgprocno;
+	se_tasks_bootstrap();
+	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine slice", ALLOCSET_DEFAULT_SIZES);
+
+	while (!got_sigterm)
+	{
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		current = -1;
+		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+		for (i = 0; i < SE_MAX_SLICES; i++)
+		{
+			if (SeTasks->slices[i].state == SE_SLICE_QUEUED)
+			{
+				SeTasks->slices[i].state = SE_SLICE_RUNNING;
+				current = i;
+				break;
+			}
+		}
+		LWLockRelease(&SeTasks->lock);
+		if (current < 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1000, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
+		{
+			SeTaskSlice *sl = &SeTasks->slices[current];
+			int			t = sl->task;
+			int64		id = SeTasks->tasks[t].id;
+			SliceRun	run;
+			char	   *request_json;
+			bool		last;
+
+			MemoryContextSwitchTo(cxt);
+			memset(&run, 0, sizeof(run));
+			run.task = t;
+			run.slice = sl;
+			run.cxt = cxt;
+			request_json = load_request(id);
+			PG_TRY();
+			{
+				SeError		err;
+				SeJsonParseOptions opts = {0};
+				SeJson	   *req;
+
+				se_error_init(&err);
+				req = request_json ? se_json_parse(request_json, strlen(request_json), &opts, &err) : NULL;
+				if (req == NULL || !read_request_json(req, &run.rq, &err))
+				{
+					add_failure(&run, "", "", 500, "exception", "could not read the task request");
+					abort_task(&run);
+				}
+				else if (!task_cancelled(t))
+					run_slice(&run);
+				else
+					sl->cancelled = true;
+			}
+			PG_CATCH();
+			{
+				ErrorData  *edata;
+
+				MemoryContextSwitchTo(cxt);
+				edata = CopyErrorData();
+				FlushErrorState();
+				AbortCurrentTransaction();
+				add_failure(&run, run.rq.index ? run.rq.index : "", "", 500, "exception", edata->message);
+				abort_task(&run);
+			}
+			PG_END_TRY();
+			if (run.runner)
+				se_script_runner_free(run.runner);
+			if (got_sigterm)
+			{
+				/*
+				 * Shutting down mid-slice: leave the task unfinished on disk;
+				 * the next start marks it failed, keeping what was applied.
+				 */
+				break;
+			}
+			LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+			sl->state = SE_SLICE_DONE;
+			SeTasks->tasks[t].slices_done++;
+			last = SeTasks->tasks[t].slices_done == SeTasks->tasks[t].nslices;
+			LWLockRelease(&SeTasks->lock);
+			if (last)
+			{
+				StartTransactionCommand();
+				finalize_task(t, request_json ? request_json : "{}");
+				CommitTransactionCommand();
+			}
+			MemoryContextSwitchTo(TopMemoryContext);
+			MemoryContextReset(cxt);
+		}
+	}
+	SeTasks->worker_procnos[me] = -1;
+	proc_exit(1);
+}
+
+/* ---------------------------------------------------------------------
+ * SQL functions and the tasks view
+ * ---------------------------------------------------------------------
+ */
+static char *
+opt_text(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
+static Datum
+finish_json(bool ok, SeResponse *r, SeError *err)
+{
+	if (!ok)
+		se_raise(err);
+	return se_jsonb_from_text(r->body.data, r->body.len);
+}
+
+/*
+ * update_by_query / delete_by_query (index, body, slices, conflicts,
+ * scroll_size, max_docs, requests_per_second, refresh, wait_for_completion)
+ */
+static Datum
+by_query_sql(FunctionCallInfo fcinfo, int kind)
+{
+	SeByQueryOptions o;
+	SeResponse	r;
+	SeError		err;
+	SeJson	   *body;
+
+	se_error_init(&err);
+	memset(&o, 0, sizeof(o));
+	o.kind = kind;
+	o.index = opt_text(fcinfo, 0);
+	if (o.index == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("index must not be null"),
+				 errdetail("action_request_validation_exception")));
+	body = se_json_from_jsonb_arg(fcinfo, 1, &err);
+	if (body == NULL && se_error_is_set(&err))
+		se_raise(&err);
+	o.slices = opt_text(fcinfo, 2);
+	o.conflicts = opt_text(fcinfo, 3);
+	o.scroll_size = PG_ARGISNULL(4) ? 1000 : PG_GETARG_INT32(4);
+	o.max_docs = PG_ARGISNULL(5) ? -1 : PG_GETARG_INT64(5);
+	o.requests_per_second = PG_ARGISNULL(6) ? -1 : PG_GETARG_FLOAT4(6);
+	o.refresh = PG_ARGISNULL(7) ? false : PG_GETARG_BOOL(7);
+	o.wait_for_completion = PG_ARGISNULL(8) ? true : PG_GETARG_BOOL(8);
+	if (o.scroll_size < 1 || o.scroll_size > 10000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("scroll_size must be between 1 and 10000"),
+				 errdetail("illegal_argument_exception")));
+	se_response_init(&r);
+	return finish_json(se_op_by_query(&o, body, &r, &err), &r, &err);
+}
+
+PG_FUNCTION_INFO_V1(se_sql_update_by_query);
+Datum
+se_sql_update_by_query(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(by_query_sql(fcinfo, KIND_UPDATE));
+}
+
+PG_FUNCTION_INFO_V1(se_sql_delete_by_query);
+Datum
+se_sql_delete_by_query(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(by_query_sql(fcinfo, KIND_DELETE));
+}
+
+/* reindex(body, slices, requests_per_second, refresh, wait_for_completion) */
+PG_FUNCTION_INFO_V1(se_sql_reindex);
+Datum
+se_sql_reindex(PG_FUNCTION_ARGS)
+{
+	SeByQueryOptions o;
+	SeResponse	r;
+	SeError		err;
+	SeJson	   *body;
+
+	se_error_init(&err);
+	memset(&o, 0, sizeof(o));
+	o.kind = KIND_REINDEX;
+	body = se_json_from_jsonb_arg(fcinfo, 0, &err);
+	if (body == NULL && se_error_is_set(&err))
+		se_raise(&err);
+	o.slices = opt_text(fcinfo, 1);
+	o.requests_per_second = PG_ARGISNULL(2) ? -1 : PG_GETARG_FLOAT4(2);
+	o.refresh = PG_ARGISNULL(3) ? false : PG_GETARG_BOOL(3);
+	o.wait_for_completion = PG_ARGISNULL(4) ? true : PG_GETARG_BOOL(4);
+	o.scroll_size = 1000;
+	o.max_docs = -1;
+	se_response_init(&r);
+	PG_RETURN_DATUM(finish_json(se_op_by_query(&o, body, &r, &err), &r, &err));
+}
+
+PG_FUNCTION_INFO_V1(se_sql_get_task);
+Datum
+se_sql_get_task(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+
+	se_error_init(&err);
+	se_response_init(&r);
+	PG_RETURN_DATUM(finish_json(se_op_get_task(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+											   PG_ARGISNULL(1) ? false : PG_GETARG_BOOL(1),
+											   &r, &err), &r, &err));
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cancel_task);
+Datum
+se_sql_cancel_task(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+
+	se_error_init(&err);
+	se_response_init(&r);
+	PG_RETURN_DATUM(finish_json(se_op_cancel_task(text_to_cstring(PG_GETARG_TEXT_PP(0)), &r, &err), &r, &err));
+}
+
+PG_FUNCTION_INFO_V1(se_sql_rethrottle_task);
+Datum
+se_sql_rethrottle_task(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+
+	se_error_init(&err);
+	se_response_init(&r);
+	PG_RETURN_DATUM(finish_json(se_op_rethrottle_task(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+													  PG_ARGISNULL(1) ? -1 : PG_GETARG_FLOAT4(1),
+													  &r, &err), &r, &err));
+}
+
+/* One row of the tasks view from a task-file JSON object. */
+static void
+tasks_row_from_json(ReturnSetInfo *rsinfo, const SeJson *root)
+{
+	Datum		values[17];
+	bool		nulls[17];
+	SeJson	   *task = se_json_get(root, "task");
+	SeJson	   *status = task ? se_json_get(task, "status") : NULL;
+	SeJson	   *completed = se_json_get(root, "completed");
+	SeJson	   *v;
+	bool		done = completed && completed->type == SE_JSON_TRUE;
+	const char *state;
+	static const char *counters[] = {"total", "updated", "created", "deleted", "batches",
+	"version_conflicts", "noops"};
+	int			i;
+	StringInfoData b;
+
+	if (task == NULL)
+		return;
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = CStringGetTextDatum(psprintf("%s:" INT64_FORMAT, se_json_get(task, "node")->u.s.str,
+											 se_json_get(task, "id")->u.n.i));
+	values[1] = CStringGetTextDatum(se_json_get(task, "node")->u.s.str);
+	values[2] = CStringGetTextDatum(se_json_get(task, "action")->u.s.str);
+	if (!done)
+		state = (v = se_json_get(task, "cancelled")) && v->type == SE_JSON_TRUE ? "cancelling" : "running";
+	else if (se_json_get(root, "error"))
+		state = "failed";
+	else if ((v = se_json_get(root, "response")) && se_json_get(v, "canceled"))
+		state = "cancelled";
+	else if ((v = se_json_get(root, "response")) && se_json_get(v, "failures") &&
+			 se_json_get(v, "failures")->u.a.count > 0)
+		state = "failed";
+	else
+		state = "completed";
+	values[3] = CStringGetTextDatum(state);
+	{
+		int64		ms = se_json_get(task, "start_time_in_millis")->u.n.i;
+		int64		ns = se_json_get(task, "running_time_in_nanos")->u.n.i;
+
+		values[4] = TimestampTzGetDatum((TimestampTz) (ms * 1000 -
+													   ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * 86400 * 1000000)));
+		values[5] = DirectFunctionCall3(interval_in, CStringGetDatum(psprintf("%.3f seconds", ns / 1e9)),
+										ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	}
+	/* finished tasks report their response's counters */
+	if (done && (v = se_json_get(root, "response")) != NULL)
+		status = v;
+	for (i = 0; i < lengthof(counters); i++)
+	{
+		v = status ? se_json_get(status, counters[i]) : NULL;
+		if (v && v->type == SE_JSON_NUMBER)
+			values[6 + i] = Int64GetDatum(v->u.n.i);
+		else
+			nulls[6 + i] = true;
+	}
+	v = status ? se_json_get(status, "requests_per_second") : NULL;
+	if (v && v->type == SE_JSON_NUMBER)
+		values[13] = Float4GetDatum((float4) v->u.n.d);
+	else
+		nulls[13] = true;
+	values[14] = BoolGetDatum(!done);
+	v = status ? se_json_get(status, "slices") : NULL;
+	if (v)
+	{
+		initStringInfo(&b);
+		se_json_write(&b, v);
+		values[15] = se_jsonb_from_text(b.data, b.len);
+	}
+	else
+		nulls[15] = true;
+	values[16] = CStringGetTextDatum(se_json_get(task, "description")->u.s.str);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+PG_FUNCTION_INFO_V1(se_sql_tasks);
+Datum
+se_sql_tasks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			t;
+	List	   *running = NIL;
+	List	   *running_ids = NIL;
+	char	   *dir;
+	DIR		   *d;
+	struct dirent *de;
+	SeJsonParseOptions opts = {0};
+
+	se_require_started();
+	InitMaterializedSRF(fcinfo, 0);
+	/* running tasks, live from shared memory */
+	LWLockAcquire(&SeTasks->lock, LW_SHARED);
+	for (t = 0; t < SE_MAX_TASKS; t++)
+	{
+		if (SeTasks->tasks[t].state == SE_TASK_RUNNING)
+		{
+			StringInfoData b;
+			SeError		err;
+			SeJson	   *j;
+			int64	   *idp = palloc(sizeof(int64));
+
+			initStringInfo(&b);
+			appendStringInfoString(&b, "{\"completed\":false,\"task\":");
+			task_info_json(t, &b);
+			appendStringInfoChar(&b, '}');
+			se_error_init(&err);
+			j = se_json_parse(b.data, b.len, &opts, &err);
+			*idp = SeTasks->tasks[t].id;
+			running_ids = lappend(running_ids, idp);
+			if (j)
+				running = lappend(running, j);
+		}
+	}
+	LWLockRelease(&SeTasks->lock);
+	{
+		ListCell   *lc;
+
+		foreach(lc, running)
+			tasks_row_from_json(rsinfo, lfirst(lc));
+	}
+	/* finished ones from their files */
+	dir = se_tasks_dir();
+	d = AllocateDir(dir);
+	while (d && (de = ReadDir(d, dir)) != NULL)
+	{
+		int64		id;
+		char		tail;
+		size_t		len;
+		char	   *data;
+		SeError		err;
+		SeJson	   *root;
+		ListCell   *lc;
+		bool		live = false;
+
+		if (sscanf(de->d_name, INT64_FORMAT ".jso%c", &id, &tail) != 2)
+			continue;
+		foreach(lc, running_ids)
+			if (*(int64 *) lfirst(lc) == id)
+				live = true;
+		if (live)
+			continue;
+		data = se_file_read_all(psprintf("%s/%s", dir, de->d_name), &len, true);
+		se_error_init(&err);
+		root = data ? se_json_parse(data, len, &opts, &err) : NULL;
+		if (root && se_json_get(root, "completed") &&
+			se_json_get(root, "completed")->type == SE_JSON_TRUE)
+			tasks_row_from_json(rsinfo, root);
+	}
+	if (d)
+		FreeDir(d);
+	return (Datum) 0;
+}

@@ -1,0 +1,204 @@
+/*-------------------------------------------------------------------------
+ *
+ * script_runner.c
+ *	  Run an update script on one document: the painless subset
+ *	  (src/script) or `lang: sql` -- a SQL expression over $1 (the _source
+ *	  as jsonb) that returns the new _source, NULL meaning noop.
+ *
+ * A SQL script runs through SPI with a plan prepared once per slice; each
+ * document runs in its own subtransaction so that an error in the
+ * expression fails that document only (reported in the task's failures).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "api/byquery.h"
+#include "script/script.h"
+
+struct SeScriptRunner
+{
+	bool		is_sql;
+	char	   *sql;
+	SPIPlanPtr	plan;
+	SeScript   *painless;
+};
+
+bool
+se_script_check(ScriptSpec *spec, SeError *err)
+{
+	if (spec->is_sql)
+	{
+		if (strchr(spec->source, ';') != NULL)
+		{
+			se_error_set(err, 400, "script_exception",
+						 "compile error: a [sql] script is one expression over $1 and may not contain ';'");
+			return false;
+		}
+		return true;
+	}
+	return se_script_compile(spec->source, spec->params, err) != NULL;
+}
+
+SeScriptRunner *
+se_script_runner_create(ScriptSpec *spec, SeError *err)
+{
+	SeScriptRunner *r = palloc0(sizeof(SeScriptRunner));
+
+	r->is_sql = spec->is_sql;
+	if (r->is_sql)
+	{
+		r->sql = psprintf("SELECT (%s)::jsonb", spec->source);
+		return r;
+	}
+	r->painless = se_script_compile(spec->source, spec->params, err);
+	return r->painless ? r : NULL;
+}
+
+void
+se_script_runner_free(SeScriptRunner *r)
+{
+	if (r->plan)
+		SPI_freeplan(r->plan);
+	r->plan = NULL;
+}
+
+static bool
+run_sql(SeScriptRunner *r, const char *src, size_t len, SeScriptOutcome *out, SeError *err)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	bool		ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		Datum		arg;
+		Oid			argtype = JSONBOID;
+		int			rc;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (r->plan == NULL)
+		{
+			SPIPlanPtr	p = SPI_prepare(r->sql, 1, &argtype);
+
+			if (p == NULL)
+				elog(ERROR, "could not prepare script: %s", SPI_result_code_string(SPI_result));
+			if (SPI_keepplan(p) != 0)
+				elog(ERROR, "could not keep script plan");
+			r->plan = p;
+		}
+		arg = DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(src, len)));
+		rc = SPI_execute_plan(r->plan, &arg, NULL, true, 1);
+		if (rc != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "script returned no row");
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (isnull)
+				out->op = SE_SCRIPTOP_NOOP;
+			else
+			{
+				Jsonb	   *jb = DatumGetJsonbP(d);
+				char	   *text;
+
+				if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("a sql script must return a JSON object (the new _source) or NULL")));
+				text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+				out->op = SE_SCRIPTOP_INDEX;
+				out->source = MemoryContextStrdup(oldcxt, text);
+				out->source_len = strlen(out->source);
+			}
+		}
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		/* the plan survives (it was kept); SPI was reset by the abort */
+		se_error_set(err, 400, "script_exception", "sql script error: %s", edata->message);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+static bool
+run_painless(SeScriptRunner *r, const char *index, const SeDocMeta *meta,
+			 const char *src, size_t len, SeScriptOutcome *out, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *doc = se_json_parse(src, len, &opts, err);
+	SeScriptCtx ctx;
+	SeScriptResult res;
+	StringInfoData b;
+
+	if (doc == NULL)
+		return false;
+	se_script_ctx_init(&ctx, doc);
+	ctx.id = pnstrdup(meta->id, meta->id_len);
+	ctx.index = index;
+	ctx.routing = meta->routing ? pnstrdup(meta->routing, meta->routing_len) : NULL;
+	ctx.version = meta->version;
+	ctx.seq_no = meta->seq_no;
+	ctx.primary_term = meta->primary_term;
+	ctx.now = se_now_millis();
+	res = se_script_run(r->painless, &ctx, err);
+	switch (res)
+	{
+		case SE_SCRIPT_ERROR:
+			return false;
+		case SE_SCRIPT_NOOP:
+			out->op = SE_SCRIPTOP_NOOP;
+			return true;
+		case SE_SCRIPT_DELETE:
+			out->op = SE_SCRIPTOP_DELETE;
+			return true;
+		case SE_SCRIPT_INDEX:
+			break;
+	}
+	if (ctx.source == NULL || ctx.source->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "script_exception", "ctx._source must be a map after the script ran");
+		return false;
+	}
+	initStringInfo(&b);
+	se_json_write(&b, ctx.source);
+	out->op = SE_SCRIPTOP_INDEX;
+	out->source = b.data;
+	out->source_len = b.len;
+	return true;
+}
+
+bool
+se_script_runner_run(SeScriptRunner *r, const char *index, const SeDocMeta *meta,
+					 const char *src, size_t len, SeScriptOutcome *out, SeError *err)
+{
+	if (r->is_sql)
+		return run_sql(r, src, len, out, err);
+	return run_painless(r, index, meta, src, len, out, err);
+}

@@ -1,0 +1,118 @@
+/*-------------------------------------------------------------------------
+ *
+ * script.h
+ *	  Painless update scripts (_update, update_by_query) over the JSON DOM.
+ *
+ * A script is compiled once into an AST (se_script_compile) and run once
+ * per document (se_script_run) against a context holding that document's
+ * _source and metadata.  The interpreter works directly on the SeJson DOM:
+ * ctx._source is the caller's parsed document, mutated in place, so there
+ * is no conversion to and from another representation.
+ *
+ * The language is the subset of Painless that update scripts use: see
+ * src/script/README.md for the constructs, methods and known gaps.  Values
+ * keep Java's numeric types (int, long, float, double), so an integer
+ * field incremented stays an integer and a double prints as Java prints
+ * it (2.0, 1.0E10).
+ *
+ * Pure module: palloc only, no ereport.  Hostile scripts are bounded: the
+ * source size (65535 bytes, as ES's script.max_size_in_bytes), nesting
+ * depth, a statement budget per run (ES's painless.max_loop_counter,
+ * 1,000,000 by default), and the memory a run may allocate.  Failures are
+ * SeErrors of type "script_exception" (status 400) whose reason names the
+ * position:
+ *
+ *	  compile error at [1:17]: unexpected token ';', expected an expression
+ *	  runtime error at [1:23]: cannot access field [x] of null
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_SCRIPT_H
+#define SE_SCRIPT_H
+
+#include "util/json.h"
+
+/* A compiled script: immutable, reusable for any number of runs. */
+typedef struct SeScript SeScript;
+
+/* What the script asked for (ctx.op), or an error. */
+typedef enum SeScriptResult
+{
+	SE_SCRIPT_ERROR = -1,		/* err is set; discard ctx->source */
+	SE_SCRIPT_INDEX = 0,		/* ctx.op "index" (the default): reindex */
+	SE_SCRIPT_NOOP,				/* ctx.op "noop" (or "none") */
+	SE_SCRIPT_DELETE			/* ctx.op "delete" */
+} SeScriptResult;
+
+/*
+ * The per-document context, ES's ctx map.  Set it up with se_script_ctx_init
+ * and fill in what is known; metadata left unset reads as null.
+ */
+typedef struct SeScriptCtx
+{
+	/*
+	 * ctx._source: a JSON object, mutated in place by the run (containers
+	 * and scalars may be replaced, arrays and member lists reallocated).
+	 * The script may also assign a new map to ctx._source, so read the
+	 * result back from here.  Nodes of the result may point into the
+	 * script's memory (literals, params): use the result while the script
+	 * is alive.
+	 */
+	SeJson	   *source;
+
+	/* read-only metadata: NULL strings and negative numbers read as null */
+	const char *id;				/* ctx._id */
+	const char *index;			/* ctx._index */
+	const char *routing;		/* ctx._routing */
+	int64		version;		/* ctx._version */
+	int64		seq_no;			/* ctx._seq_no */
+	int64		primary_term;	/* ctx._primary_term */
+	int64		now;			/* ctx._now, epoch millis */
+
+	/* limits; se_script_ctx_init sets the defaults below */
+	int64		max_statements; /* statements + loop iterations per run */
+	int64		max_memory;		/* bytes a run may allocate */
+
+	/* outputs */
+	const char *op;				/* final ctx.op as set ("index" if untouched) */
+
+	/*
+	 * On error: the Java exception ES would report as caused_by (e.g.
+	 * "null_pointer_exception", "class_cast_exception",
+	 * "illegal_argument_exception", "index_out_of_bounds_exception",
+	 * "arithmetic_exception", "painless_error"), and the byte offset in the
+	 * source of the failing construct (-1 if none).
+	 */
+	const char *error_cause;
+	int			error_offset;
+} SeScriptCtx;
+
+#define SE_SCRIPT_MAX_SOURCE		65535
+#define SE_SCRIPT_DEFAULT_STATEMENTS	1000000
+#define SE_SCRIPT_DEFAULT_MEMORY	((int64) 64 * 1024 * 1024)
+
+/* Initialise ctx for one run over source (metadata unset, default limits). */
+extern void se_script_ctx_init(SeScriptCtx *ctx, SeJson *source);
+
+/*
+ * Compile source (a NUL-terminated Painless script) with its params (a JSON
+ * object or NULL for none; deep-copied, so the caller may free it).
+ * Returns NULL and sets err ("compile error at [line:col]: ...") on a
+ * syntax or resolution error.  The script lives in CurrentMemoryContext.
+ */
+extern SeScript *se_script_compile(const char *source, const SeJson *params,
+								   SeError *err);
+
+/*
+ * Run s once over ctx.  Allocates in CurrentMemoryContext (reset it per
+ * document).  On error returns SE_SCRIPT_ERROR with err set to
+ * "runtime error at [line:col]: ..." and ctx->error_cause/error_offset
+ * filled; ctx->source may then be half-modified and must be discarded.
+ */
+extern SeScriptResult se_script_run(const SeScript *s, SeScriptCtx *ctx,
+									SeError *err);
+
+/* The source text the script was compiled from. */
+extern const char *se_script_source(const SeScript *s);
+
+#endif							/* SE_SCRIPT_H */
