@@ -28,6 +28,7 @@
 #include "utils/timestamp.h"
 
 #include "mapping/mapping.h"
+#include "script/script.h"
 #include "shard/engine.h"
 #include "util/json.h"
 
@@ -518,6 +519,137 @@ json_merge(const SeJson *base, const SeJson *changes)
 	return res;
 }
 
+/*
+ * _update with a script (Painless subset): run it on the current _source;
+ * ctx.op "noop" leaves the document, "delete" deletes it.  A missing
+ * document takes the upsert (run through the script with scripted_upsert).
+ */
+static void
+do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
+				 const char *routing, int routing_len, const SeJson *body, ItemOut *out)
+{
+	SeJson	   *script = se_json_get(body, "script");
+	SeJson	   *upsert = se_json_get(body, "upsert");
+	SeJson	   *scripted = se_json_get(body, "scripted_upsert");
+	SeJson	   *source = script;
+	SeJson	   *params = NULL;
+	SeScript   *compiled;
+	DocLoc		loc;
+	SeJson	   *doc;
+	SeScriptCtx ctx;
+	SeScriptResult res;
+	StringInfoData src;
+	SeItemReq	rq2 = *rq;
+	SeJsonParseOptions opts = {0};
+
+	if (script->type == SE_JSON_OBJECT)
+	{
+		SeJson	   *lang = se_json_get(script, "lang");
+
+		source = se_json_get(script, "source");
+		params = se_json_get(script, "params");
+		if (lang && lang->type == SE_JSON_STRING && strcmp(lang->u.s.str, "painless") != 0)
+		{
+			se_error_set(&out->err, 400, "illegal_argument_exception",
+						 "script_lang not supported [%s] in _update (lang sql runs in update_by_query)",
+						 lang->u.s.str);
+			out->status = 400;
+			return;
+		}
+	}
+	if (source == NULL || source->type != SE_JSON_STRING)
+	{
+		se_error_set(&out->err, 400, "parsing_exception", "[script] requires [source]");
+		out->status = 400;
+		return;
+	}
+	compiled = se_script_compile(source->u.s.str, params, &out->err);
+	if (compiled == NULL)
+	{
+		out->status = 400;
+		return;
+	}
+	lookup_id(sh, id, id_len, &loc);
+	if (loc.seg == -1)
+	{
+		se_shard_refresh(sh);
+		lookup_id(sh, id, id_len, &loc);
+	}
+	if (!check_if_seq_no(rq, id, &loc, out))
+		return;
+	rq2.flags &= ~SE_ITEM_FLAG_IF_SEQ_NO;
+	if (loc.seg == -2)
+	{
+		if (upsert == NULL)
+		{
+			se_error_set(&out->err, 404, "document_missing_exception", "[%s]: document missing", id);
+			out->status = 404;
+			return;
+		}
+		if (scripted == NULL || scripted->type != SE_JSON_TRUE)
+		{
+			initStringInfo(&src);
+			se_json_write(&src, upsert);
+			do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, upsert, false, out);
+			return;
+		}
+		initStringInfo(&src);
+		se_json_write(&src, upsert);
+		doc = se_json_parse(src.data, src.len, &opts, &out->err);
+	}
+	else
+	{
+		initStringInfo(&src);
+		if (!se_segment_source(sh->segs[loc.seg].reader, loc.doc, &src))
+			corrupted(sh, "stored source", se_segment_error(sh->segs[loc.seg].reader));
+		doc = se_json_parse(src.data, src.len, &opts, &out->err);
+	}
+	if (doc == NULL)
+	{
+		out->status = 500;
+		return;
+	}
+	se_script_ctx_init(&ctx, doc);
+	ctx.id = id;
+	ctx.index = sh->index_name;
+	ctx.routing = routing ? pnstrdup(routing, routing_len) : NULL;
+	if (loc.seg != -2)
+	{
+		ctx.version = loc.meta.version;
+		ctx.seq_no = loc.meta.seq_no;
+		ctx.primary_term = loc.meta.primary_term;
+	}
+	res = se_script_run(compiled, &ctx, &out->err);
+	if (res == SE_SCRIPT_ERROR)
+	{
+		out->status = 400;
+		return;
+	}
+	if (res == SE_SCRIPT_NOOP || (res == SE_SCRIPT_DELETE && loc.seg == -2))
+	{
+		out->status = 200;
+		out->result = SE_RESULT_NOOP;
+		out->version = loc.seg == -2 ? 0 : loc.meta.version;
+		out->seq_no = loc.seg == -2 ? 0 : loc.meta.seq_no;
+		out->primary_term = loc.seg == -2 ? 0 : loc.meta.primary_term;
+		return;
+	}
+	if (res == SE_SCRIPT_DELETE)
+	{
+		do_delete(sh, &rq2, id, id_len, routing, routing_len, out);
+		return;
+	}
+	if (ctx.source == NULL || ctx.source->type != SE_JSON_OBJECT)
+	{
+		se_error_set(&out->err, 400, "script_exception", "ctx._source must be a map after the script ran");
+		out->status = 400;
+		return;
+	}
+	resetStringInfo(&src);
+	se_json_write(&src, ctx.source);
+	do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, ctx.source, false, out);
+}
+
 static void
 do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		  const char *routing, int routing_len, const SeJson *body, ItemOut *out)
@@ -534,9 +666,7 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 
 	if (se_json_get(body, "script") != NULL)
 	{
-		se_error_set(&out->err, 400, "illegal_argument_exception",
-					 "script updates are not supported by the bulk update action yet");
-		out->status = 400;
+		do_script_update(sh, rq, id, id_len, routing, routing_len, body, out);
 		return;
 	}
 	if (partial == NULL && upsert == NULL)
