@@ -37,6 +37,11 @@ SELECT search_engine.count('ubq', '{"query": {"exists": {"field": "even"}}}');
 SELECT r->'deleted', r->'total' FROM search_engine.delete_by_query('ubq', '{"query": {"term": {"tag": "three"}}}', slices => 'auto', refresh => true) AS r;
 SELECT search_engine.count('ubq', '{"query": {"term": {"tag": "three"}}}');
 
+-- many more slices than shards: every document exactly once
+SELECT r->'total' = to_jsonb(search_engine.count('ubq')) AS all_once, r->'updated' = r->'total' AS all_updated, jsonb_array_length(r->'slices')
+  FROM search_engine.update_by_query('ubq', '{"script": "ctx._source.pass = (ctx._source.pass ?: 0) + 1"}', slices => '50', refresh => true) AS r;
+SELECT search_engine.count('ubq', '{"query": {"term": {"pass": 1}}}') = search_engine.count('ubq') AS each_once;
+
 -- max_docs
 SELECT r->'total' FROM search_engine.update_by_query('ubq', '{"max_docs": 4}', refresh => true) AS r;
 

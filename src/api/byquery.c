@@ -835,15 +835,6 @@ collect_match(SeSearchShard *shard, int segment, int32 doc, void *arg)
 {
 	SliceRun   *run = arg;
 
-	if (run->hash_mod > 1)
-	{
-		int			len;
-		const char *id = se_segment_doc_id(shard->segments[segment], doc, &len);
-		uint32		h = (uint32) se_routing_hash(id, len);
-
-		if ((int) (h % (uint32) run->hash_mod) != run->hash_rem)
-			return true;
-	}
 	if (run->nmatch == run->cap)
 	{
 		run->cap = Max(1024, run->cap * 2);
@@ -1066,6 +1057,141 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 }
 
 /*
+ * With more slices than shards, every slice of a shard needs the same scan
+ * of that shard (it keeps the documents whose murmur3(_id) falls in its
+ * share).  A task worker scans a shard once per task, keeps the matches
+ * with their hashes and the pinned snapshot, and hands each later slice
+ * its share in one pass over the cached hashes -- so 500 slices cost about
+ * what 2 do.  Slices of a shard may also run in another worker with a
+ * later snapshot: partitioning by _id keeps every document in exactly one
+ * slice either way.
+ */
+typedef struct MatchCache
+{
+	bool		used;
+	int64		task_id;
+	char		index[256];
+	int			shard;
+	MemoryContext cxt;
+	SeSearchShard snap;
+	int32	   *segs;
+	int32	   *docs;
+	uint32	   *hashes;
+	int			n;
+} MatchCache;
+
+#define MATCH_CACHE_SLOTS 4
+static MatchCache match_cache[MATCH_CACHE_SLOTS];
+
+static void
+match_cache_drop(MatchCache *mc)
+{
+	se_snapshot_pin(&mc->snap, false);
+	MemoryContextDelete(mc->cxt);
+	memset(mc, 0, sizeof(*mc));
+}
+
+/* Drop entries of tasks that are no longer running. */
+static void
+match_cache_sweep(void)
+{
+	int			i;
+
+	for (i = 0; i < MATCH_CACHE_SLOTS; i++)
+	{
+		MatchCache *mc = &match_cache[i];
+		int			t;
+
+		if (!mc->used)
+			continue;
+		t = se_task_find(mc->task_id);
+		if (t < 0 || SeTasks->tasks[t].state != SE_TASK_RUNNING)
+			match_cache_drop(mc);
+	}
+}
+
+typedef struct HashScan
+{
+	MatchCache *mc;
+	int			cap;
+} HashScan;
+
+static bool
+collect_hashed(SeSearchShard *shard, int segment, int32 doc, void *arg)
+{
+	HashScan   *hs = arg;
+	MatchCache *mc = hs->mc;
+	int			len;
+	const char *id = se_segment_doc_id(shard->segments[segment], doc, &len);
+
+	if (mc->n == hs->cap)
+	{
+		hs->cap = Max(1024, hs->cap * 2);
+		mc->segs = mc->segs ? repalloc_huge(mc->segs, sizeof(int32) * hs->cap) :
+			MemoryContextAllocHuge(mc->cxt, sizeof(int32) * hs->cap);
+		mc->docs = mc->docs ? repalloc_huge(mc->docs, sizeof(int32) * hs->cap) :
+			MemoryContextAllocHuge(mc->cxt, sizeof(int32) * hs->cap);
+		mc->hashes = mc->hashes ? repalloc_huge(mc->hashes, sizeof(uint32) * hs->cap) :
+			MemoryContextAllocHuge(mc->cxt, sizeof(uint32) * hs->cap);
+	}
+	mc->segs[mc->n] = segment;
+	mc->docs[mc->n] = doc;
+	mc->hashes[mc->n] = (uint32) se_routing_hash(id, len);
+	mc->n++;
+	return true;
+}
+
+/* The cached scan of (task, index, shard), scanning it on a miss. */
+static MatchCache *
+match_cache_get(SliceRun *run, SeIndexMeta *im, int shard, SeError *err)
+{
+	int64		task_id = SeTasks->tasks[run->task].id;
+	MatchCache *mc = NULL;
+	MemoryContext old;
+	HashScan	hs;
+	int			i;
+
+	match_cache_sweep();
+	for (i = 0; i < MATCH_CACHE_SLOTS; i++)
+		if (match_cache[i].used && match_cache[i].task_id == task_id &&
+			match_cache[i].shard == shard && strcmp(match_cache[i].index, im->name) == 0)
+			return &match_cache[i];
+	for (i = 0; i < MATCH_CACHE_SLOTS && mc == NULL; i++)
+		if (!match_cache[i].used)
+			mc = &match_cache[i];
+	if (mc == NULL)
+	{
+		mc = &match_cache[0];
+		match_cache_drop(mc);
+	}
+	mc->cxt = AllocSetContextCreate(TopMemoryContext, "search_engine slice matches",
+									ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(mc->cxt);
+	if (!se_snapshot_acquire(im, shard, &mc->snap, err))
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(mc->cxt);
+		mc->cxt = NULL;
+		return NULL;
+	}
+	/* the mapping pointer belongs to the state copy: do not keep it */
+	MemoryContextSwitchTo(old);
+	se_snapshot_pin(&mc->snap, true);
+	mc->used = true;
+	mc->task_id = task_id;
+	strlcpy(mc->index, im->name, sizeof(mc->index));
+	mc->shard = shard;
+	hs.mc = mc;
+	hs.cap = 0;
+	if (!se_search_scan(run->search, &mc->snap, collect_hashed, &hs, err))
+	{
+		match_cache_drop(mc);
+		return NULL;
+	}
+	return mc;
+}
+
+/*
  * Shards of the source indices, in a fixed order (index name, shard).  By
  * name, not SeIndexMeta pointer: writes may grow the mapping, which
  * reloads this process's cluster state and frees the old copy.
@@ -1145,12 +1271,44 @@ run_slice(SliceRun *run)
 			run->hash_rem = sid / nrefs;
 		}
 		im = se_index_for_read(refs[r].index, &err);
-		if (im == NULL || !se_snapshot_acquire(im, refs[r].shard, &shard, &err))
+		if (im == NULL)
 			goto fail;
 		iname = refs[r].index;
 		run->nmatch = 0;
-		if (!se_search_scan(run->search, &shard, collect_match, run, &err))
-			goto fail;
+		if (run->hash_mod > 1)
+		{
+			MatchCache *mc = match_cache_get(run, im, refs[r].shard, &err);
+			int			j;
+
+			if (mc == NULL)
+				goto fail;
+			shard = mc->snap;
+			shard.mapping = im->mapping;
+			shard.index = im->name;
+			for (j = 0; j < mc->n; j++)
+			{
+				if ((int) (mc->hashes[j] % (uint32) run->hash_mod) != run->hash_rem)
+					continue;
+				if (run->nmatch == run->cap)
+				{
+					run->cap = Max(1024, run->cap * 2);
+					run->segs = run->segs ? repalloc_huge(run->segs, sizeof(int32) * run->cap) :
+						palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
+					run->docs = run->docs ? repalloc_huge(run->docs, sizeof(int32) * run->cap) :
+						palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
+				}
+				run->segs[run->nmatch] = mc->segs[j];
+				run->docs[run->nmatch] = mc->docs[j];
+				run->nmatch++;
+			}
+		}
+		else
+		{
+			if (!se_snapshot_acquire(im, refs[r].shard, &shard, &err))
+				goto fail;
+			if (!se_search_scan(run->search, &shard, collect_match, run, &err))
+				goto fail;
+		}
 		for (i = 0; i < run->nmatch && !run->stop; i += run->rq.scroll_size)
 		{
 			int			to = Min(run->nmatch, i + run->rq.scroll_size);
@@ -1291,6 +1449,7 @@ se_task_worker_main(Datum arg)
 		LWLockRelease(&SeTasks->lock);
 		if (current < 0)
 		{
+			match_cache_sweep();	/* release snapshots of finished tasks */
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 1000, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);

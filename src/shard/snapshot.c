@@ -47,6 +47,7 @@ typedef struct SegCacheEntry
 	uint64		del_gen;		/* of live below */
 	uint64	   *live;
 	uint64		seen_snapshot;	/* last snapshot_gen that listed it */
+	int			pins;			/* held by a long-lived snapshot: not evicted */
 } SegCacheEntry;
 
 static HTAB *seg_cache = NULL;
@@ -251,11 +252,34 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 			for (i = 0; i < n; i++)
 				if (out->segments[i] == e->reader)
 					listed = true;
-			if (!listed)
+			if (!listed && e->pins == 0)
 				evict(e);
 		}
 	}
 	return true;
+}
+
+/*
+ * Pin (or unpin) the segments of a snapshot in this process's cache, so a
+ * later acquire of the same shard does not unmap them while the snapshot
+ * is still in use (update-by-query slices reuse one snapshot per shard).
+ */
+void
+se_snapshot_pin(SeSearchShard *snap, bool pin)
+{
+	HASH_SEQ_STATUS seq;
+	SegCacheEntry *e;
+	int			i;
+
+	if (seg_cache == NULL)
+		return;
+	hash_seq_init(&seq, seg_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		for (i = 0; i < snap->nsegments; i++)
+			if (snap->segments[i] == e->reader)
+				e->pins += pin ? 1 : (e->pins > 0 ? -1 : 0);
+	}
 }
 
 void

@@ -22,6 +22,9 @@
 extern bool se_snapshot_acquire(const SeIndexMeta *im, int shard,
 								SeSearchShard *out, SeError *err);
 
+/* Keep a snapshot's segments mapped across later acquires (or release them). */
+extern void se_snapshot_pin(SeSearchShard *snap, bool pin);
+
 /* Make sure unrefreshed writes of this shard are searchable (realtime get). */
 extern void se_snapshot_refresh_if_needed(const SeIndexMeta *im, int shard);
 
