@@ -32,6 +32,18 @@ sub field
 	return $node->safe_psql('postgres', "SELECT search_engine.get_task('$task', true)$path");
 }
 
+# wait until the task has taken its snapshot and is writing
+sub wait_started
+{
+	my ($task) = @_;
+	for my $i (1 .. 300)
+	{
+		my $u = $node->safe_psql('postgres', "SELECT coalesce(updated, 0) + coalesce(version_conflicts, 0) FROM search_engine.tasks WHERE task_id = '$task'");
+		return if $u ne '' && $u > 0;
+		usleep(20_000);
+	}
+}
+
 # a writer that rewrites random documents while the task runs
 sub run_writer
 {
@@ -53,6 +65,7 @@ sub run_writer
 
 # 1. conflicts=proceed: conflicts are counted, the job finishes
 my $task = start_task(q{'{"script": {"source": "ctx._source.v += 1"}}', slices => 'auto', conflicts => 'proceed', scroll_size => 100, requests_per_second => 2000});
+wait_started($task);
 my $w = run_writer(2);
 waitpid($w, 0);
 my ($total, $updated, $conflicts, $failures) = split /\|/, $node->safe_psql('postgres',
@@ -63,6 +76,7 @@ is($failures, '0', 'proceed: no failures');
 
 # 2. conflicts=abort: the first conflict stops the job and is reported
 $task = start_task(q{'{"script": {"source": "ctx._source.v += 1"}}', slices => '1', conflicts => 'abort', scroll_size => 50, requests_per_second => 1000});
+wait_started($task);
 $w = run_writer(3);
 waitpid($w, 0);
 my ($upd2, $conf2, $ftype) = split /\|/, $node->safe_psql('postgres',
