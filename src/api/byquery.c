@@ -55,9 +55,6 @@
 #include "util/fileio.h"
 #include "util/hash.h"
 
-/* set by the task worker's SIGTERM handler: stop slices, leave tasks open */
-static volatile sig_atomic_t got_sigterm = false;
-
 #define KIND_UPDATE 1
 #define KIND_DELETE 2
 #define KIND_REINDEX 3
@@ -268,7 +265,7 @@ build_search(const SeJson *query, SeError *err)
  * ---------------------------------------------------------------------
  */
 static void
-write_counters(StringInfo out, const SeSliceCounters *c, int kind, float4 rps)
+write_counters(StringInfo out, const SeSliceCounters *c, float4 rps)
 {
 	appendStringInfo(out, "\"total\":" INT64_FORMAT ",\"updated\":" INT64_FORMAT
 					 ",\"created\":" INT64_FORMAT ",\"deleted\":" INT64_FORMAT
@@ -279,7 +276,34 @@ write_counters(StringInfo out, const SeSliceCounters *c, int kind, float4 rps)
 					 c->total, c->updated, c->created, c->deleted, c->batches,
 					 c->version_conflicts, c->noops, c->retries_bulk, c->throttled_millis,
 					 rps < 0 ? "-1.0" : psprintf("%.1f", rps));
-	(void) kind;
+}
+
+/* Per-slice counters (",\"slices\":[...]") when the task is sliced. */
+static void
+write_slices(StringInfo out, int t, bool with_state)
+{
+	SeTask	   *tk = &SeTasks->tasks[t];
+	int			i;
+
+	if (tk->nslices <= 1)
+		return;
+	appendStringInfoString(out, ",\"slices\":[");
+	for (i = 0; i < tk->nslices; i++)
+	{
+		SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
+
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		appendStringInfo(out, "{\"slice_id\":%d,", i);
+		write_counters(out, &sl->c,
+					   tk->requests_per_second < 0 ? -1 : tk->requests_per_second / tk->nslices);
+		if (with_state)
+			appendStringInfo(out, ",\"state\":\"%s\"",
+							 sl->state == SE_SLICE_DONE ? (sl->cancelled ? "cancelled" : "completed") :
+							 (sl->state == SE_SLICE_RUNNING ? "running" : "queued"));
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoChar(out, ']');
 }
 
 /* The task's "status" object (BulkByScrollTask.Status), live from shmem. */
@@ -288,31 +312,13 @@ task_status_json(int t, StringInfo out)
 {
 	SeTask	   *tk = &SeTasks->tasks[t];
 	SeSliceCounters sum;
-	int			i;
 
 	se_task_counters(t, &sum);
 	appendStringInfoChar(out, '{');
-	write_counters(out, &sum, 0, tk->requests_per_second);
+	write_counters(out, &sum, tk->requests_per_second);
 	if (tk->cancel_requested && !tk->failed)
 		appendStringInfoString(out, ",\"canceled\":\"by user request\"");
-	if (tk->nslices > 1)
-	{
-		appendStringInfoString(out, ",\"slices\":[");
-		for (i = 0; i < tk->nslices; i++)
-		{
-			SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
-
-			if (i > 0)
-				appendStringInfoChar(out, ',');
-			appendStringInfo(out, "{\"slice_id\":%d,", i);
-			write_counters(out, &sl->c, 0,
-						   tk->requests_per_second < 0 ? -1 : tk->requests_per_second / tk->nslices);
-			appendStringInfo(out, ",\"state\":\"%s\"}",
-							 sl->state == SE_SLICE_DONE ? (sl->cancelled ? "cancelled" : "completed") :
-							 (sl->state == SE_SLICE_RUNNING ? "running" : "queued"));
-		}
-		appendStringInfoChar(out, ']');
-	}
+	write_slices(out, t, true);
 	appendStringInfoChar(out, '}');
 }
 
@@ -339,30 +345,14 @@ task_response_json(int t, StringInfo out)
 {
 	SeTask	   *tk = &SeTasks->tasks[t];
 	SeSliceCounters sum;
-	int			i;
 
 	se_task_counters(t, &sum);
 	appendStringInfo(out, "{\"took\":" INT64_FORMAT ",\"timed_out\":false,", tk->end_millis - tk->start_millis);
-	write_counters(out, &sum, 0, tk->requests_per_second);
+	write_counters(out, &sum, tk->requests_per_second);
 	if (tk->cancel_requested && !tk->failed)
 		appendStringInfoString(out, ",\"canceled\":\"by user request\"");
 	appendStringInfo(out, ",\"failures\":[%s]", tk->failures_len > 0 ? tk->failures : "");
-	if (tk->nslices > 1)
-	{
-		appendStringInfoString(out, ",\"slices\":[");
-		for (i = 0; i < tk->nslices; i++)
-		{
-			SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
-
-			if (i > 0)
-				appendStringInfoChar(out, ',');
-			appendStringInfo(out, "{\"slice_id\":%d,", i);
-			write_counters(out, &sl->c, 0,
-						   tk->requests_per_second < 0 ? -1 : tk->requests_per_second / tk->nslices);
-			appendStringInfoChar(out, '}');
-		}
-		appendStringInfoChar(out, ']');
-	}
+	write_slices(out, t, false);
 	appendStringInfoChar(out, '}');
 }
 
@@ -905,7 +895,7 @@ throttle(SliceRun *run, int ndocs)
 					target_ms;
 
 		rps = SeTasks->tasks[run->task].requests_per_second;
-		if (rps <= 0 || task_cancelled(run->task) || got_sigterm)
+		if (rps <= 0 || task_cancelled(run->task) || se_bgw_got_sigterm)
 			return;
 		TimestampDifference(run->batch_start, GetCurrentTimestamp(), &secs, &usecs);
 		elapsed_ms = secs * 1000.0 + usecs / 1000.0;
@@ -1052,7 +1042,7 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 	}
 	run->slice->c.batches++;
 	throttle(run, to - from);
-	if (task_cancelled(run->task) || got_sigterm)
+	if (task_cancelled(run->task) || se_bgw_got_sigterm)
 		run->stop = true;
 }
 
@@ -1362,35 +1352,12 @@ finalize_task(int t, const char *request_json)
 	ConditionVariableBroadcast(&SeTasks->cv);
 }
 
-static void
-handle_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
-
 void
 se_task_workers_register(void)
 {
-	BackgroundWorker bgw;
-	int			i;
-
-	for (i = 0; i < se_task_threads; i++)
-	{
-		memset(&bgw, 0, sizeof(bgw));
-		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		bgw.bgw_restart_time = 1;
-		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
-		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "se_task_worker_main");
-		snprintf(bgw.bgw_name, BGW_MAXLEN, "search_engine task worker %d", i);
-		snprintf(bgw.bgw_type, BGW_MAXLEN, "search_engine task worker");
-		bgw.bgw_main_arg = Int32GetDatum(i);
-		RegisterBackgroundWorker(&bgw);
-	}
+	/* connected to search_engine.database: lang sql scripts use SPI */
+	se_bgw_register("se_task_worker_main", "search_engine task worker",
+					se_task_threads, true);
 }
 
 /* Read the request stored in task t's file. */
@@ -1417,24 +1384,16 @@ se_task_worker_main(Datum arg)
 	MemoryContext cxt;
 	volatile int current = -1;
 
-	pqsignal(SIGTERM, handle_sigterm);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
+	se_bgw_start();
 	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
 	SeTasks->worker_procnos[me] = MyProc->pgprocno;
 	se_tasks_bootstrap();
 	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine slice", ALLOCSET_DEFAULT_SIZES);
 
-	while (!got_sigterm)
+	while (se_bgw_loop_top())
 	{
 		int			i;
 
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
 		current = -1;
 		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
 		for (i = 0; i < SE_MAX_SLICES; i++)
@@ -1501,7 +1460,7 @@ se_task_worker_main(Datum arg)
 			PG_END_TRY();
 			if (run.runner)
 				se_script_runner_free(run.runner);
-			if (got_sigterm)
+			if (se_bgw_got_sigterm)
 			{
 				/*
 				 * Shutting down mid-slice: leave the task unfinished on disk;

@@ -149,8 +149,14 @@ se_op_index_exists(const char *expr)
 	return !se_error_is_set(&err) && l != NIL;
 }
 
-bool
-se_op_get_index(const char *expr, SeResponse *r, SeError *err)
+/* Which parts of an index GET /{index}, _mapping and _settings show. */
+#define PART_ALIASES	0x01
+#define PART_MAPPINGS	0x02
+#define PART_SETTINGS	0x04
+
+/* {"<index>": {"aliases":..,"mappings":..,"settings":..}, ...} for expr. */
+static bool
+get_index_parts(const char *expr, int parts, SeResponse *r, SeError *err)
 {
 	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
 	ListCell   *lc;
@@ -162,67 +168,50 @@ se_op_get_index(const char *expr, SeResponse *r, SeError *err)
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
+		const char *sep = "";
 
 		if (!first)
 			appendStringInfoChar(&r->body, ',');
 		first = false;
 		se_json_write_string(&r->body, im->name, strlen(im->name));
-		appendStringInfo(&r->body, ":{\"aliases\":{},\"mappings\":%s,\"settings\":", im->mappings_json);
-		se_settings_to_json(im, &r->body);
+		appendStringInfoString(&r->body, ":{");
+		if (parts & PART_ALIASES)
+		{
+			appendStringInfoString(&r->body, "\"aliases\":{}");
+			sep = ",";
+		}
+		if (parts & PART_MAPPINGS)
+		{
+			appendStringInfo(&r->body, "%s\"mappings\":%s", sep, im->mappings_json);
+			sep = ",";
+		}
+		if (parts & PART_SETTINGS)
+		{
+			appendStringInfo(&r->body, "%s\"settings\":", sep);
+			se_settings_to_json(im, &r->body);
+		}
 		appendStringInfoChar(&r->body, '}');
 	}
 	appendStringInfoChar(&r->body, '}');
 	return true;
+}
+
+bool
+se_op_get_index(const char *expr, SeResponse *r, SeError *err)
+{
+	return get_index_parts(expr, PART_ALIASES | PART_MAPPINGS | PART_SETTINGS, r, err);
 }
 
 bool
 se_op_get_mapping(const char *expr, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
-	ListCell   *lc;
-	bool		first = true;
-
-	if (se_error_is_set(err))
-		return false;
-	appendStringInfoChar(&r->body, '{');
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-
-		if (!first)
-			appendStringInfoChar(&r->body, ',');
-		first = false;
-		se_json_write_string(&r->body, im->name, strlen(im->name));
-		appendStringInfo(&r->body, ":{\"mappings\":%s}", im->mappings_json);
-	}
-	appendStringInfoChar(&r->body, '}');
-	return true;
+	return get_index_parts(expr, PART_MAPPINGS, r, err);
 }
 
 bool
 se_op_get_settings(const char *expr, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
-	ListCell   *lc;
-	bool		first = true;
-
-	if (se_error_is_set(err))
-		return false;
-	appendStringInfoChar(&r->body, '{');
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-
-		if (!first)
-			appendStringInfoChar(&r->body, ',');
-		first = false;
-		se_json_write_string(&r->body, im->name, strlen(im->name));
-		appendStringInfoString(&r->body, ":{\"settings\":");
-		se_settings_to_json(im, &r->body);
-		appendStringInfoChar(&r->body, '}');
-	}
-	appendStringInfoChar(&r->body, '}');
-	return true;
+	return get_index_parts(expr, PART_SETTINGS, r, err);
 }
 
 bool

@@ -35,37 +35,11 @@
 #include "shard/engine.h"
 #include "util/fileio.h"
 
-static volatile sig_atomic_t got_sigterm = false;
-
-static void
-handle_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
-
 void
 se_merge_register(void)
 {
-	BackgroundWorker bgw;
-	int			i;
-
-	for (i = 0; i < se_merge_threads; i++)
-	{
-		memset(&bgw, 0, sizeof(bgw));
-		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
-		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		bgw.bgw_restart_time = 1;
-		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
-		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "se_merge_worker_main");
-		snprintf(bgw.bgw_name, BGW_MAXLEN, "search_engine merge worker %d", i);
-		snprintf(bgw.bgw_type, BGW_MAXLEN, "search_engine merge worker");
-		bgw.bgw_main_arg = Int32GetDatum(i);
-		RegisterBackgroundWorker(&bgw);
-	}
+	se_bgw_register("se_merge_worker_main", "search_engine merge worker",
+					se_merge_threads, false);
 }
 
 static void
@@ -276,9 +250,7 @@ se_merge_worker_main(Datum arg)
 	MemoryContext cxt;
 	int			current = -1;
 
-	pqsignal(SIGTERM, handle_sigterm);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
+	se_bgw_start();
 	/* merges yield the CPU to indexing and searches */
 	(void) setpriority(PRIO_PROCESS, 0, 10);
 	SeShmem->merge_procnos[me] = MyProc->pgprocno;
@@ -301,17 +273,11 @@ se_merge_worker_main(Datum arg)
 	}
 	PG_exception_stack = &local_sigjmp_buf;
 
-	while (!got_sigterm)
+	while (se_bgw_loop_top())
 	{
 		int			i;
 		SeMergeTask task;
 
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
 		current = -1;
 		SpinLockAcquire(&SeShmem->merge_mutex);
 		for (i = 0; i < SE_MAX_MERGE_TASKS; i++)

@@ -26,6 +26,8 @@
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
+#include <signal.h>
+
 #define SE_MAX_WRITE_THREADS	64
 #define SE_MAX_SEGMENTS			128		/* published per shard */
 #define SE_UUID_LEN				22		/* base64url of 16 bytes, ES style */
@@ -208,9 +210,15 @@ extern void se_shmem_request(void);
 extern void se_shmem_startup(void);
 extern int	se_shmem_queue_capacity(void);
 
-/* in launcher.c / worker.c */
+/* in bgw.c */
+extern volatile sig_atomic_t se_bgw_got_sigterm;
+extern void se_bgw_register(const char *function, const char *kind, int count,
+							bool database);
+extern void se_bgw_start(void);
+extern bool se_bgw_loop_top(void);
+
+/* in worker.c */
 extern void se_launcher_register(void);
-PGDLLEXPORT void se_launcher_main(Datum arg);
 PGDLLEXPORT void se_write_worker_main(Datum arg);
 
 /* in merge_worker.c */

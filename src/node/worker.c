@@ -37,7 +37,6 @@
 
 #define BATCH_MAX 64
 
-static volatile sig_atomic_t got_sigterm = false;
 static int	my_worker = -1;
 static SeShard **shards = NULL;	/* by slot number */
 
@@ -45,43 +44,12 @@ static SeShard **shards = NULL;	/* by slot number */
 static SeBulkSub *current_sub = NULL;
 static int	current_slot = -1;
 
-static void
-handle_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
-
 /* Register the write workers (static: the postmaster restarts them). */
 void
 se_launcher_register(void)
 {
-	BackgroundWorker bgw;
-	int			i;
-
-	for (i = 0; i < se_write_threads; i++)
-	{
-		memset(&bgw, 0, sizeof(bgw));
-		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
-		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		bgw.bgw_restart_time = 1;
-		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
-		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "se_write_worker_main");
-		snprintf(bgw.bgw_name, BGW_MAXLEN, "search_engine write worker %d", i);
-		snprintf(bgw.bgw_type, BGW_MAXLEN, "search_engine write worker");
-		bgw.bgw_main_arg = Int32GetDatum(i);
-		RegisterBackgroundWorker(&bgw);
-	}
-}
-
-/* Launcher entry kept for the documented name; the pool is static. */
-void
-se_launcher_main(Datum arg)
-{
-	proc_exit(0);
+	se_bgw_register("se_write_worker_main", "search_engine write worker",
+					se_write_threads, false);
 }
 
 /*
@@ -464,9 +432,7 @@ se_write_worker_main(Datum arg)
 	MemoryContext loop_cxt;
 
 	my_worker = DatumGetInt32(arg);
-	pqsignal(SIGTERM, handle_sigterm);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
+	se_bgw_start();
 
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	SeShmem->workers[my_worker].pid = MyProcPid;
@@ -515,19 +481,13 @@ se_write_worker_main(Datum arg)
 	node_bootstrap();
 	reopen_owned_slots();
 
-	while (!got_sigterm)
+	while (se_bgw_loop_top())
 	{
 		long		timeout = 1000;
 		TimestampTz now;
 		int			i;
 		int			taken;
 
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
 		MemoryContextSwitchTo(loop_cxt);
 		scan_slots();
 		taken = process_batch();

@@ -1,0 +1,77 @@
+/*-------------------------------------------------------------------------
+ *
+ * bgw.c
+ *	  What every search_engine background worker shares: registration,
+ *	  signal set-up, the shutdown flag and the top of the work loop.
+ *
+ * Workers exit with code 1 so that, unless the server is shutting down,
+ * the postmaster restarts them after bgw_restart_time.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+
+#include "node/node.h"
+
+volatile sig_atomic_t se_bgw_got_sigterm = false;
+
+static void
+handle_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	se_bgw_got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/* Register count static workers running function, named "<kind> <n>". */
+void
+se_bgw_register(const char *function, const char *kind, int count, bool database)
+{
+	BackgroundWorker bgw;
+	int			i;
+
+	for (i = 0; i < count; i++)
+	{
+		memset(&bgw, 0, sizeof(bgw));
+		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS |
+			(database ? BGWORKER_BACKEND_DATABASE_CONNECTION : 0);
+		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		bgw.bgw_restart_time = 1;
+		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "%s", function);
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "%s %d", kind, i);
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "%s", kind);
+		bgw.bgw_main_arg = Int32GetDatum(i);
+		RegisterBackgroundWorker(&bgw);
+	}
+}
+
+/* Signals: SIGTERM sets the shutdown flag (the loop exits cleanly). */
+void
+se_bgw_start(void)
+{
+	pqsignal(SIGTERM, handle_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+}
+
+/* Top of a work loop: interrupts and config reload; false once asked to stop. */
+bool
+se_bgw_loop_top(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+	return !se_bgw_got_sigterm;
+}
