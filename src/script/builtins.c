@@ -46,7 +46,7 @@ static const struct
 	{"toUpperCase", M_TOUPPERCASE}, {"trim", M_TRIM},
 	{"substring", M_SUBSTRING}, {"replace", M_REPLACE}, {"equals", M_EQUALS},
 	{"equalsIgnoreCase", M_EQUALSIGNORECASE}, {"compareTo", M_COMPARETO},
-	{"charAt", M_CHARAT}, {"splitOnToken", M_SPLITONTOKEN},
+	{"charAt", M_CHARAT}, {"splitOnToken", M_SPLITONTOKEN}, {"split", M_SPLIT},
 	{"concat", M_CONCAT}, {"toString", M_TOSTRING}, {"intValue", M_INTVALUE},
 	{"longValue", M_LONGVALUE}, {"doubleValue", M_DOUBLEVALUE},
 	{"floatValue", M_FLOATVALUE}, {"hashCode", M_HASHCODE},
@@ -320,7 +320,14 @@ natural_compare(Run *r, int pos, const SVal *a, const SVal *b, bool *ok)
 	}
 	if (a->kind == V_STRING && b->kind == V_STRING)
 	{
-		int			c = memcmp(a->u.s, b->u.s, Min(a->len, b->len));
+		int			c;
+
+		if (!sc_charge(r, pos, Min(a->len, b->len) / 64))
+		{
+			*ok = false;
+			return 0;
+		}
+		c = memcmp(a->u.s, b->u.s, Min(a->len, b->len));
 
 		if (c != 0)
 			return c < 0 ? -1 : 1;
@@ -700,8 +707,11 @@ list_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 					return sc_error(r, pos, "illegal_argument_exception",
 									"sort takes null (natural order) or a comparator lambda");
 				{
-					SeJson	  **items = (SeJson **) palloc(sizeof(SeJson *) * (count + 1));
+					SeJson	  **items;
 
+					if (!sc_alloc_ok(r, pos, (int64) count * sizeof(SeJson *)))
+						return false;
+					items = (SeJson **) palloc(sizeof(SeJson *) * (count + 1));
 					if (count > 0)
 						memcpy(items, c->u.a.items, sizeof(SeJson *) * count);
 					if (!sort_items(r, pos, items, count, lam, false))
@@ -1156,29 +1166,82 @@ entry_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
  * ---------------------------------------------------------------------
  */
 
-/* Byte offset of needle in hay at or after byte from, or -1. */
+/*
+ * Byte offset of the first (or, with last, the last) occurrence of needle
+ * in hay at or after byte from, or -1.  Short needles use memchr plus
+ * memcmp; long ones Knuth-Morris-Pratt, so a hostile pair of strings
+ * cannot make a search quadratic.
+ */
 static int
-str_find(const char *hay, int haylen, const char *needle, int nlen, int from)
+str_search(const char *hay, int haylen, const char *needle, int nlen, int from, bool last)
 {
-	int			k;
+	int			found = -1;
+	int		   *fail;
+	int			i,
+				k;
 
+	if (from < 0)
+		from = 0;
 	if (nlen == 0)
-		return from <= haylen ? from : -1;
-	for (k = from; k + nlen <= haylen; k++)
-		if (hay[k] == needle[0] && memcmp(hay + k, needle, nlen) == 0)
-			return k;
-	return -1;
+		return last ? haylen : (from <= haylen ? from : -1);
+	if (nlen <= 16)
+	{
+		i = from;
+		while (i + nlen <= haylen)
+		{
+			const char *c = memchr(hay + i, needle[0], haylen - nlen + 1 - i);
+
+			if (c == NULL)
+				break;
+			i = c - hay;
+			if (memcmp(hay + i, needle, nlen) == 0)
+			{
+				if (!last)
+					return i;
+				found = i;
+			}
+			i++;
+		}
+		return found;
+	}
+	fail = (int *) palloc(sizeof(int) * nlen);
+	fail[0] = 0;
+	for (i = 1, k = 0; i < nlen; i++)
+	{
+		while (k > 0 && needle[i] != needle[k])
+			k = fail[k - 1];
+		if (needle[i] == needle[k])
+			k++;
+		fail[i] = k;
+	}
+	for (i = from, k = 0; i < haylen; i++)
+	{
+		while (k > 0 && hay[i] != needle[k])
+			k = fail[k - 1];
+		if (hay[i] == needle[k])
+			k++;
+		if (k == nlen)
+		{
+			found = i - nlen + 1;
+			if (!last)
+				break;
+			k = fail[k - 1];
+		}
+	}
+	pfree(fail);
+	return found;
 }
 
-static int
+static inline int
+str_find(const char *hay, int haylen, const char *needle, int nlen, int from)
+{
+	return str_search(hay, haylen, needle, nlen, from, false);
+}
+
+static inline int
 str_rfind(const char *hay, int haylen, const char *needle, int nlen)
 {
-	int			k;
-
-	for (k = haylen - nlen; k >= 0; k--)
-		if (memcmp(hay + k, needle, nlen) == 0)
-			return k;
-	return -1;
+	return str_search(hay, haylen, needle, nlen, 0, true);
 }
 
 /* Decode one UTF-8 character at s[i] (input is valid UTF-8). */
@@ -1354,6 +1417,53 @@ new_string(Run *r, int pos, const char *s, int len, SVal *out)
 	return sc_make_string(r, pos, &b, out);
 }
 
+/*
+ * Split s on the literal tok into a list: at most limit pieces when limit
+ * > 0; strip_trailing drops trailing empty pieces (String.split with limit
+ * 0).  As both Java methods, a string without tok (or an empty one) gives
+ * a one-element list holding the string.
+ */
+static bool
+split_string(Run *r, int pos, const SVal *s, const char *tok, int toklen, int limit,
+			 bool strip_trailing, SVal *out)
+{
+	SeJson	   *list;
+	SVal		piece;
+	SeJson	   *j;
+	int			i = 0;
+
+	if (!sc_charge(r, pos, s->len / 16) || (list = sc_new_array(r, 4)) == NULL)
+		return false;
+	if (toklen == 0 || s->len == 0 || str_find(s->u.s, s->len, tok, toklen, 0) < 0)
+	{
+		if ((j = sc_val_to_json(r, s, pos)) == NULL ||
+			!sc_array_insert(r, list, 0, j, pos))
+			return false;
+		sc_val_container(out, list, false);
+		return true;
+	}
+	for (;;)
+	{
+		int			at = (limit > 0 && list->u.a.count == limit - 1) ? -1 :
+			str_find(s->u.s, s->len, tok, toklen, i);
+		int			end = at < 0 ? s->len : at;
+
+		if (!new_string(r, pos, s->u.s + i, end - i, &piece) ||
+			(j = sc_val_to_json(r, &piece, pos)) == NULL ||
+			!sc_array_insert(r, list, list->u.a.count, j, pos))
+			return false;
+		if (at < 0)
+			break;
+		i = at + toklen;
+	}
+	if (strip_trailing)
+		while (list->u.a.count > 0 &&
+			   list->u.a.items[list->u.a.count - 1]->u.s.len == 0)
+			list->u.a.count--;
+	sc_val_container(out, list, false);
+	return true;
+}
+
 static bool
 string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 {
@@ -1361,7 +1471,15 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 	int			len = recv->len;
 	int			na = n->nargs;
 	int			pos = n->pos;
+	int64		work = len;
+	int			k;
 
+	/* every string method is at most linear in its strings: charge that */
+	for (k = 0; k < na; k++)
+		if (args[k].kind == V_STRING)
+			work += args[k].len;
+	if (!sc_charge(r, pos, work / 64))
+		return false;
 	switch ((MethodId) n->op)
 	{
 		case M_LENGTH:
@@ -1596,43 +1714,32 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 			}
 			break;
 		case M_SPLITONTOKEN:
+		case M_SPLIT:
 			if (na == 1 || na == 2)
 			{
 				int			limit = 0;
-				int			i = 0;
-				SeJson	   *list;
-				SVal		piece;
-				SeJson	   *j;
+				const char *tok;
+				int			toklen;
 
 				if (!arg_string(r, pos, &args[0]) ||
-					(na == 2 && !arg_int(r, pos, &args[1], &limit)) ||
-					!sc_charge(r, pos, len / 16))
+					(na == 2 && !arg_int(r, pos, &args[1], &limit)))
 					return false;
-				if (args[0].len == 0)
-					return sc_error(r, pos, "illegal_argument_exception", "empty token");
-				if ((list = sc_new_array(r, 4)) == NULL)
-					return false;
-				for (;;)
+				tok = args[0].u.s;
+				toklen = args[0].len;
+				if (n->op == M_SPLITONTOKEN)
+					return split_string(r, pos, recv, tok, toklen, limit > 0 ? limit : -1, false, out);
+				/* String.split takes a regex: only literal separators are supported */
+				if (toklen == 2 && tok[0] == '\\' && !((tok[1] >= '0' && tok[1] <= '9') ||
+														 (tok[1] >= 'a' && tok[1] <= 'z') ||
+														 (tok[1] >= 'A' && tok[1] <= 'Z')))
 				{
-					int			at = (limit > 0 && list->u.a.count == limit - 1) ? -1 :
-						str_find(s, len, args[0].u.s, args[0].len, i);
-					int			end = at < 0 ? len : at;
-
-					if (!new_string(r, pos, s + i, end - i, &piece) ||
-						(j = sc_val_to_json(r, &piece, pos)) == NULL ||
-						!sc_array_insert(r, list, list->u.a.count, j, pos))
-						return false;
-					if (at < 0)
-						break;
-					i = at + args[0].len;
+					tok++;
+					toklen--;
 				}
-				/* like String.split, trailing empty strings go when limit is 0 */
-				if (limit == 0)
-					while (list->u.a.count > 0 &&
-						   list->u.a.items[list->u.a.count - 1]->u.s.len == 0)
-						list->u.a.count--;
-				sc_val_container(out, list, false);
-				return true;
+				else if (toklen == 0 || strpbrk(tok, ".$|()[]{}^?*+\\") != NULL)
+					return sc_error(r, pos, "illegal_argument_exception",
+									"split with a regular expression is not supported; use splitOnToken");
+				return split_string(r, pos, recv, tok, toklen, limit, limit == 0, out);
 			}
 			break;
 		case M_CONCAT:
@@ -1705,7 +1812,7 @@ number_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				sc_val_double(out, sc_as_double(recv));
 				return true;
 			case M_FLOATVALUE:
-				sc_val_float(out, (float) sc_as_double(recv));
+				sc_val_float(out, sc_d2f(sc_as_double(recv)));
 				return true;
 			default:
 				break;
@@ -2118,7 +2225,7 @@ sc_call_static(Run *r, const Node *n, SVal *args, SVal *out)
 				else if (!parse_double(r, pos, a, &d))
 					return false;
 				if (isfloat)
-					sc_val_float(out, (float) d);
+					sc_val_float(out, sc_d2f(d));
 				else
 					sc_val_double(out, d);
 				return true;
@@ -2197,9 +2304,12 @@ sc_call_static(Run *r, const Node *n, SVal *args, SVal *out)
 				c = a->u.c;
 				if (n->op == ST_COLLECTIONS_SORT)
 				{
-					SeJson	  **items = (SeJson **) palloc(sizeof(SeJson *) * (c->u.a.count + 1));
+					SeJson	  **items;
 					int			count = c->u.a.count;
 
+					if (!sc_alloc_ok(r, pos, (int64) count * sizeof(SeJson *)))
+						return false;
+					items = (SeJson **) palloc(sizeof(SeJson *) * (count + 1));
 					if (count > 0)
 						memcpy(items, c->u.a.items, sizeof(SeJson *) * count);
 					if (!sort_items(r, pos, items, count, NULL, false))

@@ -106,7 +106,7 @@ sc_charge(Run *r, int pos, int64 units)
 	r->steps -= units;
 	if (r->steps < 0)
 		return sc_error(r, pos, "painless_error",
-						"the maximum number of statements that can be executed (%lld) has been reached",
+						"The maximum number of statements that can be executed (%lld) has been reached.",
 						(long long) (r->ctx ? r->ctx->max_statements : 0));
 	return true;
 }
@@ -114,6 +114,10 @@ sc_charge(Run *r, int pos, int64 units)
 bool
 sc_alloc_ok(Run *r, int pos, int64 bytes)
 {
+	/* one chunk must stay below palloc's limit, whatever the budget */
+	if (bytes >= SC_MAX_ALLOC)
+		return sc_error(r, pos, "circuit_breaking_exception",
+						"script allocation of %lld bytes is too large", (long long) bytes);
 	r->mem -= bytes;
 	if (r->mem < 0)
 		return sc_error(r, pos, "circuit_breaking_exception",
@@ -178,7 +182,7 @@ num_convert(SVal *v, VKind k)
 				sc_val_long(&o, sc_d2l(sc_as_double(v)));
 			break;
 		case V_FLOAT:
-			sc_val_float(&o, (float) sc_as_double(v));
+			sc_val_float(&o, sc_d2f(sc_as_double(v)));
 			break;
 		default:
 			sc_val_double(&o, sc_as_double(v));
@@ -670,28 +674,34 @@ ctx_set(Run *r, CtxKey key, const char *name, const SVal *v, int pos)
 			}
 		case CK_OP:
 			{
-				static const char *const ops[] = {"index", "noop", "none", "delete"};
+				/* an update may index, noop or delete; an upsert create or noop */
+				static const char *const ops[] = {"index", "noop", "none", "delete", "create"};
 				static const SeScriptResult res[] = {SE_SCRIPT_INDEX, SE_SCRIPT_NOOP,
-				SE_SCRIPT_NOOP, SE_SCRIPT_DELETE};
+				SE_SCRIPT_NOOP, SE_SCRIPT_DELETE, SE_SCRIPT_INDEX};
+				const char *allowed = r->ctx->upsert ? "[noop, create]" : "[noop, index, delete]";
 				int			k;
 
 				if (v->kind != V_STRING)
 				{
 					if (v->kind == V_NULL)
 						return sc_error(r, pos, "illegal_argument_exception",
-										"operation type [null] not allowed, only [noop, index, delete] are allowed");
+										"Operation type [null] not allowed, only %s are allowed", allowed);
 					return cast_error(r, pos, v, "java.lang.String");
 				}
 				for (k = 0; k < lengthof(ops); k++)
-					if (strlen(ops[k]) == (size_t) v->len && memcmp(ops[k], v->u.s, v->len) == 0)
+				{
+					bool		ok = r->ctx->upsert ? (k == 1 || k == 2 || k == 4) : k < 4;
+
+					if (ok && strlen(ops[k]) == (size_t) v->len && memcmp(ops[k], v->u.s, v->len) == 0)
 					{
 						r->op = res[k];
 						r->opstr = ops[k];
 						return true;
 					}
+				}
 				return sc_error(r, pos, "illegal_argument_exception",
-								"operation type [%s] not allowed, only [noop, index, delete] are allowed",
-								v->u.s);
+								"Operation type [%s] not allowed, only %s are allowed",
+								v->u.s, allowed);
 			}
 		case CK_OTHER:
 			return sc_error(r, pos, "illegal_argument_exception",
@@ -875,10 +885,7 @@ ref_set(Run *r, const Ref *ref, int pos, SVal *v)
 			j = sc_val_to_json(r, v, pos);
 			if (j == NULL)
 				return false;
-			{
-				/* a key made at run time may not outlive this run's memory: fine */
-				return sc_map_put(r, ref->c, ref->key, ref->keylen, j, pos);
-			}
+			return sc_map_put(r, ref->c, ref->key, ref->keylen, j, pos);
 		case R_LIST:
 			if (ref->ro)
 				return read_only(r, pos);
@@ -1184,7 +1191,7 @@ sc_eval(Run *r, const Node *n, SVal *out)
 		case E_CALL:
 			{
 				SVal		argbuf[8];
-				SVal	   *args = n->nargs <= 8 ? argbuf : (SVal *) palloc(sizeof(SVal) * n->nargs);
+				SVal	   *args = argbuf;
 
 				if (!sc_eval(r, n->a, &a))
 					return false;
@@ -1197,15 +1204,23 @@ sc_eval(Run *r, const Node *n, SVal *out)
 					}
 					return npe(r, n->pos, "invoke method", n->name);
 				}
+				/* no method takes more than 3 arguments: such a call always fails */
+				if (n->nargs > lengthof(argbuf))
+				{
+					if (!sc_alloc_ok(r, n->pos, sizeof(SVal) * n->nargs))
+						return false;
+					args = (SVal *) palloc(sizeof(SVal) * n->nargs);
+				}
 				if (!eval_args(r, n, args))
 					return false;
 				return sc_call_method(r, n, &a, args, out);
 			}
 		case E_STATIC:
 			{
-				SVal		argbuf[8];
-				SVal	   *args = n->nargs <= 8 ? argbuf : (SVal *) palloc(sizeof(SVal) * n->nargs);
+				SVal		args[2];	/* the parser allows at most 2 */
 
+				if (n->nargs > lengthof(args))
+					return sc_error(r, n->pos, "illegal_argument_exception", "too many arguments");
 				if (!eval_args(r, n, args))
 					return false;
 				return sc_call_static(r, n, args, out);
@@ -1214,7 +1229,10 @@ sc_eval(Run *r, const Node *n, SVal *out)
 			{
 				SVal		argbuf[2];
 
-				if (n->nargs > 1 || !eval_args(r, n, argbuf))
+				if (n->nargs > 1)
+					return sc_error(r, n->pos, "illegal_argument_exception",
+									"constructor takes at most 1 argument");
+				if (!eval_args(r, n, argbuf))
 					return false;
 				return sc_new_instance(r, n, argbuf, out);
 			}
@@ -1290,9 +1308,12 @@ sc_eval(Run *r, const Node *n, SVal *out)
 			{
 				bool		x = false;
 
-				if (!sc_eval(r, n->a, &a) || !as_bool(r, n->a->pos, &a, &x))
+				if (!sc_eval(r, n->a, &a) || !as_bool(r, n->a->pos, &a, &x) ||
+					!sc_eval(r, x ? n->b : n->c, out))
 					return false;
-				return sc_eval(r, x ? n->b : n->c, out);
+				if ((n->flags & NF_PROMOTE) && SV_IS_NUM(out->kind))
+					num_convert(out, (VKind) n->type);
+				return true;
 			}
 		case E_ELVIS:
 			if (!sc_eval(r, n->a, out))
@@ -1542,7 +1563,10 @@ exec(Run *r, const Node *n)
 				if (it.kind != V_LIST)
 				{
 					if (it.kind == V_NULL)
-						return npe(r, n->a->pos, "iterate", NULL) ? F_NORMAL : F_ERROR;
+					{
+						sc_error(r, n->a->pos, "null_pointer_exception", "cannot iterate over null");
+						return F_ERROR;
+					}
 					if (it.kind == V_MAP || it.kind == V_CTX)
 						sc_error(r, n->a->pos, "illegal_argument_exception",
 								 "cannot iterate over a Map; use keySet(), values() or entrySet()");
@@ -1640,12 +1664,16 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 	r.script = s;
 	r.ctx = ctx;
 	r.err = err;
-	r.steps = ctx->max_statements > 0 ? ctx->max_statements : SE_SCRIPT_DEFAULT_STATEMENTS;
-	r.mem = ctx->max_memory > 0 ? ctx->max_memory : SE_SCRIPT_DEFAULT_MEMORY;
 	r.op = SE_SCRIPT_INDEX;
-	r.opstr = "index";
+	r.opstr = ctx->upsert ? "create" : "index";
 	memset(&r.ctxval, 0, sizeof(SVal));
 	r.ctxval.kind = V_CTX;
+	if (ctx->max_statements <= 0)
+		ctx->max_statements = SE_SCRIPT_DEFAULT_STATEMENTS;
+	if (ctx->max_memory <= 0)
+		ctx->max_memory = SE_SCRIPT_DEFAULT_MEMORY;
+	r.steps = ctx->max_statements;
+	r.mem = ctx->max_memory;
 	ctx->error_cause = NULL;
 	ctx->error_offset = -1;
 	ctx->op = r.opstr;

@@ -530,7 +530,6 @@ ctx_key(const char *s, int len)
  */
 
 static Node *parse_expr(Parser *p);
-static Node *parse_ternary(Parser *p);
 static Node *parse_unary(Parser *p);
 static Node *parse_statement(Parser *p);
 static Node *parse_block(Parser *p);
@@ -1251,6 +1250,7 @@ parse_unary(Parser *p)
 	return p->failed ? NULL : n;
 }
 
+/* Painless's precedence table, loosest first (instanceof below relational). */
 static int
 binary_prec(TokKind k)
 {
@@ -1271,23 +1271,24 @@ binary_prec(TokKind k)
 		case T_EQR:
 		case T_NER:
 			return 6;
+		case T_INSTANCEOF:
+			return 7;
 		case T_LT:
 		case T_LE:
 		case T_GT:
 		case T_GE:
-		case T_INSTANCEOF:
-			return 7;
+			return 8;
 		case T_SHL:
 		case T_SHR:
 		case T_USHR:
-			return 8;
+			return 9;
 		case T_PLUS:
 		case T_MINUS:
-			return 9;
+			return 10;
 		case T_STAR:
 		case T_SLASH:
 		case T_PERCENT:
-			return 10;
+			return 11;
 		default:
 			return 0;
 	}
@@ -1345,10 +1346,94 @@ parse_binary(Parser *p, int minprec)
 	return p->failed ? NULL : left;
 }
 
+/*
+ * The numeric kind (V_INT..V_DOUBLE) an expression always has, when that is
+ * known without running it (literals, typed locals, casts, arithmetic on
+ * those); -1 otherwise.
+ */
+static int
+static_numeric_kind(Parser *p, const Node *n)
+{
+	int			a,
+				b;
+
+	switch ((NodeKind) n->kind)
+	{
+		case E_CONST:
+			return SV_IS_NUM(n->val.kind) ? n->val.kind : -1;
+		case E_LOCAL:
+		case E_CAST:
+			switch (n->kind == E_LOCAL ? p->local_types[n->slot] : n->type)
+			{
+				case DT_INT:
+					return V_INT;
+				case DT_LONG:
+					return V_LONG;
+				case DT_FLOAT:
+					return V_FLOAT;
+				case DT_DOUBLE:
+					return V_DOUBLE;
+				default:
+					return -1;
+			}
+		case E_UNARY:
+			return (n->op == T_MINUS || n->op == T_PLUS) ? static_numeric_kind(p, n->a) : -1;
+		case E_BINARY:
+			if (n->op != T_PLUS && n->op != T_MINUS && n->op != T_STAR &&
+				n->op != T_SLASH && n->op != T_PERCENT)
+				return -1;
+			a = static_numeric_kind(p, n->a);
+			b = static_numeric_kind(p, n->b);
+			return (a < 0 || b < 0) ? -1 : Max(a, b);
+		default:
+			return -1;
+	}
+}
+
+/*
+ * a ? b : c; binds tighter than Elvis, so the else branch is a conditional.
+ * As in Java, numeric branches of known different types are promoted
+ * (true ? 1 : 2.0 is 1.0).
+ */
+static Node *
+parse_ternary(Parser *p)
+{
+	Node	   *c = parse_binary(p, 1);
+
+	if (c != NULL && cur(p)->kind == T_QUESTION)
+	{
+		Node	   *n = mk(p, E_COND, cur(p)->pos);
+
+		advance(p);
+		if (!enter(p))
+			return NULL;
+		n->a = c;
+		n->b = parse_expr(p);
+		if (n->b != NULL && expect(p, T_COLON))
+			n->c = parse_ternary(p);
+		leave(p);
+		if (n->c == NULL)
+			return NULL;
+		{
+			int			kb = static_numeric_kind(p, n->b);
+			int			kc = static_numeric_kind(p, n->c);
+
+			if (kb >= 0 && kc >= 0 && kb != kc)
+			{
+				n->flags |= NF_PROMOTE;
+				n->type = Max(kb, kc);
+			}
+		}
+		return seal(p, n);
+	}
+	return c;
+}
+
+/* a ?: b, right-associative, the loosest operator below assignment */
 static Node *
 parse_elvis(Parser *p)
 {
-	Node	   *left = parse_binary(p, 1);
+	Node	   *left = parse_ternary(p);
 
 	if (left != NULL && cur(p)->kind == T_ELVIS)
 	{
@@ -1365,30 +1450,6 @@ parse_elvis(Parser *p)
 		return seal(p, n);
 	}
 	return left;
-}
-
-static Node *
-parse_ternary(Parser *p)
-{
-	Node	   *c = parse_elvis(p);
-
-	if (c != NULL && cur(p)->kind == T_QUESTION)
-	{
-		Node	   *n = mk(p, E_COND, cur(p)->pos);
-
-		advance(p);
-		if (!enter(p))
-			return NULL;
-		n->a = c;
-		n->b = parse_expr(p);
-		if (n->b != NULL && expect(p, T_COLON))
-			n->c = parse_ternary(p);
-		leave(p);
-		if (n->c == NULL)
-			return NULL;
-		return seal(p, n);
-	}
-	return c;
 }
 
 static int
@@ -1434,7 +1495,7 @@ parse_expr(Parser *p)
 
 	if (!enter(p))
 		return NULL;
-	left = parse_ternary(p);
+	left = parse_elvis(p);
 	t = cur(p);
 	if (left != NULL && (op = assign_binop(t->kind)) >= 0)
 	{

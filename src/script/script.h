@@ -39,7 +39,8 @@ typedef struct SeScript SeScript;
 typedef enum SeScriptResult
 {
 	SE_SCRIPT_ERROR = -1,		/* err is set; discard ctx->source */
-	SE_SCRIPT_INDEX = 0,		/* ctx.op "index" (the default): reindex */
+	SE_SCRIPT_INDEX = 0,		/* ctx.op "index" (the default; "create" for
+								 * an upsert): write ctx->source */
 	SE_SCRIPT_NOOP,				/* ctx.op "noop" (or "none") */
 	SE_SCRIPT_DELETE			/* ctx.op "delete" */
 } SeScriptResult;
@@ -60,7 +61,10 @@ typedef struct SeScriptCtx
 	 */
 	SeJson	   *source;
 
-	/* read-only metadata: NULL strings and negative numbers read as null */
+	/*
+	 * read-only metadata: NULL strings and negative numbers read as null;
+	 * strings must be NUL-terminated
+	 */
 	const char *id;				/* ctx._id */
 	const char *index;			/* ctx._index */
 	const char *routing;		/* ctx._routing */
@@ -68,6 +72,13 @@ typedef struct SeScriptCtx
 	int64		seq_no;			/* ctx._seq_no */
 	int64		primary_term;	/* ctx._primary_term */
 	int64		now;			/* ctx._now, epoch millis */
+
+	/*
+	 * A scripted upsert of a missing document: ctx.op starts as "create"
+	 * (reported as SE_SCRIPT_INDEX) and may only become "noop"/"none", as
+	 * in Elasticsearch.
+	 */
+	bool		upsert;
 
 	/* limits; se_script_ctx_init sets the defaults below */
 	int64		max_statements; /* statements + loop iterations per run */

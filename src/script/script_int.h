@@ -27,6 +27,7 @@
 #define SC_MAX_WALK_DEPTH	512		/* equals/toString/copy recursion */
 #define SC_MAX_SOURCE_NODES	((int64) 20 * 1000 * 1000)	/* final _source walk */
 #define SC_MAX_STRING		((int64) 16 * 1024 * 1024)
+#define SC_MAX_ALLOC		((int64) 0x3fffffff)	/* palloc's MaxAllocSize */
 
 /* ---------------------------------------------------------------------
  * Tokens (lexer.c)
@@ -199,7 +200,7 @@ typedef enum NodeKind
 #define NF_NULLSAFE		0x01
 #define NF_POSTFIX		0x02
 #define NF_BLOCKBODY	0x04	/* E_LAMBDA body is a block */
-#define NF_NEGLIT		0x08
+#define NF_PROMOTE		0x08	/* E_COND: convert the result to numeric kind type */
 
 /* ctx keys known at compile time */
 typedef enum CtxKey
@@ -229,7 +230,7 @@ typedef enum MethodId
 	M_TOLOWERCASE, M_TOUPPERCASE, M_TRIM, M_SUBSTRING, M_REPLACE,
 	M_EQUALS, M_EQUALSIGNORECASE, M_COMPARETO, M_CHARAT, M_SPLITONTOKEN,
 	M_CONCAT, M_TOSTRING, M_INTVALUE, M_LONGVALUE, M_DOUBLEVALUE,
-	M_FLOATVALUE, M_HASHCODE, M_GETLENGTH
+	M_FLOATVALUE, M_HASHCODE, M_GETLENGTH, M_SPLIT
 } MethodId;
 
 /* static calls and constants (Math.max, Integer.parseInt, ...) */
@@ -357,6 +358,7 @@ extern int64 sc_as_long(const SVal *v);
 extern double sc_as_double(const SVal *v);
 extern int32 sc_d2i(double d);
 extern int64 sc_d2l(double d);
+extern float sc_d2f(double d);
 extern bool sc_key_of(Run *r, const SVal *k, const char **key, int *keylen, int pos);
 extern bool sc_make_string(Run *r, int pos, StringInfo buf, SVal *out);
 extern int	sc_utf16_length(const char *s, int len);

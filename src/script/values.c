@@ -276,7 +276,7 @@ grow_lookup(Run *r, SeJson *node, bool create)
 
 	if (r->growcap == 0 || (create && r->growcount * 2 >= r->growcap))
 	{
-		int			newcap = r->growcap ? r->growcap * 2 : 64;
+		int			newcap = r->growcap ? r->growcap * 2 : 8;
 		GrowEnt    *ng = (GrowEnt *) palloc0(sizeof(GrowEnt) * newcap);
 
 		for (k = 0; k < r->growcap; k++)
@@ -739,6 +739,16 @@ sc_d2i(double d)
 	return (int32) d;
 }
 
+/* (float) d without leaving float's range: too large becomes infinite. */
+float
+sc_d2f(double d)
+{
+	/* halfway between FLT_MAX and 2^128: from here on, round-to-nearest gives infinity */
+	if (!isnan(d) && fabs(d) >= 3.4028235677973366e38)
+		return d > 0 ? INFINITY : -INFINITY;
+	return (float) d;
+}
+
 int64
 sc_d2l(double d)
 {
@@ -811,7 +821,7 @@ sc_make_string(Run *r, int pos, StringInfo buf, SVal *out)
 		return sc_error(r, pos, "illegal_argument_exception",
 						"string of %d bytes exceeds the limit of %d", buf->len,
 						(int) SC_MAX_STRING);
-	if (!sc_alloc_ok(r, pos, buf->len + 16))
+	if (!sc_alloc_ok(r, pos, buf->len + 16) || !sc_charge(r, pos, buf->len / 64))
 		return false;
 	/* StringInfo starts at 1kB: keep only what the string needs */
 	if (buf->maxlen > buf->len + 64)
@@ -841,7 +851,8 @@ sc_key_of(Run *r, const SVal *k, const char **key, int *keylen, int pos)
 	{
 		*key = k->u.s;
 		*keylen = k->len;
-		return true;
+		/* lookups compare the key: long keys cost their length */
+		return k->len <= 64 || sc_charge(r, pos, k->len / 64);
 	}
 	if (k->kind == V_NULL)
 		return sc_error(r, pos, "null_pointer_exception", "map key is null");
@@ -1024,7 +1035,11 @@ sc_equals(Run *r, const SVal *a, const SVal *b, bool strict, int depth, int pos,
 			*result = a->u.b == b->u.b;
 			return true;
 		case V_STRING:
-			*result = a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
+			if (a->len != b->len)
+				return true;
+			if (a->len > 64 && !sc_charge(r, pos, a->len / 64))
+				return false;
+			*result = memcmp(a->u.s, b->u.s, a->len) == 0;
 			return true;
 		case V_LIST:
 			{

@@ -610,7 +610,8 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		return;
 	}
 	se_script_ctx_init(&ctx, doc);
-	ctx.id = id;
+	ctx.id = pnstrdup(id, id_len);	/* id points into the packed request */
+	ctx.upsert = (loc.seg == -2);	/* ctx.op starts as "create" */
 	ctx.index = sh->index_name;
 	ctx.routing = routing ? pnstrdup(routing, routing_len) : NULL;
 	if (loc.seg != -2)

@@ -62,6 +62,7 @@ se_error_sqlstate(const char *type)
 		{"mapper_parsing_exception", ERRCODE_INVALID_PARAMETER_VALUE},
 		{"strict_dynamic_mapping_exception", ERRCODE_INVALID_PARAMETER_VALUE},
 		{"query_shard_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"script_exception", ERRCODE_INVALID_PARAMETER_VALUE},
 		{"index_closed_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
 		{"version_conflict_engine_exception", ERRCODE_T_R_SERIALIZATION_FAILURE},
 		{"es_rejected_execution_exception", ERRCODE_INSUFFICIENT_RESOURCES},

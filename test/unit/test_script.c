@@ -318,6 +318,11 @@ test_arithmetic(void)
 	EXPR("(double) 3", "3.0");
 	EXPR("(float) 0.1", "0.1");
 	EXPR("(int) 4294967297L", "1");
+	EXPR("(float) 1e300", "\"Infinity\"");
+	EXPR("(float) -1e39", "\"-Infinity\"");
+	EXPR("(float) 3.4028235e38", "3.4028235E38");
+	EXPR("Float.parseFloat('1e300')", "\"Infinity\"");
+	EXPR("params.d.floatValue()", "2.5");
 	EXPR("(long) params.i", "5");
 	EXPR("(def) 1", "1");
 	EXPR_FAILS("1 / 0", "/ by zero");
@@ -374,8 +379,21 @@ test_strings(void)
 	EXPR("'a-b-c'.replace('-', '+')", "\"a+b+c\"");
 	EXPR("'aaa'.replace('a', 'bb')", "\"bbbbbb\"");
 	EXPR("'ab'.replace('', '-')", "\"-a-b-\"");
-	EXPR("'a,b,,c,,'.splitOnToken(',')", "[\"a\",\"b\",\"\",\"c\"]");
+	EXPR("'a,b,,c,,'.splitOnToken(',')", "[\"a\",\"b\",\"\",\"c\",\"\",\"\"]");
 	EXPR("'a,b,c'.splitOnToken(',', 2)", "[\"a\",\"b,c\"]");
+	EXPR("'a,b,c'.splitOnToken(',', 0)", "[\"a\",\"b\",\"c\"]");
+	EXPR("''.splitOnToken(',')", "[\"\"]");
+	EXPR("'abc'.splitOnToken('')", "[\"abc\"]");
+	EXPR("'a::b'.splitOnToken('::')", "[\"a\",\"b\"]");
+	EXPR("'a,b,,c,,'.split(',')", "[\"a\",\"b\",\"\",\"c\"]");
+	EXPR("'a,b,,'.split(',', -1)", "[\"a\",\"b\",\"\",\"\"]");
+	EXPR("',a'.split(',')", "[\"\",\"a\"]");
+	EXPR("','.split(',')", "[]");
+	EXPR("''.split(',')", "[\"\"]");
+	EXPR("'a.b'.split('\\\\.')", "[\"a\",\"b\"]");
+	EXPR("'a b'.split(' ').length", "2");
+	EXPR_FAILS("'a.b'.split('.')", "split with a regular expression is not supported");
+	EXPR_FAILS("'a b'.split('\\\\s+')", "split with a regular expression is not supported");
 	EXPR("'abc'.equals('abc')", "true");
 	EXPR("'abc'.equals(1)", "false");
 	EXPR("'ABC'.equalsIgnoreCase('abc')", "true");
@@ -433,9 +451,18 @@ test_comparisons(void)
 	EXPR("true || params.n.x", "true");
 	EXPR("1 < 2 ? 'yes' : 'no'", "\"yes\"");
 	EXPR("1 > 2 ? 'yes' : 2 > 1 ? 'inner' : 'no'", "\"inner\"");
+	EXPR("true ? 1 : 2.0", "1.0");
+	EXPR("false ? 1L : 2", "2");
+	EXPR("true ? params.i : 2.0", "5");
 	EXPR("params.n ?: 'default'", "\"default\"");
 	EXPR("params.s ?: 'default'", "\"str\"");
 	EXPR("params.n ?: params.n ?: 3", "3");
+	EXPR("params.n ?: false ? 1 : 2", "2");
+	EXPR("true ? params.n : 1 ?: 'elvis'", "\"elvis\"");
+	EXPR("1 < 2 == true", "true");
+	EXPR("1 + 2 << 1", "6");
+	EXPR("1 | 2 ^ 3 & 4", "3");
+	EXPR("params.s instanceof String == true", "true");
 	EXPR("params.n?.x", "null");
 	EXPR("params.m?.a", "1");
 	EXPR("params.n?.size()", "null");
@@ -538,6 +565,18 @@ test_statements(void)
 	OK("ctx._source.x = ctx._source.x", "{\"x\":1.50}", NULL, "{\"x\":1.50}");
 	OK("ctx._source.x = ctx._source.y", "{\"y\":1e2}", NULL, "{\"y\":1e2,\"x\":1e2}");
 	OK("ctx._source.x = ctx._source.y + 0", "{\"y\":1e2}", NULL, "{\"y\":1e2,\"x\":100.0}");
+
+	/* syntax corners */
+	OK("ctx._source.r = true?.5:1", "{}", NULL, "{\"r\":0.5}");
+	OK("ctx._source.new = 1; ctx._source.in = ctx._source.new + 1", "{}", NULL,
+	   "{\"new\":1,\"in\":2}");
+	OK("ctx._source.r = (ctx._source.a ?: [:]).size()", "{}", NULL, "{\"r\":0}");
+	FAILS("def x = 1; def f = (x) -> x", "{}", NULL, "compile error at [1:24]: unexpected token '->', expected ';'");
+	OK("ctx._source.r = [1, 2, 3].removeIf((def x) -> x > 1)", "{}", NULL, "{\"r\":true}");
+	OK("ctx._source.r = 1;\r\n\tctx._source.s = 2", "{}", NULL, "{\"r\":1,\"s\":2}");
+	OK("if (ctx._source.a == null) ctx._source.a = 1; else { ctx._source.a++ }", "{\"a\":1}",
+	   NULL, "{\"a\":2}");
+	OK("return ctx._source.x = 5", "{}", NULL, "{\"x\":5}");
 }
 
 static void
@@ -769,7 +808,7 @@ test_runtime_errors(void)
 		  "dynamic field [x] not found for class [java.lang.String]");
 	FAILS("ctx._source.s[0]", "{\"s\":\"str\"}", NULL, "cannot use [] on class [java.lang.String]");
 	FAILS("ctx.op = 'anything'", "{}", NULL,
-		  "operation type [anything] not allowed, only [noop, index, delete] are allowed");
+		  "Operation type [anything] not allowed, only [noop, index, delete] are allowed");
 	FAILS("ctx.op = 1", "{}", NULL, "cannot cast [java.lang.Integer] to [java.lang.String]");
 	FAILS("ctx._id = 'x'", "{}", NULL, "cannot modify read-only metadata [_id]");
 	FAILS("ctx.foo = 'x'", "{}", NULL, "cannot put key [foo] into ctx");
@@ -777,11 +816,40 @@ test_runtime_errors(void)
 	FAILS("if (ctx._source.x) {}", "{\"x\":1}", NULL,
 		  "cannot cast [java.lang.Integer] to [boolean]");
 	FAILS("for (def x : ctx._source) {}", "{}", NULL, "cannot iterate over a Map");
-	FAILS("for (def x : ctx._source.n) {}", "{}", NULL, "cannot iterate of null");
+	FAILS("for (def x : ctx._source.n) {}", "{}", NULL, "runtime error at [1:26]: cannot iterate over null");
 	FAILS("ctx._source.a = ctx._source", "{}", NULL,
 		  "the updated _source is nested too deeply, too large, or contains itself");
 	FAILS("def l = []; l.add(l); ctx._source.l = l", "{}", NULL, "contains itself");
 	OK("def l = [1]; l.add(l); ctx._source.s = '' + l", "{}", NULL, "{\"s\":\"[1, (this Collection)]\"}");
+
+	/* scripted upsert: ctx.op starts as create, may become noop */
+	{
+		SeError		err;
+		SeScript   *s;
+		SeScriptCtx ctx;
+		SeScriptResult res;
+
+		se_error_init(&err);
+		s = se_script_compile("ctx._source.op = ctx.op; if (ctx._source.n == 1) ctx.op = 'none'", NULL, &err);
+		se_script_ctx_init(&ctx, J("{\"n\":0}"));
+		ctx.upsert = true;
+		res = se_script_run(s, &ctx, &err);
+		UT_CHECK(res == SE_SCRIPT_INDEX && strcmp(ctx.op, "create") == 0 &&
+				 strcmp(se_json_to_string(ctx.source), "{\"n\":0,\"op\":\"create\"}") == 0,
+				 "upsert create: %d %s", (int) res, ctx.op);
+		se_script_ctx_init(&ctx, J("{\"n\":1}"));
+		ctx.upsert = true;
+		res = se_script_run(s, &ctx, &err);
+		UT_CHECK(res == SE_SCRIPT_NOOP, "upsert noop: %d", (int) res);
+		s = se_script_compile("ctx.op = 'delete'", NULL, &err);
+		se_script_ctx_init(&ctx, J("{}"));
+		ctx.upsert = true;
+		res = se_script_run(s, &ctx, &err);
+		UT_CHECK(res == SE_SCRIPT_ERROR && err.reason &&
+				 strstr(err.reason, "Operation type [delete] not allowed, only [noop, create] are allowed"),
+				 "upsert delete: %s", err.reason ? err.reason : "(none)");
+	}
+	FAILS("ctx.op = 'create'", "{}", NULL, "Operation type [create] not allowed");
 
 	/* the cause and offset are reported for the API layer */
 	o = run("ctx._source.a.b = 1", "{}", NULL);
@@ -830,6 +898,16 @@ test_limits(void)
 	UT_CHECK(o.error != NULL, "exponential toString refused: %s", show(&o));
 	o = run("def l = [1]; for (int i = 0; i < 100; i++) { l = [l, l] } ctx._source.s = l == l", "{}", NULL);
 	UT_CHECK(o.source != NULL, "identical lists compare quickly: %s", show(&o));
+
+	/* string searches stay linear on hostile inputs */
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } def t = s.substring(0, 50000) + 'b'; "
+			"ctx._source.r = [s.contains(t), s.indexOf(t), s.lastIndexOf(s.substring(1, 40000)), s.replace(t, 'x').length(), s.split(t).length]",
+			"{}", NULL);
+	UT_CHECK(o.source && strcmp(o.source, "{\"r\":[false,-1,91073,131072,1]}") == 0, "hostile search: %s", show(&o));
+	o = run("def s = 'ab'; while (s.length() < 1000000) { s += s } def c = 0; while (true) { if (s == s + '') c++ }", "{}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "long string compares are charged: %s", show(&o));
+	o = run("def s = 'ab'; while (s.length() < 1000000) { s += s } def c = 0; while (true) { c += s.length() }", "{}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "long string methods are charged: %s", show(&o));
 
 	/* a smaller statement budget */
 	o = run_full("for (int i = 0; i < 100; i++) {}", "{}", NULL, 50);
@@ -895,6 +973,42 @@ test_limits(void)
 		appendStringInfoString(&s, ".a");
 	o = run(s.data, "{}", NULL);
 	UT_CHECK(o.error && strstr(o.error, "too deeply nested"), "field chain: %s", show(&o));
+
+	/* as deep as allowed: runs without exhausting the C stack (under ASan) */
+	resetStringInfo(&s);
+	for (k = 0; k < 250; k++)
+		appendStringInfoString(&s, "{");
+	appendStringInfoString(&s, "ctx._source.x = 1");
+	for (k = 0; k < 250; k++)
+		appendStringInfoString(&s, "}");
+	o = run(s.data, "{}", NULL);
+	UT_CHECK(o.source && strcmp(o.source, "{\"x\":1}") == 0, "250 blocks: %s", show(&o));
+
+	resetStringInfo(&s);
+	appendStringInfoString(&s, "ctx._source.x = ctx._source");
+	for (k = 0; k < 250; k++)
+		appendStringInfoString(&s, "?.a");
+	o = run(s.data, "{}", NULL);
+	UT_CHECK(o.source && strcmp(o.source, "{\"x\":null}") == 0, "250 fields: %s", show(&o));
+
+	resetStringInfo(&s);
+	appendStringInfoString(&s, "def n = 0; def l = [1]; ");
+	for (k = 0; k < 80; k++)
+		appendStringInfo(&s, "l.forEach(x%d -> ", k);
+	appendStringInfoString(&s, "n++");
+	for (k = 0; k < 80; k++)
+		appendStringInfoString(&s, ")");
+	appendStringInfoString(&s, "; ctx._source.n = n");
+	o = run(s.data, "{}", NULL);
+	UT_CHECK(o.source && strcmp(o.source, "{\"n\":1}") == 0, "80 nested lambdas: %s", show(&o));
+
+	resetStringInfo(&s);
+	appendStringInfoString(&s, "def x; ");
+	for (k = 0; k < 200; k++)
+		appendStringInfoString(&s, "x = ");
+	appendStringInfoString(&s, "1; ctx._source.x = x");
+	o = run(s.data, "{}", NULL);
+	UT_CHECK(o.source && strcmp(o.source, "{\"x\":1}") == 0, "200 assignments: %s", show(&o));
 
 	/* values nested deeper than any document are refused, not recursed into */
 	o = run("def l = []; for (int i = 0; i < 600; i++) { l = [l] } ctx._source.s = '' + l", "{}", NULL);
@@ -1002,6 +1116,16 @@ static const char *const corpus[] = {
 	"do { ctx._source.counter-- } while (ctx._source.counter > 0 && ctx._source.counter % 7 != 0)",
 	"ctx._source.k = ctx._source.keySet().size() + '' + ctx._id + ctx._now",
 	"def l = new ArrayList(params.l); l.addAll(l); Collections.sort(l); ctx._source.l2 = l.subList(0, 2)",
+	"ctx._source.m = new HashMap(params.m); ctx._source.m.putAll(['z': [1]]); ctx._source.m.keySet().removeIf(k -> k == 'k')",
+	"String t = ctx._source.first; if (t instanceof String && !t.isEmpty()) { ctx._source.t = t.charAt(0) + t.trim().toLowerCase() }",
+	"ctx._source.parts = 'a,b,,c'.splitOnToken(','); ctx._source.j = String.join('|', ctx._source.parts)",
+	"def total = 0.0; for (def e : params.m.entrySet()) { total += e.getValue().size() } ctx._source.total = (int) total",
+	"ctx._source.n = Integer.parseInt('12') + Long.parseLong('3') * Double.parseDouble('1.5') % 7",
+	"def x = ctx._source.counter; x = x instanceof Integer ? x << 2 : x; ctx._source.counter = x >= 10 ? -x : ~x",
+	"ctx._source.l.forEach(v -> ctx._source.counter += v); ctx._source.l.removeIf(v -> v % 2 == 1)",
+	"def m = ctx._source.a; m.forEach((k, v) -> { if (v instanceof Map) { v.put('seen', true) } }); ctx._source.a = m",
+	"ctx._source.s = ctx._source.containsKey('first') ? ctx._source.getOrDefault('last', 'none') : params.s?.toUpperCase()",
+	"for (int i = ctx._source.tags.size() - 1; i >= 0; i--) { if (ctx._source.tags[i].startsWith('t')) ctx._source.tags.remove(i) }",
 };
 
 static const char *const fragments[] = {
@@ -1137,6 +1261,163 @@ mutate(const char *src, bool swaps_only)
 	return cur;
 }
 
+/*
+ * A random well-formed script: expressions over values of every type, so
+ * that most of them compile and the runtime meets every type combination.
+ */
+static const char *const gen_atoms[] = {
+	"null", "true", "0", "1", "-7", "2147483647", "5L", "2.5", "0.1f", "'s'",
+	"''", "'a,b'", "[]", "[1, 'x', 2.0]", "['k': 1]", "[:]", "params.l",
+	"params.m", "params.n", "params.s", "params.count", "ctx._source",
+	"ctx._source.counter", "ctx._source.tags", "ctx._source.a", "ctx._source.l",
+	"ctx._source.missing", "ctx._id", "ctx.op", "ctx._now", "v0", "v1", "v2",
+	"Integer.MAX_VALUE", "Math.PI", "ctx._source.keySet()", "ctx._source.entrySet()",
+};
+
+static const char *const gen_binops[] = {
+	"+", "-", "*", "/", "%", "==", "!=", "<", ">=", "&&", "||", "&", "|", "^",
+	"<<", ">>>", "===", "?:",
+};
+
+static const char *const gen_methods[] = {
+	"size()", "isEmpty()", "add(%s)", "add(0, %s)", "remove(%s)", "contains(%s)",
+	"indexOf(%s)", "get(%s)", "set(0, %s)", "put('k', %s)", "containsKey(%s)",
+	"getOrDefault(%s, 1)", "keySet()", "values()", "length()", "substring(1)",
+	"toUpperCase()", "trim()", "replace('a', %s)", "startsWith(%s)",
+	"splitOnToken(',')", "toString()", "equals(%s)", "compareTo(%s)",
+	"intValue()", "addAll(%s)", "removeIf(x -> x == %s)", "forEach(x -> v0 = x)",
+	"sort(null)", "join(',')", "getKey()", "getValue()", "clear()",
+};
+
+static void gen_expr(StringInfo b, int depth);
+
+static void
+gen_expr(StringInfo b, int depth)
+{
+	uint32		c = depth > 3 ? 0 : rnd() % 9;
+
+	switch (c)
+	{
+		case 0:
+		case 1:
+			appendStringInfoString(b, gen_atoms[rnd() % lengthof(gen_atoms)]);
+			break;
+		case 2:
+			appendStringInfoChar(b, '(');
+			gen_expr(b, depth + 1);
+			appendStringInfo(b, " %s ", gen_binops[rnd() % lengthof(gen_binops)]);
+			gen_expr(b, depth + 1);
+			appendStringInfoChar(b, ')');
+			break;
+		case 3:
+			{
+				const char *m = gen_methods[rnd() % lengthof(gen_methods)];
+				StringInfoData arg;
+
+				initStringInfo(&arg);
+				gen_expr(&arg, depth + 1);
+				gen_expr(b, depth + 1);
+				appendStringInfoString(b, rnd() % 4 ? "." : "?.");
+				appendStringInfo(b, m, arg.data);
+			}
+			break;
+		case 4:
+			gen_expr(b, depth + 1);
+			appendStringInfoChar(b, '[');
+			gen_expr(b, depth + 1);
+			appendStringInfoChar(b, ']');
+			break;
+		case 5:
+			appendStringInfoString(b, "(");
+			gen_expr(b, depth + 1);
+			appendStringInfoString(b, " ? ");
+			gen_expr(b, depth + 1);
+			appendStringInfoString(b, " : ");
+			gen_expr(b, depth + 1);
+			appendStringInfoString(b, ")");
+			break;
+		case 6:
+			appendStringInfoString(b, rnd() % 2 ? "-" : "!");
+			gen_expr(b, depth + 1);
+			break;
+		case 7:
+			{
+				static const char *const casts[] = {"(int) ", "(long) ", "(double) ", "(float) ",
+				"(String) ", "(List) ", "(def) "};
+
+				appendStringInfoString(b, casts[rnd() % lengthof(casts)]);
+				gen_expr(b, depth + 1);
+			}
+			break;
+		default:
+			gen_expr(b, depth + 1);
+			appendStringInfoString(b, rnd() % 2 ? ".a" : "?.counter");
+			break;
+	}
+}
+
+static void
+gen_lvalue(StringInfo b)
+{
+	static const char *const lv[] = {
+		"v0", "v1", "v2", "ctx._source.counter", "ctx._source.x", "ctx._source.a.b",
+		"ctx._source.tags[0]", "ctx._source.l[-1]", "ctx.op", "ctx._source['k']",
+		"ctx._source.a['c']",
+	};
+
+	appendStringInfoString(b, lv[rnd() % lengthof(lv)]);
+}
+
+static void
+gen_statement(StringInfo b, int depth)
+{
+	static const char *const assign_ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "<<="};
+	uint32		c = depth > 2 ? rnd() % 3 : rnd() % 7;
+
+	switch (c)
+	{
+		case 0:
+		case 1:
+			gen_lvalue(b);
+			appendStringInfo(b, " %s ", assign_ops[rnd() % lengthof(assign_ops)]);
+			gen_expr(b, 0);
+			appendStringInfoString(b, "; ");
+			break;
+		case 2:
+			gen_lvalue(b);
+			appendStringInfoString(b, rnd() % 2 ? "++; " : "--; ");
+			break;
+		case 3:
+			appendStringInfoString(b, "if (");
+			gen_expr(b, 1);
+			appendStringInfoString(b, ") { ");
+			gen_statement(b, depth + 1);
+			appendStringInfoString(b, "} else { ");
+			gen_statement(b, depth + 1);
+			appendStringInfoString(b, "} ");
+			break;
+		case 4:
+			appendStringInfo(b, "for (def it%d : ", depth);
+			gen_expr(b, 1);
+			appendStringInfoString(b, ") { ");
+			gen_statement(b, depth + 1);
+			appendStringInfoString(b, "} ");
+			break;
+		case 5:
+			appendStringInfo(b, "for (int i%d = 0; i%d < 3; i%d++) { ", depth, depth, depth);
+			gen_statement(b, depth + 1);
+			appendStringInfoString(b, "} ");
+			break;
+		default:
+			appendStringInfoString(b, "while (");
+			gen_expr(b, 1);
+			appendStringInfoString(b, ") { ");
+			gen_statement(b, depth + 1);
+			appendStringInfoString(b, "break; } ");
+			break;
+	}
+}
+
 static void
 test_fuzz(void)
 {
@@ -1149,6 +1430,15 @@ test_fuzz(void)
 	SeJson	   *pj = J(params);
 	int			iterations = getenv("SE_FUZZ_ITERATIONS") ? atoi(getenv("SE_FUZZ_ITERATIONS")) : 8000;
 
+	/* the unmutated corpus is valid */
+	for (k = 0; k < lengthof(corpus); k++)
+	{
+		Outcome		o = run(corpus[k], doc, params);
+
+		UT_CHECK(o.compiled, "corpus [%s]: %s", corpus[k], show(&o));
+		if (o.error)
+			printf("corpus %d fails at run time (fine): %s\n", k, o.error);
+	}
 	if (getenv("SE_FUZZ_SEED"))
 		rng_state ^= (uint64) strtoull(getenv("SE_FUZZ_SEED"), NULL, 10) * 0x2545F4914F6CDD1DULL;
 	for (k = 0; k < iterations; k++)
@@ -1188,6 +1478,57 @@ test_fuzz(void)
 		}
 	}
 	printf("fuzz: %d mutated scripts, %d compiled, %d ran without error\n", iterations, compiled, ran_ok);
+
+	/* generated well-formed scripts */
+	{
+		int			gen_compiled = 0,
+					gen_ok = 0;
+
+		for (k = 0; k < iterations / 2; k++)
+		{
+			StringInfoData b;
+			int			n = 1 + rnd() % 4;
+			int			i;
+			SeError		err;
+			SeScript   *s;
+
+			initStringInfo(&b);
+			appendStringInfoString(&b, "def v0 = params.count; def v1 = ctx._source.tags; def v2 = 's'; ");
+			for (i = 0; i < n; i++)
+				gen_statement(&b, 0);
+			se_error_init(&err);
+			s = se_script_compile(b.data, pj, &err);
+			UT_CHECK(s != NULL || (err.reason && strncmp(err.reason, "compile error", 13) == 0),
+					 "generated [%s]: %s", b.data, err.reason ? err.reason : "(no reason)");
+			if (s != NULL)
+			{
+				SeScriptCtx ctx;
+				SeScriptResult res;
+
+				gen_compiled++;
+				se_script_ctx_init(&ctx, J(doc));
+				ctx.max_statements = 20000;
+				ctx.max_memory = 4 * 1024 * 1024;
+				res = se_script_run(s, &ctx, &err);
+				if (res != SE_SCRIPT_ERROR)
+				{
+					char	   *out = se_json_to_string(ctx.source);
+					SeError		e2;
+
+					gen_ok++;
+					se_error_init(&e2);
+					UT_CHECK(se_json_parse(out, strlen(out), NULL, &e2) != NULL,
+							 "generated [%s] output is not JSON: %s", b.data, out);
+				}
+				else
+					UT_CHECK(err.reason && strncmp(err.reason, "runtime error", 13) == 0 &&
+							 ctx.error_cause != NULL,
+							 "generated [%s]: %s", b.data, err.reason ? err.reason : "(no reason)");
+			}
+		}
+		printf("fuzz: %d generated scripts, %d compiled, %d ran without error\n",
+			   iterations / 2, gen_compiled, gen_ok);
+	}
 
 	/* random byte strings */
 	for (k = 0; k < 2000; k++)
