@@ -371,9 +371,13 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 				s;
 	Size		size;
 	Size		off;
-	dsm_segment *seg;
-	SeBulkHeader *hdr;
-	char	   *base;
+	dsm_segment *seg = NULL;
+	SeBulkHeader *hdr = NULL;
+	char	   *base = NULL;
+	int		   *entry;			/* reserved queue entry per sub, -1 = rejected */
+	int		   *dsub;			/* sub-request number in the DSM, -1 = rejected */
+	char	  **why;			/* rejection reason per sub */
+	int			naccepted = 0;
 
 	for (i = 0; i < n; i++)
 	{
@@ -395,125 +399,149 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	if (nsubs == 0)
 		return;
 
-	size = MAXALIGN(offsetof(SeBulkHeader, subs) + sizeof(SeBulkSub) * nsubs);
-	for (s = 0; s < nsubs; s++)
-		size += MAXALIGN(reqbytes[s]) + MAXALIGN(sizeof(SeItemResp) * counts[s]) +
-			MAXALIGN(Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024));
-	seg = dsm_create(size, 0);
-	base = dsm_segment_address(seg);
-	hdr = (SeBulkHeader *) base;
-	hdr->magic = SE_BULK_MAGIC;
-	hdr->nsubs = nsubs;
-	hdr->refresh = (int) opts->refresh;
-	off = MAXALIGN(offsetof(SeBulkHeader, subs) + sizeof(SeBulkSub) * nsubs);
+	/*
+	 * Reserve queue room first: a sub-request that does not fit is
+	 * rejected before anything is copied, so a wave of rejections stays
+	 * cheap for the node.
+	 */
+	entry = palloc(sizeof(int) * nsubs);
+	dsub = palloc(sizeof(int) * nsubs);
+	why = palloc0(sizeof(char *) * nsubs);
 	for (s = 0; s < nsubs; s++)
 	{
-		SeBulkSub  *sub = &hdr->subs[s];
+		SeEnqueueResult res;
 
-		memset(sub, 0, sizeof(*sub));
-		pg_atomic_init_u32(&sub->state, SE_SUB_PENDING);
-		sub->taker = -1;
-		sub->slot = slots[s];
-		sub->nitems = counts[s];
-		sub->req_off = off;
-		sub->req_len = reqbytes[s];
-		off += MAXALIGN(reqbytes[s]);
-		sub->resp_off = off;
-		off += MAXALIGN(sizeof(SeItemResp) * counts[s]);
-		sub->err_off = off;
-		sub->err_cap = Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024);
-		off += MAXALIGN(sub->err_cap);
-		sub->req_len = 0;		/* used as a write cursor below */
-	}
-	for (i = 0; i < n; i++)
-	{
-		BulkItem   *it = &items[i];
-		SeBulkSub  *sub;
-		SeItemReq	rq;
-		char	   *p;
-
-		if (sub_of[i] < 0)
+		entry[s] = se_queue_reserve_bulk(slots[s], reqbytes[s], &res);
+		dsub[s] = -1;
+		if (entry[s] >= 0)
+		{
+			dsub[s] = naccepted++;
 			continue;
-		sub = &hdr->subs[sub_of[i]];
-		memset(&rq, 0, sizeof(rq));
-		rq.op = (uint8) it->op;
-		rq.flags = (it->auto_id ? SE_ITEM_FLAG_AUTO_ID : 0) |
-			(it->if_seq_no >= 0 ? SE_ITEM_FLAG_IF_SEQ_NO : 0);
-		rq.id_len = strlen(it->id);
-		rq.routing_len = it->routing ? strlen(it->routing) : PG_UINT32_MAX;
-		rq.body_len = it->body_len;
-		rq.if_seq_no = it->if_seq_no;
-		rq.if_primary_term = it->if_primary_term;
-		p = base + sub->req_off + sub->req_len;
-		memcpy(p, &rq, sizeof(rq));
-		p += sizeof(rq);
-		memcpy(p, it->id, rq.id_len);
-		p += rq.id_len;
-		if (it->routing)
-		{
-			memcpy(p, it->routing, rq.routing_len);
-			p += rq.routing_len;
 		}
-		if (it->body_len)
-			memcpy(p, it->body, it->body_len);
-		p += it->body_len;
-		sub->req_len = p - (base + sub->req_off);
+		if (res == SE_ENQUEUE_REJECTED_QUEUE)
+			why[s] = psprintf("rejected execution of shard bulk request on the [write] queue of node [%s] (queue capacity = %d)",
+							  se_node_name_get(), se_write_queue_size);
+		else
+			why[s] = psprintf("rejected execution of shard bulk request of [" UINT64_FORMAT "] bytes: indexing pressure over [%d kb] on node [%s]",
+							  reqbytes[s], se_indexing_pressure_limit_kb, se_node_name_get());
 	}
 
-	/* submit; a sub that does not fit the bounds is rejected whole */
-	for (s = 0; s < nsubs; s++)
+	if (naccepted > 0)
 	{
-		SeEnqueueResult res = se_queue_submit_bulk(slots[s], dsm_segment_handle(seg), s,
-												   hdr->subs[s].req_len);
-
-		if (res != SE_ENQUEUE_OK)
+		PG_TRY();
 		{
-			SeBulkSub  *sub = &hdr->subs[s];
-
-			strlcpy(sub->failure_type, "es_rejected_execution_exception", sizeof(sub->failure_type));
-			if (res == SE_ENQUEUE_REJECTED_QUEUE)
-				snprintf(sub->failure, sizeof(sub->failure),
-						 "rejected execution of shard bulk request on the [write] queue of node [%s] (queue capacity = %d)",
-						 se_node_name_get(), se_write_queue_size);
-			else
-				snprintf(sub->failure, sizeof(sub->failure),
-						 "rejected execution of shard bulk request of [" UINT64_FORMAT "] bytes: indexing pressure over [%d kb] on node [%s]",
-						 (uint64) sub->req_len, se_indexing_pressure_limit_kb, se_node_name_get());
-			pg_atomic_write_u32(&sub->state, SE_SUB_REJECTED);
+			size = MAXALIGN(offsetof(SeBulkHeader, subs) + sizeof(SeBulkSub) * naccepted);
+			for (s = 0; s < nsubs; s++)
+				if (dsub[s] >= 0)
+					size += MAXALIGN(reqbytes[s]) + MAXALIGN(sizeof(SeItemResp) * counts[s]) +
+						MAXALIGN(Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024));
+			seg = dsm_create(size, 0);
 		}
-	}
-
-	/* wait for every sub-request */
-	for (;;)
-	{
-		bool		all = true;
-
+		PG_CATCH();
+		{
+			for (s = 0; s < nsubs; s++)
+				if (entry[s] >= 0)
+					se_queue_cancel_reserved(entry[s]);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		base = dsm_segment_address(seg);
+		hdr = (SeBulkHeader *) base;
+		hdr->magic = SE_BULK_MAGIC;
+		hdr->nsubs = naccepted;
+		hdr->refresh = (int) opts->refresh;
+		off = MAXALIGN(offsetof(SeBulkHeader, subs) + sizeof(SeBulkSub) * naccepted);
 		for (s = 0; s < nsubs; s++)
 		{
-			SeBulkSub  *sub = &hdr->subs[s];
+			SeBulkSub  *sub;
 
-			if (pg_atomic_read_u32(&sub->state) != SE_SUB_PENDING)
+			if (dsub[s] < 0)
 				continue;
-			/* taken by a worker that has since exited with FATAL: lost */
-			if (sub->taker >= 0 &&
-				SeShmem->workers[sub->taker].generation != sub->taker_generation)
-			{
-				strlcpy(sub->failure_type, "shard_failed_exception", sizeof(sub->failure_type));
-				strlcpy(sub->failure, "the write worker owning the shard exited while applying this request",
-						sizeof(sub->failure));
-				pg_atomic_write_u32(&sub->state, SE_SUB_FAILED);
-				continue;
-			}
-			all = false;
+			sub = &hdr->subs[dsub[s]];
+			memset(sub, 0, sizeof(*sub));
+			pg_atomic_init_u32(&sub->state, SE_SUB_PENDING);
+			sub->taker = -1;
+			sub->slot = slots[s];
+			sub->nitems = counts[s];
+			sub->req_off = off;
+			off += MAXALIGN(reqbytes[s]);
+			sub->resp_off = off;
+			off += MAXALIGN(sizeof(SeItemResp) * counts[s]);
+			sub->err_off = off;
+			sub->err_cap = Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024);
+			off += MAXALIGN(sub->err_cap);
+			sub->req_len = 0;	/* used as a write cursor below */
 		}
-		if (all)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < n; i++)
+		{
+			BulkItem   *it = &items[i];
+			SeBulkSub  *sub;
+			SeItemReq	rq;
+			char	   *p;
+
+			if (sub_of[i] < 0 || dsub[sub_of[i]] < 0)
+				continue;
+			sub = &hdr->subs[dsub[sub_of[i]]];
+			memset(&rq, 0, sizeof(rq));
+			rq.op = (uint8) it->op;
+			rq.flags = (it->auto_id ? SE_ITEM_FLAG_AUTO_ID : 0) |
+				(it->if_seq_no >= 0 ? SE_ITEM_FLAG_IF_SEQ_NO : 0);
+			rq.id_len = strlen(it->id);
+			rq.routing_len = it->routing ? strlen(it->routing) : PG_UINT32_MAX;
+			rq.body_len = it->body_len;
+			rq.if_seq_no = it->if_seq_no;
+			rq.if_primary_term = it->if_primary_term;
+			p = base + sub->req_off + sub->req_len;
+			memcpy(p, &rq, sizeof(rq));
+			p += sizeof(rq);
+			memcpy(p, it->id, rq.id_len);
+			p += rq.id_len;
+			if (it->routing)
+			{
+				memcpy(p, it->routing, rq.routing_len);
+				p += rq.routing_len;
+			}
+			if (it->body_len)
+				memcpy(p, it->body, it->body_len);
+			p += it->body_len;
+			sub->req_len = p - (base + sub->req_off);
+		}
+		for (s = 0; s < nsubs; s++)
+			if (dsub[s] >= 0)
+				se_queue_submit_reserved(entry[s], dsm_segment_handle(seg), dsub[s]);
+
+		/* wait for every accepted sub-request */
+		for (;;)
+		{
+			bool		all = true;
+
+			for (s = 0; s < naccepted; s++)
+			{
+				SeBulkSub  *sub = &hdr->subs[s];
+
+				if (pg_atomic_read_u32(&sub->state) != SE_SUB_PENDING)
+					continue;
+				/* taken by a worker that has since exited with FATAL: lost */
+				if (sub->taker >= 0 &&
+					SeShmem->workers[sub->taker].generation != sub->taker_generation)
+				{
+					strlcpy(sub->failure_type, "shard_failed_exception", sizeof(sub->failure_type));
+					strlcpy(sub->failure, "the write worker owning the shard exited while applying this request",
+							sizeof(sub->failure));
+					pg_atomic_write_u32(&sub->state, SE_SUB_FAILED);
+					continue;
+				}
+				all = false;
+			}
+			if (all)
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1000, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		pg_read_barrier();
 	}
-	pg_read_barrier();
 
 	/* collect per-item outcomes */
 	{
@@ -527,16 +555,17 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 
 			if (sub_of[i] < 0)
 				continue;
-			sub = &hdr->subs[sub_of[i]];
-			st = pg_atomic_read_u32(&sub->state);
-			if (st == SE_SUB_REJECTED)
+			if (dsub[sub_of[i]] < 0)
 			{
+				/* rejected: not done, the caller may retry it */
 				memset(&it->resp, 0, sizeof(it->resp));
 				it->resp.status = 429;
-				it->err_type = pstrdup(sub->failure_type);
-				it->err_reason = pstrdup(sub->failure);
-				continue;		/* not done: may be retried */
+				it->err_type = "es_rejected_execution_exception";
+				it->err_reason = why[sub_of[i]];
+				continue;
 			}
+			sub = &hdr->subs[dsub[sub_of[i]]];
+			st = pg_atomic_read_u32(&sub->state);
 			it->done = true;
 			if (st == SE_SUB_FAILED)
 			{
@@ -558,7 +587,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 				it->err_type = NULL;
 		}
 	}
-	dsm_detach(seg);
+	if (seg)
+		dsm_detach(seg);
 }
 
 /*

@@ -134,10 +134,12 @@ collect_thread_pool(CatTable *t)
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
+	/* ES view: a busy thread is active, every other task is queued */
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	for (i = 0; i < SeShmem->nworkers; i++)
-		active += SeShmem->workers[i].active;
-	queued = SeShmem->queued;
+		if (SeShmem->workers[i].active > 0)
+			active++;
+	queued = Max(0, SeShmem->queued - active);
 	rejected = SeShmem->rejected;
 	completed = SeShmem->completed;
 	SpinLockRelease(&SeShmem->queue_mutex);

@@ -125,7 +125,8 @@ typedef enum SeEntryState
 	SE_ENTRY_QUEUED,
 	SE_ENTRY_ACTIVE,
 	SE_ENTRY_DONE,
-	SE_ENTRY_ABANDONED			/* requester left; worker frees it */
+	SE_ENTRY_ABANDONED,			/* requester left; worker frees it */
+	SE_ENTRY_RESERVED			/* bulk room reserved, request being filled */
 } SeEntryState;
 
 typedef struct SeWorkerState
@@ -181,7 +182,8 @@ typedef struct SeShared
 	slock_t		queue_mutex;
 	int			free_head;
 	int			nentries;
-	int			queued;			/* bounded entries waiting, node-wide */
+	int			queued;			/* bulk sub-requests in flight (reserved, waiting
+								 * or being applied), node-wide */
 	uint64		inflight_bytes; /* indexing pressure */
 	uint64		rejected;		/* rejected sub-requests, node-wide */
 	uint64		completed;
@@ -237,11 +239,12 @@ typedef enum SeEnqueueResult
 	SE_ENQUEUE_REJECTED_PRESSURE	/* indexing pressure over the limit */
 } SeEnqueueResult;
 
-extern SeEnqueueResult se_queue_submit_bulk(int slot, dsm_handle handle,
-											int sub, uint64 bytes);
+extern int	se_queue_reserve_bulk(int slot, uint64 bytes, SeEnqueueResult *why);
+extern void se_queue_submit_reserved(int entry, dsm_handle handle, int sub);
+extern void se_queue_cancel_reserved(int entry);
 extern int	se_queue_take(int worker);	/* -1 if none */
 extern void se_queue_free_bulk_entry(int entry);
-extern void se_queue_bulk_done(int worker, uint64 bytes);
+extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
 extern void se_queue_control_done(int entry, bool failed);
 

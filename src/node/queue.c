@@ -46,21 +46,31 @@ fifo_push(int w, int e)
 	ws->queued++;
 }
 
-/* Submit one bulk sub-request for slot; rejected when over a bound. */
-SeEnqueueResult
-se_queue_submit_bulk(int slot, dsm_handle handle, int sub, uint64 bytes)
+/*
+ * Reserve room for one bulk sub-request to slot, or reject it.
+ *
+ * The bound follows Elasticsearch's write pool: write_queue_size waiting
+ * tasks plus one executing task per thread.  Our workers take batches of
+ * entries at once, so an entry counts until its sub-request finishes and
+ * the limit is write_queue_size + number of workers -- taking a batch does
+ * not make room for more.  The caller fills the request and submits the
+ * entry with se_queue_submit_reserved (or cancels it).
+ */
+int
+se_queue_reserve_bulk(int slot, uint64 bytes, SeEnqueueResult *why)
 {
 	int			w = SeSlots[slot].owner;
 	int			e;
 	uint64		limit = (uint64) se_indexing_pressure_limit_kb * 1024;
 
 	SpinLockAcquire(&SeShmem->queue_mutex);
-	if (SeShmem->queued >= se_write_queue_size || SeShmem->free_head < 0)
+	if (SeShmem->queued >= se_write_queue_size + SeShmem->nworkers || SeShmem->free_head < 0)
 	{
 		SeShmem->rejected++;
 		SeShmem->workers[w].rejected++;
 		SpinLockRelease(&SeShmem->queue_mutex);
-		return SE_ENQUEUE_REJECTED_QUEUE;
+		*why = SE_ENQUEUE_REJECTED_QUEUE;
+		return -1;
 	}
 	/* a single request larger than the limit is admitted only when idle */
 	if (SeShmem->inflight_bytes > 0 && SeShmem->inflight_bytes + bytes > limit)
@@ -68,23 +78,49 @@ se_queue_submit_bulk(int slot, dsm_handle handle, int sub, uint64 bytes)
 		SeShmem->rejected++;
 		SeShmem->workers[w].rejected++;
 		SpinLockRelease(&SeShmem->queue_mutex);
-		return SE_ENQUEUE_REJECTED_PRESSURE;
+		*why = SE_ENQUEUE_REJECTED_PRESSURE;
+		return -1;
 	}
 	e = SeShmem->free_head;
 	SeShmem->free_head = SeEntries[e].next;
 	SeEntries[e].kind = SE_REQ_BULK;
 	SeEntries[e].slot = slot;
+	SeEntries[e].bytes = bytes;
+	SeEntries[e].state = SE_ENTRY_RESERVED;
+	SeShmem->queued++;
+	SeShmem->inflight_bytes += bytes;
+	SpinLockRelease(&SeShmem->queue_mutex);
+	*why = SE_ENQUEUE_OK;
+	return e;
+}
+
+/* Queue a reserved entry to its shard's owner. */
+void
+se_queue_submit_reserved(int e, dsm_handle handle, int sub)
+{
+	int			w = SeSlots[SeEntries[e].slot].owner;
+
+	SpinLockAcquire(&SeShmem->queue_mutex);
 	SeEntries[e].handle = handle;
 	SeEntries[e].sub = sub;
 	SeEntries[e].requester_procno = MyProc->pgprocno;
-	SeEntries[e].bytes = bytes;
 	SeEntries[e].state = SE_ENTRY_QUEUED;
-	SeShmem->queued++;
-	SeShmem->inflight_bytes += bytes;
 	fifo_push(w, e);
 	SpinLockRelease(&SeShmem->queue_mutex);
 	wake_worker(w);
-	return SE_ENQUEUE_OK;
+}
+
+/* Give back a reservation that will not be submitted. */
+void
+se_queue_cancel_reserved(int e)
+{
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	SeShmem->queued--;
+	SeShmem->inflight_bytes -= Min(SeEntries[e].bytes, SeShmem->inflight_bytes);
+	SeEntries[e].state = SE_ENTRY_FREE;
+	SeEntries[e].next = SeShmem->free_head;
+	SeShmem->free_head = e;
+	SpinLockRelease(&SeShmem->queue_mutex);
 }
 
 /*
@@ -107,8 +143,6 @@ se_queue_take(int w)
 			ws->tail = -1;
 		ws->queued--;
 		ws->active++;
-		if (SeEntries[e].kind == SE_REQ_BULK)
-			SeShmem->queued--;
 		if (SeEntries[e].state == SE_ENTRY_QUEUED)
 			SeEntries[e].state = SE_ENTRY_ACTIVE;
 		SeEntries[e].taker_generation = ws->generation;
@@ -134,15 +168,23 @@ se_queue_free_bulk_entry(int e)
 	SpinLockRelease(&SeShmem->queue_mutex);
 }
 
-/* A bulk sub-request finished: release its pressure and count it. */
+/*
+ * A bulk sub-request finished (applied, or dropped because its requester
+ * left): release its room in the queue and its pressure; count it as
+ * completed only if it was applied.
+ */
 void
-se_queue_bulk_done(int w, uint64 bytes)
+se_queue_bulk_done(int w, uint64 bytes, bool applied)
 {
 	SpinLockAcquire(&SeShmem->queue_mutex);
+	SeShmem->queued--;
 	SeShmem->inflight_bytes -= Min(bytes, SeShmem->inflight_bytes);
 	SeShmem->workers[w].active--;
-	SeShmem->workers[w].completed++;
-	SeShmem->completed++;
+	if (applied)
+	{
+		SeShmem->workers[w].completed++;
+		SeShmem->completed++;
+	}
 	SpinLockRelease(&SeShmem->queue_mutex);
 }
 

@@ -175,6 +175,7 @@ typedef struct BatchItem
 	uint64		bytes;
 	int			requester;
 	bool		refresh;
+	bool		applied;
 } BatchItem;
 
 static void
@@ -266,7 +267,7 @@ release_batch(bool failed, const char *type, const char *msg)
 		if (items[i].sub && failed &&
 			pg_atomic_read_u32(&items[i].sub->state) == SE_SUB_PENDING)
 			fail_sub(items[i].sub, items[i].requester, type, msg);
-		se_queue_bulk_done(my_worker, items[i].bytes);
+		se_queue_bulk_done(my_worker, items[i].bytes, items[i].applied);
 	}
 	for (i = 0; i < nitems_batch; i++)
 	{
@@ -351,6 +352,7 @@ process_batch(void)
 		current_sub = bi->sub;
 		current_slot = bi->slot;
 		se_shard_apply_bulk(sh, bi->hdr, bi->sub, (char *) bi->hdr);
+		bi->applied = true;
 		bi->refresh = bi->hdr->refresh != 0;
 		current_sub = NULL;
 		current_slot = -1;

@@ -17,6 +17,16 @@ my $node = SeTest::new_node('queue', write_threads => 1,
 $node->safe_psql('postgres', q{SELECT search_engine.create_index('q',
   '{"settings": {"number_of_shards": 8, "number_of_replicas": 0, "refresh_interval": "-1"}}')});
 
+# The bound is ES's: write_queue_size waiting plus one executing per write
+# thread.  On an idle node one bulk touching all 8 shards gets room for
+# 2 + 1 = 3 sub-requests; the other 5 are rejected before anything is copied.
+$node->safe_psql('postgres', q{SELECT search_engine.create_index('probe', '{"settings": {"number_of_shards": 8, "number_of_replicas": 0}}')});
+my $one = join('\\n', map { qq({"index": {"_id": "probe-$_"}}\\n{"n": $_}) } 1 .. 200);
+my $before = $node->safe_psql('postgres', "SELECT rejected FROM search_engine.thread_pool");
+$node->safe_psql('postgres', "SELECT count(DISTINCT i->'index'->>'status') FROM jsonb_array_elements(search_engine.bulk(E'$one\\n', 'probe')->'items') i");
+is($node->safe_psql('postgres', "SELECT rejected FROM search_engine.thread_pool") - $before, 5,
+	'an idle node admits write_queue_size + write_threads sub-requests of one bulk');
+
 my $clients = 12;
 my $requests = 6;
 my $items = 64;
