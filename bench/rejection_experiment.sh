@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# bench/rejection_experiment.sh: the bulk-rejection experiment on one node.
+#
+#   bench/rejection_experiment.sh            (as root; ~20 minutes on 2 cores)
+#
+# A fresh server with search_engine.write_queue_size = 200 (the bound on
+# waiting shard sub-requests, node-wide, as Elasticsearch's write queue).
+# Cells: shards {2,4,8,16,32} x concurrent clients {8,16,24,32,48,64} x
+# batch {100,200} documents of the Debian Contents corpus
+# (bench/contents_corpus.sh).  Every cell recreates the index and every
+# client sends a fixed number of bulk requests (REQUESTS, default 200; the
+# sizing is explained below), without retries, and se-loadgen classifies
+# each request as fully successful / partially rejected / fully rejected
+# and verifies that the final count equals what was acknowledged.  The
+# x axis of the plots is the client-shard concurrency, shards x clients:
+# the most shard sub-requests that can be outstanding at once.
+#
+# Second pass ("retries"): a few cells again with client-side retries of
+# the rejected items (exponential backoff with jitter, until indexed) and
+# with the engine's own bulk(max_retries => n); the tool checks that every
+# document sent ends up indexed.
+#
+# Sizing: 200 requests per client is 288,000 x 200 = 57.6 M documents sent
+# over the 60 cells (sum over cells of clients x batch x requests).
+# Accepted documents go in at ~110 k docs/s on 2 cores with <= 16 shards
+# (~50 k/s with 32: one translog fsync per shard per worker batch), and a
+# rejected request costs the client and the server ~1 ms, so the main pass
+# takes ~10 minutes, plus ~1 s per cell to create and drop the index; the
+# retry pass resends up to 94% of a cell's documents, hence its smaller
+# RETRY_REQUESTS.  Fewer requests make the start-up transient (the queue
+# filling) a larger part of each cell.
+#
+# Outputs (OUT, default bench/loadgen/results/rejection): cells.csv and
+# retries.csv (one se-loadgen row per cell), summary.md (tables), and the
+# plots rejection-requests.png, rejection-docs.png, rejection-throughput.png.
+set -euo pipefail
+
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH/.." && pwd)
+PORT=${PORT:-5494}
+PGDIR=${PGDIR:-/var/tmp/se_rejection_experiment}
+OUT=${OUT:-$BENCH/loadgen/results/rejection}
+CORPUS=${CORPUS:-$BENCH/data/contents.ndjson}
+QUEUE=${QUEUE:-200}
+REQUESTS=${REQUESTS:-200}
+SHARDS=${SHARDS:-"2 4 8 16 32"}
+CLIENTS=${CLIENTS:-"8 16 24 32 48 64"}
+BATCHES=${BATCHES:-"100 200"}
+# shards:clients:batch:mode   (mode client = resend 429 items until indexed; server = max_retries 10)
+RETRY_CELLS=${RETRY_CELLS:-"8:32:100:client 16:24:200:client 32:48:100:client 32:64:200:client 16:24:200:server 32:64:200:server"}
+RETRY_REQUESTS=${RETRY_REQUESTS:-50}
+LOADGEN=$BENCH/loadgen/se-loadgen
+DSN="host=/tmp port=$PORT user=postgres dbname=postgres"
+
+if [ "$(id -u)" != 0 ]; then
+  echo "$0: run as root (PostgreSQL is started as postgres)" >&2
+  exit 1
+fi
+command -v gnuplot >/dev/null || {
+  apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnuplot-nox >/dev/null; }
+[ -f /usr/include/postgresql/libpq-fe.h ] || {
+  apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q libpq-dev >/dev/null; }
+make -s -C "$BENCH/loadgen" >/dev/null
+[ -s "$CORPUS" ] || "$BENCH/contents_corpus.sh" "$CORPUS"
+
+psql_() { psql -X -q -At -h /tmp -p "$PORT" -U postgres -d postgres "$@"; }
+stop_server() { "$REPO/test/pg_instance.sh" stop "$PGDIR"; rm -rf "$PGDIR"; }
+
+if pg_isready -q -h /tmp -p "$PORT" && [ ! -f "$PGDIR/postmaster.pid" ]; then
+  echo "$0: port $PORT is taken by another server; choose another with PORT=..." >&2
+  exit 1
+fi
+[ -d "$PGDIR" ] && stop_server
+"$REPO/test/pg_instance.sh" start "$PGDIR" "$PORT" "shared_buffers = '512MB'" \
+  "max_connections = 120" "search_engine.write_queue_size = $QUEUE"
+trap stop_server EXIT
+psql_ -c "CREATE EXTENSION IF NOT EXISTS search_engine"
+threads=$(psql_ -c "SHOW search_engine.write_threads")
+
+mkdir -p "$OUT"
+rm -f "$OUT/cells.csv" "$OUT/retries.csv" "$OUT"/batch*.dat
+ncells=$(( $(wc -w <<<"$SHARDS") * $(wc -w <<<"$CLIENTS") * $(wc -w <<<"$BATCHES") ))
+start=$(date +%s)
+i=0
+echo "main pass: $ncells cells, $REQUESTS requests per client, write_queue_size $QUEUE, $threads write threads" >&2
+for batch in $BATCHES; do
+  for shards in $SHARDS; do
+    for clients in $CLIENTS; do
+      i=$((i + 1))
+      t0=$(date +%s.%N)
+      rc=0
+      "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+        --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
+        --requests-per-client "$REQUESTS" --csv "$OUT/cells.csv" --label main || rc=$?
+      row=$(tail -n 1 "$OUT/cells.csv")
+      IFS=, read -r -a f <<<"$row"
+      printf '\r[%2d/%d] %3d shards x %2d clients = %4d, batch %3d: ok %5.1f%% partial %5.1f%% rejected %5.1f%%, %6.0f docs/s, %4.1f s%s\033[K' \
+        "$i" "$ncells" "$shards" "$clients" "$((shards * clients))" "$batch" \
+        "$(awk -v x="${f[17]}" 'BEGIN{print 100*x}')" "$(awk -v x="${f[18]}" 'BEGIN{print 100*x}')" \
+        "$(awk -v x="${f[19]}" 'BEGIN{print 100*x}')" "${f[9]}" \
+        "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')" \
+        "$([ "$rc" = 0 ] && echo "" || echo "  VERIFY FAILED (rc $rc)")" >&2
+      [ "$rc" = 0 ] || echo >&2
+    done
+  done
+done
+echo >&2
+main_seconds=$(( $(date +%s) - start ))
+
+echo "retry pass: $RETRY_CELLS, $RETRY_REQUESTS requests per client" >&2
+for cell in $RETRY_CELLS; do
+  IFS=: read -r shards clients batch mode <<<"$cell"
+  if [ "$mode" = server ]; then retry=(--retry server --retries 10); else retry=(--retry client --retries -1); fi
+  rc=0
+  "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+    --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
+    --requests-per-client "$RETRY_REQUESTS" "${retry[@]}" --csv "$OUT/retries.csv" --label "retry-$mode" || rc=$?
+  IFS=, read -r -a f <<<"$(tail -n 1 "$OUT/retries.csv")"
+  echo "  $shards shards x $clients clients, batch $batch, $mode retries: sent ${f[20]}, indexed ${f[22]}, count ${f[33]}, verified ${f[34]}, first-attempt 429 items ${f[23]}, ${f[9]} docs/s (rc $rc)" >&2
+done
+psql_ -c "SELECT search_engine.delete_index(index) FROM search_engine.indices WHERE index = 'rejection'" >/dev/null
+touch "$OUT/retries.csv"
+total_seconds=$(( $(date +%s) - start ))
+errors=$(grep -cE 'PANIC|FATAL|TRAP' "$PGDIR/server.log" || true)
+
+# ---------- tables ----------
+awk -F, -v main_s="$main_seconds" -v total_s="$total_seconds" -v queue="$QUEUE" -v req="$REQUESTS" \
+    -v threads="$threads" -v errors="$errors" -v batches="$BATCHES" -v shardss="$SHARDS" -v clientss="$CLIENTS" '
+NR == FNR { if (FNR > 1) { key = $4 SUBSEP $5 SUBSEP $3; ok[key] = $18; pa[key] = $19; rj[key] = $20;
+            ds[key] = $25; dps[key] = $10; ver[key] = $35;
+            if ($35 != "true") bad++ } next }
+FNR > 1 { rrow[++nr] = $0 }
+END {
+  printf "Main pass: write_queue_size %d, %d write threads, %d requests per client per cell, %d s; whole run %d s; server log PANIC/FATAL lines: %d; cells whose final count did not match: %d.\n\n", queue, threads, req, main_s, total_s, errors, bad + 0
+  nb = split(batches, B, " "); ns = split(shardss, S, " "); nc = split(clientss, C, " ")
+  for (b = 1; b <= nb; b++) {
+    printf "Batch %d: share of bulk requests fully successful / partially rejected / fully rejected, %% (rows: shards; columns: clients; concurrency = product)\n\n", B[b]
+    printf "| shards \\\\ clients |"; for (c = 1; c <= nc; c++) printf " %d |", C[c]; printf "\n|---|"; for (c = 1; c <= nc; c++) printf "---|"; printf "\n"
+    for (s = 1; s <= ns; s++) {
+      printf "| %d |", S[s]
+      for (c = 1; c <= nc; c++) { k = B[b] SUBSEP S[s] SUBSEP C[c]; printf " %.0f / %.0f / %.0f |", 100 * ok[k], 100 * pa[k], 100 * rj[k] }
+      printf "\n"
+    }
+    printf "\nBatch %d: documents rejected (429), %% of those sent; indexed docs/s\n\n", B[b]
+    printf "| shards \\\\ clients |"; for (c = 1; c <= nc; c++) printf " %d |", C[c]; printf "\n|---|"; for (c = 1; c <= nc; c++) printf "---|"; printf "\n"
+    for (s = 1; s <= ns; s++) {
+      printf "| %d |", S[s]
+      for (c = 1; c <= nc; c++) { k = B[b] SUBSEP S[s] SUBSEP C[c]; printf " %.1f%%, %.0f/s |", 100 * ds[k], dps[k] }
+      printf "\n"
+    }
+    printf "\n"
+  }
+  printf "Retry pass (%d cells):\n\n| shards | clients | batch | retries | docs sent | 429 items on first attempts | resent items (requests) | rejected shard sub-requests (thread_pool) | indexed | final count | all indexed | docs/s |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|\n", nr
+  for (r = 1; r <= nr; r++) {
+    split(rrow[r], f, ",")
+    mode = f[7] == "client" ? "client, until indexed" : "server, max_retries " f[8]
+    printf "| %d | %d | %d | %s | %d | %d | %d (%d) | %d | %d | %d | %s | %.0f |\n", f[5], f[3], f[4], mode, f[21], f[24], f[29], f[28], f[36], f[23], f[34], (f[23] == f[21] && f[35] == "true") ? "yes" : "NO", f[10]
+  }
+}' "$OUT/cells.csv" "$OUT/retries.csv" > "$OUT/summary.md"
+
+# ---------- plots ----------
+for batch in $BATCHES; do
+  awk -F, -v b="$batch" 'NR > 1 && $4 == b { print $6, 100 * $18, 100 * $19, 100 * $20, 100 * $25, 100 * $26, $5, $3, $10 }' \
+    "$OUT/cells.csv" | sort -n > "$OUT/batch$batch.dat"
+  for shards in $SHARDS; do
+    awk -v s="$shards" '$7 == s { print $8, $9 }' "$OUT/batch$batch.dat" | sort -n > "$OUT/batch$batch-shards$shards.dat"
+  done
+done
+nb=$(wc -w <<<"$BATCHES")
+cat > "$OUT/rejection-requests.gp" <<EOF
+set terminal pngcairo size $((700 * nb)),600 font 'Sans,10' noenhanced
+set output '$OUT/rejection-requests.png'
+set multiplot layout 1,$nb title "Bulk requests by outcome vs client-shard concurrency (one node, write_queue_size $QUEUE, $threads write threads, $REQUESTS requests per client)"
+set logscale x 2
+set xlabel 'concurrency = shards x clients (log2)'
+set ylabel '% of bulk requests'
+set yrange [-2:102]
+set grid
+set key center left
+set arrow 1 from $QUEUE, graph 0 to $QUEUE, graph 1 nohead dt 2 lc rgb 'gray40'
+set label 1 'queue size' at $QUEUE, graph 0.96 right offset -0.5,0 tc rgb 'gray40'
+do for [f in "$BATCHES"] {
+  set title sprintf('batch of %s documents (points: cells; lines: mean at equal concurrency)', f)
+  file = sprintf('$OUT/batch%s.dat', f)
+  plot file using 1:2 with points pt 7 ps 0.8 lc rgb '#2a9d8f' notitle, \\
+       file using 1:2 smooth unique with lines lw 2 lc rgb '#2a9d8f' title 'fully successful', \\
+       file using 1:3 with points pt 5 ps 0.8 lc rgb '#e9c46a' notitle, \\
+       file using 1:3 smooth unique with lines lw 2 lc rgb '#e9c46a' title 'partially rejected', \\
+       file using 1:4 with points pt 9 ps 0.8 lc rgb '#e76f51' notitle, \\
+       file using 1:4 smooth unique with lines lw 2 lc rgb '#e76f51' title 'fully rejected'
+}
+unset multiplot
+EOF
+cat > "$OUT/rejection-docs.gp" <<EOF
+set terminal pngcairo size 1000,600 font 'Sans,10' noenhanced
+set output '$OUT/rejection-docs.png'
+set title "Share of a bulk request's documents rejected (429) vs client-shard concurrency (write_queue_size $QUEUE)"
+set logscale x 2
+set xlabel 'concurrency = shards x clients (log2)'
+set ylabel '% of the documents of a request'
+set yrange [-2:102]
+set grid
+set key top left
+set arrow 1 from $QUEUE, graph 0 to $QUEUE, graph 1 nohead dt 2 lc rgb 'gray40'
+colors = "#264653 #e76f51 #2a9d8f #e9c46a"
+batches = "$BATCHES"
+plot for [i=1:words(batches)] sprintf('$OUT/batch%s.dat', word(batches, i)) using 1:5 smooth unique \\
+       with linespoints pt 7 lw 2 lc rgb word(colors, i) title sprintf('batch %s: mean over all requests', word(batches, i)), \\
+     for [i=1:words(batches)] sprintf('$OUT/batch%s.dat', word(batches, i)) using 1:(\$3 > 0 ? \$6 : 1/0) \\
+       with points pt 6 ps 1.2 lc rgb word(colors, i) title sprintf('batch %s: mean within partially rejected requests', word(batches, i))
+EOF
+cat > "$OUT/rejection-throughput.gp" <<EOF
+set terminal pngcairo size $((700 * nb)),600 font 'Sans,10' noenhanced
+set output '$OUT/rejection-throughput.png'
+set multiplot layout 1,$nb title "Documents indexed per second (no retries; rejected documents are not counted) by shard count"
+set xlabel 'concurrent clients'
+set ylabel 'indexed documents/s'
+set yrange [0:*]
+set grid
+set key top right
+do for [f in "$BATCHES"] {
+  set title sprintf('batch of %s documents', f)
+  plot for [s in "$SHARDS"] sprintf('$OUT/batch%s-shards%s.dat', f, s) using 1:2 with linespoints pt 7 lw 2 title sprintf('%s shards', s)
+}
+unset multiplot
+EOF
+for p in requests docs throughput; do gnuplot "$OUT/rejection-$p.gp"; done
+echo "results: $OUT/summary.md, $OUT/rejection-{requests,docs,throughput}.png (${total_seconds:-?} s)" >&2
