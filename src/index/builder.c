@@ -1238,8 +1238,7 @@ se_builder_serialize(SeSegmentBuilder *b,
 	{
 		BField	   *f = &b->fields[i];
 
-		if (f->io != SE_IDX_NONE && f->terms.nkeys > 0)
-			serialize_terms(b, w, i, map);
+		/* norms first: the postings impacts are computed from them */
 		if (f->norms)
 		{
 			for (d = 0; d < f->normv_len && d < b->num_docs; d++)
@@ -1250,6 +1249,8 @@ se_builder_serialize(SeSegmentBuilder *b,
 					se_segwriter_set_norm(w, i, nd, f->normv[d]);
 			}
 		}
+		if (f->io != SE_IDX_NONE && f->terms.nkeys > 0)
+			serialize_terms(b, w, i, map);
 		if (f->dv != SE_DV_NONE)
 			serialize_doc_values(b, w, i, map);
 	}

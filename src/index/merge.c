@@ -492,10 +492,11 @@ se_segment_merge(SeSegmentReader **readers, const uint64 **live, int n,
 							   ms.fields[i].norms, ms.fields[i].dv);
 	for (i = 0; i < ms.nfields; i++)
 	{
-		if (ms.fields[i].io != SE_IDX_NONE)
-			merge_terms(&ms, i);
+		/* norms first: the postings impacts are computed from them */
 		if (ms.fields[i].norms)
 			merge_norms(&ms, i);
+		if (ms.fields[i].io != SE_IDX_NONE)
+			merge_terms(&ms, i);
 		if (ms.fields[i].dv == SE_DV_NUMERIC)
 			merge_numeric(&ms, i);
 		else if (ms.fields[i].dv == SE_DV_SORTED_SET)

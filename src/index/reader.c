@@ -728,6 +728,14 @@ se_segment_norm(SeSegmentReader *r, int field, int32 doc)
 	return f->norms[doc];
 }
 
+const uint8 *
+se_segment_norms(SeSegmentReader *r, int field)
+{
+	SeFieldR   *f = get_field(r, field);
+
+	return f ? f->norms : NULL;
+}
+
 /* Value range [*start, *start + *n) of doc in a doc-values field. */
 static bool
 dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)

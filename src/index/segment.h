@@ -170,6 +170,14 @@ typedef struct SeTermInfo
 {
 	int32		doc_freq;
 	int64		total_term_freq;
+	/*
+	 * Term-level impact: the largest freq of the term in any doc (1 for
+	 * docs-only fields) and the smallest norm byte among its docs (0 when
+	 * the field has no norms).  score(max_freq, min_norm) bounds the BM25
+	 * score of every doc of the term in this segment.
+	 */
+	int32		max_freq;
+	uint8		min_norm;
 	/* codec-private locators */
 	uint64		postings_offset;
 	uint64		positions_offset;
@@ -188,7 +196,13 @@ extern bool se_terms_next(SeTermsEnum *e, const char **term, int *len,
 						  SeTermInfo *ti);
 extern void se_terms_close(SeTermsEnum *e);
 
-/* Postings iteration (doc ids ascending). */
+/*
+ * Postings iteration (doc ids ascending).  Docs are stored in blocks of
+ * 128 with skip data, so advance() jumps over whole blocks without
+ * decoding them.  Positions are only read when asked for: an iterator
+ * opened without positions never touches them, and one opened with them
+ * decodes a doc's positions only on its first next_position call.
+ */
 typedef struct SePostings SePostings;
 extern SePostings *se_postings_open(SeSegmentReader *r, const SeTermInfo *ti,
 									bool with_positions);
@@ -201,8 +215,50 @@ extern int32 se_postings_next_position(SePostings *p);
 extern int64 se_postings_cost(SePostings *p);
 extern void se_postings_close(SePostings *p);
 
+/*
+ * Impacts for block-max scoring.  advance_shallow positions a skip cursor,
+ * independent of the doc the iterator is on, on the block that may hold
+ * target (the first block whose last doc is >= target), without decoding
+ * any doc; it returns that block's last doc, or SE_NO_MORE_DOCS when no
+ * block can hold target.  Every doc of the term in [target, returned doc]
+ * lies in that block.  Targets are meant to ascend; a smaller one makes
+ * the cursor walk again from the first block.
+ *
+ * block_impact reports the impact of the block the shallow cursor is on:
+ * the largest freq and the smallest norm byte among its docs (1 and 0 for
+ * fields without freqs or norms).  Before any advance_shallow, or after
+ * it returned SE_NO_MORE_DOCS, it reports the term-level impact.
+ */
+extern int32 se_postings_advance_shallow(SePostings *p, int32 target);
+extern void se_postings_block_impact(SePostings *p, int32 *max_freq,
+									 uint8 *min_norm);
+
+typedef struct SeImpact
+{
+	int32		freq;
+	uint8		norm;
+} SeImpact;
+
+#define SE_MAX_IMPACTS 8
+
+/*
+ * The same block's impacts in full: up to SE_MAX_IMPACTS (freq, norm)
+ * pairs, both ascending, such that every doc of the block has freq <= f
+ * and norm >= n for at least one pair (the pairs no doc of the block beats
+ * on both, merged into dominating pairs past the limit).  The best score
+ * among the pairs is a much tighter bound than (max_freq, min_norm).
+ * Fills impacts[0..n) and returns n >= 1; the term-level impact is the
+ * single pair (max_freq, min_norm).
+ */
+extern int	se_postings_block_impacts(SePostings *p, SeImpact *impacts);
+
 /* Norms: SmallFloat byte of the field length; 0 if the doc lacks the field. */
 extern uint8 se_segment_norm(SeSegmentReader *r, int field, int32 doc);
+/*
+ * The same for hot loops: the field's max_doc norm bytes indexed by doc
+ * (valid while the mapping is), or NULL when it has no norms.
+ */
+extern const uint8 *se_segment_norms(SeSegmentReader *r, int field);
 
 /*
  * Doc values.  Return the number of values of doc (0 if none).  Numeric

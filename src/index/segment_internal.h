@@ -16,7 +16,9 @@
  *				(offset, length) of its regions in the sections below
  *	 TERMS		per indexed field: u32 nterms, u32 offs[nterms + 1], entries
  *				(varint term length, term bytes, postings-owned term meta)
- *	 POSTINGS	per term with doc_freq > 1: doc deltas (+ freqs)
+ *	 POSTINGS	per term with doc_freq > 1: skip table (per block of 128
+ *				docs: last doc, lengths, impact), then blocks of doc deltas
+ *				(+ freqs), PFOR bit-packed; a tail block < 128 in varints
  *	 POSITIONS	per term and doc: position deltas
  *	 NORMS		per field with norms: max_doc bytes
  *	 DOCVALUES	8-aligned per field: numeric = u32 starts[max_doc + 1],
@@ -47,8 +49,8 @@
 
 /* The one place the segment format version lives. */
 #define SE_SEGMENT_FORMAT			"se_segment"
-#define SE_SEGMENT_VERSION			1
-#define SE_SEGMENT_VERSION_MIN		1
+#define SE_SEGMENT_VERSION			2
+#define SE_SEGMENT_VERSION_MIN		2	/* v1 (varint postings) is refused */
 
 #define SE_LIVEDOCS_FORMAT			"se_livedocs"
 #define SE_LIVEDOCS_VERSION			1
@@ -153,7 +155,9 @@ extern void se_file_id_hex(const uint8 *id, char *out);
  * merge feed.  Calls: add_field for every field; then, in any order per
  * field, terms_begin / term_begin / term_doc / term_pos / term_end /
  * terms_end (terms ascending, docs ascending), set_norm, numeric_*,
- * sorted_*; exactly max_doc calls of se_segwriter_doc in doc order; then
+ * sorted_* -- except that a field's norms should be set before its terms,
+ * because postings impacts are computed from the norms known when the
+ * terms are written (later norms only make the impacts looser); exactly max_doc calls of se_segwriter_doc in doc order; then
  * finish.  Field statistics are computed from what is fed.
  * ---------------------------------------------------------------------
  */
@@ -191,10 +195,15 @@ extern void se_segwriter_abort(SeSegWriter *w);
  * ---------------------------------------------------------------------
  */
 
-/* Encoder state for the postings of one field. */
+/* Docs per postings block (skip entry and impact granularity). */
+#define SE_POSTINGS_BLOCK	128
+
+/* Encoder state for the postings of one field (se_postenc_init). */
 typedef struct SePostingsEnc
 {
 	SeIndexOptions io;
+	bool		norms;			/* field has norms: impacts carry min norm */
+	const uint8 *norm_vals;		/* its norms, max_doc bytes, or NULL (= 0) */
 	StringInfo	docs;			/* POSTINGS section buffer */
 	StringInfo	pos;			/* POSITIONS section buffer */
 	int			docs_base;		/* field's region start in docs */
@@ -209,8 +218,25 @@ typedef struct SePostingsEnc
 	uint32		pos_left;		/* positions still owed for the current doc */
 	uint32		doc_freq;
 	uint64		total_term_freq;
+	uint32		max_freq;		/* term impact */
+	uint8		min_norm;
+	/* the block being filled and the term's encoded blocks */
+	int			nbuf;
+	int32		block_base;		/* last doc of the previous block, or -1 */
+	int			block_pos_start;	/* pos->len where the block began */
+	StringInfoData skip;
+	StringInfoData blocks;
+	StringInfoData head;		/* scratch for the term's impacts */
+	int32		buf_docs[SE_POSTINGS_BLOCK];
+	uint32		buf_freqs[SE_POSTINGS_BLOCK];
+	/* the term's competitive pairs so far: per norm byte the max freq */
+	uint32		term_best[256];
+	int			term_lo;		/* range of term_best in use */
+	int			term_hi;
 } SePostingsEnc;
 
+extern void se_postenc_init(SePostingsEnc *e, StringInfo docs, StringInfo pos);
+extern void se_postenc_free(SePostingsEnc *e);
 extern void se_postenc_term_begin(SePostingsEnc *e);
 extern void se_postenc_doc(SePostingsEnc *e, int32 doc, uint32 freq);
 extern void se_postenc_pos(SePostingsEnc *e, int32 pos);

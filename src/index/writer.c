@@ -121,8 +121,7 @@ se_segwriter_create(uint32 max_doc, int zstd_level)
 	for (i = 0; i < max_doc; i++)
 		w->doc_mark[i] = -1;
 	w->meta_offs = se_index_alloc_huge(sizeof(uint32) * ((size_t) max_doc + 1), false);
-	w->enc.docs = &w->sec_post;
-	w->enc.pos = &w->sec_pos;
+	se_postenc_init(&w->enc, &w->sec_post, &w->sec_pos);
 	return w;
 }
 
@@ -165,6 +164,9 @@ se_segwriter_terms_begin(SeSegWriter *w, int field)
 	w->nterms = 0;
 	resetStringInfo(&w->entries);
 	w->enc.io = f->io;
+	/* block impacts see the norms set so far (builder and merge set them first) */
+	w->enc.norms = f->norms;
+	w->enc.norm_vals = f->norm_vals;
 	w->enc.docs_base = w->sec_post.len;
 	w->enc.pos_base = w->sec_pos.len;
 	f->post_off = w->sec_post.len;
@@ -578,6 +580,7 @@ writer_free(SeSegWriter *w)
 		pfree(w->blk_lens);
 	pfree(w->doc_mark);
 	pfree(w->meta_offs);
+	se_postenc_free(&w->enc);
 	pfree(w);
 }
 

@@ -13,6 +13,7 @@
 
 #include "node/node.h"
 #include "node/tasks.h"
+#include "search/search.h"
 
 char	   *se_database = NULL;
 char	   *se_data_directory_setting = NULL;
@@ -49,6 +50,12 @@ se_guc_define(void)
 							   NULL,
 							   &se_database, "postgres",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("search_engine.block_max",
+							 "Let top-k searches skip postings blocks that cannot make the top hits.",
+							 "Results are the same either way; off evaluates every matching document (for comparisons).",
+							 &se_search_block_max, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.index_buffer_size",
 							"Memory for in-memory segment buffers, node-wide.",

@@ -13,6 +13,14 @@
  * weight's score upper bound is not above the heap's worst score (later
  * docs lose ties), or the primary sort is _doc ascending.
  *
+ * Top-k by score also hands the heap's worst score to the scorer as the
+ * minimum competitive score once the count no longer needs to be exact
+ * (past the track_total_hits threshold, or when totals are off): the
+ * scorer may then skip postings blocks whose impacts cannot beat it
+ * (see scorer.c).  The docs it still returns are scored as before, so
+ * the top docs do not change; the count becomes a lower bound ("gte"),
+ * as it already was.  track_total_hits: true never skips.
+ *
  * The three phases only exchange SeShardTopDocs and (shard, segment, doc)
  * addresses, so a remote shard can run the same query phase and ship its
  * top docs back.
@@ -24,6 +32,9 @@
 #include <math.h>
 
 #include "search/search_int.h"
+
+bool		se_search_block_max = true;
+int64		se_search_stat_docs = 0;
 
 /* Ranking configuration shared by the shard collectors and the merge. */
 typedef struct RankCtx
@@ -430,6 +441,9 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	bool		doc_first = nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
 		!req->sort[0].desc;
 	int32		doc_base = 0;
+	bool		can_skip;
+	bool		skipping = false;	/* a minimum score was handed over */
+	float		min_score = 0;
 	int			s,
 				i;
 
@@ -458,6 +472,9 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		nkeys = 0;
 	collector_init(&c, ntop, nkeys, keys);
 	c.scratch.shard_idx = shard_idx;
+	/* skipping by score: top-k by relevance with an inexact count allowed */
+	can_skip = se_search_block_max && ntop > 0 && nkeys == 0 && need_scores &&
+		threshold != SE_TRACK_TOTAL_ACCURATE;
 
 	for (s = 0; s < shard->nsegments && !stopped; s++)
 	{
@@ -480,12 +497,15 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 				c.seg_fields[i] = keys[i].type == SE_KEY_NUMERIC || keys[i].type == SE_KEY_BYTES ?
 					(keys[i].mfield ? se_segment_field(r, keys[i].mfield->path) : -1) : -1;
 			c.scratch.seg = s;
+			if (skipping && scorer->set_min_score != NULL)
+				scorer->set_min_score(scorer, min_score);
 			while ((doc = scorer->next(scorer)) != SE_NO_MORE_DOCS)
 			{
 				float		score = NAN;
 
 				if (doc < 0 || doc >= seg.max_doc)
 					break;		/* corrupt postings; reported below */
+				se_search_stat_docs++;
 				if (!se_livedocs_get(live, doc))
 					continue;
 				if (need_scores)
@@ -510,6 +530,14 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 				if ((threshold == SE_TRACK_TOTAL_DISABLED || total > threshold) &&
 					c.hsize == ntop)
 				{
+					/* ... and skip what cannot enter the page */
+					if (can_skip && (!skipping || c.slots[c.heap[0]].score > min_score))
+					{
+						min_score = c.slots[c.heap[0]].score;
+						skipping = true;
+						if (scorer->set_min_score != NULL)
+							scorer->set_min_score(scorer, min_score);
+					}
 					if (ntop == 0 && !track_max)
 						stopped = true;
 					else if (ntop > 0 && nkeys == 0 && need_scores &&
@@ -534,7 +562,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	}
 
 	out->total = total;
-	out->total_is_lower_bound = stopped && threshold != SE_TRACK_TOTAL_DISABLED &&
+	out->total_is_lower_bound = (stopped || skipping) &&
+		threshold != SE_TRACK_TOTAL_DISABLED &&
 		threshold != SE_TRACK_TOTAL_ACCURATE;
 	out->max_score = max_score;
 	out->ndocs = c.hsize;

@@ -16,9 +16,19 @@
  *     occupy the same document position.  The queue is the same binary
  *     heap as Lucene's so ties resolve identically.
  *
+ * Positions are read only for candidates, docs holding every term.  For
+ * top-k (set_min_score), exact phrases also skip by score: a doc's phrase
+ * frequency is at most each term's frequency in it, so each term's block
+ * impacts, scored with the phrase's BM25, bound the phrase over that
+ * block, and the smallest such bound holds for a window of docs; windows
+ * that cannot beat the minimum are passed over, and so is a candidate
+ * whose smallest term frequency cannot, before any position is read.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
+
+#include <math.h>
 
 #include "search/search_int.h"
 
@@ -50,6 +60,14 @@ typedef struct PhraseScorer
 	const SeBM25 *sim;
 	int			slop;
 	float		freq;			/* phrase frequency of the current doc */
+
+	/* score window (exact phrases): docs in [wfrom, wupto] score <= wmax */
+	const uint8 *normv;
+	uint32		max_doc;
+	int32		wfrom;
+	int32		wupto;
+	float		wmax;
+	float		min_score;		/* after set_min_score */
 
 	/* sloppy matcher */
 	PhrasePos **heap;			/* 1-based binary heap */
@@ -579,6 +597,138 @@ phrase_advance(SeScorer *s, int32 target)
 	return phrase_settle(h, se_postings_advance(h->ps.by_cost[0]->p, target));
 }
 
+/* ---------------------------------------------------------------------
+ * Score bounds of exact phrases
+ * ---------------------------------------------------------------------
+ */
+static inline uint8
+phrase_norm(PhraseScorer *ps, int32 doc)
+{
+	if (ps->normv == NULL)
+		return 1;				/* as phrase_score: length 1 without norms */
+	return (uint32) doc < ps->max_doc ? ps->normv[doc] : 0;
+}
+
+/* Best phrase score a term's (freq, norm) pairs allow. */
+static float
+pairs_bound(PhraseScorer *ps, const SeImpact *imp, int n)
+{
+	float		best = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		float		b = se_bm25_score(ps->sim, (float) imp[i].freq,
+									  ps->normv ? imp[i].norm : 1);
+
+		if (b > best)
+			best = b;
+	}
+	return best;
+}
+
+/* Bound over [target, *upto]: the smallest of the terms' block bounds. */
+static float
+phrase_window_bound(PhraseScorer *ps, int32 target, int32 *upto)
+{
+	SeImpact	imp[SE_MAX_IMPACTS];
+	float		bound = 0;
+	int			i;
+
+	*upto = SE_NO_MORE_DOCS;
+	for (i = 0; i < ps->n; i++)
+	{
+		int32		u = se_postings_advance_shallow(ps->pps[i].p, target);
+		int			n = se_postings_block_impacts(ps->pps[i].p, imp);
+		float		b = pairs_bound(ps, imp, n);
+
+		if (i == 0 || b < bound)
+			bound = b;
+		if (u < *upto)
+			*upto = u;
+	}
+	return bound;
+}
+
+static inline void
+phrase_window(PhraseScorer *ps, int32 target)
+{
+	if (target >= ps->wfrom && target <= ps->wupto)
+		return;
+	ps->wfrom = target;
+	ps->wmax = phrase_window_bound(ps, target, &ps->wupto);
+}
+
+static float
+phrase_max_upto(SeScorer *s, int32 target, int32 *upto)
+{
+	PhraseScorer *ps = (PhraseScorer *) s;
+
+	phrase_window(ps, target);
+	*upto = ps->wupto;
+	return ps->wmax;
+}
+
+/* advance() passing over windows and candidates that cannot beat the minimum. */
+static int32
+phrase_advance_min(SeScorer *s, int32 target)
+{
+	PhraseScorerHolder *h = (PhraseScorerHolder *) s;
+	PhraseScorer *ps = &h->ps;
+	SePostings *lead = ps->by_cost[0]->p;
+
+	for (;;)
+	{
+		int32		doc;
+		int32		minf = PG_INT32_MAX;
+		int			i;
+
+		if (target == SE_NO_MORE_DOCS)
+			return s->doc = SE_NO_MORE_DOCS;
+		phrase_window(ps, target);
+		if (ps->wmax <= ps->min_score)
+		{
+			if (ps->wupto == SE_NO_MORE_DOCS)
+				return s->doc = SE_NO_MORE_DOCS;
+			target = ps->wupto + 1;
+			continue;
+		}
+		doc = phrase_align(ps, se_postings_advance(lead, target));
+		if (doc == SE_NO_MORE_DOCS)
+			return s->doc = doc;
+		if (doc > ps->wupto)
+		{
+			target = doc;
+			continue;
+		}
+		/* the phrase freq is at most the smallest term freq */
+		for (i = 0; i < ps->n; i++)
+			minf = Min(minf, se_postings_freq(ps->pps[i].p));
+		if (se_bm25_score(ps->sim, (float) minf, phrase_norm(ps, doc)) > ps->min_score &&
+			phrase_matches(h))
+			return s->doc = doc;
+		target = doc + 1;
+	}
+}
+
+static int32
+phrase_next_min(SeScorer *s)
+{
+	if (s->doc == SE_NO_MORE_DOCS)
+		return s->doc;
+	return phrase_advance_min(s, s->doc + 1);
+}
+
+static void
+phrase_set_min_score(SeScorer *s, float min)
+{
+	PhraseScorer *ps = (PhraseScorer *) s;
+
+	ps->min_score = min;
+	s->next = phrase_next_min;
+	s->advance = phrase_advance_min;
+}
+
 static float
 phrase_score(SeScorer *s)
 {
@@ -678,5 +828,26 @@ se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	ps->bm25 = w->bm25;
 	ps->sim = w->sim;
 	ps->slop = w->slop;
+	ps->normv = ps->norms ? se_segment_norms(seg->reader, field) : NULL;
+	ps->max_doc = se_segment_max_doc(seg->reader);
+	ps->wfrom = 1;				/* empty window */
+	ps->wupto = 0;
+	/* score skipping: exact phrases with BM25 and a non-negative weight */
+	if (ps->slop == 0 && ps->bm25 && ps->sim->weight >= 0 &&
+		!isinf(ps->sim->weight))
+	{
+		SeImpact	imp[SE_MAX_IMPACTS];
+
+		for (i = 0; i < ps->n; i++)
+		{
+			int			n = se_postings_block_impacts(ps->pps[i].p, imp);	/* term-level */
+			float		b = pairs_bound(ps, imp, n);
+
+			if (i == 0 || b < ps->base.max_score)
+				ps->base.max_score = b;
+		}
+		ps->base.max_score_upto = phrase_max_upto;
+		ps->base.set_min_score = phrase_set_min_score;
+	}
 	return &ps->base;
 }

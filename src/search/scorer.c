@@ -14,13 +14,51 @@
  * bitset of the segment built from the postings of all matching terms, as
  * Lucene's constant-score rewrite does.  Nothing allocates per document.
  *
+ * Top-k skipping (see SeScorer in search_int.h): term scorers bound their
+ * scores per postings block from the block's impacts (its competitive
+ * (freq, norm) pairs, scored with the term's BM25); once given a minimum
+ * competitive score they skip blocks, and docs, that cannot beat it.
+ * Conjunctions skip windows where the sum of their scoring clauses' block
+ * bounds cannot beat it, and drop a doc as soon as its clause scores so
+ * far plus the bounds of the rest cannot.  Disjunctions of such clauses
+ * (sum, or dis_max with a tie breaker in [0, 1], whose score is at most
+ * the sum) run as the plain heap disjunction until the minimum arrives
+ * and then switch to block-max WAND.  The score of a returned doc is
+ * computed by the same formulas as without skipping, in double from the
+ * same float clause scores; a double sum of a few such floats is exact,
+ * so its order does not matter and scores are bit-identical.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
 
+#include <math.h>
+
 #include "port/pg_bitutils.h"
 #include "analysis/analysis.h"
 #include "search/search_int.h"
+
+/*
+ * Bound comparisons are made on double sums of float bounds, widened by
+ * this factor so that rounding (of the sums here and of the scorers' own
+ * double sums) can never make a competitive doc look non-competitive.
+ */
+#define BOUND_SLACK		(1.0 + 1e-9)
+
+/* A float >= d (for bounds handed to a parent). */
+static float
+bound_up(double d)
+{
+	float		f;
+
+	if (!(d > 0))
+		return 0.0f;
+	d *= BOUND_SLACK;
+	f = (float) d;
+	if ((double) f < d)
+		f = nextafterf(f, INFINITY);
+	return f;
+}
 
 /* ---------------------------------------------------------------------
  * Term
@@ -30,12 +68,18 @@ typedef struct TermScorer
 {
 	SeScorer	base;
 	SePostings *p;
-	SeSegmentReader *r;
-	int			field;
-	bool		norms;
+	const uint8 *normv;			/* the field's norms, NULL without */
+	uint32		max_doc;
 	bool		bm25;
 	const SeBM25 *sim;
 	float		const_score;
+	/* impact window: scores of docs in [wfrom, wupto] are <= wmax */
+	int32		wfrom;
+	int32		wupto;
+	float		wmax;
+	float		min_score;		/* after set_min_score */
+	int32		scored_doc;		/* doc whose score is cached, or -1 */
+	float		scored;
 } TermScorer;
 
 static int32
@@ -62,9 +106,126 @@ term_score(SeScorer *s)
 
 	if (!t->bm25)
 		return t->const_score;
+	if (s->doc == t->scored_doc)
+		return t->scored;
 	/* fields without norms score as length 1, as Lucene */
-	norm = t->norms ? se_segment_norm(t->r, t->field, s->doc) : 1;
+	if (t->normv == NULL)
+		norm = 1;
+	else
+		norm = (uint32) s->doc < t->max_doc ? t->normv[s->doc] : 0;
 	return se_bm25_score(t->sim, (float) se_postings_freq(t->p), norm);
+}
+
+/*
+ * The largest score a doc with freq <= max_freq and norm >= min_norm can
+ * get: BM25 grows with freq and falls with the norm byte, and the float
+ * steps of se_bm25_score are monotonic, so this is exact, not estimated.
+ */
+static float
+term_bound(TermScorer *t, int32 max_freq, uint8 min_norm)
+{
+	if (!t->bm25)
+		return t->const_score;
+	return se_bm25_score(t->sim, (float) max_freq, t->normv ? min_norm : 1);
+}
+
+/* The best score among competitive (freq, norm) pairs. */
+static float
+pairs_bound(TermScorer *t, const SeImpact *imp, int n)
+{
+	float		best = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		float		b = term_bound(t, imp[i].freq, imp[i].norm);
+
+		if (b > best)
+			best = b;
+	}
+	return best;
+}
+
+/* Move the impact window to the block that may hold target. */
+static inline void
+term_window(TermScorer *t, int32 target)
+{
+	SeImpact	imp[SE_MAX_IMPACTS];
+	int			n;
+
+	if (target >= t->wfrom && target <= t->wupto)
+		return;
+	t->wfrom = target;
+	t->wupto = se_postings_advance_shallow(t->p, target);
+	n = se_postings_block_impacts(t->p, imp);
+	t->wmax = pairs_bound(t, imp, n);
+}
+
+static float
+term_max_upto(SeScorer *s, int32 target, int32 *upto)
+{
+	TermScorer *t = (TermScorer *) s;
+
+	term_window(t, target);
+	*upto = t->wupto;
+	return t->wmax;
+}
+
+/* advance() that passes over impact blocks whose bound is <= min_score. */
+static int32
+term_advance_min(SeScorer *s, int32 target)
+{
+	TermScorer *t = (TermScorer *) s;
+
+	for (;;)
+	{
+		int32		doc;
+
+		term_window(t, target);
+		if (t->wmax <= t->min_score)
+		{
+			if (t->wupto == SE_NO_MORE_DOCS)
+				return s->doc = SE_NO_MORE_DOCS;
+			target = t->wupto + 1;
+			continue;
+		}
+		doc = se_postings_advance(t->p, target);
+		if (doc == SE_NO_MORE_DOCS)
+			return s->doc = doc;
+		if (doc > t->wupto)
+		{
+			target = doc;		/* landed in a later block: check it */
+			continue;
+		}
+		/* the doc itself: scored once, the caller gets the cached score */
+		s->doc = doc;
+		t->scored_doc = -1;
+		t->scored = term_score(s);
+		if (t->scored > t->min_score)
+		{
+			t->scored_doc = doc;
+			return doc;
+		}
+		target = doc + 1;
+	}
+}
+
+static int32
+term_next_min(SeScorer *s)
+{
+	if (s->doc == SE_NO_MORE_DOCS)
+		return s->doc;
+	return term_advance_min(s, s->doc + 1);
+}
+
+static void
+term_set_min_score(SeScorer *s, float min)
+{
+	TermScorer *t = (TermScorer *) s;
+
+	t->min_score = min;
+	s->next = term_next_min;
+	s->advance = term_advance_min;
 }
 
 static void
@@ -96,12 +257,26 @@ term_scorer(SeWeight *w, SeSegmentCtx *seg)
 	t->base.score = term_score;
 	t->base.close = term_close;
 	t->p = p;
-	t->r = seg->reader;
-	t->field = st->ti.field;
-	t->norms = se_segment_field_has_norms(seg->reader, t->field);
+	t->normv = se_segment_field_has_norms(seg->reader, st->ti.field) ?
+		se_segment_norms(seg->reader, st->ti.field) : NULL;
+	t->max_doc = se_segment_max_doc(seg->reader);
 	t->bm25 = w->bm25;
 	t->sim = w->sim;
 	t->const_score = w->const_score;
+	t->wfrom = 1;				/* empty window */
+	t->wupto = 0;
+	t->scored_doc = -1;
+	/* bounds need non-negative scores (boosts are) */
+	if (t->bm25 ? (t->sim->weight >= 0 && !isinf(t->sim->weight)) :
+		t->const_score >= 0)
+	{
+		SeImpact	imp[SE_MAX_IMPACTS];
+		int			n = se_postings_block_impacts(p, imp);	/* term-level */
+
+		t->base.max_score = pairs_bound(t, imp, n);
+		t->base.max_score_upto = term_max_upto;
+		t->base.set_min_score = term_set_min_score;
+	}
 	return &t->base;
 }
 
@@ -493,6 +668,12 @@ typedef struct ConjScorer
 	SeScorer  **subs;			/* ascending cost; subs[0] leads */
 	int			nscoring;
 	SeScorer  **scoring;
+	/* block-max skipping, after set_min_score */
+	float		min_score;
+	int32		upto;			/* last doc of the bound window, -1 none */
+	double		window_max;
+	float	   *wbound;			/* per scoring clause, its window bound */
+	float	   *wscratch;
 } ConjScorer;
 
 static int32
@@ -553,6 +734,113 @@ conj_score(SeScorer *s)
 	return (float) sum;
 }
 
+/* Sum of the scoring clauses' bounds over [target, *upto]; each in wb. */
+static double
+conj_window(ConjScorer *c, int32 target, int32 *upto, float *wb)
+{
+	double		sum = 0;
+	int			i;
+
+	*upto = SE_NO_MORE_DOCS;
+	for (i = 0; i < c->nscoring; i++)
+	{
+		SeScorer   *sub = c->scoring[i];
+		int32		u;
+
+		wb[i] = sub->max_score_upto(sub, target, &u);
+		sum += wb[i];
+		if (u < *upto)
+			*upto = u;
+	}
+	return sum;
+}
+
+/*
+ * Can the aligned doc beat min_score?  Scores its clauses one by one and
+ * gives up once the scores so far plus the window bounds of the clauses
+ * not yet scored cannot; conj_score computes a survivor's score again.
+ */
+static bool
+conj_competitive(ConjScorer *c)
+{
+	double		partial = 0;
+	double		rest = c->window_max;
+	int			i;
+
+	for (i = 0; i < c->nscoring; i++)
+	{
+		rest -= c->wbound[i];
+		partial += c->scoring[i]->score(c->scoring[i]);
+		if ((partial + Max(rest, 0)) * BOUND_SLACK <= c->min_score)
+			return false;
+	}
+	return true;
+}
+
+static float
+conj_max_upto(SeScorer *s, int32 target, int32 *upto)
+{
+	ConjScorer *c = (ConjScorer *) s;
+
+	/* (its own scratch: the skipping window must stay intact) */
+	return bound_up(conj_window(c, target, upto, c->wscratch));
+}
+
+/* Leapfrog, passing over windows whose bound is <= min_score. */
+static int32
+conj_advance_min(SeScorer *s, int32 target)
+{
+	ConjScorer *c = (ConjScorer *) s;
+
+	for (;;)
+	{
+		int32		doc;
+
+		if (target > c->upto)
+			c->window_max = conj_window(c, target, &c->upto, c->wbound);
+		if (c->window_max * BOUND_SLACK <= c->min_score)
+		{
+			if (c->upto == SE_NO_MORE_DOCS)
+				return s->doc = SE_NO_MORE_DOCS;
+			target = c->upto + 1;
+			continue;
+		}
+		doc = conj_align(c, c->subs[0]->advance(c->subs[0], target));
+		if (doc == SE_NO_MORE_DOCS)
+			return doc;
+		if (doc > c->upto)
+		{
+			target = doc;		/* beyond the window: check the next one */
+			continue;
+		}
+		if (conj_competitive(c))
+			return doc;
+		target = doc + 1;
+	}
+}
+
+static int32
+conj_next_min(SeScorer *s)
+{
+	if (s->doc == SE_NO_MORE_DOCS)
+		return s->doc;
+	return conj_advance_min(s, s->doc + 1);
+}
+
+static void
+conj_set_min_score(SeScorer *s, float min)
+{
+	ConjScorer *c = (ConjScorer *) s;
+
+	c->min_score = min;
+	if (s->next != conj_next_min)
+	{
+		c->upto = -1;
+		s->next = conj_next_min;
+		s->advance = conj_advance_min;
+	}
+}
+
 static void
 conj_close(SeScorer *s)
 {
@@ -563,6 +851,8 @@ conj_close(SeScorer *s)
 		se_scorer_free(c->subs[i]);
 	pfree(c->subs);
 	pfree(c->scoring);
+	pfree(c->wbound);
+	pfree(c->wscratch);
 	pfree(c);
 }
 
@@ -583,6 +873,8 @@ static SeScorer *
 conj_scorer(SeScorer **subs, int n, int nscoring)
 {
 	ConjScorer *c;
+	double		max = 0;
+	bool		bounded = nscoring > 0;
 	int			i;
 
 	if (n == 1)
@@ -596,13 +888,27 @@ conj_scorer(SeScorer **subs, int n, int nscoring)
 	c->n = n;
 	c->subs = palloc(sizeof(SeScorer *) * n);
 	c->scoring = palloc(sizeof(SeScorer *) * Max(1, nscoring));
+	c->wbound = palloc(sizeof(float) * Max(1, nscoring));
+	c->wscratch = palloc(sizeof(float) * Max(1, nscoring));
 	for (i = 0; i < n; i++)
 		c->subs[i] = subs[i];
 	for (i = 0; i < nscoring; i++)
+	{
 		c->scoring[i] = subs[i];
+		if (subs[i]->max_score_upto == NULL)
+			bounded = false;
+		else
+			max += subs[i]->max_score;
+	}
 	c->nscoring = nscoring;
 	qsort(c->subs, n, sizeof(SeScorer *), cost_cmp);
 	c->base.cost = c->subs[0]->cost;
+	if (bounded)
+	{
+		c->base.max_score = bound_up(max);
+		c->base.max_score_upto = conj_max_upto;
+		c->base.set_min_score = conj_set_min_score;
+	}
 	return &c->base;
 }
 
@@ -772,15 +1078,12 @@ disj_close(SeScorer *s)
 	pfree(d);
 }
 
-static SeScorer *
-disj_scorer(SeScorer **subs, int n, int msm, bool dismax, float tie)
+/* Set up a heap disjunction in d (zeroed) over subs[0..n). */
+static void
+disj_init(DisjScorer *d, SeScorer **subs, int n, int msm, bool dismax, float tie)
 {
-	DisjScorer *d;
 	int			i;
 
-	if (n == 1 && msm <= 1 && !dismax)
-		return subs[0];
-	d = palloc0(sizeof(DisjScorer));
 	d->base.doc = -1;
 	d->base.next = disj_next;
 	d->base.advance = disj_advance;
@@ -802,7 +1105,290 @@ disj_scorer(SeScorer **subs, int n, int msm, bool dismax, float tie)
 		d->base.cost += subs[i]->cost;
 	}
 	d->hsize = n;
+}
+
+static SeScorer *
+disj_scorer(SeScorer **subs, int n, int msm, bool dismax, float tie)
+{
+	DisjScorer *d;
+
+	if (n == 1 && msm <= 1 && !dismax)
+		return subs[0];
+	d = palloc0(sizeof(DisjScorer));
+	disj_init(d, subs, n, msm, dismax, tie);
 	return &d->base;
+}
+
+/* ---------------------------------------------------------------------
+ * Block-max WAND over a disjunction
+ * ---------------------------------------------------------------------
+ */
+typedef struct WandScorer
+{
+	DisjScorer	d;				/* runs as this heap disjunction until a minimum */
+	SeScorer  **order;			/* clauses by doc, during WAND */
+	float	   *bound;			/* scratch: block bounds of order[] */
+	float		min_score;
+} WandScorer;
+
+/* A clause's doc as seen from target: it cannot match before target. */
+#define EFF_DOC(s, target)	((s)->doc < (target) ? (target) : (s)->doc)
+
+/*
+ * First doc >= target that may score above min_score.  The clauses are
+ * kept sorted by doc; the pivot is the first doc where the clauses up to
+ * it could reach the minimum with their segment bounds, so docs before it
+ * cannot.  The block bounds of the clauses that can match the pivot then
+ * decide whether the pivot, and every doc up to the end of the narrowest
+ * of their blocks (or the next clause's doc), can be passed over too.
+ * Otherwise the pivot is evaluated clause by clause, largest bound first:
+ * each is advanced to the pivot and scored there, and the pivot is dropped
+ * as soon as the scores so far plus the bounds of the clauses not yet
+ * looked at cannot exceed the minimum.  The score of a doc that survives
+ * is computed again by wand_score, in clause order, exactly as the heap
+ * disjunction would.
+ */
+static int32
+wand_find(WandScorer *w, int32 target)
+{
+	SeScorer  **o = w->order;
+	int			n = w->d.n;
+
+	for (;;)
+	{
+		double		sum = 0;
+		double		rest = 0;
+		double		partial = 0;
+		int32		pivot = SE_NO_MORE_DOCS;
+		int			p = -1;
+		int			i;
+
+		if (target == SE_NO_MORE_DOCS)
+			return w->d.base.doc = SE_NO_MORE_DOCS;
+		/* insertion sort by effective doc: nearly sorted already */
+		for (i = 1; i < n; i++)
+		{
+			SeScorer   *x = o[i];
+			int32		ex = EFF_DOC(x, target);
+			int			j = i - 1;
+
+			while (j >= 0 && EFF_DOC(o[j], target) > ex)
+			{
+				o[j + 1] = o[j];
+				j--;
+			}
+			o[j + 1] = x;
+		}
+		for (i = 0; i < n; i++)
+		{
+			int32		e = EFF_DOC(o[i], target);
+
+			if (e == SE_NO_MORE_DOCS)
+				break;
+			sum += o[i]->max_score;
+			if (sum * BOUND_SLACK > w->min_score)
+			{
+				p = i;
+				pivot = e;
+				break;
+			}
+		}
+		if (p < 0)
+			return w->d.base.doc = SE_NO_MORE_DOCS;
+		while (p + 1 < n && EFF_DOC(o[p + 1], target) == pivot)
+			p++;
+
+		/* block bounds of the clauses that can match the pivot */
+		{
+			int32		upto = SE_NO_MORE_DOCS;
+
+			for (i = 0; i <= p; i++)
+			{
+				int32		u;
+
+				w->bound[i] = o[i]->max_score_upto(o[i], pivot, &u);
+				rest += w->bound[i];
+				if (u < upto)
+					upto = u;
+			}
+			if (rest * BOUND_SLACK <= w->min_score)
+			{
+				int32		next = upto == SE_NO_MORE_DOCS ? upto : upto + 1;
+
+				if (p + 1 < n && EFF_DOC(o[p + 1], target) < next)
+					next = EFF_DOC(o[p + 1], target);
+				target = next;
+				continue;
+			}
+		}
+
+		/* evaluate the pivot, largest block bound first */
+		for (i = 1; i <= p; i++)
+		{
+			SeScorer   *x = o[i];
+			float		bx = w->bound[i];
+			int			j = i - 1;
+
+			while (j >= 0 && w->bound[j] < bx)
+			{
+				o[j + 1] = o[j];
+				w->bound[j + 1] = w->bound[j];
+				j--;
+			}
+			o[j + 1] = x;
+			w->bound[j + 1] = bx;
+		}
+		for (i = 0; i <= p; i++)
+		{
+			SeScorer   *x = o[i];
+
+			rest -= w->bound[i];
+			if (x->doc < pivot)
+				x->advance(x, pivot);
+			if (x->doc == pivot)
+				partial += x->score(x);
+			if ((partial + Max(rest, 0)) * BOUND_SLACK <= w->min_score)
+				break;
+		}
+		if (i > p)
+			return w->d.base.doc = pivot;
+		target = pivot + 1;
+	}
+}
+
+static int32
+wand_next(SeScorer *s)
+{
+	if (s->doc == SE_NO_MORE_DOCS)
+		return s->doc;
+	return wand_find((WandScorer *) s, s->doc + 1);
+}
+
+static int32
+wand_advance(SeScorer *s, int32 target)
+{
+	if (s->doc >= target)
+		return s->doc;
+	return wand_find((WandScorer *) s, target);
+}
+
+/* The heap disjunction's formulas, over the clauses on the doc. */
+static float
+wand_score(SeScorer *s)
+{
+	DisjScorer *d = (DisjScorer *) s;
+	int			i;
+
+	if (d->dismax)
+	{
+		float		max = 0;
+		double		others = 0;
+
+		for (i = 0; i < d->n; i++)
+		{
+			float		sc;
+
+			if (d->subs[i]->doc != s->doc)
+				continue;
+			sc = d->subs[i]->score(d->subs[i]);
+			if (sc >= max)
+			{
+				others += max;
+				max = sc;
+			}
+			else
+				others += sc;
+		}
+		return (float) (max + others * d->tie);
+	}
+	else
+	{
+		double		sum = 0;
+
+		for (i = 0; i < d->n; i++)
+			if (d->subs[i]->doc == s->doc)
+				sum += d->subs[i]->score(d->subs[i]);
+		return (float) sum;
+	}
+}
+
+/* Sum of the clauses' bounds (also bounds dis_max with tie <= 1). */
+static float
+wand_max_upto(SeScorer *s, int32 target, int32 *upto)
+{
+	DisjScorer *d = (DisjScorer *) s;
+	double		sum = 0;
+	int			i;
+
+	*upto = SE_NO_MORE_DOCS;
+	for (i = 0; i < d->n; i++)
+	{
+		SeScorer   *sub = d->subs[i];
+		int32		u;
+
+		if (sub->doc == SE_NO_MORE_DOCS)
+			continue;
+		sum += sub->max_score_upto(sub, target, &u);
+		if (u < *upto)
+			*upto = u;
+	}
+	return bound_up(sum);
+}
+
+/* The heap is left behind; the clauses keep their positions. */
+static void
+wand_set_min_score(SeScorer *s, float min)
+{
+	WandScorer *w = (WandScorer *) s;
+
+	w->min_score = min;
+	if (s->next != wand_next)
+	{
+		memcpy(w->order, w->d.subs, sizeof(SeScorer *) * w->d.n);
+		s->next = wand_next;
+		s->advance = wand_advance;
+		s->score = wand_score;
+	}
+}
+
+static void
+wand_close(SeScorer *s)
+{
+	WandScorer *w = (WandScorer *) s;
+
+	pfree(w->order);
+	pfree(w->bound);
+	disj_close(s);				/* the clauses, the heap, w itself */
+}
+
+/*
+ * A scoring disjunction: block-max WAND when every clause can bound its
+ * scores, msm <= 1 and (dis_max) 0 <= tie <= 1; else the heap disjunction.
+ */
+static SeScorer *
+scoring_disj_scorer(SeScorer **subs, int n, int msm, bool dismax, float tie)
+{
+	WandScorer *w;
+	double		max = 0;
+	int			i;
+
+	if (n < 2 || msm > 1 || (dismax && !(tie >= 0 && tie <= 1)))
+		return disj_scorer(subs, n, msm, dismax, tie);
+	for (i = 0; i < n; i++)
+	{
+		if (subs[i]->max_score_upto == NULL)
+			return disj_scorer(subs, n, msm, dismax, tie);
+		max += subs[i]->max_score;
+	}
+	w = palloc0(sizeof(WandScorer));
+	disj_init(&w->d, subs, n, msm, dismax, tie);
+	w->order = palloc(sizeof(SeScorer *) * n);
+	w->bound = palloc(sizeof(float) * n);
+	w->d.base.close = wand_close;
+	w->d.base.max_score = bound_up(max);
+	w->d.base.max_score_upto = wand_max_upto;
+	w->d.base.set_min_score = wand_set_min_score;
+	return &w->d.base;
 }
 
 /* ---------------------------------------------------------------------
@@ -814,6 +1400,11 @@ typedef struct PairScorer
 	SeScorer	base;
 	SeScorer   *req;
 	SeScorer   *other;
+	/* required + optional, after set_min_score */
+	float		min_score;
+	int32		upto;			/* window end, -1 none */
+	float		req_max;		/* window bounds of req and opt */
+	float		opt_max;
 } PairScorer;
 
 static int32
@@ -897,6 +1488,116 @@ pair_close(SeScorer *s)
 	pfree(p);
 }
 
+/* Bound of req + opt over [target, *upto]. */
+static float
+opt_max_upto(SeScorer *s, int32 target, int32 *upto)
+{
+	PairScorer *p = (PairScorer *) s;
+	int32		u1,
+				u2;
+	double		sum = p->req->max_score_upto(p->req, target, &u1);
+
+	sum += p->other->max_score_upto(p->other, target, &u2);
+	*upto = Min(u1, u2);
+	return bound_up(sum);
+}
+
+/*
+ * Required docs, passing over windows where req + opt cannot beat the
+ * minimum and docs whose required score plus the optional bound cannot;
+ * the rest are checked with their exact score (opt_score's float sum).
+ */
+static int32
+opt_advance_min(SeScorer *s, int32 target)
+{
+	PairScorer *p = (PairScorer *) s;
+	SeScorer   *opt = p->other;
+
+	for (;;)
+	{
+		int32		doc;
+		float		score;
+
+		if (target == SE_NO_MORE_DOCS)
+			return s->doc = SE_NO_MORE_DOCS;
+		if (target > p->upto)
+		{
+			int32		u1,
+						u2;
+
+			p->req_max = p->req->max_score_upto(p->req, target, &u1);
+			p->opt_max = opt->max_score_upto(opt, target, &u2);
+			p->upto = Min(u1, u2);
+		}
+		if (((double) p->req_max + p->opt_max) * BOUND_SLACK <= p->min_score)
+		{
+			if (p->upto == SE_NO_MORE_DOCS)
+				return s->doc = SE_NO_MORE_DOCS;
+			target = p->upto + 1;
+			continue;
+		}
+		doc = p->req->advance(p->req, target);
+		if (doc == SE_NO_MORE_DOCS)
+			return s->doc = doc;
+		if (doc > p->upto)
+		{
+			target = doc;
+			continue;
+		}
+		s->doc = doc;
+		score = p->req->score(p->req);
+		if (((double) score + p->opt_max) * BOUND_SLACK > p->min_score)
+		{
+			if (opt->doc < doc)
+				opt->advance(opt, doc);
+			if (opt->doc == doc)
+				score += opt->score(opt);
+			if (score > p->min_score)
+				return doc;
+		}
+		target = doc + 1;
+	}
+}
+
+static int32
+opt_next_min(SeScorer *s)
+{
+	if (s->doc == SE_NO_MORE_DOCS)
+		return s->doc;
+	return opt_advance_min(s, s->doc + 1);
+}
+
+static void
+opt_set_min_score(SeScorer *s, float min)
+{
+	PairScorer *p = (PairScorer *) s;
+
+	p->min_score = min;
+	if (s->next != opt_next_min)
+	{
+		p->upto = -1;
+		s->next = opt_next_min;
+		s->advance = opt_advance_min;
+	}
+}
+
+/* Excluded docs only go away: the required scorer's bounds hold. */
+static float
+excl_max_upto(SeScorer *s, int32 target, int32 *upto)
+{
+	PairScorer *p = (PairScorer *) s;
+
+	return p->req->max_score_upto(p->req, target, upto);
+}
+
+static void
+excl_set_min_score(SeScorer *s, float min)
+{
+	PairScorer *p = (PairScorer *) s;
+
+	p->req->set_min_score(p->req, min);
+}
+
 static SeScorer *
 pair_scorer(SeScorer *req, SeScorer *other, bool exclude)
 {
@@ -910,6 +1611,19 @@ pair_scorer(SeScorer *req, SeScorer *other, bool exclude)
 	p->base.close = pair_close;
 	p->req = req;
 	p->other = other;
+	if (exclude && req->max_score_upto != NULL)
+	{
+		p->base.max_score = req->max_score;
+		p->base.max_score_upto = excl_max_upto;
+	}
+	if (exclude && req->set_min_score != NULL)
+		p->base.set_min_score = excl_set_min_score;
+	if (!exclude && req->max_score_upto != NULL && other->max_score_upto != NULL)
+	{
+		p->base.max_score = bound_up((double) req->max_score + other->max_score);
+		p->base.max_score_upto = opt_max_upto;
+		p->base.set_min_score = opt_set_min_score;
+	}
 	return &p->base;
 }
 
@@ -984,7 +1698,8 @@ bool_scorer(SeWeight *w, SeSegmentCtx *seg)
 	if (nopt == 0)
 		main = conj_scorer(req, nreq, nscoring);
 	else if (nreq == 0)
-		main = disj_scorer(opt, nopt, w->msm, false, 0);
+		main = w->scoring ? scoring_disj_scorer(opt, nopt, w->msm, false, 0) :
+			disj_scorer(opt, nopt, w->msm, false, 0);
 	else if (w->msm > 0)
 	{
 		SeScorer   *pair[2];
@@ -995,6 +1710,7 @@ bool_scorer(SeWeight *w, SeSegmentCtx *seg)
 	}
 	else
 		main = pair_scorer(conj_scorer(req, nreq, nscoring),
+						   w->scoring ? scoring_disj_scorer(opt, nopt, 1, false, 0) :
 						   disj_scorer(opt, nopt, 1, false, 0), false);
 	if (nexcl > 0)
 		main = pair_scorer(main, disj_scorer(excl, nexcl, 1, false, 0), true);
@@ -1027,7 +1743,12 @@ dismax_scorer(SeWeight *w, SeSegmentCtx *seg)
 		if (s != NULL)
 			subs[n++] = s;
 	}
-	s = n == 0 ? NULL : disj_scorer(subs, n, 1, true, w->tie_breaker);
+	if (n == 0)
+		s = NULL;
+	else if (w->scoring)
+		s = scoring_disj_scorer(subs, n, 1, true, w->tie_breaker);
+	else
+		s = disj_scorer(subs, n, 1, true, w->tie_breaker);
 	pfree(subs);
 	return s;
 }

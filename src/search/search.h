@@ -79,6 +79,16 @@ typedef struct SeSearchResult
 	int			shards_failed;
 } SeSearchResult;
 
+/*
+ * Top-k retrieval may skip blocks of postings that cannot beat the k-th
+ * best score (block-max WAND for disjunctions, block-max conjunctions,
+ * impact skipping of single terms) once the hit count no longer needs to
+ * be exact (past track_total_hits).  Results are the same either way;
+ * false evaluates exhaustively (benchmarks, and a safety valve a setting
+ * can expose).  Default true.
+ */
+extern bool se_search_block_max;
+
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,
 									 SeSearchShard *shards, int nshards,

@@ -295,6 +295,20 @@ extern SeWeight *se_weight_build(const SeQuery *q, SeSearchShard *shard,
  */
 typedef struct SeScorer SeScorer;
 
+/*
+ * A scorer iterates the docs its weight matches in one segment.  The last
+ * three members are optional (zero/NULL when unsupported) and serve top-k
+ * retrieval that skips what cannot be competitive:
+ *
+ *   max_score_upto(s, target, &upto) returns a bound of score() for every
+ *     doc in [target, upto] (upto >= target, SE_NO_MORE_DOCS for "all the
+ *     rest"), from block impacts, without moving the scorer; max_score
+ *     bounds score() on the whole segment.  Both are set together.
+ *   set_min_score(s, min): from now on the scorer may skip docs whose
+ *     score is <= min (a later doc that only ties the k-th best cannot
+ *     enter the top k).  min only grows.  Returned docs are scored
+ *     exactly as without it; only which docs are returned changes.
+ */
 struct SeScorer
 {
 	int32		doc;			/* -1 before the first next */
@@ -303,6 +317,9 @@ struct SeScorer
 	int32		(*advance) (SeScorer *s, int32 target);
 	float		(*score) (SeScorer *s);
 	void		(*close) (SeScorer *s);
+	float		max_score;
+	float		(*max_score_upto) (SeScorer *s, int32 target, int32 *upto);
+	void		(*set_min_score) (SeScorer *s, float min);
 };
 
 typedef struct SeSegmentCtx
@@ -377,6 +394,13 @@ typedef struct SeSortKey
 	char	   *missing_bytes;
 	int			missing_len;
 } SeSortKey;
+
+/*
+ * Docs the query phase has taken from scorers since the process started
+ * (deleted ones included); tests and benchmarks read it to see how much
+ * top-k skipping saved.
+ */
+extern int64 se_search_stat_docs;
 
 /* Run the query phase on one shard (keeps top from + size). */
 extern bool se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,

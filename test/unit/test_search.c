@@ -1564,6 +1564,372 @@ test_fuzz(void)
 	UT_CHECK(crashes == 0, "fuzz: %d failures without an error", crashes);
 }
 
+/* ---------------------------------------------------------------------
+ * Top-k skipping: block-max WAND / conjunctions / impacts against
+ * exhaustive evaluation on a Zipf corpus large enough for many postings
+ * blocks
+ * ---------------------------------------------------------------------
+ */
+#define ZVOCAB 400
+
+static double zipf_cdf[ZVOCAB];
+
+static void
+zipf_init(void)
+{
+	double		sum = 0;
+	int			i;
+
+	for (i = 0; i < ZVOCAB; i++)
+	{
+		sum += 1.0 / (i + 1);
+		zipf_cdf[i] = sum;
+	}
+	for (i = 0; i < ZVOCAB; i++)
+		zipf_cdf[i] /= sum;
+}
+
+static int
+zipf_word(void)
+{
+	double		u = (next_rand() * 32768.0 + next_rand()) / (32768.0 * 32768.0);
+	int			lo = 0,
+				hi = ZVOCAB - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (zipf_cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Word of a frequency band: 0 frequent, 1 middle, 2 rare. */
+static int
+band_word(int band)
+{
+	if (band == 0)
+		return next_rand() % 8;
+	if (band == 1)
+		return 8 + next_rand() % 60;
+	return 68 + next_rand() % (ZVOCAB - 68);
+}
+
+static SeSegmentReader *
+zipf_segment(int ndocs, int seg)
+{
+	const char **src = palloc(sizeof(char *) * ndocs);
+	int			i,
+				j;
+
+	for (i = 0; i < ndocs; i++)
+	{
+		StringInfoData b;
+		int			n = (next_rand() % 10 == 0) ? 60 + next_rand() % 120 : 1 + next_rand() % 30;
+
+		initStringInfo(&b);
+		appendStringInfoString(&b, "{\"body\":\"");
+		for (j = 0; j < n; j++)
+			appendStringInfo(&b, "%sw%d", j ? " " : "", zipf_word());
+		/* "px py" mostly as a bigram: phrase freqs close to term freqs */
+		if (next_rand() % 3 == 0)
+		{
+			int			k = 1 + next_rand() % 3;
+
+			while (k-- > 0)
+				appendStringInfoString(&b, next_rand() % 8 ? " px py" : " py px");
+		}
+		appendStringInfoString(&b, "\",\"title\":\"");
+		n = 1 + next_rand() % 4;
+		for (j = 0; j < n; j++)
+			appendStringInfo(&b, "%sw%d", j ? " " : "", zipf_word() % 50);
+		/* keyword values: no norms, so scores tie a lot */
+		appendStringInfo(&b, "\",\"tag\":[\"t%d\",\"t%d\"]}", next_rand() % 5,
+						 next_rand() % 9);
+		src[i] = b.data;
+	}
+	return index_segment(mapping, NULL, ndocs, src, seg);
+}
+
+/* A random query of one of the shapes that can skip, or must not break. */
+static void
+random_query(StringInfo q, int kind)
+{
+	int			a = band_word(next_rand() % 2),
+				b = band_word(next_rand() % 3),
+				c = band_word(next_rand() % 3),
+				d = band_word(0);
+
+	switch (kind)
+	{
+		case 0:
+			appendStringInfo(q, "{\"match\":{\"body\":\"w%d w%d w%d\"}}", a, b, c);
+			break;
+		case 1:
+			appendStringInfo(q, "{\"match\":{\"body\":{\"query\":\"w%d w%d\",\"operator\":\"and\"}}}",
+							 band_word(0), band_word(next_rand() % 2));
+			break;
+		case 2:
+			appendStringInfo(q, "{\"bool\":{\"should\":[{\"match\":{\"body\":\"w%d\"}},"
+							 "{\"match\":{\"title\":{\"query\":\"w%d\",\"boost\":2.5}}},"
+							 "{\"term\":{\"body\":{\"value\":\"w%d\",\"boost\":0.5}}},"
+							 "{\"match\":{\"body\":\"w%d w%d\"}}]}}", a, b % 50, c, d, b);
+			break;
+		case 3:
+			appendStringInfo(q, "{\"multi_match\":{\"query\":\"w%d w%d\",\"fields\":[\"body\",\"title^2\"],"
+							 "\"tie_breaker\":%s}}", a, b % 50,
+							 next_rand() % 2 ? "0.3" : "0");
+			break;
+		case 4:
+			appendStringInfo(q, "{\"dis_max\":{\"queries\":[{\"match\":{\"body\":\"w%d\"}},"
+							 "{\"match\":{\"body\":\"w%d w%d\"}}],\"tie_breaker\":0.5}}", a, b, c);
+			break;
+		case 5:
+			appendStringInfo(q, "{\"bool\":{\"should\":[{\"match\":{\"body\":\"w%d w%d\"}}],"
+							 "\"must_not\":[{\"match\":{\"body\":\"w%d\"}}]}}", a, b, d);
+			break;
+		case 6:
+			appendStringInfo(q, "{\"bool\":{\"must\":[{\"match\":{\"body\":\"w%d\"}}],"
+							 "\"should\":[{\"match\":{\"body\":\"w%d\"}}]}}", a, b);
+			break;
+		case 7:
+			appendStringInfo(q, "{\"match\":{\"body\":{\"query\":\"w%d w%d w%d w%d\","
+							 "\"minimum_should_match\":2}}}", a, b, c, d);
+			break;
+		case 8:
+			appendStringInfo(q, "{\"match\":{\"body\":\"w%d\"}}", a);
+			break;
+		case 9:
+			appendStringInfo(q, "{\"match_phrase\":{\"body\":{\"query\":\"w%d w%d\",\"slop\":%d}}}",
+							 band_word(0), band_word(0), (int) (next_rand() % 2) * 2);
+			break;
+		case 10:
+			appendStringInfo(q, "{\"bool\":{\"must\":[{\"match\":{\"body\":\"w%d\"}},{\"match\":{\"body\":\"w%d\"}}],"
+							 "\"filter\":[{\"match\":{\"title\":\"w%d\"}}]}}", a, d, next_rand() % 3);
+			break;
+		case 11:
+			appendStringInfo(q, "{\"bool\":{\"should\":[{\"bool\":{\"must\":[{\"match\":{\"body\":\"w%d\"}},"
+							 "{\"match\":{\"body\":\"w%d\"}}]}},{\"match\":{\"body\":\"w%d w%d\"}}]}}",
+							 d, a, b, c);
+			break;
+		case 12:
+			appendStringInfo(q, "{\"constant_score\":{\"filter\":{\"match\":{\"body\":\"w%d\"}},\"boost\":1.5}}", a);
+			break;
+		case 13:
+			if (next_rand() % 2)
+				appendStringInfoString(q, "{\"match_phrase\":{\"body\":\"px py\"}}");
+			else
+				appendStringInfo(q, "{\"bool\":{\"should\":[{\"match_phrase\":{\"body\":\"px py\"}},"
+								 "{\"match\":{\"body\":\"w%d\"}}]}}", b);
+			break;
+		default:
+			appendStringInfo(q, "{\"bool\":{\"should\":[{\"term\":{\"tag\":\"t%d\"}},"
+							 "{\"term\":{\"tag\":{\"value\":\"t%d\",\"boost\":2}}},"
+							 "{\"match\":{\"title\":\"w%d\"}}]}}",
+							 next_rand() % 5, next_rand() % 9, a % 50);
+			break;
+	}
+}
+
+static bool
+same_float(float a, float b)
+{
+	return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof(float)) == 0;
+}
+
+static void
+test_topk_skipping(void)
+{
+	static const char *const tths[] = {
+		"", ",\"track_total_hits\":false", ",\"track_total_hits\":0",
+		",\"track_total_hits\":7", ",\"track_total_hits\":300",
+		",\"track_total_hits\":true", ",\"track_total_hits\":2000"
+	};
+	static const int sizes[] = {1, 3, 10, 10, 25};
+	SeSearchShard zs[2];
+	SeSegmentReader *za[3],
+			   *zb[1];
+	const uint64 *zlive[3];
+	int			sizes_a[3] = {2600, 1700, 600};
+	int			iter,
+				s,
+				i;
+	int			mismatches = 0,
+				skipped_exact = 0,
+				nqueries = 0;
+	int64		docs_exh = 0,
+				docs_skip = 0,
+				d_exh,
+				d_skip;
+	int			exact_skipped = 0,
+				more = 0;
+
+	rng = 4242;
+	zipf_init();
+	for (s = 0; s < 3; s++)
+	{
+		uint64	   *lv = se_livedocs_new(sizes_a[s]);
+
+		za[s] = zipf_segment(sizes_a[s], 20 + s);
+		for (i = 0; i < sizes_a[s]; i++)
+			if (next_rand() % 19 == 0)
+				se_livedocs_clear(lv, i);
+		zlive[s] = s == 1 ? NULL : lv;
+	}
+	zb[0] = zipf_segment(1500, 30);
+	memset(zs, 0, sizeof(zs));
+	zs[0].index = "z";
+	zs[0].mapping = mapping;
+	zs[0].nsegments = 3;
+	zs[0].segments = za;
+	zs[0].live_docs = zlive;
+	zs[1] = zs[0];
+	zs[1].shard = 1;
+	zs[1].nsegments = 1;
+	zs[1].segments = zb;
+	zs[1].live_docs = NULL;
+
+	for (iter = 0; iter < 300; iter++)
+	{
+		StringInfoData body;
+		SeSearchResult *exh,
+				   *skp;
+		SeError		err;
+		int			kind = iter % 15;
+		int			tth = next_rand() % lengthof(tths);
+		int			nsh = 1 + (iter % 4 == 3);
+		int64		d0;
+		bool		ok;
+
+		initStringInfo(&body);
+		appendStringInfoString(&body, "{\"query\":");
+		random_query(&body, kind);
+		appendStringInfo(&body, ",\"size\":%d,\"from\":%d%s,\"_source\":false}",
+						 sizes[next_rand() % lengthof(sizes)],
+						 next_rand() % 4 == 0 ? 4 : 0, tths[tth]);
+
+		se_search_block_max = false;
+		d0 = se_search_stat_docs;
+		exh = search_on(zs, nsh, body.data, &err);
+		d_exh = se_search_stat_docs - d0;
+		se_search_block_max = true;
+		d0 = se_search_stat_docs;
+		skp = search_on(zs, nsh, body.data, &err);
+		d_skip = se_search_stat_docs - d0;
+		/* thresholds this corpus reaches quickly: false, 0, 7 */
+		if (tth >= 1 && tth <= 3)
+		{
+			docs_exh += d_exh;
+			docs_skip += d_skip;
+		}
+		/* an exact count means no skipping at all */
+		if (tth == 5 && d_exh != d_skip)
+			exact_skipped++;
+		nqueries++;
+		if (exh == NULL || skp == NULL)
+		{
+			UT_CHECK(false, "skipping search failed: %s", body.data);
+			continue;
+		}
+		/* without track_total_hits the count is not reported */
+		ok = exh->nhits == skp->nhits && same_float(exh->max_score, skp->max_score) &&
+			exh->track_total == skp->track_total &&
+			(!exh->track_total ||
+			 (exh->total == skp->total &&
+			  exh->total_is_lower_bound == skp->total_is_lower_bound));
+		for (i = 0; ok && i < exh->nhits; i++)
+			ok = exh->hits[i].shard_idx == skp->hits[i].shard_idx &&
+				exh->hits[i].segment == skp->hits[i].segment &&
+				exh->hits[i].doc == skp->hits[i].doc &&
+				same_float(exh->hits[i].score, skp->hits[i].score);
+		if (!ok)
+		{
+			if (mismatches++ < 5)
+			{
+				fprintf(stderr, "  mismatch: %s\n    exhaustive: %d hits total " INT64_FORMAT "%s max %.9g;"
+						" skipping: %d hits total " INT64_FORMAT "%s max %.9g\n", body.data,
+						exh->nhits, exh->total, exh->total_is_lower_bound ? "+" : "",
+						exh->max_score, skp->nhits, skp->total,
+						skp->total_is_lower_bound ? "+" : "", skp->max_score);
+				for (i = 0; i < Min(exh->nhits, skp->nhits); i++)
+					fprintf(stderr, "    %d: %d/%d/%d %.9g | %d/%d/%d %.9g\n", i,
+							exh->hits[i].shard_idx, exh->hits[i].segment, exh->hits[i].doc,
+							exh->hits[i].score, skp->hits[i].shard_idx,
+							skp->hits[i].segment, skp->hits[i].doc, skp->hits[i].score);
+			}
+		}
+		if (d_skip > d_exh)
+			more++;
+		pfree(body.data);
+	}
+	UT_CHECK(mismatches == 0, "top-k skipping: %d of %d queries differ from exhaustive evaluation",
+			 mismatches, nqueries);
+
+	/* skipping must actually skip: the same queries take fewer docs */
+	printf("top-k skipping: %d queries; docs taken from scorers with an inexact count: "
+		   "exhaustive " INT64_FORMAT ", skipping " INT64_FORMAT "\n", nqueries,
+		   docs_exh, docs_skip);
+	/* (the mix includes shapes that are always evaluated exhaustively) */
+	UT_CHECK(docs_skip * 10 < docs_exh * 7, "skipping takes far fewer docs");
+	UT_CHECK(more == 0, "skipping never takes more docs (%d queries did)", more);
+	UT_CHECK(exact_skipped == 0, "%d queries skipped with track_total_hits true", exact_skipped);
+
+	/* one query per shape, default settings: skipping engages for each shape that supports it */
+	for (i = 0; i <= 11; i++)
+	{
+		StringInfoData body;
+		SeError		err;
+		int64		d0,
+					d1;
+
+		if (i == 7 || i == 9)
+			continue;			/* msm > 1, sloppy phrases: evaluated exhaustively */
+		initStringInfo(&body);
+		appendStringInfoString(&body, "{\"query\":");
+		random_query(&body, i);
+		appendStringInfoString(&body, ",\"size\":3,\"track_total_hits\":false}");
+		se_search_block_max = false;
+		d0 = se_search_stat_docs;
+		(void) search_on(zs, 1, body.data, &err);
+		d0 = se_search_stat_docs - d0;
+		se_search_block_max = true;
+		d1 = se_search_stat_docs;
+		(void) search_on(zs, 1, body.data, &err);
+		d1 = se_search_stat_docs - d1;
+		if (getenv("SE_DEBUG_SKIP"))
+			fprintf(stderr, "shape %d: %d -> %d\n", i, (int) d0, (int) d1);
+		if (d0 > 200 && d1 < d0)
+			skipped_exact++;
+		else if (d0 > 200)
+			fprintf(stderr, "  no skipping for %s (%d docs both ways)\n", body.data, (int) d0);
+		pfree(body.data);
+	}
+	UT_CHECK(skipped_exact >= 8, "skipping engaged for %d of 10 query shapes", skipped_exact);
+
+	/* track_total_hits: true counts exactly, never skips */
+	{
+		SeError		err;
+		int64		d0 = se_search_stat_docs,
+					d1;
+		SeSearchResult *res;
+
+		se_search_block_max = false;
+		res = search_on(zs, 1, "{\"query\":{\"match\":{\"body\":\"w0 w1\"}},\"size\":2,\"track_total_hits\":true}", &err);
+		d0 = se_search_stat_docs - d0;
+		se_search_block_max = true;
+		d1 = se_search_stat_docs;
+		res = search_on(zs, 1, "{\"query\":{\"match\":{\"body\":\"w0 w1\"}},\"size\":2,\"track_total_hits\":true}", &err);
+		d1 = se_search_stat_docs - d1;
+		UT_CHECK(res && !res->total_is_lower_bound && res->total > 1000 && d0 == d1,
+				 "track_total_hits true is exact and exhaustive");
+	}
+	se_search_block_max = true;
+}
+
 int
 main(void)
 {
@@ -1579,6 +1945,7 @@ main(void)
 	test_multi_shard_and_count();
 	test_response_json();
 	test_exact_float();
+	test_topk_skipping();
 	test_fuzz();
 	return ut_finish("test_search");
 }

@@ -20,6 +20,9 @@
 #include "index/segment.h"
 #include "unit_test.h"
 
+/* Docs per postings block (the format's SE_POSTINGS_BLOCK). */
+#define SE_BLOCK_DOCS 128
+
 /* Damaged copies read without checksum; raise with -DSE_FUZZ_ITERS=... */
 #ifndef SE_FUZZ_ITERS
 #define SE_FUZZ_ITERS 2400
@@ -386,6 +389,197 @@ cmp_msorted(const void *a, const void *b)
 	return cmp_bytes(x->v, x->len, y->v, y->len);
 }
 
+/*
+ * The full impacts of the shallow block: pairs ascending on both sides,
+ * every doc dominated by a pair, the extremes equal to max freq / min
+ * norm, and exactly the competitive pairs computed here by brute force
+ * when there are no more than SE_MAX_IMPACTS of them.  Returns errors.
+ */
+static int	big_fronts = 0;
+
+static int
+freqs_max(const int *freqs, int n)
+{
+	int			m = 0;
+
+	while (n-- > 0)
+		m = Max(m, freqs[n]);
+	return m;
+}
+
+static int
+check_block_pairs(SeSegmentReader *r, int field, SePostings *p, const int *docs,
+				  const int *freqs, int n, bool norms, bool exact)
+{
+	SeImpact	imp[SE_MAX_IMPACTS];
+	SeImpact	front[256];
+	int			nimp = se_postings_block_impacts(p, imp);
+	int			nfront = 0;
+	int			i,
+				k,
+				bad = 0;
+
+	if (nimp < 1 || nimp > SE_MAX_IMPACTS)
+		return 1;
+	for (i = 1; i < nimp; i++)
+		if (imp[i].freq <= imp[i - 1].freq || imp[i].norm <= imp[i - 1].norm)
+			bad++;
+	for (k = 0; k < n; k++)
+	{
+		int			nv = norms ? se_segment_norm(r, field, docs[k]) : 0;
+		bool		covered = false;
+		bool		dominated = false;
+
+		for (i = 0; i < nimp; i++)
+			covered |= freqs[k] <= imp[i].freq && nv >= imp[i].norm;
+		if (!covered)
+			bad++;
+		if (!exact)
+			continue;
+		/* brute-force front: no other doc at least as good on both, better on one */
+		for (i = 0; i < n && !dominated; i++)
+		{
+			int			ni = norms ? se_segment_norm(r, field, docs[i]) : 0;
+
+			dominated = freqs[i] >= freqs[k] && ni <= nv &&
+				(freqs[i] > freqs[k] || ni < nv);
+		}
+		if (!dominated)
+		{
+			for (i = 0; i < nfront; i++)
+				if (front[i].freq == freqs[k] && front[i].norm == nv)
+					break;
+			if (i == nfront)
+			{
+				front[nfront].freq = freqs[k];
+				front[nfront].norm = (uint8) nv;
+				nfront++;
+			}
+		}
+	}
+	if (nfront > SE_MAX_IMPACTS)
+		big_fronts++;
+	if (!exact)
+	{
+		if (imp[nimp - 1].freq != freqs_max(freqs, n))
+			bad++;
+	}
+	else if (nfront <= SE_MAX_IMPACTS)
+	{
+		if (nfront != nimp)
+			bad++;
+		else
+			for (i = 0; i < nimp; i++)
+			{
+				for (k = 0; k < nfront; k++)
+					if (front[k].freq == imp[i].freq && front[k].norm == imp[i].norm)
+						break;
+				if (k == nfront)
+					bad++;
+			}
+	}
+	else if (nimp != SE_MAX_IMPACTS)
+		bad++;
+	return bad;
+}
+
+/*
+ * Check the impacts of a term against its docs and freqs: the term-level
+ * impact, and advance_shallow / block_impact for ascending, repeated and
+ * backward targets, interleaved with advance().  Blocks are the runs of
+ * 128 docs, so the expected block of a target is known exactly.
+ */
+static void
+check_impacts(SeSegmentReader *r, const SeTermInfo *ti, const int *docs,
+			  const int *freqs, int ndocs, const char *label)
+{
+	SePostings *p;
+	int			maxf = 0,
+				minn = 255;
+	int32		mf;
+	uint8		mn;
+	int			k,
+				target,
+				round;
+	bool		norms = se_segment_field_has_norms(r, ti->field);
+	int			bad = 0;
+
+	if (ndocs == 0)
+		return;
+	for (k = 0; k < ndocs; k++)
+	{
+		maxf = Max(maxf, freqs[k]);
+		minn = Min(minn, norms ? se_segment_norm(r, ti->field, docs[k]) : 0);
+	}
+	UT_CHECK(ti->max_freq == maxf && ti->min_norm == minn,
+			 "%s: term impact %d/%d expected %d/%d", label, ti->max_freq,
+			 ti->min_norm, maxf, minn);
+	p = se_postings_open(r, ti, false);
+	se_postings_block_impact(p, &mf, &mn);
+	UT_CHECK(mf == maxf && mn == minn, "%s: impact before shallow", label);
+	/* term-level pairs: cover every doc (exact only without merged blocks) */
+	UT_CHECK(check_block_pairs(r, ti->field, p, docs, freqs, ndocs, norms, false) == 0,
+			 "%s: term impacts", label);
+	for (round = 0; round < 2; round++)
+	{
+		int			j = 0;
+
+		target = round == 0 ? 0 : (int) rnd_below(docs[ndocs - 1] + 1);
+		for (;;)
+		{
+			int32		upto = se_postings_advance_shallow(p, target);
+			int			b,
+						first,
+						last,
+						bmaxf = 0,
+						bminn = 255;
+
+			while (j < ndocs && docs[j] < target)
+				j++;
+			if (j == ndocs)
+			{
+				if (upto != SE_NO_MORE_DOCS)
+					bad++;
+				break;
+			}
+			b = j / SE_BLOCK_DOCS;
+			first = b * SE_BLOCK_DOCS;
+			last = Min(first + SE_BLOCK_DOCS, ndocs) - 1;
+			for (k = first; k <= last; k++)
+			{
+				bmaxf = Max(bmaxf, freqs[k]);
+				bminn = Min(bminn, norms ? se_segment_norm(r, ti->field, docs[k]) : 0);
+			}
+			se_postings_block_impact(p, &mf, &mn);
+			if (upto != docs[last] || mf != bmaxf || mn != bminn)
+			{
+				if (bad++ == 0)
+					fprintf(stderr, "%s: shallow(%d) = %d (%d/%d), expected %d (%d/%d)\n",
+							label, target, upto, mf, mn, docs[last], bmaxf, bminn);
+			}
+			bad += check_block_pairs(r, ti->field, p, docs + first, freqs + first,
+									 last - first + 1, norms, true);
+			/* the same target again, and one inside the block */
+			if (se_postings_advance_shallow(p, target) != upto ||
+				se_postings_advance_shallow(p, docs[last]) != upto)
+				bad++;
+			/* the doc iterator is independent of the shallow cursor */
+			if (rnd_below(4) == 0 && se_postings_doc(p) < target)
+			{
+				if (se_postings_advance(p, target) != docs[j])
+					bad++;
+			}
+			/* sometimes jump several blocks, sometimes step one */
+			target = rnd_below(3) == 0 ? docs[last] + 1 + (int) rnd_below(3000) : docs[last] + 1;
+		}
+	}
+	/* a backward target walks again */
+	if (se_postings_advance_shallow(p, 0) != docs[Min(SE_BLOCK_DOCS, ndocs) - 1])
+		bad++;
+	se_postings_close(p);
+	UT_CHECK(bad == 0, "%s: %d wrong shallow advances or block impacts", label, bad);
+}
+
 /* Check one term's postings (docs, freqs, positions) and advance(). */
 static void
 check_postings(SeSegmentReader *r, const SeTermInfo *ti, SeIndexOptions io,
@@ -395,6 +589,7 @@ check_postings(SeSegmentReader *r, const SeTermInfo *ti, SeIndexOptions io,
 	int			i = 0;
 	int			ndocs = 0;
 	int		   *docs = palloc(sizeof(int) * (nt + 1));
+	int		   *freqs = palloc(sizeof(int) * (nt + 1));
 	int			k;
 
 	p = se_postings_open(r, ti, true);
@@ -406,6 +601,7 @@ check_postings(SeSegmentReader *r, const SeTermInfo *ti, SeIndexOptions io,
 
 		while (j < nt && t[j].doc == t[i].doc)
 			j++;
+		freqs[ndocs] = (io == SE_IDX_DOCS) ? 1 : j - i;
 		docs[ndocs++] = t[i].doc;
 		if (doc != t[i].doc)
 		{
@@ -492,7 +688,10 @@ check_postings(SeSegmentReader *r, const SeTermInfo *ti, SeIndexOptions io,
 		}
 		se_postings_close(p);
 	}
+	if (i >= nt)
+		check_impacts(r, ti, docs, freqs, ndocs, label);
 	pfree(docs);
+	pfree(freqs);
 }
 
 static void
@@ -1421,10 +1620,24 @@ exercise_reader(SeSegmentReader *r)
 
 			while (n < 100000 && se_postings_doc(p) != SE_NO_MORE_DOCS &&
 				   (doc = (count % 3 == 0) ?
-					se_postings_advance(p, se_postings_doc(p) + 2) :
+					se_postings_advance(p, se_postings_doc(p) + 2 + (n % 5 == 0 ? 300 : 0)) :
 					se_postings_next(p)) != SE_NO_MORE_DOCS)
 			{
 				int			k = 0;
+				int32		mf;
+				uint8		mn;
+
+				if (n % 3 == 1)
+				{
+					SeImpact	imp[SE_MAX_IMPACTS];
+
+					(void) se_postings_advance_shallow(p, doc + (n % 7) * 100);
+					se_postings_block_impact(p, &mf, &mn);
+					k = se_postings_block_impacts(p, imp);
+					if (k < 1 || k > SE_MAX_IMPACTS)
+						UT_CHECK(false, "impacts count %d", k);
+					k = 0;
+				}
 
 				(void) se_postings_freq(p);
 				while (k < 1000 && se_postings_next_position(p) >= 0)
@@ -1731,6 +1944,363 @@ test_segments_and_merge(void)
 }
 
 /*
+ * Postings blocks: terms whose doc counts sit around the block size (127,
+ * 128, 129, 256, 257) and beyond, with runs of small doc gaps broken by
+ * large ones and freqs that are mostly small but sometimes huge, so the
+ * PFOR blocks carry exceptions.  Every term is indexed in a positions
+ * field, a freqs field and a docs-only field without norms; iteration,
+ * advance across blocks with positions read after each jump, and impacts
+ * are checked against the model.
+ */
+typedef struct BTerm
+{
+	char		name[16];
+	int			df;
+	int		   *docs;
+	int		   *freqs;
+} BTerm;
+
+#define BLK_MAX_DOC 30000
+
+static int
+btok_pos(int doc, int k)
+{
+	return (doc % 5) + 2 * k;
+}
+
+static void
+check_block_term(SeSegmentReader *r, int field, const BTerm *bt, const char *fname)
+{
+	SeIndexOptions io = se_segment_field_index_options(r, field);
+	SeTermInfo	ti;
+	SePostings *p;
+	char		lbl[80];
+	int			k,
+				j,
+				bad = 0;
+	int		   *freqs = palloc(sizeof(int) * bt->df);
+
+	snprintf(lbl, sizeof(lbl), "blocks %s/%s", fname, bt->name);
+	if (!se_segment_seek_exact(r, field, bt->name, strlen(bt->name), &ti))
+	{
+		UT_CHECK(false, "%s: term missing", lbl);
+		return;
+	}
+	UT_CHECK(ti.doc_freq == bt->df, "%s: df", lbl);
+	for (k = 0; k < bt->df; k++)
+		freqs[k] = io == SE_IDX_DOCS ? 1 : bt->freqs[k];
+
+	/* next() over everything, positions of every other doc */
+	p = se_postings_open(r, &ti, true);
+	for (k = 0; k < bt->df; k++)
+	{
+		if (se_postings_next(p) != bt->docs[k] || se_postings_freq(p) != freqs[k])
+		{
+			bad++;
+			break;
+		}
+		if (io == SE_IDX_POSITIONS && k % 2 == 0)
+		{
+			for (j = 0; j < freqs[k]; j++)
+				if (se_postings_next_position(p) != btok_pos(bt->docs[k], j))
+					bad++;
+			if (se_postings_next_position(p) != -1)
+				bad++;
+		}
+	}
+	if (se_postings_next(p) != SE_NO_MORE_DOCS)
+		bad++;
+	se_postings_close(p);
+	UT_CHECK(bad == 0, "%s: %d errors iterating", lbl, bad);
+
+	/* advance() with long and short jumps; positions right after jumps */
+	for (j = 0; j < 3; j++)
+	{
+		int			target = 0;
+
+		bad = 0;
+		p = se_postings_open(r, &ti, true);
+		k = 0;
+		for (;;)
+		{
+			int32		got;
+
+			target += 1 + (int) rnd_below(j == 0 ? 40 : j == 1 ? 700 : 5000);
+			while (k < bt->df && bt->docs[k] < target)
+				k++;
+			got = se_postings_advance(p, target);
+			if (got != (k < bt->df ? bt->docs[k] : SE_NO_MORE_DOCS))
+			{
+				if (bad++ == 0)
+					fprintf(stderr, "%s: advance(%d) = %d expected %d\n", lbl, target,
+							got, k < bt->df ? bt->docs[k] : -1);
+				break;
+			}
+			if (got == SE_NO_MORE_DOCS)
+				break;
+			if (se_postings_freq(p) != freqs[k])
+				bad++;
+			if (io == SE_IDX_POSITIONS && rnd_below(2) == 0)
+			{
+				int			m = rnd_below(freqs[k] + 1);
+				int			q;
+
+				for (q = 0; q < m; q++)
+					if (se_postings_next_position(p) != btok_pos(got, q))
+						bad++;
+			}
+			if (rnd_below(3) == 0)
+			{
+				/* a few next() calls between jumps */
+				int			q,
+							m = 1 + rnd_below(4);
+
+				for (q = 0; q < m && k + 1 < bt->df; q++)
+				{
+					k++;
+					if (se_postings_next(p) != bt->docs[k])
+						bad++;
+				}
+				target = bt->docs[k];
+			}
+			else
+				target = got;
+		}
+		se_postings_close(p);
+		UT_CHECK(bad == 0, "%s: %d errors advancing (round %d)", lbl, bad, j);
+	}
+	check_impacts(r, &ti, bt->docs, freqs, bt->df, lbl);
+	pfree(freqs);
+}
+
+static void
+test_postings_blocks(void)
+{
+	static const int dfs[] = {2, 3, 127, 128, 129, 255, 256, 257, 640, 1000, 3001, 12000};
+	int			nterms = lengthof(dfs);
+	BTerm	   *bts = palloc0(sizeof(BTerm) * nterms);
+	SeSegmentBuilder *b = se_builder_create();
+	int			fp,
+				ff,
+				fd;
+	int		   *next_idx = palloc0(sizeof(int) * nterms);
+	StringInfoData out;
+	uint8		sid[SE_SEGMENT_ID_LEN] = {0xB1};
+	SeSegmentReader *r;
+	SeError		err;
+	int			t,
+				d,
+				k;
+
+	/* doc lists: dense runs broken by large gaps (PFOR exceptions) */
+	for (t = 0; t < nterms; t++)
+	{
+		BTerm	   *bt = &bts[t];
+		int			doc = -1;
+		int			span;
+
+		snprintf(bt->name, sizeof(bt->name), "t%d", dfs[t]);
+		bt->df = dfs[t];
+		bt->docs = palloc(sizeof(int) * bt->df);
+		bt->freqs = palloc(sizeof(int) * bt->df);
+		span = BLK_MAX_DOC / bt->df;
+		for (k = 0; k < bt->df; k++)
+		{
+			int			gap;
+
+			if (rnd_below(25) == 0)
+				gap = 1 + (int) rnd_below(span * 8 + 1);
+			else
+				gap = 1 + (int) rnd_below(Max(1, span / 2));
+			if (doc + gap > BLK_MAX_DOC - (bt->df - k))
+				gap = 1;
+			doc += gap;
+			bt->docs[k] = doc;
+			/* wide freqs in some terms make more than SE_MAX_IMPACTS pairs */
+			bt->freqs[k] = rnd_below(40) == 0 ? 100 + (int) rnd_below(300) :
+				1 + (int) rnd_below(t % 3 == 0 ? 14 : 3);
+		}
+	}
+	fp = se_builder_field(b, "p", SE_IDX_POSITIONS, true, SE_DV_NONE);
+	ff = se_builder_field(b, "f", SE_IDX_FREQS, true, SE_DV_NONE);
+	fd = se_builder_field(b, "d", SE_IDX_DOCS, false, SE_DV_NONE);
+	for (d = 0; d < BLK_MAX_DOC; d++)
+	{
+		SeDocMeta	m;
+		char		idb[16];
+		int			f;
+
+		se_builder_begin_doc(b);
+		for (f = 0; f < 3; f++)
+		{
+			int			field = f == 0 ? fp : f == 1 ? ff : fd;
+
+			for (t = 0; t < nterms; t++)
+			{
+				BTerm	   *bt = &bts[t];
+				int			i = next_idx[t];
+
+				if (i < bt->df && bt->docs[i] == d)
+					for (k = 0; k < bt->freqs[i]; k++)
+						se_builder_add_term(b, field, bt->name, strlen(bt->name),
+											btok_pos(d, k));
+			}
+			/* filler that varies the field lengths, hence the norms */
+			for (k = 0; k < (int) (d % 37); k++)
+				se_builder_add_term(b, field, "filler", 6, 1000 + k);
+		}
+		for (t = 0; t < nterms; t++)
+			if (next_idx[t] < bts[t].df && bts[t].docs[next_idx[t]] == d)
+				next_idx[t]++;
+		memset(&m, 0, sizeof(m));
+		m.id_len = snprintf(idb, sizeof(idb), "b%d", d);
+		m.id = idb;
+		se_builder_end_doc(b, &m, NULL, 0);
+	}
+	initStringInfo(&out);
+	se_builder_serialize(b, sid, 1, &out);
+	se_builder_free(b);
+	se_error_init(&err);
+	r = se_segment_open((uint8 *) out.data, out.len, true, &err);
+	UT_CHECK(r != NULL, "blocks: open: %s", err.reason ? err.reason : "");
+	if (r != NULL)
+	{
+		for (t = 0; t < nterms; t++)
+		{
+			check_block_term(r, se_segment_field(r, "p"), &bts[t], "p");
+			check_block_term(r, se_segment_field(r, "f"), &bts[t], "f");
+			check_block_term(r, se_segment_field(r, "d"), &bts[t], "d");
+		}
+		UT_CHECK(se_segment_error(r) == NULL, "blocks: no reader error");
+		UT_CHECK(big_fronts > 0, "blocks: some blocks merge impact pairs");
+		se_segment_close(r);
+	}
+	pfree(out.data);
+	for (t = 0; t < nterms; t++)
+	{
+		pfree(bts[t].docs);
+		pfree(bts[t].freqs);
+	}
+	pfree(bts);
+	pfree(next_idx);
+}
+
+/*
+ * Corruption of the block format: a small segment of dense terms (full
+ * PFOR blocks, skip tables, impacts).  Every byte flip fails the checksum;
+ * without it, flips aimed at the TERMS, POSTINGS and POSITIONS sections
+ * must be reported or harmless, never a crash or an endless loop.
+ */
+static void
+test_block_corruption(void)
+{
+	SeSegmentBuilder *b = se_builder_create();
+	int			f = se_builder_field(b, "p", SE_IDX_POSITIONS, true, SE_DV_NONE);
+	int			g = se_builder_field(b, "f", SE_IDX_FREQS, true, SE_DV_NONE);
+	StringInfoData out;
+	uint8		sid[SE_SEGMENT_ID_LEN] = {0xB2};
+	uint8	   *copy;
+	SeSegmentReader *r;
+	SeError		err;
+	int			d,
+				i,
+				len,
+				undetected = 0,
+				opened = 0,
+				flagged = 0;
+	uint64		toc,
+				sec_off[4],
+				sec_len[4];
+	double		t0 = now_sec();
+
+	for (d = 0; d < 900; d++)
+	{
+		SeDocMeta	m;
+		char		idb[16];
+		int			n = 1 + rnd_below(12);
+
+		se_builder_begin_doc(b);
+		for (i = 0; i < n; i++)
+		{
+			char		w[4];
+			int			wl = snprintf(w, sizeof(w), "%d", (int) rnd_below(rnd_below(20) + 1));
+
+			se_builder_add_term(b, f, w, wl, i);
+			se_builder_add_term(b, g, w, wl, i);
+		}
+		if (d % 97 == 0)
+			for (i = 0; i < 200; i++)
+				se_builder_add_term(b, f, "0", 1, 20 + i);
+		memset(&m, 0, sizeof(m));
+		m.id_len = snprintf(idb, sizeof(idb), "c%d", d);
+		m.id = idb;
+		se_builder_end_doc(b, &m, NULL, 0);
+	}
+	initStringInfo(&out);
+	se_builder_serialize(b, sid, 1, &out);
+	se_builder_free(b);
+	len = out.len;
+	copy = palloc(len);
+
+	for (i = 0; i < len; i++)
+	{
+		memcpy(copy, out.data, len);
+		copy[i] ^= (uint8) (1 << (i % 8));
+		se_error_init(&err);
+		r = se_segment_open(copy, len, true, &err);
+		if (r != NULL)
+		{
+			undetected++;
+			se_segment_close(r);
+		}
+	}
+	UT_CHECK(undetected == 0, "block corruption: %d of %d flips undetected", undetected, len);
+
+	/* locate TERMS, POSTINGS and POSITIONS through the table of contents */
+	memcpy(&toc, out.data + len - SE_FILE_FOOTER_LEN - 8, 8);
+	for (i = 0; i < 3; i++)
+	{
+		memcpy(&sec_off[i], out.data + toc + 8 + 24 * (i + 1) + 8, 8);
+		memcpy(&sec_len[i], out.data + toc + 8 + 24 * (i + 1) + 16, 8);
+	}
+	UT_CHECK(sec_len[1] > 1000, "block corruption: postings section of %d bytes",
+			 (int) sec_len[1]);
+	for (i = 0; i < SE_FUZZ_ITERS; i++)
+	{
+		int			sec = i % 5 < 3 ? 1 : i % 5 == 3 ? 0 : 2;
+		int			nflips = 1 + (i % 3 == 0 ? rnd_below(4) : 0);
+		int			k;
+
+		if (sec_len[sec] == 0)
+			continue;
+		memcpy(copy, out.data, len);
+		for (k = 0; k < nflips; k++)
+		{
+			int			at = (int) (sec_off[sec] + rnd_below((uint32) sec_len[sec]));
+
+			if (i % 4 == 1)
+				copy[at] = (uint8) rnd();
+			else
+				copy[at] ^= (uint8) (1 << rnd_below(8));
+		}
+		se_error_init(&err);
+		r = se_segment_open(copy, len, false, &err);
+		if (r == NULL)
+			continue;
+		opened++;
+		exercise_reader(r);
+		if (se_segment_error(r))
+			flagged++;
+		se_segment_close(r);
+	}
+	printf("block corruption: %d bytes, %d damaged copies read, %d flagged (%.2fs)\n",
+		   len, opened, flagged, now_sec() - t0);
+	UT_CHECK(opened > 0 && flagged > opened / 4, "block fuzzing reached the decoders");
+	pfree(copy);
+	pfree(out.data);
+}
+
+/*
  * Throughput: 64k docs x ~100 tokens through the builder and the
  * serializer, then postings iteration speed.  Timings are printed; the
  * asserted bounds are loose because this runs under sanitizers.
@@ -1842,6 +2412,8 @@ main(void)
 	test_merge_mismatched_fields();
 	test_segments_and_merge();
 	test_corruption();
+	test_postings_blocks();
+	test_block_corruption();
 	test_throughput();
 	return ut_finish("test_segment");
 }
