@@ -813,18 +813,20 @@ typedef struct SliceRun
 	/* current shard being scanned and its matches */
 	int32	   *segs;
 	int32	   *docs;
+	SeTaskSlice **match_slice;	/* slice each match is counted for */
 	int			nmatch;
 	int			cap;
+	/* sibling slices of the same shard run together with this one */
+	SeTaskSlice **claimed;
+	int			nclaimed;
 	int			hash_mod;		/* > 1: keep docs with hash(_id) % hash_mod == hash_rem */
 	int			hash_rem;
 	TimestampTz batch_start;
 } SliceRun;
 
-static bool
-collect_match(SeSearchShard *shard, int segment, int32 doc, void *arg)
+static void
+add_match(SliceRun *run, int32 segment, int32 doc, SeTaskSlice *slice)
 {
-	SliceRun   *run = arg;
-
 	if (run->nmatch == run->cap)
 	{
 		run->cap = Max(1024, run->cap * 2);
@@ -832,11 +834,53 @@ collect_match(SeSearchShard *shard, int segment, int32 doc, void *arg)
 			palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
 		run->docs = run->docs ? repalloc_huge(run->docs, sizeof(int32) * run->cap) :
 			palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
+		run->match_slice = run->match_slice ?
+			repalloc_huge(run->match_slice, sizeof(SeTaskSlice *) * run->cap) :
+			palloc_extended(sizeof(SeTaskSlice *) * run->cap, MCXT_ALLOC_HUGE);
 	}
 	run->segs[run->nmatch] = segment;
 	run->docs[run->nmatch] = doc;
+	run->match_slice[run->nmatch] = slice;
 	run->nmatch++;
+}
+
+static bool
+collect_match(SeSearchShard *shard, int segment, int32 doc, void *arg)
+{
+	SliceRun   *run = arg;
+
+	add_match(run, segment, doc, run->slice);
 	return true;
+}
+
+/*
+ * With more slices than shards, claim the other queued slices of this
+ * task on the same shard and run them together: their documents are the
+ * same scan split by hash, and one stream of full batches writes far fewer
+ * translog syncs than hundreds of tiny ones.  Each document still counts
+ * for its own slice.
+ */
+static void
+claim_siblings(SliceRun *run, int nrefs, int r)
+{
+	SeTask	   *tk = &SeTasks->tasks[run->task];
+	int			i;
+
+	run->claimed = palloc(sizeof(SeTaskSlice *) * tk->nslices);
+	run->nclaimed = 0;
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	for (i = tk->first_slice; i < tk->first_slice + tk->nslices; i++)
+	{
+		SeTaskSlice *sl = &SeTasks->slices[i];
+
+		if (sl != run->slice && sl->state == SE_SLICE_QUEUED &&
+			sl->slice_id % nrefs == r)
+		{
+			sl->state = SE_SLICE_RUNNING;
+			run->claimed[run->nclaimed++] = sl;
+		}
+	}
+	LWLockRelease(&SeTasks->lock);
 }
 
 static bool
@@ -899,7 +943,7 @@ throttle(SliceRun *run, int ndocs)
 			return;
 		TimestampDifference(run->batch_start, GetCurrentTimestamp(), &secs, &usecs);
 		elapsed_ms = secs * 1000.0 + usecs / 1000.0;
-		target_ms = ndocs * 1000.0 / (rps / nslices);
+		target_ms = ndocs * 1000.0 / (rps / nslices * (1 + run->nclaimed));
 		if (elapsed_ms >= target_ms)
 			return;
 		/* wake at least every 100ms to see a rethrottle or a cancel */
@@ -939,7 +983,7 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 			break;
 		}
 		run->processed++;
-		run->slice->c.total++;
+		run->match_slice[i]->c.total++;
 		se_segment_doc_meta(seg, doc, &meta);
 		initStringInfo(&src);
 		if (run->rq.kind != KIND_DELETE && !se_segment_source(seg, doc, &src))
@@ -963,7 +1007,7 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 			out.op = SE_SCRIPTOP_DELETE;
 		if (out.op == SE_SCRIPTOP_NOOP)
 		{
-			run->slice->c.noops++;
+			run->match_slice[i]->c.noops++;
 			continue;
 		}
 		it = &items[nitems];
@@ -1012,19 +1056,20 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 		for (i = 0; i < nitems; i++)
 		{
 			SeWriteItem *it = &items[i];
+			SeSliceCounters *c = &run->match_slice[map[i]]->c;
 
 			if (it->err_type == NULL)
 			{
 				if (it->op == SE_ITEM_DELETE)
-					run->slice->c.deleted++;
+					c->deleted++;
 				else if (it->resp.result == SE_RESULT_CREATED)
-					run->slice->c.created++;
+					c->created++;
 				else
-					run->slice->c.updated++;
+					c->updated++;
 			}
 			else if (it->resp.status == 409)
 			{
-				run->slice->c.version_conflicts++;
+				c->version_conflicts++;
 				if (!run->rq.conflicts_proceed)
 				{
 					add_failure(run, it->index, it->id, 409, it->err_type, it->err_reason);
@@ -1032,7 +1077,7 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 				}
 			}
 			else if (it->op == SE_ITEM_DELETE && it->resp.status == 404)
-				run->slice->c.version_conflicts++;	/* deleted meanwhile */
+				c->version_conflicts++;	/* deleted meanwhile */
 			else
 			{
 				add_failure(run, it->index, it->id, it->resp.status, it->err_type, it->err_reason);
@@ -1270,26 +1315,26 @@ run_slice(SliceRun *run)
 			MatchCache *mc = match_cache_get(run, im, refs[r].shard, &err);
 			int			j;
 
+			SeTaskSlice **by_rem;
+
 			if (mc == NULL)
 				goto fail;
 			shard = mc->snap;
 			shard.mapping = im->mapping;
 			shard.index = im->name;
+			/* max_docs is per slice: only then run the slices one by one */
+			if (run->rq.max_docs < 0)
+				claim_siblings(run, nrefs, r);
+			by_rem = palloc0(sizeof(SeTaskSlice *) * run->hash_mod);
+			by_rem[run->hash_rem] = run->slice;
+			for (j = 0; j < run->nclaimed; j++)
+				by_rem[run->claimed[j]->slice_id / nrefs] = run->claimed[j];
 			for (j = 0; j < mc->n; j++)
 			{
-				if ((int) (mc->hashes[j] % (uint32) run->hash_mod) != run->hash_rem)
-					continue;
-				if (run->nmatch == run->cap)
-				{
-					run->cap = Max(1024, run->cap * 2);
-					run->segs = run->segs ? repalloc_huge(run->segs, sizeof(int32) * run->cap) :
-						palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
-					run->docs = run->docs ? repalloc_huge(run->docs, sizeof(int32) * run->cap) :
-						palloc_extended(sizeof(int32) * run->cap, MCXT_ALLOC_HUGE);
-				}
-				run->segs[run->nmatch] = mc->segs[j];
-				run->docs[run->nmatch] = mc->docs[j];
-				run->nmatch++;
+				SeTaskSlice *owner = by_rem[mc->hashes[j] % (uint32) run->hash_mod];
+
+				if (owner != NULL)
+					add_match(run, mc->segs[j], mc->docs[j], owner);
 			}
 		}
 		else
@@ -1471,6 +1516,12 @@ se_task_worker_main(Datum arg)
 			LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
 			sl->state = SE_SLICE_DONE;
 			SeTasks->tasks[t].slices_done++;
+			for (i = 0; i < run.nclaimed; i++)
+			{
+				run.claimed[i]->cancelled = sl->cancelled;
+				run.claimed[i]->state = SE_SLICE_DONE;
+				SeTasks->tasks[t].slices_done++;
+			}
 			last = SeTasks->tasks[t].slices_done == SeTasks->tasks[t].nslices;
 			LWLockRelease(&SeTasks->lock);
 			if (last)
