@@ -12,6 +12,10 @@ SELECT ids(search_engine.search('products', '{"query": {"match_phrase": {"name":
 SELECT ids(search_engine.search('products', '{"query": {"term": {"tags": "sport"}}, "sort": ["_doc"]}'));
 SELECT ids(search_engine.search('products', '{"query": {"terms": {"tags": ["boots", "socks"]}}, "sort": [{"price": "asc"}]}'));
 SELECT ids(search_engine.search('products', '{"query": {"range": {"price": {"gte": 30, "lt": 150}}}, "sort": [{"price": "desc"}]}'));
+-- integer terms are binary with NUL bytes: term, terms and range must all work
+SELECT ids(search_engine.search('products', '{"query": {"terms": {"qty": [3, 7]}}, "sort": [{"price": "asc"}]}'));
+SELECT ids(search_engine.search('products', '{"query": {"term": {"qty": 100}}}'));
+SELECT ids(search_engine.search('products', '{"query": {"range": {"qty": {"gte": 0, "lte": 3}}}, "sort": [{"qty": "asc"}]}'));
 SELECT ids(search_engine.search('products', '{"query": {"range": {"released": {"gte": "2023-01-01"}}}, "sort": [{"released": "asc"}]}'));
 SELECT ids(search_engine.search('products', '{"query": {"exists": {"field": "released"}}, "sort": [{"price": "asc"}]}'));
 SELECT search_engine.search('products', '{"sort": [{"_id": "asc"}]}');

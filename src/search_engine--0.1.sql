@@ -171,3 +171,69 @@ GRANT EXECUTE ON FUNCTION create_index(text, jsonb), delete_index(text), put_map
   close_index(text), open_index(text), flush(text), force_merge(text, int), verify_index(text),
   request(text, text, text)
   TO search_engine_admin;
+
+-- =====================================================================
+-- Foreign data wrapper (src/fdw): indices as foreign tables.
+--   CREATE SERVER s FOREIGN DATA WRAPPER search_engine;
+--   CREATE FOREIGN TABLE products (_id text, name text, price float8,
+--     _score real) SERVER s OPTIONS (index 'products');
+--   SELECT _id, _score FROM products WHERE name @@@ 'running shoe'
+--     ORDER BY _score DESC LIMIT 10;
+-- =====================================================================
+CREATE FUNCTION fdw_handler() RETURNS fdw_handler
+AS 'MODULE_PATHNAME', 'se_fdw_handler' LANGUAGE C STRICT;
+CREATE FUNCTION fdw_validator(text[], oid) RETURNS void
+AS 'MODULE_PATHNAME', 'se_fdw_validator' LANGUAGE C STRICT;
+CREATE FOREIGN DATA WRAPPER search_engine HANDLER fdw_handler VALIDATOR fdw_validator;
+
+-- The full-text operator @@@: "the document matches the query".  Only a
+-- search_engine foreign scan can evaluate it (it is pushed into the DSL);
+-- evaluated anywhere else its function raises an error saying so.
+--   text   @@@ text   column @@@ 'query string'  -> {"match": {"<field>": ...}}
+--   text[] @@@ text   the same on an array column
+--   jsonb  @@@ jsonb  _source @@@ '{"match": {"name": "shoe"}}'  (query DSL)
+--   record @@@ jsonb  t @@@ '{"bool": {...}}'  (the table's row, query DSL)
+CREATE FUNCTION fdw_match(text, text) RETURNS boolean
+AS 'MODULE_PATHNAME', 'se_fdw_match_text' LANGUAGE C STABLE;
+CREATE FUNCTION fdw_match(text[], text) RETURNS boolean
+AS 'MODULE_PATHNAME', 'se_fdw_match_text_array' LANGUAGE C STABLE;
+CREATE FUNCTION fdw_match(jsonb, jsonb) RETURNS boolean
+AS 'MODULE_PATHNAME', 'se_fdw_match_dsl' LANGUAGE C STABLE;
+CREATE FUNCTION fdw_match(record, jsonb) RETURNS boolean
+AS 'MODULE_PATHNAME', 'se_fdw_match_row' LANGUAGE C STABLE;
+CREATE FUNCTION fdw_match_sel(internal, oid, internal, integer) RETURNS float8
+AS 'MODULE_PATHNAME', 'se_fdw_match_restrict' LANGUAGE C STABLE STRICT;
+CREATE OPERATOR @@@ (LEFTARG = text, RIGHTARG = text, FUNCTION = fdw_match, RESTRICT = fdw_match_sel);
+CREATE OPERATOR @@@ (LEFTARG = text[], RIGHTARG = text, FUNCTION = fdw_match, RESTRICT = fdw_match_sel);
+CREATE OPERATOR @@@ (LEFTARG = jsonb, RIGHTARG = jsonb, FUNCTION = fdw_match, RESTRICT = fdw_match_sel);
+CREATE OPERATOR @@@ (LEFTARG = record, RIGHTARG = jsonb, FUNCTION = fdw_match, RESTRICT = fdw_match_sel);
+
+-- Column types are checked against the index mapping when a foreign table
+-- is created, altered or imported (and again when it is queried).
+CREATE FUNCTION _fdw_check_table(regclass) RETURNS void
+AS 'MODULE_PATHNAME', 'se_fdw_check_table' LANGUAGE C STRICT;
+CREATE FUNCTION _fdw_ddl_check() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+DECLARE
+  r record;
+BEGIN
+  FOR r IN SELECT objid FROM pg_event_trigger_ddl_commands()
+           WHERE classid = 'pg_catalog.pg_class'::regclass AND object_type = 'foreign table'
+  LOOP
+    PERFORM @extschema@._fdw_check_table(r.objid::regclass);
+  END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER search_engine_fdw_check ON ddl_command_end
+  WHEN TAG IN ('CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'IMPORT FOREIGN SCHEMA')
+  EXECUTE FUNCTION _fdw_ddl_check();
+
+-- Privileges: admins create servers; access to each foreign table is then
+-- governed by its own table privileges (GRANT SELECT/INSERT/... ON it).
+REVOKE ALL ON FUNCTION fdw_handler(), fdw_validator(text[], oid), _fdw_check_table(regclass),
+  _fdw_ddl_check() FROM PUBLIC;
+REVOKE ALL ON FUNCTION fdw_match(text, text), fdw_match(text[], text), fdw_match(jsonb, jsonb),
+  fdw_match(record, jsonb), fdw_match_sel(internal, oid, internal, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fdw_match(text, text), fdw_match(text[], text), fdw_match(jsonb, jsonb),
+  fdw_match(record, jsonb), fdw_match_sel(internal, oid, internal, integer) TO search_engine_read;
+GRANT USAGE ON FOREIGN DATA WRAPPER search_engine TO search_engine_admin;

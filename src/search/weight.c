@@ -30,6 +30,20 @@ typedef struct BuildCtx
 	int64		now_millis;		/* for date math; fixed per request */
 } BuildCtx;
 
+/*
+ * Copy a term: numeric, date and boolean terms are 8-byte binary values
+ * that may contain NUL bytes, so never pnstrdup them.
+ */
+static char *
+term_dup(const char *term, int len)
+{
+	char	   *t = palloc(len + 1);
+
+	memcpy(t, term, len);
+	t[len] = '\0';
+	return t;
+}
+
 static SeWeight *build(BuildCtx *c, const SeQuery *q, float boost,
 					   bool scoring);
 
@@ -143,7 +157,7 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 	w->terms = palloc(sizeof(char *));
 	w->term_lens = palloc(sizeof(int));
 	w->seg_terms = palloc(sizeof(SeSegTerm *));
-	w->terms[0] = pnstrdup(term, len);
+	w->terms[0] = term_dup(term, len);
 	w->term_lens[0] = len;
 	w->seg_terms[0] = palloc0(sizeof(SeSegTerm) * nseg);
 	df = lookup_term(c, field, term, len, w->seg_terms[0]);
@@ -196,7 +210,7 @@ docset_add_term(SeWeight *w, const char *term, int len)
 		w->terms = repalloc(w->terms, sizeof(char *) * w->nterms * 2);
 		w->term_lens = repalloc(w->term_lens, sizeof(int) * w->nterms * 2);
 	}
-	w->terms[w->nterms] = pnstrdup(term, len);
+	w->terms[w->nterms] = term_dup(term, len);
 	w->term_lens[w->nterms] = len;
 	w->nterms++;
 }
@@ -824,7 +838,7 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		{
 			if (!json_text(c, q->lower, &s, &len))
 				return NULL;
-			w->lower = pnstrdup(s, len);
+			w->lower = term_dup(s, len);
 			w->lower_len = len;
 			w->lower_inclusive = q->include_lower;
 		}
@@ -832,7 +846,7 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		{
 			if (!json_text(c, q->upper, &s, &len))
 				return NULL;
-			w->upper = pnstrdup(s, len);
+			w->upper = term_dup(s, len);
 			w->upper_len = len;
 			w->upper_inclusive = q->include_upper;
 		}

@@ -1,0 +1,298 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.c
+ *	  The FDW's access to the engine: open an index, pin its shard
+ *	  snapshots, run a DSL request as a scan, a top-k search or a count,
+ *	  read documents, realtime GET.
+ *
+ * Everything runs in the calling backend over shard snapshots, as
+ * search_engine.search() does (src/api/search_ops.c); no text round trip.
+ *
+ * Segment readers live in a per-backend cache that the next snapshot of
+ * the same shard may prune, so a caller must finish with one set of
+ * snapshots (convert what it needs) before taking the next: fdw.c
+ * materializes each (re)scan into a tuplestore in one go.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+
+#include "api/api.h"
+#include "fdw/fdw.h"
+#include "shard/snapshot.h"
+#include "util/hash.h"
+
+static void
+raise_if(SeError *err)
+{
+	if (se_error_is_set(err))
+		se_raise(err);
+}
+
+/*
+ * Resolve an index for reading.  Missing index: false when missing_ok,
+ * else ERROR (index_not_found_exception in the detail).
+ */
+bool
+se_engine_open(const char *index, SeEngineIndex *ei, bool missing_ok)
+{
+	SeError		err;
+	SeIndexMeta *im;
+
+	se_require_started();
+	se_error_init(&err);
+	memset(ei, 0, sizeof(*ei));
+	im = se_index_for_read(index, &err);
+	if (im == NULL)
+	{
+		if (missing_ok && err.status == 404)
+			return false;
+		se_raise(&err);
+	}
+	ei->im = im;
+	ei->name = pstrdup(im->name);
+	ei->mapping = se_mapping_copy(im->mapping);
+	ei->max_result_window = im->settings.max_result_window;
+	return true;
+}
+
+/* Snapshots of every shard of the index (call right after se_engine_open). */
+SeSearchShard *
+se_engine_shards(SeEngineIndex *ei, int *nshards)
+{
+	int			n = ei->im->settings.number_of_shards;
+	SeSearchShard *shards = palloc0(sizeof(SeSearchShard) * Max(n, 1));
+	int			s;
+
+	for (s = 0; s < n; s++)
+	{
+		(void) se_snapshot_acquire(ei->im, s, &shards[s], NULL);
+		shards[s].index = ei->name;
+		shards[s].mapping = ei->mapping;
+	}
+	*nshards = n;
+	return shards;
+}
+
+/*
+ * Make every write of the index searchable first (for the scans feeding
+ * UPDATE/DELETE: their rows carry the _seq_no the write is conditioned
+ * on, so they must see the latest version, as a realtime GET does).
+ */
+void
+se_engine_refresh(SeEngineIndex *ei)
+{
+	int			s;
+
+	for (s = 0; s < ei->im->settings.number_of_shards; s++)
+		se_snapshot_refresh_if_needed(ei->im, s);
+}
+
+/* Parse a DSL body (JSON text); errors are raised with the ES type. */
+SeSearchRequest *
+se_engine_parse(const char *body, int len, bool count)
+{
+	SeError		err;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j;
+	SeSearchRequest *req;
+
+	se_error_init(&err);
+	j = se_json_parse(body, len, &opts, &err);
+	raise_if(&err);
+	req = count ? se_search_parse_count(j, &err) : se_search_parse(j, PG_INT32_MAX, &err);
+	raise_if(&err);
+	return req;
+}
+
+typedef struct ScanArg
+{
+	SeDocFn		fn;
+	void	   *arg;
+	bool		stopped;
+} ScanArg;
+
+static bool
+scan_cb(SeSearchShard *shard, int segment, int32 doc, void *arg)
+{
+	ScanArg    *sa = arg;
+	SeDocRef	d;
+
+	d.shard = shard;
+	d.segment = segment;
+	d.doc = doc;
+	d.score = NAN;
+	d.id = NULL;
+	d.source = NULL;
+	if (!sa->fn(&d, sa->arg))
+	{
+		sa->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+/* Every live matching document, unscored, in (shard, segment, doc) order. */
+void
+se_engine_scan(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+			   SeDocFn fn, void *arg)
+{
+	ScanArg		sa;
+	int			i;
+
+	sa.fn = fn;
+	sa.arg = arg;
+	sa.stopped = false;
+	for (i = 0; i < nshards && !sa.stopped; i++)
+	{
+		SeError		err;
+
+		CHECK_FOR_INTERRUPTS();
+		se_error_init(&err);
+		if (!se_search_scan(req, &shards[i], scan_cb, &sa, &err))
+			raise_if(&err);
+	}
+}
+
+/*
+ * Top-k search: hits from..from+size in the request's order; returns the
+ * total hit count.
+ */
+int64
+se_engine_search(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+				 int from, int size, SeDocFn fn, void *arg)
+{
+	SeError		err;
+	SeSearchResult *res;
+	int			i;
+
+	se_error_init(&err);
+	se_search_set_from_size(req, from, size);
+	res = se_search_run(req, shards, nshards, &err);
+	if (res == NULL)
+		raise_if(&err);
+	for (i = 0; i < res->nhits; i++)
+	{
+		SeHit	   *h = &res->hits[i];
+		SeDocRef	d;
+
+		d.shard = &shards[h->shard_idx];
+		d.segment = h->segment;
+		d.doc = h->doc;
+		d.score = h->score;
+		d.id = h->id;
+		d.source = h->has_source ? &h->source : NULL;
+		if (!fn(&d, arg))
+			break;
+	}
+	return res->total;
+}
+
+/* Exact number of matching live documents. */
+int64
+se_engine_count(SeSearchRequest *req, SeSearchShard *shards, int nshards)
+{
+	SeError		err;
+	int64		c = 0;
+
+	se_error_init(&err);
+	if (!se_search_count(req, shards, nshards, &c, &err))
+		raise_if(&err);
+	return c;
+}
+
+/* Live documents of an index (refreshed), -1 if it does not exist. */
+int64
+se_engine_live_docs(const char *index)
+{
+	SeEngineIndex ei;
+	SeSearchShard *shards;
+	int			n,
+				s,
+				g;
+	int64		total = 0;
+
+	if (!se_engine_open(index, &ei, true))
+		return -1;
+	shards = se_engine_shards(&ei, &n);
+	for (s = 0; s < n; s++)
+		for (g = 0; g < shards[s].nsegments; g++)
+		{
+			uint32		max = se_segment_max_doc(shards[s].segments[g]);
+
+			total += shards[s].live_docs[g] ? se_livedocs_count(shards[s].live_docs[g], max) : max;
+		}
+	return total;
+}
+
+/* Append the stored _source of d (unfiltered). */
+bool
+se_engine_source(SeDocRef *d, StringInfo out)
+{
+	SeSegmentReader *r = d->shard->segments[d->segment];
+
+	if (!se_segment_source(r, d->doc, out))
+	{
+		const SeError *e = se_segment_error(r);
+		SeError		err;
+
+		se_error_init(&err);
+		se_error_set(&err, 500, "index_corrupted_exception", "%s",
+					 e && e->reason ? e->reason : "failed to read _source");
+		se_raise(&err);
+	}
+	return true;
+}
+
+void
+se_engine_meta(SeDocRef *d, SeDocMeta *meta)
+{
+	se_segment_doc_meta(d->shard->segments[d->segment], d->doc, meta);
+}
+
+/* Realtime GET (refreshes the shard first when it has unrefreshed writes). */
+void
+se_engine_get(const char *index, const char *id, const char *routing, SeEngineDoc *out)
+{
+	SeEngineIndex ei;
+	const char *rv = routing ? routing : id;
+	int			shard;
+	SeSearchShard sh;
+	int			i;
+
+	memset(out, 0, sizeof(*out));
+	if (!se_engine_open(index, &ei, true))
+		return;
+	shard = se_routing_shard(rv, strlen(rv), ei.im->settings.number_of_shards,
+							 ei.im->settings.routing_num_shards);
+	se_snapshot_refresh_if_needed(ei.im, shard);
+	(void) se_snapshot_acquire(ei.im, shard, &sh, NULL);
+	for (i = sh.nsegments - 1; i >= 0; i--)
+	{
+		int32		doc = se_segment_lookup_id(sh.segments[i], id, strlen(id));
+		SeDocMeta	meta;
+		SeDocRef	d;
+		StringInfoData src;
+
+		if (doc < 0 || !se_livedocs_get(sh.live_docs[i], doc))
+			continue;
+		se_segment_doc_meta(sh.segments[i], doc, &meta);
+		d.shard = &sh;
+		d.segment = i;
+		d.doc = doc;
+		initStringInfo(&src);
+		se_engine_source(&d, &src);
+		out->found = true;
+		out->source = src.data;
+		out->source_len = src.len;
+		out->routing = meta.routing ? pnstrdup(meta.routing, meta.routing_len) : NULL;
+		out->seq_no = meta.seq_no;
+		out->primary_term = meta.primary_term;
+		out->version = meta.version;
+		return;
+	}
+}
