@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Foundation benchmark: search_engine against PostgreSQL's own full-text
 # search (tsvector + GIN) on the Debian packages corpus, in one run on one
-# throwaway server.  Run as root; writes bench/RESULTS.md and prints it.
+# throwaway server.  Run as root; replaces its section of bench/RESULTS.md
+# and prints it.
 #   bench/foundation_bench.sh     (env: RUNS, REPS, WARMUP, PORT, PGDIR,
 #                                  SKIP_BUILD=1, SE_VERSION=label for the report)
 #
@@ -170,5 +171,21 @@ SQL
 done
 
 rec meta elapsed 0 "$(( $(date +%s) - started ))"
-python3 "$BENCH/lib/report.py" "$RAW" > "$BENCH/RESULTS.md"
-cat "$BENCH/RESULTS.md"
+# replace only this benchmark's section: other benchmarks keep theirs
+python3 "$BENCH/lib/report.py" "$RAW" > "$OUT/foundation.md"
+python3 - "$BENCH/RESULTS.md" "$OUT/foundation.md" <<'PY'
+import sys
+path, part = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
+block = "<!-- foundation: begin -->\n" + part + "\n<!-- foundation: end -->"
+try:
+    s = open(path).read()
+except FileNotFoundError:
+    s = ""
+b, e = "<!-- foundation: begin -->", "<!-- foundation: end -->"
+if b in s and e in s:
+    s = s[:s.index(b)] + block + s[s.index(e) + len(e):]
+else:
+    s = block + "\n\n" + s
+open(path, "w").write(s)
+PY
+cat "$OUT/foundation.md"
