@@ -12,6 +12,8 @@ use POSIX ();
 use Time::HiRes qw(usleep time);
 use SeTest;
 
+$SIG{PIPE} = 'IGNORE';
+
 my $node = SeTest::new_node('crash');
 $node->safe_psql('postgres', q{SELECT search_engine.create_index('durable',
   '{"settings": {"number_of_shards": 3, "number_of_replicas": 0,
@@ -40,10 +42,15 @@ for my $round (1 .. $rounds)
 			qq({"index": {"_id": "$_"}}\n{"title": "document $_ round $round", "n": $round}\n)
 		} @ids);
 		$body =~ s/'/''/g;
-		my ($rc, $out, $err) = $node->psql('postgres',
-			"SELECT search_engine.bulk(E'" . ($body =~ s/\n/\\n/gr) . "', 'durable')->'errors'",
-			on_error_stop => 1);
-		last if $rc != 0;    # the server is gone: stop sending
+		# psql may die mid-write when the server is killed (EPIPE from
+		# IPC::Run): that is the crash we are waiting for, not a failure
+		my ($rc, $out, $err) = (1, '', '');
+		eval {
+			($rc, $out, $err) = $node->psql('postgres',
+				"SELECT search_engine.bulk(E'" . ($body =~ s/\n/\\n/gr) . "', 'durable')->'errors'",
+				on_error_stop => 1);
+		};
+		last if $@ || $rc != 0;    # the server is gone: stop sending
 		if ($out eq 'false')
 		{
 			$acked{$_} = 1 for @ids;

@@ -53,11 +53,14 @@ sub run_writer
 	if ($pid == 0)
 	{
 		my $end = time() + $seconds;
-		while (time() < $end)
-		{
-			my $id = 1 + int(rand($N));
-			$node->psql('postgres', "SELECT search_engine.index_doc('t', '$id', '{\"n\": $id, \"v\": -1}')");
-		}
+		# never let a child run the node's END teardown
+		eval {
+			while (time() < $end)
+			{
+				my $id = 1 + int(rand($N));
+				$node->psql('postgres', "SELECT search_engine.index_doc('t', '$id', '{\"n\": $id, \"v\": -1}')");
+			}
+		};
 		POSIX::_exit(0);
 	}
 	return $pid;
