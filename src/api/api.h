@@ -103,6 +103,8 @@ typedef struct SeBulkOptions
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
 					   SeResponse *r, SeError *err);
 extern void se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts);
+/* A new auto-generated document id (ES style, 20 chars). */
+extern char *se_auto_id(void);
 /* Single-document writes: a one-item bulk, answered with the item body. */
 typedef struct SeDocWrite
 {

@@ -56,8 +56,8 @@ item_fail(BulkItem *it, int status, const char *type, const char *reason)
 }
 
 /* ES-style auto id: 20 chars of base64url, time-prefixed for locality. */
-static char *
-auto_id(void)
+char *
+se_auto_id(void)
 {
 	static const char alphabet[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -252,7 +252,7 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 							 "Validation Failed: 1: id is missing;");
 				return NULL;
 			}
-			it->id = auto_id();
+			it->id = se_auto_id();
 			it->auto_id = true;
 		}
 		else if (strlen(it->id) > 512)
@@ -759,7 +759,7 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 						 "Validation Failed: 1: id is missing;");
 			return false;
 		}
-		it.id = auto_id();
+		it.id = se_auto_id();
 		it.auto_id = true;
 	}
 	else

@@ -691,25 +691,6 @@ nodes_wrapper_open(StringInfo out)
 }
 
 static bool
-wildcard_match(const char *pat, const char *s)
-{
-	if (*pat == '\0')
-		return *s == '\0';
-	if (*pat == '*')
-	{
-		for (;;)
-		{
-			if (wildcard_match(pat + 1, s))
-				return true;
-			if (*s == '\0')
-				return false;
-			s++;
-		}
-	}
-	return *s == *pat && wildcard_match(pat + 1, s + 1);
-}
-
-static bool
 action_matches(const char *pattern, const char *action)
 {
 	char	   *copy;
@@ -720,7 +701,7 @@ action_matches(const char *pattern, const char *action)
 		return true;
 	copy = pstrdup(pattern);
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (wildcard_match(tok, action))
+		if (se_wildcard_match(tok, action))
 			return true;
 	return false;
 }

@@ -473,8 +473,9 @@ se_index_name_valid(const char *name, SeError *err)
 	return true;
 }
 
-static bool
-wildcard_match(const char *pat, const char *s)
+/* Match s against pat, where '*' matches any run of characters. */
+bool
+se_wildcard_match(const char *pat, const char *s)
 {
 	if (*pat == '\0')
 		return *s == '\0';
@@ -482,14 +483,14 @@ wildcard_match(const char *pat, const char *s)
 	{
 		for (;;)
 		{
-			if (wildcard_match(pat + 1, s))
+			if (se_wildcard_match(pat + 1, s))
 				return true;
 			if (*s == '\0')
 				return false;
 			s++;
 		}
 	}
-	return *s == *pat && wildcard_match(pat + 1, s + 1);
+	return *s == *pat && se_wildcard_match(pat + 1, s + 1);
 }
 
 List *
@@ -521,7 +522,7 @@ se_state_resolve(const SeClusterState *st, const char *expr, bool include_closed
 			{
 				SeIndexMeta *im = st->indices[i];
 
-				if (!wildcard_match(pat, im->name))
+				if (!se_wildcard_match(pat, im->name))
 					continue;
 				if (exclude)
 					result = list_delete_ptr(result, im);

@@ -75,6 +75,9 @@ extern SeIndexMeta *se_state_find_uuid(const SeClusterState *st, const char *uui
 extern List *se_state_resolve(const SeClusterState *st, const char *expr,
 							  bool include_closed, SeError *err);
 
+/* '*' wildcard match (index patterns, task action filters). */
+extern bool se_wildcard_match(const char *pat, const char *s);
+
 /* Validate an ES index name; sets 400 invalid_index_name_exception. */
 extern bool se_index_name_valid(const char *name, SeError *err);
 

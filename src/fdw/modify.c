@@ -365,39 +365,6 @@ build_source(SeModifyState *ms, TupleTableSlot *slot, const char *base, int base
 	return out.data;
 }
 
-/* ES-style auto id: 20 chars of base64url, time-prefixed for locality. */
-static char *
-auto_id(void)
-{
-	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	static uint32 seq = 0;
-	uint8		b[15];
-	int64		ms = se_now_millis();
-	char	   *out = palloc(21);
-	int			i;
-
-	if (seq == 0 && !pg_strong_random(&seq, sizeof(seq)))
-		seq = (uint32) MyProcPid;
-	seq++;
-	for (i = 0; i < 6; i++)
-		b[i] = (uint8) (ms >> (40 - 8 * i));
-	b[6] = (uint8) (seq >> 16);
-	b[7] = (uint8) (seq >> 8);
-	b[8] = (uint8) seq;
-	if (!pg_strong_random(b + 9, 6))
-		memset(b + 9, 0, 6);
-	for (i = 0; i < 20; i++)
-	{
-		int			bit = i * 6;
-		int			v = ((b[bit / 8] << 8) | (bit / 8 + 1 < 15 ? b[bit / 8 + 1] : 0)) >> (10 - bit % 8);
-
-		out[i] = alphabet[v & 63];
-	}
-	out[20] = '\0';
-	return out;
-}
-
 static char *
 text_value(SeFdwColumn *col, Datum d)
 {
@@ -550,7 +517,7 @@ insert_one(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot)
 		id = text_value(idc, slot->tts_values[idc->attnum - 1]);
 	if (id == NULL || id[0] == '\0')
 	{
-		id = auto_id();
+		id = se_auto_id();
 		generated = true;
 	}
 	if (strlen(id) > 512)
