@@ -132,84 +132,63 @@ se_tasks_bootstrap(void)
 	LWLockRelease(&SeTasks->lock);
 }
 
-/* Find room for a task and nslices contiguous slices; reuse completed ones. */
+/* First run of n free slice entries, or -1; caller holds the lock. */
+static int
+free_slice_run(int n)
+{
+	int			i,
+				run = 0;
+
+	for (i = 0; i < SE_MAX_SLICES; i++)
+	{
+		run = (SeTasks->slices[i].state == SE_SLICE_FREE) ? run + 1 : 0;
+		if (run == n)
+			return i - n + 1;
+	}
+	return -1;
+}
+
+/* Forget a completed task: its entry and slices become free. */
+static void
+release_task(SeTask *tk)
+{
+	int			i;
+
+	for (i = tk->first_slice; i < tk->first_slice + tk->nslices; i++)
+		SeTasks->slices[i].state = SE_SLICE_FREE;
+	tk->state = SE_TASK_FREE;
+}
+
+/*
+ * Find room for a task and nslices contiguous slices.  Completed tasks keep
+ * their entries (live status) until room is needed; their results stay in
+ * their files.
+ */
 int
 se_task_create(const char *action, const char *description, int nslices,
 			   float4 rps, int64 *id)
 {
 	int			t = -1;
 	int			i,
-				start = -1,
-				run = 0;
+				start;
 
 	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
-	/* free the slices of completed tasks that nobody references any more */
-	for (i = 0; i < SE_MAX_TASKS; i++)
-	{
-		SeTask	   *tk = &SeTasks->tasks[i];
-
-		if (tk->state == SE_TASK_COMPLETED && t < 0)
+	for (i = 0; i < SE_MAX_TASKS && t < 0; i++)
+		if (SeTasks->tasks[i].state == SE_TASK_FREE)
 			t = i;
-		if (tk->state == SE_TASK_FREE)
-		{
-			t = i;
-			break;
-		}
-	}
-	if (t >= 0 && SeTasks->tasks[t].state == SE_TASK_COMPLETED)
+	start = free_slice_run(nslices);
+	if (t < 0 || start < 0)
 	{
-		SeTask	   *old = &SeTasks->tasks[t];
-
-		for (i = old->first_slice; i < old->first_slice + old->nslices; i++)
-			SeTasks->slices[i].state = SE_SLICE_FREE;
-		old->state = SE_TASK_FREE;
+		for (i = 0; i < SE_MAX_TASKS; i++)
+			if (SeTasks->tasks[i].state == SE_TASK_COMPLETED)
+			{
+				release_task(&SeTasks->tasks[i]);
+				if (t < 0)
+					t = i;
+			}
+		start = free_slice_run(nslices);
 	}
-	if (t >= 0)
-	{
-		for (i = 0; i < SE_MAX_SLICES; i++)
-		{
-			if (SeTasks->slices[i].state == SE_SLICE_FREE)
-			{
-				if (run == 0)
-					start = i;
-				if (++run == nslices)
-					break;
-			}
-			else
-				run = 0;
-		}
-		if (run < nslices)
-		{
-			/* reclaim the slices of all completed tasks and retry once */
-			int			k;
-
-			for (k = 0; k < SE_MAX_TASKS; k++)
-			{
-				SeTask	   *tk = &SeTasks->tasks[k];
-
-				if (tk->state == SE_TASK_COMPLETED)
-				{
-					for (i = tk->first_slice; i < tk->first_slice + tk->nslices; i++)
-						SeTasks->slices[i].state = SE_SLICE_FREE;
-					tk->state = SE_TASK_FREE;
-				}
-			}
-			run = 0;
-			for (i = 0; i < SE_MAX_SLICES; i++)
-			{
-				if (SeTasks->slices[i].state == SE_SLICE_FREE)
-				{
-					if (run == 0)
-						start = i;
-					if (++run == nslices)
-						break;
-				}
-				else
-					run = 0;
-			}
-		}
-	}
-	if (t < 0 || run < nslices)
+	if (t < 0 || start < 0)
 	{
 		LWLockRelease(&SeTasks->lock);
 		return -1;

@@ -40,8 +40,7 @@
 static int	my_worker = -1;
 static SeShard **shards = NULL;	/* by slot number */
 
-/* The sub-request being applied, failed by the error handler. */
-static SeBulkSub *current_sub = NULL;
+/* The shard being worked on, failed by the error handler. */
 static int	current_slot = -1;
 
 /* Register the write workers (static: the postmaster restarts them). */
@@ -349,12 +348,10 @@ process_batch(void)
 			bi->sub = NULL;
 			continue;
 		}
-		current_sub = bi->sub;
 		current_slot = bi->slot;
 		se_shard_apply_bulk(sh, bi->hdr, bi->sub, (char *) bi->hdr);
 		bi->applied = true;
 		bi->refresh = bi->hdr->refresh != 0;
-		current_sub = NULL;
 		current_slot = -1;
 	}
 
@@ -472,7 +469,6 @@ se_write_worker_main(Datum arg)
 			SeSlots[current_slot].failure_corrupted = (edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED);
 			se_slot_set_state(current_slot, SE_SLOT_FAILED, edata->message);
 		}
-		current_sub = NULL;
 		current_slot = -1;
 		MemoryContextReset(loop_cxt);
 		RESUME_INTERRUPTS();

@@ -520,6 +520,21 @@ json_merge(const SeJson *base, const SeJson *changes)
 }
 
 /*
+ * Locate the current version of id with a readable _source: a version
+ * still in the in-memory buffer is refreshed into a segment first.
+ */
+static void
+lookup_readable(SeShard *sh, const char *id, int id_len, DocLoc *loc)
+{
+	lookup_id(sh, id, id_len, loc);
+	if (loc->seg == -1)
+	{
+		se_shard_refresh(sh);
+		lookup_id(sh, id, id_len, loc);
+	}
+}
+
+/*
  * _update with a script (Painless subset): run it on the current _source;
  * ctx.op "noop" leaves the document, "delete" deletes it.  A missing
  * document takes the upsert (run through the script with scripted_upsert).
@@ -569,12 +584,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		out->status = 400;
 		return;
 	}
-	lookup_id(sh, id, id_len, &loc);
-	if (loc.seg == -1)
-	{
-		se_shard_refresh(sh);
-		lookup_id(sh, id, id_len, &loc);
-	}
+	lookup_readable(sh, id, id_len, &loc);
 	if (!check_if_seq_no(rq, id, &loc, out))
 		return;
 	rq2.flags &= ~SE_ITEM_FLAG_IF_SEQ_NO;
@@ -677,13 +687,7 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		out->status = 400;
 		return;
 	}
-	lookup_id(sh, id, id_len, &loc);
-	if (loc.seg == -1)
-	{
-		/* make the buffered current version readable */
-		se_shard_refresh(sh);
-		lookup_id(sh, id, id_len, &loc);
-	}
+	lookup_readable(sh, id, id_len, &loc);
 	if (!check_if_seq_no(rq, id, &loc, out))
 		return;
 	rq2.flags &= ~SE_ITEM_FLAG_IF_SEQ_NO;
