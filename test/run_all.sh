@@ -35,7 +35,7 @@ REGRESS=$(cd "$WORK" && ls sql/*.sql | sed 's|sql/||; s|\.sql$||' | sort | tr '\
 suite "pg_regress" as_pg bash -c "cd '$WORK' && mkdir -p test/results && \
   '$PGXS_DIR/src/test/regress/pg_regress' --bindir='$PGBIN' --inputdir=. \
   --outputdir=test/results --temp-instance=test/tmp_check --temp-config=test/regress.conf \
-  --port=58110 --dbname=contrib_regression $REGRESS || { cat test/results/regression.diffs 2>/dev/null | head -200; exit 1; }"
+  --port=${SE_REGRESS_PORT:-58110} --dbname=contrib_regression $REGRESS || { cat test/results/regression.diffs 2>/dev/null | head -200; exit 1; }"
 
 # 3. pgTAP and Perl TAP (each TAP test starts its own servers)
 if ls "$WORK"/test/tap/*.pl >/dev/null 2>&1 || ls "$WORK"/test/pgtap/*.sql >/dev/null 2>&1; then
