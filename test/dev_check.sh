@@ -19,6 +19,9 @@ if [ ! -x "$ROOT/usr/lib/postgresql/$PGVER/bin/postgres" ]; then
   cp -a "/usr/lib/postgresql/$PGVER" "$ROOT/usr/lib/postgresql/"
   cp -a "/usr/share/postgresql/$PGVER" "$ROOT/usr/share/postgresql/"
 fi
+# headers for the unit tests (pg_config of the copy points here)
+mkdir -p "$ROOT/usr/include"
+[ -e "$ROOT/usr/include/postgresql" ] || ln -s /usr/include/postgresql "$ROOT/usr/include/postgresql"
 rm -f "$ROOT/usr/lib/postgresql/$PGVER/lib/search_engine.so"
 make -s -j"$(nproc)" PG_CONFIG="$SYS_PGCONFIG" >/dev/null
 make -s install DESTDIR="$ROOT" PG_CONFIG="$SYS_PGCONFIG" >/dev/null
