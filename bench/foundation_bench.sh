@@ -24,7 +24,7 @@ RAW=$OUT/foundation_raw.tsv
 mkdir -p "$OUT"
 started=$(date +%s)
 
-[ "${SKIP_BUILD:-0}" = 1 ] || build_install
+[ "${SKIP_BUILD:-0}" = 1 ] || build_private
 corpus_ready
 
 # A fresh server, removed again at exit.
@@ -43,7 +43,7 @@ rec meta memory 0 "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/
 rec meta cpu 0 "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 rec meta kernel 0 "$(uname -sr)"
 rec meta postgres 0 "$(sqlv -c 'SHOW server_version')"
-rec meta commit 0 "${SE_VERSION:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- src 2>/dev/null || echo ' (src modified)')}"
+rec meta commit 0 "${SE_VERSION:-${PRIVATE_REV:-installed build (SKIP_BUILD)}}"
 rec meta docs 0 "$CORPUS_DOCS"
 rec meta corpus_mb 0 "$(awk -v b="$(stat -c %s "$DATA/debian.jsonl")" 'BEGIN { printf "%.1f", b / 1e6 }')"
 rec meta batch 0 "$BATCH_SIZE"

@@ -21,10 +21,23 @@ need_root() {
 }
 
 # Debian packages, build, install (quiet; make is a no-op when up to date).
+# build_install: build the working tree and install it system-wide (the
+# quickstart).  build_private: build the committed HEAD into a private copy of the PostgreSQL installation
+# ($PRIVDIR, default next to $PGDIR) and put it first in PATH, so that a
+# benchmark measures exactly one commit and never replaces the system-wide
+# search_engine.so that tests or other checkouts use.
 build_install() {
   "$REPO/test/setup_deps.sh"
   make -C "$REPO" -s -j"$(nproc)" >/dev/null
   make -C "$REPO" -s install >/dev/null
+}
+
+build_private() {
+  "$REPO/test/setup_deps.sh"
+  source "$BENCH/lib/private_install.sh"
+  PRIVDIR=${PRIVDIR:-$PGDIR.install}
+  echo "== building git archive HEAD into $PRIVDIR"
+  private_install "$PRIVDIR" HEAD
 }
 
 server_running() {

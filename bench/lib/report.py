@@ -136,7 +136,7 @@ w("""
 
 ```sh
 bench/foundation_bench.sh      # as root; RUNS=%(runs)s REPS=%(reps)s WARMUP=%(warmup)s
-# which runs: test/setup_deps.sh; make; make install;
+# which runs: test/setup_deps.sh; git archive HEAD built into a private copy of the installation;
 #   bench/make_debian_corpus.sh (if bench/data/ lacks the corpus);
 #   python3 bench/lib/corpus.py batches bench/data %(batch)s;
 #   test/pg_instance.sh start /var/tmp/search_engine_bench 5497 "shared_buffers = '1GB'";
