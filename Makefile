@@ -10,6 +10,13 @@ DATA = src/search_engine--0.1.sql
 
 SRCS = $(sort $(wildcard src/*.c src/*/*.c))
 OBJS = $(SRCS:.c=.o)
+# PGXS keeps one .deps/<basename>.Po per object, so two sources with one
+# basename would lose each other's header dependencies (stale objects after a
+# header change): refuse that.
+DUP_BASENAMES := $(shell printf '%s\n' $(notdir $(SRCS)) | sort | uniq -d)
+ifneq ($(DUP_BASENAMES),)
+$(error sources share a basename: $(DUP_BASENAMES); rename one (header dependencies are tracked per basename))
+endif
 
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lzstd

@@ -15,13 +15,13 @@
  *     (sort + from + size), when every WHERE clause was pushed;
  *   - UPPERREL_GROUP_AGG: count(*), count(col), min, max, sum, avg and
  *     GROUP BY on doc-value columns computed by the engine (the count API,
- *     or a doc-values scan in engine.c's snapshots) without fetching rows.
+ *     or a doc-values scan in shard_access.c's snapshots) without fetching rows.
  *
  * Execution: each (re)scan evaluates the runtime values (parameters, outer
  * columns, stable expressions), generates the DSL, runs it against fresh
  * shard snapshots and materializes the rows in a tuplestore before
  * returning the first one (segment readers must not be held across the
- * executor's calls; see engine.c).
+ * executor's calls; see shard_access.c).
  *
  *-------------------------------------------------------------------------
  */

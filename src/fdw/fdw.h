@@ -10,11 +10,11 @@
  *                evaluate with PostgreSQL's semantics (and on which fields)
  *   deparse.c    quals -> ES query DSL (true / false polarity, three-valued
  *                logic), sort, _source; runtime values and EXPLAIN text
- *   engine.c     running a request against shard snapshots: scan, top-k
+ *   shard_access.c  running a request against shard snapshots: scan, top-k
  *                search, count, doc-values aggregation, realtime get
  *   fdw.c        the handler: planner paths (base, parameterized, sorted,
  *                LIMIT, aggregate), plans, EXPLAIN
- *   scan.c       scan execution: runtime values, the request, rows
+ *   foreign_scan.c  scan execution: runtime values, the request, rows
  *   aggregate.c  count / min / max / sum / avg / GROUP BY in the engine
  *   modify.c     INSERT / UPDATE / DELETE / COPY FROM
  *   xact.c       the transactional write buffer, commit flush and undo
@@ -248,7 +248,7 @@ typedef struct SeSortKey
 extern void se_dsl_sort(SeDslContext *ctx, List *sortkeys, StringInfo out);
 
 /* ---------------------------------------------------------------------
- * Engine access (engine.c)
+ * Engine access (shard_access.c)
  * ---------------------------------------------------------------------
  */
 
@@ -304,7 +304,7 @@ extern void se_engine_get(const char *index, const char *id,
 						  const char *routing, SeEngineDoc *out);
 
 /* ---------------------------------------------------------------------
- * Aggregates computed from doc values (engine.c, used by fdw.c)
+ * Aggregates computed from doc values (shard_access.c, used by fdw.c)
  * ---------------------------------------------------------------------
  */
 typedef enum SeAggKind

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fdw_int.h
- *	  Scan plan and scan state shared by fdw.c, scan.c and aggregate.c.
+ *	  Scan plan and scan state shared by fdw.c, foreign_scan.c and aggregate.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,7 +52,7 @@ typedef struct SeScanState
 	int64		total_hits;
 } SeScanState;
 
-/* in scan.c */
+/* in foreign_scan.c */
 extern List *se_fdw_scan_plan_to_list(SeFdwScanPlan *p);
 extern void se_fdw_scan_plan_from_list(List *l, SeFdwScanPlan *p);
 extern void se_fdw_materialize(ForeignScanState *node, SeScanState *ss);

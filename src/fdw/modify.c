@@ -73,7 +73,7 @@ typedef struct SeModifyState
 } SeModifyState;
 
 /* ---------------------------------------------------------------------
- * The pre-image registry (filled by scan.c)
+ * The pre-image registry (filled by foreign_scan.c)
  * ---------------------------------------------------------------------
  */
 

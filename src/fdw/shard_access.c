@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * engine.c
+ * shard_access.c
  *	  The FDW's access to the engine: open an index, pin its shard
  *	  snapshots, run a DSL request as a scan, a top-k search or a count,
  *	  read documents, realtime GET.

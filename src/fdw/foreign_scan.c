@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * scan.c
+ * foreign_scan.c
  *	  Executing a foreign scan: runtime values, the DSL request, the rows.
  *
  * A (re)scan evaluates fdw_exprs, generates the request body
