@@ -81,15 +81,20 @@ SQL
 
 # The queries: name, search_engine body, tsquery.  match on description (the
 # ES default operator is OR) against the table's summary+description tsvector.
-QNAMES=(library "python library (OR)" "python library (AND)" '"command line" (phrase)')
+QNAMES=(library "python library (OR)" "python library (AND)" '"command line" (phrase)'
+        "web server (AND)" kernel)
 QSE=('{"query": {"match": {"description": "library"}}}'
      '{"query": {"match": {"description": "python library"}}}'
      '{"query": {"match": {"description": {"query": "python library", "operator": "and"}}}}'
-     '{"query": {"match_phrase": {"description": "command line"}}}')
+     '{"query": {"match_phrase": {"description": "command line"}}}'
+     '{"query": {"match": {"description": {"query": "web server", "operator": "and"}}}}'
+     '{"query": {"match": {"description": "kernel"}}}')
 QPG=("plainto_tsquery('english', 'library')"
      "to_tsquery('english', 'python | library')"
      "plainto_tsquery('english', 'python library')"
-     "phraseto_tsquery('english', 'command line')")
+     "phraseto_tsquery('english', 'command line')"
+     "plainto_tsquery('english', 'web server')"
+     "plainto_tsquery('english', 'kernel')")
 pg_top10() {
   echo "SELECT jsonb_agg(t) FROM (SELECT id AS _id, ts_rank(tsv, q) AS _score, doc AS _source
         FROM debian_pg, $1 AS q WHERE tsv @@ q ORDER BY _score DESC LIMIT 10) AS t"

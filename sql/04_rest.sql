@@ -26,6 +26,19 @@ SELECT status, mask(body) FROM search_engine.request('DELETE', '/books/_doc/3?re
 SELECT status, mask(body) FROM search_engine.request('DELETE', '/books/_doc/3');
 SELECT status, body FROM search_engine.request('GET', '/books/_mapping');
 SELECT status, body->'books'->'settings'->'index'->'number_of_shards' FROM search_engine.request('GET', '/books/_settings');
+-- dynamic settings: PUT /{index}/_settings (index.merge.* as Elasticsearch names them)
+SELECT status, body FROM search_engine.request('PUT', '/books/_settings', '{"index": {"merge": {"policy": {"segments_per_tier": 5, "floor_segment": "4mb"}, "scheduler": {"max_thread_count": 2}}, "refresh_interval": "2s"}}');
+SELECT status, body->'books'->'settings'->'index'->'merge', body->'books'->'settings'->'index'->'refresh_interval' FROM search_engine.request('GET', '/books/_settings');
+SELECT status, body->'error'->>'type', body->'error'->>'reason' FROM search_engine.request('PUT', '/books/_settings', '{"index.merge.policy.deletes_pct_allowed": 70}');
+SELECT status, body->'error'->>'type', body->'error'->>'reason' FROM search_engine.request('PUT', '/books/_settings', '{"index": {"merge.policy.max_merge_at_once": 1}}');
+SELECT status, body->'error'->>'type', body->'error'->>'reason' FROM search_engine.request('PUT', '/books/_settings', '{"index": {"merge.scheduler.max_thread_count": 0}}');
+SELECT status, body->'error'->>'type', body->'error'->>'reason' FROM search_engine.request('PUT', '/books/_settings', '{"index": {"merge.policy.nope": 1}}');
+SELECT status, body->'error'->>'type', body->'error'->>'reason' FROM search_engine.request('PUT', '/books/_settings', '{"index": {"number_of_shards": 3}}');
+SELECT status, body->'error'->>'type', body->'error'->>'reason' FROM search_engine.request('PUT', '/books/_settings', '{"index": {"codec": "best_compression"}}');
+SELECT status, body->'error'->>'type' FROM search_engine.request('PUT', '/books/_settings', '{}');
+SELECT status, body->'error'->>'type' FROM search_engine.request('PUT', '/nope/_settings', '{"refresh_interval": "1s"}');
+SELECT search_engine.put_settings('books', '{"settings": {"index.merge.policy.segments_per_tier": "10", "index.merge.policy.floor_segment": "2mb", "index.merge.scheduler.max_thread_count": 1, "index.refresh_interval": "1s"}}');
+SELECT status, body->'books'->'settings'->'index'->'merge', body->'books'->'settings'->'index'->'refresh_interval' FROM search_engine.request('GET', '/books/_settings');
 SELECT status, body FROM search_engine.request('PUT', '/books/_mapping', '{"properties": {"year": {"type": "text"}}}');
 SELECT status, body FROM search_engine.request('POST', '/books/_refresh');
 SELECT status, body FROM search_engine.request('POST', '/books/_flush');

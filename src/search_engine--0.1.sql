@@ -44,6 +44,8 @@ CREATE FUNCTION get_mapping(index text)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_get_mapping' LANGUAGE C VOLATILE STRICT;
 CREATE FUNCTION put_mapping(index text, body jsonb)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_put_mapping' LANGUAGE C VOLATILE;
+CREATE FUNCTION put_settings(index text, body jsonb)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_put_settings' LANGUAGE C VOLATILE;
 CREATE FUNCTION close_index(index text)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_close_index' LANGUAGE C VOLATILE STRICT;
 CREATE FUNCTION open_index(index text)
@@ -167,7 +169,7 @@ GRANT EXECUTE ON FUNCTION bulk(text, text, text, int),
   reindex(jsonb, text, real, boolean, boolean), cancel_task(text), rethrottle_task(text, real)
   TO search_engine_write;
 
-GRANT EXECUTE ON FUNCTION create_index(text, jsonb), delete_index(text), put_mapping(text, jsonb),
+GRANT EXECUTE ON FUNCTION create_index(text, jsonb), delete_index(text), put_mapping(text, jsonb), put_settings(text, jsonb),
   close_index(text), open_index(text), flush(text), force_merge(text, int), verify_index(text),
   request(text, text, text)
   TO search_engine_admin;

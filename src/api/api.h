@@ -54,6 +54,8 @@ extern bool se_op_index_exists(const char *expr);
 extern bool se_op_get_mapping(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *err);
 extern bool se_op_get_settings(const char *expr, SeResponse *r, SeError *err);
+extern bool se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r,
+							   SeError *err);
 extern bool se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err);
 extern bool se_op_refresh(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_flush(const char *expr, SeResponse *r, SeError *err);

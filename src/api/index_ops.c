@@ -238,6 +238,34 @@ se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *
 	return true;
 }
 
+/* PUT /{index}/_settings: {"index": {...}} or flat "index.x" keys. */
+bool
+se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
+{
+	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
+	List	   *names = NIL;
+	ListCell   *lc;
+	const SeJson *settings = body;
+
+	if (se_error_is_set(err))
+		return false;
+	if (body != NULL && body->type == SE_JSON_OBJECT && se_json_get(body, "settings") != NULL)
+		settings = se_json_get(body, "settings");
+	if (settings == NULL || settings->type != SE_JSON_OBJECT || settings->u.o.count == 0)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: no settings to update;");
+		return false;
+	}
+	foreach(lc, targets)
+		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
+	foreach(lc, names)
+		if (!se_state_update_settings(lfirst(lc), settings, err))
+			return false;
+	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return true;
+}
+
 bool
 se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 {

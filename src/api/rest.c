@@ -340,8 +340,17 @@ route(RestReq *rq, const char *path, SeResponse *r, SeError *err)
 			return se_op_put_mapping(p0, body, r, err);
 		}
 	}
-	if (strcmp(p1, "_settings") == 0 && n == 2 && method_is(rq, "GET"))
-		return se_op_get_settings(p0, r, err);
+	if (strcmp(p1, "_settings") == 0 && n == 2)
+	{
+		if (method_is(rq, "GET"))
+			return se_op_get_settings(p0, r, err);
+		if (method_is(rq, "PUT"))
+		{
+			if (!json_body(rq, &body, err))
+				return false;
+			return se_op_put_settings(p0, body, r, err);
+		}
+	}
 	if ((strcmp(p1, "_open") == 0 || strcmp(p1, "_close") == 0) && n == 2 && method_is(rq, "POST"))
 		return se_op_open_close(p0, strcmp(p1, "_close") == 0, r, err);
 	if (strcmp(p1, "_refresh") == 0 && n == 2)

@@ -132,6 +132,21 @@ se_sql_put_mapping(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(finish(se_op_put_mapping(name, body, &r, &err), &r, &err));
 }
 
+PG_FUNCTION_INFO_V1(se_sql_put_settings);
+Datum
+se_sql_put_settings(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+	char	   *name = required_text(fcinfo, 0, "index");
+	SeJson	   *body;
+
+	se_response_init(&r);
+	se_error_init(&err);
+	body = body_arg(fcinfo, 1, &err);
+	PG_RETURN_DATUM(finish(se_op_put_settings(name, body, &r, &err), &r, &err));
+}
+
 PG_FUNCTION_INFO_V1(se_sql_close_index);
 Datum
 se_sql_close_index(PG_FUNCTION_ARGS)

@@ -44,6 +44,14 @@ static const SeIndexSettings default_settings = {
 	.max_result_window = 10000,
 	.codec_level = 3,
 	.best_compression = false,
+	.merge_policy = {
+		.segments_per_tier = SE_MERGE_DEFAULT_SEGMENTS_PER_TIER,
+		.max_merge_at_once = SE_MERGE_DEFAULT_MAX_AT_ONCE,
+		.floor_segment_bytes = SE_MERGE_DEFAULT_FLOOR_BYTES,
+		.max_merged_segment_bytes = SE_MERGE_DEFAULT_MAX_MERGED_BYTES,
+		.deletes_pct_allowed = SE_MERGE_DEFAULT_DELETES_PCT,
+	},
+	.merge_max_thread_count = 1,
 };
 
 static char *
@@ -197,6 +205,62 @@ int_setting(const char *key, const char *val, int min, int max, int *out, SeErro
 	return true;
 }
 
+static bool
+double_setting(const char *key, const char *val, double min, double max, double *out,
+			   SeError *err)
+{
+	char	   *end;
+	double		v = strtod(val, &end);
+
+	if (*val == '\0' || *end != '\0' || !(v >= min && v <= max))
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Failed to parse value [%s] for setting [index.%s] must be >= %g and <= %g",
+					 val, key, min, max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool
+bytes_setting(const char *key, const char *val, int64 min, int64 *out, SeError *err)
+{
+	if (!parse_byte_size(val, out) || *out < min)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "failed to parse setting [index.%s] with value [%s] as a size in bytes (at least " INT64_FORMAT "b)",
+					 key, val, min);
+		return false;
+	}
+	return true;
+}
+
+/* index.merge.*: Elasticsearch's names, Lucene's bounds. */
+static bool
+apply_merge_setting(SeIndexSettings *s, const char *key, const char *val,
+					SeError *err)
+{
+	SeMergePolicy *p = &s->merge_policy;
+
+	if (strcmp(key, "merge.policy.segments_per_tier") == 0)
+		return double_setting(key, val, 2.0, 1000.0, &p->segments_per_tier, err);
+	if (strcmp(key, "merge.policy.max_merge_at_once") == 0)
+		return int_setting(key, val, 2, SE_MERGE_MAX_INPUTS, &p->max_merge_at_once, err);
+	if (strcmp(key, "merge.policy.floor_segment") == 0)
+		return bytes_setting(key, val, 0, &p->floor_segment_bytes, err);
+	if (strcmp(key, "merge.policy.max_merged_segment") == 0)
+		return bytes_setting(key, val, 1024 * 1024, &p->max_merged_segment_bytes, err);
+	if (strcmp(key, "merge.policy.deletes_pct_allowed") == 0)
+		return double_setting(key, val, 5.0, 50.0, &p->deletes_pct_allowed, err);
+	if (strcmp(key, "merge.scheduler.max_thread_count") == 0)
+		return int_setting(key, val, 1, SE_SHARD_MAX_MERGES, &s->merge_max_thread_count, err);
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "unknown setting [index.%s] please check that any required plugins are installed, or check the breaking changes documentation for removed settings",
+				 key);
+	return false;
+}
+
 /* Apply one flat setting (without "index." prefix). */
 static bool
 apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
@@ -222,6 +286,12 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 	}
 	if (strcmp(key, "number_of_replicas") == 0)
 		return int_setting(key, val, 0, 64, &s->number_of_replicas, err);
+	if (for_update && (strcmp(key, "number_of_routing_shards") == 0 || strcmp(key, "codec") == 0))
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Can't update non dynamic settings [[index.%s]] for open indices", key);
+		return false;
+	}
 	if (strcmp(key, "number_of_routing_shards") == 0)
 		return int_setting(key, val, 1, 1024 * 1024, &s->routing_num_shards, err);
 	if (strcmp(key, "refresh_interval") == 0)
@@ -270,6 +340,8 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, 1000, &s->depth_limit, err);
 	if (strcmp(key, "max_result_window") == 0)
 		return int_setting(key, val, 1, INT_MAX, &s->max_result_window, err);
+	if (strncmp(key, "merge.", 6) == 0)
+		return apply_merge_setting(s, key, val, err);
 	if (strcmp(key, "codec") == 0)
 	{
 		if (strcmp(val, "default") == 0)
@@ -360,6 +432,51 @@ done:
 	return true;
 }
 
+/*
+ * index.merge.* as GET _settings shows them: like Elasticsearch, only the
+ * ones set to something other than the default.
+ */
+static void
+merge_settings_to_json(const SeIndexSettings *s, StringInfo out)
+{
+	const SeMergePolicy *p = &s->merge_policy;
+	const SeMergePolicy *d = &default_settings.merge_policy;
+	StringInfoData pol;
+	StringInfoData tmp;
+
+	initStringInfo(&pol);
+	initStringInfo(&tmp);
+	if (p->segments_per_tier != d->segments_per_tier)
+		appendStringInfo(&pol, ",\"segments_per_tier\":\"%g\"", p->segments_per_tier);
+	if (p->max_merge_at_once != d->max_merge_at_once)
+		appendStringInfo(&pol, ",\"max_merge_at_once\":\"%d\"", p->max_merge_at_once);
+	if (p->floor_segment_bytes != d->floor_segment_bytes)
+	{
+		format_byte_size(p->floor_segment_bytes, &tmp);
+		appendStringInfo(&pol, ",\"floor_segment\":\"%s\"", tmp.data);
+		resetStringInfo(&tmp);
+	}
+	if (p->max_merged_segment_bytes != d->max_merged_segment_bytes)
+	{
+		format_byte_size(p->max_merged_segment_bytes, &tmp);
+		appendStringInfo(&pol, ",\"max_merged_segment\":\"%s\"", tmp.data);
+	}
+	if (p->deletes_pct_allowed != d->deletes_pct_allowed)
+		appendStringInfo(&pol, ",\"deletes_pct_allowed\":\"%g\"", p->deletes_pct_allowed);
+	if (pol.len > 0 || s->merge_max_thread_count != default_settings.merge_max_thread_count)
+	{
+		appendStringInfoString(out, "\"merge\":{");
+		if (pol.len > 0)
+			appendStringInfo(out, "\"policy\":{%s}", pol.data + 1);
+		if (s->merge_max_thread_count != default_settings.merge_max_thread_count)
+			appendStringInfo(out, "%s\"scheduler\":{\"max_thread_count\":\"%d\"}",
+							 pol.len > 0 ? "," : "", s->merge_max_thread_count);
+		appendStringInfoString(out, "},");
+	}
+	pfree(pol.data);
+	pfree(tmp.data);
+}
+
 /* Settings as ES's GET /{index}/_settings shows them (strings). */
 void
 se_settings_to_json(const SeIndexMeta *im, StringInfo out)
@@ -386,6 +503,7 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 					 s->total_fields_limit, s->depth_limit);
 	appendStringInfo(out, "\"max_result_window\":\"%d\",", s->max_result_window);
 	appendStringInfo(out, "\"codec\":\"%s\",", s->best_compression ? "best_compression" : "default");
+	merge_settings_to_json(s, out);
 	appendStringInfoString(out, "\"uuid\":");
 	se_json_write_string(out, im->uuid, strlen(im->uuid));
 	appendStringInfoString(out, ",\"provided_name\":");
@@ -410,9 +528,15 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	appendStringInfo(out, "\"translog.durability\":\"%s\",\"translog.sync_interval\":\"%s\",",
 					 s->durability_async ? "async" : "request", tmp.data);
 	appendStringInfo(out, "\"translog.flush_threshold_size\":\"" INT64_FORMAT "b\",", s->flush_threshold_bytes);
-	appendStringInfo(out, "\"mapping.total_fields.limit\":%d,\"mapping.depth.limit\":%d,\"max_result_window\":%d,\"codec\":\"%s\"}",
+	appendStringInfo(out, "\"mapping.total_fields.limit\":%d,\"mapping.depth.limit\":%d,\"max_result_window\":%d,\"codec\":\"%s\",",
 					 s->total_fields_limit, s->depth_limit, s->max_result_window,
 					 s->best_compression ? "best_compression" : "default");
+	appendStringInfo(out, "\"merge.policy.segments_per_tier\":\"%.17g\",\"merge.policy.max_merge_at_once\":%d,"
+					 "\"merge.policy.floor_segment\":\"" INT64_FORMAT "b\",\"merge.policy.max_merged_segment\":\"" INT64_FORMAT "b\","
+					 "\"merge.policy.deletes_pct_allowed\":\"%.17g\",\"merge.scheduler.max_thread_count\":%d}",
+					 s->merge_policy.segments_per_tier, s->merge_policy.max_merge_at_once,
+					 s->merge_policy.floor_segment_bytes, s->merge_policy.max_merged_segment_bytes,
+					 s->merge_policy.deletes_pct_allowed, s->merge_max_thread_count);
 	pfree(tmp.data);
 }
 
@@ -969,6 +1093,42 @@ se_state_set_closed(const char *name, bool closed, SeError *err)
 	a.name = name;
 	a.closed = closed;
 	return state_mutate(mutate_close, &a, err);
+}
+
+typedef struct SettingsArgs
+{
+	const char *name;
+	const SeJson *settings;
+} SettingsArgs;
+
+static bool
+mutate_settings(SeClusterState *st, void *arg, SeError *err)
+{
+	SettingsArgs *a = arg;
+	SeIndexMeta *im = se_state_find(st, a->name);
+	SeIndexSettings s;
+
+	if (im == NULL)
+	{
+		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", a->name);
+		return false;
+	}
+	s = im->settings;
+	if (!se_settings_parse(a->settings, &s, true, err))
+		return false;
+	im->settings = s;
+	return true;
+}
+
+/* PUT /{index}/_settings: change dynamic settings of one index. */
+bool
+se_state_update_settings(const char *name, const SeJson *settings, SeError *err)
+{
+	SettingsArgs a;
+
+	a.name = name;
+	a.settings = settings;
+	return state_mutate(mutate_settings, &a, err);
 }
 
 typedef struct MappingArgs

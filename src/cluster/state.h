@@ -22,6 +22,7 @@
 
 #include "nodes/pg_list.h"
 #include "util/json.h"
+#include "index/merge_policy.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
 
@@ -39,6 +40,8 @@ typedef struct SeIndexSettings
 	int			max_result_window;
 	int			codec_level;	/* zstd level for _source */
 	bool		best_compression;
+	SeMergePolicy merge_policy; /* index.merge.policy.* */
+	int			merge_max_thread_count; /* index.merge.scheduler.max_thread_count */
 } SeIndexSettings;
 
 typedef struct SeIndexMeta
@@ -82,6 +85,8 @@ extern bool se_wildcard_match(const char *pat, const char *s);
 extern bool se_index_name_valid(const char *name, SeError *err);
 
 /* Parse ES index settings (nested or flat, "index." prefix optional). */
+extern bool se_state_update_settings(const char *name, const SeJson *settings,
+									 SeError *err);
 extern bool se_settings_parse(const SeJson *settings, SeIndexSettings *out,
 							  bool for_update, SeError *err);
 extern void se_settings_to_json(const SeIndexMeta *im, StringInfo out);

@@ -145,6 +145,7 @@ typedef struct SeWorkerState
 /* ---------- background merges ---------- */
 #define SE_MAX_MERGE_TASKS		64
 #define SE_MERGE_MAX_INPUTS		16
+#define SE_SHARD_MAX_MERGES		8		/* merges in flight per shard, at most */
 #define SE_MAX_MERGE_THREADS	8
 
 typedef enum SeMergeState

@@ -29,6 +29,7 @@
 
 #include "mapping/mapping.h"
 #include "script/script.h"
+#include "index/merge_policy.h"
 #include "shard/engine.h"
 #include "util/json.h"
 
@@ -961,7 +962,11 @@ merge_range(SeShard *sh, SeSegEntry *inputs, int n)
 		inputs[i].gen = 0;		/* removed below */
 }
 
-/* Tiered-ish policy: merge the MERGE_FACTOR smallest while over the limit. */
+/*
+ * Merge down to max_segments (force merge, or a shard about to run out of
+ * segment slots): the smallest first, at most MERGE_FACTOR at a time
+ * unless fewer rounds are needed to reach the target.
+ */
 static void
 maybe_merge(SeShard *sh, int max_segments)
 {
@@ -989,12 +994,7 @@ maybe_merge(SeShard *sh, int max_segments)
 		/* smallest n, merged in gen order */
 		qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_size);
 		qsort(sh->segs, n, sizeof(SeSegEntry), cmp_seg_gen);
-		{
-			uint64		maxgen = sh->segs[n - 1].gen;
-
-			merge_range(sh, sh->segs, n);
-			(void) maxgen;
-		}
+		merge_range(sh, sh->segs, n);
 		for (i = 0, j = 0; i < sh->nsegs; i++)
 			if (sh->segs[i].gen != 0)
 				sh->segs[j++] = sh->segs[i];
@@ -1009,79 +1009,183 @@ maybe_merge(SeShard *sh, int max_segments)
 	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
 }
 
-static void
-merge_forget(SeShard *sh)
+static bool
+merge_in_flight(const SeShardMerge *m)
 {
-	int			i;
-
-	for (i = 0; i < sh->merge_n; i++)
-		if (sh->merge_live[i])
-			pfree(sh->merge_live[i]);
-	sh->merge_task = -1;
-	sh->merge_n = 0;
+	return m->task >= 0;
 }
 
-/* Give up the merge in flight (its inputs are about to change). */
-static void
-merge_abandon(SeShard *sh)
+static int
+merges_in_flight(SeShard *sh)
 {
-	if (sh->merge_task < 0)
-		return;
-	se_merge_abandon(sh->merge_task);
-	merge_forget(sh);
+	int			i,
+				n = 0;
+
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+		n += merge_in_flight(&sh->merges[i]);
+	return n;
+}
+
+/* Is segment gen an input of a background merge in flight? */
+static bool
+seg_merging(SeShard *sh, uint64 gen)
+{
+	int			i,
+				k;
+
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+		for (k = 0; merge_in_flight(&sh->merges[i]) && k < sh->merges[i].n; k++)
+			if (sh->merges[i].gens[k] == gen)
+				return true;
+	return false;
 }
 
 /*
- * Hand the smallest MERGE_FACTOR segments to a merge worker.  Their live
- * docs are on disk (refresh wrote them) and are remembered here, so the
- * deletes that arrive while the merge runs can be carried over.
+ * Ask the merge policy (index.merge.policy.*) which segments to merge now:
+ * indexes into sh->segs, in gen order, written to out; returns how many.
+ */
+static int
+policy_pick(SeShard *sh, int *out)
+{
+	SeMergeSegment *ms = palloc(sizeof(SeMergeSegment) * Max(sh->nsegs, 1));
+	int			i,
+				j,
+				n;
+
+	for (i = 0; i < sh->nsegs; i++)
+	{
+		ms[i].bytes = (int64) sh->segs[i].mf.len;
+		ms[i].max_doc = sh->segs[i].max_doc;
+		ms[i].del_count = (int64) sh->segs[i].max_doc - sh->segs[i].live_count;
+		ms[i].merging = seg_merging(sh, sh->segs[i].gen);
+	}
+	n = se_merge_policy_find(&sh->settings.merge_policy, ms, sh->nsegs, out);
+	pfree(ms);
+	/* gen order: the merged segment keeps its inputs' documents in order */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && sh->segs[out[j - 1]].gen > sh->segs[out[j]].gen; j--)
+		{
+			int			t = out[j];
+
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
+/* Merge the picked segments here and now (no merge workers configured). */
+static void
+merge_inline(SeShard *sh, const int *pick, int n)
+{
+	SeSegEntry *inputs = palloc(sizeof(SeSegEntry) * n);
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		inputs[i] = sh->segs[pick[i]];
+		sh->segs[pick[i]].gen = 0;	/* moved out */
+	}
+	for (i = 0, j = 0; i < sh->nsegs; i++)
+		if (sh->segs[i].gen != 0)
+			sh->segs[j++] = sh->segs[i];
+	sh->nsegs = j;
+	merge_range(sh, inputs, n);
+	sh->segs[sh->nsegs++] = inputs[0];
+	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
+	pfree(inputs);
+}
+
+static void
+merge_forget(SeShardMerge *m)
+{
+	int			i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->live[i])
+			pfree(m->live[i]);
+	m->task = -1;
+	m->n = 0;
+}
+
+/* Give up every merge in flight (their inputs are about to change). */
+static void
+merge_abandon(SeShard *sh)
+{
+	int			i;
+
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+	{
+		if (!merge_in_flight(&sh->merges[i]))
+			continue;
+		se_merge_abandon(sh->merges[i].task);
+		merge_forget(&sh->merges[i]);
+	}
+}
+
+/*
+ * Hand what the merge policy picks to the merge workers, up to
+ * index.merge.scheduler.max_thread_count merges of this shard at a time.
+ * The inputs' live docs are on disk (refresh wrote them) and are
+ * remembered here, so the deletes that arrive while a merge runs can be
+ * carried over.
  */
 static void
 merge_submit(SeShard *sh)
 {
-	SeMergeTask t;
-	int			n = Min(MERGE_FACTOR, SE_MERGE_MAX_INPUTS);
-	SeSegEntry *sorted;
-	int			i;
-	MemoryContext old;
+	int			pick[SE_MERGE_MAX_INPUTS];
 
-	if (sh->merge_task >= 0 || se_merge_threads == 0 || sh->nsegs <= MERGE_FACTOR)
+	if (se_merge_threads == 0)
 		return;
-	sorted = palloc(sizeof(SeSegEntry) * sh->nsegs);
-	memcpy(sorted, sh->segs, sizeof(SeSegEntry) * sh->nsegs);
-	qsort(sorted, sh->nsegs, sizeof(SeSegEntry), cmp_seg_size);
-	qsort(sorted, n, sizeof(SeSegEntry), cmp_seg_gen);
-	memset(&t, 0, sizeof(t));
-	t.slot = sh->slot;
-	strlcpy(t.index_uuid, sh->uuid, sizeof(t.index_uuid));
-	t.shard = sh->shard;
-	t.ninputs = n;
-	t.out_gen = sh->next_seg_gen++;
-	t.zstd_level = sh->settings.codec_level;
-	old = MemoryContextSwitchTo(sh->cxt);
-	for (i = 0; i < n; i++)
+	while (merges_in_flight(sh) < Min(sh->settings.merge_max_thread_count, SE_SHARD_MAX_MERGES))
 	{
-		t.gens[i] = sorted[i].gen;
-		t.del_gens[i] = sorted[i].del_gen;
-		sh->merge_gens[i] = sorted[i].gen;
-		sh->merge_del_gens[i] = sorted[i].del_gen;
-		sh->merge_max_doc[i] = sorted[i].max_doc;
-		sh->merge_live[i] = NULL;
-		if (sorted[i].live)
-		{
-			size_t		words = (sorted[i].max_doc + 63) / 64;
+		SeShardMerge *m = NULL;
+		SeMergeTask t;
+		MemoryContext old;
+		int			n = policy_pick(sh, pick);
+		int			i;
 
-			sh->merge_live[i] = palloc(words * sizeof(uint64));
-			memcpy(sh->merge_live[i], sorted[i].live, words * sizeof(uint64));
+		if (n == 0)
+			return;
+		for (i = 0; i < SE_SHARD_MAX_MERGES && m == NULL; i++)
+			if (!merge_in_flight(&sh->merges[i]))
+				m = &sh->merges[i];
+		memset(&t, 0, sizeof(t));
+		t.slot = sh->slot;
+		strlcpy(t.index_uuid, sh->uuid, sizeof(t.index_uuid));
+		t.shard = sh->shard;
+		t.ninputs = n;
+		t.out_gen = sh->next_seg_gen++;
+		t.zstd_level = sh->settings.codec_level;
+		old = MemoryContextSwitchTo(sh->cxt);
+		for (i = 0; i < n; i++)
+		{
+			SeSegEntry *e = &sh->segs[pick[i]];
+
+			t.gens[i] = e->gen;
+			t.del_gens[i] = e->del_gen;
+			m->gens[i] = e->gen;
+			m->del_gens[i] = e->del_gen;
+			m->max_doc[i] = e->max_doc;
+			m->live[i] = NULL;
+			if (e->live)
+			{
+				size_t		words = (e->max_doc + 63) / 64;
+
+				m->live[i] = palloc(words * sizeof(uint64));
+				memcpy(m->live[i], e->live, words * sizeof(uint64));
+			}
+		}
+		MemoryContextSwitchTo(old);
+		m->n = n;
+		m->out_gen = t.out_gen;
+		m->task = se_merge_submit(&t);
+		if (m->task < 0)
+		{
+			merge_forget(m);	/* table full: try again after the next refresh */
+			return;
 		}
 	}
-	MemoryContextSwitchTo(old);
-	sh->merge_n = n;
-	sh->merge_out_gen = t.out_gen;
-	sh->merge_task = se_merge_submit(&t);
-	if (sh->merge_task < 0)
-		merge_forget(sh);		/* table full: try again after the next refresh */
-	pfree(sorted);
 }
 
 static int
@@ -1095,8 +1199,9 @@ find_seg(SeShard *sh, uint64 gen)
 	return -1;
 }
 
-bool
-se_shard_merge_poll(SeShard *sh)
+/* Install one finished background merge; true if the shard changed. */
+static bool
+merge_install(SeShard *sh, SeShardMerge *m)
 {
 	char		error[256];
 	SeMergeState st;
@@ -1108,40 +1213,38 @@ se_shard_merge_poll(SeShard *sh)
 	uint32		newlive_count;
 	char	   *path;
 
-	if (sh->merge_task < 0)
-		return false;
-	st = se_merge_state(sh->merge_task, error, sizeof(error));
+	st = se_merge_state(m->task, error, sizeof(error));
 	if (st == SE_MERGE_QUEUED || st == SE_MERGE_RUNNING)
 		return false;
-	se_merge_release(sh->merge_task);
-	path = seg_path(sh, sh->merge_out_gen);
+	se_merge_release(m->task);
+	path = seg_path(sh, m->out_gen);
 	if (st != SE_MERGE_DONE)
 	{
 		ereport(WARNING,
 				(errmsg("background merge of shard [%s][%d] failed: %s",
 						sh->index_name, sh->shard, error)));
 		(void) unlink(path);
-		merge_forget(sh);
+		merge_forget(m);
 		return false;
 	}
 	/* every input must still be here (an inline merge may have taken them) */
-	for (k = 0; k < sh->merge_n; k++)
-		if (find_seg(sh, sh->merge_gens[k]) < 0)
+	for (k = 0; k < m->n; k++)
+		if (find_seg(sh, m->gens[k]) < 0)
 		{
 			(void) unlink(path);
-			merge_forget(sh);
+			merge_forget(m);
 			return false;
 		}
-	open_segment(sh, &merged, sh->merge_out_gen, 0, false);
+	open_segment(sh, &merged, m->out_gen, 0, false);
 	/* carry over deletes made while the merge ran */
-	for (k = 0; k < sh->merge_n; k++)
+	for (k = 0; k < m->n; k++)
 	{
-		SeSegEntry *e = &sh->segs[find_seg(sh, sh->merge_gens[k])];
+		SeSegEntry *e = &sh->segs[find_seg(sh, m->gens[k])];
 		int32		d;
 
-		for (d = 0; d < (int32) sh->merge_max_doc[k]; d++)
+		for (d = 0; d < (int32) m->max_doc[k]; d++)
 		{
-			if (!se_livedocs_get(sh->merge_live[k], d))
+			if (!se_livedocs_get(m->live[k], d))
 				continue;
 			if (!se_livedocs_get(e->live, d) && newdoc < (int32) merged.max_doc)
 			{
@@ -1164,23 +1267,35 @@ se_shard_merge_poll(SeShard *sh)
 						sh->index_name, sh->shard, merged.max_doc, newdoc)));
 		close_segment(&merged);
 		(void) unlink(path);
-		merge_forget(sh);
+		merge_forget(m);
 		return false;
 	}
 	newlive_count = newlive ? se_livedocs_count(newlive, merged.max_doc) : merged.max_doc;
 	merged.live = newlive;
 	merged.live_count = newlive_count;
 	merged.live_dirty = (newlive != NULL);
-	for (k = 0; k < sh->merge_n; k++)
+	for (k = 0; k < m->n; k++)
 	{
-		i = find_seg(sh, sh->merge_gens[k]);
+		i = find_seg(sh, m->gens[k]);
 		close_segment(&sh->segs[i]);
 		sh->segs[i] = sh->segs[--sh->nsegs];
 	}
 	sh->segs[sh->nsegs++] = merged;
 	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
-	merge_forget(sh);
+	merge_forget(m);
 	return true;
+}
+
+bool
+se_shard_merge_poll(SeShard *sh)
+{
+	bool		changed = false;
+	int			i;
+
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+		if (merge_in_flight(&sh->merges[i]) && merge_install(sh, &sh->merges[i]))
+			changed = true;
+	return changed;
 }
 
 void
@@ -1213,6 +1328,14 @@ se_shard_refresh(SeShard *sh)
 	if (se_builder_num_docs(sh->buffer) > 0)
 		new_buffer(sh);
 
+	/*
+	 * Install finished merges before writing live docs: a merged segment
+	 * carries over the deletes that arrived while it was built, and those
+	 * must be on disk before it is published, or readers would open it
+	 * with every document live and see old versions next to new ones.
+	 */
+	if (se_shard_merge_poll(sh))
+		changed = true;
 	for (i = 0; i < sh->nsegs; i++)
 	{
 		SeSegEntry *e = &sh->segs[i];
@@ -1236,12 +1359,16 @@ se_shard_refresh(SeShard *sh)
 			changed = true;
 		}
 	}
-	if (se_shard_merge_poll(sh))
-		changed = true;
-	if (se_merge_threads == 0 && sh->nsegs > MERGE_FACTOR * 2)
+	if (se_merge_threads == 0)
 	{
-		maybe_merge(sh, MERGE_FACTOR);
-		changed = true;
+		int			pick[SE_MERGE_MAX_INPUTS];
+		int			n;
+
+		while ((n = policy_pick(sh, pick)) > 0)
+		{
+			merge_inline(sh, pick, n);
+			changed = true;
+		}
 	}
 	else if (sh->nsegs > SE_MAX_SEGMENTS / 2)
 	{
@@ -1342,20 +1469,25 @@ cleanup_files(SeShard *sh)
 					dg;
 		char		tail[8];
 		bool		keep = false;
-		int			i;
+		int			i,
+					m;
 		bool		is_seg = sscanf(de->d_name, "_" UINT64_FORMAT ".se%c", &g, tail) == 2;
 		bool		is_liv = !is_seg && sscanf(de->d_name, "_" UINT64_FORMAT "_" UINT64_FORMAT ".li%c", &g, &dg, tail) == 3;
 		int64		cg;
 
 		if (is_seg || is_liv)
 		{
-			/* inputs and output of a background merge in flight */
-			if (sh->merge_task >= 0)
+			/* inputs and outputs of the background merges in flight */
+			for (m = 0; m < SE_SHARD_MAX_MERGES && !keep; m++)
 			{
-				if (is_seg && g == sh->merge_out_gen)
+				const SeShardMerge *bm = &sh->merges[m];
+
+				if (!merge_in_flight(bm))
+					continue;
+				if (is_seg && g == bm->out_gen)
 					keep = true;
-				for (i = 0; i < sh->merge_n && !keep; i++)
-					if (sh->merge_gens[i] == g && (is_seg || sh->merge_del_gens[i] == dg))
+				for (i = 0; i < bm->n && !keep; i++)
+					if (bm->gens[i] == g && (is_seg || bm->del_gens[i] == dg))
 						keep = true;
 			}
 			for (i = 0; i < sh->nsegs && !keep; i++)
@@ -1480,6 +1612,7 @@ se_shard_open(int slot_no)
 	int64		tlog_gen = 1;
 	int64		last_gen;
 	struct stat stbuf;
+	int			i;
 
 	if (im == NULL)
 		ereport(ERROR,
@@ -1503,7 +1636,8 @@ se_shard_open(int slot_no)
 	sh->mapping_state_version = st->version;
 	sh->next_seg_gen = 1;
 	sh->max_seq_no = -1;		/* ES: no operation performed yet */
-	sh->merge_task = -1;
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+		sh->merges[i].task = -1;
 	new_buffer(sh);
 	MemoryContextSwitchTo(old);
 
@@ -1585,7 +1719,7 @@ se_shard_periodic(SeShard *sh, TimestampTz now)
 	long		wait = 1000;
 
 	refresh_mapping(sh);
-	if (sh->merge_task >= 0 && se_shard_merge_poll(sh))
+	if (merges_in_flight(sh) > 0 && se_shard_merge_poll(sh))
 	{
 		/* publish the merged segment (writes its carried-over deletes) */
 		se_shard_refresh(sh);

@@ -37,6 +37,18 @@ typedef struct SeSegEntry
 	MemoryContext cxt;
 } SeSegEntry;
 
+/* A background merge the shard handed to a merge worker. */
+typedef struct SeShardMerge
+{
+	int			task;			/* merge task number; -1 = none */
+	int			n;
+	uint64		gens[SE_MERGE_MAX_INPUTS];
+	uint64		del_gens[SE_MERGE_MAX_INPUTS];
+	uint64	   *live[SE_MERGE_MAX_INPUTS];	/* live docs the merge saw */
+	uint32		max_doc[SE_MERGE_MAX_INPUTS];
+	uint64		out_gen;
+} SeShardMerge;
+
 typedef struct SeShard
 {
 	int			slot;
@@ -64,14 +76,8 @@ typedef struct SeShard
 	uint64		write_gen;
 	uint64		refreshed_gen;
 	bool		recovering;
-	/* the background merge in flight, if any (merge_task >= 0) */
-	int			merge_task;
-	int			merge_n;
-	uint64		merge_gens[SE_MERGE_MAX_INPUTS];
-	uint64		merge_del_gens[SE_MERGE_MAX_INPUTS];
-	uint64	   *merge_live[SE_MERGE_MAX_INPUTS];	/* live docs the merge saw */
-	uint32		merge_max_doc[SE_MERGE_MAX_INPUTS];
-	uint64		merge_out_gen;
+	/* background merges in flight: index.merge.scheduler.max_thread_count */
+	SeShardMerge merges[SE_SHARD_MAX_MERGES];
 } SeShard;
 
 extern SeShard *se_shard_open(int slot);

@@ -17,6 +17,7 @@ $node->safe_psql('postgres', q{SELECT search_engine.create_index('m',
   '{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"}}')});
 
 my %live;
+my $miscount = 0;
 srand(7);
 for my $round (1 .. 40)
 {
@@ -37,7 +38,12 @@ for my $round (1 .. 40)
 	}
 	my $body = join('\n', @lines);
 	$node->safe_psql('postgres', "SELECT search_engine.bulk(E'$body\\n', 'm', refresh => 'true')");
+	# what a refresh publishes is exact, also when it installs a merge whose
+	# inputs lost documents while it ran (their deletes must be carried over)
+	my $count = $node->safe_psql('postgres', "SELECT search_engine.count('m')");
+	$miscount++ if $count != scalar(keys %live);
 }
+is($miscount, 0, 'after every refresh the count matches the model (no deleted document visible)');
 my $segs;
 for my $i (1 .. 100)
 {
@@ -66,5 +72,26 @@ is($node->safe_psql('postgres', "SELECT search_engine.count('m')"), scalar(keys 
 $node->restart;
 SeTest::wait_ready($node);
 is($node->safe_psql('postgres', "SELECT search_engine.count('m')"), scalar(keys %live), 'same count after restart');
+# index.merge.*: a small tier, two merges of the shard at a time; settings
+# are dynamic (PUT _settings reaches the shard owner without a restart)
+$node->safe_psql('postgres', q{SELECT search_engine.create_index('t',
+  '{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"}}')});
+$node->safe_psql('postgres', q{SELECT search_engine.put_settings('t', '{"index": {"merge": {"policy": {"segments_per_tier": 2, "max_merge_at_once": 2}, "scheduler": {"max_thread_count": 2}}}}')});
+for my $round (1 .. 30)
+{
+	my $body = join('\n', map {; qq({"index": {"_id": "$round-$_"}}), qq({"t": "tier round $round"}) } 1 .. 5);
+	$node->safe_psql('postgres', "SELECT search_engine.bulk(E'$body\\n', 't', refresh => 'true')");
+}
+for my $i (1 .. 100)
+{
+	$segs = $node->safe_psql('postgres', "SELECT count(*) FROM search_engine.segments WHERE index = 't'");
+	last if $segs <= 3;
+	usleep(100_000);
+}
+cmp_ok($segs, '<=', 3, "segments_per_tier 2: 30 refreshes merged down to $segs segments");
+$node->safe_psql('postgres', "SELECT search_engine.refresh('t')");
+is($node->safe_psql('postgres', "SELECT search_engine.count('t')"), '150', 'no document lost by the tiered merges');
+is($node->safe_psql('postgres', "SELECT search_engine.count('t', '{\"query\": {\"match\": {\"t\": \"round\"}}}')"), '150', 'every document searchable');
+
 $node->stop;
 done_testing();
