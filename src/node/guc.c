@@ -57,6 +57,12 @@ se_guc_define(void)
 							 &se_search_block_max, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("search_engine.range_doc_values",
+							 "Let numeric and date ranges over many distinct values read doc values.",
+							 "Results are the same either way; off walks one term per value in the range (for comparisons).",
+							 &se_search_range_doc_values, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
 	DefineCustomIntVariable("search_engine.index_buffer_size",
 							"Memory for in-memory segment buffers, node-wide.",
 							"When exceeded, the largest shard buffer is written out as a segment.",

@@ -12,7 +12,11 @@
  * that arrived while the merge ran.  Merge workers run at a lower CPU
  * priority (nice 10) so that on a busy machine indexing and searches win,
  * and the owner keeps taking writes the whole time: merges never block
- * the write queue.
+ * the write queue.  Foreground work goes first: a merge waits to start
+ * (up to MERGE_DEFER_MAX_MS) while bulk requests are in flight or
+ * update/delete-by-query slices run, unless its shard is far over its
+ * segment budget (urgent), so that on a small machine a merge that becomes
+ * due in the middle of a job does not take the job's CPU.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +36,7 @@
 
 #include "index/segment.h"
 #include "node/node.h"
+#include "node/tasks.h"
 #include "shard/engine.h"
 #include "util/fileio.h"
 
@@ -210,6 +215,53 @@ run_task(SeMergeTask *t, char *errbuf, size_t errlen)
 		elog(ERROR, "merge of shard [%s][%d] failed: %s", t->index_uuid, t->shard, errbuf);
 }
 
+#define MERGE_DEFER_MAX_MS	30000
+#define MERGE_DEFER_POLL_MS 50
+
+/* Bulk sub-requests in flight or by-query slices running, node-wide. */
+static bool
+foreground_busy(void)
+{
+	int			i;
+
+	if (*(volatile int *) &SeShmem->queued > 0)
+		return true;
+	for (i = 0; i < SE_MAX_SLICES; i++)
+		if (*(volatile int *) &SeTasks->slices[i].state == SE_SLICE_RUNNING)
+			return true;
+	return false;
+}
+
+/*
+ * Let foreground work finish before task i starts (at most
+ * MERGE_DEFER_MAX_MS); false if the owner gave the task up meanwhile or
+ * the worker is asked to stop.
+ */
+static bool
+defer_to_foreground(int i)
+{
+	int			waited = 0;
+
+	while (waited < MERGE_DEFER_MAX_MS && foreground_busy())
+	{
+		int			state;
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 MERGE_DEFER_POLL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (se_bgw_got_sigterm)
+			return false;
+		SpinLockAcquire(&SeShmem->merge_mutex);
+		state = SeShmem->merge_tasks[i].state;
+		SpinLockRelease(&SeShmem->merge_mutex);
+		if (state == SE_MERGE_ABANDONED)
+			return false;
+		waited += MERGE_DEFER_POLL_MS;
+	}
+	return true;
+}
+
 /* Finish task i: DONE/FAILED, or drop the output if the owner left. */
 static void
 complete_task(int i, bool ok, const char *error)
@@ -280,24 +332,30 @@ se_merge_worker_main(Datum arg)
 
 		current = -1;
 		SpinLockAcquire(&SeShmem->merge_mutex);
+		/* urgent tasks (a shard far over its budget) first */
 		for (i = 0; i < SE_MAX_MERGE_TASKS; i++)
 		{
-			if (SeShmem->merge_tasks[i].state == SE_MERGE_QUEUED)
-			{
-				SeShmem->merge_tasks[i].state = SE_MERGE_RUNNING;
-				task = SeShmem->merge_tasks[i];
+			if (SeShmem->merge_tasks[i].state == SE_MERGE_QUEUED &&
+				(current < 0 || (SeShmem->merge_tasks[i].urgent &&
+								 !SeShmem->merge_tasks[current].urgent)))
 				current = i;
-				break;
-			}
+		}
+		if (current >= 0)
+		{
+			SeShmem->merge_tasks[current].state = SE_MERGE_RUNNING;
+			task = SeShmem->merge_tasks[current];
 		}
 		SpinLockRelease(&SeShmem->merge_mutex);
 		if (current >= 0)
 		{
 			char		errbuf[256];
+			bool		go = task.urgent || defer_to_foreground(current);
 
 			MemoryContextSwitchTo(cxt);
-			run_task(&task, errbuf, sizeof(errbuf));
-			complete_task(current, true, NULL);
+			if (go)
+				run_task(&task, errbuf, sizeof(errbuf));
+			/* not run: the owner left (or we stop); nothing was written */
+			complete_task(current, go, go ? NULL : "merge not started");
 			current = -1;
 			MemoryContextReset(cxt);
 			continue;

@@ -170,6 +170,7 @@ typedef struct SeMergeTask
 	uint64		del_gens[SE_MERGE_MAX_INPUTS];
 	uint64		out_gen;
 	int			zstd_level;
+	bool		urgent;			/* the shard is far over its segment budget */
 	char		error[256];
 } SeMergeTask;
 

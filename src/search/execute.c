@@ -34,6 +34,7 @@
 #include "search/search_int.h"
 
 bool		se_search_block_max = true;
+bool		se_search_range_doc_values = true;
 int64		se_search_stat_docs = 0;
 
 /* Ranking configuration shared by the shard collectors and the merge. */

@@ -593,6 +593,63 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	return any;
 }
 
+/*
+ * A numeric or date range.  Every distinct value is a term, so a wide range
+ * over a high-cardinality field (timestamps, prices, ids) would walk one
+ * term and one posting list per value.  Walk the terms while that stays
+ * cheap; past a budget of max_doc / 32 terms, read the segment's doc values
+ * instead: one sequential pass of int64 compares (the values are the same
+ * sortable int64s the terms encode), whatever the range's width.
+ */
+static bool
+set_numeric_range_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
+					   int32 max_doc)
+{
+	SeTermsEnum *e;
+	const char *term;
+	int			len;
+	SeTermInfo	ti;
+	bool		any = false;
+	int32		budget = Max(16, max_doc / 32);
+	int32		nterms = 0;
+	int32		doc;
+
+	if (!se_search_range_doc_values || se_segment_field_dv_type(r, f) != SE_DV_NUMERIC)
+		return set_enum_bits(w, r, f, bits, max_doc);
+	e = se_segment_terms(r, f, w->lower, w->lower_len);
+	if (e == NULL)
+		return false;
+	while (se_terms_next(e, &term, &len, &ti))
+	{
+		if (term_cmp(term, len, w->upper, w->upper_len) > 0)
+			break;
+		if (++nterms > budget)
+			break;
+		any |= set_postings_bits(r, &ti, bits, max_doc);
+	}
+	se_terms_close(e);
+	if (nterms <= budget)
+		return any;
+
+	memset(bits, 0, sizeof(uint64) * ((max_doc + 63) / 64));
+	any = false;
+	for (doc = 0; doc < max_doc; doc++)
+	{
+		const int64 *vals;
+		int			n = se_segment_numeric_values(r, f, doc, &vals);
+		int			k;
+
+		for (k = 0; k < n; k++)
+			if (vals[k] >= w->num_lo && vals[k] <= w->num_hi)
+			{
+				bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
+				any = true;
+				break;
+			}
+	}
+	return any;
+}
+
 static SeScorer *
 docset_scorer(SeWeight *w, SeSegmentCtx *seg)
 {
@@ -632,6 +689,8 @@ docset_scorer(SeWeight *w, SeSegmentCtx *seg)
 						any |= set_postings_bits(r, &ti, bits, seg->max_doc);
 				}
 			}
+			else if (w->ds_kind == SE_DS_RANGE && w->numeric)
+				any = set_numeric_range_bits(w, r, f, bits, seg->max_doc);
 			else
 				any = set_enum_bits(w, r, f, bits, seg->max_doc);
 		}

@@ -89,6 +89,13 @@ typedef struct SeSearchResult
  */
 extern bool se_search_block_max;
 
+/*
+ * Let numeric and date ranges that span many distinct values read doc
+ * values instead of walking one term per value.  Results are the same
+ * either way (false: always walk the terms, for comparisons).  Default true.
+ */
+extern bool se_search_range_doc_values;
+
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,
 									 SeSearchShard *shards, int nshards,

@@ -280,6 +280,10 @@ struct SeWeight
 	int			lower_len;
 	char	   *upper;
 	int			upper_len;
+	/* RANGE on a numeric or date field: the sortable bounds, inclusive */
+	bool		numeric;
+	int64		num_lo;
+	int64		num_hi;
 	/* EXISTS on an object: the leaf fields below it */
 	int			nexist_fields;
 	char	  **exist_fields;

@@ -888,6 +888,9 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		se_sortable_term(hi, w->upper);
 		w->lower_len = w->upper_len = 8;
 		w->lower_inclusive = w->upper_inclusive = true;
+		w->numeric = true;
+		w->num_lo = lo;
+		w->num_hi = hi;
 		return w;
 	}
 }

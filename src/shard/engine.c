@@ -1045,7 +1045,7 @@ seg_merging(SeShard *sh, uint64 gen)
  * indexes into sh->segs, in gen order, written to out; returns how many.
  */
 static int
-policy_pick(SeShard *sh, int *out)
+policy_pick(SeShard *sh, int *out, int *allowed)
 {
 	SeMergeSegment *ms = palloc(sizeof(SeMergeSegment) * Max(sh->nsegs, 1));
 	int			i,
@@ -1060,6 +1060,8 @@ policy_pick(SeShard *sh, int *out)
 		ms[i].merging = seg_merging(sh, sh->segs[i].gen);
 	}
 	n = se_merge_policy_find(&sh->settings.merge_policy, ms, sh->nsegs, out);
+	if (allowed)
+		*allowed = se_merge_policy_allowed(&sh->settings.merge_policy, ms, sh->nsegs);
 	pfree(ms);
 	/* gen order: the merged segment keeps its inputs' documents in order */
 	for (i = 1; i < n; i++)
@@ -1142,7 +1144,8 @@ merge_submit(SeShard *sh)
 		SeShardMerge *m = NULL;
 		SeMergeTask t;
 		MemoryContext old;
-		int			n = policy_pick(sh, pick);
+		int			allowed;
+		int			n = policy_pick(sh, pick, &allowed);
 		int			i;
 
 		if (n == 0)
@@ -1157,6 +1160,8 @@ merge_submit(SeShard *sh)
 		t.ninputs = n;
 		t.out_gen = sh->next_seg_gen++;
 		t.zstd_level = sh->settings.codec_level;
+		/* far behind: the merge may not wait for foreground work */
+		t.urgent = sh->nsegs > 2 * allowed;
 		old = MemoryContextSwitchTo(sh->cxt);
 		for (i = 0; i < n; i++)
 		{
@@ -1364,7 +1369,7 @@ se_shard_refresh(SeShard *sh)
 		int			pick[SE_MERGE_MAX_INPUTS];
 		int			n;
 
-		while ((n = policy_pick(sh, pick)) > 0)
+		while ((n = policy_pick(sh, pick, NULL)) > 0)
 		{
 			merge_inline(sh, pick, n);
 			changed = true;

@@ -574,6 +574,16 @@ p_price_10_50(const MDoc *d)
 	return false;
 }
 static bool
+p_price_wide(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->nprice; i++)
+		if (d->price[i] >= 5 && d->price[i] <= 150)
+			return true;
+	return false;
+}
+static bool
 p_price_gt_frac(const MDoc *d)
 {
 	int			i;
@@ -806,6 +816,8 @@ test_query_sets(void)
 	check_set("term boolean", "{\"term\":{\"flag\":\"true\"}}", p_flag);
 	check_set("terms", "{\"terms\":{\"tag\":[\"red\",\"blue\"]}}", p_tag_red_or_blue);
 	check_set("range long", "{\"range\":{\"price\":{\"gte\":10,\"lt\":50}}}", p_price_10_50);
+	/* more values in range than the term budget: read from doc values */
+	check_set("range long wide", "{\"range\":{\"price\":{\"gte\":5,\"lte\":150}}}", p_price_wide);
 	check_set("range long fractions", "{\"range\":{\"price\":{\"gt\":20.5,\"lte\":60.5}}}", p_price_gt_frac);
 	check_set("range double", "{\"range\":{\"rating\":{\"gt\":-1,\"lte\":2.5}}}", p_rating_range);
 	check_set("range date", "{\"range\":{\"date\":{\"gte\":\"2021-01-05\",\"lte\":\"2021-01-10\"}}}", p_date_range);
