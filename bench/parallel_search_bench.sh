@@ -31,10 +31,18 @@ echo "search_threads: $(sqlv -c 'SHOW search_engine.search_threads'), nproc $(np
 se_create_index debian
 se_ingest debian >/dev/null
 echo "debian: $(se_docs_count debian) docs, 2 shards"
-make -s -C "$BENCH/loadgen" >/dev/null
-"$BENCH/loadgen/se-loadgen" ingest -d "host=/tmp port=$PORT user=postgres dbname=postgres" \
-  --corpus "$DATA/contents.ndjson" --index-body "$BENCH/contents_corpus.json" \
-  --index contents --shards 4 --clients 2 --docs "$CONTENTS_DOCS" >/dev/null
+# Contents prefix in bulk chunks of 10000 documents, read by the server
+CHUNKS=$PGDIR.chunks
+rm -rf "$CHUNKS"; mkdir -p "$CHUNKS"
+head -n $((CONTENTS_DOCS * 2)) "$DATA/contents.ndjson" | split -l 20000 - "$CHUNKS/c"
+chmod -R a+rX "$CHUNKS"
+sql -v body="$(sed 's/"number_of_shards": 2/"number_of_shards": 4/' "$BENCH/contents_corpus.json")" >/dev/null <<'SQL'
+SELECT search_engine.create_index('contents', :'body');
+SQL
+for f in "$CHUNKS"/c*; do
+  echo "SELECT search_engine.bulk(pg_read_file('$f'), 'contents')->'errors';"
+done | sqlv | grep -v '^false$' && { echo "contents bulk reported errors" >&2; exit 1; }
+rm -rf "$CHUNKS"
 sql -c "SELECT search_engine.refresh('contents')" >/dev/null
 echo "contents: $(se_docs_count contents) docs, 4 shards"
 
