@@ -189,8 +189,23 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p, int window,
 	if (nreq <= 0)
 		return NULL;
 	for (i = 1; i <= nreq; i++)
+	{
+		int64		docs = 0;
+		int			s;
+
 		if (shards[i].seg_gens == NULL)
 			return NULL;
+		for (s = 0; s < shards[i].nsegments; s++)
+			docs += se_segment_max_doc(shards[i].segments[s]);
+		/* a shard too small to pay for the handoff stops the sending */
+		if (docs < se_search_parallel_min_docs)
+		{
+			nreq = i - 1;
+			break;
+		}
+	}
+	if (nreq <= 0)
+		return NULL;
 
 	initStringInfo(&common);
 	encode_common(body, p, window, &common);

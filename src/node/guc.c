@@ -25,6 +25,7 @@ int			se_merge_threads = 1;
 char	   *se_node_name = NULL;
 int			se_search_debug_delay_ms = 0;
 bool		se_search_parallel = true;
+int			se_search_parallel_min_docs = 1000000;
 int			se_search_queue_size = 1000;
 int			se_search_threads = -1;
 int			se_write_queue_size = 10000;
@@ -108,6 +109,12 @@ se_guc_define(void)
 							 "Results are the same either way; off runs every shard in the backend.",
 							 &se_search_parallel, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.search_parallel_min_docs",
+							"Smallest shard (in documents) whose query phase is sent to the search thread pool.",
+							"Smaller shards run in the searching backend: handing them over costs more than it saves.",
+							&se_search_parallel_min_docs, 1000000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.search_queue_size",
 							"Bound of the search thread pool's queue, in shard requests.",

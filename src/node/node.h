@@ -47,6 +47,7 @@ extern int	se_max_document_size_kb;
 extern int	se_search_threads;
 extern int	se_search_queue_size;
 extern bool se_search_parallel;
+extern int	se_search_parallel_min_docs;
 extern int	se_search_debug_delay_ms;
 
 extern void se_guc_define(void);
