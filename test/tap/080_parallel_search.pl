@@ -204,7 +204,8 @@ usleep(300_000);
 kill 'KILL', $w[0];
 $h->finish;
 chomp $cout;
-is($cout, '', 'the searching backend is terminated with the crash, without an answer');
+# terminated by the crash (no answer), or finished before it: never a wrong answer
+ok($cout eq '' || $cout eq $expected, 'a search during the crash gives no wrong answer');
 $node->poll_query_until('postgres', "SELECT threads = '2' FROM search_engine.thread_pool WHERE name = 'search'")
   or die 'server did not come back';
 SeTest::wait_ready($node);
