@@ -59,4 +59,5 @@ _PG_init(void)
 	se_launcher_register();
 	se_merge_register();
 	se_task_workers_register();
+	se_search_workers_register();
 }

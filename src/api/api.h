@@ -139,6 +139,17 @@ extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err);
 extern bool se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err);
 
+/* in search_pool.c */
+typedef struct SePoolSearch SePoolSearch;
+struct SeSearchShard;
+extern SePoolSearch *se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
+											 int window, struct SeSearchShard *shards,
+											 SeIndexMeta **metas, int nshards);
+extern const struct SeShardTransport *se_search_pool_transport(SePoolSearch *ps);
+extern void se_search_pool_finish(SePoolSearch *ps);
+extern void se_search_workers_register(void);
+PGDLLEXPORT void se_search_worker_main(Datum arg);
+
 /* in cat.c */
 extern bool se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
 extern bool se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err);

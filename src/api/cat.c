@@ -152,6 +152,18 @@ collect_thread_pool(CatTable *t)
 	row[6] = psprintf(UINT64_FORMAT, rejected);
 	row[7] = psprintf(UINT64_FORMAT, completed);
 	t->rows = list_make1(row);
+
+	se_search_queue_stats(&active, &queued, &rejected, &completed);
+	row = palloc0(sizeof(char *) * lengthof(cols));
+	row[0] = (char *) se_node_name_get();
+	row[1] = "search";
+	row[2] = psprintf("%d", se_search_queue_workers());
+	row[3] = psprintf("%d", active);
+	row[4] = psprintf("%d", queued);
+	row[5] = psprintf("%d", se_search_queue_size);
+	row[6] = psprintf(UINT64_FORMAT, rejected);
+	row[7] = psprintf(UINT64_FORMAT, completed);
+	t->rows = lappend(t->rows, row);
 }
 
 static bool

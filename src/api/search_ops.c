@@ -53,7 +53,8 @@ resolve_for_read(const char *expr, SeError *err)
 
 /* Snapshots of every shard of the indices (or the routed shard only). */
 static SeSearchShard *
-acquire_all(List *indices, const char *routing, int *nshards, SeError *err)
+acquire_all(List *indices, const char *routing, int *nshards,
+			SeIndexMeta ***metas, SeError *err)
 {
 	ListCell   *lc;
 	int			total = 0;
@@ -63,6 +64,8 @@ acquire_all(List *indices, const char *routing, int *nshards, SeError *err)
 	foreach(lc, indices)
 		total += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
 	shards = palloc0(sizeof(SeSearchShard) * Max(total, 1));
+	if (metas)
+		*metas = palloc0(sizeof(SeIndexMeta *) * Max(total, 1));
 	foreach(lc, indices)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -78,6 +81,8 @@ acquire_all(List *indices, const char *routing, int *nshards, SeError *err)
 				continue;
 			if (!se_snapshot_acquire(im, s, &shards[n], err))
 				return NULL;
+			if (metas)
+				(*metas)[n] = im;
 			n++;
 		}
 	}
@@ -149,6 +154,8 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	List	   *indices;
 	SeSearchRequest *req;
 	SeSearchShard *shards;
+	SeIndexMeta **metas;
+	SePoolSearch *pool;
 	int			nshards = 0;
 	SeSearchResult *res;
 	int			window = 10000;
@@ -173,10 +180,12 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 		return false;
 	if (p && (p->from >= 0 || p->size >= 0))
 		se_search_set_from_size(req, p->from, p->size);
-	shards = acquire_all(indices, p ? p->routing : NULL, &nshards, err);
+	shards = acquire_all(indices, p ? p->routing : NULL, &nshards, &metas, err);
 	if (shards == NULL)
 		return false;
-	res = se_search_run(req, shards, nshards, err);
+	pool = se_search_pool_dispatch(body, p, window, shards, metas, nshards);
+	res = se_search_run_remote(req, shards, nshards, se_search_pool_transport(pool), err);
+	se_search_pool_finish(pool);
 	if (res == NULL)
 		return false;
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
@@ -208,7 +217,7 @@ se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
 		return false;
-	shards = acquire_all(indices, NULL, &nshards, err);
+	shards = acquire_all(indices, NULL, &nshards, NULL, err);
 	if (shards == NULL)
 		return false;
 	if (!se_search_count(req, shards, nshards, &c, err))

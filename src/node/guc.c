@@ -23,6 +23,11 @@ int			se_max_document_size_kb = 100 * 1024;
 int			se_max_shards = 1024;
 int			se_merge_threads = 1;
 char	   *se_node_name = NULL;
+int			se_search_debug_delay_ms = 0;
+bool		se_search_parallel = true;
+int			se_search_parallel_min_docs = 1000000;
+int			se_search_queue_size = 1000;
+int			se_search_threads = -1;
 int			se_write_queue_size = 10000;
 int			se_write_threads = 0;
 
@@ -99,6 +104,36 @@ se_guc_define(void)
 							   &se_node_name, "",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
+	DefineCustomIntVariable("search_engine.search_debug_delay",
+							"Testing only: search workers wait this long before running a shard request.",
+							"Set in the searching session; makes cancellation and snapshot races deterministic in tests.",
+							&se_search_debug_delay_ms, 0, 0, 600000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("search_engine.search_parallel",
+							 "Let searches over several shards run shards in the search thread pool.",
+							 "Results are the same either way; off runs every shard in the backend.",
+							 &se_search_parallel, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.search_parallel_min_docs",
+							"Smallest shard (in documents) whose query phase is sent to the search thread pool.",
+							"Smaller shards run in the searching backend: handing them over costs more than it saves.",
+							&se_search_parallel_min_docs, 1000000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.search_queue_size",
+							"Bound of the search thread pool's queue, in shard requests.",
+							"Shard requests that do not fit run in the searching backend (counted as rejected).",
+							&se_search_queue_size, 1000, 1, 1000000,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.search_threads",
+							"Number of search workers running shard query phases in parallel.",
+							"-1 means the number of CPUs; 0 runs every shard in the searching backend.",
+							&se_search_threads, -1, -1, SE_MAX_SEARCH_THREADS,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
 	DefineCustomIntVariable("search_engine.task_threads",
 							"Number of task workers running update/delete-by-query and reindex slices.",
 							NULL,
@@ -121,6 +156,8 @@ se_guc_define(void)
 
 	if (se_write_threads == 0)
 		se_write_threads = cpu_count();
+	if (se_search_threads < 0)
+		se_search_threads = cpu_count();
 }
 
 /* The effective data directory (absolute). */

@@ -44,6 +44,11 @@ extern int	se_max_shards;
 extern char *se_node_name;
 extern int	se_merge_threads;
 extern int	se_max_document_size_kb;
+extern int	se_search_threads;
+extern int	se_search_queue_size;
+extern bool se_search_parallel;
+extern int	se_search_parallel_min_docs;
+extern int	se_search_debug_delay_ms;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
@@ -249,6 +254,45 @@ extern void se_queue_free_bulk_entry(int entry);
 extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
 extern void se_queue_control_done(int entry, bool failed);
+
+/* ---------- the search pool's queue (search_queue.c) ---------- */
+#define SE_MAX_SEARCH_THREADS	64
+
+typedef struct SeSearchQueueEntry
+{
+	int			next;			/* FIFO / free list, -1 = end */
+	dsm_handle	handle;			/* the coordinator's DSM segment */
+	int			request;		/* shard request number within it */
+} SeSearchQueueEntry;
+
+typedef struct SeSearchQueue
+{
+	slock_t		mutex;
+	int			procnos[SE_MAX_SEARCH_THREADS]; /* -1 = not running */
+	bool		idle[SE_MAX_SEARCH_THREADS];	/* waiting for a submit */
+	bool		busy[SE_MAX_SEARCH_THREADS];	/* running a request */
+	int			capacity;
+	int			free_head;
+	int			head;
+	int			tail;
+	int			queued;			/* waiting requests */
+	int			active;			/* requests being run */
+	uint64		completed;
+	uint64		rejected;		/* did not fit: run by their coordinator */
+	SeSearchQueueEntry entries[FLEXIBLE_ARRAY_MEMBER];
+} SeSearchQueue;
+
+extern SeSearchQueue *SeSearchQ;
+extern Size se_search_queue_shmem_size(void);
+extern void se_search_queue_shmem_init(void);
+extern int	se_search_queue_workers(void);
+extern int	se_search_queue_submit(dsm_handle handle, int first, int n);
+extern bool se_search_queue_pending(dsm_handle handle, int request);
+extern bool se_search_queue_take(int me, dsm_handle *handle, int *request);
+extern void se_search_queue_done(int me);
+extern void se_search_queue_attach_worker(int me);
+extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
+								  uint64 *completed);
 
 /* in slots.c */
 extern int	se_slot_find(const char *uuid, int shard);

@@ -43,6 +43,7 @@ se_shmem_request(void)
 {
 	RequestAddinShmemSpace(shmem_size());
 	RequestAddinShmemSpace(se_tasks_shmem_size());
+	RequestAddinShmemSpace(se_search_queue_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -103,6 +104,7 @@ se_shmem_startup(void)
 		SeShmem->launcher_pid = 0;
 	}
 	se_tasks_shmem_init();
+	se_search_queue_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

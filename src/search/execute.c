@@ -692,9 +692,47 @@ fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
  * Entry points
  * ---------------------------------------------------------------------
  */
+/* Shard i's top docs: its answer when it was sent away, else run here. */
+static bool
+shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
+			   const SeShardTransport *t, SeShardTopDocs *out, SeError *err)
+{
+	if (t != NULL && t->remote[i])
+	{
+		StringInfoData msg;
+
+		initStringInfo(&msg);
+		if (t->receive(t->arg, i, &msg))
+		{
+			int			nkeys = req->nsort > 0 && ntop > 0 ? req->nsort : 0;
+
+			switch (se_search_decode_query_phase(msg.data, msg.len, i,
+												 shards[i].nsegments, nkeys,
+												 out, err))
+			{
+				case SE_WIRE_OK:
+					return true;
+				case SE_WIRE_ERROR:
+					return false;
+				case SE_WIRE_MALFORMED:
+					break;
+			}
+		}
+		pfree(msg.data);
+	}
+	return se_search_query_shard(req, &shards[i], i, ntop, false, out, err);
+}
+
 SeSearchResult *
 se_search_run(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 			  SeError *err)
+{
+	return se_search_run_remote(req, shards, nshards, NULL, err);
+}
+
+SeSearchResult *
+se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+					 const SeShardTransport *t, SeError *err)
 {
 	SeSearchResult *res;
 	SeShardTopDocs *tops;
@@ -716,9 +754,33 @@ se_search_run(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		return NULL;
 	ntop = req->from + req->size;
 	tops = palloc0(sizeof(SeShardTopDocs) * Max(1, nshards));
+	if (t != NULL)
+	{
+		/*
+		 * Shards kept here run while the others run elsewhere; the first
+		 * error in shard order wins, as when every shard runs here.
+		 */
+		SeError    *errs = palloc0(sizeof(SeError) * Max(1, nshards));
+		bool	   *ok = palloc0(sizeof(bool) * Max(1, nshards));
+		int			pass;
+
+		for (pass = 0; pass < 2; pass++)
+			for (i = 0; i < nshards; i++)
+				if ((t->remote[i] ? 1 : 0) == pass)
+				{
+					se_error_init(&errs[i]);
+					ok[i] = shard_top_docs(req, shards, i, ntop, t, &tops[i], &errs[i]);
+				}
+		for (i = 0; i < nshards; i++)
+			if (!ok[i])
+			{
+				se_error_set(err, errs[i].status, errs[i].type, "%s", errs[i].reason);
+				return NULL;
+			}
+	}
 	for (i = 0; i < nshards; i++)
 	{
-		if (!se_search_query_shard(req, &shards[i], i, ntop, false, &tops[i], err))
+		if (t == NULL && !shard_top_docs(req, shards, i, ntop, NULL, &tops[i], err))
 			return NULL;
 		if (tops[i].failed)
 		{

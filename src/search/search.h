@@ -31,6 +31,10 @@ typedef struct SeSearchShard
 	int			nsegments;
 	SeSegmentReader **segments;
 	const uint64 **live_docs;	/* per segment; NULL entry = all live */
+	/* the point in time, to search it elsewhere (NULL when not known) */
+	const char *index_uuid;
+	const uint64 *seg_gens;		/* per segment: segment generation */
+	const uint64 *del_gens;		/* per segment: live docs generation */
 } SeSearchShard;
 
 typedef struct SeSearchRequest SeSearchRequest;	/* opaque */
@@ -100,6 +104,31 @@ extern bool se_search_range_doc_values;
 extern SeSearchResult *se_search_run(SeSearchRequest *req,
 									 SeSearchShard *shards, int nshards,
 									 SeError *err);
+
+/*
+ * The shard transport seam.  A coordinator may send the query phase of some
+ * shards elsewhere (a search worker, later another node); the shard side
+ * runs se_search_query_phase and answers with its encoded top docs (or its
+ * error).  se_search_run_remote then takes those answers in shard order in
+ * place of running those shards, and runs a shard itself when its answer
+ * does not come (receive returns false) or cannot be decoded -- so the
+ * result is the one se_search_run gives.  The shard side must search the
+ * same point in time (segments and live docs) as the coordinator's shards.
+ */
+typedef struct SeShardTransport
+{
+	void	   *arg;
+	const bool *remote;			/* per shard: its query phase was sent */
+	/* Wait for shard i's answer into msg; false = none, run it here. */
+	bool		(*receive) (void *arg, int shard_idx, StringInfo msg);
+} SeShardTransport;
+
+extern void se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard,
+								  int shard_idx, StringInfo out);
+extern SeSearchResult *se_search_run_remote(SeSearchRequest *req,
+											SeSearchShard *shards, int nshards,
+											const SeShardTransport *t,
+											SeError *err);
 
 /* Exact number of matching live docs (for _count). */
 extern bool se_search_count(SeSearchRequest *req, SeSearchShard *shards,

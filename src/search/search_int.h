@@ -412,6 +412,22 @@ extern bool se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 								  SeShardTopDocs *out, SeError *err);
 
 /* ---------------------------------------------------------------------
+ * The query phase as a message (shard_wire.c)
+ * ---------------------------------------------------------------------
+ */
+typedef enum SeWireResult
+{
+	SE_WIRE_OK,					/* top docs decoded */
+	SE_WIRE_ERROR,				/* the shard's query phase failed: err set */
+	SE_WIRE_MALFORMED			/* not an answer; run the shard here */
+} SeWireResult;
+
+extern SeWireResult se_search_decode_query_phase(const char *data, size_t len,
+												 int shard_idx, int nsegments,
+												 int nkeys, SeShardTopDocs *out,
+												 SeError *err);
+
+/* ---------------------------------------------------------------------
  * _source filtering (source_filter.c)
  * ---------------------------------------------------------------------
  */

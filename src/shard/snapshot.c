@@ -120,14 +120,38 @@ raise_or_set(SeError *dst, const SeError *src)
 			 errdetail("%s", src->type)));
 }
 
-bool
-se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeError *err)
+/* Is (ref's segment, live docs generation) in the published list? */
+static bool
+ref_listed(const SeSegRef *cur, int ncur, const SeSegRef *ref)
+{
+	int			i;
+
+	for (i = 0; i < ncur; i++)
+		if (cur[i].seg_gen == ref->seg_gen && cur[i].del_gen == ref->del_gen)
+			return true;
+	return false;
+}
+
+/*
+ * Open the current snapshot of (im, shard), or with at_gens the point in
+ * time (at_gens, at_dels)[0..at_n) another process took: each of its
+ * segments must still be published with the same live docs, or be in our
+ * cache with them; else it is gone (its files may be deleted) and we fail
+ * with "snapshot_gone".
+ */
+static bool
+acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
+		const uint64 *at_dels, int at_n, SeSearchShard *out, SeError *err)
 {
 	SeError		lerr;
 	int			slot;
 	SeShardSlot *s;
 	SeSegRef	refs[SE_MAX_SEGMENTS];
+	SeSegRef	cur[SE_MAX_SEGMENTS];
+	int			ncur;
 	int			n;
+	uint64	   *gens;
+	uint64	   *dels;
 	uint64		snap;
 	int			i;
 	char	   *dir;
@@ -148,13 +172,40 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 	out->shard = shard;
 	out->mapping = im->mapping;
 
+	out->index_uuid = im->uuid;
+	if (at_gens != NULL && (at_n < 0 || at_n > SE_MAX_SEGMENTS))
+	{
+		se_error_set(&lerr, 500, "snapshot_gone", "[%s][%d] bad point in time", im->name, shard);
+		raise_or_set(err, &lerr);
+		return false;
+	}
+
 	LWLockAcquire(&s->lock, LW_SHARED);
-	n = s->nsegments;
-	memcpy(refs, s->segs, sizeof(SeSegRef) * n);
+	ncur = s->nsegments;
+	memcpy(cur, s->segs, sizeof(SeSegRef) * ncur);
 	snap = s->snapshot_gen;
+	if (at_gens == NULL)
+	{
+		n = ncur;
+		memcpy(refs, cur, sizeof(SeSegRef) * n);
+	}
+	else
+	{
+		n = at_n;
+		for (i = 0; i < n; i++)
+		{
+			memset(&refs[i], 0, sizeof(SeSegRef));
+			refs[i].seg_gen = at_gens[i];
+			refs[i].del_gen = at_dels[i];
+		}
+	}
 	out->nsegments = n;
 	out->segments = palloc0(sizeof(SeSegmentReader *) * Max(n, 1));
 	out->live_docs = palloc0(sizeof(uint64 *) * Max(n, 1));
+	gens = palloc(sizeof(uint64) * Max(n, 1));
+	dels = palloc(sizeof(uint64) * Max(n, 1));
+	out->seg_gens = gens;
+	out->del_gens = dels;
 	for (i = 0; i < n; i++)
 	{
 		SegCacheKey key;
@@ -164,6 +215,19 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 		strlcpy(key.uuid, im->uuid, sizeof(key.uuid));
 		key.shard = shard;
 		key.gen = refs[i].seg_gen;
+		if (at_gens != NULL && !ref_listed(cur, ncur, &refs[i]))
+		{
+			/* not published any more: only our mapped copy can serve it */
+			e = hash_search(seg_cache, &key, HASH_FIND, NULL);
+			if (e == NULL || e->del_gen != refs[i].del_gen)
+			{
+				se_error_set(&lerr, 409, "snapshot_gone",
+							 "[%s][%d] segment " UINT64_FORMAT " left the shard", im->name, shard, key.gen);
+				break;
+			}
+		}
+		gens[i] = refs[i].seg_gen;
+		dels[i] = refs[i].del_gen;
 		e = hash_search(seg_cache, &key, HASH_ENTER, &found);
 		if (!found)
 		{
@@ -240,7 +304,7 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 		return false;
 	}
 
-	/* unmap segments of this shard that left the published list */
+	/* unmap segments of this shard that are neither published nor in use */
 	hash_seq_init(&seq, seg_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
@@ -252,11 +316,28 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 			for (i = 0; i < n; i++)
 				if (out->segments[i] == e->reader)
 					listed = true;
+			for (i = 0; i < ncur; i++)
+				if (cur[i].seg_gen == e->key.gen)
+					listed = true;
 			if (!listed && e->pins == 0)
 				evict(e);
 		}
 	}
 	return true;
+}
+
+bool
+se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeError *err)
+{
+	return acquire(im, shard, NULL, NULL, 0, out, err);
+}
+
+bool
+se_snapshot_acquire_at(const SeIndexMeta *im, int shard, const uint64 *seg_gens,
+					   const uint64 *del_gens, int nsegments, SeSearchShard *out,
+					   SeError *err)
+{
+	return acquire(im, shard, seg_gens, del_gens, nsegments, out, err);
 }
 
 /*

@@ -22,6 +22,17 @@
 extern bool se_snapshot_acquire(const SeIndexMeta *im, int shard,
 								SeSearchShard *out, SeError *err);
 
+/*
+ * Open the point in time another process acquired (its shard's seg_gens /
+ * del_gens), for running part of its search here.  Fails with type
+ * "snapshot_gone" when a segment of it is no longer published and not
+ * mapped here (its file may be deleted): the caller searches it itself.
+ */
+extern bool se_snapshot_acquire_at(const SeIndexMeta *im, int shard,
+								   const uint64 *seg_gens, const uint64 *del_gens,
+								   int nsegments, SeSearchShard *out,
+								   SeError *err);
+
 /* Keep a snapshot's segments mapped across later acquires (or release them). */
 extern void se_snapshot_pin(SeSearchShard *snap, bool pin);
 

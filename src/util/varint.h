@@ -77,4 +77,115 @@ se_read_u64(const uint8 *p)
 	return v;
 }
 
+/*
+ * Bounds-checked reading of a message built with the functions above (the
+ * shard request/response wire): every getter returns 0 / NULL once the
+ * input is exhausted and leaves bad set, so a decoder checks once at the end.
+ */
+typedef struct SeWireReader
+{
+	const uint8 *p;
+	const uint8 *end;
+	bool		bad;
+} SeWireReader;
+
+static inline void
+se_wire_init(SeWireReader *r, const void *data, size_t len)
+{
+	r->p = (const uint8 *) data;
+	r->end = r->p + len;
+	r->bad = false;
+}
+
+static inline uint64
+se_wire_vint(SeWireReader *r)
+{
+	uint64		v = 0;
+
+	if (!r->bad && !se_get_vint(&r->p, r->end, &v))
+		r->bad = true;
+	return r->bad ? 0 : v;
+}
+
+/* Signed values travel zigzag-coded so small negatives stay short. */
+static inline void
+se_put_svint(StringInfo buf, int64 v)
+{
+	se_put_vint(buf, ((uint64) v << 1) ^ (uint64) (v >> 63));
+}
+
+static inline int64
+se_wire_svint(SeWireReader *r)
+{
+	uint64		v = se_wire_vint(r);
+
+	return (int64) (v >> 1) ^ -(int64) (v & 1);
+}
+
+static inline uint32
+se_wire_u32(SeWireReader *r)
+{
+	if (r->bad || r->end - r->p < 4)
+	{
+		r->bad = true;
+		return 0;
+	}
+	r->p += 4;
+	return se_read_u32(r->p - 4);
+}
+
+static inline void
+se_put_float(StringInfo buf, float f)
+{
+	uint32		bits;
+
+	memcpy(&bits, &f, 4);
+	se_put_u32(buf, bits);
+}
+
+static inline float
+se_wire_float(SeWireReader *r)
+{
+	uint32		bits = se_wire_u32(r);
+	float		f;
+
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+/* Length-prefixed bytes; NULL travels as length 0 with a flag. */
+static inline void
+se_put_str(StringInfo buf, const char *s, int len)
+{
+	se_put_vint(buf, s ? (uint64) len + 1 : 0);
+	if (s && len > 0)
+		appendBinaryStringInfo(buf, s, len);
+}
+
+/* A palloc'd NUL-terminated copy (NULL when NULL was sent); *len if wanted. */
+static inline char *
+se_wire_str(SeWireReader *r, int *len)
+{
+	uint64		n = se_wire_vint(r);
+	char	   *s;
+
+	if (len)
+		*len = 0;
+	if (r->bad || n == 0)
+		return NULL;
+	n--;
+	if ((uint64) (r->end - r->p) < n || n > (uint64) 0x3ffffffe)
+	{
+		r->bad = true;
+		return NULL;
+	}
+	s = palloc(n + 1);
+	memcpy(s, r->p, n);
+	s[n] = '\0';
+	r->p += n;
+	if (len)
+		*len = (int) n;
+	return s;
+}
+
 #endif							/* SE_VARINT_H */

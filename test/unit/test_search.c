@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -1942,6 +1942,104 @@ test_topk_skipping(void)
 	se_search_block_max = true;
 }
 
+/* ---------------------------------------------------------------------
+ * The query phase as a message (shard_wire.c): shards answered through a
+ * transport give exactly the result of running them in place.
+ * ---------------------------------------------------------------------
+ */
+typedef struct WireTransport
+{
+	SeSearchRequest *req;
+	SeSearchShard *shards;
+	int			mode;			/* 0 intact, 1 truncated, 2 no answer */
+	int			received;
+} WireTransport;
+
+static bool
+wire_receive(void *arg, int i, StringInfo msg)
+{
+	WireTransport *wt = arg;
+
+	wt->received++;
+	if (wt->mode == 2)
+		return false;
+	se_search_query_phase(wt->req, &wt->shards[i], i, msg);
+	if (wt->mode == 1 && msg->len > 3)
+		msg->len -= 3;
+	return true;
+}
+
+static char *
+result_json(SeSearchResult *res, SeSearchShard *shards, SeError *err)
+{
+	StringInfoData out;
+
+	initStringInfo(&out);
+	if (res == NULL)
+		appendStringInfo(&out, "error %d %s %s", err->status, err->type, err->reason);
+	else
+		se_search_result_to_json(res, shards, 0, &out);
+	return out.data;
+}
+
+static void
+test_shard_wire(void)
+{
+	static const char *const bodies[] = {
+		"{\"query\":{\"match\":{\"body\":\"gamma delta\"}},\"size\":25}",
+		"{\"query\":{\"match\":{\"body\":\"alpha\"}},\"track_total_hits\":3,\"size\":4}",
+		"{\"query\":{\"match\":{\"body\":\"beta\"}},\"track_total_hits\":false}",
+		"{\"query\":{\"match\":{\"body\":\"beta\"}},\"track_total_hits\":true,\"from\":7,\"size\":9}",
+		"{\"sort\":[{\"tag\":\"asc\"},{\"price\":{\"order\":\"desc\",\"missing\":\"_first\"}}],\"size\":40}",
+		"{\"query\":{\"match\":{\"body\":\"eta\"}},\"sort\":[{\"rating\":\"desc\"},\"_score\"],\"track_scores\":true}",
+		"{\"sort\":[\"_doc\"],\"from\":3,\"size\":5}",
+		"{\"query\":{\"match\":{\"body\":\"iota kappa\"}},\"min_score\":0.5}",
+		"{\"query\":{\"match_none\":{}}}",
+		"{\"size\":0}",
+		"{\"sort\":[{\"body\":\"asc\"}]}",	/* the shards' error */
+	};
+	SeSearchShard three[3];
+	SeSegmentReader *ra[1],
+			   *rb[1];
+	int			b,
+				mode;
+
+	ra[0] = index_segment(mapping, &docs[30], 30, NULL, 17);
+	rb[0] = index_segment(mapping, &docs[0], 30, NULL, 18);
+	three[0] = shard;
+	three[1] = shard;
+	three[1].shard = 1;
+	three[1].nsegments = 1;
+	three[1].segments = ra;
+	three[1].live_docs = NULL;
+	three[2] = three[1];
+	three[2].shard = 2;
+	three[2].segments = rb;
+
+	for (b = 0; b < lengthof(bodies); b++)
+	{
+		SeError		err;
+		SeSearchRequest *req;
+		char	   *expected;
+
+		se_error_init(&err);
+		req = se_search_parse(parse_json(bodies[b]), 10000, &err);
+		expected = result_json(req ? se_search_run(req, three, 3, &err) : NULL, three, &err);
+		for (mode = 0; mode < 3; mode++)
+		{
+			bool		remote[3] = {false, true, true};
+			WireTransport wt = {req, three, mode, 0};
+			SeShardTransport t = {&wt, remote, wire_receive};
+			char	   *got;
+
+			se_error_init(&err);
+			got = result_json(se_search_run_remote(req, three, 3, &t, &err), three, &err);
+			UT_CHECK(strcmp(got, expected) == 0 && wt.received == 2,
+					 "body %d mode %d: %s\nexpected %s", b, mode, got, expected);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -1958,6 +2056,7 @@ main(void)
 	test_response_json();
 	test_exact_float();
 	test_topk_skipping();
+	test_shard_wire();
 	test_fuzz();
 	return ut_finish("test_search");
 }

@@ -1,0 +1,491 @@
+/*-------------------------------------------------------------------------
+ *
+ * search_pool.c
+ *	  The search thread pool: shard query phases run by search workers in
+ *	  parallel with the coordinating backend.
+ *
+ * A search over several shards keeps its first shard for the backend and
+ * sends one shard-level query request per other shard (up to one per
+ * search worker; the rest also run in the backend) to the pool.  All
+ * requests of a search live in one DSM segment: a header, the common part
+ * (the request body as JSON text, the URL from/size, max_result_window and
+ * the session's query knobs), and per shard its address (index uuid,
+ * shard, mapping version), its point in time (the segment and live-docs
+ * generations the backend is searching) and an shm_mq for the answer.
+ * Requests and answers are serialized messages, not pointers: the same
+ * request and the same answer (search/shard_wire.c) are what the
+ * multi-node transport will carry.
+ *
+ * A worker maps exactly the backend's point in time.  A segment that a
+ * refresh or merge removed since is still served from the worker's own
+ * mapping when it has one; otherwise the worker answers with an empty
+ * message and the backend runs that shard itself (it has the segments
+ * mapped).  Likewise when the queue is full, the index or its mapping
+ * changed, the worker fails or exits (its shm_mq detaches), or a taken
+ * request is never picked up: results never depend on the pool.  A
+ * backend that errors out (statement_timeout, cancel) detaches the DSM; its
+ * workers' sends then fail and they go on with the next request.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shm_mq.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "api/api.h"
+#include "node/node.h"
+#include "search/search.h"
+#include "shard/snapshot.h"
+#include "util/varint.h"
+
+#define SEARCH_DSM_MAGIC	0x53455231	/* "SER1" */
+#define SEARCH_MQ_SIZE		16384
+
+typedef struct ShardRequestRef
+{
+	Size		req_off;
+	Size		req_len;
+	Size		mq_off;
+} ShardRequestRef;
+
+typedef struct SearchDsmHeader
+{
+	uint32		magic;
+	int			nrequests;
+	Size		common_off;
+	Size		common_len;
+	ShardRequestRef req[FLEXIBLE_ARRAY_MEMBER];
+} SearchDsmHeader;
+
+struct SePoolSearch
+{
+	dsm_segment *seg;
+	int			nshards;
+	bool	   *remote;			/* per shard */
+	int		   *request;		/* per shard: request number, -1 = local */
+	shm_mq_handle **mqh;		/* per request */
+	SeShardTransport transport;
+};
+
+/* ---------------------------------------------------------------------
+ * Coordinator side
+ * ---------------------------------------------------------------------
+ */
+static void
+encode_common(const SeJson *body, const SeSearchParams *p, int window,
+			  StringInfo out)
+{
+	StringInfoData text;
+
+	initStringInfo(&text);
+	if (body)
+		se_json_write(&text, body);
+	se_put_str(out, body ? text.data : NULL, text.len);
+	se_put_svint(out, p ? p->from : -1);
+	se_put_svint(out, p ? p->size : -1);
+	se_put_svint(out, window);
+	se_put_vint(out, se_search_block_max ? 1 : 0);
+	se_put_vint(out, (uint64) se_search_debug_delay_ms);
+	pfree(text.data);
+}
+
+static void
+encode_shard(const SeSearchShard *sh, const SeIndexMeta *im, int shard_idx,
+			 StringInfo out)
+{
+	int			i;
+
+	se_put_str(out, sh->index_uuid, strlen(sh->index_uuid));
+	se_put_vint(out, (uint64) sh->shard);
+	se_put_svint(out, im->mapping_version);
+	se_put_vint(out, (uint64) shard_idx);
+	se_put_vint(out, (uint64) sh->nsegments);
+	for (i = 0; i < sh->nsegments; i++)
+	{
+		se_put_vint(out, sh->seg_gens[i]);
+		se_put_vint(out, sh->del_gens[i]);
+	}
+}
+
+/*
+ * Wait for the answer of shard i's request.  false (run the shard here)
+ * when the worker detached without answering, answered empty, or the
+ * request was taken and its worker never attached (it died in between).
+ */
+static bool
+pool_receive(void *arg, int i, StringInfo msg)
+{
+	SePoolSearch *ps = arg;
+	shm_mq_handle *mqh = ps->mqh[ps->request[i]];
+	shm_mq	   *mq = shm_mq_get_queue(mqh);
+	bool		suspect = false;
+
+	for (;;)
+	{
+		Size		nbytes;
+		void	   *data;
+		shm_mq_result res = shm_mq_receive(mqh, &nbytes, &data, true);
+
+		if (res == SHM_MQ_SUCCESS)
+		{
+			if (nbytes == 0)
+				return false;
+			appendBinaryStringInfo(msg, data, nbytes);
+			return true;
+		}
+		if (res == SHM_MQ_DETACHED)
+			return false;
+		if (WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					  1000, PG_WAIT_EXTENSION) & WL_TIMEOUT)
+		{
+			/* taken (not queued) yet nobody attached for a whole second */
+			if (shm_mq_get_sender(mq) == NULL &&
+				!se_search_queue_pending(dsm_segment_handle(ps->seg), ps->request[i]))
+			{
+				if (suspect)
+					return false;
+				suspect = true;
+			}
+		}
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Send the query phase of shards 1.. to the search pool, at most one per
+ * running worker.  NULL when the pool is off, the search has one shard, or
+ * nothing could be queued: run everything here.
+ */
+SePoolSearch *
+se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p, int window,
+						SeSearchShard *shards, SeIndexMeta **metas, int nshards)
+{
+	SePoolSearch *ps;
+	StringInfoData common;
+	StringInfoData *reqs;
+	int			nworkers;
+	int			nreq;
+	Size		size;
+	Size		off;
+	SearchDsmHeader *hdr;
+	int			queued;
+	int			i;
+
+	if (se_search_threads <= 0 || !se_search_parallel || nshards < 2 ||
+		CurrentResourceOwner == NULL)
+		return NULL;
+	nworkers = se_search_queue_workers();
+	nreq = Min(nshards - 1, nworkers);
+	if (nreq <= 0)
+		return NULL;
+	for (i = 1; i <= nreq; i++)
+	{
+		int64		docs = 0;
+		int			s;
+
+		if (shards[i].seg_gens == NULL)
+			return NULL;
+		for (s = 0; s < shards[i].nsegments; s++)
+			docs += se_segment_max_doc(shards[i].segments[s]);
+		/* a shard too small to pay for the handoff stops the sending */
+		if (docs < se_search_parallel_min_docs)
+		{
+			nreq = i - 1;
+			break;
+		}
+	}
+	if (nreq <= 0)
+		return NULL;
+
+	initStringInfo(&common);
+	encode_common(body, p, window, &common);
+	reqs = palloc(sizeof(StringInfoData) * nreq);
+	size = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
+	size += MAXALIGN(common.len);
+	for (i = 0; i < nreq; i++)
+	{
+		initStringInfo(&reqs[i]);
+		encode_shard(&shards[i + 1], metas[i + 1], i + 1, &reqs[i]);
+		size += MAXALIGN(reqs[i].len) + SEARCH_MQ_SIZE;
+	}
+
+	ps = palloc0(sizeof(SePoolSearch));
+	ps->seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	if (ps->seg == NULL)
+		return NULL;
+	hdr = dsm_segment_address(ps->seg);
+	hdr->magic = SEARCH_DSM_MAGIC;
+	hdr->nrequests = nreq;
+	off = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
+	hdr->common_off = off;
+	hdr->common_len = common.len;
+	memcpy((char *) hdr + off, common.data, common.len);
+	off += MAXALIGN(common.len);
+	ps->nshards = nshards;
+	ps->remote = palloc0(sizeof(bool) * nshards);
+	ps->request = palloc(sizeof(int) * nshards);
+	ps->mqh = palloc0(sizeof(shm_mq_handle *) * nreq);
+	for (i = 0; i < nshards; i++)
+		ps->request[i] = -1;
+	for (i = 0; i < nreq; i++)
+	{
+		shm_mq	   *mq;
+
+		hdr->req[i].req_off = off;
+		hdr->req[i].req_len = reqs[i].len;
+		memcpy((char *) hdr + off, reqs[i].data, reqs[i].len);
+		off += MAXALIGN(reqs[i].len);
+		hdr->req[i].mq_off = off;
+		mq = shm_mq_create((char *) hdr + off, SEARCH_MQ_SIZE);
+		shm_mq_set_receiver(mq, MyProc);
+		ps->mqh[i] = shm_mq_attach(mq, ps->seg, NULL);
+		off += SEARCH_MQ_SIZE;
+	}
+
+	queued = se_search_queue_submit(dsm_segment_handle(ps->seg), 0, nreq);
+	if (queued == 0)
+	{
+		dsm_detach(ps->seg);
+		return NULL;
+	}
+	for (i = 0; i < queued; i++)
+	{
+		ps->remote[i + 1] = true;
+		ps->request[i + 1] = i;
+	}
+	ps->transport.arg = ps;
+	ps->transport.remote = ps->remote;
+	ps->transport.receive = pool_receive;
+	return ps;
+}
+
+const SeShardTransport *
+se_search_pool_transport(SePoolSearch *ps)
+{
+	return ps ? &ps->transport : NULL;
+}
+
+/* Done with the search: release its DSM segment (workers may still hold it). */
+void
+se_search_pool_finish(SePoolSearch *ps)
+{
+	if (ps != NULL && ps->seg != NULL)
+	{
+		dsm_detach(ps->seg);
+		ps->seg = NULL;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Worker side
+ * ---------------------------------------------------------------------
+ */
+static int	my_worker = -1;
+static dsm_segment *current_seg = NULL;
+
+void
+se_search_workers_register(void)
+{
+	se_bgw_register("se_search_worker_main", "search_engine search worker",
+					se_search_threads, false);
+}
+
+/* Sleep for the testing delay; false when asked to shut down meanwhile. */
+static bool
+debug_delay(int ms)
+{
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+
+	while (!se_bgw_got_sigterm)
+	{
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
+
+		if (left <= 0)
+			return true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return false;
+}
+
+/*
+ * Run one shard request; appends the answer to out, or nothing when this
+ * worker cannot serve it (the coordinator then runs the shard).
+ */
+static void
+run_request(const char *common, Size common_len, const char *req, Size req_len,
+			StringInfo out)
+{
+	SeWireReader c;
+	SeWireReader r;
+	char	   *body_text;
+	int			from,
+				size,
+				window;
+	bool		block_max;
+	int			delay;
+	char	   *uuid;
+	int			shard;
+	int64		mapping_version;
+	int			shard_idx;
+	int			nseg;
+	uint64	   *gens;
+	uint64	   *dels;
+	int			i;
+	const SeClusterState *st;
+	SeIndexMeta *im;
+	SeSearchShard sh;
+	SeError		err;
+	SeJson	   *body = NULL;
+	SeSearchRequest *sreq;
+	bool		saved_block_max = se_search_block_max;
+
+	se_wire_init(&c, common, common_len);
+	body_text = se_wire_str(&c, NULL);
+	from = (int) se_wire_svint(&c);
+	size = (int) se_wire_svint(&c);
+	window = (int) se_wire_svint(&c);
+	block_max = se_wire_vint(&c) != 0;
+	delay = (int) se_wire_vint(&c);
+	se_wire_init(&r, req, req_len);
+	uuid = se_wire_str(&r, NULL);
+	shard = (int) se_wire_vint(&r);
+	mapping_version = se_wire_svint(&r);
+	shard_idx = (int) se_wire_vint(&r);
+	nseg = (int) Min(se_wire_vint(&r), SE_MAX_SEGMENTS + 1);
+	gens = palloc(sizeof(uint64) * (nseg + 1));
+	dels = palloc(sizeof(uint64) * (nseg + 1));
+	for (i = 0; i < nseg; i++)
+	{
+		gens[i] = se_wire_vint(&r);
+		dels[i] = se_wire_vint(&r);
+	}
+	if (c.bad || r.bad || uuid == NULL)
+		return;
+	if (delay > 0 && !debug_delay(delay))
+		return;
+
+	se_error_init(&err);
+	st = se_state_current();
+	im = se_state_find_uuid(st, uuid);
+	if (im == NULL || im->closed || im->mapping_version != mapping_version)
+		return;
+	if (!se_snapshot_acquire_at(im, shard, gens, dels, nseg, &sh, &err))
+		return;
+	if (body_text)
+	{
+		SeJsonParseOptions opts = {0};
+
+		body = se_json_parse(body_text, strlen(body_text), &opts, &err);
+		if (body == NULL)
+			return;
+	}
+	sreq = se_search_parse(body, window, &err);
+	if (sreq == NULL)
+		return;
+	if (from >= 0 || size >= 0)
+		se_search_set_from_size(sreq, from, size);
+	se_search_block_max = block_max;
+	PG_TRY();
+	{
+		se_search_query_phase(sreq, &sh, shard_idx, out);
+	}
+	PG_FINALLY();
+	{
+		se_search_block_max = saved_block_max;
+	}
+	PG_END_TRY();
+}
+
+static void
+serve(dsm_handle handle, int request)
+{
+	SearchDsmHeader *hdr;
+	shm_mq	   *mq;
+	shm_mq_handle *mqh;
+	StringInfoData answer;
+
+	current_seg = dsm_attach(handle);
+	if (current_seg == NULL)
+		return;					/* the coordinator is gone */
+	hdr = dsm_segment_address(current_seg);
+	if (hdr->magic != SEARCH_DSM_MAGIC || request < 0 || request >= hdr->nrequests)
+	{
+		dsm_detach(current_seg);
+		current_seg = NULL;
+		return;
+	}
+	mq = (shm_mq *) ((char *) hdr + hdr->req[request].mq_off);
+	shm_mq_set_sender(mq, MyProc);
+	mqh = shm_mq_attach(mq, current_seg, NULL);
+	initStringInfo(&answer);
+	run_request((char *) hdr + hdr->common_off, hdr->common_len,
+				(char *) hdr + hdr->req[request].req_off, hdr->req[request].req_len,
+				&answer);
+	/* SHM_MQ_DETACHED: the coordinator left (cancelled); nothing to do */
+	(void) shm_mq_send(mqh, answer.len, answer.data, false, true);
+	dsm_detach(current_seg);
+	current_seg = NULL;
+}
+
+void
+se_search_worker_main(Datum arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext loop_cxt;
+
+	my_worker = DatumGetInt32(arg);
+	se_bgw_start();
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine search worker loop",
+									 ALLOCSET_DEFAULT_SIZES);
+	se_search_queue_attach_worker(my_worker);
+
+	/* After an ERROR: give the request back to its coordinator and go on. */
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(loop_cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		LWLockReleaseAll();
+		if (current_seg != NULL)
+			dsm_detach(current_seg);	/* the coordinator sees DETACHED */
+		current_seg = NULL;
+		se_search_queue_done(my_worker);
+		MemoryContextReset(loop_cxt);
+		RESUME_INTERRUPTS();
+	}
+	PG_exception_stack = &local_sigjmp_buf;
+
+	while (se_bgw_loop_top())
+	{
+		dsm_handle	handle;
+		int			request;
+
+		MemoryContextSwitchTo(loop_cxt);
+		if (se_search_queue_take(my_worker, &handle, &request))
+		{
+			serve(handle, request);
+			se_search_queue_done(my_worker);
+			MemoryContextReset(loop_cxt);
+			continue;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	/* exit code 1: if the server is not shutting down, restart this worker */
+	proc_exit(1);
+}
