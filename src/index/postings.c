@@ -36,7 +36,7 @@
  * lazily, only when asked for: an iterator opened without positions never
  * touches the section.
  *
- * Term meta, stored right after the term bytes in the term dictionary:
+ * Term meta, stored after each term in its term-dictionary block:
  *	 varint doc_freq; varint total_term_freq - doc_freq (if freqs);
  *	 varint doc (doc_freq == 1, the doc stream is omitted) or the offset of
  *	 the doc stream in the field's POSTINGS region; varint offset of the
@@ -745,6 +745,37 @@ bad:
 	se_segment_corrupt(r, "terms", "field [%s]: invalid term metadata",
 					   f->name);
 	return false;
+}
+
+/*
+ * Step over one term meta (the dictionary scans past the metas of the
+ * terms before the one it wants); validation is left to decode_meta.
+ */
+bool
+se_postings_skip_meta(const SeIndexOptions io, bool norms, const uint8 **p,
+					  const uint8 *end)
+{
+	uint64		df,
+				v;
+	int			n = 1 + (io != SE_IDX_DOCS) + (io == SE_IDX_POSITIONS);
+
+	if (!se_dec_vint(p, end, &df))
+		return false;
+	while (n-- > 0)
+		if (!se_dec_vint(p, end, &v))
+			return false;
+	if (df > 1)
+	{
+		if (io != SE_IDX_DOCS && !se_dec_vint(p, end, &v))
+			return false;
+		if (norms)
+		{
+			if (*p >= end)
+				return false;
+			(*p)++;
+		}
+	}
+	return true;
 }
 
 /* ---------------------------------------------------------------------
