@@ -691,7 +691,7 @@ se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out)
 
 bool
 se_postings_decode_meta(SeSegmentReader *r, int field, const uint8 *p,
-						const uint8 *end, SeTermInfo *ti)
+						const uint8 *end, SeTermInfo *ti, const uint8 **next)
 {
 	SeFieldR   *f = &r->fields[field];
 	uint64		df,
@@ -739,43 +739,14 @@ se_postings_decode_meta(SeSegmentReader *r, int field, const uint8 *p,
 	ti->field = field;
 	ti->max_freq = (int32) maxf + 1;
 	ti->min_norm = min_norm;
+	if (next)
+		*next = p;
 	return true;
 
 bad:
 	se_segment_corrupt(r, "terms", "field [%s]: invalid term metadata",
 					   f->name);
 	return false;
-}
-
-/*
- * Step over one term meta (the dictionary scans past the metas of the
- * terms before the one it wants); validation is left to decode_meta.
- */
-bool
-se_postings_skip_meta(const SeIndexOptions io, bool norms, const uint8 **p,
-					  const uint8 *end)
-{
-	uint64		df,
-				v;
-	int			n = 1 + (io != SE_IDX_DOCS) + (io == SE_IDX_POSITIONS);
-
-	if (!se_dec_vint(p, end, &df))
-		return false;
-	while (n-- > 0)
-		if (!se_dec_vint(p, end, &v))
-			return false;
-	if (df > 1)
-	{
-		if (io != SE_IDX_DOCS && !se_dec_vint(p, end, &v))
-			return false;
-		if (norms)
-		{
-			if (*p >= end)
-				return false;
-			(*p)++;
-		}
-	}
-	return true;
 }
 
 /* ---------------------------------------------------------------------

@@ -50,6 +50,7 @@ typedef struct TermCursor
 	uint32		idx;			/* index of the current term in it */
 	uint32		count;			/* terms in the block */
 	const uint8 *meta;			/* current term's meta */
+	const uint8 *next;			/* just past it, or NULL while not known */
 	const uint8 *end;			/* end of the block */
 	uint8	   *buf;			/* current term */
 	int			len;
@@ -62,6 +63,7 @@ struct SeTermsEnum
 	TermCursor	c;
 	int			field;
 	bool		started;		/* the cursor's term was returned */
+	uint8		small[96];		/* the term buffer until a term outgrows it */
 };
 
 /* ---------------------------------------------------------------------
@@ -595,13 +597,16 @@ se_segment_field_stats(SeSegmentReader *r, int field, SeFieldStats *stats)
  * ---------------------------------------------------------------------
  */
 
+/* Byte order; an inline loop, as terms mostly differ in their first bytes. */
 static inline int
 cmp_bytes(const uint8 *a, int alen, const uint8 *b, int blen)
 {
-	int			c = memcmp(a, b, Min(alen, blen));
+	int			n = Min(alen, blen);
+	int			i;
 
-	if (c != 0)
-		return c;
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (int) a[i] - (int) b[i];
 	return (alen > blen) - (alen < blen);
 }
 
@@ -632,9 +637,9 @@ block_key(TermCursor *c, uint32 b, const uint8 **key, int *len)
 	return true;
 }
 
-/* Make room for a term of len bytes in the cursor's buffer. */
+/* Make room for a term of len bytes, keeping the first keep bytes. */
 static void
-cursor_reserve(TermCursor *c, int len)
+cursor_reserve(TermCursor *c, int len, int keep)
 {
 	if (len <= c->cap)
 		return;
@@ -645,11 +650,25 @@ cursor_reserve(TermCursor *c, int len)
 	{
 		uint8	   *b = palloc(len);
 
-		memcpy(b, c->buf, c->len);
+		memcpy(b, c->buf, keep);
 		c->buf = b;
 		c->own_buf = true;
 	}
 	c->cap = len;
+}
+
+/*
+ * Copy a suffix of n bytes to buf + at (room reserved).  Suffixes are
+ * short: when 16 bytes fit on both sides, a fixed-size copy (two moves)
+ * beats a memcpy call; the bytes past n are scratch.
+ */
+static inline void
+copy_suffix(TermCursor *c, int at, const uint8 *src, int n)
+{
+	if (n <= 16 && c->cap - at >= 16 && c->end - src >= 16)
+		memcpy(c->buf + at, src, 16);
+	else
+		memcpy(c->buf + at, src, n);
 }
 
 /* Position the cursor on the first term of block b. */
@@ -678,28 +697,31 @@ cursor_load(TermCursor *c, uint32 b)
 		return false;
 	}
 	c->meta = f->tblocks + o0;
+	c->next = NULL;
 	c->end = f->tblocks + o1;
 	c->idx = 0;
 	c->count = Min(f->tblock_size, f->nterms - b * f->tblock_size);
-	cursor_reserve(c, klen);
+	cursor_reserve(c, klen, 0);
 	memcpy(c->buf, key, klen);
 	c->len = klen;
 	return true;
 }
 
 /*
- * Step to the next term of the block (idx + 1 < count): skip the current
- * meta, read the prefix length and the suffix and check that the term
- * grows.  Returns the suffix (in the mapping) and the prefix length.
+ * Read the entry of the next term of the block (idx + 1 < count): skip
+ * the current meta, read the prefix length and the suffix.  The cursor
+ * moves to the new term's meta and length; its bytes are the caller's to
+ * rebuild (buf still holds the previous term).
  */
-static bool
-cursor_step(TermCursor *c, const uint8 **suffix, int *prefix)
+static inline bool
+cursor_entry(TermCursor *c, const uint8 **suffix, int *prefix)
 {
-	const uint8 *p = c->meta;
+	const uint8 *p = c->next ? c->next : c->meta;
 	uint64		pl,
 				sl;
 
-	if (!se_postings_skip_meta(c->f->io, c->f->has_norms, &p, c->end) ||
+	if ((c->next == NULL &&
+		 !se_postings_skip_meta(c->f->io, c->f->has_norms, &p, c->end)) ||
 		!se_dec_vint(&p, c->end, &pl) || !se_dec_vint(&p, c->end, &sl) ||
 		pl > (uint64) c->len || sl > (uint64) (c->end - p) || sl == 0 ||
 		pl + sl > (uint64) PG_INT32_MAX)
@@ -707,16 +729,9 @@ cursor_step(TermCursor *c, const uint8 **suffix, int *prefix)
 		cursor_corrupt(c, "bad term entry");
 		return false;
 	}
-	/* the prefix is the exact common one: the term grows after it */
-	if (pl < (uint64) c->len && p[0] <= c->buf[pl])
-	{
-		cursor_corrupt(c, "terms out of order");
-		return false;
-	}
-	cursor_reserve(c, (int) (pl + sl));
-	memcpy(c->buf + pl, p, sl);
 	c->len = (int) (pl + sl);
 	c->meta = p + sl;
+	c->next = NULL;
 	c->idx++;
 	*suffix = p;
 	*prefix = (int) pl;
@@ -735,7 +750,21 @@ cursor_next(TermCursor *c)
 	if (c->block >= c->f->nblocks)
 		return false;
 	if (c->idx + 1 < c->count)
-		return cursor_step(c, &suffix, &prefix);
+	{
+		int			prev_len = c->len;
+
+		if (!cursor_entry(c, &suffix, &prefix))
+			return false;
+		/* the prefix is the exact common one: the term grows after it */
+		if (prefix < prev_len && suffix[0] <= c->buf[prefix])
+		{
+			cursor_corrupt(c, "terms out of order");
+			return false;
+		}
+		cursor_reserve(c, c->len, prefix);
+		copy_suffix(c, prefix, suffix, c->len - prefix);
+		return true;
+	}
 	if (c->block + 1 >= c->f->nblocks)
 	{
 		c->block = c->f->nblocks;
@@ -755,8 +784,11 @@ cursor_next(TermCursor *c)
 /*
  * Position the cursor on the first term >= key; true when there is one,
  * *exact tells whether it equals key.  Binary search over the block keys,
- * then a scan of one block that compares only the bytes past the prefix
- * the current term shares with key (the terms before it are smaller).
+ * then a scan of one block that compares only the bytes past the prefix m
+ * the current term shares with key, and copies no term bytes: a term whose
+ * prefix is longer than m is smaller than key like its predecessor, and
+ * the term the scan stops at is key's first prefix bytes plus its suffix.
+ * (The scan trusts the order; enumeration checks it.)
  */
 static bool
 cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
@@ -766,8 +798,7 @@ cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
 				hi = f->nblocks;
 	const uint8 *k;
 	int			kl;
-	int			m,
-				cmp;
+	int			m;
 
 	*exact = false;
 	/* the last block whose first term is <= key */
@@ -786,7 +817,6 @@ cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
 		return cursor_load(c, 0);	/* key precedes every term */
 	if (!cursor_load(c, lo - 1))
 		return false;
-	/* m = common prefix of the current term and key, which it precedes */
 	kl = Min(c->len, klen);
 	for (m = 0; m < kl && c->buf[m] == key[m]; m++)
 		;
@@ -799,28 +829,39 @@ cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
 	{
 		const uint8 *suffix;
 		int			prefix,
-					slen;
+					slen,
+					j;
 
 		if (c->idx + 1 >= c->count)
-			return cursor_next(c);	/* the next block's key is > key */
-		if (!cursor_step(c, &suffix, &prefix))
+			return cursor_load(c, c->block + 1);	/* its first term is > key */
+		if (!cursor_entry(c, &suffix, &prefix))
 			return false;
-		if (prefix < m)
-			return true;		/* differs from key where its prefix grew */
 		if (prefix > m)
 			continue;			/* shares the previous term's smaller byte */
-		slen = c->len - prefix;
-		kl = Min(slen, klen - m);
-		cmp = memcmp(suffix, key + m, kl);
-		if (cmp > 0 || (cmp == 0 && slen > klen - m))
-			return true;
-		if (cmp == 0 && slen == klen - m)
+		if (prefix == m)
 		{
-			*exact = true;
-			return true;
+			/* compare the suffix with key past m */
+			slen = c->len - prefix;
+			kl = Min(slen, klen - m);
+			for (j = 0; j < kl && suffix[j] == key[m + j]; j++)
+				;
+			if (j == kl && slen < klen - m)
+			{
+				m += j;			/* a proper prefix of key: smaller */
+				continue;
+			}
+			if (j < kl && suffix[j] < key[m + j])
+			{
+				m += j;
+				continue;
+			}
+			*exact = (j == kl && slen == klen - m);
 		}
-		while (m < klen && m - prefix < slen && suffix[m - prefix] == key[m])
-			m++;
+		/* the ceil: differs from key where its prefix ends, or is >= key */
+		cursor_reserve(c, c->len, 0);
+		memcpy(c->buf, key, prefix);
+		copy_suffix(c, prefix, suffix, c->len - prefix);
+		return true;
 	}
 }
 
@@ -859,7 +900,7 @@ se_segment_seek_exact(SeSegmentReader *r, int field, const char *term, int len,
 		return false;
 	cursor_init(&c, r, f, stack, sizeof(stack));
 	ok = cursor_seek(&c, (const uint8 *) (term ? term : ""), len, &exact) &&
-		exact && se_postings_decode_meta(r, field, c.meta, c.end, ti);
+		exact && se_postings_decode_meta(r, field, c.meta, c.end, ti, NULL);
 	cursor_free(&c);
 	return ok;
 }
@@ -872,8 +913,7 @@ se_segment_terms(SeSegmentReader *r, int field, const char *from, int from_len)
 	bool		exact;
 
 	e->field = field;
-	cursor_init(&e->c, r, f, palloc(64), 64);
-	e->c.own_buf = true;
+	cursor_init(&e->c, r, f, e->small, sizeof(e->small));
 	if (f == NULL)
 		return e;
 	if (from != NULL && from_len > 0)
@@ -896,7 +936,7 @@ se_terms_next(SeTermsEnum *e, const char **term, int *len, SeTermInfo *ti)
 	if (e->c.block >= e->c.f->nblocks)
 		return false;
 	if (!se_postings_decode_meta(e->c.r, e->field, e->c.meta, e->c.end,
-								 ti ? ti : &tmp))
+								 ti ? ti : &tmp, &e->c.next))
 	{
 		e->c.block = e->c.f->nblocks;
 		return false;

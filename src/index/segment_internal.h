@@ -270,13 +270,54 @@ extern void se_postenc_pos(SePostingsEnc *e, int32 pos);
 /* Finish the term: appends its meta to meta_out (nothing if doc_freq 0). */
 extern void se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out);
 
-/* Decode a term's meta (after its bytes in the term entry) into ti. */
+/*
+ * Decode a term's meta (in its term-dictionary block) into ti; *next (if
+ * not NULL) gets the first byte after it.
+ */
 extern bool se_postings_decode_meta(SeSegmentReader *r, int field,
 									const uint8 *p, const uint8 *end,
-									SeTermInfo *ti);
-/* Step *p over one term meta without decoding it; false if truncated. */
-extern bool se_postings_skip_meta(const SeIndexOptions io, bool norms,
-								  const uint8 **p, const uint8 *end);
+									SeTermInfo *ti, const uint8 **next);
+
+/* Step *p over a varint without decoding it; false if truncated or over-long. */
+static inline bool
+se_skip_vint(const uint8 **p, const uint8 *end)
+{
+	const uint8 *q = *p;
+	const uint8 *lim = (end - q > 10) ? q + 10 : end;
+
+	while (q < lim && (*q & 0x80))
+		q++;
+	if (q >= lim)
+		return false;
+	*p = q + 1;
+	return true;
+}
+
+/*
+ * Step *p over one term meta (its layout is described in postings.c)
+ * without decoding it, as the dictionary does for the terms it scans
+ * past; false if truncated.  Validation is decode_meta's.
+ */
+static inline bool
+se_postings_skip_meta(SeIndexOptions io, bool norms, const uint8 **p,
+					  const uint8 *end)
+{
+	/* doc_freq 1 is the single byte 1: its doc sits in the meta */
+	bool		single = *p < end && **p == 1;
+	int			n = 2 + (io != SE_IDX_DOCS) + (io == SE_IDX_POSITIONS) +
+		(!single && io != SE_IDX_DOCS);
+
+	while (n-- > 0)
+		if (!se_skip_vint(p, end))
+			return false;
+	if (!single && norms)
+	{
+		if (*p >= end)
+			return false;
+		(*p)++;
+	}
+	return true;
+}
 
 /* ---------------------------------------------------------------------
  * Reader internals (reader.c).
