@@ -33,6 +33,7 @@
 #include "index/segment.h"
 #include "mapping/mapping.h"
 #include "util/json.h"
+#include "unit_test.h"
 
 typedef struct BTerm
 {
@@ -41,35 +42,8 @@ typedef struct BTerm
 	int			len;
 } BTerm;
 
-static uint64 rng_state = 0x9E3779B97F4A7C15ULL;
-
-static uint64
-rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
 /* CPU time of this process: the machine is shared, wall time is noisy. */
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
+#define now_sec() ut_clock_sec(CLOCK_PROCESS_CPUTIME_ID)
 
 static char *
 read_file(const char *path, size_t *len)
@@ -146,7 +120,7 @@ section_len(const StringInfoData *file, uint32 want)
 			__VA_ARGS__; \
 			t_[r_] = (double) (nops) / (now_sec() - t0_); \
 		} \
-		qsort(t_, (rounds), sizeof(double), cmp_double); \
+		qsort(t_, (rounds), sizeof(double), ut_cmp_double); \
 		printf("%-34s %12.0f %12.0f %12.0f   ops/s (min median max)\n", label, \
 			   t_[0], t_[(rounds) / 2], t_[(rounds) - 1]); \
 		pfree(t_); \
@@ -286,7 +260,7 @@ main(int argc, char **argv)
 
 	pick = palloc(sizeof(int) * lookups);
 	for (i = 0; i < lookups; i++)
-		pick[i] = (int) (rnd() % nterms);
+		pick[i] = (int) (ut_rnd() % nterms);
 
 	TIMED("exact lookups (present)", lookups, rounds,
 		  {
