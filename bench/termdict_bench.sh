@@ -31,7 +31,7 @@ for side in base head; do
   mkdir -p "$WORK/$side"
   git -C "$REPO" archive "$rev" src test/unit | tar -x -C "$WORK/$side"
   # the benchmark source is HEAD's on both sides (the baseline may predate it)
-  cp "$REPO/test/unit/bench_termdict.c" "$REPO/test/unit/Makefile.bench" "$WORK/$side/test/unit/"
+  cp "$REPO"/test/unit/{bench_termdict.c,Makefile.bench,unit_test.h} "$WORK/$side/test/unit/"
   make -s -C "$WORK/$side/test/unit" -f Makefile.bench PG_CONFIG="$PG_CONFIG" bench_termdict >/dev/null
 done
 head -n "$CONTENTS_LINES" "$DATA/contents.ndjson" > "$WORK/contents.ndjson"
