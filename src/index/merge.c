@@ -87,7 +87,7 @@ check_readers(MergeState *ms)
  * the cursors relies on.
  */
 static void
-cursor_next(SeSegmentReader *r, int field, TermCursor *c)
+cursor_next(TermCursor *c)
 {
 	c->valid = se_terms_next(c->e, &c->term, &c->len, &c->ti);
 }
@@ -106,7 +106,7 @@ merge_terms(MergeState *ms, int mf)
 		if (sf < 0 || se_segment_field_index_options(ms->readers[s], sf) == SE_IDX_NONE)
 			continue;
 		cur[s].e = se_segment_terms(ms->readers[s], sf, NULL, 0);
-		cursor_next(ms->readers[s], sf, &cur[s]);
+		cursor_next(&cur[s]);
 	}
 	se_segwriter_terms_begin(ms->w, mf);
 	for (;;)
@@ -163,7 +163,7 @@ merge_terms(MergeState *ms, int mf)
 				}
 			}
 			se_postings_close(p);
-			cursor_next(r, f->src[s], &cur[s]);
+			cursor_next(&cur[s]);
 		}
 		se_segwriter_term_end(ms->w);
 		pfree(term);
