@@ -637,12 +637,10 @@ block_key(TermCursor *c, uint32 b, const uint8 **key, int *len)
 	return true;
 }
 
-/* Make room for a term of len bytes, keeping the first keep bytes. */
-static void
-cursor_reserve(TermCursor *c, int len, int keep)
+/* Grow the term buffer to len bytes or more, keeping the first keep bytes. */
+static pg_noinline void
+cursor_grow(TermCursor *c, int len, int keep)
 {
-	if (len <= c->cap)
-		return;
 	len = Max(len, 2 * c->cap);
 	if (c->own_buf)
 		c->buf = repalloc(c->buf, len);	/* a term is < 1 GB: sections are */
@@ -655,6 +653,14 @@ cursor_reserve(TermCursor *c, int len, int keep)
 		c->own_buf = true;
 	}
 	c->cap = len;
+}
+
+/* Make room for a term of len bytes, keeping the first keep bytes. */
+static inline void
+cursor_reserve(TermCursor *c, int len, int keep)
+{
+	if (unlikely(len > c->cap))
+		cursor_grow(c, len, keep);
 }
 
 /*
@@ -713,7 +719,7 @@ cursor_load(TermCursor *c, uint32 b)
  * moves to the new term's meta and length; its bytes are the caller's to
  * rebuild (buf still holds the previous term).
  */
-static inline bool
+static pg_attribute_always_inline bool
 cursor_entry(TermCursor *c, const uint8 **suffix, int *prefix)
 {
 	const uint8 *p = c->next ? c->next : c->meta;
