@@ -81,21 +81,15 @@ check_readers(MergeState *ms)
 	return false;
 }
 
-/* Step a cursor, insisting on strictly ascending terms. */
+/*
+ * Step a cursor.  The terms enum insists on strictly ascending terms (a
+ * disorder ends it and marks the reader corrupted), which the merge of
+ * the cursors relies on.
+ */
 static void
-cursor_next(SeSegmentReader *r, int field, TermCursor *c)
+cursor_next(TermCursor *c)
 {
-	const char *prev = c->term;
-	int			prev_len = c->len;
-	bool		had = c->valid;
-
 	c->valid = se_terms_next(c->e, &c->term, &c->len, &c->ti);
-	if (c->valid && had && cmp_terms(prev, prev_len, c->term, c->len) >= 0)
-	{
-		se_segment_corrupt(r, "terms", "field [%s]: terms out of order",
-						   se_segment_field_name(r, field));
-		c->valid = false;
-	}
 }
 
 static void
@@ -112,7 +106,7 @@ merge_terms(MergeState *ms, int mf)
 		if (sf < 0 || se_segment_field_index_options(ms->readers[s], sf) == SE_IDX_NONE)
 			continue;
 		cur[s].e = se_segment_terms(ms->readers[s], sf, NULL, 0);
-		cursor_next(ms->readers[s], sf, &cur[s]);
+		cursor_next(&cur[s]);
 	}
 	se_segwriter_terms_begin(ms->w, mf);
 	for (;;)
@@ -169,7 +163,7 @@ merge_terms(MergeState *ms, int mf)
 				}
 			}
 			se_postings_close(p);
-			cursor_next(r, f->src[s], &cur[s]);
+			cursor_next(&cur[s]);
 		}
 		se_segwriter_term_end(ms->w);
 		pfree(term);

@@ -36,7 +36,7 @@
  * lazily, only when asked for: an iterator opened without positions never
  * touches the section.
  *
- * Term meta, stored right after the term bytes in the term dictionary:
+ * Term meta, stored after each term in its term-dictionary block:
  *	 varint doc_freq; varint total_term_freq - doc_freq (if freqs);
  *	 varint doc (doc_freq == 1, the doc stream is omitted) or the offset of
  *	 the doc stream in the field's POSTINGS region; varint offset of the
@@ -691,7 +691,7 @@ se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out)
 
 bool
 se_postings_decode_meta(SeSegmentReader *r, int field, const uint8 *p,
-						const uint8 *end, SeTermInfo *ti)
+						const uint8 *end, SeTermInfo *ti, const uint8 **next)
 {
 	SeFieldR   *f = &r->fields[field];
 	uint64		df,
@@ -739,6 +739,8 @@ se_postings_decode_meta(SeSegmentReader *r, int field, const uint8 *p,
 	ti->field = field;
 	ti->max_freq = (int32) maxf + 1;
 	ti->min_norm = min_norm;
+	if (next)
+		*next = p;
 	return true;
 
 bad:

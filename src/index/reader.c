@@ -38,12 +38,32 @@ typedef struct Range
 	uint64		len;
 } Range;
 
-struct SeTermsEnum
+/*
+ * A position in a field's term dictionary: the current term (rebuilt from
+ * the prefix-compressed block into buf) and where its meta starts.
+ */
+typedef struct TermCursor
 {
 	SeSegmentReader *r;
+	SeFieldR   *f;
+	uint32		block;			/* current block; nblocks = exhausted */
+	uint32		idx;			/* index of the current term in it */
+	uint32		count;			/* terms in the block */
+	const uint8 *meta;			/* current term's meta */
+	const uint8 *next;			/* just past it, or NULL while not known */
+	const uint8 *end;			/* end of the block */
+	uint8	   *buf;			/* current term */
+	int			len;
+	int			cap;
+	bool		own_buf;		/* buf is palloc'd (else caller's stack) */
+} TermCursor;
+
+struct SeTermsEnum
+{
+	TermCursor	c;
 	int			field;
-	uint32		next;
-	uint32		n;
+	bool		started;		/* the cursor's term was returned */
+	uint8		small[96];		/* the term buffer until a term outgrows it */
 };
 
 /* ---------------------------------------------------------------------
@@ -130,23 +150,39 @@ cmp_field_name(const void *a, const void *b, void *arg)
 	return (x->name_len > y->name_len) - (x->name_len < y->name_len);
 }
 
+/* Check the term dictionary's header; blocks are checked as they are read. */
 static bool
 parse_term_dict(SeSegmentReader *r, SeFieldR *f, Range t)
 {
-	uint32		n;
+	uint64		n,
+				k,
+				nb,
+				hdr;
 
 	if (t.len == 0)
 		return true;
 	if (f->io == SE_IDX_NONE || t.len < 8)
 		return false;
 	n = se_read_u32(t.p);
-	if ((uint64) 4 * ((uint64) n + 2) > t.len)
+	k = se_read_u32(t.p + 4);
+	if (k < 1 || k > SE_TERMS_BLOCK_MAX)
 		return false;
-	f->nterms = n;
-	f->term_offs = t.p + 4;
-	f->term_blob = t.p + 4 + 4 * ((uint64) n + 1);
-	f->term_blob_len = t.len - 4 * ((uint64) n + 2);
-	return se_read_u32(f->term_offs + 4 * (uint64) n) <= f->term_blob_len;
+	nb = (n + k - 1) / k;
+	hdr = 8 + 8 * (nb + 1);
+	if (hdr > t.len)
+		return false;
+	f->nterms = (uint32) n;
+	f->tblock_size = (uint32) k;
+	f->nblocks = (uint32) nb;
+	f->tblock_offs = t.p + 8;
+	f->tkey_offs = t.p + 8 + 4 * (nb + 1);
+	f->tkeys_len = se_read_u32(f->tkey_offs + 4 * nb);
+	f->tblocks_len = se_read_u32(f->tblock_offs + 4 * nb);
+	if (f->tkeys_len + f->tblocks_len != t.len - hdr)
+		return false;
+	f->tkeys = t.p + hdr;
+	f->tblocks = f->tkeys + f->tkeys_len;
+	return true;
 }
 
 static bool
@@ -561,79 +597,299 @@ se_segment_field_stats(SeSegmentReader *r, int field, SeFieldStats *stats)
  * ---------------------------------------------------------------------
  */
 
-/* Locate term i of f: its bytes and its meta range. */
-static bool
-term_at(SeSegmentReader *r, SeFieldR *f, uint32 i, const uint8 **term,
-		int *len, const uint8 **meta, const uint8 **meta_end)
-{
-	uint32		o0 = se_read_u32(f->term_offs + 4 * (uint64) i);
-	uint32		o1 = se_read_u32(f->term_offs + 4 * (uint64) i + 4);
-	const uint8 *p;
-	const uint8 *end;
-	uint64		tl;
-
-	if (o0 >= o1 || o1 > f->term_blob_len)
-		goto bad;
-	p = f->term_blob + o0;
-	end = f->term_blob + o1;
-	if (!se_dec_vint(&p, end, &tl) || tl > (uint64) (end - p))
-		goto bad;
-	*term = p;
-	*len = (int) tl;
-	*meta = p + tl;
-	*meta_end = end;
-	return true;
-
-bad:
-	se_segment_corrupt(r, "terms", "field [%s]: bad entry for term %u",
-					   f->name, i);
-	return false;
-}
-
+/* Byte order; an inline loop, as terms mostly differ in their first bytes. */
 static inline int
-cmp_bytes(const uint8 *a, int alen, const char *b, int blen)
+cmp_bytes(const uint8 *a, int alen, const uint8 *b, int blen)
 {
-	int			c = memcmp(a, b, Min(alen, blen));
+	int			n = Min(alen, blen);
+	int			i;
 
-	if (c != 0)
-		return c;
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (int) a[i] - (int) b[i];
 	return (alen > blen) - (alen < blen);
 }
 
-/*
- * Index of the first term >= key (nterms if none), or -1 on corruption;
- * *found tells whether that term equals key.
- */
-static int64
-lower_bound(SeSegmentReader *r, SeFieldR *f, const char *key, int klen,
-			bool *found)
+static void
+cursor_corrupt(TermCursor *c, const char *what)
 {
-	uint32		lo = 0,
-				hi = f->nterms;
-	const uint8 *t,
-			   *m,
-			   *me;
-	int			tl;
+	se_segment_corrupt(c->r, "terms", "field [%s]: %s in block %u",
+					   c->f->name, what, c->block);
+	c->block = c->f->nblocks;
+}
 
-	*found = false;
+/* The first term of block b (in the mapping); false if corrupted. */
+static bool
+block_key(TermCursor *c, uint32 b, const uint8 **key, int *len)
+{
+	SeFieldR   *f = c->f;
+	uint32		o0 = se_read_u32(f->tkey_offs + 4 * (uint64) b);
+	uint32		o1 = se_read_u32(f->tkey_offs + 4 * (uint64) b + 4);
+
+	if (o0 > o1 || o1 > f->tkeys_len || o1 - o0 > (uint32) PG_INT32_MAX)
+	{
+		c->block = b;
+		cursor_corrupt(c, "bad key offsets");
+		return false;
+	}
+	*key = f->tkeys + o0;
+	*len = (int) (o1 - o0);
+	return true;
+}
+
+/* Grow the term buffer to len bytes or more, keeping the first keep bytes. */
+static pg_noinline void
+cursor_grow(TermCursor *c, int len, int keep)
+{
+	len = Max(len, 2 * c->cap);
+	if (c->own_buf)
+		c->buf = repalloc(c->buf, len);	/* a term is < 1 GB: sections are */
+	else
+	{
+		uint8	   *b = palloc(len);
+
+		memcpy(b, c->buf, keep);
+		c->buf = b;
+		c->own_buf = true;
+	}
+	c->cap = len;
+}
+
+/* Make room for a term of len bytes, keeping the first keep bytes. */
+static inline void
+cursor_reserve(TermCursor *c, int len, int keep)
+{
+	if (unlikely(len > c->cap))
+		cursor_grow(c, len, keep);
+}
+
+/*
+ * Copy a suffix of n bytes to buf + at (room reserved).  Suffixes are
+ * short: when 16 bytes fit on both sides, a fixed-size copy (two moves)
+ * beats a memcpy call; the bytes past n are scratch.
+ */
+static inline void
+copy_suffix(TermCursor *c, int at, const uint8 *src, int n)
+{
+	if (n <= 16 && c->cap - at >= 16 && c->end - src >= 16)
+		memcpy(c->buf + at, src, 16);
+	else
+		memcpy(c->buf + at, src, n);
+}
+
+/* Position the cursor on the first term of block b. */
+static bool
+cursor_load(TermCursor *c, uint32 b)
+{
+	SeFieldR   *f = c->f;
+	const uint8 *key;
+	int			klen;
+	uint32		o0,
+				o1;
+
+	if (b >= f->nblocks)
+	{
+		c->block = f->nblocks;
+		return false;
+	}
+	if (!block_key(c, b, &key, &klen))
+		return false;
+	c->block = b;
+	o0 = se_read_u32(f->tblock_offs + 4 * (uint64) b);
+	o1 = se_read_u32(f->tblock_offs + 4 * (uint64) b + 4);
+	if (o0 > o1 || o1 > f->tblocks_len)
+	{
+		cursor_corrupt(c, "bad block offsets");
+		return false;
+	}
+	c->meta = f->tblocks + o0;
+	c->next = NULL;
+	c->end = f->tblocks + o1;
+	c->idx = 0;
+	c->count = Min(f->tblock_size, f->nterms - b * f->tblock_size);
+	cursor_reserve(c, klen, 0);
+	memcpy(c->buf, key, klen);
+	c->len = klen;
+	return true;
+}
+
+/*
+ * Read the entry of the next term of the block (idx + 1 < count): skip
+ * the current meta, read the prefix length and the suffix.  The cursor
+ * moves to the new term's meta and length; its bytes are the caller's to
+ * rebuild (buf still holds the previous term).
+ */
+static pg_attribute_always_inline bool
+cursor_entry(TermCursor *c, const uint8 **suffix, int *prefix)
+{
+	const uint8 *p = c->next ? c->next : c->meta;
+	uint64		pl,
+				sl;
+
+	if ((c->next == NULL &&
+		 !se_postings_skip_meta(c->f->io, c->f->has_norms, &p, c->end)) ||
+		!se_dec_vint(&p, c->end, &pl) || !se_dec_vint(&p, c->end, &sl) ||
+		pl > (uint64) c->len || sl > (uint64) (c->end - p) || sl == 0 ||
+		pl + sl > (uint64) PG_INT32_MAX)
+	{
+		cursor_corrupt(c, "bad term entry");
+		return false;
+	}
+	c->len = (int) (pl + sl);
+	c->meta = p + sl;
+	c->next = NULL;
+	c->idx++;
+	*suffix = p;
+	*prefix = (int) pl;
+	return true;
+}
+
+/* Move to the next term; false at the end or on corruption. */
+static bool
+cursor_next(TermCursor *c)
+{
+	const uint8 *suffix;
+	int			prefix;
+	const uint8 *key;
+	int			klen;
+
+	if (c->block >= c->f->nblocks)
+		return false;
+	if (c->idx + 1 < c->count)
+	{
+		int			prev_len = c->len;
+
+		if (!cursor_entry(c, &suffix, &prefix))
+			return false;
+		/* the prefix is the exact common one: the term grows after it */
+		if (prefix < prev_len && suffix[0] <= c->buf[prefix])
+		{
+			cursor_corrupt(c, "terms out of order");
+			return false;
+		}
+		cursor_reserve(c, c->len, prefix);
+		copy_suffix(c, prefix, suffix, c->len - prefix);
+		return true;
+	}
+	if (c->block + 1 >= c->f->nblocks)
+	{
+		c->block = c->f->nblocks;
+		return false;
+	}
+	/* the next block's key must follow the last term of this one */
+	if (!block_key(c, c->block + 1, &key, &klen))
+		return false;
+	if (cmp_bytes(key, klen, c->buf, c->len) <= 0)
+	{
+		cursor_corrupt(c, "terms out of order");
+		return false;
+	}
+	return cursor_load(c, c->block + 1);
+}
+
+/*
+ * Position the cursor on the first term >= key; true when there is one,
+ * *exact tells whether it equals key.  Binary search over the block keys,
+ * then a scan of one block that compares only the bytes past the prefix m
+ * the current term shares with key, and copies no term bytes: a term whose
+ * prefix is longer than m is smaller than key like its predecessor, and
+ * the term the scan stops at is key's first prefix bytes plus its suffix.
+ * (The scan trusts the order; enumeration checks it.)
+ */
+static bool
+cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
+{
+	SeFieldR   *f = c->f;
+	uint32		lo = 0,
+				hi = f->nblocks;
+	const uint8 *k;
+	int			kl;
+	int			m;
+
+	*exact = false;
+	/* the last block whose first term is <= key */
 	while (lo < hi)
 	{
 		uint32		mid = lo + (hi - lo) / 2;
 
-		if (!term_at(r, f, mid, &t, &tl, &m, &me))
-			return -1;
-		if (cmp_bytes(t, tl, key, klen) < 0)
+		if (!block_key(c, mid, &k, &kl))
+			return false;
+		if (cmp_bytes(k, kl, key, klen) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < f->nterms)
+	if (lo == 0)
+		return cursor_load(c, 0);	/* key precedes every term */
+	if (!cursor_load(c, lo - 1))
+		return false;
+	kl = Min(c->len, klen);
+	for (m = 0; m < kl && c->buf[m] == key[m]; m++)
+		;
+	if (m == c->len && m == klen)
 	{
-		if (!term_at(r, f, lo, &t, &tl, &m, &me))
-			return -1;
-		*found = cmp_bytes(t, tl, key, klen) == 0;
+		*exact = true;
+		return true;
 	}
-	return lo;
+	for (;;)
+	{
+		const uint8 *suffix;
+		int			prefix,
+					slen,
+					j;
+
+		if (c->idx + 1 >= c->count)
+			return cursor_load(c, c->block + 1);	/* its first term is > key */
+		if (!cursor_entry(c, &suffix, &prefix))
+			return false;
+		if (prefix > m)
+			continue;			/* shares the previous term's smaller byte */
+		if (prefix == m)
+		{
+			/* compare the suffix with key past m */
+			slen = c->len - prefix;
+			kl = Min(slen, klen - m);
+			for (j = 0; j < kl && suffix[j] == key[m + j]; j++)
+				;
+			if (j == kl && slen < klen - m)
+			{
+				m += j;			/* a proper prefix of key: smaller */
+				continue;
+			}
+			if (j < kl && suffix[j] < key[m + j])
+			{
+				m += j;
+				continue;
+			}
+			*exact = (j == kl && slen == klen - m);
+		}
+		/* the ceil: differs from key where its prefix ends, or is >= key */
+		cursor_reserve(c, c->len, 0);
+		memcpy(c->buf, key, prefix);
+		copy_suffix(c, prefix, suffix, c->len - prefix);
+		return true;
+	}
+}
+
+static void
+cursor_init(TermCursor *c, SeSegmentReader *r, SeFieldR *f, uint8 *buf,
+			int cap)
+{
+	c->r = r;
+	c->f = f;
+	c->block = f ? f->nblocks : 0;
+	c->idx = c->count = 0;
+	c->buf = buf;
+	c->cap = cap;
+	c->len = 0;
+	c->own_buf = false;
+}
+
+static void
+cursor_free(TermCursor *c)
+{
+	if (c->own_buf)
+		pfree(c->buf);
 }
 
 bool
@@ -641,21 +897,18 @@ se_segment_seek_exact(SeSegmentReader *r, int field, const char *term, int len,
 					  SeTermInfo *ti)
 {
 	SeFieldR   *f = get_field(r, field);
-	const uint8 *t,
-			   *m,
-			   *me;
-	int			tl;
-	int64		i;
-	bool		found;
+	uint8		stack[256];
+	TermCursor	c;
+	bool		exact = false;
+	bool		ok;
 
 	if (f == NULL || f->nterms == 0 || len < 0 || (term == NULL && len > 0))
 		return false;
-	i = lower_bound(r, f, term ? term : "", len, &found);
-	if (i < 0 || !found)
-		return false;
-	if (!term_at(r, f, (uint32) i, &t, &tl, &m, &me))
-		return false;
-	return se_postings_decode_meta(r, field, m, me, ti);
+	cursor_init(&c, r, f, stack, sizeof(stack));
+	ok = cursor_seek(&c, (const uint8 *) (term ? term : ""), len, &exact) &&
+		exact && se_postings_decode_meta(r, field, c.meta, c.end, ti, NULL);
+	cursor_free(&c);
+	return ok;
 }
 
 SeTermsEnum *
@@ -663,46 +916,41 @@ se_segment_terms(SeSegmentReader *r, int field, const char *from, int from_len)
 {
 	SeTermsEnum *e = palloc0(sizeof(SeTermsEnum));
 	SeFieldR   *f = get_field(r, field);
-	bool		found;
-	int64		i = 0;
+	bool		exact;
 
-	e->r = r;
 	e->field = field;
+	cursor_init(&e->c, r, f, e->small, sizeof(e->small));
 	if (f == NULL)
 		return e;
 	if (from != NULL && from_len > 0)
-		i = lower_bound(r, f, from, from_len, &found);
-	if (i < 0)
-		return e;
-	e->next = (uint32) i;
-	e->n = f->nterms;
+		(void) cursor_seek(&e->c, (const uint8 *) from, from_len, &exact);
+	else
+		(void) cursor_load(&e->c, 0);
 	return e;
 }
 
 bool
 se_terms_next(SeTermsEnum *e, const char **term, int *len, SeTermInfo *ti)
 {
-	SeFieldR   *f;
-	const uint8 *t,
-			   *m,
-			   *me;
-	int			tl;
 	SeTermInfo	tmp;
 
-	if (e->next >= e->n)
+	if (e->c.f == NULL)
 		return false;
-	f = &e->r->fields[e->field];
-	if (!term_at(e->r, f, e->next, &t, &tl, &m, &me) ||
-		!se_postings_decode_meta(e->r, e->field, m, me, ti ? ti : &tmp))
+	if (e->started && !cursor_next(&e->c))
+		return false;
+	e->started = true;
+	if (e->c.block >= e->c.f->nblocks)
+		return false;
+	if (!se_postings_decode_meta(e->c.r, e->field, e->c.meta, e->c.end,
+								 ti ? ti : &tmp, &e->c.next))
 	{
-		e->next = e->n;
+		e->c.block = e->c.f->nblocks;
 		return false;
 	}
-	e->next++;
 	if (term)
-		*term = (const char *) t;
+		*term = (const char *) e->c.buf;
 	if (len)
-		*len = tl;
+		*len = e->c.len;
 	return true;
 }
 
@@ -710,7 +958,10 @@ void
 se_terms_close(SeTermsEnum *e)
 {
 	if (e)
+	{
+		cursor_free(&e->c);
 		pfree(e);
+	}
 }
 
 /* ---------------------------------------------------------------------

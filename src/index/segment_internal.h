@@ -14,8 +14,7 @@
  *	 header		se_file_write_header("se_segment", SE_SEGMENT_VERSION, id)
  *	 FIELDS		varint nfields, then per field: name, options, stats and the
  *				(offset, length) of its regions in the sections below
- *	 TERMS		per indexed field: u32 nterms, u32 offs[nterms + 1], entries
- *				(varint term length, term bytes, postings-owned term meta)
+ *	 TERMS		per indexed field a block term dictionary (below)
  *	 POSTINGS	per term with doc_freq > 1: skip table (per block of 128
  *				docs: last doc, lengths, impact), then blocks of doc deltas
  *				(+ freqs), PFOR bit-packed; a tail block < 128 in varints
@@ -35,6 +34,25 @@
  *	 u64		offset of TOC
  *	 footer		se_file_write_footer()
  *
+ * The term dictionary of a field (TERMS) cuts its terms, ascending, into
+ * blocks of k terms (the writer's SE_TERMS_BLOCK; the last block may be
+ * shorter):
+ *
+ *	 u32 nterms, u32 k, u32 block_offs[nblocks + 1],
+ *	 u32 key_offs[nblocks + 1], keys, blocks
+ *
+ * with nblocks = ceil(nterms / k).  keys concatenates the
+ * first term of every block (key b is keys[key_offs[b], key_offs[b + 1]));
+ * block b is blocks[block_offs[b], block_offs[b + 1]).  A block holds the
+ * meta of its first term (whose bytes are its key), then per further term
+ * varint shared-prefix length with the previous term, varint suffix
+ * length, the suffix bytes and the term's meta.  A reader binary-searches
+ * the keys (in the mapping: nothing is loaded at open) and scans one
+ * block; a term costs its suffix plus about 2 bytes and 8 / k bytes
+ * of index, instead of the whole term plus a 4-byte offset.  The
+ * prefix length is the exact common prefix, so the byte after it grows:
+ * readers check that terms strictly ascend as they scan.
+ *
  * The postings-specific parts (term meta inside TERMS, POSTINGS and
  * POSITIONS) are private to postings.c, so a later postings format only
  * touches that file and the version constant.
@@ -49,8 +67,17 @@
 
 /* The one place the segment format version lives. */
 #define SE_SEGMENT_FORMAT			"se_segment"
-#define SE_SEGMENT_VERSION			2
-#define SE_SEGMENT_VERSION_MIN		2	/* v1 (varint postings) is refused */
+#define SE_SEGMENT_VERSION			3
+#define SE_SEGMENT_VERSION_MIN		3	/* v2 (flat term dictionary) is refused */
+
+/*
+ * Terms per term-dictionary block written (files record theirs, so a build
+ * may override it to compare sizes; readers accept 1..SE_TERMS_BLOCK_MAX).
+ */
+#ifndef SE_TERMS_BLOCK
+#define SE_TERMS_BLOCK				32
+#endif
+#define SE_TERMS_BLOCK_MAX			4096
 
 #define SE_LIVEDOCS_FORMAT			"se_livedocs"
 #define SE_LIVEDOCS_VERSION			1
@@ -243,10 +270,54 @@ extern void se_postenc_pos(SePostingsEnc *e, int32 pos);
 /* Finish the term: appends its meta to meta_out (nothing if doc_freq 0). */
 extern void se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out);
 
-/* Decode a term's meta (after its bytes in the term entry) into ti. */
+/*
+ * Decode a term's meta (in its term-dictionary block) into ti; *next (if
+ * not NULL) gets the first byte after it.
+ */
 extern bool se_postings_decode_meta(SeSegmentReader *r, int field,
 									const uint8 *p, const uint8 *end,
-									SeTermInfo *ti);
+									SeTermInfo *ti, const uint8 **next);
+
+/* Step *p over a varint without decoding it; false if truncated or over-long. */
+static inline bool
+se_skip_vint(const uint8 **p, const uint8 *end)
+{
+	const uint8 *q = *p;
+	const uint8 *lim = (end - q > 10) ? q + 10 : end;
+
+	while (q < lim && (*q & 0x80))
+		q++;
+	if (q >= lim)
+		return false;
+	*p = q + 1;
+	return true;
+}
+
+/*
+ * Step *p over one term meta (its layout is described in postings.c)
+ * without decoding it, as the dictionary does for the terms it scans
+ * past; false if truncated.  Validation is decode_meta's.
+ */
+static inline bool
+se_postings_skip_meta(SeIndexOptions io, bool norms, const uint8 **p,
+					  const uint8 *end)
+{
+	/* doc_freq 1 is the single byte 1: its doc sits in the meta */
+	bool		single = *p < end && **p == 1;
+	int			n = 2 + (io != SE_IDX_DOCS) + (io == SE_IDX_POSITIONS) +
+		(!single && io != SE_IDX_DOCS);
+
+	while (n-- > 0)
+		if (!se_skip_vint(p, end))
+			return false;
+	if (!single && norms)
+	{
+		if (*p >= end)
+			return false;
+		(*p)++;
+	}
+	return true;
+}
 
 /* ---------------------------------------------------------------------
  * Reader internals (reader.c).
@@ -260,11 +331,16 @@ typedef struct SeFieldR
 	bool		has_norms;
 	SeDocValuesType dv;
 	SeFieldStats stats;
-	/* term dictionary */
+	/* term dictionary (blocks of SE_TERMS_BLOCK terms) */
 	uint32		nterms;
-	const uint8 *term_offs;		/* u32[nterms + 1] */
-	const uint8 *term_blob;
-	uint64		term_blob_len;
+	uint32		nblocks;
+	uint32		tblock_size;	/* terms per block */
+	const uint8 *tblock_offs;	/* u32[nblocks + 1] into tblocks */
+	const uint8 *tkey_offs;		/* u32[nblocks + 1] into tkeys */
+	const uint8 *tkeys;			/* first term of each block */
+	uint64		tkeys_len;
+	const uint8 *tblocks;
+	uint64		tblocks_len;
 	/* postings regions */
 	const uint8 *post;
 	uint64		post_len;

@@ -56,14 +56,17 @@ struct SeSegWriter
 	StringInfoData sec_pos;
 	StringInfoData sec_dv;
 
-	/* terms of the field being written */
+	/* terms of the field being written (layout in segment_internal.h) */
 	int			tfield;			/* -1 when none */
 	bool		in_term;
 	SePostingsEnc enc;
-	StringInfoData entries;
-	int			entry_start;
-	uint32	   *offs;
-	size_t		offs_cap;
+	StringInfoData term;		/* the term being written */
+	StringInfoData prev;		/* the last term kept */
+	StringInfoData tmeta;		/* its meta, while its survival is unknown */
+	StringInfoData tkeys;		/* first term of each block */
+	StringInfoData tblocks;
+	uint32	   *toffs;			/* per block: block offset, key offset */
+	size_t		toffs_cap;
 	uint32		nterms;
 	int32	   *doc_mark;		/* last field that gave the doc a term */
 
@@ -107,7 +110,11 @@ se_segwriter_create(uint32 max_doc, int zstd_level)
 	initStringInfo(&w->sec_post);
 	initStringInfo(&w->sec_pos);
 	initStringInfo(&w->sec_dv);
-	initStringInfo(&w->entries);
+	initStringInfo(&w->term);
+	initStringInfo(&w->prev);
+	initStringInfo(&w->tmeta);
+	initStringInfo(&w->tkeys);
+	initStringInfo(&w->tblocks);
 	initStringInfo(&w->dv_vals);
 	initStringInfo(&w->dict);
 	initStringInfo(&w->meta);
@@ -162,7 +169,8 @@ se_segwriter_terms_begin(SeSegWriter *w, int field)
 	f = &w->fields[field];
 	w->tfield = field;
 	w->nterms = 0;
-	resetStringInfo(&w->entries);
+	resetStringInfo(&w->tkeys);
+	resetStringInfo(&w->tblocks);
 	w->enc.io = f->io;
 	/* block impacts see the norms set so far (builder and merge set them first) */
 	w->enc.norms = f->norms;
@@ -181,9 +189,8 @@ se_segwriter_term_begin(SeSegWriter *w, const char *term, int len)
 	if (w->in_term)
 		se_segwriter_term_end(w);
 	w->in_term = true;
-	w->entry_start = w->entries.len;
-	se_put_vint_fast(&w->entries, (uint64) len);
-	appendBinaryStringInfo(&w->entries, term, len);
+	resetStringInfo(&w->term);
+	appendBinaryStringInfo(&w->term, term, len);
 	se_postenc_term_begin(&w->enc);
 }
 
@@ -220,16 +227,37 @@ se_segwriter_term_end(SeSegWriter *w)
 	if (!w->in_term)
 		return;
 	w->in_term = false;
-	se_postenc_term_end(&w->enc, &w->entries);
+	resetStringInfo(&w->tmeta);
+	se_postenc_term_end(&w->enc, &w->tmeta);
 	if (w->enc.doc_freq == 0)
+		return;					/* no surviving doc: the term disappears */
+	if (w->nterms % SE_TERMS_BLOCK == 0)
 	{
-		/* no surviving doc: the term disappears */
-		w->entries.len = w->entry_start;
-		return;
+		/* a new block: its first term goes to the keys, whole */
+		uint32		b = w->nterms / SE_TERMS_BLOCK;
+
+		w->toffs = se_index_grow(w->toffs, &w->toffs_cap, 2 * ((size_t) b + 2),
+								 sizeof(uint32));
+		w->toffs[2 * b] = (uint32) w->tblocks.len;
+		w->toffs[2 * b + 1] = (uint32) w->tkeys.len;
+		appendBinaryStringInfo(&w->tkeys, w->term.data, w->term.len);
 	}
-	w->offs = se_index_grow(w->offs, &w->offs_cap, (size_t) w->nterms + 2,
-							sizeof(uint32));
-	w->offs[w->nterms++] = (uint32) w->entry_start;
+	else
+	{
+		int			lcp = 0;
+		int			n = Min(w->prev.len, w->term.len);
+
+		while (lcp < n && w->prev.data[lcp] == w->term.data[lcp])
+			lcp++;
+		se_put_vint_fast(&w->tblocks, (uint64) lcp);
+		se_put_vint_fast(&w->tblocks, (uint64) (w->term.len - lcp));
+		appendBinaryStringInfo(&w->tblocks, w->term.data + lcp,
+							   w->term.len - lcp);
+	}
+	appendBinaryStringInfo(&w->tblocks, w->tmeta.data, w->tmeta.len);
+	resetStringInfo(&w->prev);
+	appendBinaryStringInfo(&w->prev, w->term.data, w->term.len);
+	w->nterms++;
 	w->fields[w->tfield].stats.sum_doc_freq += w->enc.doc_freq;
 }
 
@@ -237,20 +265,28 @@ void
 se_segwriter_terms_end(SeSegWriter *w)
 {
 	WField	   *f;
+	uint32		nblocks,
+				b;
+	int			k;
 
 	if (w->tfield < 0)
 		return;
 	if (w->in_term)
 		se_segwriter_term_end(w);
 	f = &w->fields[w->tfield];
-	w->offs = se_index_grow(w->offs, &w->offs_cap, (size_t) w->nterms + 1,
-							sizeof(uint32));
-	w->offs[w->nterms] = (uint32) w->entries.len;
+	nblocks = (w->nterms + SE_TERMS_BLOCK - 1) / SE_TERMS_BLOCK;
+	w->toffs = se_index_grow(w->toffs, &w->toffs_cap, 2 * ((size_t) nblocks + 1),
+							 sizeof(uint32));
+	w->toffs[2 * nblocks] = (uint32) w->tblocks.len;
+	w->toffs[2 * nblocks + 1] = (uint32) w->tkeys.len;
 	f->terms_off = w->sec_terms.len;
 	se_put_u32(&w->sec_terms, w->nterms);
-	appendBinaryStringInfo(&w->sec_terms, (const char *) w->offs,
-						   sizeof(uint32) * (w->nterms + 1));
-	appendBinaryStringInfo(&w->sec_terms, w->entries.data, w->entries.len);
+	se_put_u32(&w->sec_terms, SE_TERMS_BLOCK);
+	for (k = 0; k < 2; k++)
+		for (b = 0; b <= nblocks; b++)
+			se_put_u32(&w->sec_terms, w->toffs[2 * b + k]);
+	appendBinaryStringInfo(&w->sec_terms, w->tkeys.data, w->tkeys.len);
+	appendBinaryStringInfo(&w->sec_terms, w->tblocks.data, w->tblocks.len);
 	f->terms_len = w->sec_terms.len - f->terms_off;
 	f->post_len = w->sec_post.len - f->post_off;
 	f->pos_len = w->sec_pos.len - f->pos_off;
@@ -562,7 +598,11 @@ writer_free(SeSegWriter *w)
 	pfree(w->sec_post.data);
 	pfree(w->sec_pos.data);
 	pfree(w->sec_dv.data);
-	pfree(w->entries.data);
+	pfree(w->term.data);
+	pfree(w->prev.data);
+	pfree(w->tmeta.data);
+	pfree(w->tkeys.data);
+	pfree(w->tblocks.data);
 	pfree(w->dv_vals.data);
 	pfree(w->dict.data);
 	pfree(w->meta.data);
@@ -570,8 +610,8 @@ writer_free(SeSegWriter *w)
 	pfree(w->raw.data);
 	pfree(w->stored_index.data);
 	pfree(w->stored_data.data);
-	if (w->offs)
-		pfree(w->offs);
+	if (w->toffs)
+		pfree(w->toffs);
 	if (w->dv_starts)
 		pfree(w->dv_starts);
 	if (w->dict_offs)

@@ -1814,7 +1814,380 @@ test_corruption(void)
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
 	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "unknown version refused");
+	/* files are v3 (block term dictionary); v2 (flat dictionary) is refused */
+	UT_CHECK(ts.file.data[4 + 1 + 10] == 3, "segments are written as v3");
+	copy[4 + 1 + 10] = 2;
+	se_error_init(&err);
+	r = se_segment_open(copy, len, false, &err);
+	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "v2 refused");
 	pfree(copy);
+}
+
+/* ---------------------------------------------------------------------
+ * Term dictionary (blocks of prefix-compressed terms)
+ * ---------------------------------------------------------------------
+ */
+typedef struct DTerm
+{
+	char	   *b;
+	int			len;
+} DTerm;
+
+static int
+cmp_dterm(const void *a, const void *b)
+{
+	const DTerm *x = a;
+	const DTerm *y = b;
+
+	return cmp_bytes(x->b, x->len, y->b, y->len);
+}
+
+/* A random term: shares a prefix with an earlier one, long, binary, ... */
+static void
+random_dterm(DTerm *t, DTerm *made, int nmade)
+{
+	static const char alpha[] = "abcz\x00\xff\x7f\x80";
+	int			kind = rnd_below(10);
+	int			len,
+				i;
+
+	if (kind == 0)
+	{
+		/* an 8-byte numeric term (big-endian, sign flipped), NULs inside */
+		int64		v = (int64) (rnd() >> rnd_below(64)) * (rnd_below(2) ? 1 : -1);
+		uint64		u = (uint64) v ^ UINT64CONST(0x8000000000000000);
+
+		t->len = 8;
+		t->b = palloc(8);
+		for (i = 0; i < 8; i++)
+			t->b[i] = (char) (u >> (56 - 8 * i));
+		return;
+	}
+	if (kind <= 5 && nmade > 0)
+	{
+		/* an earlier term's prefix (maybe all of it), then a few bytes */
+		const DTerm *o = &made[rnd_below(nmade)];
+		int			keep = rnd_below(o->len + 1);
+		int			add = rnd_below(4);
+
+		t->len = keep + add;
+		t->b = palloc(t->len + 1);
+		memcpy(t->b, o->b, keep);
+		for (i = 0; i < add; i++)
+			t->b[keep + i] = alpha[rnd_below(sizeof(alpha) - 1)];
+		return;
+	}
+	/* fresh: mostly short, some longer than any stack buffer */
+	len = kind == 6 ? 200 + rnd_below(2000) : rnd_below(12);
+	t->len = len;
+	t->b = palloc(len + 1);
+	for (i = 0; i < len; i++)
+		t->b[i] = alpha[rnd_below(sizeof(alpha) - 1)];
+}
+
+/* Index of the first term >= key in sorted[0..n), by brute force. */
+static int
+brute_ceil(const DTerm *sorted, int n, const char *key, int klen)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (cmp_bytes(sorted[i].b, sorted[i].len, key, klen) >= 0)
+			return i;
+	return n;
+}
+
+/*
+ * Write terms[0..n) (distinct, any order) into a segment of ndocs docs in
+ * three fields (docs only; freqs and norms; positions and norms: their
+ * term metas differ in shape), term i in doc i % ndocs and, for every
+ * third term, also in another doc (doc_freq 2).
+ */
+static void
+dict_segment(DTerm *terms, int n, int ndocs, uint8 idbyte, StringInfo out)
+{
+	SeSegmentBuilder *b = se_builder_create();
+	int			fd[3];
+	int			d,
+				i,
+				k;
+	uint8		sid[SE_SEGMENT_ID_LEN];
+
+	fd[0] = se_builder_field(b, "d", SE_IDX_DOCS, false, SE_DV_NONE);
+	fd[1] = se_builder_field(b, "f", SE_IDX_FREQS, true, SE_DV_NONE);
+	fd[2] = se_builder_field(b, "p", SE_IDX_POSITIONS, true, SE_DV_NONE);
+	for (d = 0; d < ndocs; d++)
+	{
+		SeDocMeta	m;
+		char		idb[16];
+
+		se_builder_begin_doc(b);
+		for (i = 0; i < n; i++)
+			if (i % ndocs == d || (i % 3 == 0 && (i + 7) % ndocs == d && ndocs > 1))
+				for (k = 0; k < 3; k++)
+					se_builder_add_term(b, fd[k], terms[i].b, terms[i].len, i % 5);
+		memset(&m, 0, sizeof(m));
+		m.id_len = snprintf(idb, sizeof(idb), "t%d", d);
+		m.id = idb;
+		se_builder_end_doc(b, &m, NULL, 0);
+	}
+	memset(sid, idbyte, sizeof(sid));
+	se_builder_serialize(b, sid, 1, out);
+	se_builder_free(b);
+}
+
+/* Enumeration, exact lookups and seek-ceil against the sorted terms. */
+static void
+check_dictionary(SeSegmentReader *r, const DTerm *sorted, int n, int max_df,
+				 const char *label)
+{
+	static const char *fields[3] = {"d", "f", "p"};
+	int			k,
+				i,
+				j;
+
+	for (k = 0; k < 3; k++)
+	{
+		int			f = se_segment_field(r, fields[k]);
+		SeTermsEnum *e = se_segment_terms(r, f, NULL, 0);
+		const char *term;
+		int			len;
+		SeTermInfo	ti;
+		int			bad = 0;
+
+		for (i = 0; i < n; i++)
+			if (!se_terms_next(e, &term, &len, &ti) ||
+				cmp_bytes(term, len, sorted[i].b, sorted[i].len) != 0 ||
+				ti.doc_freq < 1 || ti.doc_freq > max_df)
+				bad++;
+		UT_CHECK(bad == 0 && !se_terms_next(e, &term, &len, &ti),
+				 "%s: field %s enumerates %d terms in order (%d wrong)",
+				 label, fields[k], n, bad);
+		se_terms_close(e);
+
+		/* every term is found; its df agrees with the enum's */
+		bad = 0;
+		e = se_segment_terms(r, f, NULL, 0);
+		for (i = 0; i < n; i++)
+		{
+			SeTermInfo	ti2;
+
+			if (!se_terms_next(e, &term, &len, &ti) ||
+				!se_segment_seek_exact(r, f, sorted[i].b, sorted[i].len, &ti2) ||
+				ti2.doc_freq != ti.doc_freq || ti2.postings_offset != ti.postings_offset ||
+				ti2.positions_offset != ti.positions_offset ||
+				ti2.total_term_freq != ti.total_term_freq)
+				bad++;
+		}
+		se_terms_close(e);
+		UT_CHECK(bad == 0, "%s: field %s: %d of %d exact lookups wrong", label,
+				 fields[k], bad, n);
+
+		/* probes around every term (and random ones) against brute force */
+		bad = 0;
+		for (i = 0; i < n + 200; i++)
+		{
+			char		key[4200];
+			int			klen;
+			int			expect,
+						got = 0;
+			bool		found;
+			SeTermInfo	ti2;
+
+			if (i < n)
+			{
+				const DTerm *t = &sorted[i];
+
+				klen = Min(t->len, 4000);
+				memcpy(key, t->b, klen);
+				switch (i % 4)
+				{
+					case 0:		/* the term plus a NUL: its successor's ceil */
+						key[klen++] = '\0';
+						break;
+					case 1:		/* one byte shorter */
+						if (klen > 0)
+							klen--;
+						break;
+					case 2:		/* last byte bumped */
+						if (klen > 0 && (uint8) key[klen - 1] < 0xFF)
+							key[klen - 1]++;
+						break;
+					default:	/* the term itself */
+						break;
+				}
+			}
+			else
+			{
+				klen = rnd_below(6);
+				for (j = 0; j < klen; j++)
+					key[j] = "abcz\x00\xff"[rnd_below(6)];
+			}
+			expect = brute_ceil(sorted, n, key, klen);
+			found = se_segment_seek_exact(r, f, key, klen, &ti2);
+			if (found != (expect < n && cmp_bytes(sorted[expect].b, sorted[expect].len,
+												  key, klen) == 0))
+				bad++;
+			e = se_segment_terms(r, f, key, klen);
+			/* the ceil and the two terms after it */
+			for (j = expect; j < Min(n, expect + 3); j++)
+				if (se_terms_next(e, &term, &len, NULL) &&
+					cmp_bytes(term, len, sorted[j].b, sorted[j].len) == 0)
+					got++;
+			if (got != Min(n, expect + 3) - expect ||
+				(expect + 3 >= n && se_terms_next(e, &term, &len, NULL) &&
+				 expect + got >= n))
+				bad++;
+			se_terms_close(e);
+		}
+		UT_CHECK(bad == 0, "%s: field %s: %d seeks disagree with brute force",
+				 label, fields[k], bad);
+	}
+	UT_CHECK(se_segment_error(r) == NULL, "%s: no corruption reported: %s", label,
+			 se_segment_error(r) ? se_segment_error(r)->reason : "");
+}
+
+static void
+test_term_dictionary(void)
+{
+	static const int sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 97, 1000, 4000};
+	int			si;
+
+	for (si = 0; si < lengthof(sizes); si++)
+	{
+		int			want = sizes[si];
+		int			cap = want * 2 + 16;
+		DTerm	   *t = palloc(sizeof(DTerm) * cap);
+		int			n = 0,
+					i,
+					tries;
+		int			ndocs = 1 + (want % 37);
+		StringInfoData f;
+		SeSegmentReader *r;
+		SeError		err;
+		char		label[64];
+
+		/* distinct terms; the empty term in some sets */
+		if (want > 2 && si % 2 == 0)
+		{
+			t[n].b = palloc(1);
+			t[n++].len = 0;
+		}
+		for (tries = 0; n < want && tries < want * 50; tries++)
+		{
+			DTerm		c;
+			bool		dup = false;
+
+			random_dterm(&c, t, n);
+			for (i = 0; i < n && !dup; i++)
+				dup = cmp_bytes(c.b, c.len, t[i].b, t[i].len) == 0;
+			if (dup)
+				pfree(c.b);
+			else
+				t[n++] = c;
+		}
+		qsort(t, n, sizeof(DTerm), cmp_dterm);
+		snprintf(label, sizeof(label), "term dictionary of %d terms", n);
+
+		initStringInfo(&f);
+		dict_segment(t, n, ndocs, 0xD1, &f);
+		se_error_init(&err);
+		r = se_segment_open((uint8 *) f.data, f.len, true, &err);
+		UT_CHECK(r != NULL, "%s: opens", label);
+		if (r)
+		{
+			check_dictionary(r, t, n, 2, label);
+
+			/* merged with itself: the same terms, doc_freq doubled */
+			if (n <= 1000)
+			{
+				SeSegmentReader *two[2] = {r, r};
+				StringInfoData m;
+				uint8		mid[SE_SEGMENT_ID_LEN] = {0xD2};
+				SeSegmentReader *mr;
+
+				initStringInfo(&m);
+				UT_CHECK(se_segment_merge(two, NULL, 2, mid, 1, &m, &err),
+						 "%s: merges", label);
+				mr = se_segment_open((uint8 *) m.data, m.len, true, &err);
+				UT_CHECK(mr != NULL, "%s: merged opens", label);
+				if (mr)
+				{
+					snprintf(label, sizeof(label), "merged dictionary of %d terms", n);
+					check_dictionary(mr, t, n, 4, label);
+					se_segment_close(mr);
+				}
+				pfree(m.data);
+			}
+			se_segment_close(r);
+		}
+		pfree(f.data);
+		for (i = 0; i < n; i++)
+			pfree(t[i].b);
+		pfree(t);
+	}
+}
+
+/*
+ * A term stored out of order inside a block (a damaged suffix byte, read
+ * without the checksum) ends the enum, fails the merge and is reported:
+ * the merge depends on the order.
+ */
+static void
+test_term_order_corruption(void)
+{
+	DTerm		t[3] = {{"ab", 2}, {"acq", 3}, {"ad", 2}};
+	StringInfoData f;
+	SeSegmentReader *r;
+	SeError		err;
+	int			i,
+				at = -1;
+	const char *term;
+	int			len,
+				n = 0;
+	SeTermsEnum *e;
+
+	initStringInfo(&f);
+	dict_segment(t, 3, 1, 0xD3, &f);
+	/* "acq" follows "ab" as prefix 1, suffix 2, "cq": make it "aaq" */
+	for (i = 0; i + 4 < f.len; i++)
+		if (f.data[i] == 1 && f.data[i + 1] == 2 && memcmp(f.data + i + 2, "cq", 2) == 0)
+		{
+			at = i + 2;
+			break;
+		}
+	UT_CHECK(at > 0, "order corruption: found the suffix");
+	if (at < 0)
+		return;
+	f.data[at] = 'a';
+	se_error_init(&err);
+	r = se_segment_open((uint8 *) f.data, f.len, false, &err);
+	UT_CHECK(r != NULL, "order corruption: opens without checksum");
+	if (r == NULL)
+		return;
+	e = se_segment_terms(r, se_segment_field(r, "d"), NULL, 0);
+	while (se_terms_next(e, &term, &len, NULL))
+		n++;
+	se_terms_close(e);
+	UT_CHECK(n == 1 && se_segment_error(r) != NULL &&
+			 strstr(se_segment_error(r)->reason, "out of order") != NULL,
+			 "order corruption: enum stops after %d terms: %s", n,
+			 se_segment_error(r) ? se_segment_error(r)->reason : "no error");
+	{
+		StringInfoData m;
+		uint8		mid[SE_SEGMENT_ID_LEN] = {0xD4};
+		SeSegmentReader *r2 = se_segment_open((uint8 *) f.data, f.len, false, &err);
+
+		initStringInfo(&m);
+		se_error_init(&err);
+		UT_CHECK(r2 && !se_segment_merge(&r2, NULL, 1, mid, 1, &m, &err) &&
+				 strstr(err.reason, "out of order") != NULL,
+				 "order corruption: merge refuses");
+		se_segment_close(r2);
+		pfree(m.data);
+	}
+	se_segment_close(r);
+	pfree(f.data);
 }
 
 static void
@@ -2410,6 +2783,8 @@ main(void)
 	test_builder_abort();
 	test_livedocs();
 	test_merge_mismatched_fields();
+	test_term_dictionary();
+	test_term_order_corruption();
 	test_segments_and_merge();
 	test_corruption();
 	test_postings_blocks();
