@@ -94,3 +94,4 @@ SELECT s, s::text = '{"zeta": 1, "b": 1.50, "a": [1, -0, 1e3, 2E-2, 123456789012
   FROM (SELECT search_engine.get_doc('shapes', '1')->'_source' AS s) AS t;
 SELECT search_engine.get_doc('shapes', '1') = (search_engine.get_doc('shapes', '1')::text)::jsonb;
 SELECT search_engine.get_doc('shapes', '2');
+SELECT search_engine.delete_index('shapes')->'acknowledged';
