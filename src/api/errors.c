@@ -81,6 +81,30 @@ jsonb_pair_cmp(const void *a, const void *b)
 }
 
 /*
+ * A plain integer as numeric.  Responses are full of small ones (status,
+ * _version, _shards counts), so 0..SMALL_INTS-1 are made once per process;
+ * jsonb copies the value, so sharing them is safe.
+ */
+#define SMALL_INTS 1024
+
+static Numeric
+jsonb_int_numeric(int64 v)
+{
+	static Numeric small[SMALL_INTS];
+
+	if (v < 0 || v >= SMALL_INTS)
+		return int64_to_numeric(v);
+	if (small[v] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		small[v] = int64_to_numeric(v);
+		MemoryContextSwitchTo(old);
+	}
+	return small[v];
+}
+
+/*
  * Our DOM node as the JsonbValue jsonb_in would build from the same text;
  * false for what jsonb_in treats differently (a NUL in a string: it
  * rejects \u0000), so that the caller can leave such text to jsonb_in.
@@ -112,7 +136,7 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 					plain = (t[i] >= '0' && t[i] <= '9');
 				v->type = jbvNumeric;
 				if (plain && j->u.n.is_int)
-					v->val.numeric = int64_to_numeric(j->u.n.i);
+					v->val.numeric = jsonb_int_numeric(j->u.n.i);
 				else
 					v->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
 																		 CStringGetDatum(pnstrdup(t, n)),
