@@ -162,12 +162,8 @@ main(int argc, char **argv)
 					fprintf(stderr, "doc %d failed: %s\n", ndocs, err.reason ? err.reason : "?");
 					return 1;
 				}
-				memset(&meta, 0, sizeof(meta));
-				meta.id = id;
-				meta.id_len = strlen(id);
-				meta.seq_no = ndocs;
-				meta.primary_term = 1;
-				meta.version = 1;
+				meta = (SeDocMeta) {.id = id, .id_len = (int) strlen(id), .seq_no = ndocs,
+				.primary_term = 1, .version = 1};
 				se_builder_end_doc(b, &meta, l, ll);
 				t_doc[r] += now_sec() - c;
 				ndocs++;
