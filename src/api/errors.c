@@ -152,6 +152,8 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 			v->val.string.len = j->u.s.len;
 			return true;
 		case SE_JSON_ARRAY:
+			if ((Size) j->u.a.count >= MaxAllocSize / sizeof(JsonbValue))
+				return false;	/* jsonb_in decides what to do with it */
 			v->type = jbvArray;
 			v->val.array.rawScalar = false;
 			v->val.array.nElems = j->u.a.count;
@@ -163,9 +165,12 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 		case SE_JSON_OBJECT:
 			{
 				int			n = j->u.o.count;
-				JsonbPair  *pairs = palloc(sizeof(JsonbPair) * Max(n, 1));
+				JsonbPair  *pairs;
 				int			out;
 
+				if ((Size) n >= MaxAllocSize / sizeof(JsonbPair))
+					return false;
+				pairs = palloc(sizeof(JsonbPair) * Max(n, 1));
 				for (i = 0; i < n; i++)
 				{
 					const SeJsonMember *m = &j->u.o.members[i];
