@@ -140,5 +140,6 @@ extern bool se_std_scanner_next(SeStdScanner *sc, int *start, int *end);
 /* in porter.c */
 extern int	se_porter_stem_utf16(uint16 *word, int len);
 extern int	se_porter_stem(char *word, int len);
+extern int	se_porter_stem_uncached(char *word, int len);
 
 #endif							/* SE_ANALYSIS_INT_H */

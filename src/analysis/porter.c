@@ -339,8 +339,8 @@ se_porter_stem_utf16(uint16 *word, int len)
  * runs on UTF-16 code units as Lucene's does, which matters only for the
  * non-ASCII letters it treats as consonants.
  */
-int
-se_porter_stem(char *word, int len)
+static int
+stem_utf8(char *word, int len)
 {
 	uint16		local[SE_MAX_TOKEN_UNITS + 1];
 	uint16	   *units = local;
@@ -351,8 +351,6 @@ se_porter_stem(char *word, int len)
 	int			n;
 	bool		ascii = true;
 
-	if (word == NULL || len < 3)
-		return Max(len, 0);
 	if (len > (int) lengthof(local))
 		units = palloc(sizeof(uint16) * len);	/* never more units than bytes */
 
@@ -410,4 +408,71 @@ se_porter_stem(char *word, int len)
 	if (units != local)
 		pfree(units);
 	return o;
+}
+
+/*
+ * Stems of recently seen words.  Text repeats a small vocabulary and a
+ * word's stem never changes, so ASCII words of up to STEM_CACHE_WORD bytes
+ * are looked up in a direct-mapped table (per process, a fixed 192 kB)
+ * before the stemmer runs: a hit costs a hash and one compare instead of
+ * the UTF-16 round trip and the five steps.  A slot holds the whole word,
+ * so a colliding word only evicts, never matches.
+ */
+#define STEM_CACHE_SLOTS	4096	/* a power of two */
+#define STEM_CACHE_WORD		22
+
+typedef struct StemCacheEntry
+{
+	uint8		len;			/* 0 = empty */
+	uint8		stem_len;
+	char		word[STEM_CACHE_WORD];
+	char		stem[STEM_CACHE_WORD];
+} StemCacheEntry;
+
+static StemCacheEntry stem_cache[STEM_CACHE_SLOTS];
+
+/* Stem a (lower-case) UTF-8 word in place; returns its new byte length. */
+int
+se_porter_stem(char *word, int len)
+{
+	const unsigned char *s = (const unsigned char *) word;
+	StemCacheEntry *e;
+	uint32		h = 2166136261u;
+	uint8		high = 0;
+	int			i;
+	int			n;
+
+	if (word == NULL || len < 3)
+		return Max(len, 0);
+	if (len > STEM_CACHE_WORD)
+		return stem_utf8(word, len);
+	for (i = 0; i < len; i++)
+	{
+		high |= s[i];
+		h = (h ^ s[i]) * 16777619u;
+	}
+	if (high & 0x80)
+		return stem_utf8(word, len);
+	e = &stem_cache[(h ^ (h >> 15)) & (STEM_CACHE_SLOTS - 1)];
+	if (e->len == len && memcmp(e->word, word, len) == 0)
+	{
+		memcpy(word, e->stem, e->stem_len);
+		return e->stem_len;
+	}
+	e->len = 0;
+	memcpy(e->word, word, len);
+	n = stem_utf8(word, len);
+	memcpy(e->stem, word, n);
+	e->stem_len = (uint8) n;
+	e->len = (uint8) len;
+	return n;
+}
+
+/* The stemmer without the cache (tests compare the two). */
+int
+se_porter_stem_uncached(char *word, int len)
+{
+	if (word == NULL || len < 3)
+		return Max(len, 0);
+	return stem_utf8(word, len);
 }

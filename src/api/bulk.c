@@ -358,6 +358,45 @@ route_items(BulkItem *items, int n)
 	}
 }
 
+/*
+ * The DSM segment of this backend's last bulk round, kept mapped for the
+ * next one: creating a segment (shm_open, fallocate, mmap, first-touch page
+ * faults) and unmapping it cost a 1000-document bulk's coordinator about as
+ * much as routing and copying its items.  A kept segment is reused only if
+ * every sub-request in it is finished -- a round interrupted by an error
+ * leaves sub-requests that a worker may still take and answer into it --
+ * and if it is big enough but not more than four times too big.
+ */
+static dsm_segment *kept_seg = NULL;
+
+static dsm_segment *
+bulk_segment(Size size)
+{
+	dsm_segment *seg;
+
+	if (kept_seg != NULL)
+	{
+		SeBulkHeader *old = (SeBulkHeader *) dsm_segment_address(kept_seg);
+		Size		have = dsm_segment_map_length(kept_seg);
+		bool		idle = true;
+		int			s;
+
+		for (s = 0; s < old->nsubs; s++)
+			if (pg_atomic_read_u32(&old->subs[s].state) == SE_SUB_PENDING)
+				idle = false;
+		if (idle && have >= size && have / 4 <= size)
+			return kept_seg;
+		seg = kept_seg;
+		kept_seg = NULL;
+		dsm_detach(seg);
+	}
+	/* room to grow: the next bulk is rarely exactly as large */
+	seg = dsm_create(size + size / 4, 0);
+	dsm_pin_mapping(seg);
+	kept_seg = seg;
+	return seg;
+}
+
 /* One round: every not-done item, one sub-request per slot. */
 static void
 run_round(BulkItem *items, int n, const SeBulkOptions *opts)
@@ -435,7 +474,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 				if (dsub[s] >= 0)
 					size += MAXALIGN(reqbytes[s]) + MAXALIGN(sizeof(SeItemResp) * counts[s]) +
 						MAXALIGN(Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024));
-			seg = dsm_create(size, 0);
+			seg = bulk_segment(size);
 		}
 		PG_CATCH();
 		{
@@ -587,8 +626,6 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 				it->err_type = NULL;
 		}
 	}
-	if (seg)
-		dsm_detach(seg);
 }
 
 /*

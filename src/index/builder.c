@@ -355,13 +355,11 @@ bhash_resize(SeSegmentBuilder *b, BHash *h, uint32 nslots)
 	h->mask = mask;
 }
 
-/* Id of s in h, adding it when add is set (else -1 if absent). */
+/* Id of s (with its prefix and hash) in h, adding it when add is set. */
 static int32
-bhash_lookup(SeSegmentBuilder *b, BHash *h, const char *s, uint32 len,
-			 bool add)
+bhash_lookup_hashed(SeSegmentBuilder *b, BHash *h, const char *s, uint32 len,
+					uint64 prefix, uint32 hv, bool add)
 {
-	uint64		prefix = key_prefix(s, len);
-	uint32		hv = hash_bytes(s, len, prefix);
 	uint32		i;
 	int32		id;
 	BKey	   *k;
@@ -403,6 +401,16 @@ bhash_lookup(SeSegmentBuilder *b, BHash *h, const char *s, uint32 len,
 	if (h->nkeys * 2 > (size_t) h->mask + 1)
 		bhash_resize(b, h, (h->mask + 1) * 2);
 	return id;
+}
+
+/* Id of s in h, adding it when add is set (else -1 if absent). */
+static inline int32
+bhash_lookup(SeSegmentBuilder *b, BHash *h, const char *s, uint32 len,
+			 bool add)
+{
+	uint64		prefix = key_prefix(s, len);
+
+	return bhash_lookup_hashed(b, h, s, len, prefix, hash_bytes(s, len, prefix), add);
 }
 
 #ifdef SE_FRONTEND
@@ -648,15 +656,15 @@ se_builder_begin_doc(SeSegmentBuilder *b)
 	b->in_doc = true;
 }
 
-/* Record one occurrence of term in doc; returns the term id. */
+/* Record one occurrence of term (prefix, hash) in doc; returns the term id. */
 static int32
 add_token(SeSegmentBuilder *b, BField *f, const char *term, uint32 len,
-		  int32 position, int32 doc)
+		  uint64 prefix, uint32 hv, int32 position, int32 doc)
 {
 	int32		id;
 	BPost	   *p;
 
-	id = bhash_lookup(b, &f->terms, term, len, true);
+	id = bhash_lookup_hashed(b, &f->terms, term, len, prefix, hv, true);
 	/* one token allocates at most two slices: keep a block in reserve */
 	if (b->nblocks >= POOL_MAX_BLOCKS - 1)
 	{
@@ -695,20 +703,11 @@ add_token(SeSegmentBuilder *b, BField *f, const char *term, uint32 len,
 	return id;
 }
 
-void
-se_builder_add_term(SeSegmentBuilder *b, int field, const char *term, int len,
-					int position)
+/* The field's first token in the current doc puts it on the touched list. */
+static inline void
+touch_field(SeSegmentBuilder *b, BField *f, int field)
 {
-	BField	   *f;
-
-	if (field < 0 || field >= b->nfields || len < 0 ||
-		(term == NULL && len > 0) || b->num_docs >= (uint32) PG_INT32_MAX - 1)
-		return;
-	f = &b->fields[field];
-	if (f->io == SE_IDX_NONE)
-		return;
 	b->in_doc = true;
-	add_token(b, f, term ? term : "", (uint32) len, position, (int32) b->num_docs);
 	if (!f->touched)
 	{
 		b->touched = bgrow(b, b->touched, &b->touched_cap, b->ntouched + 1,
@@ -716,7 +715,98 @@ se_builder_add_term(SeSegmentBuilder *b, int field, const char *term, int len,
 		b->touched[b->ntouched++] = field;
 		f->touched = true;
 	}
+}
+
+void
+se_builder_add_term(SeSegmentBuilder *b, int field, const char *term, int len,
+					int position)
+{
+	BField	   *f;
+	uint64		prefix;
+
+	if (field < 0 || field >= b->nfields || len < 0 ||
+		(term == NULL && len > 0) || b->num_docs >= (uint32) PG_INT32_MAX - 1)
+		return;
+	f = &b->fields[field];
+	if (f->io == SE_IDX_NONE)
+		return;
+	touch_field(b, f, field);
+	if (term == NULL)
+		term = "";
+	prefix = key_prefix(term, (uint32) len);
+	add_token(b, f, term, (uint32) len, prefix, hash_bytes(term, (uint32) len, prefix),
+			  position, (int32) b->num_docs);
 	f->cur_len++;
+}
+
+/*
+ * se_builder_add_term for each of n tokens, in groups: a group's hashes
+ * are computed and their hash slots prefetched, then the terms those slots
+ * point to, and only then are the tokens added.  A large buffer's term
+ * table is far bigger than the CPU caches, and a lookup used to stall on
+ * the slot and again on the term; this way a group's cache misses overlap.
+ * (Prefetches are hints: a table that grows meanwhile is still correct.)
+ */
+#define ADD_GROUP 16
+
+void
+se_builder_add_terms(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms, int n)
+{
+	BField	   *f;
+	BHash	   *h;
+	uint64		prefix[ADD_GROUP];
+	uint32		hv[ADD_GROUP];
+	int			g,
+				i,
+				m;
+
+	if (field < 0 || field >= b->nfields || n <= 0 || terms == NULL)
+		return;
+	f = &b->fields[field];
+	if (f->io == SE_IDX_NONE)
+		return;
+	h = &f->terms;
+	for (g = 0; g < n; g += ADD_GROUP)
+	{
+		m = Min(ADD_GROUP, n - g);
+		for (i = 0; i < m; i++)
+		{
+			const SeBuilderTerm *t = &terms[g + i];
+
+			if (t->len < 0 || (t->term == NULL && t->len > 0))
+				continue;
+			prefix[i] = key_prefix(t->term ? t->term : "", (uint32) t->len);
+			hv[i] = hash_bytes(t->term ? t->term : "", (uint32) t->len, prefix[i]);
+			if (h->slots)
+				__builtin_prefetch(&h->slots[hv[i] & h->mask]);
+		}
+		if (h->slots)
+		{
+			for (i = 0; i < m; i++)
+			{
+				const SeBuilderTerm *t = &terms[g + i];
+				int32		id;
+
+				if (t->len < 0 || (t->term == NULL && t->len > 0))
+					continue;
+				id = h->slots[hv[i] & h->mask].id;
+				if (id >= 0)
+					__builtin_prefetch(&h->keys[id]);
+			}
+		}
+		for (i = 0; i < m; i++)
+		{
+			const SeBuilderTerm *t = &terms[g + i];
+
+			if (t->len < 0 || (t->term == NULL && t->len > 0) ||
+				b->num_docs >= (uint32) PG_INT32_MAX - 1)
+				continue;
+			touch_field(b, f, field);
+			add_token(b, f, t->term ? t->term : "", (uint32) t->len, prefix[i], hv[i],
+					  t->position, (int32) b->num_docs);
+			f->cur_len++;
+		}
+	}
 }
 
 void
@@ -828,6 +918,7 @@ se_builder_end_doc(SeSegmentBuilder *b, const SeDocMeta *meta,
 	int			id_len = 0;
 	int			i;
 	size_t		words;
+	uint64		prefix;
 
 	if (doc >= (uint32) PG_INT32_MAX - 1)
 		return -1;
@@ -839,8 +930,9 @@ se_builder_end_doc(SeSegmentBuilder *b, const SeDocMeta *meta,
 		id = meta->id;
 		id_len = meta->id_len;
 	}
-	d->id_term = (uint32) add_token(b, &b->fields[0], id, (uint32) id_len, 0,
-									(int32) doc);
+	prefix = key_prefix(id, (uint32) id_len);
+	d->id_term = (uint32) add_token(b, &b->fields[0], id, (uint32) id_len, prefix,
+									hash_bytes(id, (uint32) id_len, prefix), 0, (int32) doc);
 	if (meta && meta->routing && meta->routing_len >= 0)
 	{
 		d->routing = arena_copy(b, meta->routing, meta->routing_len);

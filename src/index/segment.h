@@ -102,6 +102,15 @@ extern void se_builder_abort_doc(SeSegmentBuilder *b);
 /* One token occurrence; the field length for norms is the number of calls. */
 extern void se_builder_add_term(SeSegmentBuilder *b, int field,
 								const char *term, int len, int position);
+/* se_builder_add_term for each of n tokens (faster for long values). */
+typedef struct SeBuilderTerm
+{
+	const char *term;
+	int			len;
+	int			position;
+} SeBuilderTerm;
+extern void se_builder_add_terms(SeSegmentBuilder *b, int field,
+								 const SeBuilderTerm *terms, int n);
 extern void se_builder_add_numeric(SeSegmentBuilder *b, int field, int64 v);
 extern void se_builder_add_sorted(SeSegmentBuilder *b, int field,
 								  const char *v, int len);

@@ -56,6 +56,8 @@ typedef struct DocParse
 	int			nvalues;
 	int			capvalues;
 	SeTokenList tokens;			/* tokens of all text values */
+	SeBuilderTerm *bterms;		/* one text value's tokens for the builder */
+	int			capbterms;
 	SeMappedField **added;		/* dynamic fields, for rollback */
 	int			nadded;
 	int			capadded;
@@ -709,14 +711,28 @@ emit(DocParse *dp, SeSegmentBuilder *b)
 			switch (pv->kind)
 			{
 				case PV_TEXT:
-					for (t = pv->tok_start; t < pv->tok_end; t++)
 					{
-						const SeToken *tok = &dp->tokens.tokens[t];
+						int			nt = pv->tok_end - pv->tok_start;
 
-						se_builder_add_term(b, field, tok->term, tok->len, pos + tok->position);
+						if (nt > dp->capbterms)
+						{
+							if (dp->bterms)
+								pfree(dp->bterms);
+							dp->capbterms = Max(nt, 64);
+							dp->bterms = palloc(sizeof(SeBuilderTerm) * dp->capbterms);
+						}
+						for (t = 0; t < nt; t++)
+						{
+							const SeToken *tok = &dp->tokens.tokens[pv->tok_start + t];
+
+							dp->bterms[t].term = tok->term;
+							dp->bterms[t].len = tok->len;
+							dp->bterms[t].position = pos + tok->position;
+						}
+						se_builder_add_terms(b, field, dp->bterms, nt);
+						pos += pv->span + f->position_increment_gap;
+						break;
 					}
-					pos += pv->span + f->position_increment_gap;
-					break;
 				case PV_KEYWORD:
 					if (io != SE_IDX_NONE)
 						se_builder_add_term(b, field, pv->str, pv->len, 0);
@@ -795,6 +811,8 @@ se_doc_parse(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
 		pfree(dp.values);
 	if (dp.added)
 		pfree(dp.added);
+	if (dp.bterms)
+		pfree(dp.bterms);
 	se_token_list_free(&dp.tokens);
 	return ok;
 }

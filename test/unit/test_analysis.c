@@ -663,6 +663,59 @@ test_porter(void)
 	UT_CHECK(se_porter_stem_utf16(w, 7) == 3 && w[0] == 'r' && w[2] == 'n', "utf16 running");
 }
 
+/*
+ * The stem cache answers exactly what the stemmer does: many more words
+ * than slots (collisions and evictions), each stemmed several times in
+ * varying order, lengths around the cached maximum, mixed with non-ASCII.
+ */
+static void
+test_porter_cache(void)
+{
+	static const char *const suffixes[] = {
+		"", "s", "ing", "ed", "ies", "ational", "ization", "fulness", "iveness",
+		"ement", "ly", "ness", "able", "ibiliti", "e", "es", "ous", "ize"
+	};
+	static const char *const roots[] = {
+		"caress", "poni", "hop", "relat", "conform", "electr", "sensit", "digit",
+		"formal", "adjust", "y", "sky", "ab", "controll", "roll", "fizz",
+		"internationalization", "\xC3\xA9t\xC3\xA9", "aaaaaaaaaaaaaaaaaa"
+	};
+	char		word[128];
+	char		a[128];
+	char		b[128];
+	int			pass,
+				r,
+				k,
+				n,
+				mismatches = 0,
+				checked = 0;
+
+	for (pass = 0; pass < 3; pass++)
+		for (n = 0; n < 3000; n++)
+			for (r = 0; r < (int) lengthof(roots); r++)
+			{
+				int			la,
+							lb,
+							len;
+
+				k = (n + pass * 7 + r) % (int) lengthof(suffixes);
+				/* a numbered variant gives thousands of distinct words */
+				snprintf(word, sizeof(word), "%s%c%c%s", roots[r],
+						 'a' + n % 26, 'a' + (n / 26) % 26, suffixes[k]);
+				len = (int) strlen(word);
+				if (pass == 1)
+					len = Min(len, 22 + n % 3);	/* around the cached maximum */
+				memcpy(a, word, len);
+				memcpy(b, word, len);
+				la = se_porter_stem(a, len);
+				lb = se_porter_stem_uncached(b, len);
+				checked++;
+				if (la != lb || memcmp(a, b, la) != 0)
+					mismatches++;
+			}
+	UT_CHECK(mismatches == 0, "stem cache: %d of %d words differ from the stemmer", mismatches, checked);
+}
+
 static void
 test_unicode_tables(void)
 {
@@ -874,6 +927,7 @@ main(void)
 	test_positions_multi_value();
 	test_large_document();
 	test_porter();
+	test_porter_cache();
 	test_unicode_tables();
 	test_hostile();
 	bench();

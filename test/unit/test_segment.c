@@ -1445,6 +1445,93 @@ test_merge_mismatched_fields(void)
 }
 
 /* A doc begun but never ended (failed parse) leaves no trace. */
+/*
+ * se_builder_add_terms builds the same segment, byte for byte, as one
+ * se_builder_add_term per token: values longer than a prefetch group,
+ * repeated terms within a group, terms longer than 8 bytes, empty terms,
+ * positions that go backwards, invalid tokens skipped, and a term table
+ * that grows (rehashes) in the middle of a group.
+ */
+static void
+test_builder_add_terms(void)
+{
+	SeSegmentBuilder *b1 = se_builder_create();
+	SeSegmentBuilder *b2 = se_builder_create();
+	int			f1 = se_builder_field(b1, "body", SE_IDX_POSITIONS, true, SE_DV_NONE);
+	int			f2 = se_builder_field(b2, "body", SE_IDX_POSITIONS, true, SE_DV_NONE);
+	int			g1 = se_builder_field(b1, "tags", SE_IDX_FREQS, false, SE_DV_NONE);
+	int			g2 = se_builder_field(b2, "tags", SE_IDX_FREQS, false, SE_DV_NONE);
+	uint8		id[SE_SEGMENT_ID_LEN] = {7};
+	StringInfoData s1,
+				s2;
+	char	   *words = palloc(64 * 5000);
+	SeBuilderTerm *terms = palloc(sizeof(SeBuilderTerm) * 200);
+	int			d,
+				t,
+				n;
+
+	for (d = 0; d < 300; d++)
+	{
+		SeDocMeta	m;
+		char		idbuf[16];
+
+		n = 1 + (d * 37) % 200;
+		for (t = 0; t < n; t++)
+		{
+			char	   *w = words + 64 * ((d * 200 + t) % 5000);
+			int			k = (d * 131 + t * t * 7) % 4000;
+
+			/* short, long (> 8 bytes) and repeated terms; one empty */
+			if (t % 3 == 0)
+				snprintf(w, 64, "w%d", k % 50);
+			else if (t % 3 == 1)
+				snprintf(w, 64, "a-longer-term-%d", k);
+			else
+				snprintf(w, 64, "%d", k);
+			terms[t].term = w;
+			terms[t].len = (t == 5) ? 0 : (int) strlen(w);
+			terms[t].position = (t == 9) ? t - 5 : t;	/* once backwards */
+		}
+		if (n > 20)
+		{
+			terms[17].len = -1;	/* invalid: skipped by both */
+			terms[18].term = NULL;
+		}
+		se_builder_begin_doc(b1);
+		se_builder_begin_doc(b2);
+		for (t = 0; t < n; t++)
+			se_builder_add_term(b1, f1, terms[t].term, terms[t].len, terms[t].position);
+		se_builder_add_terms(b2, f2, terms, n);
+		for (t = 0; t < n; t += 7)
+			se_builder_add_term(b1, g1, terms[t].term, terms[t].len, 0);
+		for (t = 0; t < n; t += 7)
+			se_builder_add_terms(b2, g2, &terms[t], 1);
+		snprintf(idbuf, sizeof(idbuf), "doc%d", d);
+		memset(&m, 0, sizeof(m));
+		m.id = idbuf;
+		m.id_len = (int) strlen(idbuf);
+		m.version = 1;
+		se_builder_end_doc(b1, &m, "{}", 2);
+		se_builder_end_doc(b2, &m, "{}", 2);
+	}
+	/* invalid calls do nothing */
+	se_builder_add_terms(b2, 99, terms, 3);
+	se_builder_add_terms(b2, f2, NULL, 3);
+	se_builder_add_terms(b2, f2, terms, 0);
+	initStringInfo(&s1);
+	initStringInfo(&s2);
+	se_builder_serialize(b1, id, 1, &s1);
+	se_builder_serialize(b2, id, 1, &s2);
+	UT_CHECK(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0,
+			 "add_terms and add_term build the same segment (%d vs %d bytes)", s1.len, s2.len);
+	se_builder_free(b1);
+	se_builder_free(b2);
+	pfree(s1.data);
+	pfree(s2.data);
+	pfree(words);
+	pfree(terms);
+}
+
 static void
 test_builder_abort(void)
 {
@@ -2780,6 +2867,7 @@ main(void)
 	test_smallfloat();
 	test_file_format();
 	test_builder_edge_cases();
+	test_builder_add_terms();
 	test_builder_abort();
 	test_livedocs();
 	test_merge_mismatched_fields();
