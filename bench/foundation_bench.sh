@@ -115,7 +115,7 @@ for run in $(seq 1 "$RUNS"); do
   rec ingest_s se "$run" "$secs"
   rec refresh_s se "$run" "$refresh_secs"
   rec size_loaded se "$run" "$(sqlv -c "SELECT \"store.size\" FROM search_engine.indices WHERE index = 'debian'")"
-  rec rejected se "$run" "$(sqlv -c "SELECT rejected FROM search_engine.thread_pool")"
+  rec rejected se "$run" "$(sqlv -c "SELECT rejected FROM search_engine.thread_pool WHERE name = 'write'")"
   echo "   search_engine: $n docs in $secs s"
 
   # (a) ingest, PostgreSQL: table with its GIN index created empty, INSERTs
