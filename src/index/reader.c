@@ -1011,6 +1011,54 @@ dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
  * Values point into the mapping when it is 8-aligned; otherwise into a
  * reader-owned copy that the next call overwrites.
  */
+/*
+ * Set in bits (max_doc bits, cleared by the caller) the docs of numeric
+ * doc-values field `field` having a value in [lo, hi]; true if any.  One
+ * sequential pass over the column, for range filters that span many
+ * distinct values; false (and nothing set) when the field has no numeric
+ * doc values or its offsets are corrupt (reported).
+ */
+bool
+se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
+							  uint64 *bits)
+{
+	SeFieldR   *f = get_field(r, field);
+	uint32		s0,
+				s1;
+	uint32		doc;
+	bool		any = false;
+
+	if (f == NULL || f->dv != SE_DV_NUMERIC || r->max_doc == 0)
+		return false;
+	s0 = se_read_u32(f->dv_starts);
+	for (doc = 0; doc < r->max_doc; doc++)
+	{
+		uint32		k;
+
+		s1 = se_read_u32(f->dv_starts + 4 * ((uint64) doc + 1));
+		if (s1 < s0 || s1 > f->dv_nvalues)
+		{
+			se_segment_corrupt(r, "docvalues", "field [%s]: bad offsets for doc %u",
+							   f->name, doc);
+			memset(bits, 0, sizeof(uint64) * (((uint64) r->max_doc + 63) / 64));
+			return false;
+		}
+		for (k = s0; k < s1; k++)
+		{
+			int64		v = (int64) se_read_u64(f->dv_values + 8 * (uint64) k);
+
+			if (v >= lo && v <= hi)
+			{
+				bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
+				any = true;
+				break;
+			}
+		}
+		s0 = s1;
+	}
+	return any;
+}
+
 int
 se_segment_numeric_values(SeSegmentReader *r, int field, int32 doc,
 						  const int64 **values)

@@ -612,7 +612,6 @@ set_numeric_range_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	bool		any = false;
 	int32		budget = Max(16, max_doc / 32);
 	int32		nterms = 0;
-	int32		doc;
 
 	if (!se_search_range_doc_values || se_segment_field_dv_type(r, f) != SE_DV_NUMERIC)
 		return set_enum_bits(w, r, f, bits, max_doc);
@@ -632,22 +631,7 @@ set_numeric_range_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 		return any;
 
 	memset(bits, 0, sizeof(uint64) * ((max_doc + 63) / 64));
-	any = false;
-	for (doc = 0; doc < max_doc; doc++)
-	{
-		const int64 *vals;
-		int			n = se_segment_numeric_values(r, f, doc, &vals);
-		int			k;
-
-		for (k = 0; k < n; k++)
-			if (vals[k] >= w->num_lo && vals[k] <= w->num_hi)
-			{
-				bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
-				any = true;
-				break;
-			}
-	}
-	return any;
+	return se_segment_numeric_range_bits(r, f, w->num_lo, w->num_hi, bits);
 }
 
 static SeScorer *
