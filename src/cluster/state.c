@@ -274,24 +274,19 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 					 "illegal value for setting [index.%s]: expected a scalar", key);
 		return false;
 	}
-	if (strcmp(key, "number_of_shards") == 0)
-	{
-		if (for_update)
-		{
-			se_error_set(err, 400, "illegal_argument_exception",
-						 "Can't update non dynamic settings [[index.number_of_shards]] for open indices");
-			return false;
-		}
-		return int_setting(key, val, 1, 1024, &s->number_of_shards, err);
-	}
-	if (strcmp(key, "number_of_replicas") == 0)
-		return int_setting(key, val, 0, 64, &s->number_of_replicas, err);
-	if (for_update && (strcmp(key, "number_of_routing_shards") == 0 || strcmp(key, "codec") == 0))
+	/* static settings: fixed when the index is created */
+	if (for_update && (strcmp(key, "number_of_shards") == 0 ||
+					   strcmp(key, "number_of_routing_shards") == 0 ||
+					   strcmp(key, "codec") == 0))
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "Can't update non dynamic settings [[index.%s]] for open indices", key);
 		return false;
 	}
+	if (strcmp(key, "number_of_shards") == 0)
+		return int_setting(key, val, 1, 1024, &s->number_of_shards, err);
+	if (strcmp(key, "number_of_replicas") == 0)
+		return int_setting(key, val, 0, 64, &s->number_of_replicas, err);
 	if (strcmp(key, "number_of_routing_shards") == 0)
 		return int_setting(key, val, 1, 1024 * 1024, &s->routing_num_shards, err);
 	if (strcmp(key, "refresh_interval") == 0)

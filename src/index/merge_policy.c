@@ -158,7 +158,7 @@ se_merge_policy_allowed(const SeMergePolicy *p, const SeMergeSegment *segs, int 
 
 int
 se_merge_policy_find(const SeMergePolicy *p, const SeMergeSegment *segs, int nsegs,
-					 int *out)
+					 int *out, int *allowed)
 {
 	Eligible	e;
 	bool		over_count;
@@ -167,9 +167,13 @@ se_merge_policy_find(const SeMergePolicy *p, const SeMergeSegment *segs, int nse
 	double		best_score = 0;
 	int			best_n = 0;
 	int			start;
+	int			budget;
 
 	collect(p, segs, nsegs, &e);
-	over_count = e.n > allowed_count(p, &e);
+	budget = allowed_count(p, &e);
+	if (allowed)
+		*allowed = budget;
+	over_count = e.n > budget;
 	over_deletes = (double) e.total_del >
 		p->deletes_pct_allowed / 100.0 * (double) e.total_max_doc;
 	if (!over_count && !over_deletes)

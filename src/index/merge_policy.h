@@ -41,11 +41,12 @@ typedef struct SeMergeSegment
 /*
  * The segments the tier budget says to merge now, as indexes into segs[]
  * written to out[] (room for max_merge_at_once); returns how many, 0 when
- * the shard is within budget.  Never picks a segment marked merging.
+ * the shard is within budget.  Never picks a segment marked merging.  The
+ * budget itself goes to *allowed unless that is NULL.
  */
 extern int	se_merge_policy_find(const SeMergePolicy *p,
 								 const SeMergeSegment *segs, int nsegs,
-								 int *out);
+								 int *out, int *allowed);
 
 /* How many segments the budget allows for these (excluding merging ones). */
 extern int	se_merge_policy_allowed(const SeMergePolicy *p,

@@ -530,10 +530,13 @@ set_exists_bits(SeSegmentReader *r, int f, uint64 *bits, int32 max_doc)
 	return any;
 }
 
-/* Walk the terms of a range, prefix or case-insensitive match. */
+/*
+ * Walk the terms of a range, prefix or case-insensitive match.  With
+ * max_terms > 0, stop after that many matching terms and set *over.
+ */
 static bool
 set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
-			  int32 max_doc)
+			  int32 max_doc, int32 max_terms, bool *over)
 {
 	SeTermsEnum *e;
 	const char *term;
@@ -542,6 +545,7 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	bool		any = false;
 	StringInfoData lower;
 	bool		ci = w->ds_kind == SE_DS_TERM_CI || w->ds_kind == SE_DS_PREFIX_CI;
+	int32		nterms = 0;
 
 	if (w->ds_kind == SE_DS_RANGE)
 		e = se_segment_terms(r, f, w->lower ? w->lower : "",
@@ -586,6 +590,11 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 					 memcmp(lower.data, w->lower, w->lower_len) != 0)
 				continue;
 		}
+		if (max_terms > 0 && ++nterms > max_terms)
+		{
+			*over = true;
+			break;
+		}
 		any |= set_postings_bits(r, &ti, bits, max_doc);
 	}
 	se_terms_close(e);
@@ -605,31 +614,14 @@ static bool
 set_numeric_range_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 					   int32 max_doc)
 {
-	SeTermsEnum *e;
-	const char *term;
-	int			len;
-	SeTermInfo	ti;
-	bool		any = false;
-	int32		budget = Max(16, max_doc / 32);
-	int32		nterms = 0;
+	bool		over = false;
+	bool		any;
 
 	if (!se_search_range_doc_values || se_segment_field_dv_type(r, f) != SE_DV_NUMERIC)
-		return set_enum_bits(w, r, f, bits, max_doc);
-	e = se_segment_terms(r, f, w->lower, w->lower_len);
-	if (e == NULL)
-		return false;
-	while (se_terms_next(e, &term, &len, &ti))
-	{
-		if (term_cmp(term, len, w->upper, w->upper_len) > 0)
-			break;
-		if (++nterms > budget)
-			break;
-		any |= set_postings_bits(r, &ti, bits, max_doc);
-	}
-	se_terms_close(e);
-	if (nterms <= budget)
+		return set_enum_bits(w, r, f, bits, max_doc, 0, NULL);
+	any = set_enum_bits(w, r, f, bits, max_doc, Max(16, max_doc / 32), &over);
+	if (!over)
 		return any;
-
 	memset(bits, 0, sizeof(uint64) * ((max_doc + 63) / 64));
 	return se_segment_numeric_range_bits(r, f, w->num_lo, w->num_hi, bits);
 }
@@ -676,7 +668,7 @@ docset_scorer(SeWeight *w, SeSegmentCtx *seg)
 			else if (w->ds_kind == SE_DS_RANGE && w->numeric)
 				any = set_numeric_range_bits(w, r, f, bits, seg->max_doc);
 			else
-				any = set_enum_bits(w, r, f, bits, seg->max_doc);
+				any = set_enum_bits(w, r, f, bits, seg->max_doc, 0, NULL);
 		}
 	}
 	if (!any)

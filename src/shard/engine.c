@@ -1059,9 +1059,7 @@ policy_pick(SeShard *sh, int *out, int *allowed)
 		ms[i].del_count = (int64) sh->segs[i].max_doc - sh->segs[i].live_count;
 		ms[i].merging = seg_merging(sh, sh->segs[i].gen);
 	}
-	n = se_merge_policy_find(&sh->settings.merge_policy, ms, sh->nsegs, out);
-	if (allowed)
-		*allowed = se_merge_policy_allowed(&sh->settings.merge_policy, ms, sh->nsegs);
+	n = se_merge_policy_find(&sh->settings.merge_policy, ms, sh->nsegs, out, allowed);
 	pfree(ms);
 	/* gen order: the merged segment keeps its inputs' documents in order */
 	for (i = 1; i < n; i++)

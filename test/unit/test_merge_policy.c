@@ -66,7 +66,7 @@ test_within_budget(void)
 	/* ten segments of any sizes, no deletes: nothing to do */
 	for (i = 0; i < 10; i++)
 		s[i] = seg((int64) (i + 1) * 37 * MB, 1000, 0);
-	UT_CHECK(se_merge_policy_find(&p, s, 10, out) == 0, "10 segments are within budget");
+	UT_CHECK(se_merge_policy_find(&p, s, 10, out, NULL) == 0, "10 segments are within budget");
 
 	/*
 	 * A 400 MB segment and fourteen 2 MB refresh segments: budget 10 at
@@ -78,7 +78,7 @@ test_within_budget(void)
 		s[i] = seg(2 * MB, 500, 0);
 	UT_CHECK(se_merge_policy_allowed(&p, s, 15) == 22, "allowed %d",
 			 se_merge_policy_allowed(&p, s, 15));
-	UT_CHECK(se_merge_policy_find(&p, s, 15, out) == 0, "15 segments of a 428 MB shard are within budget");
+	UT_CHECK(se_merge_policy_find(&p, s, 15, out, NULL) == 0, "15 segments of a 428 MB shard are within budget");
 }
 
 static void
@@ -97,7 +97,7 @@ test_equal_sizes_first(void)
 		s[i] = seg(1 * MB, 400, 0);
 	UT_CHECK(se_merge_policy_allowed(&p, s, 27) == 20, "allowed %d",
 			 se_merge_policy_allowed(&p, s, 27));
-	n = se_merge_policy_find(&p, s, 27, out);
+	n = se_merge_policy_find(&p, s, 27, out, NULL);
 	UT_CHECK(n == 10, "merges max_merge_at_once segments, got %d", n);
 	UT_CHECK(!contains(out, n, 0) && !contains(out, n, 1), "leaves the large segments alone");
 	for (i = 0; i < n; i++)
@@ -106,7 +106,7 @@ test_equal_sizes_first(void)
 	/* eleven tiny segments: the ten that fit a merge */
 	for (i = 0; i < 11; i++)
 		s[i] = seg(64 * 1024, 10, 0);
-	n = se_merge_policy_find(&p, s, 11, out);
+	n = se_merge_policy_find(&p, s, 11, out, NULL);
 	UT_CHECK(n == 10, "11 tiny segments: merge 10, got %d", n);
 }
 
@@ -125,10 +125,10 @@ test_never_picks(void)
 		s[i] = seg(1 * MB, 100, 0);
 		s[i].merging = (i < 11);
 	}
-	n = se_merge_policy_find(&p, s, 21, out);
+	n = se_merge_policy_find(&p, s, 21, out, NULL);
 	UT_CHECK(n == 0, "10 free segments with 11 merging: within budget, got %d", n);
 	s[0].merging = false;
-	n = se_merge_policy_find(&p, s, 21, out);
+	n = se_merge_policy_find(&p, s, 21, out, NULL);
 	UT_CHECK(n == 10, "11 free segments: merge 10 of them, got %d", n);
 	for (i = 0; i < n; i++)
 		UT_CHECK(!s[out[i]].merging, "never a merging segment (%d)", out[i]);
@@ -136,7 +136,7 @@ test_never_picks(void)
 		s[i].merging = (i % 2 == 0);
 	p.segments_per_tier = 2;
 	p.max_merge_at_once = 2;
-	n = se_merge_policy_find(&p, s, 21, out);
+	n = se_merge_policy_find(&p, s, 21, out, NULL);
 	UT_CHECK(n == 2, "a small tier merges two, got %d", n);
 	for (i = 0; i < n; i++)
 		UT_CHECK(!s[out[i]].merging, "never a merging segment (%d)", out[i]);
@@ -148,7 +148,7 @@ test_never_picks(void)
 		s[i] = seg(60 * MB, 1000, 0);
 	for (i = 5; i < 20; i++)
 		s[i] = seg(20 * MB, 1000, 0);
-	n = se_merge_policy_find(&p, s, 20, out);
+	n = se_merge_policy_find(&p, s, 20, out, NULL);
 	UT_CHECK(n >= 2, "merges some of the 20 MB segments, got %d", n);
 	{
 		int64		total = 0;
@@ -175,17 +175,17 @@ test_deletes(void)
 	s[0] = seg(100 * MB, 10000, 3500);
 	s[1] = seg(10 * MB, 1000, 0);
 	s[2] = seg(10 * MB, 1000, 0);
-	n = se_merge_policy_find(&p, s, 3, out);
+	n = se_merge_policy_find(&p, s, 3, out, NULL);
 	UT_CHECK(n >= 1 && contains(out, n, 0), "reclaims the deletes of segment 0 (n=%d)", n);
 
 	/* 10 % deleted: within the allowance */
 	s[0].del_count = 1000;
-	UT_CHECK(se_merge_policy_find(&p, s, 3, out) == 0, "10 %% deletes are allowed");
+	UT_CHECK(se_merge_policy_find(&p, s, 3, out, NULL) == 0, "10 %% deletes are allowed");
 
 	/* a segment too large to merge is rewritten alone for its deletes */
 	p.max_merged_segment_bytes = 150 * MB;
 	s[0] = seg(140 * MB, 10000, 4000);
-	n = se_merge_policy_find(&p, s, 1, out);
+	n = se_merge_policy_find(&p, s, 1, out, NULL);
 	UT_CHECK(n == 1 && out[0] == 0, "singleton merge for deletes (n=%d)", n);
 }
 
@@ -212,7 +212,7 @@ test_simulated_refreshes(void)
 
 		s[nsegs++] = seg(1 * MB, 100, 0);
 		indexed += 1 * MB;
-		while ((n = se_merge_policy_find(&p, s, nsegs, out)) > 0)
+		while ((n = se_merge_policy_find(&p, s, nsegs, out, NULL)) > 0)
 		{
 			SeMergeSegment merged = seg(0, 0, 0);
 			bool		gone[256] = {false};
@@ -273,7 +273,7 @@ test_random(void)
 					   rand() % 4 == 0 ? rand() % docs : 0);
 			s[i].merging = rand() % 5 == 0;
 		}
-		n = se_merge_policy_find(&p, s, nsegs, out);
+		n = se_merge_policy_find(&p, s, nsegs, out, NULL);
 		UT_CHECK(n >= 0 && n <= p.max_merge_at_once, "count %d", n);
 		for (i = 0; i < n; i++)
 		{
