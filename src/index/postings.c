@@ -20,6 +20,20 @@
  *	 (freq, norm) pairs, freq and norm both ascending: varint freq delta
  *	 - 1 (from 0; fields with freqs) and u8 norm delta (- 1 after the
  *	 first; fields with norms).
+ * From segment format v4 on, a term of more than SE_POSTINGS_GROUP (32)
+ * blocks has a second level: its skip entries come in groups of 32 blocks
+ * (the last group may be shorter), each group preceded by a group entry:
+ *	 varint last doc of the group - last doc of the previous group (-1
+ *	 before the first);
+ *	 varint byte length of the group's skip entries that follow;
+ *	 varint byte length of its blocks in the doc stream;
+ *	 varint byte length of its positions (positions fields only);
+ *	 its impacts, as above (the competitive pairs of its blocks' pairs).
+ * A cursor looking for a later doc passes over a whole group (4096 docs)
+ * without decoding its 32 entries, and the group's impacts bound the
+ * scores of all its docs, so top-k scorers can skip a group at once
+ * (Lucene keeps impacts on its skip levels for the same reason).  Terms
+ * of at most 32 blocks, and v3 segments, have no groups.
  * A full block holds its 128 doc deltas minus 1 and then (fields with
  * freqs) its 128 freqs minus 1, each as a patched frame of reference
  * (PFOR): u8 bit width b, u8 number of exceptions, 128 values of b bits
@@ -76,6 +90,7 @@
 #include "index/segment_internal.h"
 
 #define BLOCK			SE_POSTINGS_BLOCK
+#define GROUP			SE_POSTINGS_GROUP
 /* bytes a fast unpack may read past the packed values */
 #define UNPACK_SLACK	8
 
@@ -91,6 +106,15 @@ typedef struct SkipCursor
 	uint64		pos_len;
 	int			nimpacts;
 	SeImpact	impacts[SE_MAX_IMPACTS];
+	/* the group whose entry was read last (terms with groups only) */
+	int32		group_end;		/* its last block; -1 before the first */
+	int32		group_prev_last;	/* last doc before it */
+	int32		group_last;
+	const uint8 *group_entries_end;
+	uint64		group_doc_end;	/* its blocks' end, from the first block */
+	uint64		group_pos_end;
+	int			group_nimpacts;
+	SeImpact	group_impacts[SE_MAX_IMPACTS];
 } SkipCursor;
 
 struct SePostings
@@ -101,6 +125,7 @@ struct SePostings
 	bool		norms;			/* field has norms (impacts carry them) */
 	bool		positions;		/* positions requested and present */
 	bool		singleton;
+	bool		groups;			/* the skip entries come in groups */
 	int32		df;
 	int32		nblocks;
 	int64		cost;
@@ -131,6 +156,7 @@ struct SePostings
 	int64		last_pos;
 	SkipCursor	adv;			/* drives advance() */
 	SkipCursor	shallow;		/* drives advance_shallow() */
+	SkipCursor	gcur;			/* drives group_impacts(): groups only */
 	int32		docs[BLOCK];
 	int32		freqs[BLOCK];
 };
@@ -381,6 +407,8 @@ pfor_skip(const uint8 **pp, const uint8 *end)
  * ---------------------------------------------------------------------
  */
 
+static void group_reset(SePostingsEnc *e);
+
 void
 se_postenc_init(SePostingsEnc *e, StringInfo docs, StringInfo pos)
 {
@@ -390,7 +418,9 @@ se_postenc_init(SePostingsEnc *e, StringInfo docs, StringInfo pos)
 	initStringInfo(&e->skip);
 	initStringInfo(&e->blocks);
 	initStringInfo(&e->head);
+	initStringInfo(&e->grp);
 	e->term_lo = 255;
+	e->grp_lo = 255;
 }
 
 void
@@ -402,9 +432,12 @@ se_postenc_free(SePostingsEnc *e)
 		pfree(e->blocks.data);
 	if (e->head.data)
 		pfree(e->head.data);
+	if (e->grp.data)
+		pfree(e->grp.data);
 	e->skip.data = NULL;
 	e->blocks.data = NULL;
 	e->head.data = NULL;
+	e->grp.data = NULL;
 }
 
 void
@@ -431,6 +464,24 @@ se_postenc_term_begin(SePostingsEnc *e)
 			   sizeof(uint32) * (e->term_hi - e->term_lo + 1));
 	e->term_lo = 255;
 	e->term_hi = 0;
+	group_reset(e);
+	e->ngroups = 0;
+	e->grp_base = -1;
+}
+
+/* Start an empty skip group. */
+static void
+group_reset(SePostingsEnc *e)
+{
+	resetStringInfo(&e->grp);
+	e->grp_nblocks = 0;
+	e->grp_doc_bytes = 0;
+	e->grp_pos_bytes = 0;
+	if (e->grp_lo <= e->grp_hi)
+		memset(e->grp_best + e->grp_lo, 0,
+			   sizeof(uint32) * (e->grp_hi - e->grp_lo + 1));
+	e->grp_lo = 255;
+	e->grp_hi = 0;
 }
 
 /* Pad missing positions of the current doc so the stream stays aligned. */
@@ -508,10 +559,16 @@ block_impacts(SePostingsEnc *e, SeImpact *out)
 	n = impacts_front(best, lo, hi, out);
 	for (i = 0; i < n; i++)
 	{
-		if ((uint32) out[i].freq > e->term_best[out[i].norm])
-			e->term_best[out[i].norm] = (uint32) out[i].freq;
-		e->term_lo = Min(e->term_lo, out[i].norm);
-		e->term_hi = Max(e->term_hi, out[i].norm);
+		uint8		nv = out[i].norm;
+
+		if ((uint32) out[i].freq > e->term_best[nv])
+			e->term_best[nv] = (uint32) out[i].freq;
+		e->term_lo = Min(e->term_lo, nv);
+		e->term_hi = Max(e->term_hi, nv);
+		if ((uint32) out[i].freq > e->grp_best[nv])
+			e->grp_best[nv] = (uint32) out[i].freq;
+		e->grp_lo = Min(e->grp_lo, nv);
+		e->grp_hi = Max(e->grp_hi, nv);
 	}
 	return n;
 }
@@ -538,6 +595,25 @@ put_impacts(SePostingsEnc *e, StringInfo out, const SeImpact *imp, int n)
 	}
 }
 
+/* Append the filled skip group, its entry first, to the skip region. */
+static void
+put_group(SePostingsEnc *e)
+{
+	SeImpact	imp[SE_MAX_IMPACTS];
+	int			nimp = impacts_front(e->grp_best, e->grp_lo, e->grp_hi, imp);
+
+	se_put_vint_fast(&e->skip, (uint64) (e->grp_last - e->grp_base));
+	se_put_vint_fast(&e->skip, (uint64) e->grp.len);
+	se_put_vint_fast(&e->skip, e->grp_doc_bytes);
+	if (e->io == SE_IDX_POSITIONS)
+		se_put_vint_fast(&e->skip, e->grp_pos_bytes);
+	put_impacts(e, &e->skip, imp, nimp);
+	appendBinaryStringInfo(&e->skip, e->grp.data, e->grp.len);
+	e->grp_base = e->grp_last;
+	e->ngroups++;
+	group_reset(e);
+}
+
 /* Encode the buffered docs as one block plus its skip entry. */
 static void
 flush_block(SePostingsEnc *e)
@@ -553,6 +629,9 @@ flush_block(SePostingsEnc *e)
 		return;
 	if (e->io == SE_IDX_POSITIONS)
 		finish_doc_positions(e);
+	/* a 33rd block: the term has groups, and the first one is full */
+	if (e->grp_nblocks == GROUP)
+		put_group(e);
 	nimp = block_impacts(e, imp);
 	if (n == BLOCK)
 	{
@@ -588,11 +667,15 @@ flush_block(SePostingsEnc *e)
 			}
 		}
 	}
-	se_put_vint_fast(&e->skip, (uint64) (e->buf_docs[n - 1] - e->block_base));
-	se_put_vint_fast(&e->skip, (uint64) (e->blocks.len - start));
+	se_put_vint_fast(&e->grp, (uint64) (e->buf_docs[n - 1] - e->block_base));
+	se_put_vint_fast(&e->grp, (uint64) (e->blocks.len - start));
 	if (e->io == SE_IDX_POSITIONS)
-		se_put_vint_fast(&e->skip, (uint64) (e->pos->len - e->block_pos_start));
-	put_impacts(e, &e->skip, imp, nimp);
+		se_put_vint_fast(&e->grp, (uint64) (e->pos->len - e->block_pos_start));
+	put_impacts(e, &e->grp, imp, nimp);
+	e->grp_nblocks++;
+	e->grp_last = e->buf_docs[n - 1];
+	e->grp_doc_bytes += (uint64) (e->blocks.len - start);
+	e->grp_pos_bytes += (uint64) (e->pos->len - e->block_pos_start);
 
 	if ((uint32) imp[nimp - 1].freq > e->max_freq)
 		e->max_freq = (uint32) imp[nimp - 1].freq;
@@ -666,6 +749,11 @@ se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out)
 		return;
 	}
 	flush_block(e);
+	/* the last group; a term of one group has its entries bare */
+	if (e->ngroups > 0)
+		put_group(e);
+	else
+		appendBinaryStringInfo(&e->skip, e->grp.data, e->grp.len);
 	se_put_vint_fast(meta_out, (uint64) (e->term_docs_start - e->docs_base));
 	if (e->io == SE_IDX_POSITIONS)
 		se_put_vint_fast(meta_out, (uint64) (e->term_pos_start - e->pos_base));
@@ -765,8 +853,9 @@ postings_corrupt(SePostings *p, const char *what)
 	p->freq_src = NULL;
 	p->pos_left = 0;
 	p->positions = false;
-	p->adv.block = p->shallow.block = p->nblocks;
-	p->adv.last = p->shallow.last = SE_NO_MORE_DOCS;
+	p->adv.block = p->shallow.block = p->gcur.block = p->nblocks;
+	p->adv.last = p->shallow.last = p->gcur.last = SE_NO_MORE_DOCS;
+	p->groups = false;
 }
 
 static inline int32
@@ -783,6 +872,7 @@ skip_reset(SePostings *p, SkipCursor *c)
 	c->block = -1;
 	c->prev_last = -1;
 	c->last = -1;
+	c->group_end = -1;
 }
 
 /* Decode n impact pairs at *pp (bounded by the skip region). */
@@ -817,6 +907,9 @@ get_impact_pairs(SePostings *p, const uint8 **pp, int n, SeImpact *out)
 	return true;
 }
 
+static bool group_enter(SePostings *p, SkipCursor *c);
+static int	term_level_impacts(SePostings *p, SeImpact *impacts);
+
 /* Move a cursor to the next skip entry; false at the end or on corruption. */
 static bool
 skip_step(SePostings *p, SkipCursor *c)
@@ -836,6 +929,8 @@ skip_step(SePostings *p, SkipCursor *c)
 		c->last = SE_NO_MORE_DOCS;
 		return false;
 	}
+	if (p->groups && c->block == c->group_end && !group_enter(p, c))
+		return false;
 	if (!se_dec_vint(&c->p, p->skip_end, &dlast) ||
 		!se_dec_vint(&c->p, p->skip_end, &dlen) ||
 		(p->io == SE_IDX_POSITIONS && !se_dec_vint(&c->p, p->skip_end, &plen)) ||
@@ -860,11 +955,117 @@ skip_step(SePostings *p, SkipCursor *c)
 	c->doc_len = dlen;
 	c->pos_off += c->pos_len;
 	c->pos_len = plen;
+	/* a group's last entry must end where its group entry said */
+	if (p->groups && c->block == c->group_end &&
+		(c->p != c->group_entries_end || c->last != c->group_last ||
+		 c->doc_off + c->doc_len != c->group_doc_end ||
+		 (p->positions && c->pos_off + c->pos_len != c->group_pos_end)))
+	{
+		postings_corrupt(p, "skip group does not match its entries");
+		return false;
+	}
 	return true;
 
 bad:
 	postings_corrupt(p, "invalid skip data");
 	return false;
+}
+
+/*
+ * Read the entry of the group after the one c has finished (c is on that
+ * group's last block, or before the first block).
+ */
+static bool
+group_enter(SePostings *p, SkipCursor *c)
+{
+	uint64		dlast,
+				slen,
+				dbytes,
+				pbytes = 0,
+				nimp = 1;
+	int32		first = c->block + 1;
+	int32		nb = Min(GROUP, p->nblocks - first);
+	int64		ndocs = (first + nb == p->nblocks) ?
+		(int64) p->df - (int64) first * BLOCK : (int64) nb * BLOCK;
+	uint64		doc_start = c->doc_off + c->doc_len;
+	uint64		pos_start = c->pos_off + c->pos_len;
+	int64		last;
+
+	if (!se_dec_vint(&c->p, p->skip_end, &dlast) ||
+		!se_dec_vint(&c->p, p->skip_end, &slen) ||
+		!se_dec_vint(&c->p, p->skip_end, &dbytes) ||
+		(p->io == SE_IDX_POSITIONS && !se_dec_vint(&c->p, p->skip_end, &pbytes)) ||
+		((p->io != SE_IDX_DOCS || p->norms) && !se_dec_vint(&c->p, p->skip_end, &nimp)))
+		goto bad;
+	last = (int64) c->last + (int64) Min(dlast, (uint64) PG_INT32_MAX + 1);
+	if (nb <= 0 || dlast < (uint64) ndocs || last >= (int64) p->r->max_doc ||
+		dbytes > (uint64) (p->end - p->blocks) - doc_start ||
+		nimp == 0 || nimp > SE_MAX_IMPACTS)
+		goto bad;
+	if (p->positions &&
+		pbytes > (uint64) (p->pend - p->pos_start) - pos_start)
+		goto bad;
+	if (!get_impact_pairs(p, &c->p, (int) nimp, c->group_impacts) ||
+		slen > (uint64) (p->skip_end - c->p))
+		goto bad;
+	c->group_end = first + nb - 1;
+	c->group_prev_last = c->last;
+	c->group_last = (int32) last;
+	c->group_entries_end = c->p + slen;
+	c->group_doc_end = doc_start + dbytes;
+	c->group_pos_end = pos_start + pbytes;
+	c->group_nimpacts = (int) nimp;
+	return true;
+
+bad:
+	postings_corrupt(p, "invalid skip group");
+	return false;
+}
+
+/*
+ * Pass over the rest of the group just entered: c ends on its last block,
+ * as if it had stepped there, except that the block's window is the whole
+ * group's (prev_last, impacts).  Only for cursors that go on past it.
+ */
+static void
+group_jump(SkipCursor *c)
+{
+	c->p = c->group_entries_end;
+	c->block = c->group_end;
+	c->prev_last = c->group_prev_last;
+	c->last = c->group_last;
+	c->doc_off = c->group_doc_end;
+	c->doc_len = 0;
+	c->pos_off = c->group_pos_end;
+	c->pos_len = 0;
+	c->nimpacts = c->group_nimpacts;
+	memcpy(c->impacts, c->group_impacts, sizeof(SeImpact) * c->group_nimpacts);
+}
+
+/*
+ * Move c forward to the first block whose last doc is >= target, passing
+ * over whole groups that end before it; false when no block can hold it.
+ * c never stops in a group it jumped over.
+ */
+static bool
+skip_seek(SePostings *p, SkipCursor *c, int32 target)
+{
+	while (c->block < 0 || c->last < target)
+	{
+		if (p->groups && c->block + 1 < p->nblocks)
+		{
+			if (c->block == c->group_end && !group_enter(p, c))
+				return false;
+			if (c->group_last < target)
+			{
+				group_jump(c);
+				continue;
+			}
+		}
+		if (!skip_step(p, c))
+			return false;
+	}
+	return true;
 }
 
 /* Decode the freqs of the current block if still packed. */
@@ -977,9 +1178,9 @@ se_postings_open(SeSegmentReader *r, const SeTermInfo *ti, bool with_positions)
 	p->r = r;
 	p->doc = -1;
 	p->cur_block = -1;
-	p->adv.block = p->shallow.block = -1;
-	p->adv.last = p->shallow.last = -1;
-	p->adv.prev_last = p->shallow.prev_last = -1;
+	skip_reset(p, &p->adv);
+	skip_reset(p, &p->shallow);
+	skip_reset(p, &p->gcur);
 	if (r == NULL || ti == NULL || ti->field < 0 || ti->field >= r->nfields ||
 		ti->doc_freq <= 0 || (uint32) ti->doc_freq > r->max_doc)
 		goto empty;
@@ -1037,7 +1238,9 @@ se_postings_open(SeSegmentReader *r, const SeTermInfo *ti, bool with_positions)
 			}
 			p->nterm_impacts = (int) n;
 		}
-		p->adv.p = p->shallow.p = p->skip;
+		p->adv.p = p->shallow.p = p->gcur.p = p->skip;
+		p->groups = r->version >= SE_SEGMENT_VERSION_GROUPS &&
+			p->nblocks > GROUP;
 	}
 	if (with_positions && f->io == SE_IDX_POSITIONS)
 	{
@@ -1135,14 +1338,14 @@ se_postings_advance(SePostings *p, int32 target)
 		p->doc = SE_NO_MORE_DOCS;
 		return p->doc;
 	}
-	/* skip to the first later block that can hold target */
-	while (p->adv.block <= p->cur_block || p->adv.last < target)
+	/*
+	 * Skip to the first later block that can hold target (target is past
+	 * the decoded block, so that block is later).
+	 */
+	if (!skip_seek(p, &p->adv, target))
 	{
-		if (!skip_step(p, &p->adv))
-		{
-			p->doc = SE_NO_MORE_DOCS;
-			return p->doc;
-		}
+		p->doc = SE_NO_MORE_DOCS;
+		return p->doc;
 	}
 	if (!decode_block(p, p->adv.block, p->blocks + p->adv.doc_off,
 					  p->adv.prev_last))
@@ -1231,12 +1434,56 @@ se_postings_advance_shallow(SePostings *p, int32 target)
 	}
 	if (target <= c->prev_last && c->block >= 0)
 		skip_reset(p, c);		/* went backwards: walk again */
-	while (c->block < 0 || c->last < target)
-	{
-		if (c->block >= p->nblocks || !skip_step(p, c))
-			return SE_NO_MORE_DOCS;
-	}
+	if (!skip_seek(p, c, target))
+		return SE_NO_MORE_DOCS;
 	return c->last;
+}
+
+int32
+se_postings_group_impacts(SePostings *p, int32 target, SeImpact *impacts,
+						  int *nimpacts)
+{
+	SkipCursor *c = &p->gcur;
+
+	if (!p->groups)
+	{
+		*nimpacts = term_level_impacts(p, impacts);
+		return SE_NO_MORE_DOCS;
+	}
+	if (c->group_end >= 0 && target <= c->group_prev_last)
+		skip_reset(p, c);		/* went backwards: walk again */
+	for (;;)
+	{
+		if (c->block == c->group_end)
+		{
+			if (c->block + 1 >= p->nblocks || !group_enter(p, c))
+			{
+				/* nothing at or after target (or corrupt) */
+				*nimpacts = term_level_impacts(p, impacts);
+				return SE_NO_MORE_DOCS;
+			}
+		}
+		if (c->group_last >= target)
+			break;
+		group_jump(c);
+	}
+	memcpy(impacts, c->group_impacts, sizeof(SeImpact) * c->group_nimpacts);
+	*nimpacts = c->group_nimpacts;
+	return c->group_last;
+}
+
+/* The term-level impacts. */
+static int
+term_level_impacts(SePostings *p, SeImpact *impacts)
+{
+	if (p->nterm_impacts > 0)
+	{
+		memcpy(impacts, p->term_impacts, sizeof(SeImpact) * p->nterm_impacts);
+		return p->nterm_impacts;
+	}
+	impacts[0].freq = p->term_max_freq;
+	impacts[0].norm = p->term_min_norm;
+	return 1;
 }
 
 int
@@ -1245,16 +1492,7 @@ se_postings_block_impacts(SePostings *p, SeImpact *impacts)
 	SkipCursor *c = &p->shallow;
 
 	if (p->singleton || c->block < 0 || c->block >= p->nblocks)
-	{
-		if (p->nterm_impacts > 0)
-		{
-			memcpy(impacts, p->term_impacts, sizeof(SeImpact) * p->nterm_impacts);
-			return p->nterm_impacts;
-		}
-		impacts[0].freq = p->term_max_freq;
-		impacts[0].norm = p->term_min_norm;
-		return 1;
-	}
+		return term_level_impacts(p, impacts);
 	memcpy(impacts, c->impacts, sizeof(SeImpact) * c->nimpacts);
 	return c->nimpacts;
 }

@@ -261,6 +261,18 @@ typedef struct SeImpact
  */
 extern int	se_postings_block_impacts(SePostings *p, SeImpact *impacts);
 
+/*
+ * One level up: impacts over the skip group (SE_POSTINGS_GROUP blocks of
+ * 128 docs) that may hold target, from a cursor of its own.  Returns the
+ * group's last doc: every doc of the term in [target, returned doc] has
+ * freq <= f and norm >= n for one of the pairs put in impacts[0..*nimpacts).
+ * A term without groups (one group's worth of blocks, or a segment older
+ * than format v4) answers for the whole term with SE_NO_MORE_DOCS, as
+ * does a target past the last doc.  Targets are meant to ascend.
+ */
+extern int32 se_postings_group_impacts(SePostings *p, int32 target,
+									   SeImpact *impacts, int *nimpacts);
+
 /* Norms: SmallFloat byte of the field length; 0 if the doc lacks the field. */
 extern uint8 se_segment_norm(SeSegmentReader *r, int field, int32 doc);
 /*
@@ -357,6 +369,8 @@ extern void se_file_write_footer(StringInfo out);
 extern int	se_file_check(const uint8 *data, size_t len, const char *format_name,
 						  int32 min_version, int32 max_version,
 						  const uint8 *expect_id, bool verify, SeError *err);
+/* The version in the header of a file se_file_check accepted. */
+extern int32 se_file_version(const uint8 *data);
 #define SE_FILE_FOOTER_LEN 16
 
 #endif							/* SE_SEGMENT_H */

@@ -67,8 +67,10 @@
 
 /* The one place the segment format version lives. */
 #define SE_SEGMENT_FORMAT			"se_segment"
-#define SE_SEGMENT_VERSION			3
+#define SE_SEGMENT_VERSION			4
 #define SE_SEGMENT_VERSION_MIN		3	/* v2 (flat term dictionary) is refused */
+/* first version whose postings have skip groups (v3 is read without) */
+#define SE_SEGMENT_VERSION_GROUPS	4
 
 /*
  * Terms per term-dictionary block written (files record theirs, so a build
@@ -224,6 +226,8 @@ extern void se_segwriter_abort(SeSegWriter *w);
 
 /* Docs per postings block (skip entry and impact granularity). */
 #define SE_POSTINGS_BLOCK	128
+/* blocks per skip group (format v4) */
+#define SE_POSTINGS_GROUP	32
 
 /* Encoder state for the postings of one field (se_postenc_init). */
 typedef struct SePostingsEnc
@@ -254,6 +258,17 @@ typedef struct SePostingsEnc
 	StringInfoData skip;
 	StringInfoData blocks;
 	StringInfoData head;		/* scratch for the term's impacts */
+	/* the skip group being filled (see postings.c) */
+	StringInfoData grp;			/* its block skip entries */
+	int			grp_nblocks;
+	int			ngroups;		/* groups written before it */
+	int32		grp_base;		/* last doc before it, or -1 */
+	int32		grp_last;
+	uint64		grp_doc_bytes;
+	uint64		grp_pos_bytes;
+	uint32		grp_best[256];	/* as term_best, over the group */
+	int			grp_lo;
+	int			grp_hi;
 	int32		buf_docs[SE_POSTINGS_BLOCK];
 	uint32		buf_freqs[SE_POSTINGS_BLOCK];
 	/* the term's competitive pairs so far: per norm byte the max freq */
@@ -364,6 +379,7 @@ struct SeSegmentReader
 	size_t		len;
 	uint8		id[SE_SEGMENT_ID_LEN];
 	char		idhex[SE_SEGMENT_ID_LEN * 2 + 1];
+	int32		version;		/* segment format version */
 	uint32		max_doc;
 	int			nfields;
 	SeFieldR   *fields;

@@ -36,6 +36,7 @@
 bool		se_search_block_max = true;
 bool		se_search_range_doc_values = true;
 int64		se_search_stat_docs = 0;
+int64		se_search_stat_group_skips = 0;
 
 /* Ranking configuration shared by the shard collectors and the merge. */
 typedef struct RankCtx

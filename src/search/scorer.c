@@ -77,6 +77,10 @@ typedef struct TermScorer
 	int32		wfrom;
 	int32		wupto;
 	float		wmax;
+	/* the same over the skip group: [gfrom, gupto], <= gmax */
+	int32		gfrom;
+	int32		gupto;
+	float		gmax;
 	float		min_score;		/* after set_min_score */
 	int32		scored_doc;		/* doc whose score is cached, or -1 */
 	float		scored;
@@ -161,6 +165,20 @@ term_window(TermScorer *t, int32 target)
 	t->wmax = pairs_bound(t, imp, n);
 }
 
+/* Move the group window to the skip group that may hold target. */
+static inline void
+term_group_window(TermScorer *t, int32 target)
+{
+	SeImpact	imp[SE_MAX_IMPACTS];
+	int			n;
+
+	if (target >= t->gfrom && target <= t->gupto)
+		return;
+	t->gfrom = target;
+	t->gupto = se_postings_group_impacts(t->p, target, imp, &n);
+	t->gmax = pairs_bound(t, imp, n);
+}
+
 static float
 term_max_upto(SeScorer *s, int32 target, int32 *upto)
 {
@@ -171,7 +189,20 @@ term_max_upto(SeScorer *s, int32 target, int32 *upto)
 	return t->wmax;
 }
 
-/* advance() that passes over impact blocks whose bound is <= min_score. */
+static float
+term_max_group(SeScorer *s, int32 target, int32 *upto)
+{
+	TermScorer *t = (TermScorer *) s;
+
+	term_group_window(t, target);
+	*upto = t->gupto;
+	return t->gmax;
+}
+
+/*
+ * advance() that passes over skip groups, then impact blocks, whose bound
+ * is <= min_score.
+ */
 static int32
 term_advance_min(SeScorer *s, int32 target)
 {
@@ -181,6 +212,15 @@ term_advance_min(SeScorer *s, int32 target)
 	{
 		int32		doc;
 
+		term_group_window(t, target);
+		if (t->gmax <= t->min_score)
+		{
+			se_search_stat_group_skips++;
+			if (t->gupto == SE_NO_MORE_DOCS)
+				return s->doc = SE_NO_MORE_DOCS;
+			target = t->gupto + 1;
+			continue;
+		}
 		term_window(t, target);
 		if (t->wmax <= t->min_score)
 		{
@@ -263,8 +303,10 @@ term_scorer(SeWeight *w, SeSegmentCtx *seg)
 	t->bm25 = w->bm25;
 	t->sim = w->sim;
 	t->const_score = w->const_score;
-	t->wfrom = 1;				/* empty window */
+	t->wfrom = 1;				/* empty windows */
 	t->wupto = 0;
+	t->gfrom = 1;
+	t->gupto = 0;
 	t->scored_doc = -1;
 	/* bounds need non-negative scores (boosts are) */
 	if (t->bm25 ? (t->sim->weight >= 0 && !isinf(t->sim->weight)) :
@@ -275,6 +317,7 @@ term_scorer(SeWeight *w, SeSegmentCtx *seg)
 
 		t->base.max_score = pairs_bound(t, imp, n);
 		t->base.max_score_upto = term_max_upto;
+		t->base.max_score_group = term_max_group;
 		t->base.set_min_score = term_set_min_score;
 	}
 	return &t->base;
@@ -692,6 +735,35 @@ docset_scorer(SeWeight *w, SeSegmentCtx *seg)
 	return &b->base;
 }
 
+/*
+ * Sum of the bounds of subs[0..n) over a common window from target: each
+ * sub's bound goes to wb[i], *upto gets the window's end (the first of
+ * the subs' ends).  group asks for skip-group windows where a sub has
+ * them (max_score_group), else its block window.
+ */
+static double
+window_bounds(SeScorer **subs, int n, int32 target, bool group, int32 *upto,
+			  float *wb)
+{
+	double		sum = 0;
+	int			i;
+
+	*upto = SE_NO_MORE_DOCS;
+	for (i = 0; i < n; i++)
+	{
+		SeScorer   *sub = subs[i];
+		int32		u;
+
+		wb[i] = group && sub->max_score_group != NULL ?
+			sub->max_score_group(sub, target, &u) :
+			sub->max_score_upto(sub, target, &u);
+		sum += wb[i];
+		if (u < *upto)
+			*upto = u;
+	}
+	return sum;
+}
+
 /* ---------------------------------------------------------------------
  * Conjunction
  * ---------------------------------------------------------------------
@@ -769,26 +841,6 @@ conj_score(SeScorer *s)
 	return (float) sum;
 }
 
-/* Sum of the scoring clauses' bounds over [target, *upto]; each in wb. */
-static double
-conj_window(ConjScorer *c, int32 target, int32 *upto, float *wb)
-{
-	double		sum = 0;
-	int			i;
-
-	*upto = SE_NO_MORE_DOCS;
-	for (i = 0; i < c->nscoring; i++)
-	{
-		SeScorer   *sub = c->scoring[i];
-		int32		u;
-
-		wb[i] = sub->max_score_upto(sub, target, &u);
-		sum += wb[i];
-		if (u < *upto)
-			*upto = u;
-	}
-	return sum;
-}
 
 /*
  * Can the aligned doc beat min_score?  Scores its clauses one by one and
@@ -818,7 +870,17 @@ conj_max_upto(SeScorer *s, int32 target, int32 *upto)
 	ConjScorer *c = (ConjScorer *) s;
 
 	/* (its own scratch: the skipping window must stay intact) */
-	return bound_up(conj_window(c, target, upto, c->wscratch));
+	return bound_up(window_bounds(c->scoring, c->nscoring, target, false,
+								  upto, c->wscratch));
+}
+
+static float
+conj_max_group(SeScorer *s, int32 target, int32 *upto)
+{
+	ConjScorer *c = (ConjScorer *) s;
+
+	return bound_up(window_bounds(c->scoring, c->nscoring, target, true,
+								  upto, c->wscratch));
 }
 
 /* Leapfrog, passing over windows whose bound is <= min_score. */
@@ -832,7 +894,22 @@ conj_advance_min(SeScorer *s, int32 target)
 		int32		doc;
 
 		if (target > c->upto)
-			c->window_max = conj_window(c, target, &c->upto, c->wbound);
+		{
+			int32		gupto;
+
+			/* whole skip groups first */
+			if (window_bounds(c->scoring, c->nscoring, target, true, &gupto,
+							  c->wscratch) * BOUND_SLACK <= c->min_score)
+			{
+				se_search_stat_group_skips++;
+				if (gupto == SE_NO_MORE_DOCS)
+					return s->doc = SE_NO_MORE_DOCS;
+				target = gupto + 1;
+				continue;
+			}
+			c->window_max = window_bounds(c->scoring, c->nscoring, target,
+										  false, &c->upto, c->wbound);
+		}
 		if (c->window_max * BOUND_SLACK <= c->min_score)
 		{
 			if (c->upto == SE_NO_MORE_DOCS)
@@ -942,6 +1019,7 @@ conj_scorer(SeScorer **subs, int n, int nscoring)
 	{
 		c->base.max_score = bound_up(max);
 		c->base.max_score_upto = conj_max_upto;
+		c->base.max_score_group = conj_max_group;
 		c->base.set_min_score = conj_set_min_score;
 	}
 	return &c->base;
@@ -1195,6 +1273,8 @@ wand_find(WandScorer *w, int32 target)
 		double		rest = 0;
 		double		partial = 0;
 		int32		pivot = SE_NO_MORE_DOCS;
+		int32		upto;
+		int32		end;
 		int			p = -1;
 		int			i;
 
@@ -1233,20 +1313,24 @@ wand_find(WandScorer *w, int32 target)
 		while (p + 1 < n && EFF_DOC(o[p + 1], target) == pivot)
 			p++;
 
-		/* block bounds of the clauses that can match the pivot */
+		/*
+		 * Bounds of the clauses that can match the pivot: over their skip
+		 * groups first, which may pass over thousands of docs at once, then
+		 * over their blocks.
+		 */
 		{
-			int32		upto = SE_NO_MORE_DOCS;
+			bool		skip;
 
-			for (i = 0; i <= p; i++)
+			skip = window_bounds(o, p + 1, pivot, true, &upto, w->bound) *
+				BOUND_SLACK <= w->min_score;
+			if (skip)
+				se_search_stat_group_skips++;
+			else
 			{
-				int32		u;
-
-				w->bound[i] = o[i]->max_score_upto(o[i], pivot, &u);
-				rest += w->bound[i];
-				if (u < upto)
-					upto = u;
+				rest = window_bounds(o, p + 1, pivot, false, &upto, w->bound);
+				skip = rest * BOUND_SLACK <= w->min_score;
 			}
-			if (rest * BOUND_SLACK <= w->min_score)
+			if (skip)
 			{
 				int32		next = upto == SE_NO_MORE_DOCS ? upto : upto + 1;
 
@@ -1256,6 +1340,11 @@ wand_find(WandScorer *w, int32 target)
 				continue;
 			}
 		}
+
+		/* the window: the clauses after p cannot match before their docs */
+		end = upto;
+		if (p + 1 < n && EFF_DOC(o[p + 1], target) <= end)
+			end = EFF_DOC(o[p + 1], target) - 1;
 
 		/* evaluate the pivot, largest block bound first */
 		for (i = 1; i <= p; i++)
@@ -1272,6 +1361,34 @@ wand_find(WandScorer *w, int32 target)
 			}
 			o[j + 1] = x;
 			w->bound[j + 1] = bx;
+		}
+
+		/*
+		 * When the other clauses' bounds cannot reach the minimum without
+		 * the first one, a competitive doc of the window holds it: walk
+		 * that clause alone (as MaxScore walks its essential clauses) and
+		 * stop at the first doc whose own score plus the others' bounds
+		 * can, instead of pivoting on every doc of every clause.
+		 */
+		if (p > 0 && (rest - w->bound[0]) * BOUND_SLACK <= w->min_score)
+		{
+			SeScorer   *lead = o[0];
+			double		others = Max(rest - w->bound[0], 0);
+			int32		d = lead->doc < pivot ? lead->advance(lead, pivot) : lead->doc;
+
+			while (d <= end && d != SE_NO_MORE_DOCS &&
+				   (lead->score(lead) + others) * BOUND_SLACK <= w->min_score)
+				d = lead->next(lead);
+			if (d > end || d == SE_NO_MORE_DOCS)
+			{
+				target = end >= SE_NO_MORE_DOCS - 1 ? SE_NO_MORE_DOCS : end + 1;
+				continue;
+			}
+			if (d > pivot)
+			{
+				target = d;		/* pivot again there */
+				continue;
+			}
 		}
 		for (i = 0; i <= p; i++)
 		{

@@ -308,6 +308,10 @@ typedef struct SeScorer SeScorer;
  *     doc in [target, upto] (upto >= target, SE_NO_MORE_DOCS for "all the
  *     rest"), from block impacts, without moving the scorer; max_score
  *     bounds score() on the whole segment.  Both are set together.
+ *   max_score_group(s, target, &upto): the same over a wider window (the
+ *     postings' skip groups of 32 blocks), so that skipping can pass over
+ *     4096 docs at once; NULL when the scorer has none (callers then use
+ *     max_score_upto).
  *   set_min_score(s, min): from now on the scorer may skip docs whose
  *     score is <= min (a later doc that only ties the k-th best cannot
  *     enter the top k).  min only grows.  Returned docs are scored
@@ -323,6 +327,7 @@ struct SeScorer
 	void		(*close) (SeScorer *s);
 	float		max_score;
 	float		(*max_score_upto) (SeScorer *s, int32 target, int32 *upto);
+	float		(*max_score_group) (SeScorer *s, int32 target, int32 *upto);
 	void		(*set_min_score) (SeScorer *s, float min);
 };
 
@@ -405,6 +410,8 @@ typedef struct SeSortKey
  * top-k skipping saved.
  */
 extern int64 se_search_stat_docs;
+/* Skip groups passed over by top-k scorers (also for tests). */
+extern int64 se_search_stat_group_skips;
 
 /* Run the query phase on one shard (keeps top from + size). */
 extern bool se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,

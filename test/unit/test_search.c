@@ -1764,7 +1764,7 @@ test_topk_skipping(void)
 	static const int sizes[] = {1, 3, 10, 10, 25};
 	SeSearchShard zs[2];
 	SeSegmentReader *za[3],
-			   *zb[1];
+			   *zb[2];
 	const uint64 *zlive[3];
 	int			sizes_a[3] = {2600, 1700, 600};
 	int			iter,
@@ -1779,6 +1779,8 @@ test_topk_skipping(void)
 				d_skip;
 	int			exact_skipped = 0,
 				more = 0;
+	int64		g0,
+				group_skips = 0;
 
 	rng = 4242;
 	zipf_init();
@@ -1793,6 +1795,8 @@ test_topk_skipping(void)
 		zlive[s] = s == 1 ? NULL : lv;
 	}
 	zb[0] = zipf_segment(1500, 30);
+	/* common terms of more than 32 postings blocks have skip groups */
+	zb[1] = zipf_segment(20000, 31);
 	memset(zs, 0, sizeof(zs));
 	zs[0].index = "z";
 	zs[0].mapping = mapping;
@@ -1801,7 +1805,7 @@ test_topk_skipping(void)
 	zs[0].live_docs = zlive;
 	zs[1] = zs[0];
 	zs[1].shard = 1;
-	zs[1].nsegments = 1;
+	zs[1].nsegments = 2;
 	zs[1].segments = zb;
 	zs[1].live_docs = NULL;
 
@@ -1830,8 +1834,10 @@ test_topk_skipping(void)
 		d_exh = se_search_stat_docs - d0;
 		se_search_block_max = true;
 		d0 = se_search_stat_docs;
+		g0 = se_search_stat_group_skips;
 		skp = search_on(zs, nsh, body.data, &err);
 		d_skip = se_search_stat_docs - d0;
+		group_skips += se_search_stat_group_skips - g0;
 		/* thresholds this corpus reaches quickly: false, 0, 7 */
 		if (tth >= 1 && tth <= 3)
 		{
@@ -1888,6 +1894,9 @@ test_topk_skipping(void)
 	/* (the mix includes shapes that are always evaluated exhaustively) */
 	UT_CHECK(docs_skip * 10 < docs_exh * 7, "skipping takes far fewer docs");
 	UT_CHECK(more == 0, "skipping never takes more docs (%d queries did)", more);
+	printf("top-k skipping: " INT64_FORMAT " skip groups (4096 docs) passed over at once\n",
+		   group_skips);
+	UT_CHECK(group_skips > 0, "whole skip groups are skipped");
 	UT_CHECK(exact_skipped == 0, "%d queries skipped with track_total_hits true", exact_skipped);
 
 	/* one query per shape, default settings: skipping engages for each shape that supports it */

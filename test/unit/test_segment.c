@@ -484,6 +484,91 @@ check_block_pairs(SeSegmentReader *r, int field, SePostings *p, const int *docs,
 }
 
 /*
+ * Skip groups (format v4): a term of more than 32 blocks answers
+ * group_impacts with the last doc of the group of 32 blocks (4096 docs)
+ * that holds the first doc >= target, and pairs that cover every doc of
+ * that group; a shorter term answers for all its docs with
+ * SE_NO_MORE_DOCS.  Ascending targets (steps, jumps over groups, repeats),
+ * a backward target, and docs read with advance() in between, which moves
+ * other cursors than the group one.
+ */
+static void
+check_group_impacts(SeSegmentReader *r, const SeTermInfo *ti, const int *docs,
+					const int *freqs, int ndocs, const char *label)
+{
+	const int	gdocs = SE_BLOCK_DOCS * 32;
+	bool		norms = se_segment_field_has_norms(r, ti->field);
+	bool		grouped = ndocs > gdocs;
+	SePostings *p = se_postings_open(r, ti, false);
+	int			target = 0,
+				j = 0,
+				bad = 0,
+				steps = 0;
+
+	for (;;)
+	{
+		SeImpact	imp[SE_MAX_IMPACTS];
+		int			nimp = 0,
+					first,
+					last,
+					k,
+					i;
+		int32		upto = se_postings_group_impacts(p, target, imp, &nimp);
+
+		while (j < ndocs && docs[j] < target)
+			j++;
+		if (j == ndocs)
+		{
+			if (upto != SE_NO_MORE_DOCS)
+				bad++;
+			break;
+		}
+		first = grouped ? j / gdocs * gdocs : 0;
+		last = grouped ? Min(first + gdocs, ndocs) - 1 : ndocs - 1;
+		if (upto != (grouped ? docs[last] : SE_NO_MORE_DOCS) || nimp < 1 ||
+			nimp > SE_MAX_IMPACTS)
+		{
+			if (bad++ == 0)
+				fprintf(stderr, "%s: group_impacts(%d) = %d, expected %d\n", label,
+						target, upto, grouped ? docs[last] : SE_NO_MORE_DOCS);
+			break;
+		}
+		for (k = first; k <= last; k++)
+		{
+			int			nv = norms ? se_segment_norm(r, ti->field, docs[k]) : 0;
+			bool		covered = false;
+
+			for (i = 0; i < nimp; i++)
+				covered |= freqs[k] <= imp[i].freq && nv >= imp[i].norm;
+			if (!covered)
+				bad++;
+		}
+		/* the same group again from a doc inside it */
+		if (se_postings_group_impacts(p, docs[last], imp, &nimp) != upto)
+			bad++;
+		if (rnd_below(3) == 0 && se_postings_doc(p) < target)
+			(void) se_postings_advance(p, target);
+		if (!grouped || docs[last] == SE_NO_MORE_DOCS)
+			break;
+		target = rnd_below(2) == 0 ? docs[last] + 1 :
+			docs[last] + 1 + (int) rnd_below(3 * gdocs);
+		steps++;
+	}
+	if (grouped)
+	{
+		SeImpact	imp[SE_MAX_IMPACTS];
+		int			nimp;
+
+		/* backward: walks again from the first group */
+		if (se_postings_group_impacts(p, 0, imp, &nimp) != docs[gdocs - 1])
+			bad++;
+		UT_CHECK(steps > 0, "%s: groups visited", label);
+	}
+	se_postings_close(p);
+	UT_CHECK(bad == 0, "%s: %d wrong group impacts", label, bad);
+}
+
+/*
  * Check the impacts of a term against its docs and freqs: the term-level
  * impact, and advance_shallow / block_impact for ascending, repeated and
  * backward targets, interleaved with advance().  Blocks are the runs of
@@ -578,6 +663,7 @@ check_impacts(SeSegmentReader *r, const SeTermInfo *ti, const int *docs,
 		bad++;
 	se_postings_close(p);
 	UT_CHECK(bad == 0, "%s: %d wrong shallow advances or block impacts", label, bad);
+	check_group_impacts(r, ti, docs, freqs, ndocs, label);
 }
 
 /* Check one term's postings (docs, freqs, positions) and advance(). */
@@ -1723,6 +1809,9 @@ exercise_reader(SeSegmentReader *r)
 					k = se_postings_block_impacts(p, imp);
 					if (k < 1 || k > SE_MAX_IMPACTS)
 						UT_CHECK(false, "impacts count %d", k);
+					(void) se_postings_group_impacts(p, doc + (n % 11) * 700, imp, &k);
+					if (k < 1 || k > SE_MAX_IMPACTS)
+						UT_CHECK(false, "group impacts count %d", k);
 					k = 0;
 				}
 
@@ -1901,12 +1990,19 @@ test_corruption(void)
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
 	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "unknown version refused");
-	/* files are v3 (block term dictionary); v2 (flat dictionary) is refused */
-	UT_CHECK(ts.file.data[4 + 1 + 10] == 3, "segments are written as v3");
+	/* files are v4 (skip groups); v2 (flat dictionary) is refused */
+	UT_CHECK(ts.file.data[4 + 1 + 10] == 4, "segments are written as v4");
 	copy[4 + 1 + 10] = 2;
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
 	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "v2 refused");
+	/* v3 (no skip groups) is still read */
+	copy[4 + 1 + 10] = 3;
+	se_error_init(&err);
+	r = se_segment_open(copy, len, false, &err);
+	UT_CHECK(r != NULL, "v3 opens");
+	if (r)
+		se_segment_close(r);
 	pfree(copy);
 }
 
@@ -2536,7 +2632,8 @@ check_block_term(SeSegmentReader *r, int field, const BTerm *bt, const char *fna
 static void
 test_postings_blocks(void)
 {
-	static const int dfs[] = {2, 3, 127, 128, 129, 255, 256, 257, 640, 1000, 3001, 12000};
+	static const int dfs[] = {2, 3, 127, 128, 129, 255, 256, 257, 640, 1000, 3001,
+	4096, 4097, 12000, 20000};
 	int			nterms = lengthof(dfs);
 	BTerm	   *bts = palloc0(sizeof(BTerm) * nterms);
 	SeSegmentBuilder *b = se_builder_create();
