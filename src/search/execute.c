@@ -425,6 +425,53 @@ sort_has_score(const SeSearchRequest *req)
 	return false;
 }
 
+/*
+ * The number of docs w matches in segment s when it is known without
+ * iterating them (Lucene's Weight.count): a term's doc_freq in a segment
+ * without deletions, the live docs for match_all; -1 when unknown.
+ */
+static int64
+segment_count(SeWeight *w, SeSearchShard *shard, int s)
+{
+	SeSegmentReader *r = shard->segments[s];
+	const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
+	uint32		max_doc = se_segment_max_doc(r);
+
+	switch (w->kind)
+	{
+		case SE_W_NONE:
+			return 0;
+		case SE_W_ALL:
+			return live ? se_livedocs_count(live, max_doc) : max_doc;
+		case SE_W_TERM:
+			if (w->nterms != 1 || live != NULL)
+				return -1;
+			return w->seg_terms[0][s].found ? w->seg_terms[0][s].ti.doc_freq : 0;
+		case SE_W_CONST:
+			return segment_count(w->inner, shard, s);
+		default:
+			return -1;
+	}
+}
+
+/* The shard's count when every segment's is known, else -1. */
+static int64
+shard_count(SeWeight *w, SeSearchShard *shard)
+{
+	int64		total = 0;
+	int			s;
+
+	for (s = 0; s < shard->nsegments; s++)
+	{
+		int64		n = segment_count(w, shard, s);
+
+		if (n < 0)
+			return -1;
+		total += n;
+	}
+	return total;
+}
+
 bool
 se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 					  int shard_idx, int ntop, bool count_only,
@@ -438,6 +485,7 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	Collector	c;
 	int64		threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
 	int64		total = 0;
+	int64		known = -1;		/* count known without counting */
 	float		max_score = NAN;
 	bool		stopped = false;
 	bool		doc_first = nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
@@ -474,6 +522,21 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		nkeys = 0;
 	collector_init(&c, ntop, nkeys, keys);
 	c.scratch.shard_idx = shard_idx;
+
+	/*
+	 * A count known up front (a term on segments without deletions,
+	 * match_all) is exact whatever track_total_hits says, and then nothing
+	 * needs counting: collect as with the count untracked, so top-k skips
+	 * from the first full page and a bare count reads no postings.  ES
+	 * answers such queries with exact totals for the same reason.
+	 */
+	if (threshold != SE_TRACK_TOTAL_DISABLED && !req->has_min_score &&
+		(known = shard_count(w, shard)) >= 0)
+	{
+		threshold = SE_TRACK_TOTAL_DISABLED;
+		if (ntop == 0 && !track_max)
+			stopped = true;
+	}
 	/* skipping by score: top-k by relevance with an inexact count allowed */
 	can_skip = se_search_block_max && ntop > 0 && nkeys == 0 && need_scores &&
 		threshold != SE_TRACK_TOTAL_ACCURATE;
@@ -563,8 +626,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		}
 	}
 
-	out->total = total;
-	out->total_is_lower_bound = (stopped || skipping) &&
+	out->total = known >= 0 ? known : total;
+	out->total_is_lower_bound = known < 0 && (stopped || skipping) &&
 		threshold != SE_TRACK_TOTAL_DISABLED &&
 		threshold != SE_TRACK_TOTAL_ACCURATE;
 	out->max_score = max_score;
