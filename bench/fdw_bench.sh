@@ -107,20 +107,8 @@ CREATE TABLE bench.deb_docs AS SELECT
 VACUUM ANALYZE bench.deb_rows;
 VACUUM ANALYZE bench.deb_docs;
 CREATE SERVER se FOREIGN DATA WRAPPER search_engine;
-CREATE FUNCTION bench.latency(q text, warmup int, reps int, OUT median_ms float8, OUT p95_ms float8)
-LANGUAGE plpgsql AS $$
-DECLARE t float8[] := '{}'; t0 timestamptz; r jsonb;
-BEGIN
-  FOR i IN 1..warmup LOOP EXECUTE q INTO r; END LOOP;
-  FOR i IN 1..reps LOOP
-    t0 := clock_timestamp();
-    EXECUTE q INTO r;
-    t := t || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-  END LOOP;
-  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), percentile_cont(0.95) WITHIN GROUP (ORDER BY x)
-    INTO median_ms, p95_ms FROM unnest(t) AS x;
-END $$;
 SQL
+sql -f "$BENCH/lib/latency.sql"
 COLS="_id text, package text, version text, section text, priority text, architecture text,
   maintainer text, installed_size bigint, size bigint, depends text[], homepage text, summary text,
   description text"

@@ -53,31 +53,7 @@ rec meta warmup 0 "$WARMUP"
 rec meta runs 0 "$RUNS"
 rec meta write_threads 0 "$(sqlv -c 'SHOW search_engine.write_threads')"
 
-sql <<'SQL'
-CREATE SCHEMA bench;
--- Runs query q (returning one value) warmup times, then reps times with
--- clock_timestamp() around each; the median and p95 in milliseconds, and the
--- number of hits in the last answer.
-CREATE FUNCTION bench.latency(q text, warmup int, reps int,
-                              OUT median_ms float8, OUT p95_ms float8, OUT hits int)
-LANGUAGE plpgsql AS $$
-DECLARE
-  t float8[] := '{}';
-  t0 timestamptz;
-  r jsonb;
-BEGIN
-  FOR i IN 1..warmup LOOP EXECUTE q INTO r; END LOOP;
-  FOR i IN 1..reps LOOP
-    t0 := clock_timestamp();
-    EXECUTE q INTO r;
-    t := t || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-  END LOOP;
-  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x),
-         percentile_cont(0.95) WITHIN GROUP (ORDER BY x)
-    INTO median_ms, p95_ms FROM unnest(t) AS x;
-  hits := coalesce(jsonb_array_length(coalesce(r->'hits'->'hits', r)), 0);
-END $$;
-SQL
+sql -f "$BENCH/lib/latency.sql"
 
 # The queries: name, search_engine body, tsquery.  match on description (the
 # ES default operator is OR) against the table's summary+description tsvector.
@@ -153,11 +129,11 @@ SQL
     q=${QNAMES[$i]}
     se_q="SELECT search_engine.search('debian', $(lit "${QSE[$i]}"))"
     pg_q=$(pg_top10 "${QPG[$i]}")
-    lat=$(sqlv -F $'\t' -c "SELECT * FROM bench.latency($(lit "$se_q"), $WARMUP, $REPS)")
+    lat=$(sqlv -F $'\t' -c "SELECT median_ms, p95_ms, hits FROM bench.latency($(lit "$se_q"), $WARMUP, $REPS)")
     IFS=$'\t' read -r med p95 hits <<<"$lat"
     rec "lat_median:$q" se "$run" "$med"; rec "lat_p95:$q" se "$run" "$p95"
     [ "$hits" = 10 ] || { echo "search_engine: $hits hits for $q" >&2; exit 1; }
-    lat=$(sqlv -F $'\t' -c "SELECT * FROM bench.latency($(lit "$pg_q"), $WARMUP, $REPS)")
+    lat=$(sqlv -F $'\t' -c "SELECT median_ms, p95_ms, hits FROM bench.latency($(lit "$pg_q"), $WARMUP, $REPS)")
     IFS=$'\t' read -r med2 p952 hits <<<"$lat"
     rec "lat_median:$q" pg "$run" "$med2"; rec "lat_p95:$q" pg "$run" "$p952"
     [ "$hits" = 10 ] || { echo "PostgreSQL: $hits hits for $q" >&2; exit 1; }

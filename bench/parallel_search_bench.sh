@@ -46,23 +46,8 @@ rm -rf "$CHUNKS"
 sql -c "SELECT search_engine.refresh('contents')" >/dev/null
 echo "contents: $(se_docs_count contents) docs, 4 shards"
 
+sql -f "$BENCH/lib/latency.sql"
 sql <<'SQL'
-CREATE SCHEMA IF NOT EXISTS bench;
-CREATE OR REPLACE FUNCTION bench.median_ms(q text, warmup int, reps int) RETURNS float8
-LANGUAGE plpgsql AS $$
-DECLARE
-  t float8[] := '{}';
-  t0 timestamptz;
-  r jsonb;
-BEGIN
-  FOR i IN 1..warmup LOOP EXECUTE q INTO r; END LOOP;
-  FOR i IN 1..reps LOOP
-    t0 := clock_timestamp();
-    EXECUTE q INTO r;
-    t := t || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-  END LOOP;
-  RETURN (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(t) AS x);
-END $$;
 CREATE TABLE IF NOT EXISTS bench.par (round int, idx text, q text, mode text, ms float8);
 TRUNCATE bench.par;
 SQL
@@ -82,7 +67,7 @@ for round in $(seq 1 "$ROUNDS"); do
           -v reps="$REPS" -v warmup="$WARMUP" >/dev/null <<'SQL'
 SET search_engine.search_parallel = :'mode';
 INSERT INTO bench.par SELECT :round, :'idx', :'name', :'mode',
-  bench.median_ms(format('SELECT search_engine.search(%L, %L)', :'idx', :'body'), :warmup, :reps);
+  (SELECT median_ms FROM bench.latency(format('SELECT search_engine.search(%L, %L)', :'idx', :'body'), :warmup, :reps));
 SQL
     done
   done

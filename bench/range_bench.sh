@@ -47,30 +47,9 @@ rec meta warmup 0 "$WARMUP"
 rec meta runs 0 "$RUNS"
 
 echo "== loading $DOCS documents into index events and table events_pg"
+sql -f "$BENCH/lib/latency.sql"
 sql <<SQL
 CREATE SCHEMA IF NOT EXISTS bench;
-CREATE OR REPLACE FUNCTION bench.latency(q text, warmup int, reps int,
-                              OUT median_ms float8, OUT p95_ms float8, OUT total bigint)
-LANGUAGE plpgsql AS \$\$
-DECLARE
-  t float8[] := '{}';
-  t0 timestamptz;
-  r jsonb;
-BEGIN
-  FOR i IN 1..warmup LOOP EXECUTE q INTO r; END LOOP;
-  FOR i IN 1..reps LOOP
-    t0 := clock_timestamp();
-    EXECUTE q INTO r;
-    t := t || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-  END LOOP;
-  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x),
-         percentile_cont(0.95) WITHIN GROUP (ORDER BY x)
-    INTO median_ms, p95_ms FROM unnest(t) AS x;
-  total := (r->'hits'->'total'->>'value')::bigint;
-  IF jsonb_array_length(r->'hits'->'hits') <> LEAST(10, total) THEN
-    RAISE EXCEPTION 'expected % hits, got %', LEAST(10, total), jsonb_array_length(r->'hits'->'hits');
-  END IF;
-END \$\$;
 -- the documents, generated once: n pseudo-random in [0, 1e9), ts in 2025
 CREATE TABLE bench.gen AS
   SELECT i, (i::bigint * 2654435761 % 1000000000) AS n,
@@ -118,11 +97,13 @@ for run in $(seq 1 "$RUNS"); do
     se_q="SELECT search_engine.search('events', $(lit "$body"))"
     pg_q="SELECT jsonb_build_object('hits', jsonb_build_object('total', jsonb_build_object('value', (SELECT count(*) FROM events_pg WHERE ${QPG[$i]})), 'hits', (SELECT coalesce(jsonb_agg(doc), '[]') FROM (SELECT doc FROM events_pg WHERE ${QPG[$i]} LIMIT 10) s)))"
     for mode in on off; do
-      IFS=$'\t' read -r med p95 tot <<<"$(sqlv -F $'\t' -c "SET search_engine.range_doc_values = $mode" -c "SELECT * FROM bench.latency($(lit "$se_q"), $WARMUP, $REPS)")"
+      IFS=$'\t' read -r med p95 tot hits_ok <<<"$(sqlv -F $'\t' -c "SET search_engine.range_doc_values = $mode" -c "SELECT median_ms, p95_ms, total, hits = LEAST(10, total) FROM bench.latency($(lit "$se_q"), $WARMUP, $REPS)")"
+      [ "$hits_ok" = t ] || { echo "search_engine: wrong number of hits for $q ($mode)" >&2; exit 1; }
       rec "lat:$q" "se_$mode" "$run" "$med"; rec "total:$q" "se_$mode" "$run" "$tot"
       eval "tot_$mode=$tot; med_$mode=$med"
     done
-    IFS=$'\t' read -r med p95 tot <<<"$(sqlv -F $'\t' -c "SELECT * FROM bench.latency($(lit "$pg_q"), $WARMUP, $REPS)")"
+    IFS=$'\t' read -r med p95 tot hits_ok <<<"$(sqlv -F $'\t' -c "SELECT median_ms, p95_ms, total, hits = LEAST(10, total) FROM bench.latency($(lit "$pg_q"), $WARMUP, $REPS)")"
+    [ "$hits_ok" = t ] || { echo "PostgreSQL: wrong number of hits for $q" >&2; exit 1; }
     rec "lat:$q" pg "$run" "$med"; rec "total:$q" pg "$run" "$tot"
     if [ "$tot_on" != "$tot" ] || [ "$tot_off" != "$tot" ]; then
       echo "totals differ for $q: search_engine $tot_on / $tot_off, PostgreSQL $tot" >&2; exit 1
