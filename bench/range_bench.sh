@@ -4,12 +4,13 @@
 # (one term + posting list per distinct value, the old path), against
 # PostgreSQL btree indexes on the same values, in the same run.
 # Run as root; replaces its section of bench/RESULTS.md.
-#   bench/range_bench.sh   (env: DOCS=1000000 RUNS=3 REPS=20 WARMUP=3
+#   bench/range_bench.sh   (env: EVENTS=1000000 RUNS=3 REPS=20 WARMUP=3 -- not DOCS,
+#                           which PGXS's make would take for its own variable;
 #                           PORT=5474 PGDIR=... SKIP_BUILD=1)
 #
 # One fresh server, the committed HEAD built into a private copy of the
 # installation.  Index `events` (2 shards, force-merged to one segment per
-# shard) and table `events_pg` hold DOCS documents {"n": long, "ts": date,
+# shard) and table `events_pg` hold $EVENTS documents {"n": long, "ts": date,
 # "tag": keyword}: n is a pseudo-random long in [0, 1e9) (nearly every value
 # distinct), ts a second of 2025.  Each query asks for the top 10 and the
 # exact total: search_engine `{"query": {"range": ...}, "size": 10,
@@ -18,7 +19,7 @@
 set -euo pipefail
 PORT=${PORT:-5474}
 PGDIR=${PGDIR:-/var/tmp/se_range_bench}
-DOCS=${DOCS:-1000000}
+EVENTS=${EVENTS:-1000000}
 RUNS=${RUNS:-3}
 REPS=${REPS:-20}
 WARMUP=${WARMUP:-3}
@@ -41,12 +42,12 @@ rec meta date 0 "$(date -u '+%Y-%m-%d %H:%M UTC')"
 rec meta nproc 0 "$(nproc)"
 rec meta postgres 0 "$(sqlv -c 'SHOW server_version')"
 rec meta commit 0 "${PRIVATE_REV:-installed build (SKIP_BUILD)}"
-rec meta docs 0 "$DOCS"
+rec meta docs 0 "$EVENTS"
 rec meta reps 0 "$REPS"
 rec meta warmup 0 "$WARMUP"
 rec meta runs 0 "$RUNS"
 
-echo "== loading $DOCS documents into index events and table events_pg"
+echo "== loading $EVENTS documents into index events and table events_pg"
 sql -f "$BENCH/lib/latency.sql"
 sql <<SQL
 CREATE SCHEMA IF NOT EXISTS bench;
@@ -55,13 +56,13 @@ CREATE TABLE bench.gen AS
   SELECT i, (i::bigint * 2654435761 % 1000000000) AS n,
          timestamptz '2025-01-01 00:00:00+00' + ((i::bigint * 7919) % 31536000) * interval '1 second' AS ts,
          'tag' || (i % 50) AS tag
-  FROM generate_series(1, $DOCS) i;
+  FROM generate_series(1, $EVENTS) i;
 SELECT search_engine.create_index('events', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "-1"},
   "mappings": {"properties": {"n": {"type": "long"}, "ts": {"type": "date"}, "tag": {"type": "keyword"}}}}')->'acknowledged';
 DO \$\$
 DECLARE b int;
 BEGIN
-  FOR b IN 0..(($DOCS - 1) / 20000) LOOP
+  FOR b IN 0..(($EVENTS - 1) / 20000) LOOP
     PERFORM search_engine.bulk(string_agg(format(E'{"index": {"_id": "%s"}}\n{"n": %s, "ts": "%s", "tag": "%s"}',
                                                  i, n, to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), tag), E'\n') || E'\n',
                                'events')
