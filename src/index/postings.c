@@ -1239,8 +1239,7 @@ se_postings_open(SeSegmentReader *r, const SeTermInfo *ti, bool with_positions)
 			p->nterm_impacts = (int) n;
 		}
 		p->adv.p = p->shallow.p = p->gcur.p = p->skip;
-		p->groups = r->version >= SE_SEGMENT_VERSION_GROUPS &&
-			p->nblocks > GROUP;
+		p->groups = p->nblocks > GROUP;
 	}
 	if (with_positions && f->io == SE_IDX_POSITIONS)
 	{

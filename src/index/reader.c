@@ -185,26 +185,64 @@ parse_term_dict(SeSegmentReader *r, SeFieldR *f, Range t)
 	return true;
 }
 
+/* A doc-values column (segment_internal.h) of len bytes at p. */
+static bool
+parse_dv_column(SeSegmentReader *r, SeFieldR *f, const uint8 *p, uint64 len)
+{
+	uint64		n,
+				at = SE_DV_COLUMN_HEADER,
+				need;
+	int			sbits,
+				vbits;
+
+	if (len < SE_DV_COLUMN_HEADER || p[0] > 1 || p[3] != 0 ||
+		se_read_u32(p + 4) != 0)
+		return false;
+	f->dv_single = p[0] == 1;
+	sbits = p[1];
+	vbits = p[2];
+	n = se_read_u64(p + 8);
+	f->dv_min = (int64) se_read_u64(p + 16);
+	f->dv_gcd = se_read_u64(p + 24);
+	if (sbits > SE_DV_MAX_PACKED_BITS ||
+		(vbits > SE_DV_MAX_PACKED_BITS && vbits != SE_DV_RAW_BITS) ||
+		f->dv_gcd == 0 || n > PG_UINT32_MAX)
+		return false;
+	if (f->dv_single)
+	{
+		if (n != r->max_doc || sbits != 0)
+			return false;
+		f->dv_starts = NULL;
+	}
+	else
+	{
+		need = se_packed_len((uint64) r->max_doc + 1, sbits);
+		if (need > len - at)
+			return false;
+		f->dv_starts = p + at;
+		at += need;
+	}
+	need = vbits == SE_DV_RAW_BITS ? 8 * n : se_packed_len(n, vbits);
+	if (need != len - at)
+		return false;
+	f->dv_values = p + at;
+	f->dv_nvalues = n;
+	f->dv_start_bits = (uint8) sbits;
+	f->dv_value_bits = (uint8) vbits;
+	return true;
+}
+
 static bool
 parse_doc_values(SeSegmentReader *r, SeFieldR *f, Range d)
 {
-	uint64		starts_len = 4 * ((uint64) r->max_doc + 1);
 	uint64		at;
 	uint64		dict_len;
 
 	if (f->dv == SE_DV_NONE)
 		return d.len == 0;
 	if (f->dv == SE_DV_NUMERIC)
-	{
-		at = TYPEALIGN(8, starts_len);
-		if (d.len < at || (d.len - at) % 8 != 0)
-			return false;
-		f->dv_starts = d.p;
-		f->dv_values = d.p + at;
-		f->dv_nvalues = (d.len - at) / 8;
-		return true;
-	}
-	/* sorted set */
+		return parse_dv_column(r, f, d.p, d.len);
+	/* sorted set: the dictionary, then the column of ords */
 	if (d.len < 8)
 		return false;
 	f->dv_ndict = se_read_u32(d.p);
@@ -217,16 +255,8 @@ parse_doc_values(SeSegmentReader *r, SeFieldR *f, Range d)
 		return false;
 	f->dv_dict_blob = d.p + at;
 	f->dv_dict_len = dict_len;
-	at = TYPEALIGN(4, at + dict_len);
-	if (at > d.len || starts_len > d.len - at)
-		return false;
-	f->dv_starts = d.p + at;
-	at += starts_len;
-	if ((d.len - at) % 4 != 0)
-		return false;
-	f->dv_values = d.p + at;
-	f->dv_nvalues = (d.len - at) / 4;
-	return true;
+	at = TYPEALIGN(8, at + dict_len);
+	return at <= d.len && parse_dv_column(r, f, d.p + at, d.len - at);
 }
 
 static bool
@@ -988,16 +1018,35 @@ se_segment_norms(SeSegmentReader *r, int field)
 	return f ? f->norms : NULL;
 }
 
+/* Where the values of doc (0..max_doc) start in a doc-values column. */
+static inline uint64
+dv_start(const SeFieldR *f, uint64 doc)
+{
+	if (f->dv_single)
+		return doc;
+	return se_packed_get(f->dv_starts, doc, f->dv_start_bits);
+}
+
+/* Value k of a column: an int64, or a sorted set's ord. */
+static inline int64
+dv_value(const SeFieldR *f, uint64 k)
+{
+	if (f->dv_value_bits == SE_DV_RAW_BITS)
+		return (int64) se_read_u64(f->dv_values + 8 * k);
+	return (int64) ((uint64) f->dv_min +
+					f->dv_gcd * se_packed_get(f->dv_values, k, f->dv_value_bits));
+}
+
 /* Value range [*start, *start + *n) of doc in a doc-values field. */
 static bool
 dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
 {
-	uint32		s0,
+	uint64		s0,
 				s1;
 
-	s0 = se_read_u32(f->dv_starts + 4 * (uint64) doc);
-	s1 = se_read_u32(f->dv_starts + 4 * (uint64) doc + 4);
-	if (s0 > s1 || s1 > f->dv_nvalues || s1 - s0 > (uint32) PG_INT32_MAX)
+	s0 = dv_start(f, (uint64) doc);
+	s1 = dv_start(f, (uint64) doc + 1);
+	if (s0 > s1 || s1 > f->dv_nvalues || s1 - s0 > (uint64) PG_INT32_MAX)
 	{
 		se_segment_corrupt(r, "docvalues", "field [%s]: bad offsets for doc %d",
 						   f->name, doc);
@@ -1008,10 +1057,6 @@ dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
 	return true;
 }
 
-/*
- * Values point into the mapping when it is 8-aligned; otherwise into a
- * reader-owned copy that the next call overwrites.
- */
 /*
  * Set in bits (max_doc bits, cleared by the caller) the docs of numeric
  * doc-values field `field` having a value in [lo, hi]; true if any.  One
@@ -1024,19 +1069,19 @@ se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
 							  uint64 *bits)
 {
 	SeFieldR   *f = get_field(r, field);
-	uint32		s0,
+	uint64		s0,
 				s1;
 	uint32		doc;
 	bool		any = false;
 
 	if (f == NULL || f->dv != SE_DV_NUMERIC || r->max_doc == 0)
 		return false;
-	s0 = se_read_u32(f->dv_starts);
+	s0 = dv_start(f, 0);
 	for (doc = 0; doc < r->max_doc; doc++)
 	{
-		uint32		k;
+		uint64		k;
 
-		s1 = se_read_u32(f->dv_starts + 4 * ((uint64) doc + 1));
+		s1 = dv_start(f, (uint64) doc + 1);
 		if (s1 < s0 || s1 > f->dv_nvalues)
 		{
 			se_segment_corrupt(r, "docvalues", "field [%s]: bad offsets for doc %u",
@@ -1046,7 +1091,7 @@ se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
 		}
 		for (k = s0; k < s1; k++)
 		{
-			int64		v = (int64) se_read_u64(f->dv_values + 8 * (uint64) k);
+			int64		v = dv_value(f, k);
 
 			if (v >= lo && v <= hi)
 			{
@@ -1067,27 +1112,22 @@ se_segment_numeric_values(SeSegmentReader *r, int field, int32 doc,
 	SeFieldR   *f = get_field(r, field);
 	uint64		start;
 	int			n;
-	const uint8 *p;
+	int			i;
 
 	*values = NULL;
 	if (f == NULL || f->dv != SE_DV_NUMERIC || doc < 0 ||
 		(uint32) doc >= r->max_doc || !dv_range(r, f, doc, &start, &n) || n == 0)
 		return 0;
-	p = f->dv_values + 8 * start;
-	if (((uintptr_t) p & 7) == 0)
-		*values = (const int64 *) p;
-	else
+	if (r->scratch_cap < (size_t) n)
 	{
-		if (r->scratch_cap < (size_t) n)
-		{
-			if (r->scratch)
-				pfree(r->scratch);
-			r->scratch = se_segment_alloc(r, sizeof(int64) * n);
-			r->scratch_cap = n;
-		}
-		memcpy(r->scratch, p, sizeof(int64) * n);
-		*values = r->scratch;
+		if (r->scratch)
+			pfree(r->scratch);
+		r->scratch = se_segment_alloc(r, sizeof(int64) * n);
+		r->scratch_cap = n;
 	}
+	for (i = 0; i < n; i++)
+		r->scratch[i] = dv_value(f, start + i);
+	*values = r->scratch;
 	return n;
 }
 
@@ -1110,14 +1150,14 @@ se_segment_sorted_ord(SeSegmentReader *r, int field, int32 doc, int i)
 	SeFieldR   *f = get_field(r, field);
 	uint64		start;
 	int			n;
-	uint32		ord;
+	int64		ord;
 
 	if (f == NULL || f->dv != SE_DV_SORTED_SET || doc < 0 ||
 		(uint32) doc >= r->max_doc || !dv_range(r, f, doc, &start, &n) ||
 		i < 0 || i >= n)
 		return -1;
-	ord = se_read_u32(f->dv_values + 4 * (start + i));
-	if (ord >= f->dv_ndict)
+	ord = dv_value(f, start + i);
+	if (ord < 0 || ord >= f->dv_ndict)
 	{
 		se_segment_corrupt(r, "docvalues", "field [%s]: ordinal out of range",
 						   f->name);

@@ -266,8 +266,8 @@ extern int	se_postings_block_impacts(SePostings *p, SeImpact *impacts);
  * 128 docs) that may hold target, from a cursor of its own.  Returns the
  * group's last doc: every doc of the term in [target, returned doc] has
  * freq <= f and norm >= n for one of the pairs put in impacts[0..*nimpacts).
- * A term without groups (one group's worth of blocks, or a segment older
- * than format v4) answers for the whole term with SE_NO_MORE_DOCS, as
+ * A term without groups (one group's worth of blocks or fewer) answers
+ * for the whole term with SE_NO_MORE_DOCS, as
  * does a target past the last doc.  Targets are meant to ascend.
  */
 extern int32 se_postings_group_impacts(SePostings *p, int32 target,
@@ -283,9 +283,8 @@ extern const uint8 *se_segment_norms(SeSegmentReader *r, int field);
 
 /*
  * Doc values.  Return the number of values of doc (0 if none).  Numeric
- * values point into the mapping when it is 8-byte aligned (mmap is), else
- * into a reader buffer valid until the next call; sorted values point into
- * the mapping and are not NUL-terminated.
+ * values are unpacked into a reader buffer valid until the next call;
+ * sorted values point into the mapping and are not NUL-terminated.
  */
 extern bool se_segment_numeric_range_bits(SeSegmentReader *r, int field,
 										  int64 lo, int64 hi, uint64 *bits);

@@ -20,10 +20,19 @@
  *				(+ freqs), PFOR bit-packed; a tail block < 128 in varints
  *	 POSITIONS	per term and doc: position deltas
  *	 NORMS		per field with norms: max_doc bytes
- *	 DOCVALUES	8-aligned per field: numeric = u32 starts[max_doc + 1],
- *				pad to 8, int64 values[]; sorted set = u32 ndict,
- *				u32 dict_offs[ndict + 1], dict bytes, pad to 4,
- *				u32 starts[max_doc + 1], u32 ords[]
+ *	 DOCVALUES	8-aligned per field: numeric = a column of int64 values;
+ *				sorted set = u32 ndict, u32 dict_offs[ndict + 1], dict
+ *				bytes, pad to 8, then a column of its ords.  A column
+ *				is packed:
+ *				  u8 single (1: every doc has exactly one value), u8
+ *				  start_bits, u8 value_bits (0..56, or 64 = raw), u8 0,
+ *				  u32 0, u64 nvalues, i64 min, u64 gcd;
+ *				  unless single, starts[max_doc + 1] in start_bits each
+ *				  (doc d's values are [starts[d], starts[d + 1]));
+ *				  the values as (v - min) / gcd in value_bits each (or
+ *				  raw int64 when value_bits is 64).
+ *				Packed arrays are little-endian bit strings followed by
+ *				8 zero bytes, so any value is one unaligned 8-byte load.
  *	 DOCMETA	u32 offs[max_doc + 1], then per doc: _id, _routing, seq_no,
  *				primary_term, version
  *	 STORED		u32 nblocks, per block {u32 first_doc, u32 raw_len,
@@ -68,9 +77,12 @@
 /* The one place the segment format version lives. */
 #define SE_SEGMENT_FORMAT			"se_segment"
 #define SE_SEGMENT_VERSION			4
-#define SE_SEGMENT_VERSION_MIN		3	/* v2 (flat term dictionary) is refused */
-/* first version whose postings have skip groups (v3 is read without) */
-#define SE_SEGMENT_VERSION_GROUPS	4
+/*
+ * v4 added postings skip groups and packed doc-values columns; v3 (flat
+ * skip tables, u32/int64 doc values) and older files are refused: the
+ * index must be rebuilt (reindexed) from its source.
+ */
+#define SE_SEGMENT_VERSION_MIN		4
 
 /*
  * Terms per term-dictionary block written (files record theirs, so a build
@@ -167,6 +179,31 @@ se_pad_to(StringInfo buf, int base, int align)
 
 	if (rem != 0)
 		appendBinaryStringInfo(buf, zeros, align - rem);
+}
+
+/* Doc-values columns: header size, raw width, slack after packed arrays */
+#define SE_DV_COLUMN_HEADER		32
+#define SE_DV_RAW_BITS			64
+#define SE_DV_MAX_PACKED_BITS	56
+#define SE_PACKED_SLACK			8
+
+/* Bytes of n values of bits bits each, packed, slack included. */
+static inline uint64
+se_packed_len(uint64 n, int bits)
+{
+	return (n * (uint64) bits + 7) / 8 + SE_PACKED_SLACK;
+}
+
+/* Value i of a packed array of bits (<= SE_DV_MAX_PACKED_BITS) bits each. */
+static inline uint64
+se_packed_get(const uint8 *p, uint64 i, int bits)
+{
+	uint64		bit = i * (uint64) bits;
+
+	if (bits == 0)
+		return 0;
+	return (se_read_u64(p + (bit >> 3)) >> (bit & 7)) &
+		((UINT64CONST(1) << bits) - 1);
 }
 
 /* Grow a palloc'd array to hold at least need elements (huge-safe). */
@@ -363,10 +400,15 @@ typedef struct SeFieldR
 	uint64		pos_len;
 	/* norms: max_doc bytes or NULL */
 	const uint8 *norms;
-	/* doc values */
-	const uint8 *dv_starts;		/* u32[max_doc + 1] */
-	const uint8 *dv_values;		/* int64[] or u32 ords[] */
+	/* doc values (see DOCVALUES above) */
+	const uint8 *dv_starts;		/* packed, NULL when single */
+	const uint8 *dv_values;		/* packed (or raw int64) */
 	uint64		dv_nvalues;
+	bool		dv_single;		/* one value per doc, no starts */
+	uint8		dv_start_bits;
+	uint8		dv_value_bits;
+	int64		dv_min;
+	uint64		dv_gcd;
 	uint32		dv_ndict;		/* sorted set dictionary */
 	const uint8 *dv_dict_offs;	/* u32[ndict + 1] */
 	const uint8 *dv_dict_blob;

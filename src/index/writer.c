@@ -19,6 +19,7 @@
 
 #include <zstd.h>
 
+#include "port/pg_bitutils.h"
 #include "index/segment_internal.h"
 
 /* Values of one doc must fit a StringInfo enlargement. */
@@ -361,6 +362,134 @@ cmp_uint32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Value i of a buffer of esize-byte values: int64, or uint32 ords. */
+static inline int64
+dv_src_get(const char *src, int esize, uint64 i)
+{
+	if (esize == 8)
+	{
+		int64		v;
+
+		memcpy(&v, src + 8 * i, 8);
+		return v;
+	}
+	return (int64) ((const uint32 *) src)[i];
+}
+
+static int
+bit_width64(uint64 v)
+{
+	return v == 0 ? 0 : pg_leftmost_one_pos64(v) + 1;
+}
+
+/*
+ * Append n values of src as (v - min) / gcd in bits bits each, packed
+ * little-endian, then SE_PACKED_SLACK zero bytes.
+ */
+static void
+put_packed(StringInfo out, const char *src, int esize, uint64 n, int64 min,
+		   uint64 gcd, int bits)
+{
+	uint64		acc = 0;
+	int			nacc = 0;
+	uint64		i;
+	uint8	   *dst;
+
+	enlargeStringInfo(out, (int) se_packed_len(n, bits));
+	dst = (uint8 *) out->data + out->len;
+	for (i = 0; i < n && bits > 0; i++)
+	{
+		uint64		x = ((uint64) dv_src_get(src, esize, i) - (uint64) min) / gcd;
+
+		acc |= x << nacc;
+		nacc += bits;
+		while (nacc >= 8)
+		{
+			*dst++ = (uint8) acc;
+			acc >>= 8;
+			nacc -= 8;
+		}
+	}
+	if (nacc > 0)
+		*dst++ = (uint8) acc;
+	memset(dst, 0, SE_PACKED_SLACK);
+	dst += SE_PACKED_SLACK;
+	out->len = (int) ((char *) dst - out->data);
+	out->data[out->len] = '\0';
+}
+
+/*
+ * Append the current field's column (dv_starts, and n values of esize
+ * bytes in dv_vals) packed as segment_internal.h describes: values become
+ * multiples of their gcd above their min, in as few bits as that takes,
+ * and the starts disappear when every doc has exactly one value.
+ */
+static void
+dv_put_column(SeSegWriter *w, int esize, uint64 n)
+{
+	const char *src = w->dv_vals.data;
+	bool		single = n == w->max_doc;
+	int64		min = 0,
+				max = 0;
+	uint64		gcd = 0;
+	int			sbits = bit_width64(n);
+	int			vbits;
+	uint64		i;
+
+	for (i = 0; single && i < w->max_doc; i++)
+		single = w->dv_starts[i] == i;
+	for (i = 0; i < n; i++)
+	{
+		int64		v = dv_src_get(src, esize, i);
+
+		if (i == 0 || v < min)
+			min = v;
+		if (i == 0 || v > max)
+			max = v;
+	}
+	for (i = 0; i < n && gcd != 1; i++)
+	{
+		uint64		a = (uint64) dv_src_get(src, esize, i) - (uint64) min,
+					b = gcd;
+
+		while (b != 0)
+		{
+			uint64		t = a % b;
+
+			a = b;
+			b = t;
+		}
+		gcd = a;
+	}
+	if (gcd == 0)
+		gcd = 1;				/* no values, or all equal */
+	vbits = bit_width64(((uint64) max - (uint64) min) / gcd);
+	if (vbits > SE_DV_MAX_PACKED_BITS)
+	{
+		vbits = SE_DV_RAW_BITS;
+		min = 0;
+		gcd = 1;
+	}
+	appendStringInfoChar(&w->sec_dv, (char) single);
+	appendStringInfoChar(&w->sec_dv, (char) (single ? 0 : sbits));
+	appendStringInfoChar(&w->sec_dv, (char) vbits);
+	appendStringInfoChar(&w->sec_dv, 0);
+	se_put_u32(&w->sec_dv, 0);
+	se_put_u64(&w->sec_dv, n);
+	se_put_u64(&w->sec_dv, (uint64) min);
+	se_put_u64(&w->sec_dv, gcd);
+	if (!single)
+		put_packed(&w->sec_dv, (const char *) w->dv_starts, 4,
+				   (uint64) w->max_doc + 1, 0, 1, sbits);
+	if (vbits == SE_DV_RAW_BITS)
+	{
+		for (i = 0; i < n; i++)
+			se_put_u64(&w->sec_dv, (uint64) dv_src_get(src, esize, i));
+	}
+	else
+		put_packed(&w->sec_dv, src, esize, n, min, gcd, vbits);
+}
+
 void
 se_segwriter_numeric_begin(SeSegWriter *w, int field)
 {
@@ -402,10 +531,7 @@ se_segwriter_numeric_end(SeSegWriter *w)
 	se_pad_to(&w->sec_dv, 0, 8);
 	start = w->sec_dv.len;
 	f->dv_off = start;
-	appendBinaryStringInfo(&w->sec_dv, (const char *) w->dv_starts,
-						   sizeof(uint32) * ((size_t) w->max_doc + 1));
-	se_pad_to(&w->sec_dv, start, 8);
-	appendBinaryStringInfo(&w->sec_dv, w->dv_vals.data, w->dv_vals.len);
+	dv_put_column(w, sizeof(int64), w->dv_count);
 	f->dv_len = w->sec_dv.len - start;
 	w->dvfield = -1;
 }
@@ -478,10 +604,8 @@ se_segwriter_sorted_end(SeSegWriter *w)
 	appendBinaryStringInfo(&w->sec_dv, (const char *) w->dict_offs,
 						   sizeof(uint32) * ((size_t) w->ndict + 1));
 	appendBinaryStringInfo(&w->sec_dv, w->dict.data, w->dict.len);
-	se_pad_to(&w->sec_dv, start, 4);
-	appendBinaryStringInfo(&w->sec_dv, (const char *) w->dv_starts,
-						   sizeof(uint32) * ((size_t) w->max_doc + 1));
-	appendBinaryStringInfo(&w->sec_dv, w->dv_vals.data, w->dv_vals.len);
+	se_pad_to(&w->sec_dv, start, 8);
+	dv_put_column(w, sizeof(uint32), w->dv_count);
 	f->dv_len = w->sec_dv.len - start;
 	w->dvfield = -1;
 }

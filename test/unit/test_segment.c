@@ -1990,19 +1990,17 @@ test_corruption(void)
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
 	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "unknown version refused");
-	/* files are v4 (skip groups); v2 (flat dictionary) is refused */
+	/* files are v4 (skip groups, packed doc values); v2 (flat dictionary) is refused */
 	UT_CHECK(ts.file.data[4 + 1 + 10] == 4, "segments are written as v4");
 	copy[4 + 1 + 10] = 2;
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
 	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "v2 refused");
-	/* v3 (no skip groups) is still read */
+	/* v3 (flat skip tables and doc values) is refused too */
 	copy[4 + 1 + 10] = 3;
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
-	UT_CHECK(r != NULL, "v3 opens");
-	if (r)
-		se_segment_close(r);
+	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "v3 refused");
 	pfree(copy);
 }
 
@@ -2742,6 +2740,172 @@ test_postings_blocks(void)
 	pfree(next_idx);
 }
 
+/* The DOCVALUES section's id (segment_internal.h) */
+#define SEC_DOCVALUES 6
+
+/* Length of section id of a segment file (0 if absent). */
+static uint64
+section_len(const char *data, int len, int id)
+{
+	uint64		toc;
+	uint32		nsec,
+				i;
+
+	memcpy(&toc, data + len - SE_FILE_FOOTER_LEN - 8, 8);
+	memcpy(&nsec, data + toc + 4, 4);
+	for (i = 0; i < nsec; i++)
+	{
+		uint32		sid;
+		uint64		slen;
+
+		memcpy(&sid, data + toc + 8 + 24 * i, 4);
+		memcpy(&slen, data + toc + 8 + 24 * i + 16, 8);
+		if ((int) sid == id)
+			return slen;
+	}
+	return 0;
+}
+
+/*
+ * Packed doc values: columns whose values are multiples of a gcd above
+ * their min (timestamps in seconds as milliseconds), all equal, spanning
+ * the whole int64 range (stored raw), multi-valued with missing docs (with
+ * starts), and sorted-set ords; every value reads back, ranges over the
+ * column match the model, a merge keeps them, and the section is a
+ * fraction of the 4-byte starts and 8-byte values a flat layout takes.
+ */
+static void
+test_doc_values_packing(void)
+{
+	const int	ndocs = 20000;
+	SeSegmentBuilder *b = se_builder_create();
+	int			fts = se_builder_field(b, "ts", SE_IDX_NONE, false, SE_DV_NUMERIC);
+	int			fconst = se_builder_field(b, "const", SE_IDX_NONE, false, SE_DV_NUMERIC);
+	int			fwide = se_builder_field(b, "wide", SE_IDX_NONE, false, SE_DV_NUMERIC);
+	int			fmulti = se_builder_field(b, "multi", SE_IDX_NONE, false, SE_DV_NUMERIC);
+	int			fkw = se_builder_field(b, "kw", SE_IDX_DOCS, false, SE_DV_SORTED_SET);
+	int64	   *wide = palloc(sizeof(int64) * ndocs);
+	StringInfoData out;
+	uint8		sid[SE_SEGMENT_ID_LEN] = {0xD7};
+	uint8		mid[SE_SEGMENT_ID_LEN] = {0xD8};
+	SeSegmentReader *r,
+			   *m;
+	SeError		err;
+	uint64		flat;
+	uint64	   *bits = palloc0(sizeof(uint64) * (ndocs / 64 + 1));
+	int			d,
+				k,
+				bad = 0,
+				round;
+
+	for (d = 0; d < ndocs; d++)
+	{
+		SeDocMeta	meta;
+		char		idb[16];
+		char		kw[16];
+		int			kl = snprintf(kw, sizeof(kw), "k%03d", (d * 7) % 300);
+
+		wide[d] = d == 0 ? PG_INT64_MIN : d == 1 ? PG_INT64_MAX :
+			(int64) (((uint64) rnd() << 32) ^ rnd());
+		se_builder_begin_doc(b);
+		se_builder_add_numeric(b, fts, INT64CONST(1700000000000) + 1000 * (int64) ((d * 37) % 5000));
+		se_builder_add_numeric(b, fconst, 42);
+		se_builder_add_numeric(b, fwide, wide[d]);
+		for (k = 0; k < d % 3; k++)
+			se_builder_add_numeric(b, fmulti, k == 0 ? -d : (int64) d * 7);
+		se_builder_add_sorted(b, fkw, kw, kl);
+		memset(&meta, 0, sizeof(meta));
+		meta.id_len = snprintf(idb, sizeof(idb), "p%d", d);
+		meta.id = idb;
+		se_builder_end_doc(b, &meta, NULL, 0);
+	}
+	initStringInfo(&out);
+	se_builder_serialize(b, sid, 1, &out);
+	se_builder_free(b);
+	se_error_init(&err);
+	r = se_segment_open((uint8 *) out.data, out.len, true, &err);
+	UT_CHECK(r != NULL, "packed doc values: open: %s", err.reason ? err.reason : "");
+	if (r == NULL)
+		return;
+	/* a flat layout: 4-byte starts per doc and field, 8-byte values, 4-byte ords */
+	flat = 5 * 4 * (uint64) (ndocs + 1) + 8 * (3 * (uint64) ndocs + (uint64) ndocs) + 4 * (uint64) ndocs;
+	printf("packed doc values: %d docs, DOCVALUES section %llu bytes (flat layout %llu)\n",
+		   ndocs, (unsigned long long) section_len(out.data, out.len, SEC_DOCVALUES),
+		   (unsigned long long) flat);
+	UT_CHECK(section_len(out.data, out.len, SEC_DOCVALUES) * 3 < flat,
+			 "doc values are packed");
+
+	/* the same checks on the segment and on its merge (merge rewrites the columns) */
+	initStringInfo(&out);
+	UT_CHECK(se_segment_merge(&r, NULL, 1, mid, 1, &out, &err), "packed doc values: merge");
+	m = se_segment_open((uint8 *) out.data, out.len, true, &err);
+	UT_CHECK(m != NULL, "packed doc values: merged opens");
+	for (round = 0; round < 2; round++)
+	{
+		SeSegmentReader *x = round == 0 ? r : m;
+		int			ts = se_segment_field(x, "ts"),
+					cf = se_segment_field(x, "const"),
+					wf = se_segment_field(x, "wide"),
+					mf = se_segment_field(x, "multi"),
+					kf = se_segment_field(x, "kw");
+		int64		lo = INT64CONST(1700000000000) + 1000 * 1200,
+					hi = INT64CONST(1700000000000) + 1000 * 3400;
+		int			nin = 0;
+
+		if (x == NULL)
+			break;
+		for (d = 0; d < ndocs; d++)
+		{
+			const int64 *v;
+			int			n;
+			int64		t = INT64CONST(1700000000000) + 1000 * (int64) ((d * 37) % 5000);
+			char		kw[16];
+			int			kl = snprintf(kw, sizeof(kw), "k%03d", (d * 7) % 300);
+			int			vl;
+			const char *vb;
+
+			if (se_segment_numeric_values(x, ts, d, &v) != 1 || v[0] != t)
+				bad++;
+			if (se_segment_numeric_values(x, cf, d, &v) != 1 || v[0] != 42)
+				bad++;
+			if (se_segment_numeric_values(x, wf, d, &v) != 1 || v[0] != wide[d])
+				bad++;
+			n = se_segment_numeric_values(x, mf, d, &v);
+			if (n != d % 3 || (n >= 1 && v[0] != -d) || (n == 2 && v[1] != (int64) d * 7))
+				bad++;
+			vb = se_segment_sorted_value(x, kf, d, 0, &vl);
+			if (se_segment_sorted_count(x, kf, d) != 1 || vb == NULL || vl != kl ||
+				memcmp(vb, kw, kl) != 0)
+				bad++;
+			if (t >= lo && t <= hi)
+				nin++;
+		}
+		memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
+		UT_CHECK(se_segment_numeric_range_bits(x, ts, lo, hi, bits), "range over a packed column");
+		for (d = 0; d < ndocs; d++)
+		{
+			int64		t = INT64CONST(1700000000000) + 1000 * (int64) ((d * 37) % 5000);
+			bool		set = (bits[d >> 6] >> (d & 63)) & 1;
+
+			if (set != (t >= lo && t <= hi))
+				bad++;
+			nin -= set;
+		}
+		memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
+		(void) se_segment_numeric_range_bits(x, wf, PG_INT64_MAX, PG_INT64_MAX, bits);
+		for (d = 0; d < ndocs; d++)
+			if (((bits[d >> 6] >> (d & 63)) & 1) != (wide[d] == PG_INT64_MAX))
+				bad++;
+		UT_CHECK(bad == 0 && nin == 0 && se_segment_error(x) == NULL,
+				 "packed doc values read back (%s): %d wrong", round == 0 ? "written" : "merged", bad);
+	}
+	if (m)
+		se_segment_close(m);
+	se_segment_close(r);
+	pfree(wide);
+	pfree(bits);
+}
+
 /*
  * Corruption of the block format: a small segment of dense terms (full
  * PFOR blocks, skip tables, impacts).  Every byte flip fails the checksum;
@@ -2974,6 +3138,7 @@ main(void)
 	test_corruption();
 	test_postings_blocks();
 	test_block_corruption();
+	test_doc_values_packing();
 	test_throughput();
 	return ut_finish("test_segment");
 }
