@@ -429,6 +429,7 @@ se_write_worker_main(Datum arg)
 {
 	sigjmp_buf	local_sigjmp_buf;
 	MemoryContext loop_cxt;
+	volatile bool started = false;
 
 	my_worker = DatumGetInt32(arg);
 	se_bgw_start();
@@ -456,6 +457,9 @@ se_write_worker_main(Datum arg)
 		FlushErrorState();
 		LWLockReleaseAll();
 		ConditionVariableCancelSleep();
+		/* failing to start: exit, the postmaster restarts us after a pause */
+		if (!started)
+			proc_exit(1);
 		release_batch(true,
 					  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
 					  edata->message);
@@ -476,8 +480,17 @@ se_write_worker_main(Datum arg)
 	}
 	PG_exception_stack = &local_sigjmp_buf;
 
-	node_bootstrap();
-	reopen_owned_slots();
+	/*
+	 * Once only: after an error the loop resumes here, and reopening the
+	 * owned slots again would turn a failed shard back into an opening one,
+	 * retrying (and failing) it forever.
+	 */
+	if (!started)
+	{
+		node_bootstrap();
+		reopen_owned_slots();
+		started = true;
+	}
 
 	while (se_bgw_loop_top())
 	{

@@ -117,6 +117,7 @@ open_segment(SeShard *sh, SeSegEntry *e, uint64 gen, uint64 del_gen, bool verify
 	if (e->reader == NULL)
 	{
 		MemoryContextSwitchTo(old);
+		se_file_unmap(&e->mf);
 		corrupted(sh, path, &err);
 	}
 	e->max_doc = se_segment_max_doc(e->reader);
@@ -133,6 +134,7 @@ open_segment(SeShard *sh, SeSegEntry *e, uint64 gen, uint64 del_gen, bool verify
 		if (e->live == NULL)
 		{
 			MemoryContextSwitchTo(old);
+			se_file_unmap(&e->mf);
 			corrupted(sh, lp, &err);
 		}
 		e->live_count = se_livedocs_count(e->live, e->max_doc);
@@ -1602,6 +1604,8 @@ replay_op(const SeTranslogOp *op, void *arg)
 		se_shard_refresh(sh);
 }
 
+static void open_files(SeShard *sh, SeShardSlot *slot);
+
 SeShard *
 se_shard_open(int slot_no)
 {
@@ -1611,10 +1615,6 @@ se_shard_open(int slot_no)
 	MemoryContext cxt;
 	MemoryContext old;
 	SeShard    *sh;
-	int64		commit;
-	int64		tlog_gen = 1;
-	int64		last_gen;
-	struct stat stbuf;
 	int			i;
 
 	if (im == NULL)
@@ -1641,8 +1641,43 @@ se_shard_open(int slot_no)
 	sh->max_seq_no = -1;		/* ES: no operation performed yet */
 	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
 		sh->merges[i].task = -1;
+	sh->tl.fd = -1;
 	new_buffer(sh);
 	MemoryContextSwitchTo(old);
+
+	/*
+	 * A shard that fails to open (a corrupted file, say) leaves nothing
+	 * behind: its mappings, translog and memory go, so that the failure
+	 * costs the worker nothing however often the shard is retried.
+	 */
+	PG_TRY();
+	{
+		open_files(sh, slot);
+	}
+	PG_CATCH();
+	{
+		for (i = 0; i < sh->nsegs; i++)
+			close_segment(&sh->segs[i]);
+		if (sh->tl.fd >= 0)
+			close(sh->tl.fd);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return sh;
+}
+
+/* The files part of se_shard_open: commit point, segments, translog. */
+static void
+open_files(SeShard *sh, SeShardSlot *slot)
+{
+	MemoryContext cxt = sh->cxt;
+	MemoryContext old;
+	int64		commit;
+	int64		tlog_gen = 1;
+	int64		last_gen;
+	struct stat stbuf;
 
 	if (stat(sh->index_dir, &stbuf) != 0)
 	{
@@ -1682,7 +1717,6 @@ se_shard_open(int slot_no)
 	publish(sh);
 	pg_atomic_write_u64(&slot->max_seq_no, (uint64) sh->max_seq_no);
 	sh->last_sync = sh->last_refresh = GetCurrentTimestamp();
-	return sh;
 }
 
 void

@@ -57,6 +57,7 @@ is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers');
 is($node->safe_psql('postgres', q{SELECT search_engine.count('healthy')}), '500', 'other indices still work');
 
 # 2. after a restart the shard fails recovery with the same error class
+my $log_start = -s $node->logfile;
 $node->restart;
 SeTest::wait_ready($node) if 0;
 ($rc, $out, $err) = $node->psql('postgres',
@@ -68,5 +69,15 @@ my ($st, $body2) = split /\|/, $node->safe_psql('postgres', q{SELECT status, bod
 is($st, '500', 'REST answers 500');
 is($body2, 'index_corrupted_exception', 'REST error type is index_corrupted_exception');
 is($node->safe_psql('postgres', q{SELECT search_engine.count('healthy')}), '500', 'other indices still work after restart');
+
+# the failed shard stays failed: its owner does not retry it in a loop
+# (each retry used to leak the shard's memory until the worker ran out)
+sleep 3;
+my $reports = () = slurp_file($node->logfile, $log_start) =~ /shard \[c\]\[\d+\] is corrupted/g;
+ok($reports >= 1 && $reports < 20, "the corrupted shard is reported, not retried in a loop ($reports reports)");
+is($node->safe_psql('postgres', q{SET statement_timeout = '30s'; SELECT search_engine.delete_index('c')->>'acknowledged'}),
+	'true', 'an index with a failed shard can be deleted');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM search_engine.indices WHERE index = 'c'}), '0', 'and is gone');
+is($node->safe_psql('postgres', q{SELECT search_engine.count('healthy')}), '500', 'other indices still work after the delete');
 $node->stop;
 done_testing();
