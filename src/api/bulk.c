@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -690,42 +691,70 @@ result_name(int r)
 	return "error";
 }
 
-/* The per-item body ES shows inside "items" (and as a single-doc answer). */
+/*
+ * The per-item body ES shows inside "items" (and as a single-doc answer),
+ * as jsonb (see se_jsonb_key in errors.c).
+ */
 static void
-item_body(const BulkItem *it, StringInfo out, bool single)
+item_body(const BulkItem *it, bool single, JsonbValue *v)
 {
-	appendStringInfoString(out, "{\"_index\":");
-	se_json_write_string(out, it->index, strlen(it->index));
-	appendStringInfoString(out, ",\"_id\":");
-	se_json_write_string(out, it->id, strlen(it->id));
+	JsonbPair  *p = palloc(sizeof(JsonbPair) * 10);
+	int			n = 0;
+
+	se_jsonb_string(se_jsonb_key(&p[n++], "_index"), it->index, strlen(it->index));
+	se_jsonb_string(se_jsonb_key(&p[n++], "_id"), it->id, strlen(it->id));
 	if (it->err_type)
 	{
-		appendStringInfo(out, ",\"status\":%d,\"error\":{\"type\":", it->resp.status);
-		se_json_write_string(out, it->err_type, strlen(it->err_type));
-		appendStringInfoString(out, ",\"reason\":");
-		se_json_write_string(out, it->err_reason, strlen(it->err_reason));
+		JsonbPair  *e = palloc(sizeof(JsonbPair) * 5);
+		int			ne = 0;
+
+		se_jsonb_int(se_jsonb_key(&p[n++], "status"), it->resp.status);
+		se_jsonb_string(se_jsonb_key(&e[ne++], "type"), it->err_type, strlen(it->err_type));
+		se_jsonb_string(se_jsonb_key(&e[ne++], "reason"), it->err_reason, strlen(it->err_reason));
 		if (it->im)
 		{
-			appendStringInfo(out, ",\"index_uuid\":\"%s\",\"shard\":\"%d\",\"index\":", it->im->uuid, it->shard);
-			se_json_write_string(out, it->index, strlen(it->index));
+			char	   *shard = psprintf("%d", it->shard);
+
+			se_jsonb_string(se_jsonb_key(&e[ne++], "index_uuid"), it->im->uuid, strlen(it->im->uuid));
+			se_jsonb_string(se_jsonb_key(&e[ne++], "shard"), shard, strlen(shard));
+			se_jsonb_string(se_jsonb_key(&e[ne++], "index"), it->index, strlen(it->index));
 		}
-		appendStringInfoString(out, "}}");
+		se_jsonb_object(se_jsonb_key(&p[n++], "error"), e, ne);
+		se_jsonb_object(v, p, n);
 		return;
 	}
-	appendStringInfo(out, ",\"_version\":" INT64_FORMAT ",\"result\":\"%s\",",
-					 it->resp.version, result_name(it->resp.result));
+	se_jsonb_int(se_jsonb_key(&p[n++], "_version"), it->resp.version);
+	{
+		const char *result = result_name(it->resp.result);
+
+		se_jsonb_string(se_jsonb_key(&p[n++], "result"), result, strlen(result));
+	}
 	if (it->forced_refresh)
-		appendStringInfoString(out, "\"forced_refresh\":true,");
-	if (it->resp.result == SE_RESULT_NOOP)
-		appendStringInfo(out, "\"_shards\":{\"total\":0,\"successful\":0,\"failed\":0}");
-	else
-		appendStringInfo(out, "\"_shards\":{\"total\":%d,\"successful\":1,\"failed\":0}",
-						 1 + it->im->settings.number_of_replicas);
-	appendStringInfo(out, ",\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
-					 it->resp.seq_no, it->resp.primary_term);
+		se_jsonb_bool(se_jsonb_key(&p[n++], "forced_refresh"), true);
+	{
+		JsonbPair  *sh = palloc(sizeof(JsonbPair) * 3);
+		bool		noop = (it->resp.result == SE_RESULT_NOOP);
+
+		se_jsonb_int(se_jsonb_key(&sh[0], "total"),
+					 noop ? 0 : 1 + it->im->settings.number_of_replicas);
+		se_jsonb_int(se_jsonb_key(&sh[1], "successful"), noop ? 0 : 1);
+		se_jsonb_int(se_jsonb_key(&sh[2], "failed"), 0);
+		se_jsonb_object(se_jsonb_key(&p[n++], "_shards"), sh, 3);
+	}
+	se_jsonb_int(se_jsonb_key(&p[n++], "_seq_no"), it->resp.seq_no);
+	se_jsonb_int(se_jsonb_key(&p[n++], "_primary_term"), it->resp.primary_term);
 	if (!single)
-		appendStringInfo(out, ",\"status\":%d", it->resp.status);
-	appendStringInfoChar(out, '}');
+		se_jsonb_int(se_jsonb_key(&p[n++], "status"), it->resp.status);
+	se_jsonb_object(v, p, n);
+}
+
+/* Build r's body as jsonb from v, the value's pieces living in cxt. */
+static void
+set_response(SeResponse *r, JsonbValue *v, MemoryContext cxt, MemoryContext old)
+{
+	MemoryContextSwitchTo(old);
+	r->jsonb = JsonbValueToJsonb(v);
+	MemoryContextDelete(cxt);
 }
 
 bool
@@ -738,6 +767,13 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 	bool		errors = false;
 	long		secs;
 	int			usecs;
+	MemoryContext cxt;
+	MemoryContext old;
+	JsonbPair	top[3];
+	JsonbPair  *wrappers;
+	JsonbValue *elems;
+	JsonbValue *list;
+	JsonbValue	answer;
 
 	se_require_started();
 	items = parse_ndjson(body, len, opts, opts->require_alias, &n, err);
@@ -748,17 +784,25 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 		if (items[i].err_type)
 			errors = true;
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
-	appendStringInfo(&r->body, "{\"took\":%ld,\"errors\":%s,\"items\":[",
-					 secs * 1000 + usecs / 1000, errors ? "true" : "false");
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine bulk response",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	elems = palloc(sizeof(JsonbValue) * n);
+	wrappers = palloc(sizeof(JsonbPair) * n);
 	for (i = 0; i < n; i++)
 	{
-		if (i > 0)
-			appendStringInfoChar(&r->body, ',');
-		appendStringInfo(&r->body, "{\"%s\":", op_name(items[i].op));
-		item_body(&items[i], &r->body, false);
-		appendStringInfoChar(&r->body, '}');
+		item_body(&items[i], false, se_jsonb_key(&wrappers[i], op_name(items[i].op)));
+		se_jsonb_object(&elems[i], &wrappers[i], 1);
 	}
-	appendStringInfoString(&r->body, "]}");
+	se_jsonb_int(se_jsonb_key(&top[0], "took"), (int64) secs * 1000 + usecs / 1000);
+	se_jsonb_bool(se_jsonb_key(&top[1], "errors"), errors);
+	list = se_jsonb_key(&top[2], "items");
+	list->type = jbvArray;
+	list->val.array.rawScalar = false;
+	list->val.array.nElems = n;
+	list->val.array.elems = elems;
+	se_jsonb_object(&answer, top, 3);
+	set_response(r, &answer, cxt, old);
 	r->status = 200;
 	return true;
 }
@@ -820,6 +864,15 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 		return false;
 	}
 	r->status = it.resp.status;
-	item_body(&it, &r->body, true);
+	{
+		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "search_engine write response",
+												  ALLOCSET_SMALL_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		JsonbValue	body;
+
+		item_body(&it, true, &body);
+		set_response(r, &body, cxt, old);
+	}
 	return true;
 }
