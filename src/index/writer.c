@@ -693,6 +693,23 @@ se_segwriter_finish(SeSegWriter *w, const uint8 segment_id[SE_SEGMENT_ID_LEN],
 	flush_block(w);
 	w->meta_offs[w->max_doc] = (uint32) w->meta.len;
 
+	/*
+	 * One enlargement for the whole file: out usually starts empty, and
+	 * growing it by doubling to the size of a segment copied it once more
+	 * and faulted in fresh pages at every step.  need is an upper bound
+	 * (the field table, padding, TOC and footer are small); past
+	 * StringInfo's 1 GB limit the appends below raise its error as before.
+	 */
+	{
+		uint64		need = (uint64) w->sec_terms.len + w->sec_post.len + w->sec_pos.len +
+			w->sec_dv.len + sizeof(uint32) * ((uint64) w->max_doc + 1) + w->meta.len +
+			w->stored_index.len + w->stored_data.len +
+			(uint64) w->max_doc * w->nfields + 64 * (uint64) w->nfields + 4096;
+
+		if (need < (uint64) (0x3fffffff - out->len))
+			enlargeStringInfo(out, (int) need);
+	}
+
 	/* FIELDS */
 	initStringInfo(&fields);
 	se_put_vint_fast(&fields, (uint64) w->nfields);
