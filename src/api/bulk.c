@@ -236,7 +236,7 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 			pos = srcend + 1;
 		}
 		if (it->index == NULL)
-			it->index = opts->default_index ? pstrdup(opts->default_index) : NULL;
+			it->index = (char *) opts->default_index;	/* outlives the items */
 		if (it->index == NULL)
 		{
 			se_error_set(err, 400, "action_request_validation_exception",
@@ -281,6 +281,9 @@ route_items(BulkItem *items, int n)
 {
 	int			i;
 	const SeClusterState *st;
+	const char *last_index = NULL;
+	SeIndexMeta *last_im = NULL;
+	int		   *slot_of = NULL;
 
 	/* pass 1: auto-create missing indices (state reloads invalidate im pointers) */
 	for (i = 0; i < n; i++)
@@ -319,7 +322,11 @@ route_items(BulkItem *items, int n)
 				item_fail(it, err.status, err.type, err.reason);
 		}
 	}
-	/* pass 2: route */
+	/*
+	 * pass 2: route.  Items nearly always name the index of the item before,
+	 * so its metadata and the slot of each of its shards are looked up once
+	 * (se_slot_find takes the slots lock and scans every slot).
+	 */
 	st = se_state_current();
 	for (i = 0; i < n; i++)
 	{
@@ -328,7 +335,20 @@ route_items(BulkItem *items, int n)
 
 		if (it->done)
 			continue;
-		it->im = se_state_find(st, it->index);
+		if (last_index == NULL || strcmp(it->index, last_index) != 0)
+		{
+			last_index = it->index;
+			last_im = se_state_find(st, it->index);
+			if (last_im != NULL)
+			{
+				int			k;
+
+				slot_of = palloc(sizeof(int) * last_im->settings.number_of_shards);
+				for (k = 0; k < last_im->settings.number_of_shards; k++)
+					slot_of[k] = -2;	/* not looked up yet */
+			}
+		}
+		it->im = last_im;
 		if (it->im == NULL)
 		{
 			item_fail(it, 404, "index_not_found_exception",
@@ -343,7 +363,9 @@ route_items(BulkItem *items, int n)
 		r = it->routing ? it->routing : it->id;
 		it->shard = se_routing_shard(r, strlen(r), it->im->settings.number_of_shards,
 									 it->im->settings.routing_num_shards);
-		it->slot = se_slot_find(it->im->uuid, it->shard);
+		if (slot_of[it->shard] == -2)
+			slot_of[it->shard] = se_slot_find(it->im->uuid, it->shard);
+		it->slot = slot_of[it->shard];
 		if (it->slot < 0)
 		{
 			SeError		err;
@@ -354,7 +376,7 @@ route_items(BulkItem *items, int n)
 				item_fail(it, err.status, err.type, err.reason);
 				continue;
 			}
-			it->slot = se_slot_find(it->im->uuid, it->shard);
+			it->slot = slot_of[it->shard] = se_slot_find(it->im->uuid, it->shard);
 		}
 	}
 }
@@ -691,12 +713,20 @@ result_name(int r)
 	return "error";
 }
 
+/* The last "_shards" object built: items with the same counts share it. */
+typedef struct ShardsMemo
+{
+	int			total;			/* -1: none yet */
+	int			successful;
+	JsonbValue	value;
+} ShardsMemo;
+
 /*
  * The per-item body ES shows inside "items" (and as a single-doc answer),
  * as jsonb (see se_jsonb_key in errors.c).
  */
 static void
-item_body(const BulkItem *it, bool single, JsonbValue *v)
+item_body(const BulkItem *it, bool single, ShardsMemo *memo, JsonbValue *v)
 {
 	JsonbPair  *p = palloc(sizeof(JsonbPair) * 10);
 	int			n = 0;
@@ -732,14 +762,22 @@ item_body(const BulkItem *it, bool single, JsonbValue *v)
 	if (it->forced_refresh)
 		se_jsonb_bool(se_jsonb_key(&p[n++], "forced_refresh"), true);
 	{
-		JsonbPair  *sh = palloc(sizeof(JsonbPair) * 3);
 		bool		noop = (it->resp.result == SE_RESULT_NOOP);
+		int			total = noop ? 0 : 1 + it->im->settings.number_of_replicas;
+		int			successful = noop ? 0 : 1;
 
-		se_jsonb_int(se_jsonb_key(&sh[0], "total"),
-					 noop ? 0 : 1 + it->im->settings.number_of_replicas);
-		se_jsonb_int(se_jsonb_key(&sh[1], "successful"), noop ? 0 : 1);
-		se_jsonb_int(se_jsonb_key(&sh[2], "failed"), 0);
-		se_jsonb_object(se_jsonb_key(&p[n++], "_shards"), sh, 3);
+		if (memo->total != total || memo->successful != successful)
+		{
+			JsonbPair  *sh = palloc(sizeof(JsonbPair) * 3);
+
+			se_jsonb_int(se_jsonb_key(&sh[0], "total"), total);
+			se_jsonb_int(se_jsonb_key(&sh[1], "successful"), successful);
+			se_jsonb_int(se_jsonb_key(&sh[2], "failed"), 0);
+			se_jsonb_object(&memo->value, sh, 3);
+			memo->total = total;
+			memo->successful = successful;
+		}
+		*se_jsonb_key(&p[n++], "_shards") = memo->value;
 	}
 	se_jsonb_int(se_jsonb_key(&p[n++], "_seq_no"), it->resp.seq_no);
 	se_jsonb_int(se_jsonb_key(&p[n++], "_primary_term"), it->resp.primary_term);
@@ -748,13 +786,32 @@ item_body(const BulkItem *it, bool single, JsonbValue *v)
 	se_jsonb_object(v, p, n);
 }
 
-/* Build r's body as jsonb from v, the value's pieces living in cxt. */
-static void
-set_response(SeResponse *r, JsonbValue *v, MemoryContext cxt, MemoryContext old)
+/*
+ * The context answers are built in, with a 1 MB block that survives its
+ * resets (what a 1000-item bulk's JsonbValue tree takes).  A context per
+ * answer put that tree on freshly faulted-in pages every time: page faults
+ * were most of building it.
+ */
+static MemoryContext
+response_context(void)
 {
-	MemoryContextSwitchTo(old);
+	static MemoryContext cxt = NULL;
+
+	if (cxt == NULL)
+		cxt = AllocSetContextCreate(TopMemoryContext, "search_engine write response",
+									1024 * 1024, 1024 * 1024, ALLOCSET_DEFAULT_MAXSIZE);
+	MemoryContextReset(cxt);	/* after an error, what was left */
+	return cxt;
+}
+
+/* Build r's body as jsonb from v, whose pieces live in response_context(). */
+static void
+set_response(SeResponse *r, JsonbValue *v, MemoryContext old)
+{
+	MemoryContext cxt = MemoryContextSwitchTo(old);
+
 	r->jsonb = JsonbValueToJsonb(v);
-	MemoryContextDelete(cxt);
+	MemoryContextReset(cxt);
 }
 
 bool
@@ -767,8 +824,8 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 	bool		errors = false;
 	long		secs;
 	int			usecs;
-	MemoryContext cxt;
 	MemoryContext old;
+	ShardsMemo	memo = {.total = -1};
 	JsonbPair	top[3];
 	JsonbPair  *wrappers;
 	JsonbValue *elems;
@@ -784,14 +841,13 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 		if (items[i].err_type)
 			errors = true;
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine bulk response",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(cxt);
+	old = MemoryContextSwitchTo(response_context());
 	elems = palloc(sizeof(JsonbValue) * n);
 	wrappers = palloc(sizeof(JsonbPair) * n);
 	for (i = 0; i < n; i++)
 	{
-		item_body(&items[i], false, se_jsonb_key(&wrappers[i], op_name(items[i].op)));
+		item_body(&items[i], false, &memo,
+				  se_jsonb_key(&wrappers[i], op_name(items[i].op)));
 		se_jsonb_object(&elems[i], &wrappers[i], 1);
 	}
 	se_jsonb_int(se_jsonb_key(&top[0], "took"), (int64) secs * 1000 + usecs / 1000);
@@ -802,7 +858,7 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 	list->val.array.nElems = n;
 	list->val.array.elems = elems;
 	se_jsonb_object(&answer, top, 3);
-	set_response(r, &answer, cxt, old);
+	set_response(r, &answer, old);
 	r->status = 200;
 	return true;
 }
@@ -865,14 +921,12 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	}
 	r->status = it.resp.status;
 	{
-		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-												  "search_engine write response",
-												  ALLOCSET_SMALL_SIZES);
-		MemoryContext old = MemoryContextSwitchTo(cxt);
+		MemoryContext old = MemoryContextSwitchTo(response_context());
+		ShardsMemo	memo = {.total = -1};
 		JsonbValue	body;
 
-		item_body(&it, true, &body);
-		set_response(r, &body, cxt, old);
+		item_body(&it, true, &memo, &body);
+		set_response(r, &body, old);
 	}
 	return true;
 }
