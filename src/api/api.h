@@ -17,6 +17,7 @@
 
 #include "fmgr.h"
 #include "nodes/pg_list.h"
+#include "utils/jsonb.h"
 
 #include "cluster/state.h"
 #include "util/json.h"
@@ -26,6 +27,7 @@ typedef struct SeResponse
 	int			status;
 	StringInfoData body;		/* JSON (or text for _cat without format) */
 	bool		is_text;		/* body is plain text, not JSON */
+	Jsonb	   *jsonb;			/* or the body built as jsonb directly */
 } SeResponse;
 
 typedef enum SeRefresh
@@ -40,6 +42,12 @@ extern void se_response_init(SeResponse *r);
 extern void se_raise(const SeError *err) pg_attribute_noreturn();
 extern void se_error_body(const SeError *err, StringInfo out);
 extern Datum se_jsonb_from_text(const char *data, size_t len);
+extern Datum se_response_jsonb(const SeResponse *r);
+extern JsonbValue *se_jsonb_key(JsonbPair *pair, const char *key);
+extern void se_jsonb_string(JsonbValue *v, const char *s, size_t len);
+extern void se_jsonb_int(JsonbValue *v, int64 i);
+extern void se_jsonb_bool(JsonbValue *v, bool b);
+extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
 extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);
 extern bool se_parse_refresh(const char *s, SeRefresh *out, SeError *err);

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -235,7 +236,7 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 			pos = srcend + 1;
 		}
 		if (it->index == NULL)
-			it->index = opts->default_index ? pstrdup(opts->default_index) : NULL;
+			it->index = (char *) opts->default_index;	/* outlives the items */
 		if (it->index == NULL)
 		{
 			se_error_set(err, 400, "action_request_validation_exception",
@@ -280,6 +281,9 @@ route_items(BulkItem *items, int n)
 {
 	int			i;
 	const SeClusterState *st;
+	const char *last_index = NULL;
+	SeIndexMeta *last_im = NULL;
+	int		   *slot_of = NULL;
 
 	/* pass 1: auto-create missing indices (state reloads invalidate im pointers) */
 	for (i = 0; i < n; i++)
@@ -318,7 +322,11 @@ route_items(BulkItem *items, int n)
 				item_fail(it, err.status, err.type, err.reason);
 		}
 	}
-	/* pass 2: route */
+	/*
+	 * pass 2: route.  Items nearly always name the index of the item before,
+	 * so its metadata and the slot of each of its shards are looked up once
+	 * (se_slot_find takes the slots lock and scans every slot).
+	 */
 	st = se_state_current();
 	for (i = 0; i < n; i++)
 	{
@@ -327,7 +335,20 @@ route_items(BulkItem *items, int n)
 
 		if (it->done)
 			continue;
-		it->im = se_state_find(st, it->index);
+		if (last_index == NULL || strcmp(it->index, last_index) != 0)
+		{
+			last_index = it->index;
+			last_im = se_state_find(st, it->index);
+			if (last_im != NULL)
+			{
+				int			k;
+
+				slot_of = palloc(sizeof(int) * last_im->settings.number_of_shards);
+				for (k = 0; k < last_im->settings.number_of_shards; k++)
+					slot_of[k] = -2;	/* not looked up yet */
+			}
+		}
+		it->im = last_im;
 		if (it->im == NULL)
 		{
 			item_fail(it, 404, "index_not_found_exception",
@@ -342,7 +363,9 @@ route_items(BulkItem *items, int n)
 		r = it->routing ? it->routing : it->id;
 		it->shard = se_routing_shard(r, strlen(r), it->im->settings.number_of_shards,
 									 it->im->settings.routing_num_shards);
-		it->slot = se_slot_find(it->im->uuid, it->shard);
+		if (slot_of[it->shard] == -2)
+			slot_of[it->shard] = se_slot_find(it->im->uuid, it->shard);
+		it->slot = slot_of[it->shard];
 		if (it->slot < 0)
 		{
 			SeError		err;
@@ -353,7 +376,7 @@ route_items(BulkItem *items, int n)
 				item_fail(it, err.status, err.type, err.reason);
 				continue;
 			}
-			it->slot = se_slot_find(it->im->uuid, it->shard);
+			it->slot = slot_of[it->shard] = se_slot_find(it->im->uuid, it->shard);
 		}
 	}
 }
@@ -690,42 +713,105 @@ result_name(int r)
 	return "error";
 }
 
-/* The per-item body ES shows inside "items" (and as a single-doc answer). */
-static void
-item_body(const BulkItem *it, StringInfo out, bool single)
+/* The last "_shards" object built: items with the same counts share it. */
+typedef struct ShardsMemo
 {
-	appendStringInfoString(out, "{\"_index\":");
-	se_json_write_string(out, it->index, strlen(it->index));
-	appendStringInfoString(out, ",\"_id\":");
-	se_json_write_string(out, it->id, strlen(it->id));
+	int			total;			/* -1: none yet */
+	int			successful;
+	JsonbValue	value;
+} ShardsMemo;
+
+/*
+ * The per-item body ES shows inside "items" (and as a single-doc answer),
+ * as jsonb (see se_jsonb_key in errors.c).
+ */
+static void
+item_body(const BulkItem *it, bool single, ShardsMemo *memo, JsonbValue *v)
+{
+	JsonbPair  *p = palloc(sizeof(JsonbPair) * 10);
+	int			n = 0;
+
+	se_jsonb_string(se_jsonb_key(&p[n++], "_index"), it->index, strlen(it->index));
+	se_jsonb_string(se_jsonb_key(&p[n++], "_id"), it->id, strlen(it->id));
 	if (it->err_type)
 	{
-		appendStringInfo(out, ",\"status\":%d,\"error\":{\"type\":", it->resp.status);
-		se_json_write_string(out, it->err_type, strlen(it->err_type));
-		appendStringInfoString(out, ",\"reason\":");
-		se_json_write_string(out, it->err_reason, strlen(it->err_reason));
+		JsonbPair  *e = palloc(sizeof(JsonbPair) * 5);
+		int			ne = 0;
+
+		se_jsonb_int(se_jsonb_key(&p[n++], "status"), it->resp.status);
+		se_jsonb_string(se_jsonb_key(&e[ne++], "type"), it->err_type, strlen(it->err_type));
+		se_jsonb_string(se_jsonb_key(&e[ne++], "reason"), it->err_reason, strlen(it->err_reason));
 		if (it->im)
 		{
-			appendStringInfo(out, ",\"index_uuid\":\"%s\",\"shard\":\"%d\",\"index\":", it->im->uuid, it->shard);
-			se_json_write_string(out, it->index, strlen(it->index));
+			char	   *shard = psprintf("%d", it->shard);
+
+			se_jsonb_string(se_jsonb_key(&e[ne++], "index_uuid"), it->im->uuid, strlen(it->im->uuid));
+			se_jsonb_string(se_jsonb_key(&e[ne++], "shard"), shard, strlen(shard));
+			se_jsonb_string(se_jsonb_key(&e[ne++], "index"), it->index, strlen(it->index));
 		}
-		appendStringInfoString(out, "}}");
+		se_jsonb_object(se_jsonb_key(&p[n++], "error"), e, ne);
+		se_jsonb_object(v, p, n);
 		return;
 	}
-	appendStringInfo(out, ",\"_version\":" INT64_FORMAT ",\"result\":\"%s\",",
-					 it->resp.version, result_name(it->resp.result));
+	se_jsonb_int(se_jsonb_key(&p[n++], "_version"), it->resp.version);
+	{
+		const char *result = result_name(it->resp.result);
+
+		se_jsonb_string(se_jsonb_key(&p[n++], "result"), result, strlen(result));
+	}
 	if (it->forced_refresh)
-		appendStringInfoString(out, "\"forced_refresh\":true,");
-	if (it->resp.result == SE_RESULT_NOOP)
-		appendStringInfo(out, "\"_shards\":{\"total\":0,\"successful\":0,\"failed\":0}");
-	else
-		appendStringInfo(out, "\"_shards\":{\"total\":%d,\"successful\":1,\"failed\":0}",
-						 1 + it->im->settings.number_of_replicas);
-	appendStringInfo(out, ",\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
-					 it->resp.seq_no, it->resp.primary_term);
+		se_jsonb_bool(se_jsonb_key(&p[n++], "forced_refresh"), true);
+	{
+		bool		noop = (it->resp.result == SE_RESULT_NOOP);
+		int			total = noop ? 0 : 1 + it->im->settings.number_of_replicas;
+		int			successful = noop ? 0 : 1;
+
+		if (memo->total != total || memo->successful != successful)
+		{
+			JsonbPair  *sh = palloc(sizeof(JsonbPair) * 3);
+
+			se_jsonb_int(se_jsonb_key(&sh[0], "total"), total);
+			se_jsonb_int(se_jsonb_key(&sh[1], "successful"), successful);
+			se_jsonb_int(se_jsonb_key(&sh[2], "failed"), 0);
+			se_jsonb_object(&memo->value, sh, 3);
+			memo->total = total;
+			memo->successful = successful;
+		}
+		*se_jsonb_key(&p[n++], "_shards") = memo->value;
+	}
+	se_jsonb_int(se_jsonb_key(&p[n++], "_seq_no"), it->resp.seq_no);
+	se_jsonb_int(se_jsonb_key(&p[n++], "_primary_term"), it->resp.primary_term);
 	if (!single)
-		appendStringInfo(out, ",\"status\":%d", it->resp.status);
-	appendStringInfoChar(out, '}');
+		se_jsonb_int(se_jsonb_key(&p[n++], "status"), it->resp.status);
+	se_jsonb_object(v, p, n);
+}
+
+/*
+ * The context answers are built in, with a 1 MB block that survives its
+ * resets (what a 1000-item bulk's JsonbValue tree takes).  A context per
+ * answer put that tree on freshly faulted-in pages every time: page faults
+ * were most of building it.
+ */
+static MemoryContext
+response_context(void)
+{
+	static MemoryContext cxt = NULL;
+
+	if (cxt == NULL)
+		cxt = AllocSetContextCreate(TopMemoryContext, "search_engine write response",
+									1024 * 1024, 1024 * 1024, ALLOCSET_DEFAULT_MAXSIZE);
+	MemoryContextReset(cxt);	/* after an error, what was left */
+	return cxt;
+}
+
+/* Build r's body as jsonb from v, whose pieces live in response_context(). */
+static void
+set_response(SeResponse *r, JsonbValue *v, MemoryContext old)
+{
+	MemoryContext cxt = MemoryContextSwitchTo(old);
+
+	r->jsonb = JsonbValueToJsonb(v);
+	MemoryContextReset(cxt);
 }
 
 bool
@@ -738,6 +824,13 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 	bool		errors = false;
 	long		secs;
 	int			usecs;
+	MemoryContext old;
+	ShardsMemo	memo = {.total = -1};
+	JsonbPair	top[3];
+	JsonbPair  *wrappers;
+	JsonbValue *elems;
+	JsonbValue *list;
+	JsonbValue	answer;
 
 	se_require_started();
 	items = parse_ndjson(body, len, opts, opts->require_alias, &n, err);
@@ -748,17 +841,24 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 		if (items[i].err_type)
 			errors = true;
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
-	appendStringInfo(&r->body, "{\"took\":%ld,\"errors\":%s,\"items\":[",
-					 secs * 1000 + usecs / 1000, errors ? "true" : "false");
+	old = MemoryContextSwitchTo(response_context());
+	elems = palloc(sizeof(JsonbValue) * n);
+	wrappers = palloc(sizeof(JsonbPair) * n);
 	for (i = 0; i < n; i++)
 	{
-		if (i > 0)
-			appendStringInfoChar(&r->body, ',');
-		appendStringInfo(&r->body, "{\"%s\":", op_name(items[i].op));
-		item_body(&items[i], &r->body, false);
-		appendStringInfoChar(&r->body, '}');
+		item_body(&items[i], false, &memo,
+				  se_jsonb_key(&wrappers[i], op_name(items[i].op)));
+		se_jsonb_object(&elems[i], &wrappers[i], 1);
 	}
-	appendStringInfoString(&r->body, "]}");
+	se_jsonb_int(se_jsonb_key(&top[0], "took"), (int64) secs * 1000 + usecs / 1000);
+	se_jsonb_bool(se_jsonb_key(&top[1], "errors"), errors);
+	list = se_jsonb_key(&top[2], "items");
+	list->type = jbvArray;
+	list->val.array.rawScalar = false;
+	list->val.array.nElems = n;
+	list->val.array.elems = elems;
+	se_jsonb_object(&answer, top, 3);
+	set_response(r, &answer, old);
 	r->status = 200;
 	return true;
 }
@@ -820,6 +920,13 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 		return false;
 	}
 	r->status = it.resp.status;
-	item_body(&it, &r->body, true);
+	{
+		MemoryContext old = MemoryContextSwitchTo(response_context());
+		ShardsMemo	memo = {.total = -1};
+		JsonbValue	body;
+
+		item_body(&it, true, &memo, &body);
+		set_response(r, &body, old);
+	}
 	return true;
 }

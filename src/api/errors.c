@@ -23,6 +23,7 @@ se_response_init(SeResponse *r)
 {
 	r->status = 200;
 	r->is_text = false;
+	r->jsonb = NULL;
 	initStringInfo(&r->body);
 }
 
@@ -105,6 +106,48 @@ jsonb_int_numeric(int64 v)
 }
 
 /*
+ * pairs[0..n) as a jsonb object: sorted into jsonb's key order (stable;
+ * small objects by insertion) and, of equal keys, the last one kept, as
+ * jsonb_in does.  The pairs' order fields are overwritten.
+ */
+void
+se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n)
+{
+	int			i;
+	int			out;
+
+	for (i = 0; i < n; i++)
+		pairs[i].order = i;
+	if (n <= 16)
+	{
+		for (i = 1; i < n; i++)
+		{
+			JsonbPair	p = pairs[i];
+			int			k = i;
+
+			while (k > 0 && jsonb_key_cmp(&pairs[k - 1], &p) > 0)
+			{
+				pairs[k] = pairs[k - 1];
+				k--;
+			}
+			pairs[k] = p;
+		}
+	}
+	else
+		pg_qsort(pairs, n, sizeof(JsonbPair), jsonb_pair_cmp);
+	out = 0;
+	for (i = 0; i < n; i++)
+	{
+		if (i + 1 < n && jsonb_key_cmp(&pairs[i], &pairs[i + 1]) == 0)
+			continue;
+		pairs[out++] = pairs[i];
+	}
+	v->type = jbvObject;
+	v->val.object.nPairs = out;
+	v->val.object.pairs = pairs;
+}
+
+/*
  * Our DOM node as the JsonbValue jsonb_in would build from the same text;
  * false for what jsonb_in treats differently (a NUL in a string: it
  * rejects \u0000), so that the caller can leave such text to jsonb_in.
@@ -166,7 +209,6 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 			{
 				int			n = j->u.o.count;
 				JsonbPair  *pairs;
-				int			out;
 
 				if ((Size) n >= MaxAllocSize / sizeof(JsonbPair))
 					return false;
@@ -180,39 +222,10 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 					pairs[i].key.type = jbvString;
 					pairs[i].key.val.string.val = (char *) m->key;
 					pairs[i].key.val.string.len = m->keylen;
-					pairs[i].order = i;
 					if (!jsonb_value_from_dom(m->value, &pairs[i].value))
 						return false;
 				}
-				/* sort (stable); small objects by insertion */
-				if (n <= 16)
-				{
-					for (i = 1; i < n; i++)
-					{
-						JsonbPair	p = pairs[i];
-						int			k = i;
-
-						while (k > 0 && jsonb_key_cmp(&pairs[k - 1], &p) > 0)
-						{
-							pairs[k] = pairs[k - 1];
-							k--;
-						}
-						pairs[k] = p;
-					}
-				}
-				else
-					pg_qsort(pairs, n, sizeof(JsonbPair), jsonb_pair_cmp);
-				/* of equal keys jsonb keeps the last one */
-				out = 0;
-				for (i = 0; i < n; i++)
-				{
-					if (i + 1 < n && jsonb_key_cmp(&pairs[i], &pairs[i + 1]) == 0)
-						continue;
-					pairs[out++] = pairs[i];
-				}
-				v->type = jbvObject;
-				v->val.object.nPairs = out;
-				v->val.object.pairs = pairs;
+				se_jsonb_object(v, pairs, n);
 				return true;
 			}
 	}
@@ -255,6 +268,82 @@ se_jsonb_from_text(const char *data, size_t len)
 			return JsonbPGetDatum(jb);
 	}
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(data, len)));
+}
+
+/* The response body as jsonb: built directly, or converted from its text. */
+Datum
+se_response_jsonb(const SeResponse *r)
+{
+	if (r->jsonb != NULL)
+		return JsonbPGetDatum(r->jsonb);
+	return se_jsonb_from_text(r->body.data, r->body.len);
+}
+
+/*
+ * Building a response as jsonb directly, without its text: a 1000-item
+ * bulk's answer cost its coordinator more to print, parse and convert
+ * than to route and queue the items.  Values are what se_jsonb_from_text
+ * makes of the same text: keys in any order (se_jsonb_object sorts them),
+ * integers as numerics.
+ */
+
+/* Set pair's key (a C string that must outlive the value); returns its value. */
+JsonbValue *
+se_jsonb_key(JsonbPair *pair, const char *key)
+{
+	pair->key.type = jbvString;
+	pair->key.val.string.val = (char *) key;
+	pair->key.val.string.len = strlen(key);
+	return &pair->value;
+}
+
+/*
+ * A string value, not copied.  ASCII, and valid UTF-8 in a UTF-8 database,
+ * is stored as it is; anything else (invalid UTF-8 -- a reason may quote a
+ * cut id --, other server encodings) goes through the JSON text path, so it
+ * becomes exactly what it did when the whole body was text.
+ */
+void
+se_jsonb_string(JsonbValue *v, const char *s, size_t len)
+{
+	size_t		i;
+	bool		ascii = true;
+
+	for (i = 0; i < len && ascii; i++)
+		ascii = (s[i] & 0x80) == 0 && s[i] != '\0';
+	if (ascii ||
+		(GetDatabaseEncoding() == PG_UTF8 && len <= MaxAllocSize &&
+		 memchr(s, '\0', len) == NULL && pg_verify_mbstr(PG_UTF8, s, (int) len, true)))
+	{
+		v->type = jbvString;
+		v->val.string.val = (char *) s;
+		v->val.string.len = (int) len;
+		return;
+	}
+	{
+		StringInfoData t;
+		Jsonb	   *jb;
+
+		initStringInfo(&t);
+		se_json_write_string(&t, s, (int) len);
+		jb = DatumGetJsonbP(se_jsonb_from_text(t.data, t.len));
+		if (!JsonbExtractScalar(&jb->root, v) || v->type != jbvString)
+			elog(ERROR, "JSON string did not convert to a jsonb string");
+	}
+}
+
+void
+se_jsonb_int(JsonbValue *v, int64 i)
+{
+	v->type = jbvNumeric;
+	v->val.numeric = jsonb_int_numeric(i);
+}
+
+void
+se_jsonb_bool(JsonbValue *v, bool b)
+{
+	v->type = jbvBool;
+	v->val.boolean = b;
 }
 
 char *

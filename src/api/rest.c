@@ -521,9 +521,11 @@ se_sql_request(PG_FUNCTION_ARGS)
 		resetStringInfo(&r.body);
 		se_error_body(&err, &r.body);
 		r.is_text = false;
+		r.jsonb = NULL;
 	}
 	values[0] = Int32GetDatum(r.status);
-	if (pg_strcasecmp(rq.method, "HEAD") == 0 || (r.body.len == 0 && !r.is_text))
+	if (pg_strcasecmp(rq.method, "HEAD") == 0 ||
+		(r.body.len == 0 && !r.is_text && r.jsonb == NULL))
 		nulls[1] = true;
 	else if (r.is_text)
 	{
@@ -534,6 +536,6 @@ se_sql_request(PG_FUNCTION_ARGS)
 		values[1] = se_jsonb_from_text(s.data, s.len);
 	}
 	else
-		values[1] = se_jsonb_from_text(r.body.data, r.body.len);
+		values[1] = se_response_jsonb(&r);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

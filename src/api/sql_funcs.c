@@ -28,7 +28,7 @@ finish(bool ok, SeResponse *r, SeError *err)
 {
 	if (!ok)
 		se_raise(err);
-	return se_jsonb_from_text(r->body.data, r->body.len);
+	return se_response_jsonb(r);
 }
 
 static SeJson *

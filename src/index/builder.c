@@ -25,6 +25,13 @@
  *	 - norms are a dense byte per doc per field with norms; doc values are
  *	   kept only for the docs that have some; per-doc metadata is one
  *	   fixed-size struct; _source bytes go to the arena.
+ *	 - a SORTED_SET value is a key of the field's term table, the same one
+ *	   its term uses (a keyword is indexed and kept as a doc value with the
+ *	   same bytes): one copy of the bytes, a lookup that finds the key the
+ *	   term just touched, and at serialization one sort for both the term
+ *	   dictionary and the doc-values dictionary.  A value that is not also
+ *	   a term (index: false) leaves a key without postings, which the term
+ *	   dictionary skips.
  *
  * The _id of every doc is indexed as a term of field 0 ("_id",
  * SE_IDX_DOCS), which also serves se_builder_lookup_id.
@@ -131,10 +138,9 @@ typedef struct BField
 	int64	   *nums;
 	size_t		nums_cap;
 	size_t		nnums;
-	uint32	   *ords;			/* sorted set: value ids */
+	uint32	   *ords;			/* sorted set: value ids, in terms */
 	size_t		ords_cap;
 	size_t		nords;
-	BHash		values;
 } BField;
 
 typedef struct BDoc
@@ -574,7 +580,6 @@ se_builder_free(SeSegmentBuilder *b)
 			BField	   *f = &b->fields[i];
 
 			bhash_free(b, &f->terms);
-			bhash_free(b, &f->values);
 			bfree(b, f->normv, 0);
 			bfree(b, f->dvdocs, 0);
 			bfree(b, f->nums, 0);
@@ -831,7 +836,8 @@ se_builder_add_sorted(SeSegmentBuilder *b, int field, const char *v, int len)
 		(v == NULL && len > 0))
 		return;
 	b->in_doc = true;
-	id = bhash_lookup(b, &b->fields[field].values, v ? v : "", (uint32) len, true);
+	/* the value's key in the field's term table (see the file header) */
+	id = bhash_lookup(b, &b->fields[field].terms, v ? v : "", (uint32) len, true);
 	b->pord = bgrow(b, b->pord, &b->pord_cap, b->npord + 1, sizeof(PendOrd));
 	b->pord[b->npord].field = field;
 	b->pord[b->npord].id = (uint32) id;
@@ -1114,24 +1120,19 @@ term_prefix(const char *s, uint32 len)
 	return v;
 }
 
-/* Sort ids (or all keys when ids is NULL) of h by bytes. */
+/* The ids of h's keys, sorted by bytes (h->nkeys of them). */
 static SortTerm *
-sort_keys(BHash *h, const bool *use, size_t *n)
+sort_keys(BHash *h)
 {
 	SortTerm   *st = se_index_alloc_huge(sizeof(SortTerm) * (h->nkeys + 1), false);
-	size_t		i,
-				k = 0;
+	size_t		i;
 
 	for (i = 0; i < h->nkeys; i++)
 	{
-		if (use && !use[i])
-			continue;
-		st[k].prefix = term_prefix(h->keys[i].text, h->keys[i].len);
-		st[k].id = (int32) i;
-		k++;
+		st[i].prefix = term_prefix(h->keys[i].text, h->keys[i].len);
+		st[i].id = (int32) i;
 	}
-	qsort_arg(st, k, sizeof(SortTerm), cmp_sort_term, h->keys);
-	*n = k;
+	qsort_arg(st, h->nkeys, sizeof(SortTerm), cmp_sort_term, h->keys);
 	return st;
 }
 
@@ -1143,18 +1144,17 @@ new_doc(SeSegmentBuilder *b, const int32 *map, int64 doc)
 	return map ? map[doc] : (int32) doc;
 }
 
+/* The field's term dictionary and postings; st: its terms, sorted. */
 static void
-serialize_terms(SeSegmentBuilder *b, SeSegWriter *w, int fno, const int32 *map)
+serialize_terms(SeSegmentBuilder *b, SeSegWriter *w, int fno, const int32 *map,
+				const SortTerm *st)
 {
 	BField	   *f = &b->fields[fno];
 	bool		positions = f->io == SE_IDX_POSITIONS;
-	SortTerm   *st;
-	size_t		n,
-				k;
+	size_t		k;
 
-	st = sort_keys(&f->terms, NULL, &n);
 	se_segwriter_terms_begin(w, fno);
-	for (k = 0; k < n; k++)
+	for (k = 0; k < f->terms.nkeys; k++)
 	{
 		BKey	   *key = &f->terms.keys[st[k].id];
 		BPost	   *post = &key->post;
@@ -1214,7 +1214,6 @@ serialize_terms(SeSegmentBuilder *b, SeSegWriter *w, int fno, const int32 *map)
 		se_segwriter_term_end(w);
 	}
 	se_segwriter_terms_end(w);
-	pfree(st);
 }
 
 static int
@@ -1226,9 +1225,10 @@ cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The field's doc values; st: its terms, sorted (sorted-set values are terms). */
 static void
 serialize_doc_values(SeSegmentBuilder *b, SeSegWriter *w, int fno,
-					 const int32 *map)
+					 const int32 *map, const SortTerm *st)
 {
 	BField	   *f = &b->fields[fno];
 	size_t		k;
@@ -1249,12 +1249,11 @@ serialize_doc_values(SeSegmentBuilder *b, SeSegWriter *w, int fno,
 	}
 	else if (f->dv == SE_DV_SORTED_SET)
 	{
-		bool	   *used = se_index_alloc_huge(f->values.nkeys + 1, true);
-		uint32	   *ordmap = se_index_alloc_huge(sizeof(uint32) * (f->values.nkeys + 1), false);
+		bool	   *used = se_index_alloc_huge(f->terms.nkeys + 1, true);
+		uint32	   *ordmap = se_index_alloc_huge(sizeof(uint32) * (f->terms.nkeys + 1), false);
 		uint32	   *tmp = NULL;
 		size_t		tmp_cap = 0;
-		SortTerm   *st;
-		size_t		n;
+		uint32		n = 0;
 
 		/* only values of surviving docs enter the dictionary */
 		for (k = 0; k < f->ndvdocs; k++)
@@ -1266,13 +1265,14 @@ serialize_doc_values(SeSegmentBuilder *b, SeSegWriter *w, int fno,
 				for (; s < e; s++)
 					used[f->ords[s]] = true;
 		}
-		st = sort_keys(&f->values, used, &n);
 		se_segwriter_sorted_begin(w, fno);
-		for (k = 0; k < n; k++)
+		for (k = 0; k < f->terms.nkeys; k++)
 		{
-			BKey	   *key = &f->values.keys[st[k].id];
+			BKey	   *key = &f->terms.keys[st[k].id];
 
-			ordmap[st[k].id] = (uint32) k;
+			if (!used[st[k].id])
+				continue;
+			ordmap[st[k].id] = n++;
 			se_segwriter_sorted_dict_add(w, key->text, (int) key->len);
 		}
 		for (k = 0; k < f->ndvdocs; k++)
@@ -1292,7 +1292,6 @@ serialize_doc_values(SeSegmentBuilder *b, SeSegWriter *w, int fno,
 			se_segwriter_sorted_doc(w, nd, tmp, (int) (e - s));
 		}
 		se_segwriter_sorted_end(w);
-		pfree(st);
 		pfree(used);
 		pfree(ordmap);
 		if (tmp)
@@ -1308,6 +1307,7 @@ se_builder_serialize(SeSegmentBuilder *b,
 	int32	   *map = NULL;
 	uint32		live = b->num_docs - b->num_deleted;
 	SeSegWriter *w;
+	SortTerm   *st;
 	uint32		d;
 	int			i;
 
@@ -1341,10 +1341,16 @@ se_builder_serialize(SeSegmentBuilder *b,
 					se_segwriter_set_norm(w, i, nd, f->normv[d]);
 			}
 		}
+		/* one sort serves the term and the sorted-set dictionaries */
+		st = NULL;
+		if ((f->io != SE_IDX_NONE || f->dv == SE_DV_SORTED_SET) && f->terms.nkeys > 0)
+			st = sort_keys(&f->terms);
 		if (f->io != SE_IDX_NONE && f->terms.nkeys > 0)
-			serialize_terms(b, w, i, map);
+			serialize_terms(b, w, i, map, st);
 		if (f->dv != SE_DV_NONE)
-			serialize_doc_values(b, w, i, map);
+			serialize_doc_values(b, w, i, map, st);
+		if (st)
+			pfree(st);
 	}
 	for (d = 0; d < b->num_docs; d++)
 	{

@@ -683,6 +683,93 @@ pending_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Put the values in pending_cmp's order without a general sort: a document
+ * has few distinct fields, so those are sorted by path (insertion) and the
+ * values are then distributed to their field's run in document order.
+ * qsort compared paths for most pairs of values, 2-3% of a write worker's
+ * time on Debian package documents (their depends arrays are long).
+ * Documents with many fields, or two fields with one path, take qsort.
+ */
+#define GROUP_MAX_FIELDS 32
+
+static void
+order_values(DocParse *dp)
+{
+	const SeMappedField *fields[GROUP_MAX_FIELDS];
+	int			count[GROUP_MAX_FIELDS];
+	int			start[GROUP_MAX_FIELDS];
+	uint8	   *group;
+	PendingValue *sorted;
+	int			nf = 0;
+	int			last = 0;
+	int			i,
+				g;
+
+	group = palloc(dp->nvalues);
+	for (i = 0; i < dp->nvalues; i++)
+	{
+		const SeMappedField *f = dp->values[i].field;
+
+		if (nf == 0 || fields[last] != f)
+		{
+			for (last = 0; last < nf && fields[last] != f; last++)
+				;
+			if (last == nf)
+			{
+				if (nf == GROUP_MAX_FIELDS)
+				{
+					pfree(group);
+					qsort(dp->values, dp->nvalues, sizeof(PendingValue), pending_cmp);
+					return;
+				}
+				fields[nf] = f;
+				count[nf++] = 0;
+			}
+		}
+		group[i] = (uint8) last;
+		count[last]++;
+	}
+	/* sort the fields by path; start[] maps a field to its rank first */
+	{
+		int			rank[GROUP_MAX_FIELDS];
+
+		for (g = 0; g < nf; g++)
+		{
+			int			k = g;
+
+			while (k > 0)
+			{
+				int			c = strcmp(fields[rank[k - 1]]->path, fields[g]->path);
+
+				if (c == 0)
+				{
+					pfree(group);
+					qsort(dp->values, dp->nvalues, sizeof(PendingValue), pending_cmp);
+					return;
+				}
+				if (c < 0)
+					break;
+				rank[k] = rank[k - 1];
+				k--;
+			}
+			rank[k] = g;
+		}
+		for (g = 0, i = 0; g < nf; g++)
+		{
+			start[rank[g]] = i;
+			i += count[rank[g]];
+		}
+	}
+	sorted = palloc(sizeof(PendingValue) * dp->nvalues);
+	for (i = 0; i < dp->nvalues; i++)
+		sorted[start[group[i]]++] = dp->values[i];
+	pfree(dp->values);
+	pfree(group);
+	dp->values = sorted;
+	dp->capvalues = dp->nvalues;
+}
+
 /* Hand the checked values to the builder. */
 static void
 emit(DocParse *dp, SeSegmentBuilder *b)
@@ -690,7 +777,7 @@ emit(DocParse *dp, SeSegmentBuilder *b)
 	int			i = 0;
 
 	if (dp->nvalues > 1)
-		qsort(dp->values, dp->nvalues, sizeof(PendingValue), pending_cmp);
+		order_values(dp);
 	while (i < dp->nvalues)
 	{
 		const SeMappedField *f = dp->values[i].field;

@@ -35,6 +35,10 @@ typedef struct SeSegEntry
 	uint32		max_doc;
 	uint32		live_count;
 	MemoryContext cxt;
+	/* Bloom filter of the segment's _id terms, built by the first lookup */
+	bool		id_bloom_built;
+	uint64	   *id_bloom;		/* NULL: none, every lookup seeks */
+	uint64		id_bloom_mask;	/* words - 1 */
 } SeSegEntry;
 
 /* A background merge the shard handed to a merge worker. */
