@@ -36,8 +36,9 @@ build_private() {
   "$REPO/test/setup_deps.sh"
   source "$BENCH/lib/private_install.sh"
   PRIVDIR=${PRIVDIR:-$PGDIR.install}
-  echo "== building git archive HEAD into $PRIVDIR"
-  private_install "$PRIVDIR" HEAD
+  # BENCH_REV: measure another commit with this checkout's scripts (A/B)
+  echo "== building git archive ${BENCH_REV:-HEAD} into $PRIVDIR"
+  private_install "$PRIVDIR" "${BENCH_REV:-HEAD}"
 }
 
 server_running() {
