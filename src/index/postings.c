@@ -864,15 +864,26 @@ block_size(SePostings *p, int32 k)
 	return k < p->nblocks - 1 ? BLOCK : p->df - BLOCK * (p->nblocks - 1);
 }
 
+/*
+ * A cursor before the first entry.  Only what is read before being set is
+ * set: postings are opened once per term of a range or prefix, so an open
+ * must stay cheap (no clearing of impact arrays).
+ */
 static void
 skip_reset(SePostings *p, SkipCursor *c)
 {
-	memset(c, 0, sizeof(*c));
 	c->p = p->skip;
 	c->block = -1;
 	c->prev_last = -1;
 	c->last = -1;
+	c->doc_off = 0;
+	c->doc_len = 0;
+	c->pos_off = 0;
+	c->pos_len = 0;
+	c->nimpacts = 0;
 	c->group_end = -1;
+	c->group_prev_last = -1;
+	c->group_last = -1;
 }
 
 /* Decode n impact pairs at *pp (bounded by the skip region). */
@@ -1173,8 +1184,8 @@ se_postings_open(SeSegmentReader *r, const SeTermInfo *ti, bool with_positions)
 	SePostings *p = palloc(sizeof(SePostings));
 	SeFieldR   *f;
 
-	/* the block buffers need no zeroing */
-	memset(p, 0, offsetof(SePostings, docs));
+	/* the cursors and block buffers need no zeroing */
+	memset(p, 0, offsetof(SePostings, adv));
 	p->r = r;
 	p->doc = -1;
 	p->cur_block = -1;
