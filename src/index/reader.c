@@ -1064,6 +1064,53 @@ dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
  * distinct values; false (and nothing set) when the field has no numeric
  * doc values or its offsets are corrupt (reported).
  */
+/*
+ * The range pass over a packed single-valued column, in packed units: the
+ * column's values are min + gcd * x, so [lo, hi] becomes [xlo, xhi] once
+ * and each doc costs one unaligned load, a shift and one compare.
+ */
+static bool
+packed_range_bits(SeSegmentReader *r, SeFieldR *f, int64 lo, int64 hi,
+				  uint64 *bits)
+{
+	int			b = f->dv_value_bits;
+	uint64		mask = b == 0 ? 0 : (UINT64CONST(1) << b) - 1;
+	uint64		xlo,
+				xhi,
+				width,
+				d,
+				bit = 0;
+	uint32		doc;
+	bool		any = false;
+
+	if (hi < f->dv_min)
+		return false;
+	d = (uint64) hi - (uint64) f->dv_min;
+	xhi = d / f->dv_gcd;
+	if (lo <= f->dv_min)
+		xlo = 0;
+	else
+	{
+		d = (uint64) lo - (uint64) f->dv_min;
+		xlo = d / f->dv_gcd + (d % f->dv_gcd != 0);
+	}
+	if (xlo > xhi || xlo > mask)
+		return false;
+	width = xhi - xlo;
+	for (doc = 0; doc < r->max_doc; doc++, bit += b)
+	{
+		uint64		x = b == 0 ? 0 :
+			(se_read_u64(f->dv_values + (bit >> 3)) >> (bit & 7)) & mask;
+
+		if (x - xlo <= width)
+		{
+			bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
+			any = true;
+		}
+	}
+	return any;
+}
+
 bool
 se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
 							  uint64 *bits)
@@ -1074,8 +1121,10 @@ se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
 	uint32		doc;
 	bool		any = false;
 
-	if (f == NULL || f->dv != SE_DV_NUMERIC || r->max_doc == 0)
+	if (f == NULL || f->dv != SE_DV_NUMERIC || r->max_doc == 0 || lo > hi)
 		return false;
+	if (f->dv_single && f->dv_value_bits != SE_DV_RAW_BITS)
+		return packed_range_bits(r, f, lo, hi, bits);
 	s0 = dv_start(f, 0);
 	for (doc = 0; doc < r->max_doc; doc++)
 	{

@@ -2891,6 +2891,48 @@ test_doc_values_packing(void)
 				bad++;
 			nin -= set;
 		}
+		/* bounds off the gcd grid, beyond the column, on a constant column */
+		{
+			static const int64 rl[][2] = {
+				{1200001, 3399999}, {-5, 2000}, {4998000, PG_INT64_MAX},
+				{PG_INT64_MIN, -1}, {4999001, PG_INT64_MAX}, {7, 7}, {PG_INT64_MIN, PG_INT64_MAX}
+			};
+			int			q;
+
+			for (q = 0; q < lengthof(rl); q++)
+			{
+				int64		qlo = rl[q][0] == PG_INT64_MIN ? PG_INT64_MIN : INT64CONST(1700000000000) + rl[q][0];
+				int64		qhi = rl[q][1] == PG_INT64_MAX ? PG_INT64_MAX : INT64CONST(1700000000000) + rl[q][1];
+				bool		anyset;
+
+				memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
+				anyset = se_segment_numeric_range_bits(x, ts, qlo, qhi, bits);
+				for (d = 0; d < ndocs; d++)
+				{
+					int64		t = INT64CONST(1700000000000) + 1000 * (int64) ((d * 37) % 5000);
+					bool		set = (bits[d >> 6] >> (d & 63)) & 1;
+
+					if (set != (t >= qlo && t <= qhi))
+						bad++;
+					if (set && !anyset)
+						bad++;
+				}
+			}
+			for (q = 0; q < 4; q++)
+			{
+				int64		clo = q == 0 ? 42 : q == 1 ? 43 : q == 2 ? PG_INT64_MIN : 0,
+							chi = q == 0 ? 42 : q == 1 ? 100 : q == 2 ? 41 : PG_INT64_MAX;
+				bool		anyset;
+
+				memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
+				anyset = se_segment_numeric_range_bits(x, cf, clo, chi, bits);
+				if (anyset != (42 >= clo && 42 <= chi))
+					bad++;
+				for (d = 0; d < ndocs; d++)
+					if (((bits[d >> 6] >> (d & 63)) & 1) != (42 >= clo && 42 <= chi))
+						bad++;
+			}
+		}
 		memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
 		(void) se_segment_numeric_range_bits(x, wf, PG_INT64_MAX, PG_INT64_MAX, bits);
 		for (d = 0; d < ndocs; d++)
