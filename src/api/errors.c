@@ -287,15 +287,7 @@ se_response_jsonb(const SeResponse *r)
  * integers as numerics.
  */
 
-/* Set pair's key (a C string that must outlive the value); returns its value. */
-JsonbValue *
-se_jsonb_key(JsonbPair *pair, const char *key)
-{
-	pair->key.type = jbvString;
-	pair->key.val.string.val = (char *) key;
-	pair->key.val.string.len = strlen(key);
-	return &pair->value;
-}
+/* (se_jsonb_key is inline in api.h) */
 
 /*
  * A string value, not copied.  ASCII, and valid UTF-8 in a UTF-8 database,
