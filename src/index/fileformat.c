@@ -76,13 +76,6 @@ se_file_write_footer_at(StringInfo out, int start)
 	se_put_u64(out, (uint64) (out->len - start) + 8);
 }
 
-/* The version of a file that passed se_file_check. */
-int32
-se_file_version(const uint8 *data)
-{
-	return (int32) se_read_u32(data + 5 + data[4]);
-}
-
 int
 se_file_check(const uint8 *data, size_t len, const char *format_name,
 			  int32 min_version, int32 max_version, const uint8 *expect_id,

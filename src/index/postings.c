@@ -407,7 +407,44 @@ pfor_skip(const uint8 **pp, const uint8 *end)
  * ---------------------------------------------------------------------
  */
 
-static void group_reset(SePostingsEnc *e);
+/* Competitive (freq, norm) pairs being collected (SeImpactFront). */
+static void
+front_init(SeImpactFront *f)
+{
+	memset(f->best, 0, sizeof(f->best));
+	f->lo = 255;
+	f->hi = 0;
+}
+
+/* Empty again, clearing only the norms in use. */
+static void
+front_clear(SeImpactFront *f)
+{
+	if (f->lo <= f->hi)
+		memset(f->best + f->lo, 0, sizeof(uint32) * (f->hi - f->lo + 1));
+	f->lo = 255;
+	f->hi = 0;
+}
+
+static inline void
+front_add(SeImpactFront *f, int norm, uint32 freq)
+{
+	if (freq > f->best[norm])
+		f->best[norm] = freq;
+	f->lo = Min(f->lo, norm);
+	f->hi = Max(f->hi, norm);
+}
+
+/* Start an empty skip group. */
+static void
+group_reset(SePostingsEnc *e)
+{
+	resetStringInfo(&e->grp);
+	e->grp_nblocks = 0;
+	e->grp_doc_bytes = 0;
+	e->grp_pos_bytes = 0;
+	front_clear(&e->grp_front);
+}
 
 void
 se_postenc_init(SePostingsEnc *e, StringInfo docs, StringInfo pos)
@@ -419,8 +456,8 @@ se_postenc_init(SePostingsEnc *e, StringInfo docs, StringInfo pos)
 	initStringInfo(&e->blocks);
 	initStringInfo(&e->head);
 	initStringInfo(&e->grp);
-	e->term_lo = 255;
-	e->grp_lo = 255;
+	front_init(&e->term_front);
+	front_init(&e->grp_front);
 }
 
 void
@@ -459,29 +496,10 @@ se_postenc_term_begin(SePostingsEnc *e)
 	e->block_pos_start = e->pos->len;
 	resetStringInfo(&e->skip);
 	resetStringInfo(&e->blocks);
-	if (e->term_lo <= e->term_hi)
-		memset(e->term_best + e->term_lo, 0,
-			   sizeof(uint32) * (e->term_hi - e->term_lo + 1));
-	e->term_lo = 255;
-	e->term_hi = 0;
+	front_clear(&e->term_front);
 	group_reset(e);
 	e->ngroups = 0;
 	e->grp_base = -1;
-}
-
-/* Start an empty skip group. */
-static void
-group_reset(SePostingsEnc *e)
-{
-	resetStringInfo(&e->grp);
-	e->grp_nblocks = 0;
-	e->grp_doc_bytes = 0;
-	e->grp_pos_bytes = 0;
-	if (e->grp_lo <= e->grp_hi)
-		memset(e->grp_best + e->grp_lo, 0,
-			   sizeof(uint32) * (e->grp_hi - e->grp_lo + 1));
-	e->grp_lo = 255;
-	e->grp_hi = 0;
 }
 
 /* Pad missing positions of the current doc so the stream stays aligned. */
@@ -496,15 +514,18 @@ finish_doc_positions(SePostingsEnc *e)
 }
 
 /*
- * Competitive pairs from best[lo..hi] (per norm byte, the largest freq
- * seen, 0 = none): norm ascending, kept when the freq beats every smaller
- * norm's.  More than SE_MAX_IMPACTS pairs are merged in runs of
- * neighbours, each run becoming (its smallest norm, its largest freq),
- * which dominates the run.
+ * Competitive pairs of f (per norm byte, the largest freq seen, 0 =
+ * none): norm ascending, kept when the freq beats every smaller norm's.
+ * More than SE_MAX_IMPACTS pairs are merged in runs of neighbours, each
+ * run becoming (its smallest norm, its largest freq), which dominates the
+ * run.
  */
 static int
-impacts_front(const uint32 *best, int lo, int hi, SeImpact *out)
+impacts_front(const SeImpactFront *f, SeImpact *out)
 {
+	const uint32 *best = f->best;
+	int			lo = f->lo,
+				hi = f->hi;
 	SeImpact	front[256];
 	int			nfront = 0;
 	uint32		run = 0;
@@ -539,36 +560,19 @@ impacts_front(const uint32 *best, int lo, int hi, SeImpact *out)
 static int
 block_impacts(SePostingsEnc *e, SeImpact *out)
 {
-	uint32		best[256];
-	int			lo = 255,
-				hi = 0;
+	SeImpactFront bf;
 	int			i,
 				n;
 
-	memset(best, 0, sizeof(best));
+	front_init(&bf);
 	for (i = 0; i < e->nbuf; i++)
-	{
-		int			nv = (e->norms && e->norm_vals) ? e->norm_vals[e->buf_docs[i]] : 0;
-		uint32		f = (e->io == SE_IDX_DOCS) ? 1 : e->buf_freqs[i];
-
-		if (f > best[nv])
-			best[nv] = f;
-		lo = Min(lo, nv);
-		hi = Max(hi, nv);
-	}
-	n = impacts_front(best, lo, hi, out);
+		front_add(&bf, (e->norms && e->norm_vals) ? e->norm_vals[e->buf_docs[i]] : 0,
+				  (e->io == SE_IDX_DOCS) ? 1 : e->buf_freqs[i]);
+	n = impacts_front(&bf, out);
 	for (i = 0; i < n; i++)
 	{
-		uint8		nv = out[i].norm;
-
-		if ((uint32) out[i].freq > e->term_best[nv])
-			e->term_best[nv] = (uint32) out[i].freq;
-		e->term_lo = Min(e->term_lo, nv);
-		e->term_hi = Max(e->term_hi, nv);
-		if ((uint32) out[i].freq > e->grp_best[nv])
-			e->grp_best[nv] = (uint32) out[i].freq;
-		e->grp_lo = Min(e->grp_lo, nv);
-		e->grp_hi = Max(e->grp_hi, nv);
+		front_add(&e->term_front, out[i].norm, (uint32) out[i].freq);
+		front_add(&e->grp_front, out[i].norm, (uint32) out[i].freq);
 	}
 	return n;
 }
@@ -600,7 +604,7 @@ static void
 put_group(SePostingsEnc *e)
 {
 	SeImpact	imp[SE_MAX_IMPACTS];
-	int			nimp = impacts_front(e->grp_best, e->grp_lo, e->grp_hi, imp);
+	int			nimp = impacts_front(&e->grp_front, imp);
 
 	se_put_vint_fast(&e->skip, (uint64) (e->grp_last - e->grp_base));
 	se_put_vint_fast(&e->skip, (uint64) e->grp.len);
@@ -763,7 +767,7 @@ se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out)
 		appendBinaryStringInfo(meta_out, (const char *) &e->min_norm, 1);
 
 	/* the skip region: the term's impacts, then the skip entries */
-	nimp = impacts_front(e->term_best, e->term_lo, e->term_hi, timp);
+	nimp = impacts_front(&e->term_front, timp);
 	resetStringInfo(&e->head);
 	put_impacts(e, &e->head, timp, nimp);
 	se_put_vint_fast(e->docs, (uint64) (e->head.len + e->skip.len));

@@ -473,7 +473,6 @@ se_segment_open(const uint8 *data, size_t len, bool verify_checksum,
 #endif
 	r->data = data;
 	r->len = len;
-	r->version = se_file_version(data);
 	memcpy(r->id, data + hdr - SE_SEGMENT_ID_LEN, SE_SEGMENT_ID_LEN);
 	se_file_id_hex(r->id, r->idhex);
 	r->cache_block = -1;

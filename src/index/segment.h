@@ -368,8 +368,6 @@ extern void se_file_write_footer(StringInfo out);
 extern int	se_file_check(const uint8 *data, size_t len, const char *format_name,
 						  int32 min_version, int32 max_version,
 						  const uint8 *expect_id, bool verify, SeError *err);
-/* The version in the header of a file se_file_check accepted. */
-extern int32 se_file_version(const uint8 *data);
 #define SE_FILE_FOOTER_LEN 16
 
 #endif							/* SE_SEGMENT_H */

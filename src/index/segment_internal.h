@@ -267,6 +267,14 @@ extern void se_segwriter_abort(SeSegWriter *w);
 #define SE_POSTINGS_GROUP	32
 
 /* Encoder state for the postings of one field (se_postenc_init). */
+/* Per norm byte the largest freq seen (0 = none), over norms [lo, hi]. */
+typedef struct SeImpactFront
+{
+	uint32		best[256];
+	int			lo;
+	int			hi;
+} SeImpactFront;
+
 typedef struct SePostingsEnc
 {
 	SeIndexOptions io;
@@ -303,15 +311,10 @@ typedef struct SePostingsEnc
 	int32		grp_last;
 	uint64		grp_doc_bytes;
 	uint64		grp_pos_bytes;
-	uint32		grp_best[256];	/* as term_best, over the group */
-	int			grp_lo;
-	int			grp_hi;
+	SeImpactFront grp_front;	/* the group's competitive pairs so far */
 	int32		buf_docs[SE_POSTINGS_BLOCK];
 	uint32		buf_freqs[SE_POSTINGS_BLOCK];
-	/* the term's competitive pairs so far: per norm byte the max freq */
-	uint32		term_best[256];
-	int			term_lo;		/* range of term_best in use */
-	int			term_hi;
+	SeImpactFront term_front;	/* the term's competitive pairs so far */
 } SePostingsEnc;
 
 extern void se_postenc_init(SePostingsEnc *e, StringInfo docs, StringInfo pos);
@@ -421,7 +424,6 @@ struct SeSegmentReader
 	size_t		len;
 	uint8		id[SE_SEGMENT_ID_LEN];
 	char		idhex[SE_SEGMENT_ID_LEN * 2 + 1];
-	int32		version;		/* segment format version */
 	uint32		max_doc;
 	int			nfields;
 	SeFieldR   *fields;
