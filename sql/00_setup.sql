@@ -24,6 +24,9 @@ BEGIN
   RETURN j;
 END $$;
 
+-- bulk() answers json (ES's text, in ES's key order); masked as jsonb.
+CREATE FUNCTION mask(j json) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$ SELECT mask(j::jsonb) $$;
+
 -- SQLSTATE and ES type of a failing statement.
 CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; det text;

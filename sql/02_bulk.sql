@@ -18,6 +18,18 @@ SELECT mask(search_engine.bulk($$
 {"name": "Sandals", "price": 30, "qty": 1}
 $$));
 
+-- the answer is ES's JSON text, in ES's key order (json, not jsonb)
+SELECT pg_typeof(r), regexp_replace(regexp_replace(r::text, '"took":[0-9]+', '"took":0'),
+                                    '"index_uuid":"[^"]*"', '"index_uuid":"-"')
+  FROM search_engine.bulk($$
+{"index": {"_index": "es_order", "_id": "1"}}
+{"name": "Sandals"}
+{"create": {"_index": "es_order", "_id": "1"}}
+{"name": "dup"}
+{"delete": {"_index": "es_order", "_id": "nope \" \\ \u00e9"}}
+$$) AS r;
+SELECT search_engine.delete_index('es_order')->>'acknowledged';
+
 -- a value that does not fit its mapping fails that item only
 SELECT mask(search_engine.bulk($$
 {"index": {"_index": "products", "_id": "6"}}

@@ -20,6 +20,6 @@ SELECT search_engine.update_doc('us', '1', '{"script": "ctx._source.counter += "
 SELECT search_engine.update_doc('us', '404', '{"script": "ctx._source.counter += 1"}');
 SELECT search_engine.update_doc('us', '1', '{"script": {"lang": "sql", "source": "$1"}}');
 -- the same through bulk, one failing item among good ones
-SELECT jsonb_path_query_array(search_engine.bulk(E'{"update": {"_index": "us", "_id": "1"}}\n{"script": "ctx._source.counter *= 2"}\n{"update": {"_index": "us", "_id": "2"}}\n{"script": "ctx._source.missing.x = 1"}\n'), '$.items[*].update.status');
+SELECT jsonb_path_query_array(search_engine.bulk(E'{"update": {"_index": "us", "_id": "1"}}\n{"script": "ctx._source.counter *= 2"}\n{"update": {"_index": "us", "_id": "2"}}\n{"script": "ctx._source.missing.x = 1"}\n')::jsonb, '$.items[*].update.status');
 SELECT search_engine.get_doc('us', '1')->'_source'->'counter';
 SELECT search_engine.delete_index('us')->'acknowledged';

@@ -65,7 +65,7 @@ RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_health' LANGUAGE C VOLATILE;
 -- ---------- writes (write) ----------
 CREATE FUNCTION bulk(body text, index text DEFAULT NULL, refresh text DEFAULT 'false',
                      max_retries int DEFAULT 0)
-RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_bulk' LANGUAGE C VOLATILE;
+RETURNS json AS 'MODULE_PATHNAME', 'se_sql_bulk' LANGUAGE C VOLATILE;
 CREATE FUNCTION index_doc(index text, id text, doc jsonb, refresh text DEFAULT 'false',
                           routing text DEFAULT NULL, op_type text DEFAULT 'index',
                           if_seq_no bigint DEFAULT NULL, if_primary_term bigint DEFAULT NULL)

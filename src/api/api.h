@@ -44,22 +44,6 @@ extern void se_error_body(const SeError *err, StringInfo out);
 extern Datum se_jsonb_from_text(const char *data, size_t len);
 extern Datum se_response_jsonb(const SeResponse *r);
 
-/*
- * Set pair's key (a C string that must outlive the value); returns its
- * value.  Inline so that the length of a literal key is a constant: a
- * 1000-item bulk answer sets some 10,000 keys.
- */
-static inline JsonbValue *
-se_jsonb_key(JsonbPair *pair, const char *key)
-{
-	pair->key.type = jbvString;
-	pair->key.val.string.val = (char *) key;
-	pair->key.val.string.len = strlen(key);
-	return &pair->value;
-}
-extern void se_jsonb_string(JsonbValue *v, const char *s, size_t len);
-extern void se_jsonb_int(JsonbValue *v, int64 i);
-extern void se_jsonb_bool(JsonbValue *v, bool b);
 extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
 extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);

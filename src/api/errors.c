@@ -279,65 +279,6 @@ se_response_jsonb(const SeResponse *r)
 	return se_jsonb_from_text(r->body.data, r->body.len);
 }
 
-/*
- * Building a response as jsonb directly, without its text: a 1000-item
- * bulk's answer cost its coordinator more to print, parse and convert
- * than to route and queue the items.  Values are what se_jsonb_from_text
- * makes of the same text: keys in any order (se_jsonb_object sorts them),
- * integers as numerics.
- */
-
-/* (se_jsonb_key is inline in api.h) */
-
-/*
- * A string value, not copied.  ASCII, and valid UTF-8 in a UTF-8 database,
- * is stored as it is; anything else (invalid UTF-8 -- a reason may quote a
- * cut id --, other server encodings) goes through the JSON text path, so it
- * becomes exactly what it did when the whole body was text.
- */
-void
-se_jsonb_string(JsonbValue *v, const char *s, size_t len)
-{
-	size_t		i;
-	bool		ascii = true;
-
-	for (i = 0; i < len && ascii; i++)
-		ascii = (s[i] & 0x80) == 0 && s[i] != '\0';
-	if (ascii ||
-		(GetDatabaseEncoding() == PG_UTF8 && len <= MaxAllocSize &&
-		 memchr(s, '\0', len) == NULL && pg_verify_mbstr(PG_UTF8, s, (int) len, true)))
-	{
-		v->type = jbvString;
-		v->val.string.val = (char *) s;
-		v->val.string.len = (int) len;
-		return;
-	}
-	{
-		StringInfoData t;
-		Jsonb	   *jb;
-
-		initStringInfo(&t);
-		se_json_write_string(&t, s, (int) len);
-		jb = DatumGetJsonbP(se_jsonb_from_text(t.data, t.len));
-		if (!JsonbExtractScalar(&jb->root, v) || v->type != jbvString)
-			elog(ERROR, "JSON string did not convert to a jsonb string");
-	}
-}
-
-void
-se_jsonb_int(JsonbValue *v, int64 i)
-{
-	v->type = jbvNumeric;
-	v->val.numeric = jsonb_int_numeric(i);
-}
-
-void
-se_jsonb_bool(JsonbValue *v, bool b)
-{
-	v->type = jbvBool;
-	v->val.boolean = b;
-}
-
 char *
 se_text_from_jsonb(Datum jsonb, size_t *len)
 {

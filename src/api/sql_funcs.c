@@ -230,7 +230,10 @@ se_sql_bulk(PG_FUNCTION_ARGS)
 	opts.require_alias = false; /* SQL callers may omit the final newline */
 	se_response_init(&r);
 	se_error_init(&err);
-	PG_RETURN_DATUM(finish(se_op_bulk(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), &opts, &r, &err), &r, &err));
+	if (!se_op_bulk(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), &opts, &r, &err))
+		se_raise(&err);
+	/* json, not jsonb: the answer's text as written, in ES's key order */
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(r.body.data, r.body.len));
 }
 
 static Datum

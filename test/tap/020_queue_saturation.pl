@@ -23,7 +23,7 @@ $node->safe_psql('postgres', q{SELECT search_engine.create_index('q',
 $node->safe_psql('postgres', q{SELECT search_engine.create_index('probe', '{"settings": {"number_of_shards": 8, "number_of_replicas": 0}}')});
 my $one = join('\\n', map { qq({"index": {"_id": "probe-$_"}}\\n{"n": $_}) } 1 .. 200);
 my $before = $node->safe_psql('postgres', "SELECT rejected FROM search_engine.thread_pool");
-$node->safe_psql('postgres', "SELECT count(DISTINCT i->'index'->>'status') FROM jsonb_array_elements(search_engine.bulk(E'$one\\n', 'probe')->'items') i");
+$node->safe_psql('postgres', "SELECT count(DISTINCT i->'index'->>'status') FROM json_array_elements(search_engine.bulk(E'$one\\n', 'probe')->'items') i");
 is($node->safe_psql('postgres', "SELECT rejected FROM search_engine.thread_pool") - $before, 5,
 	'an idle node admits write_queue_size + write_threads sub-requests of one bulk');
 
@@ -49,7 +49,7 @@ for my $c (1 .. $clients)
 			} 1 .. $items);
 			my $res = $node->safe_psql('postgres',
 				"SELECT i->'index'->>'_id' || ' ' || (i->'index'->>'status') || ' ' || coalesce(i->'index'->'error'->>'type', '-')
-				   FROM jsonb_array_elements(search_engine.bulk(E'$body\\n', 'q')->'items') i");
+				   FROM json_array_elements(search_engine.bulk(E'$body\\n', 'q')->'items') i");
 			print $out "$res\n";
 		}
 		close $out;

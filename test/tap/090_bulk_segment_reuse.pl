@@ -24,7 +24,7 @@ for my $n (5, 400, 3, 900, 1)
 {
 	my $res = $node->safe_psql('postgres', qq{
 	  SELECT count(*) FILTER (WHERE i->'index'->>'result' = 'created' AND (i->'index'->>'_version')::int = 1), count(*)
-	    FROM jsonb_array_elements(search_engine.bulk(
+	    FROM json_array_elements(search_engine.bulk(
 	           (SELECT string_agg(format(E'{"index": {"_id": "s$n-%s"}}\\n{"n": %s}', g, g), E'\\n') || E'\\n'
 	              FROM generate_series(1, $n) g), 'r')->'items') i});
 	is($res, "$n|$n", "one session's bulk of $n items: all created once");
@@ -50,7 +50,7 @@ SET statement_timeout = '300ms';
 SELECT search_engine.bulk(E'{"index": {"_id": "b1"}}\n{"n": 1}\n{"index": {"_id": "b2"}}\n{"n": 2}\n', 'r');
 RESET statement_timeout;
 SELECT string_agg(i->'index'->>'_id' || ':' || (i->'index'->>'result') || ':' || (i->'index'->>'_version'), ',')
-  FROM jsonb_array_elements(search_engine.bulk(E'{"index": {"_id": "c1"}}\n{"n": 1}\n{"index": {"_id": "c2"}}\n{"n": 2}\n', 'r')->'items') i;
+  FROM json_array_elements(search_engine.bulk(E'{"index": {"_id": "c1"}}\n{"n": 1}\n{"index": {"_id": "c2"}}\n{"n": 2}\n', 'r')->'items') i;
 }, stdout => \$out, stderr => \$err, on_error_stop => 0);
 		open(my $fh, '>', "$dir/out") or die;
 		print $fh "$out\n---\n$err\n";
