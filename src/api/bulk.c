@@ -101,15 +101,47 @@ json_scalar_string(const SeJson *v)
 	return NULL;
 }
 
+/* The op of an action line's key; false if none. */
+static bool
+action_op(const char *key, int len, SeItemOp *op)
+{
+	if (len == 5 && memcmp(key, "index", 5) == 0)
+		*op = SE_ITEM_INDEX;
+	else if (len == 6 && memcmp(key, "create", 6) == 0)
+		*op = SE_ITEM_CREATE;
+	else if (len == 6 && memcmp(key, "update", 6) == 0)
+		*op = SE_ITEM_UPDATE;
+	else if (len == 6 && memcmp(key, "delete", 6) == 0)
+		*op = SE_ITEM_DELETE;
+	else
+		return false;
+	return true;
+}
+
 /* Parse the action/metadata line; false sets a request-level 400 in err. */
 static bool
 parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *err)
 {
 	SeJsonParseOptions opts = {0};
-	SeJson	   *j = se_json_parse(line, len, &opts, err);
+	SeActionLine a;
+	SeJson	   *j;
 	const SeJsonMember *m;
 	int			i;
 
+	/* the common shape, read in place (it means what the full parse would) */
+	if (se_json_scan_action_line(line, len, &a) && action_op(a.op, a.op_len, &it->op))
+	{
+		it->if_seq_no = -1;
+		it->if_primary_term = 0;
+		if (a.index)
+			it->index = pnstrdup(a.index, a.index_len);
+		if (a.id)
+			it->id = pnstrdup(a.id, a.id_len);
+		if (a.routing)
+			it->routing = pnstrdup(a.routing, a.routing_len);
+		return true;
+	}
+	j = se_json_parse(line, len, &opts, err);
 	if (j == NULL)
 		return false;
 	if (j->type != SE_JSON_OBJECT || j->u.o.count != 1)
@@ -120,15 +152,7 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 		return false;
 	}
 	m = &j->u.o.members[0];
-	if (strcmp(m->key, "index") == 0)
-		it->op = SE_ITEM_INDEX;
-	else if (strcmp(m->key, "create") == 0)
-		it->op = SE_ITEM_CREATE;
-	else if (strcmp(m->key, "update") == 0)
-		it->op = SE_ITEM_UPDATE;
-	else if (strcmp(m->key, "delete") == 0)
-		it->op = SE_ITEM_DELETE;
-	else
+	if (!action_op(m->key, m->keylen, &it->op))
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "Malformed action/metadata line [%d], expected one of [create, delete, index, update] but found [%s]",

@@ -137,4 +137,28 @@ extern char *se_json_to_string(const SeJson *v);
  */
 extern int	se_utf8_validate(const char *s, size_t len);
 
+/*
+ * A bulk action/metadata line of the common shape, read without building
+ * a DOM:  {"<op>": {"<key>": "<string>", ...}}  with JSON whitespace
+ * anywhere, keys among _index, _id, routing, _routing (each at most once),
+ * and plain ASCII strings (no escapes, no control characters).  On a match
+ * returns true with op_name/op_len set and each present key's value as a
+ * slice of line (the others NULL); anything else returns false and the
+ * caller parses the line in full.  So a line read here means exactly what
+ * se_json_parse would make of it.
+ */
+typedef struct SeActionLine
+{
+	const char *op;
+	int			op_len;
+	const char *index;
+	int			index_len;
+	const char *id;
+	int			id_len;
+	const char *routing;
+	int			routing_len;
+} SeActionLine;
+
+extern bool se_json_scan_action_line(const char *line, size_t len, SeActionLine *out);
+
 #endif							/* SE_JSON_H */

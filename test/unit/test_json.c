@@ -877,6 +877,175 @@ test_mutation_fuzz(void)
 	UT_CHECK(ok > 0, "some mutations still parse (%d)", ok);
 }
 
+/*
+ * What the full parser makes of an action line, in the scanner's terms:
+ * true when the line is {"op": {...}} whose members are all strings under
+ * _index/_id/routing/_routing, each once (the shape the scanner may take).
+ */
+static bool
+action_by_dom(const char *line, size_t len, SeActionLine *a, bool *plain)
+{
+	SeError		err;
+	SeJson	   *j = parse_len(line, len, NULL, &err);
+	const SeJson *o;
+	int			i;
+
+	memset(a, 0, sizeof(*a));
+	*plain = false;
+	if (j == NULL || j->type != SE_JSON_OBJECT || j->u.o.count != 1 ||
+		j->u.o.members[0].value->type != SE_JSON_OBJECT)
+		return false;
+	a->op = j->u.o.members[0].key;
+	a->op_len = j->u.o.members[0].keylen;
+	o = j->u.o.members[0].value;
+	for (i = 0; i < o->u.o.count; i++)
+	{
+		const SeJsonMember *m = &o->u.o.members[i];
+		const char **dst = NULL;
+		int		   *dlen = NULL;
+
+		if (m->value->type != SE_JSON_STRING)
+			return true;
+		if (strcmp(m->key, "_index") == 0)
+			dst = &a->index, dlen = &a->index_len;
+		else if (strcmp(m->key, "_id") == 0)
+			dst = &a->id, dlen = &a->id_len;
+		else if (strcmp(m->key, "routing") == 0 || strcmp(m->key, "_routing") == 0)
+			dst = &a->routing, dlen = &a->routing_len;
+		if (dst == NULL || *dst != NULL)
+			return true;
+		*dst = m->value->u.s.str;
+		*dlen = m->value->u.s.len;
+	}
+	*plain = true;
+	return true;
+}
+
+static bool
+same_slice(const char *a, int an, const char *b, int bn)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return an == bn && memcmp(a, b, an) == 0;
+}
+
+/* Scan from an exact-size heap copy; compare with the full parse. */
+static int
+check_action(const char *line, size_t len)
+{
+	char	   *copy = malloc(len ? len : 1);
+	SeActionLine f,
+				d;
+	bool		fast,
+				parsed,
+				plain;
+	int			bad = 0;
+
+	memcpy(copy, line, len);
+	fast = se_json_scan_action_line(copy, len, &f);
+	parsed = action_by_dom(line, len, &d, &plain);
+	if (fast)
+	{
+		/* whatever the scanner takes, the full parse reads the same way */
+		if (!parsed || !plain ||
+			!same_slice(f.op, f.op_len, d.op, d.op_len) ||
+			!same_slice(f.index, f.index_len, d.index, d.index_len) ||
+			!same_slice(f.id, f.id_len, d.id, d.id_len) ||
+			!same_slice(f.routing, f.routing_len, d.routing, d.routing_len))
+			bad = 1;
+	}
+	free(copy);
+	return bad;
+}
+
+static void
+test_action_lines(void)
+{
+	static const char *const taken[] = {
+		"{\"index\":{\"_id\":\"1\"}}",
+		"{\"index\":{}}",
+		" { \"create\" : { \"_index\" : \"logs-1\" , \"_id\" : \"a b\" } } \r",
+		"{\"delete\":{\"_index\":\"x\",\"_id\":\"\",\"routing\":\"r\"}}",
+		"{\"update\":{\"_routing\":\"r\",\"_id\":\"9\"}}",
+		"{\"frobnicate\":{\"_id\":\"1\"}}",	/* taken; the caller rejects the op */
+	};
+	static const char *const left[] = {
+		"{\"index\":{\"_id\":1}}",	/* number */
+		"{\"index\":{\"_id\":\"\\u0041\"}}",	/* escape */
+		"{\"index\":{\"_id\":\"\xc3\xa9\"}}",	/* non-ASCII */
+		"{\"index\":{\"_id\":\"1\",\"_id\":\"2\"}}",	/* repeated */
+		"{\"index\":{\"routing\":\"1\",\"_routing\":\"2\"}}",
+		"{\"index\":{\"if_seq_no\":3}}",	/* other keys */
+		"{\"index\":{\"pipeline\":\"p\"}}",
+		"{\"index\":{\"_id\":null}}",
+		"{\"index\":{\"_id\":\"1\"}",	/* truncated */
+		"{\"index\":{\"_id\":\"1\"}}}",
+		"{\"index\":{\"_id\":\"1\",}}",
+		"{\"index\":{\"_id\":\"1\"},\"x\":{}}",
+		"{\"index\":\"x\"}",
+		"[\"index\"]",
+		"",
+		"\xef\xbb\xbf{\"index\":{}}",	/* BOM: the full parser skips it */
+	};
+	SeActionLine a;
+	int			i,
+				bad = 0;
+	uint64		state = UINT64CONST(0x2545F4914F6CDD1D);
+	static const char interesting[] = "{}\",: \t\r\\_idxroutg0\x80\x01";
+	char		buf[128];
+
+	for (i = 0; i < lengthof(taken); i++)
+	{
+		UT_CHECK(se_json_scan_action_line(taken[i], strlen(taken[i]), &a),
+				 "scanner takes %s", taken[i]);
+		bad += check_action(taken[i], strlen(taken[i]));
+	}
+	UT_CHECK(se_json_scan_action_line(taken[2], strlen(taken[2]), &a) &&
+			 a.id_len == 3 && memcmp(a.id, "a b", 3) == 0 && a.routing == NULL,
+			 "slices of the line");
+	for (i = 0; i < lengthof(left); i++)
+		UT_CHECK(!se_json_scan_action_line(left[i], strlen(left[i]), &a),
+				 "scanner leaves %s to the full parse", left[i]);
+	/* mutations of taken shapes: the scanner never disagrees with the parser */
+	for (i = 0; i < 50000; i++)
+	{
+		const char *src = taken[i % 5];
+		size_t		n = strlen(src);
+		int			edits = 1 + (int) (state % 3),
+					k;
+
+		memcpy(buf, src, n);
+		for (k = 0; k < edits && n > 1 && n < sizeof(buf) - 1; k++)
+		{
+			size_t		pos;
+			char		c;
+
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			pos = (size_t) ((state >> 8) % n);
+			c = interesting[(state >> 32) % (sizeof(interesting) - 1)];
+			switch ((state >> 4) % 3)
+			{
+				case 0:
+					buf[pos] = c;
+					break;
+				case 1:
+					memmove(buf + pos, buf + pos + 1, n - pos - 1);
+					n--;
+					break;
+				default:
+					memmove(buf + pos + 1, buf + pos, n - pos);
+					buf[pos] = c;
+					n++;
+					break;
+			}
+		}
+		bad += check_action(buf, n);
+	}
+	UT_CHECK(bad == 0, "%d action lines read differently by the scanner and the parser", bad);
+}
+
 static void
 test_write_string(void)
 {
@@ -1020,6 +1189,7 @@ main(void)
 	test_duplicates();
 	test_truncation();
 	test_mutation_fuzz();
+	test_action_lines();
 	test_write_string();
 	test_write_dom();
 	return ut_finish("test_json");
