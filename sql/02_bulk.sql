@@ -107,3 +107,39 @@ SELECT s, s::text = '{"zeta": 1, "b": 1.50, "a": [1, -0, 1e3, 2E-2, 123456789012
 SELECT search_engine.get_doc('shapes', '1') = (search_engine.get_doc('shapes', '1')::text)::jsonb;
 SELECT search_engine.get_doc('shapes', '2');
 SELECT search_engine.delete_index('shapes')->'acknowledged';
+
+-- a write worker with nothing else queued acknowledges a bulk once its items
+-- are checked and logged, and indexes them afterwards (engine.c, deferred
+-- indexing): within one bulk, repeated ids, creates, updates and deletes
+-- must see what came before them, and realtime gets and searches after the
+-- answer must see all of it
+SELECT search_engine.create_index('deferred', '{"settings": {"number_of_shards": 1, "refresh_interval": "-1"}, "mappings": {"properties": {"t": {"type": "text"}, "k": {"type": "keyword"}, "big": {"type": "text", "analyzer": "keyword"}}}}')->'acknowledged';
+SELECT string_agg(x.s, ' ' ORDER BY o) FROM json_array_elements(search_engine.bulk(format($$
+{"index": {"_index": "deferred", "_id": "a"}}
+{"t": "first words", "k": "x"}
+{"index": {"_index": "deferred", "_id": "a"}}
+{"t": "second words", "k": "y"}
+{"create": {"_index": "deferred", "_id": "a"}}
+{"t": "never"}
+{"update": {"_index": "deferred", "_id": "a"}}
+{"doc": {"n": 7}}
+{"index": {"_index": "deferred", "_id": "b"}}
+{"t": "to be deleted"}
+{"delete": {"_index": "deferred", "_id": "b"}}
+{"index": {"_index": "deferred", "_id": "c"}}
+{"t": "bad", "k": {"not": "a keyword"}}
+{"index": {"_index": "deferred", "_id": "d"}}
+{"big": "%s"}
+{"index": {"_index": "deferred", "_id": "e"}}
+{"big": "%s", "t": "long enough to analyze now"}
+{"index": {"_index": "deferred", "_id": "f"}}
+{"t": "last words"}
+$$, repeat('z', 10000), repeat('z', 40000)))->'items')
+  WITH ORDINALITY AS t(i, o), LATERAL (SELECT (SELECT k || ':' || (v->>'status') || coalesce(':' || (v->>'_version'), '') || coalesce(':' || (v->'error'->>'type'), '') FROM json_each(i) AS e(k, v)) AS s) AS x;
+SELECT search_engine.get_doc('deferred', 'a')->'_source', search_engine.get_doc('deferred', 'a')->'_version',
+       search_engine.get_doc('deferred', 'b')->'found', search_engine.get_doc('deferred', 'f')->'found';
+SELECT search_engine.refresh('deferred')->'_shards'->'failed';
+SELECT jsonb_path_query_array(search_engine.search('deferred', '{"query": {"match": {"t": "words"}}, "sort": ["_doc"]}'), '$.hits.hits[*]._id'),
+       search_engine.count('deferred', ('{"query": {"term": {"big": "' || repeat('z', 10000) || '"}}}')::jsonb),
+       search_engine.count('deferred', '{"query": {"match": {"k": "y"}}}');
+SELECT search_engine.delete_index('deferred')->'acknowledged';

@@ -40,9 +40,11 @@ typedef struct PendingValue
 	int64		num;			/* numeric */
 	const char *str;			/* keyword bytes (point into the source) */
 	int			len;
-	int			tok_start;		/* text: tokens [tok_start, tok_end) */
+	int			tok_start;		/* text: tokens [tok_start, tok_end); -1: str
+								 * [0, len) not analyzed yet */
 	int			tok_end;
 	int			span;			/* text: positions used by the value */
+	const SeAnalyzer *analyzer; /* text not analyzed yet */
 } PendingValue;
 
 typedef struct DocParse
@@ -61,6 +63,7 @@ typedef struct DocParse
 	SeMappedField **added;		/* dynamic fields, for rollback */
 	int			nadded;
 	int			capadded;
+	bool		defer_text;		/* analyze short text values in se_doc_add */
 	SeError    *err;
 } DocParse;
 
@@ -144,6 +147,9 @@ failed_to_parse(DocParse *dp, const SeMappedField *f, const SeJson *v)
 }
 
 /* Lucene refuses terms over 32766 bytes; ES reports it like this. */
+StaticAssertDecl(SE_DEFER_TEXT_MAX * 3 <= SE_MAX_TERM_LENGTH,
+				 "deferred text must not be able to produce an immense term");
+
 static bool
 check_term_length(DocParse *dp, const SeMappedField *f, const char *term, int len)
 {
@@ -242,6 +248,18 @@ index_leaf(DocParse *dp, const SeMappedField *f, const SeJson *v)
 						PendingValue *pv = new_pending(dp, f, PV_TEXT);
 						int			t;
 
+						/*
+						 * A value too short to hold an immense term cannot
+						 * fail analysis: it may wait for se_doc_add.
+						 */
+						if (dp->defer_text && len <= SE_DEFER_TEXT_MAX)
+						{
+							pv->tok_start = -1;
+							pv->str = str;
+							pv->len = len;
+							pv->analyzer = a;
+							break;
+						}
 						pv->tok_start = dp->tokens.ntokens;
 						dp->tokens.next_position = 0;
 						if (a)
@@ -843,12 +861,46 @@ emit(DocParse *dp, SeSegmentBuilder *b)
 	}
 }
 
-bool
-se_doc_parse(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
-			 SeSegmentBuilder *b, const char *doc_id, bool *mapping_changed,
-			 SeError *err)
+/* Analyze the text values that waited (in document order, as the walk would have). */
+static void
+analyze_deferred(DocParse *dp)
 {
-	DocParse	dp;
+	int			i;
+
+	for (i = 0; i < dp->nvalues; i++)
+	{
+		PendingValue *pv = &dp->values[i];
+
+		if (pv->kind != PV_TEXT || pv->tok_start >= 0)
+			continue;
+		pv->tok_start = dp->tokens.ntokens;
+		dp->tokens.next_position = 0;
+		if (pv->analyzer)
+			se_analyze(pv->analyzer, pv->str, pv->len, &dp->tokens);
+		pv->tok_end = dp->tokens.ntokens;
+		pv->span = dp->tokens.next_position;
+	}
+}
+
+static void
+free_parsed(DocParse *dp)
+{
+	pfree(dp->path.data);
+	if (dp->values)
+		pfree(dp->values);
+	if (dp->added)
+		pfree(dp->added);
+	if (dp->bterms)
+		pfree(dp->bterms);
+	se_token_list_free(&dp->tokens);
+	pfree(dp);
+}
+
+SeParsedDoc *
+se_doc_check(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
+			 const char *doc_id, bool *mapping_changed, SeError *err)
+{
+	DocParse   *dp;
 	bool		ok;
 	int			i;
 
@@ -858,48 +910,78 @@ se_doc_parse(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
 	{
 		se_error_set(err, 400, "mapper_parsing_exception",
 					 "failed to parse, document is empty");
-		return false;
+		return NULL;
 	}
 	if (source->type != SE_JSON_OBJECT)
 	{
 		se_error_set(err, 400, "mapper_parsing_exception",
 					 "failed to parse: Malformed content, must start with an object");
-		return false;
+		return NULL;
 	}
 
-	memset(&dp, 0, sizeof(dp));
-	dp.m = m;
-	dp.total_fields_limit = (opts && opts->limits.total_fields_limit > 0) ?
+	dp = palloc0(sizeof(DocParse));
+	dp->m = m;
+	dp->total_fields_limit = (opts && opts->limits.total_fields_limit > 0) ?
 		opts->limits.total_fields_limit : SE_DEFAULT_TOTAL_FIELDS_LIMIT;
-	dp.depth_limit = (opts && opts->limits.depth_limit > 0) ?
+	dp->depth_limit = (opts && opts->limits.depth_limit > 0) ?
 		opts->limits.depth_limit : SE_DEFAULT_DEPTH_LIMIT;
-	dp.doc_id = doc_id;
-	dp.err = err;
-	initStringInfo(&dp.path);
-	se_token_list_init(&dp.tokens);
+	dp->defer_text = opts && opts->defer_text;
+	dp->doc_id = doc_id;
+	dp->err = err;
+	initStringInfo(&dp->path);
+	se_token_list_init(&dp->tokens);
 
-	ok = parse_object(&dp, source, m->dynamic);
-	if (ok)
-		emit(&dp, b);
-	else
+	ok = parse_object(dp, source, m->dynamic);
+	if (!ok)
 	{
 		/* take the dynamic fields out again, newest first */
-		for (i = dp.nadded - 1; i >= 0; i--)
-			se_mapping_remove(m, dp.added[i]);
-		for (i = dp.nadded - 1; i >= 0; i--)
-			se_mapping_free_field(dp.added[i]);
-		dp.nadded = 0;
+		for (i = dp->nadded - 1; i >= 0; i--)
+			se_mapping_remove(m, dp->added[i]);
+		for (i = dp->nadded - 1; i >= 0; i--)
+			se_mapping_free_field(dp->added[i]);
+		dp->nadded = 0;
 	}
 	if (mapping_changed)
-		*mapping_changed = dp.nadded > 0;
+		*mapping_changed = dp->nadded > 0;
+	if (!ok)
+	{
+		free_parsed(dp);
+		return NULL;
+	}
+	dp->err = NULL;				/* nothing can fail any more */
+	return (SeParsedDoc *) dp;
+}
 
-	pfree(dp.path.data);
-	if (dp.values)
-		pfree(dp.values);
-	if (dp.added)
-		pfree(dp.added);
-	if (dp.bterms)
-		pfree(dp.bterms);
-	se_token_list_free(&dp.tokens);
-	return ok;
+void
+se_doc_add(SeParsedDoc *pd, SeSegmentBuilder *b)
+{
+	DocParse   *dp = (DocParse *) pd;
+
+	analyze_deferred(dp);
+	emit(dp, b);
+	free_parsed(dp);
+}
+
+void
+se_doc_discard(SeParsedDoc *pd)
+{
+	free_parsed((DocParse *) pd);
+}
+
+bool
+se_doc_parse(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
+			 SeSegmentBuilder *b, const char *doc_id, bool *mapping_changed,
+			 SeError *err)
+{
+	SeDocParseOptions o = {{0}};
+	SeParsedDoc *pd;
+
+	if (opts)
+		o = *opts;
+	o.defer_text = false;
+	pd = se_doc_check(m, source, &o, doc_id, mapping_changed, err);
+	if (pd == NULL)
+		return false;
+	se_doc_add(pd, b);
+	return true;
 }

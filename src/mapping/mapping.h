@@ -215,7 +215,16 @@ extern bool se_date_format_validate(const char *format, SeError *err);
 typedef struct SeDocParseOptions
 {
 	SeMappingLimits limits;
+	bool		defer_text;		/* se_doc_check: leave short text unanalyzed */
 } SeDocParseOptions;
+
+/*
+ * Text values up to this many bytes cannot produce a term longer than
+ * SE_MAX_TERM_LENGTH (an analyzer's term is at most 3 bytes per input
+ * byte: copy_term in analysis.c), so their analysis cannot fail and may be
+ * deferred.
+ */
+#define SE_DEFER_TEXT_MAX	10240
 
 /*
  * Parse one document (the JSON _source, already validated) against mapping
@@ -250,6 +259,24 @@ extern bool se_doc_parse(SeMapping *m, const SeJson *source,
 						 const SeDocParseOptions *opts,
 						 SeSegmentBuilder *b, const char *doc_id,
 						 bool *mapping_changed, SeError *err);
+
+/*
+ * se_doc_parse in two steps, for a write acknowledged before it is indexed
+ * (see shard/engine.c, deferred indexing).  se_doc_check walks and checks
+ * the document against m exactly as se_doc_parse does (growing m, failing
+ * with the same errors, leaving nothing behind on failure); with
+ * opts->defer_text, text values of at most SE_DEFER_TEXT_MAX bytes are not
+ * analyzed yet.  The result points into source and m, which must stay
+ * until se_doc_add analyzes what waited and adds the document to b (between
+ * se_builder_begin_doc and se_builder_end_doc), which cannot fail; or until
+ * se_doc_discard.  Either frees it.
+ */
+typedef struct SeParsedDoc SeParsedDoc;
+extern SeParsedDoc *se_doc_check(SeMapping *m, const SeJson *source,
+								 const SeDocParseOptions *opts, const char *doc_id,
+								 bool *mapping_changed, SeError *err);
+extern void se_doc_add(SeParsedDoc *pd, SeSegmentBuilder *b);
+extern void se_doc_discard(SeParsedDoc *pd);
 
 /* Codec options for a mapped field (what se_doc_parse declares). */
 extern void se_field_codec_options(const SeMappedField *f, SeIndexOptions *io,

@@ -290,6 +290,7 @@ process_batch(void)
 	int			n = 0;
 	int			i,
 				j;
+	bool		defer = false;
 
 	while (n < BATCH_MAX)
 	{
@@ -297,7 +298,11 @@ process_batch(void)
 		SeQueueEntry *qe;
 
 		if (e < 0)
+		{
+			/* nothing else waits: acknowledge before indexing (engine.c) */
+			defer = true;
 			break;
+		}
 		qe = &SeEntries[e];
 		if (qe->kind != SE_REQ_BULK)
 		{
@@ -349,7 +354,7 @@ process_batch(void)
 			continue;
 		}
 		current_slot = bi->slot;
-		se_shard_apply_bulk(sh, bi->hdr, bi->sub, (char *) bi->hdr);
+		se_shard_apply_bulk(sh, bi->hdr, bi->sub, (char *) bi->hdr, defer);
 		bi->applied = true;
 		bi->refresh = bi->hdr->refresh != 0;
 		current_slot = -1;
@@ -385,6 +390,21 @@ process_batch(void)
 		if (items[i].sub)
 			finish_sub(&items[i]);
 	release_batch(false, NULL, NULL);
+
+	/*
+	 * Acknowledged: now index what was deferred, before the next request.
+	 * An error here fails the shard; the documents are in its translog.
+	 */
+	for (i = 0; i < n; i++)
+	{
+		SeShard    *sh = shards[items[i].slot];
+
+		if (sh == NULL || sh->npending == 0)
+			continue;
+		current_slot = items[i].slot;
+		se_shard_index_pending(sh);
+		current_slot = -1;
+	}
 	return n;
 }
 

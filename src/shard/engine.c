@@ -461,6 +461,123 @@ log_op(SeShard *sh, SeOpType op, const SeDocMeta *meta, const char *src, size_t 
 	se_translog_add(&sh->tl, &t);
 }
 
+/*
+ * Deferred indexing.  When its queue has nothing else waiting, the write
+ * worker acknowledges a batch once every item is checked against the
+ * mapping, versioned and in the fsynced translog, and only then analyzes
+ * and inverts the documents (se_shard_index_pending), while the client
+ * prepares its next request: a single bulk client otherwise waits for the
+ * indexing of every batch.  Nothing can fail after the acknowledgement
+ * (se_doc_check has checked all that se_doc_parse checks; deferred text is
+ * too short for an immense term), and everything that reads the buffer
+ * comes after: the owner adds pending documents before it takes its next
+ * request, and refresh, flush and close add them first.  Within a batch,
+ * an item whose id is pending, and any update or delete, adds the pending
+ * documents first, so lookups and buffer order are what they would be
+ * without deferral.
+ */
+typedef struct SePendingDoc
+{
+	SeDocMeta	meta;			/* id and routing copied */
+	char	   *src;			/* _source, copied out of the request */
+	size_t		src_len;
+	SeParsedDoc *pd;
+	uint64		hash;			/* of the id */
+} SePendingDoc;
+
+static int
+pending_find(SeShard *sh, const char *id, int id_len, uint64 h)
+{
+	uint32		i;
+
+	if (sh->npending == 0)
+		return -1;
+	for (i = (uint32) h & sh->pending_mask; sh->pending_slots[i] != 0; i = (i + 1) & sh->pending_mask)
+	{
+		SePendingDoc *p = &sh->pending[sh->pending_slots[i] - 1];
+
+		if (p->hash == h && p->meta.id_len == id_len && memcmp(p->meta.id, id, id_len) == 0)
+			return (int) (sh->pending_slots[i] - 1);
+	}
+	return -1;
+}
+
+static void
+pending_rehash(SeShard *sh, uint32 nslots)
+{
+	int			k;
+
+	if (sh->pending_slots)
+		pfree(sh->pending_slots);
+	sh->pending_slots = MemoryContextAllocZero(sh->pending_cxt, sizeof(uint32) * nslots);
+	sh->pending_mask = nslots - 1;
+	for (k = 0; k < sh->npending; k++)
+	{
+		uint32		i = (uint32) sh->pending[k].hash & sh->pending_mask;
+
+		while (sh->pending_slots[i] != 0)
+			i = (i + 1) & sh->pending_mask;
+		sh->pending_slots[i] = k + 1;
+	}
+}
+
+/* Remember a checked, logged document; it owns src, id and routing copies. */
+static void
+pending_add(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
+			SeParsedDoc *pd, uint64 h)
+{
+	MemoryContext old = MemoryContextSwitchTo(sh->pending_cxt);
+	SePendingDoc *p;
+
+	if (sh->npending == sh->cappending)
+	{
+		sh->cappending = Max(64, sh->cappending * 2);
+		sh->pending = sh->pending ? repalloc(sh->pending, sizeof(SePendingDoc) * sh->cappending)
+			: palloc(sizeof(SePendingDoc) * sh->cappending);
+	}
+	p = &sh->pending[sh->npending++];
+	p->meta = *meta;
+	p->meta.id = pnstrdup(meta->id, meta->id_len);
+	p->meta.routing = meta->routing ? pnstrdup(meta->routing, meta->routing_len) : NULL;
+	p->src = palloc(Max(src_len, 1));
+	memcpy(p->src, src, src_len);
+	p->src_len = src_len;
+	p->pd = pd;
+	p->hash = h;
+	MemoryContextSwitchTo(old);
+	if ((uint32) sh->npending * 2 > sh->pending_mask)
+		pending_rehash(sh, Max(128, (sh->pending_mask + 1) * 2));
+	else
+	{
+		uint32		i = (uint32) h & sh->pending_mask;
+
+		while (sh->pending_slots[i] != 0)
+			i = (i + 1) & sh->pending_mask;
+		sh->pending_slots[i] = sh->npending;
+	}
+}
+
+void
+se_shard_index_pending(SeShard *sh)
+{
+	int			k;
+
+	for (k = 0; k < sh->npending; k++)
+	{
+		SePendingDoc *p = &sh->pending[k];
+
+		se_builder_begin_doc(sh->buffer);
+		se_doc_add(p->pd, sh->buffer);
+		se_builder_end_doc(sh->buffer, &p->meta, p->src, p->src_len);
+	}
+	sh->npending = 0;
+	sh->cappending = 0;
+	sh->pending = NULL;
+	sh->pending_slots = NULL;
+	sh->pending_mask = 0;
+	MemoryContextReset(sh->pending_cxt);
+}
+
 typedef struct ItemOut
 {
 	int			status;
@@ -499,7 +616,7 @@ check_if_seq_no(const SeItemReq *rq, const char *id, const DocLoc *loc, ItemOut 
 static void
 do_index(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		 const char *routing, int routing_len, const char *src, size_t src_len,
-		 const SeJson *doc, bool create, ItemOut *out)
+		 const SeJson *doc, bool create, bool defer, uint64 id_hash, ItemOut *out)
 {
 	DocLoc		loc;
 	SeDocMeta	meta;
@@ -524,7 +641,28 @@ do_index(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	meta.seq_no = sh->max_seq_no + 1;
 	meta.primary_term = sh->primary_term;
 	meta.version = (loc.seg == -2) ? 1 : loc.meta.version + 1;
-	if (!buffer_doc(sh, &meta, src, src_len, doc, &out->err))
+	if (defer)
+	{
+		SeDocParseOptions opts;
+		SeParsedDoc *pd;
+		bool		changed = false;
+		MemoryContext old = MemoryContextSwitchTo(sh->pending_cxt);
+
+		opts.limits.total_fields_limit = sh->settings.total_fields_limit;
+		opts.limits.depth_limit = sh->settings.depth_limit;
+		opts.defer_text = true;
+		pd = se_doc_check(sh->mapping, doc, &opts, id, &changed, &out->err);
+		MemoryContextSwitchTo(old);
+		if (pd == NULL)
+		{
+			out->status = out->err.status ? out->err.status : 400;
+			return;
+		}
+		if (changed)
+			sh->mapping_dirty = true;
+		pending_add(sh, &meta, src, src_len, pd, id_hash);
+	}
+	else if (!buffer_doc(sh, &meta, src, src_len, doc, &out->err))
 	{
 		/* nothing changed: the previous version stays live */
 		out->status = out->err.status ? out->err.status : 400;
@@ -693,7 +831,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		{
 			initStringInfo(&src);
 			se_json_write(&src, upsert);
-			do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, upsert, false, out);
+			do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, upsert, false, false, 0, out);
 			return;
 		}
 		initStringInfo(&src);
@@ -751,7 +889,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	}
 	resetStringInfo(&src);
 	se_json_write(&src, ctx.source);
-	do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, ctx.source, false, out);
+	do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, ctx.source, false, false, 0, out);
 }
 
 static void
@@ -800,7 +938,7 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		}
 		se_json_write(&src, newdoc);
 		do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len,
-				 newdoc, false, out);
+				 newdoc, false, false, 0, out);
 		return;
 	}
 	else
@@ -833,7 +971,7 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 			return;
 		}
 		do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len,
-				 newdoc, false, out);
+				 newdoc, false, false, 0, out);
 	}
 }
 
@@ -862,7 +1000,7 @@ put_error(SeBulkSub *sub, char *base, const SeError *err)
 }
 
 void
-se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base)
+se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, bool defer)
 {
 	const char *p = base + sub->req_off;
 	SeItemResp *resp = (SeItemResp *) (base + sub->resp_off);
@@ -882,6 +1020,8 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base)
 		MemoryContext old;
 		SeJson	   *json = NULL;
 		SeJsonParseOptions opts = {0};
+		bool		item_defer;
+		uint64		id_hash;
 
 		memcpy(&rq, p, sizeof(rq));
 		p += sizeof(rq);
@@ -897,7 +1037,14 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base)
 
 		memset(&out, 0, sizeof(out));
 		se_error_init(&out.err);
-		old = MemoryContextSwitchTo(itemcxt);
+		item_defer = defer && (rq.op == SE_ITEM_INDEX || rq.op == SE_ITEM_CREATE);
+		id_hash = hash_bytes_extended((const unsigned char *) id, rq.id_len, 0);
+		/* what deferral must not reorder: see SePendingDoc */
+		if (sh->npending > 0 &&
+			(!item_defer || pending_find(sh, id, rq.id_len, id_hash) >= 0))
+			se_shard_index_pending(sh);
+		/* a deferred document's DOM lives until it is indexed */
+		old = MemoryContextSwitchTo(item_defer ? sh->pending_cxt : itemcxt);
 		if (rq.op != SE_ITEM_DELETE)
 		{
 			opts.reject_duplicate_keys = true;
@@ -931,7 +1078,7 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base)
 				case SE_ITEM_CREATE:
 					do_index(sh, &rq, idc, rq.id_len, routing,
 							 routing ? rq.routing_len : 0, body, rq.body_len, json,
-							 rq.op == SE_ITEM_CREATE, &out);
+							 rq.op == SE_ITEM_CREATE, item_defer, id_hash, &out);
 					break;
 				case SE_ITEM_UPDATE:
 					do_update(sh, &rq, idc, rq.id_len, routing,
@@ -1399,6 +1546,8 @@ se_shard_refresh(SeShard *sh)
 	int			i;
 	bool		changed = false;
 
+	se_shard_index_pending(sh);
+
 	if (se_builder_live_docs(sh->buffer) > 0)
 	{
 		StringInfoData out;
@@ -1716,6 +1865,8 @@ se_shard_open(int slot_no)
 	old = MemoryContextSwitchTo(cxt);
 	sh = palloc0(sizeof(SeShard));
 	sh->cxt = cxt;
+	sh->pending_cxt = AllocSetContextCreate(cxt, "search_engine pending docs",
+											ALLOCSET_DEFAULT_SIZES);
 	sh->slot = slot_no;
 	strlcpy(sh->uuid, slot->index_uuid, sizeof(sh->uuid));
 	sh->shard = slot->shard;

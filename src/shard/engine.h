@@ -82,11 +82,26 @@ typedef struct SeShard
 	bool		recovering;
 	/* background merges in flight: index.merge.scheduler.max_thread_count */
 	SeShardMerge merges[SE_SHARD_MAX_MERGES];
+	/* acknowledged, logged, not yet in the buffer (se_shard_index_pending) */
+	MemoryContext pending_cxt;
+	struct SePendingDoc *pending;
+	int			npending;
+	int			cappending;
+	uint32	   *pending_slots;	/* open addressing over pending ids: index+1 */
+	uint32		pending_mask;
 } SeShard;
 
 extern SeShard *se_shard_open(int slot);
+/*
+ * Apply a shard sub-request.  defer: check, version and log each index or
+ * create item, but leave adding it to the buffer (its text analysis and
+ * inversion) for se_shard_index_pending, which the owner calls once the
+ * batch is acknowledged.
+ */
 extern void se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub,
-								 char *base);
+								 char *base, bool defer);
+/* Add what se_shard_apply_bulk deferred to the buffer; cannot fail. */
+extern void se_shard_index_pending(SeShard *sh);
 /* After a batch: publish dynamic mapping changes (before acknowledging). */
 extern void se_shard_publish_mapping(SeShard *sh);
 extern void se_shard_sync_translog(SeShard *sh);
