@@ -801,6 +801,41 @@ test_truncation(void)
 }
 
 /*
+ * One random edit of buf[0..*n) (replace, delete or insert a byte), driven
+ * by the xorshift *state: the inserted or replacing byte is from alphabet,
+ * or (with raw) half the time any byte.  buf has room for one more byte.
+ */
+static void
+mutate_once(char *buf, size_t *n, uint64 *state, const char *alphabet, size_t nalpha,
+			bool raw)
+{
+	size_t		pos;
+	char		c;
+
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	pos = (size_t) ((*state >> 8) % *n);
+	c = (raw && ((*state >> 40) & 1)) ? (char) (*state >> 48) :
+		alphabet[(*state >> 48) % nalpha];
+	switch ((*state >> 4) % 3)
+	{
+		case 0:
+			buf[pos] = c;
+			break;
+		case 1:					/* delete */
+			memmove(buf + pos, buf + pos + 1, *n - pos - 1);
+			(*n)--;
+			break;
+		default:				/* insert */
+			memmove(buf + pos + 1, buf + pos, *n - pos);
+			buf[pos] = c;
+			(*n)++;
+			break;
+	}
+}
+
+/*
  * Random byte mutations of the sample: must never crash; whatever parses
  * must serialize to JSON that parses again to the same text.
  */
@@ -831,32 +866,7 @@ test_mutation_fuzz(void)
 		state ^= state << 17;
 		edits = 1 + (int) (state % 3);
 		for (k = 0; k < edits; k++)
-		{
-			size_t		pos;
-			uint8		c;
-
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			pos = (size_t) ((state >> 8) % n);
-			c = (state >> 40) & 1 ? (uint8) (state >> 48) :
-				(uint8) interesting[(state >> 48) % (sizeof(interesting) - 1)];
-			switch ((state >> 4) % 3)
-			{
-				case 0:
-					buf[pos] = (char) c;
-					break;
-				case 1:			/* delete */
-					memmove(buf + pos, buf + pos + 1, n - pos - 1);
-					n--;
-					break;
-				default:		/* insert */
-					memmove(buf + pos + 1, buf + pos, n - pos);
-					buf[pos] = (char) c;
-					n++;
-					break;
-			}
-		}
+			mutate_once(buf, &n, &state, interesting, sizeof(interesting) - 1, true);
 		v = parse_len(buf, n, (i & 1) ? &strict : NULL, &err);
 		if (v)
 		{
@@ -1016,31 +1026,7 @@ test_action_lines(void)
 
 		memcpy(buf, src, n);
 		for (k = 0; k < edits && n > 1 && n < sizeof(buf) - 1; k++)
-		{
-			size_t		pos;
-			char		c;
-
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			pos = (size_t) ((state >> 8) % n);
-			c = interesting[(state >> 32) % (sizeof(interesting) - 1)];
-			switch ((state >> 4) % 3)
-			{
-				case 0:
-					buf[pos] = c;
-					break;
-				case 1:
-					memmove(buf + pos, buf + pos + 1, n - pos - 1);
-					n--;
-					break;
-				default:
-					memmove(buf + pos + 1, buf + pos, n - pos);
-					buf[pos] = c;
-					n++;
-					break;
-			}
-		}
+			mutate_once(buf, &n, &state, interesting, sizeof(interesting) - 1, false);
 		bad += check_action(buf, n);
 	}
 	UT_CHECK(bad == 0, "%d action lines read differently by the scanner and the parser", bad);
