@@ -142,4 +142,8 @@ SELECT search_engine.refresh('deferred')->'_shards'->'failed';
 SELECT jsonb_path_query_array(search_engine.search('deferred', '{"query": {"match": {"t": "words"}}, "sort": ["_doc"]}'), '$.hits.hits[*]._id'),
        search_engine.count('deferred', ('{"query": {"term": {"big": "' || repeat('z', 10000) || '"}}}')::jsonb),
        search_engine.count('deferred', '{"query": {"match": {"k": "y"}}}');
+-- more _source than a shard lets wait (8 MB) is indexed as it goes
+SELECT search_engine.bulk((SELECT string_agg(format(E'{"index": {"_index": "deferred", "_id": "m%s"}}\n{"k": "m", "t": "%s"}', g, repeat('word ', 200000)), E'\n') || E'\n' FROM generate_series(1, 12) g))->'errors';
+SELECT search_engine.get_doc('deferred', 'm12')->'found', search_engine.refresh('deferred')->'_shards'->'failed',
+       search_engine.count('deferred', '{"query": {"term": {"k": "m"}}}');
 SELECT search_engine.delete_index('deferred')->'acknowledged';

@@ -476,6 +476,13 @@ log_op(SeShard *sh, SeOpType op, const SeDocMeta *meta, const char *src, size_t 
  * documents first, so lookups and buffer order are what they would be
  * without deferral.
  */
+/*
+ * At most this much _source (and its DOM, a few times that) waits per
+ * shard: beyond it the worker indexes what is pending before going on, so
+ * a batch of large bulks stays within the indexing memory bound.
+ */
+#define SE_PENDING_MAX_BYTES	(8 * 1024 * 1024)
+
 typedef struct SePendingDoc
 {
 	SeDocMeta	meta;			/* id and routing copied */
@@ -544,6 +551,7 @@ pending_add(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
 	p->src_len = src_len;
 	p->pd = pd;
 	p->hash = h;
+	sh->pending_bytes += src_len;
 	MemoryContextSwitchTo(old);
 	if ((uint32) sh->npending * 2 > sh->pending_mask)
 		pending_rehash(sh, Max(128, (sh->pending_mask + 1) * 2));
@@ -571,6 +579,7 @@ se_shard_index_pending(SeShard *sh)
 		se_builder_end_doc(sh->buffer, &p->meta, p->src, p->src_len);
 	}
 	sh->npending = 0;
+	sh->pending_bytes = 0;
 	sh->cappending = 0;
 	sh->pending = NULL;
 	sh->pending_slots = NULL;
@@ -1095,6 +1104,8 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 			}
 		}
 		MemoryContextSwitchTo(old);
+		if (sh->pending_bytes > SE_PENDING_MAX_BYTES)
+			se_shard_index_pending(sh);
 		resp[i].status = (int16) out.status;
 		resp[i].result = (uint8) out.result;
 		resp[i].version = out.version;

@@ -87,6 +87,7 @@ typedef struct SeShard
 	struct SePendingDoc *pending;
 	int			npending;
 	int			cappending;
+	size_t		pending_bytes;	/* their _source bytes */
 	uint32	   *pending_slots;	/* open addressing over pending ids: index+1 */
 	uint32		pending_mask;
 } SeShard;
