@@ -323,10 +323,14 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 	ListCell   *lc;
 	int			total = 0,
 				ok = 0;
+	int		   *slots;
+	int			nslots = 0;
+	int			cap = 16;
 
 	se_require_started();
 	if (se_error_is_set(err))
 		return false;
+	slots = palloc(sizeof(int) * cap);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -340,14 +344,34 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 			se_error_init(&serr);
 			slot = se_snapshot_slot(im, s, &serr);
 			total += 1 + im->settings.number_of_replicas;
-			if (slot >= 0 && se_queue_control(slot, kind, arg))
-				ok++;
+			if (slot < 0)
+				continue;
+			if (nslots == cap)
+			{
+				cap *= 2;
+				slots = repalloc(slots, sizeof(int) * cap);
+			}
+			slots[nslots++] = slot;
 		}
 	}
+
+	/*
+	 * Refresh and flush go to every shard at once (their owners work in
+	 * parallel); force merges run one shard after another, as ES's
+	 * force_merge pool of one thread does.
+	 */
 	if (kind == SE_REQ_FORCE_MERGE)
-		appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0}}", total, ok);
+	{
+		int			i;
+
+		for (i = 0; i < nslots; i++)
+			if (se_queue_control(slots[i], kind, arg))
+				ok++;
+	}
 	else
-		appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0}}", total, ok);
+		ok = se_queue_control_many(slots, nslots, kind, arg, NULL);
+	pfree(slots);
+	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0}}", total, ok);
 	return true;
 }
 

@@ -253,6 +253,8 @@ extern int	se_queue_take(int worker);	/* -1 if none */
 extern void se_queue_free_bulk_entry(int entry);
 extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
+extern int	se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg,
+								  bool *ok);
 extern void se_queue_control_done(int entry, bool failed);
 
 /* ---------- the search pool's queue (search_queue.c) ---------- */

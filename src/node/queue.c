@@ -208,84 +208,119 @@ se_queue_control_done(int e, bool failed)
 }
 
 /*
- * Run a control request on slot's owner and wait for it.  Returns false if
- * the worker reported failure.  An interrupt while waiting abandons the
- * entry (the worker frees it).
+ * Run a control request on each of slots[0..n) (on its owner) and wait for
+ * all of them: the owners work in parallel, as ES broadcasts a refresh to
+ * every shard at once.  ok[i] (when ok is not NULL) says whether slots[i]'s
+ * succeeded; returns how many did.  An interrupt while waiting abandons the
+ * entries not done yet (their workers free them).
  */
-bool
-se_queue_control(int slot, SeRequestKind kind, int64 arg)
+int
+se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg, bool *ok)
 {
-	int			w = SeSlots[slot].owner;
-	int			e;
-	bool		failed = false;
+	int		   *entries = palloc(sizeof(int) * Max(n, 1));
+	int		   *owners = palloc(sizeof(int) * Max(n, 1));
+	int			i;
+	int			left = n;
+	int			succeeded = 0;
 
-	for (;;)
+	for (i = 0; i < n; i++)
 	{
-		SpinLockAcquire(&SeShmem->queue_mutex);
-		e = SeShmem->free_head;
-		if (e >= 0)
+		int			w = SeSlots[slots[i]].owner;
+		int			e;
+
+		for (;;)
 		{
-			SeShmem->free_head = SeEntries[e].next;
-			SeEntries[e].kind = kind;
-			SeEntries[e].slot = slot;
-			SeEntries[e].handle = 0;
-			SeEntries[e].requester_procno = MyProc->pgprocno;
-			SeEntries[e].bytes = 0;
-			SeEntries[e].arg = arg;
-			SeEntries[e].failed = false;
-			SeEntries[e].state = SE_ENTRY_QUEUED;
-			fifo_push(w, e);
+			SpinLockAcquire(&SeShmem->queue_mutex);
+			e = SeShmem->free_head;
+			if (e >= 0)
+			{
+				SeShmem->free_head = SeEntries[e].next;
+				SeEntries[e].kind = kind;
+				SeEntries[e].slot = slots[i];
+				SeEntries[e].handle = 0;
+				SeEntries[e].requester_procno = MyProc->pgprocno;
+				SeEntries[e].bytes = 0;
+				SeEntries[e].arg = arg;
+				SeEntries[e].failed = false;
+				SeEntries[e].state = SE_ENTRY_QUEUED;
+				fifo_push(w, e);
+			}
+			SpinLockRelease(&SeShmem->queue_mutex);
+			if (e >= 0)
+				break;
+			/* all entries busy: wait a little (control requests are never rejected) */
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
 		}
-		SpinLockRelease(&SeShmem->queue_mutex);
-		if (e >= 0)
-			break;
-		/* all entries busy: wait a little (control requests are never rejected) */
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		entries[i] = e;
+		owners[i] = w;
+		wake_worker(w);
 	}
-	wake_worker(w);
 
 	PG_TRY();
 	{
 		ConditionVariablePrepareToSleep(&SeShmem->control_cv);
-		for (;;)
+		while (left > 0)
 		{
-			int			state;
-
 			SpinLockAcquire(&SeShmem->queue_mutex);
-			state = SeEntries[e].state;
-			if (state == SE_ENTRY_DONE)
+			for (i = 0; i < n; i++)
 			{
-				failed = SeEntries[e].failed;
+				int			e = entries[i];
+				int			state;
+				bool		failed;
+
+				if (e < 0)
+					continue;
+				state = SeEntries[e].state;
+				if (state == SE_ENTRY_DONE)
+					failed = SeEntries[e].failed;
+				else if (state == SE_ENTRY_ACTIVE &&
+						 SeShmem->workers[owners[i]].generation != SeEntries[e].taker_generation)
+					failed = true;	/* the worker that took it exited (FATAL) and was restarted */
+				else
+					continue;
 				free_entry_locked(e);
-			}
-			else if (state == SE_ENTRY_ACTIVE &&
-					 SeShmem->workers[w].generation != SeEntries[e].taker_generation)
-			{
-				/* the worker that took it exited (FATAL) and was restarted */
-				failed = true;
-				free_entry_locked(e);
-				state = SE_ENTRY_DONE;
+				entries[i] = -1;
+				left--;
+				if (!failed)
+					succeeded++;
+				if (ok)
+					ok[i] = !failed;
 			}
 			SpinLockRelease(&SeShmem->queue_mutex);
-			if (state == SE_ENTRY_DONE)
-				break;
-			ConditionVariableTimedSleep(&SeShmem->control_cv, 1000, PG_WAIT_EXTENSION);
+			if (left > 0)
+				ConditionVariableTimedSleep(&SeShmem->control_cv, 1000, PG_WAIT_EXTENSION);
 		}
 		ConditionVariableCancelSleep();
 	}
 	PG_CATCH();
 	{
 		SpinLockAcquire(&SeShmem->queue_mutex);
-		if (SeEntries[e].state == SE_ENTRY_DONE)
-			free_entry_locked(e);
-		else
-			SeEntries[e].state = SE_ENTRY_ABANDONED;
+		for (i = 0; i < n; i++)
+		{
+			int			e = entries[i];
+
+			if (e < 0)
+				continue;
+			if (SeEntries[e].state == SE_ENTRY_DONE)
+				free_entry_locked(e);
+			else
+				SeEntries[e].state = SE_ENTRY_ABANDONED;
+		}
 		SpinLockRelease(&SeShmem->queue_mutex);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	return !failed;
+	pfree(entries);
+	pfree(owners);
+	return succeeded;
+}
+
+/* One control request (see se_queue_control_many); false if it failed. */
+bool
+se_queue_control(int slot, SeRequestKind kind, int64 arg)
+{
+	return se_queue_control_many(&slot, 1, kind, arg, NULL) == 1;
 }
