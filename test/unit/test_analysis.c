@@ -911,6 +911,90 @@ bench(void)
 	se_token_list_free(&list);
 }
 
+/*
+ * The scanner's ASCII fast path against the full rules: random text from
+ * pieces that sit on its edges (ASCII words and digits, mid characters,
+ * '_', quotes, spaces, '#', '*', Extend and ZWJ marks, Hebrew, katakana,
+ * emoji, keycaps, accented letters, runs near the 255-unit budget) must
+ * give the same tokens, with and without it.
+ */
+static void
+test_scanner_fast_path(void)
+{
+	static const char *const pieces[] = {
+		"abc", "Z", "x9", "2024", "0", "hello", "a", " ", "  ", "\n", "\t",
+		".", ":", "'", ",", ";", "\"", "_", "-", "/", "#", "*", "(", ")",
+		"\xcc\x81",			/* U+0301 combining acute: Extend */
+		"\xe2\x80\x8d",		/* ZWJ */
+		"\xef\xb8\x8f",		/* FE0F */
+		"\xe2\x83\xa3",		/* 20E3 keycap */
+		"\xd7\x90",			/* Hebrew alef */
+		"\xe3\x82\xa2",		/* katakana A */
+		"\xf0\x9f\x98\x80",	/* emoji */
+		"\xc3\xa9",			/* e acute */
+		"\xe4\xb8\xad",		/* ideograph */
+		"\xc2\xa0",			/* no-break space */
+		"\xe0\xb8\x81",		/* Thai */
+		"\xff",				/* invalid byte */
+	};
+	uint64		seed = 0x9E3779B97F4A7C15ULL;
+	StringInfoData in;
+	int			iter;
+	int			mismatches = 0;
+
+	initStringInfo(&in);
+	for (iter = 0; iter < 20000; iter++)
+	{
+		SeStdScanner fast,
+					slow;
+		int			n,
+					k;
+
+		resetStringInfo(&in);
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = 1 + (int) ((seed >> 33) % 12);
+		for (k = 0; k < n; k++)
+		{
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			if ((seed >> 60) == 0)
+			{
+				/* a letter run near the unit budget */
+				int			len = 250 + (int) ((seed >> 40) % 10);
+				int			j;
+
+				for (j = 0; j < len; j++)
+					appendStringInfoChar(&in, 'a' + j % 26);
+			}
+			else
+				appendStringInfoString(&in, pieces[(seed >> 33) % lengthof(pieces)]);
+		}
+		se_std_scanner_init(&fast, in.data, in.len);
+		se_std_scanner_init(&slow, in.data, in.len);
+		slow.ascii_fast = false;
+		for (;;)
+		{
+			int			fs = -1,
+						fe = -1,
+						ss = -1,
+						se = -1;
+			bool		fok = se_std_scanner_next(&fast, &fs, &fe);
+			bool		sok = se_std_scanner_next(&slow, &ss, &se);
+
+			if (fok != sok || fs != ss || fe != se)
+			{
+				if (mismatches++ < 5)
+					UT_CHECK(false, "fast path: \"%s\": token [%d,%d) vs [%d,%d)",
+							 in.data, fs, fe, ss, se);
+				break;
+			}
+			if (!fok)
+				break;
+		}
+	}
+	UT_CHECK(mismatches == 0, "fast path: %d texts tokenized differently", mismatches);
+	pfree(in.data);
+}
+
 int
 main(void)
 {
@@ -922,6 +1006,7 @@ main(void)
 	test_standard_languages();
 	test_standard_emoji();
 	test_standard_long_tokens();
+	test_scanner_fast_path();
 	test_other_analyzers();
 	test_english();
 	test_positions_multi_value();
