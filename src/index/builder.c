@@ -806,8 +806,17 @@ se_builder_add_term(SeSegmentBuilder *b, int field, const char *term, int len,
  */
 #define ADD_GROUP 16
 
-void
-se_builder_add_terms(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms, int n)
+static void add_pending_ord(SeSegmentBuilder *b, int field, int32 id);
+
+/*
+ * The terms of add_terms and add_keywords: postings when index is set (and
+ * the field is indexed), sorted-set values when sorted is set (and the
+ * field keeps them), each term as se_builder_add_term then
+ * se_builder_add_sorted would, in order.
+ */
+static void
+add_grouped(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms, int n,
+			bool index, bool sorted)
 {
 	BField	   *f;
 	BHash	   *h;
@@ -820,7 +829,9 @@ se_builder_add_terms(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms,
 	if (field < 0 || field >= b->nfields || n <= 0 || terms == NULL)
 		return;
 	f = &b->fields[field];
-	if (f->io == SE_IDX_NONE)
+	index = index && f->io != SE_IDX_NONE;
+	sorted = sorted && f->dv == SE_DV_SORTED_SET;
+	if (!index && !sorted)
 		return;
 	h = &f->terms;
 	for (g = 0; g < n; g += ADD_GROUP)
@@ -854,16 +865,45 @@ se_builder_add_terms(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms,
 		for (i = 0; i < m; i++)
 		{
 			const SeBuilderTerm *t = &terms[g + i];
+			const char *term = t->term ? t->term : "";
+			int32		id = -1;
 
-			if (t->len < 0 || (t->term == NULL && t->len > 0) ||
-				b->num_docs >= (uint32) PG_INT32_MAX - 1)
+			if (t->len < 0 || (t->term == NULL && t->len > 0))
 				continue;
-			touch_field(b, f, field);
-			add_token(b, f, t->term ? t->term : "", (uint32) t->len, prefix[i], hv[i],
-					  t->position, (int32) b->num_docs);
-			f->cur_len++;
+			if (index && b->num_docs < (uint32) PG_INT32_MAX - 1)
+			{
+				touch_field(b, f, field);
+				id = add_token(b, f, term, (uint32) t->len, prefix[i], hv[i],
+							   t->position, (int32) b->num_docs);
+				f->cur_len++;
+			}
+			if (sorted)
+			{
+				if (id < 0)
+					id = bhash_lookup_hashed(b, h, term, (uint32) t->len,
+											 prefix[i], hv[i], true);
+				add_pending_ord(b, field, id);
+			}
 		}
 	}
+}
+
+void
+se_builder_add_terms(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms, int n)
+{
+	add_grouped(b, field, terms, n, true, false);
+}
+
+/*
+ * Keyword values: each as se_builder_add_term (if index) then
+ * se_builder_add_sorted (if doc_values) would add it, with one hash and
+ * one lookup per value and the lookups of a group overlapping.
+ */
+void
+se_builder_add_keywords(SeSegmentBuilder *b, int field, const SeBuilderTerm *terms,
+						int n, bool index, bool doc_values)
+{
+	add_grouped(b, field, terms, n, index, doc_values);
 }
 
 void
@@ -887,9 +927,16 @@ se_builder_add_sorted(SeSegmentBuilder *b, int field, const char *v, int len)
 		b->fields[field].dv != SE_DV_SORTED_SET || len < 0 ||
 		(v == NULL && len > 0))
 		return;
-	b->in_doc = true;
 	/* the value's key in the field's term table (see the file header) */
 	id = bhash_lookup(b, &b->fields[field].terms, v ? v : "", (uint32) len, true);
+	add_pending_ord(b, field, id);
+}
+
+/* Value id of a sorted-set field for the doc being assembled. */
+static void
+add_pending_ord(SeSegmentBuilder *b, int field, int32 id)
+{
+	b->in_doc = true;
 	b->pord = bgrow(b, b->pord, &b->pord_cap, b->npord + 1, sizeof(PendOrd));
 	b->pord[b->npord].field = field;
 	b->pord[b->npord].id = (uint32) id;

@@ -111,6 +111,13 @@ typedef struct SeBuilderTerm
 } SeBuilderTerm;
 extern void se_builder_add_terms(SeSegmentBuilder *b, int field,
 								 const SeBuilderTerm *terms, int n);
+/*
+ * Keyword values (positions ignored): each as se_builder_add_term (if
+ * index) then se_builder_add_sorted (if doc_values), one lookup per value.
+ */
+extern void se_builder_add_keywords(SeSegmentBuilder *b, int field,
+									const SeBuilderTerm *terms, int n,
+									bool index, bool doc_values);
 extern void se_builder_add_numeric(SeSegmentBuilder *b, int field, int64 v);
 extern void se_builder_add_sorted(SeSegmentBuilder *b, int field,
 								  const char *v, int len);

@@ -1634,6 +1634,92 @@ cmp_bytes_len(const char *a, int alen, const char *b, int blen)
 	return c != 0 ? c : (alen > blen) - (alen < blen);
 }
 
+/*
+ * se_builder_add_keywords gives the segment that se_builder_add_term and
+ * se_builder_add_sorted value by value give: indexed and doc-values
+ * keywords, either alone, repeated values, long and short ones, the empty
+ * value, invalid entries, more values than one prefetch group.
+ */
+static void
+test_builder_add_keywords(void)
+{
+	SeSegmentBuilder *b1 = se_builder_create();
+	SeSegmentBuilder *b2 = se_builder_create();
+	int			fa[2],
+				fb[2],
+				fc[2],
+				k;
+	uint8		id[SE_SEGMENT_ID_LEN] = {3};
+	StringInfoData s1,
+				s2;
+	char		words[80][40];
+	SeBuilderTerm vals[80];
+	int			d,
+				t,
+				n;
+
+	for (k = 0; k < 2; k++)
+	{
+		SeSegmentBuilder *b = k == 0 ? b1 : b2;
+
+		fa[k] = se_builder_field(b, "both", SE_IDX_DOCS, false, SE_DV_SORTED_SET);
+		fb[k] = se_builder_field(b, "index_only", SE_IDX_DOCS, false, SE_DV_NONE);
+		fc[k] = se_builder_field(b, "dv_only", SE_IDX_NONE, false, SE_DV_SORTED_SET);
+	}
+	for (d = 0; d < 200; d++)
+	{
+		SeDocMeta	m;
+		char		idbuf[16];
+
+		n = (d * 29) % 70;
+		for (t = 0; t < n; t++)
+		{
+			int			w = (d * 7 + t * t) % 90;
+
+			if (w % 5 == 0)
+				snprintf(words[t], 40, "v%d", w);
+			else
+				snprintf(words[t], 40, "libsomething-quite-long-%d", w);
+			vals[t].term = words[t];
+			vals[t].len = (w == 45) ? 0 : (int) strlen(words[t]);
+			vals[t].position = 0;
+		}
+		if (n > 10)
+			vals[3].len = -1;	/* invalid: skipped */
+		se_builder_begin_doc(b1);
+		se_builder_begin_doc(b2);
+		for (k = 0; k < 3; k++)
+		{
+			int			f1 = k == 0 ? fa[0] : k == 1 ? fb[0] : fc[0];
+			int			f2 = k == 0 ? fa[1] : k == 1 ? fb[1] : fc[1];
+
+			for (t = 0; t < n; t++)
+			{
+				se_builder_add_term(b1, f1, vals[t].term, vals[t].len, 0);
+				se_builder_add_sorted(b1, f1, vals[t].term, vals[t].len);
+			}
+			se_builder_add_keywords(b2, f2, vals, n, true, true);
+		}
+		snprintf(idbuf, sizeof(idbuf), "k%d", d);
+		memset(&m, 0, sizeof(m));
+		m.id = idbuf;
+		m.id_len = (int) strlen(idbuf);
+		se_builder_end_doc(b1, &m, "{}", 2);
+		se_builder_end_doc(b2, &m, "{}", 2);
+	}
+	initStringInfo(&s1);
+	initStringInfo(&s2);
+	se_builder_serialize(b1, id, 1, &s1);
+	se_builder_serialize(b2, id, 1, &s2);
+	UT_CHECK(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0,
+			 "add_keywords and add_term + add_sorted build the same segment (%d vs %d bytes)",
+			 s1.len, s2.len);
+	se_builder_free(b1);
+	se_builder_free(b2);
+	pfree(s1.data);
+	pfree(s2.data);
+}
+
 static void
 test_builder_term_order(void)
 {
@@ -3380,6 +3466,7 @@ main(void)
 	test_builder_edge_cases();
 	test_builder_add_terms();
 	test_builder_term_order();
+	test_builder_add_keywords();
 	test_term_pos_vints();
 	test_builder_abort();
 	test_livedocs();
