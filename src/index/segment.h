@@ -130,6 +130,8 @@ extern void se_builder_delete(SeSegmentBuilder *b, int doc);
 extern bool se_builder_is_deleted(SeSegmentBuilder *b, int doc);
 /* Latest non-deleted buffered doc with this _id, or -1. */
 extern int	se_builder_lookup_id(SeSegmentBuilder *b, const char *id, int len);
+/* A hint: the lookup_id (and end_doc) of this _id come next. */
+extern void se_builder_prefetch_id(SeSegmentBuilder *b, const char *id, int len);
 /* Pointers stay valid until se_builder_free. */
 extern void se_builder_doc_meta(SeSegmentBuilder *b, int doc, SeDocMeta *meta);
 
