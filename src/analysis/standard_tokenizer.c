@@ -390,6 +390,7 @@ se_std_scanner_init(SeStdScanner *sc, const char *text, int len)
 	sc->pos = 0;
 	sc->max_units = SE_MAX_TOKEN_UNITS;
 	sc->ascii_fast = true;
+	sc->ascii_alnum = false;
 }
 
 /*
@@ -435,6 +436,7 @@ se_std_scanner_next(SeStdScanner *sc, int *start, int *end)
 					*start = p;
 					*end = q;
 					sc->pos = q;
+					sc->ascii_alnum = true;
 					return true;
 				}
 			}
@@ -486,6 +488,7 @@ se_std_scanner_next(SeStdScanner *sc, int *start, int *end)
 			*start = p;
 			*end = best;
 			sc->pos = best;
+			sc->ascii_alnum = false;
 			return true;
 		}
 		/* no rule matched: Lucene ignores this character */
