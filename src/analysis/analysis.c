@@ -336,24 +336,24 @@ emit(SeTokenList *list, const char *text, int start, int end, int flags)
 }
 
 /*
- * Lower-case an ASCII letters-and-digits token into dst (room for n + 8
- * bytes): a digit already has bit 0x20 set, so OR-ing it into every byte,
- * 8 at a time, is exact (bytes past n are scratch).
+ * Lower-case an ASCII letters-and-digits token into dst: a digit already
+ * has bit 0x20 set, so OR-ing it into every byte is exact (8 at a time).
  */
 static inline void
 lower_ascii_alnum(char *dst, const char *src, int n)
 {
-	int			i;
+	int			i = 0;
 
-	memcpy(dst, src, n);
-	for (i = 0; i < n; i += 8)
+	for (; i + 8 <= n; i += 8)
 	{
 		uint64		w;
 
-		memcpy(&w, dst + i, 8);
+		memcpy(&w, src + i, 8);
 		w |= UINT64CONST(0x2020202020202020);
 		memcpy(dst + i, &w, 8);
 	}
+	for (; i < n; i++)
+		dst[i] = (char) (src[i] | 0x20);
 }
 
 /*
@@ -371,7 +371,7 @@ emit_ascii_alnum(SeTokenList *list, const char *src, int start, int end, int fla
 	SeToken    *tok;
 
 	Assert(flags & F_LOWER);
-	term = term_reserve(list, (Size) n + 8);
+	term = term_reserve(list, (Size) n + 1);
 	lower_ascii_alnum(term, src, n);
 	if ((flags & F_STOP) && is_english_stop_word(term, tlen))
 		return;					/* nothing committed: the space is reused */
