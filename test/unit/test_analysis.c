@@ -995,6 +995,85 @@ test_scanner_fast_path(void)
 	pfree(in.data);
 }
 
+/*
+ * Tokens of ASCII letters and digits take emit_ascii_alnum: for text of
+ * such words between spaces and commas, the standard analyzer must give
+ * each word lower-cased, and the english one each word lower-cased, stop
+ * words dropped (the stop analyzer's list), stemmed by the uncached
+ * stemmer, with a position per word.
+ */
+static void
+test_ascii_alnum_tokens(void)
+{
+	static const char *const words[] = {
+		"The", "AND", "running", "Packages", "x86", "64BIT", "libfoo2", "ARE",
+		"relational", "Hopping", "a", "I", "9", "abcdefghijklmnopqrstuvwxyz", "Such",
+		"generalizations", "UTF8", "caresses", "ponies", "it", "Into", "sky"
+	};
+	uint64		seed = 0x243F6A8885A308D3ULL;
+	int			iter;
+
+	for (iter = 0; iter < 300; iter++)
+	{
+		StringInfoData in,
+					want_std,
+					want_en;
+		int			n = 1 + iter % 9;
+		int			k;
+		int			nstd = 0,
+					nen = 0;
+		char	   *got;
+		SeTokenList list;
+
+		initStringInfo(&in);
+		initStringInfo(&want_std);
+		initStringInfo(&want_en);
+		for (k = 0; k < n; k++)
+		{
+			const char *w;
+			char		low[64];
+			char	   *stop;
+			int			len,
+						j;
+
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			w = words[(seed >> 33) % lengthof(words)];
+			len = (int) strlen(w);
+			appendStringInfoString(&in, k == 0 ? "" : (k % 3 == 0 ? ", " : " "));
+			appendStringInfoString(&in, w);
+			for (j = 0; j < len; j++)
+				low[j] = (w[j] >= 'A' && w[j] <= 'Z') ? w[j] + ('a' - 'A') : w[j];
+			low[len] = '\0';
+			appendStringInfo(&want_std, "%s%s", nstd++ ? "|" : "", low);
+			stop = terms_of("stop", low, len);
+			if (strspn(low, "abcdefghijklmnopqrstuvwxyz") == (size_t) len && stop[0] == '\0')
+			{
+				pfree(stop);
+				continue;		/* a stop word */
+			}
+			pfree(stop);
+			len = se_porter_stem_uncached(low, len);
+			low[len] = '\0';
+			appendStringInfo(&want_en, "%s%s", nen++ ? "|" : "", low);
+		}
+		got = terms_of("standard", in.data, in.len);
+		UT_CHECK(strcmp(got, want_std.data) == 0, "ascii tokens: standard(\"%s\"): got [%s] want [%s]",
+				 in.data, got, want_std.data);
+		pfree(got);
+		got = terms_of("english", in.data, in.len);
+		UT_CHECK(strcmp(got, want_en.data) == 0, "ascii tokens: english(\"%s\"): got [%s] want [%s]",
+				 in.data, got, want_en.data);
+		pfree(got);
+		list = analyze("english", in.data);
+		UT_CHECK(list.next_position == n, "ascii tokens: %d positions for %d words",
+				 list.next_position, n);
+		se_token_list_free(&list);
+		pfree(in.data);
+		pfree(want_std.data);
+		pfree(want_en.data);
+	}
+}
+
 int
 main(void)
 {
@@ -1007,6 +1086,7 @@ main(void)
 	test_standard_emoji();
 	test_standard_long_tokens();
 	test_scanner_fast_path();
+	test_ascii_alnum_tokens();
 	test_other_analyzers();
 	test_english();
 	test_positions_multi_value();
