@@ -217,8 +217,16 @@ static int
 copy_term(char *dst, const unsigned char *src, int n, bool lower)
 {
 	int			i = 0;
-	int			o = 0;
+	int			o;
 
+	/* the ASCII head (most tokens are all of it), without branches */
+	if (lower)
+		for (; i < n && src[i] < 0x80; i++)
+			dst[i] = (char) (src[i] + ((unsigned int) (src[i] - 'A') < 26 ? 'a' - 'A' : 0));
+	else
+		for (; i < n && src[i] < 0x80; i++)
+			dst[i] = (char) src[i];
+	o = i;
 	while (i < n)
 	{
 		unsigned char c = src[i];
@@ -327,6 +335,61 @@ emit(SeTokenList *list, const char *text, int start, int end, int flags)
 	tok->end_offset = end;
 }
 
+/*
+ * Lower-case an ASCII letters-and-digits token into dst: a digit already
+ * has bit 0x20 set, so OR-ing it into every byte is exact (8 at a time).
+ */
+static inline void
+lower_ascii_alnum(char *dst, const char *src, int n)
+{
+	int			i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, src + i, 8);
+		w |= UINT64CONST(0x2020202020202020);
+		memcpy(dst + i, &w, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = (char) (src[i] | 0x20);
+}
+
+/*
+ * emit for a token of ASCII letters and digits, which the tokenizer's
+ * fast path vouches for: no possessive (it needs an apostrophe), no
+ * UTF-8 to decode or validate, lower-casing 8 bytes at a time.
+ */
+static void
+emit_ascii_alnum(SeTokenList *list, const char *src, int start, int end, int flags)
+{
+	int			n = end - start;
+	int			position = list->next_position++;
+	char	   *term;
+	int			tlen = n;
+	SeToken    *tok;
+
+	Assert(flags & F_LOWER);
+	term = term_reserve(list, (Size) n + 1);
+	lower_ascii_alnum(term, src, n);
+	if ((flags & F_STOP) && is_english_stop_word(term, tlen))
+		return;					/* nothing committed: the space is reused */
+	if (flags & F_STEM)
+		tlen = se_porter_stem(term, tlen);
+	term[tlen] = '\0';
+	term_commit(list, (Size) tlen + 1);
+
+	if (list->ntokens >= list->capacity && !grow_tokens(list))
+		return;					/* 2^31 tokens: no more can be recorded */
+	tok = &list->tokens[list->ntokens++];
+	tok->term = term;
+	tok->len = tlen;
+	tok->position = position;
+	tok->start_offset = start;
+	tok->end_offset = end;
+}
+
 static void
 run_standard(const char *text, int len, SeTokenList *list, int flags)
 {
@@ -336,7 +399,12 @@ run_standard(const char *text, int len, SeTokenList *list, int flags)
 
 	se_std_scanner_init(&sc, text, len);
 	while (se_std_scanner_next(&sc, &start, &end))
-		emit(list, text, start, end, flags);
+	{
+		if (sc.ascii_alnum && (flags & F_LOWER))
+			emit_ascii_alnum(list, text + start, start, end, flags);
+		else
+			emit(list, text, start, end, flags);
+	}
 }
 
 /*

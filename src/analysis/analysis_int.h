@@ -132,6 +132,10 @@ typedef struct SeStdScanner
 	int			len;
 	int			pos;			/* where the next token search starts */
 	int			max_units;		/* max token length in UTF-16 units */
+	bool		ascii_fast;		/* take the ASCII word fast path (tests
+								 * turn it off to compare) */
+	bool		ascii_alnum;	/* the last token is ASCII letters and
+								 * digits only */
 } SeStdScanner;
 
 extern void se_std_scanner_init(SeStdScanner *sc, const char *text, int len);

@@ -354,6 +354,34 @@ match_emoji(const SeStdScanner *sc, int start, uint32 cp, uint32 props)
 	return match_emoji_seq(sc, start);
 }
 
+/*
+ * ASCII fast path of the word rule: a run of ASCII letters and digits
+ * followed by the end of the text or by an ASCII character of class Other
+ * (space, most punctuation) is exactly the token match_word and the other
+ * rules would find at start (no rule continues through an Other, and none
+ * but the word rule matches an ASCII letter or digit).  Returns the run's
+ * end, or start when anything else follows (a mid character, '_',
+ * non-ASCII) or the run reaches the token's unit budget: then the full
+ * rules decide.  Most tokens of English text take this path.
+ */
+static inline int
+ascii_word_end(const SeStdScanner *sc, int start)
+{
+	const unsigned char *t = sc->text;
+	int			limit = Min(sc->len, start + sc->max_units);
+	int			q = start + 1;
+
+	while (q < limit && t[q] < 0x80 &&
+		   ((se_uni_direct[t[q]] & SE_WB_MASK) == SE_WB_ALETTER ||
+			(se_uni_direct[t[q]] & SE_WB_MASK) == SE_WB_NUMERIC))
+		q++;
+	if (q == sc->len)
+		return q;
+	if (q < limit && t[q] < 0x80 && (se_uni_direct[t[q]] & SE_WB_MASK) == SE_WB_OTHER)
+		return q;
+	return start;
+}
+
 void
 se_std_scanner_init(SeStdScanner *sc, const char *text, int len)
 {
@@ -361,6 +389,8 @@ se_std_scanner_init(SeStdScanner *sc, const char *text, int len)
 	sc->len = (text == NULL || len < 0) ? 0 : len;
 	sc->pos = 0;
 	sc->max_units = SE_MAX_TOKEN_UNITS;
+	sc->ascii_fast = true;
+	sc->ascii_alnum = false;
 }
 
 /*
@@ -395,6 +425,21 @@ se_std_scanner_next(SeStdScanner *sc, int *start, int *end)
 			}
 			cp = c;
 			n = 1;
+			if (sc->ascii_fast &&
+				((props & SE_WB_MASK) == SE_WB_ALETTER ||
+				 (props & SE_WB_MASK) == SE_WB_NUMERIC))
+			{
+				int			q = ascii_word_end(sc, p);
+
+				if (q > p)
+				{
+					*start = p;
+					*end = q;
+					sc->pos = q;
+					sc->ascii_alnum = true;
+					return true;
+				}
+			}
 		}
 		else
 		{
@@ -443,6 +488,7 @@ se_std_scanner_next(SeStdScanner *sc, int *start, int *end)
 			*start = p;
 			*end = best;
 			sc->pos = best;
+			sc->ascii_alnum = false;
 			return true;
 		}
 		/* no rule matched: Lucene ignores this character */

@@ -202,8 +202,8 @@ pfor_encode(StringInfo out, const uint32 *v)
 {
 	int			nb[33] = {0};
 	int			b,
-				best_b = 32,
-				best_cost = 16 * 32;
+				best_b,
+				best_cost;
 	int			i,
 				k;
 	int			nexc = 0;
@@ -211,14 +211,29 @@ pfor_encode(StringInfo out, const uint32 *v)
 	uint64		acc = 0;
 	int			nacc = 0;
 	uint8	   *dst;
+	int			maxb = 0;
 
 	for (i = 0; i < BLOCK; i++)
-		nb[bit_length(v[i])]++;
-	for (b = 31; b >= 0; b--)
+	{
+		int			bl = bit_length(v[i]);
+
+		nb[bl]++;
+		maxb = Max(maxb, bl);
+	}
+
+	/*
+	 * Widths from maxb up cost 16 * b, no exceptions: maxb is the best of
+	 * them.  Narrower ones may do better (a tie keeps the wider, as the
+	 * search from 31 down always did), and their exceptions have at most
+	 * maxb bits: a handful of steps instead of 528.
+	 */
+	best_b = maxb;
+	best_cost = 16 * maxb;
+	for (b = maxb - 1; b >= 0; b--)
 	{
 		int			cost = 16 * b;
 
-		for (k = b + 1; k <= 32; k++)
+		for (k = b + 1; k <= maxb; k++)
 			cost += nb[k] * (1 + (k - b + 6) / 7);
 		if (cost < best_cost)
 		{
@@ -724,6 +739,41 @@ se_postenc_pos(SePostingsEnc *e, int32 pos)
 	se_put_vint_fast(e->pos, (uint64) (pos - e->last_pos));
 	e->last_pos = pos;
 	e->pos_left--;
+}
+
+/*
+ * All count positions of the current doc as encoded varint deltas: when
+ * they are exactly what the doc still owes, they are the bytes
+ * se_postenc_pos would write (the caller vouches that they sum to at most
+ * PG_INT32_MAX), copied whole; otherwise they are decoded and go through
+ * se_postenc_pos one by one.
+ */
+void
+se_postenc_pos_vints(SePostingsEnc *e, const uint8 *vints, int len, uint32 count)
+{
+	const uint8 *p = vints;
+	const uint8 *end = vints + len;
+	int64		pos = 0;
+	uint64		d;
+
+	if (count == e->pos_left && e->last_pos == 0)
+	{
+		StringInfo	out = e->pos;
+
+		/* mostly a byte or two: appendBinaryStringInfo's call cost more */
+		if (out->maxlen - out->len <= len)
+			enlargeStringInfo(out, len);
+		memcpy(out->data + out->len, vints, len);
+		out->len += len;
+		out->data[out->len] = '\0';
+		e->pos_left = 0;
+		return;
+	}
+	while (count-- > 0 && se_dec_vint(&p, end, &d))
+	{
+		pos += (int64) d;
+		se_postenc_pos(e, (int32) Min(pos, PG_INT32_MAX));
+	}
 }
 
 void

@@ -111,6 +111,13 @@ typedef struct SeBuilderTerm
 } SeBuilderTerm;
 extern void se_builder_add_terms(SeSegmentBuilder *b, int field,
 								 const SeBuilderTerm *terms, int n);
+/*
+ * Keyword values (positions ignored): each as se_builder_add_term (if
+ * index) then se_builder_add_sorted (if doc_values), one lookup per value.
+ */
+extern void se_builder_add_keywords(SeSegmentBuilder *b, int field,
+									const SeBuilderTerm *terms, int n,
+									bool index, bool doc_values);
 extern void se_builder_add_numeric(SeSegmentBuilder *b, int field, int64 v);
 extern void se_builder_add_sorted(SeSegmentBuilder *b, int field,
 								  const char *v, int len);
@@ -123,6 +130,8 @@ extern void se_builder_delete(SeSegmentBuilder *b, int doc);
 extern bool se_builder_is_deleted(SeSegmentBuilder *b, int doc);
 /* Latest non-deleted buffered doc with this _id, or -1. */
 extern int	se_builder_lookup_id(SeSegmentBuilder *b, const char *id, int len);
+/* A hint: the lookup_id (and end_doc) of this _id come next. */
+extern void se_builder_prefetch_id(SeSegmentBuilder *b, const char *id, int len);
 /* Pointers stay valid until se_builder_free. */
 extern void se_builder_doc_meta(SeSegmentBuilder *b, int doc, SeDocMeta *meta);
 

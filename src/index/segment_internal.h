@@ -237,6 +237,13 @@ extern void se_segwriter_terms_begin(SeSegWriter *w, int field);
 extern void se_segwriter_term_begin(SeSegWriter *w, const char *term, int len);
 extern void se_segwriter_term_doc(SeSegWriter *w, int32 doc, uint32 freq);
 extern void se_segwriter_term_pos(SeSegWriter *w, int32 pos);
+/*
+ * All count positions of the current doc at once, already encoded as the
+ * POSITIONS section holds them (len bytes of varint deltas, the first from
+ * 0): the same as count term_pos calls, without decoding them.
+ */
+extern void se_segwriter_term_pos_vints(SeSegWriter *w, const uint8 *vints,
+										int len, uint32 count);
 extern void se_segwriter_term_end(SeSegWriter *w);
 extern void se_segwriter_terms_end(SeSegWriter *w);
 extern void se_segwriter_set_norm(SeSegWriter *w, int field, int32 doc, uint8 norm);
@@ -322,6 +329,8 @@ extern void se_postenc_free(SePostingsEnc *e);
 extern void se_postenc_term_begin(SePostingsEnc *e);
 extern void se_postenc_doc(SePostingsEnc *e, int32 doc, uint32 freq);
 extern void se_postenc_pos(SePostingsEnc *e, int32 pos);
+extern void se_postenc_pos_vints(SePostingsEnc *e, const uint8 *vints, int len,
+								 uint32 count);
 /* Finish the term: appends its meta to meta_out (nothing if doc_freq 0). */
 extern void se_postenc_term_end(SePostingsEnc *e, StringInfo meta_out);
 

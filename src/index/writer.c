@@ -223,6 +223,14 @@ se_segwriter_term_pos(SeSegWriter *w, int32 pos)
 }
 
 void
+se_segwriter_term_pos_vints(SeSegWriter *w, const uint8 *vints, int len,
+							uint32 count)
+{
+	if (w->in_term && w->enc.io == SE_IDX_POSITIONS)
+		se_postenc_pos_vints(&w->enc, vints, len, count);
+}
+
+void
 se_segwriter_term_end(SeSegWriter *w)
 {
 	if (!w->in_term)

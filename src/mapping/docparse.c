@@ -788,6 +788,19 @@ order_values(DocParse *dp)
 	dp->capvalues = dp->nvalues;
 }
 
+/* Room for n terms in dp->bterms. */
+static void
+reserve_bterms(DocParse *dp, int n)
+{
+	if (n > dp->capbterms)
+	{
+		if (dp->bterms)
+			pfree(dp->bterms);
+		dp->capbterms = Max(n, 64);
+		dp->bterms = palloc(sizeof(SeBuilderTerm) * dp->capbterms);
+	}
+}
+
 /* Hand the checked values to the builder. */
 static void
 emit(DocParse *dp, SeSegmentBuilder *b)
@@ -819,13 +832,7 @@ emit(DocParse *dp, SeSegmentBuilder *b)
 					{
 						int			nt = pv->tok_end - pv->tok_start;
 
-						if (nt > dp->capbterms)
-						{
-							if (dp->bterms)
-								pfree(dp->bterms);
-							dp->capbterms = Max(nt, 64);
-							dp->bterms = palloc(sizeof(SeBuilderTerm) * dp->capbterms);
-						}
+						reserve_bterms(dp, nt);
 						for (t = 0; t < nt; t++)
 						{
 							const SeToken *tok = &dp->tokens.tokens[pv->tok_start + t];
@@ -839,11 +846,25 @@ emit(DocParse *dp, SeSegmentBuilder *b)
 						break;
 					}
 				case PV_KEYWORD:
-					if (io != SE_IDX_NONE)
-						se_builder_add_term(b, field, pv->str, pv->len, 0);
-					if (dv != SE_DV_NONE)
-						se_builder_add_sorted(b, field, pv->str, pv->len);
-					break;
+					{
+						/* the field's keyword values, in one call */
+						int			nk = 0;
+
+						while (j + nk < dp->nvalues && dp->values[j + nk].field == f &&
+							   dp->values[j + nk].kind == PV_KEYWORD)
+							nk++;
+						reserve_bterms(dp, nk);
+						for (t = 0; t < nk; t++)
+						{
+							dp->bterms[t].term = dp->values[j + t].str;
+							dp->bterms[t].len = dp->values[j + t].len;
+							dp->bterms[t].position = 0;
+						}
+						se_builder_add_keywords(b, field, dp->bterms, nk,
+												io != SE_IDX_NONE, dv != SE_DV_NONE);
+						j += nk - 1;
+						break;
+					}
 				case PV_NUMERIC:
 					if (io != SE_IDX_NONE)
 					{

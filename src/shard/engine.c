@@ -332,6 +332,29 @@ id_maybe_in(SeSegEntry *e, uint64 h)
 	return (e->id_bloom[(h >> 32) & e->id_bloom_mask] & bits) == bits;
 }
 
+/*
+ * Start the cache misses of lookup_id(id) early (a hint, while the item
+ * before it is applied): the buffer's hash slot for the id and the Bloom
+ * word of each segment, which a new _id would otherwise wait for one by
+ * one (on 1M Contents docs, 5% of a write worker's time).
+ */
+static void
+prefetch_id(SeShard *sh, const char *id, int id_len)
+{
+	uint64		h;
+	int			i;
+
+	se_builder_prefetch_id(sh->buffer, id, id_len);
+	h = hash_bytes_extended((const unsigned char *) id, id_len, 0);
+	for (i = sh->nsegs - 1; i >= 0; i--)
+	{
+		SeSegEntry *e = &sh->segs[i];
+
+		if (e->id_bloom != NULL)
+			__builtin_prefetch(&e->id_bloom[(h >> 32) & e->id_bloom_mask]);
+	}
+}
+
 static void
 lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
 {
@@ -1043,6 +1066,15 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		}
 		body = p;
 		p += rq.body_len;
+		if (i + 1 < sub->nitems)
+		{
+			/* the next item's _id lookup misses the cache: start it now */
+			SeItemReq	next;
+
+			memcpy(&next, p, sizeof(next));
+			if (!(next.flags & SE_ITEM_FLAG_AUTO_ID))
+				prefetch_id(sh, p + sizeof(next), (int) next.id_len);
+		}
 
 		memset(&out, 0, sizeof(out));
 		se_error_init(&out.err);

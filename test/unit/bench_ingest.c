@@ -7,7 +7,9 @@
  *
  * Reads an NDJSON bulk body (action line + source line per document,
  * default bench/data/debian.ndjson), maps it with bench/lib/debian_index.json
- * and, BENCH_REPS times (default 5), feeds every document through
+ * (BENCH_INDEX_BODY names another index body, e.g. bench/contents_corpus.json
+ * for bench/data/contents.ndjson; BENCH_DUMP a file that gets the first
+ * round's segments, to compare two builds' bytes) and, BENCH_REPS times (default 5), feeds every document through
  * se_json_parse, se_doc_parse into a segment builder (analysis, postings,
  * doc values) and se_builder_end_doc, serializing the builder into a
  * segment every BENCH_SEG_DOCS documents (default 16000, about what one
@@ -93,11 +95,12 @@ main(int argc, char **argv)
 			   *t_ser,
 			   *t_all;
 	int			ndocs = 0;
+	FILE	   *dump = getenv("BENCH_DUMP") ? fopen(getenv("BENCH_DUMP"), "wb") : NULL;
 	int			r;
 	int			i;
 
 	snprintf(path, sizeof(path), "%s/bench/lib/debian_index.json", top);
-	mapjson = read_file(path, &len);
+	mapjson = read_file(getenv("BENCH_INDEX_BODY") ? getenv("BENCH_INDEX_BODY") : path, &len);
 	se_error_init(&err);
 	idx = se_json_parse(mapjson, len, &popts, &err);
 	for (i = 0; idx && i < idx->u.o.count; i++)
@@ -174,6 +177,8 @@ main(int argc, char **argv)
 					a = now_sec();
 					initStringInfo(&out);
 					se_builder_serialize(b, segid, 3, &out);
+					if (dump != NULL && r == 0)
+						fwrite(out.data, 1, out.len, dump);
 					pfree(out.data);
 					se_builder_free(b);
 					b = se_builder_create();
@@ -185,6 +190,8 @@ main(int argc, char **argv)
 		se_builder_free(b);
 		t_all[r] = now_sec() - t0;
 	}
+	if (dump != NULL)
+		fclose(dump);
 	qsort(t_parse, reps, sizeof(double), cmp_double);
 	qsort(t_doc, reps, sizeof(double), cmp_double);
 	qsort(t_ser, reps, sizeof(double), cmp_double);

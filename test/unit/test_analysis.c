@@ -911,6 +911,169 @@ bench(void)
 	se_token_list_free(&list);
 }
 
+/*
+ * The scanner's ASCII fast path against the full rules: random text from
+ * pieces that sit on its edges (ASCII words and digits, mid characters,
+ * '_', quotes, spaces, '#', '*', Extend and ZWJ marks, Hebrew, katakana,
+ * emoji, keycaps, accented letters, runs near the 255-unit budget) must
+ * give the same tokens, with and without it.
+ */
+static void
+test_scanner_fast_path(void)
+{
+	static const char *const pieces[] = {
+		"abc", "Z", "x9", "2024", "0", "hello", "a", " ", "  ", "\n", "\t",
+		".", ":", "'", ",", ";", "\"", "_", "-", "/", "#", "*", "(", ")",
+		"\xcc\x81",			/* U+0301 combining acute: Extend */
+		"\xe2\x80\x8d",		/* ZWJ */
+		"\xef\xb8\x8f",		/* FE0F */
+		"\xe2\x83\xa3",		/* 20E3 keycap */
+		"\xd7\x90",			/* Hebrew alef */
+		"\xe3\x82\xa2",		/* katakana A */
+		"\xf0\x9f\x98\x80",	/* emoji */
+		"\xc3\xa9",			/* e acute */
+		"\xe4\xb8\xad",		/* ideograph */
+		"\xc2\xa0",			/* no-break space */
+		"\xe0\xb8\x81",		/* Thai */
+		"\xff",				/* invalid byte */
+	};
+	uint64		seed = 0x9E3779B97F4A7C15ULL;
+	StringInfoData in;
+	int			iter;
+	int			mismatches = 0;
+
+	initStringInfo(&in);
+	for (iter = 0; iter < 20000; iter++)
+	{
+		SeStdScanner fast,
+					slow;
+		int			n,
+					k;
+
+		resetStringInfo(&in);
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = 1 + (int) ((seed >> 33) % 12);
+		for (k = 0; k < n; k++)
+		{
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			if ((seed >> 60) == 0)
+			{
+				/* a letter run near the unit budget */
+				int			len = 250 + (int) ((seed >> 40) % 10);
+				int			j;
+
+				for (j = 0; j < len; j++)
+					appendStringInfoChar(&in, 'a' + j % 26);
+			}
+			else
+				appendStringInfoString(&in, pieces[(seed >> 33) % lengthof(pieces)]);
+		}
+		se_std_scanner_init(&fast, in.data, in.len);
+		se_std_scanner_init(&slow, in.data, in.len);
+		slow.ascii_fast = false;
+		for (;;)
+		{
+			int			fs = -1,
+						fe = -1,
+						ss = -1,
+						se = -1;
+			bool		fok = se_std_scanner_next(&fast, &fs, &fe);
+			bool		sok = se_std_scanner_next(&slow, &ss, &se);
+
+			if (fok != sok || fs != ss || fe != se)
+			{
+				if (mismatches++ < 5)
+					UT_CHECK(false, "fast path: \"%s\": token [%d,%d) vs [%d,%d)",
+							 in.data, fs, fe, ss, se);
+				break;
+			}
+			if (!fok)
+				break;
+		}
+	}
+	UT_CHECK(mismatches == 0, "fast path: %d texts tokenized differently", mismatches);
+	pfree(in.data);
+}
+
+/*
+ * Tokens of ASCII letters and digits take emit_ascii_alnum: for text of
+ * such words between spaces and commas, the standard analyzer must give
+ * each word lower-cased, and the english one each word lower-cased, stop
+ * words dropped (the stop analyzer's list), stemmed by the uncached
+ * stemmer, with a position per word.
+ */
+static void
+test_ascii_alnum_tokens(void)
+{
+	static const char *const words[] = {
+		"The", "AND", "running", "Packages", "x86", "64BIT", "libfoo2", "ARE",
+		"relational", "Hopping", "a", "I", "9", "abcdefghijklmnopqrstuvwxyz", "Such",
+		"generalizations", "UTF8", "caresses", "ponies", "it", "Into", "sky"
+	};
+	uint64		seed = 0x243F6A8885A308D3ULL;
+	int			iter;
+
+	for (iter = 0; iter < 300; iter++)
+	{
+		StringInfoData in,
+					want_std,
+					want_en;
+		int			n = 1 + iter % 9;
+		int			k;
+		int			nstd = 0,
+					nen = 0;
+		char	   *got;
+		SeTokenList list;
+
+		initStringInfo(&in);
+		initStringInfo(&want_std);
+		initStringInfo(&want_en);
+		for (k = 0; k < n; k++)
+		{
+			const char *w;
+			char		low[64];
+			char	   *stop;
+			int			len,
+						j;
+
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			w = words[(seed >> 33) % lengthof(words)];
+			len = (int) strlen(w);
+			appendStringInfoString(&in, k == 0 ? "" : (k % 3 == 0 ? ", " : " "));
+			appendStringInfoString(&in, w);
+			for (j = 0; j < len; j++)
+				low[j] = (w[j] >= 'A' && w[j] <= 'Z') ? w[j] + ('a' - 'A') : w[j];
+			low[len] = '\0';
+			appendStringInfo(&want_std, "%s%s", nstd++ ? "|" : "", low);
+			stop = terms_of("stop", low, len);
+			if (strspn(low, "abcdefghijklmnopqrstuvwxyz") == (size_t) len && stop[0] == '\0')
+			{
+				pfree(stop);
+				continue;		/* a stop word */
+			}
+			pfree(stop);
+			len = se_porter_stem_uncached(low, len);
+			low[len] = '\0';
+			appendStringInfo(&want_en, "%s%s", nen++ ? "|" : "", low);
+		}
+		got = terms_of("standard", in.data, in.len);
+		UT_CHECK(strcmp(got, want_std.data) == 0, "ascii tokens: standard(\"%s\"): got [%s] want [%s]",
+				 in.data, got, want_std.data);
+		pfree(got);
+		got = terms_of("english", in.data, in.len);
+		UT_CHECK(strcmp(got, want_en.data) == 0, "ascii tokens: english(\"%s\"): got [%s] want [%s]",
+				 in.data, got, want_en.data);
+		pfree(got);
+		list = analyze("english", in.data);
+		UT_CHECK(list.next_position == n, "ascii tokens: %d positions for %d words",
+				 list.next_position, n);
+		se_token_list_free(&list);
+		pfree(in.data);
+		pfree(want_std.data);
+		pfree(want_en.data);
+	}
+}
+
 int
 main(void)
 {
@@ -922,6 +1085,8 @@ main(void)
 	test_standard_languages();
 	test_standard_emoji();
 	test_standard_long_tokens();
+	test_scanner_fast_path();
+	test_ascii_alnum_tokens();
 	test_other_analyzers();
 	test_english();
 	test_positions_multi_value();

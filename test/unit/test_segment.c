@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "index/segment.h"
+#include "index/segment_internal.h"
 #include "unit_test.h"
 
 /* Docs per postings block (the format's SE_POSTINGS_BLOCK). */
@@ -1618,6 +1619,299 @@ test_builder_add_terms(void)
 	pfree(terms);
 }
 
+/*
+ * Term order where the builder's radix sort on 8-byte prefixes needs its
+ * tie-break: terms that share their first 8 bytes, terms apart only by
+ * trailing zero bytes ("a" and "a\0" have one prefix), 0xFF bytes, the
+ * empty term; as keywords they are also sorted-set values.  The term and
+ * value dictionaries must come out in byte order (shorter first on a tie).
+ */
+static int
+cmp_bytes_len(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+/*
+ * se_builder_add_keywords gives the segment that se_builder_add_term and
+ * se_builder_add_sorted value by value give: indexed and doc-values
+ * keywords, either alone, repeated values, long and short ones, the empty
+ * value, invalid entries, more values than one prefetch group.
+ */
+static void
+test_builder_add_keywords(void)
+{
+	SeSegmentBuilder *b1 = se_builder_create();
+	SeSegmentBuilder *b2 = se_builder_create();
+	int			fa[2],
+				fb[2],
+				fc[2],
+				k;
+	uint8		id[SE_SEGMENT_ID_LEN] = {3};
+	StringInfoData s1,
+				s2;
+	char		words[80][40];
+	SeBuilderTerm vals[80];
+	int			d,
+				t,
+				n;
+
+	for (k = 0; k < 2; k++)
+	{
+		SeSegmentBuilder *b = k == 0 ? b1 : b2;
+
+		fa[k] = se_builder_field(b, "both", SE_IDX_DOCS, false, SE_DV_SORTED_SET);
+		fb[k] = se_builder_field(b, "index_only", SE_IDX_DOCS, false, SE_DV_NONE);
+		fc[k] = se_builder_field(b, "dv_only", SE_IDX_NONE, false, SE_DV_SORTED_SET);
+	}
+	for (d = 0; d < 200; d++)
+	{
+		SeDocMeta	m;
+		char		idbuf[16];
+
+		n = (d * 29) % 70;
+		for (t = 0; t < n; t++)
+		{
+			int			w = (d * 7 + t * t) % 90;
+
+			if (w % 5 == 0)
+				snprintf(words[t], 40, "v%d", w);
+			else
+				snprintf(words[t], 40, "libsomething-quite-long-%d", w);
+			vals[t].term = words[t];
+			vals[t].len = (w == 45) ? 0 : (int) strlen(words[t]);
+			vals[t].position = 0;
+		}
+		if (n > 10)
+			vals[3].len = -1;	/* invalid: skipped */
+		se_builder_begin_doc(b1);
+		se_builder_begin_doc(b2);
+		for (k = 0; k < 3; k++)
+		{
+			int			f1 = k == 0 ? fa[0] : k == 1 ? fb[0] : fc[0];
+			int			f2 = k == 0 ? fa[1] : k == 1 ? fb[1] : fc[1];
+
+			for (t = 0; t < n; t++)
+			{
+				se_builder_add_term(b1, f1, vals[t].term, vals[t].len, 0);
+				se_builder_add_sorted(b1, f1, vals[t].term, vals[t].len);
+			}
+			se_builder_add_keywords(b2, f2, vals, n, true, true);
+		}
+		snprintf(idbuf, sizeof(idbuf), "k%d", d);
+		memset(&m, 0, sizeof(m));
+		m.id = idbuf;
+		m.id_len = (int) strlen(idbuf);
+		se_builder_end_doc(b1, &m, "{}", 2);
+		se_builder_end_doc(b2, &m, "{}", 2);
+	}
+	initStringInfo(&s1);
+	initStringInfo(&s2);
+	se_builder_serialize(b1, id, 1, &s1);
+	se_builder_serialize(b2, id, 1, &s2);
+	UT_CHECK(s1.len == s2.len && memcmp(s1.data, s2.data, s1.len) == 0,
+			 "add_keywords and add_term + add_sorted build the same segment (%d vs %d bytes)",
+			 s1.len, s2.len);
+	se_builder_free(b1);
+	se_builder_free(b2);
+	pfree(s1.data);
+	pfree(s2.data);
+}
+
+static void
+test_builder_term_order(void)
+{
+	static const char *const stems[] = {"", "a", "abcdefgh", "abcdefgi", "\xff\xff\xff\xff\xff\xff\xff\xff", "zz"};
+	SeSegmentBuilder *b = se_builder_create();
+	int			kw = se_builder_field(b, "kw", SE_IDX_DOCS, false, SE_DV_SORTED_SET);
+	uint8		id[SE_SEGMENT_ID_LEN] = {9};
+	char		terms[600][24];
+	int			lens[600];
+	int			nterms = 0;
+	int			s,
+				k,
+				d;
+	StringInfoData out;
+	SeSegmentReader *r;
+	SeError		err;
+	SeTermsEnum *e;
+	const char *term;
+	char		prev[24];
+	int			len,
+				prev_len = 0,
+				seen = 0,
+				f;
+	SeTermInfo	ti;
+
+	/* each stem, then 0-3 NUL bytes, then optionally one of a few tails */
+	for (s = 0; s < (int) lengthof(stems); s++)
+		for (k = 0; k < 4 * 9; k++)
+		{
+			int			sl = (int) strlen(stems[s]);
+			int			nul = k % 4;
+			int			tail = k / 4;	/* 0: none, else a byte */
+			int			l = 0;
+
+			memcpy(terms[nterms], stems[s], sl);
+			l = sl;
+			memset(terms[nterms] + l, 0, nul);
+			l += nul;
+			if (tail > 0)
+				terms[nterms][l++] = (char) (tail == 8 ? 0xFF : '0' + tail);
+			lens[nterms++] = l;
+		}
+	/* plenty of ordinary terms, so the radix sort runs */
+	for (k = 0; k < 300; k++)
+	{
+		lens[nterms] = snprintf(terms[nterms], 24, "%c%cterm%d", 'a' + k % 26, 'a' + k % 7, k);
+		nterms++;
+	}
+	/* every term once, in a scrambled order; one doc holds up to 7 */
+	for (d = 0; d * 7 < nterms; d++)
+	{
+		SeDocMeta	m;
+		char		idbuf[16];
+
+		se_builder_begin_doc(b);
+		for (k = d * 7; k < nterms && k < d * 7 + 7; k++)
+		{
+			int			t = (k * 211) % nterms;
+
+			se_builder_add_term(b, kw, terms[t], lens[t], 0);
+			se_builder_add_sorted(b, kw, terms[t], lens[t]);
+		}
+		snprintf(idbuf, sizeof(idbuf), "d%d", d);
+		memset(&m, 0, sizeof(m));
+		m.id = idbuf;
+		m.id_len = (int) strlen(idbuf);
+		se_builder_end_doc(b, &m, "{}", 2);
+	}
+	/* (211 and nterms share no factor, so every term was added) */
+	initStringInfo(&out);
+	se_builder_serialize(b, id, 1, &out);
+	se_error_init(&err);
+	r = se_segment_open((uint8 *) out.data, out.len, true, &err);
+	UT_CHECK(r != NULL, "term order: segment opens");
+	if (r == NULL)
+		return;
+	f = se_segment_field(r, "kw");
+	e = se_segment_terms(r, f, NULL, 0);
+	while (se_terms_next(e, &term, &len, &ti))
+	{
+		if (seen > 0)
+			UT_CHECK(cmp_bytes_len(prev, prev_len, term, len) < 0,
+					 "term order: term %d follows its predecessor", seen);
+		memcpy(prev, term, Min(len, (int) sizeof(prev)));
+		prev_len = len;
+		seen++;
+	}
+	se_terms_close(e);
+	UT_CHECK(seen == nterms, "term order: %d terms, expected %d", seen, nterms);
+	UT_CHECK(se_segment_sorted_dict_size(r, f) == nterms, "term order: %d values",
+			 (int) se_segment_sorted_dict_size(r, f));
+	for (k = 0; k < nterms; k++)
+	{
+		term = se_segment_sorted_dict_value(r, f, k, &len);
+		UT_CHECK(term != NULL, "term order: value %d", k);
+		if (term == NULL)
+			break;
+		if (k > 0)
+			UT_CHECK(cmp_bytes_len(prev, prev_len, term, len) < 0,
+					 "term order: value %d follows its predecessor", k);
+		memcpy(prev, term, Min(len, (int) sizeof(prev)));
+		prev_len = len;
+	}
+	se_segment_close(r);
+	se_builder_free(b);
+	pfree(out.data);
+}
+
+/*
+ * se_segwriter_term_pos_vints: a doc's positions handed over encoded give
+ * the bytes that one se_segwriter_term_pos call per position gives, also
+ * when the doc already got some positions one by one (then the encoded
+ * ones are decoded), for small and multi-byte deltas.
+ */
+static void
+write_pos_segment(int mode, StringInfo out)
+{
+	static const int32 pos[] = {0, 0, 1, 127, 128, 20000, 1 << 21, PG_INT32_MAX - 5};
+	SeSegWriter *w = se_segwriter_create(3, 1);
+	int			f = se_segwriter_add_field(w, "body", 4, SE_IDX_POSITIONS, false, SE_DV_NONE);
+	uint8		id[SE_SEGMENT_ID_LEN] = {5};
+	int			d,
+				i;
+
+	se_segwriter_terms_begin(w, f);
+	se_segwriter_term_begin(w, "t", 1);
+	for (d = 0; d < 3; d++)
+	{
+		uint32		n = d == 0 ? 1 : lengthof(pos);
+		StringInfoData v;
+		int32		last = 0;
+
+		se_segwriter_term_doc(w, d, n);
+		initStringInfo(&v);
+		for (i = 0; i < (int) n; i++)
+		{
+			if (mode == 0 || (mode == 2 && d == 2 && i < 3))
+				se_segwriter_term_pos(w, pos[i]);
+			else
+				se_put_vint(&v, (uint64) (pos[i] - last));
+			last = pos[i];
+		}
+		if (mode == 1 || (mode == 2 && d < 2))
+			se_segwriter_term_pos_vints(w, (const uint8 *) v.data, v.len, n);
+		else if (mode == 2)
+		{
+			/* the rest of doc 2, its deltas from 0 as the section holds them */
+			StringInfoData rest;
+
+			initStringInfo(&rest);
+			se_put_vint(&rest, (uint64) pos[3]);
+			for (i = 4; i < (int) n; i++)
+				se_put_vint(&rest, (uint64) (pos[i] - pos[i - 1]));
+			se_segwriter_term_pos_vints(w, (const uint8 *) rest.data, rest.len, n - 3);
+			pfree(rest.data);
+		}
+		pfree(v.data);
+	}
+	se_segwriter_term_end(w);
+	se_segwriter_terms_end(w);
+	for (d = 0; d < 3; d++)
+	{
+		SeDocMeta	m;
+
+		memset(&m, 0, sizeof(m));
+		m.id = "x";
+		m.id_len = 1;
+		se_segwriter_doc(w, &m, "{}", 2);
+	}
+	initStringInfo(out);
+	se_segwriter_finish(w, id, out);
+}
+
+static void
+test_term_pos_vints(void)
+{
+	StringInfoData a,
+				b,
+				c;
+
+	write_pos_segment(0, &a);
+	write_pos_segment(1, &b);
+	write_pos_segment(2, &c);
+	UT_CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0,
+			 "term_pos_vints writes what term_pos writes");
+	UT_CHECK(a.len == c.len && memcmp(a.data, c.data, a.len) == 0,
+			 "term_pos_vints after term_pos calls decodes");
+	pfree(a.data);
+	pfree(b.data);
+	pfree(c.data);
+}
+
 static void
 test_builder_abort(void)
 {
@@ -3171,6 +3465,9 @@ main(void)
 	test_file_format();
 	test_builder_edge_cases();
 	test_builder_add_terms();
+	test_builder_term_order();
+	test_builder_add_keywords();
+	test_term_pos_vints();
 	test_builder_abort();
 	test_livedocs();
 	test_merge_mismatched_fields();
