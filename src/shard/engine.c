@@ -338,7 +338,7 @@ id_maybe_in(SeSegEntry *e, uint64 h)
  * word of each segment, which a new _id would otherwise wait for one by
  * one (on 1M Contents docs, 5% of a write worker's time).
  */
-static void
+static uint64
 prefetch_id(SeShard *sh, const char *id, int id_len)
 {
 	uint64		h;
@@ -353,14 +353,15 @@ prefetch_id(SeShard *sh, const char *id, int id_len)
 		if (e->id_bloom != NULL)
 			__builtin_prefetch(&e->id_bloom[(h >> 32) & e->id_bloom_mask]);
 	}
+	return h;					/* the id's hash_bytes_extended, for its item */
 }
 
+/* Where id's live version is; h: its hash_bytes_extended, or 0 to compute. */
 static void
-lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
+lookup_id_hashed(SeShard *sh, const char *id, int id_len, uint64 h, DocLoc *loc)
 {
 	int			i;
 	int			d = se_builder_lookup_id(sh->buffer, id, id_len);
-	uint64		h;
 
 	if (d >= 0)
 	{
@@ -369,7 +370,8 @@ lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
 		se_builder_doc_meta(sh->buffer, d, &loc->meta);
 		return;
 	}
-	h = hash_bytes_extended((const unsigned char *) id, id_len, 0);
+	if (h == 0)
+		h = hash_bytes_extended((const unsigned char *) id, id_len, 0);
 	for (i = sh->nsegs - 1; i >= 0; i--)
 	{
 		SeSegEntry *e = &sh->segs[i];
@@ -387,6 +389,12 @@ lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
 		}
 	}
 	loc->seg = -2;
+}
+
+static void
+lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
+{
+	lookup_id_hashed(sh, id, id_len, 0, loc);
 }
 
 static void
@@ -655,7 +663,7 @@ do_index(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 
 	loc.seg = -2;
 	if (!(rq->flags & SE_ITEM_FLAG_AUTO_ID))
-		lookup_id(sh, id, id_len, &loc);
+		lookup_id_hashed(sh, id, id_len, id_hash, &loc);
 	if (create && loc.seg != -2)
 	{
 		se_error_set(&out->err, 409, "version_conflict_engine_exception",
@@ -1040,6 +1048,7 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 	MemoryContext itemcxt = AllocSetContextCreate(CurrentMemoryContext,
 												  "search_engine bulk item",
 												  ALLOCSET_DEFAULT_SIZES);
+	uint64		next_hash = 0;
 
 	refresh_mapping(sh);
 	for (i = 0; i < sub->nitems; i++)
@@ -1066,6 +1075,10 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		}
 		body = p;
 		p += rq.body_len;
+		/* this item's id hash: computed when it was prefetched */
+		id_hash = next_hash != 0 ? next_hash :
+			hash_bytes_extended((const unsigned char *) id, rq.id_len, 0);
+		next_hash = 0;
 		if (i + 1 < sub->nitems)
 		{
 			/* the next item's _id lookup misses the cache: start it now */
@@ -1073,13 +1086,12 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 
 			memcpy(&next, p, sizeof(next));
 			if (!(next.flags & SE_ITEM_FLAG_AUTO_ID))
-				prefetch_id(sh, p + sizeof(next), (int) next.id_len);
+				next_hash = prefetch_id(sh, p + sizeof(next), (int) next.id_len);
 		}
 
 		memset(&out, 0, sizeof(out));
 		se_error_init(&out.err);
 		item_defer = defer && (rq.op == SE_ITEM_INDEX || rq.op == SE_ITEM_CREATE);
-		id_hash = hash_bytes_extended((const unsigned char *) id, rq.id_len, 0);
 		/* what deferral must not reorder: see SePendingDoc */
 		if (sh->npending > 0 &&
 			(!item_defer || pending_find(sh, id, rq.id_len, id_hash) >= 0))
