@@ -13,8 +13,9 @@
  * priority (nice 10) so that on a busy machine indexing and searches win,
  * and the owner keeps taking writes the whole time: merges never block
  * the write queue.  Foreground work goes first: a merge waits to start
- * (up to MERGE_DEFER_MAX_MS) while bulk requests are in flight or
- * update/delete-by-query slices run, unless its shard is far over its
+ * (up to MERGE_DEFER_MAX_MS) while bulk requests are in flight or were
+ * answered within the last MERGE_BULK_QUIET_MS, or update/delete-by-query
+ * slices run, unless its shard is far over its
  * segment budget (urgent), so that on a small machine a merge that becomes
  * due in the middle of a job does not take the job's CPU.
  *
@@ -218,13 +219,28 @@ run_task(SeMergeTask *t, char *errbuf, size_t errlen)
 #define MERGE_DEFER_MAX_MS	30000
 #define MERGE_DEFER_POLL_MS 50
 
-/* Bulk sub-requests in flight or by-query slices running, node-wide. */
+/*
+ * A bulk batch finished this recently counts as bulk traffic: a write
+ * worker acknowledges a batch before it indexes it (deferred indexing),
+ * so between one client's requests the queue is often empty for a moment
+ * while the load goes on.
+ */
+#define MERGE_BULK_QUIET_MS	500
+
+/*
+ * Bulk sub-requests in flight or finished within MERGE_BULK_QUIET_MS, or
+ * by-query slices running, node-wide.
+ */
 static bool
 foreground_busy(void)
 {
 	int			i;
+	TimestampTz last = (TimestampTz) pg_atomic_read_u64(&SeShmem->last_bulk_at);
 
 	if (*(volatile int *) &SeShmem->queued > 0)
+		return true;
+	if (last != 0 &&
+		!TimestampDifferenceExceeds(last, GetCurrentTimestamp(), MERGE_BULK_QUIET_MS))
 		return true;
 	for (i = 0; i < SE_MAX_SLICES; i++)
 		if (*(volatile int *) &SeTasks->slices[i].state == SE_SLICE_RUNNING)

@@ -194,6 +194,8 @@ typedef struct SeShared
 	uint64		inflight_bytes; /* indexing pressure */
 	uint64		rejected;		/* rejected sub-requests, node-wide */
 	uint64		completed;
+	pg_atomic_uint64 last_bulk_at;	/* when a write worker last finished a
+									 * bulk batch (TimestampTz) */
 	int			nworkers;
 	SeWorkerState workers[SE_MAX_WRITE_THREADS];
 

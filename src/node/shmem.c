@@ -68,6 +68,7 @@ se_shmem_startup(void)
 		LWLockInitialize(&SeShmem->state_lock, se_lwlock_tranche);
 		LWLockInitialize(&SeShmem->slots_lock, se_lwlock_tranche);
 		pg_atomic_init_u64(&SeShmem->state_version, 0);
+		pg_atomic_init_u64(&SeShmem->last_bulk_at, 0);
 		SpinLockInit(&SeShmem->queue_mutex);
 		SpinLockInit(&SeShmem->merge_mutex);
 		SeShmem->nmerge_workers = se_merge_threads;

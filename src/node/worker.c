@@ -390,6 +390,8 @@ process_batch(void)
 		if (items[i].sub)
 			finish_sub(&items[i]);
 	release_batch(false, NULL, NULL);
+	if (n > 0)
+		pg_atomic_write_u64(&SeShmem->last_bulk_at, (uint64) GetCurrentTimestamp());
 
 	/*
 	 * Acknowledged: now index what was deferred, before the next request.
