@@ -906,7 +906,8 @@ analyze_deferred(DocParse *dp)
 static void
 free_parsed(DocParse *dp)
 {
-	pfree(dp->path.data);
+	if (dp->path.data)
+		pfree(dp->path.data);
 	if (dp->values)
 		pfree(dp->values);
 	if (dp->added)
@@ -970,6 +971,26 @@ se_doc_check(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
 		return NULL;
 	}
 	dp->err = NULL;				/* nothing can fail any more */
+	if (dp->defer_text)
+	{
+		/*
+		 * It waits with a batch of others: keep only what se_doc_add
+		 * needs, so that the scratch (the path, the values array's spare
+		 * room) goes back to the free lists for the next document instead
+		 * of a few KB per waiting document.
+		 */
+		pfree(dp->path.data);
+		dp->path.data = NULL;
+		if (dp->values && dp->nvalues < dp->capvalues)
+		{
+			PendingValue *v = palloc(sizeof(PendingValue) * Max(dp->nvalues, 1));
+
+			memcpy(v, dp->values, sizeof(PendingValue) * dp->nvalues);
+			pfree(dp->values);
+			dp->values = v;
+			dp->capvalues = Max(dp->nvalues, 1);
+		}
+	}
 	return (SeParsedDoc *) dp;
 }
 
