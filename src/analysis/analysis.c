@@ -299,24 +299,14 @@ possessive_suffix(const unsigned char *s, int n)
 }
 
 /*
- * Run the filter chain on text[start..end) and append the surviving token.
- * The token's position is consumed even when a filter drops it.
+ * The rest of the chain for a term copied into the reserved space at term
+ * (tlen bytes): stop words, stemming, then commit it and append the token.
  */
-static void
-emit(SeTokenList *list, const char *text, int start, int end, int flags)
+static inline void
+finish_term(SeTokenList *list, char *term, int tlen, int position, int start,
+			int end, int flags)
 {
-	const unsigned char *src = (const unsigned char *) text + start;
-	int			n = end - start;
-	int			position = list->next_position++;
-	char	   *term;
-	int			tlen;
 	SeToken    *tok;
-
-	if (flags & F_POSSESSIVE)
-		n -= possessive_suffix(src, n);
-
-	term = term_reserve(list, (Size) n * 3 + 1);
-	tlen = copy_term(term, src, n, (flags & F_LOWER) != 0);
 
 	if ((flags & F_STOP) && is_english_stop_word(term, tlen))
 		return;					/* nothing committed: the space is reused */
@@ -333,6 +323,27 @@ emit(SeTokenList *list, const char *text, int start, int end, int flags)
 	tok->position = position;
 	tok->start_offset = start;
 	tok->end_offset = end;
+}
+
+/*
+ * Run the filter chain on text[start..end) and append the surviving token.
+ * The token's position is consumed even when a filter drops it.
+ */
+static void
+emit(SeTokenList *list, const char *text, int start, int end, int flags)
+{
+	const unsigned char *src = (const unsigned char *) text + start;
+	int			n = end - start;
+	int			position = list->next_position++;
+	char	   *term;
+	int			tlen;
+
+	if (flags & F_POSSESSIVE)
+		n -= possessive_suffix(src, n);
+
+	term = term_reserve(list, (Size) n * 3 + 1);
+	tlen = copy_term(term, src, n, (flags & F_LOWER) != 0);
+	finish_term(list, term, tlen, position, start, end, flags);
 }
 
 /*
@@ -367,27 +378,11 @@ emit_ascii_alnum(SeTokenList *list, const char *src, int start, int end, int fla
 	int			n = end - start;
 	int			position = list->next_position++;
 	char	   *term;
-	int			tlen = n;
-	SeToken    *tok;
 
 	Assert(flags & F_LOWER);
 	term = term_reserve(list, (Size) n + 1);
 	lower_ascii_alnum(term, src, n);
-	if ((flags & F_STOP) && is_english_stop_word(term, tlen))
-		return;					/* nothing committed: the space is reused */
-	if (flags & F_STEM)
-		tlen = se_porter_stem(term, tlen);
-	term[tlen] = '\0';
-	term_commit(list, (Size) tlen + 1);
-
-	if (list->ntokens >= list->capacity && !grow_tokens(list))
-		return;					/* 2^31 tokens: no more can be recorded */
-	tok = &list->tokens[list->ntokens++];
-	tok->term = term;
-	tok->len = tlen;
-	tok->position = position;
-	tok->start_offset = start;
-	tok->end_offset = end;
+	finish_term(list, term, n, position, start, end, flags);
 }
 
 static void

@@ -15,8 +15,6 @@
  */
 #include "util/se_common.h"
 
-#include <malloc.h>
-
 #include "miscadmin.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
@@ -820,31 +818,15 @@ item_json(StringInfo out, const BulkItem *it, bool single)
 
 /*
  * A bulk's large pieces (its body as received, the items, the answer and
- * PostgreSQL's copies of both) are each a few hundred KB: above glibc's
- * default mmap threshold, and together above its trim threshold, so every
- * request mapped fresh pages and returned them.  A Contents bulk took ~190
- * page faults per 1000 documents, a third of the coordinator's CPU.  A backend that coordinates bulks keeps up to
- * SE_BULK_TRIM_KEEP of freed heap for its next request instead; pieces
- * above SE_BULK_MMAP_ABOVE (bulks far beyond ES's advice of 5-15 MB) are
- * still mapped and unmapped.  mallopt is per process: other backends keep
- * glibc's defaults.
+ * PostgreSQL's copies of both) are each a few hundred KB: with glibc's
+ * defaults every request mapped fresh pages and returned them (~190 page
+ * faults per 1000 Contents documents, a third of the coordinator's CPU).
+ * A backend that coordinates bulks keeps up to 32 MB of freed heap for its
+ * next request; pieces above 16 MB (bulks far beyond ES's advice of 5-15
+ * MB) are still mapped.  Other backends keep glibc's defaults.
  */
 #define SE_BULK_MMAP_ABOVE	(16 * 1024 * 1024)
 #define SE_BULK_TRIM_KEEP	(32 * 1024 * 1024)
-
-static void
-keep_bulk_heap(void)
-{
-	static bool done = false;
-
-	if (done)
-		return;
-	done = true;
-#ifdef M_MMAP_THRESHOLD
-	mallopt(M_MMAP_THRESHOLD, SE_BULK_MMAP_ABOVE);
-	mallopt(M_TRIM_THRESHOLD, SE_BULK_TRIM_KEEP);
-#endif
-}
 
 bool
 se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *r, SeError *err)
@@ -859,7 +841,7 @@ se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *
 	StringInfo	out = &r->body;
 
 	se_require_started();
-	keep_bulk_heap();
+	se_keep_freed_heap(SE_BULK_MMAP_ABOVE, SE_BULK_TRIM_KEEP);
 	items = parse_ndjson(body, len, opts, opts->require_alias, &n, err);
 	if (items == NULL)
 		return false;

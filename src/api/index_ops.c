@@ -369,7 +369,7 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 				ok++;
 	}
 	else
-		ok = se_queue_control_many(slots, nslots, kind, arg, NULL);
+		ok = se_queue_control_many(slots, nslots, kind, arg);
 	pfree(slots);
 	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0}}", total, ok);
 	return true;

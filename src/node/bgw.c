@@ -11,6 +11,8 @@
  */
 #include "postgres.h"
 
+#include <malloc.h>
+
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -74,4 +76,26 @@ se_bgw_loop_top(void)
 		ProcessConfigFile(PGC_SIGHUP);
 	}
 	return !se_bgw_got_sigterm;
+}
+
+/*
+ * Keep up to trim_keep bytes of freed heap in this process, and take
+ * pieces of up to mmap_above bytes from the heap instead of fresh
+ * mappings.  For processes that allocate and free pieces of a few hundred
+ * KB over and over (bulk coordinators, write workers): with glibc's
+ * defaults each such piece was mapped and faulted in afresh every time.
+ * Per process; once is enough (later calls change nothing).
+ */
+void
+se_keep_freed_heap(int mmap_above, int trim_keep)
+{
+	static bool done = false;
+
+	if (done)
+		return;
+	done = true;
+#ifdef M_MMAP_THRESHOLD
+	mallopt(M_MMAP_THRESHOLD, mmap_above);
+	mallopt(M_TRIM_THRESHOLD, trim_keep);
+#endif
 }

@@ -15,9 +15,9 @@
  * the write queue.  Foreground work goes first: a merge waits to start
  * (up to MERGE_DEFER_MAX_MS) while bulk requests are in flight or were
  * answered within the last MERGE_BULK_QUIET_MS, or update/delete-by-query
- * slices run, unless its shard is far over its
- * segment budget (urgent), so that on a small machine a merge that becomes
- * due in the middle of a job does not take the job's CPU.
+ * slices run, unless its shard is far over its segment budget (urgent),
+ * so that on a small machine a merge that becomes due in the middle of a
+ * job does not take the job's CPU.
  *
  *-------------------------------------------------------------------------
  */

@@ -227,6 +227,7 @@ extern void se_bgw_register(const char *function, const char *kind, int count,
 							bool database);
 extern void se_bgw_start(void);
 extern bool se_bgw_loop_top(void);
+extern void se_keep_freed_heap(int mmap_above, int trim_keep);
 
 /* in worker.c */
 extern void se_launcher_register(void);
@@ -255,8 +256,7 @@ extern int	se_queue_take(int worker);	/* -1 if none */
 extern void se_queue_free_bulk_entry(int entry);
 extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
-extern int	se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg,
-								  bool *ok);
+extern int	se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg);
 extern void se_queue_control_done(int entry, bool failed);
 
 /* ---------- the search pool's queue (search_queue.c) ---------- */

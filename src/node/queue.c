@@ -210,12 +210,11 @@ se_queue_control_done(int e, bool failed)
 /*
  * Run a control request on each of slots[0..n) (on its owner) and wait for
  * all of them: the owners work in parallel, as ES broadcasts a refresh to
- * every shard at once.  ok[i] (when ok is not NULL) says whether slots[i]'s
- * succeeded; returns how many did.  An interrupt while waiting abandons the
+ * every shard at once.  Returns how many succeeded.  An interrupt while waiting abandons the
  * entries not done yet (their workers free them).
  */
 int
-se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg, bool *ok)
+se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg)
 {
 	int		   *entries = palloc(sizeof(int) * Max(n, 1));
 	int		   *owners = palloc(sizeof(int) * Max(n, 1));
@@ -286,8 +285,6 @@ se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg, bo
 				left--;
 				if (!failed)
 					succeeded++;
-				if (ok)
-					ok[i] = !failed;
 			}
 			SpinLockRelease(&SeShmem->queue_mutex);
 			if (left > 0)
@@ -322,5 +319,5 @@ se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg, bo
 bool
 se_queue_control(int slot, SeRequestKind kind, int64 arg)
 {
-	return se_queue_control_many(&slot, 1, kind, arg, NULL) == 1;
+	return se_queue_control_many(&slot, 1, kind, arg) == 1;
 }

@@ -17,7 +17,6 @@
  */
 #include "postgres.h"
 
-#include <malloc.h>
 #include <setjmp.h>
 
 #include "miscadmin.h"
@@ -460,15 +459,6 @@ enforce_buffer_bound(void)
 #define SE_WORKER_MMAP_ABOVE	(32 * 1024 * 1024)
 #define SE_WORKER_TRIM_KEEP		(64 * 1024 * 1024)
 
-static void
-keep_worker_heap(void)
-{
-#ifdef M_MMAP_THRESHOLD
-	mallopt(M_MMAP_THRESHOLD, SE_WORKER_MMAP_ABOVE);
-	mallopt(M_TRIM_THRESHOLD, SE_WORKER_TRIM_KEEP);
-#endif
-}
-
 void
 se_write_worker_main(Datum arg)
 {
@@ -478,7 +468,7 @@ se_write_worker_main(Datum arg)
 
 	my_worker = DatumGetInt32(arg);
 	se_bgw_start();
-	keep_worker_heap();
+	se_keep_freed_heap(SE_WORKER_MMAP_ABOVE, SE_WORKER_TRIM_KEEP);
 
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	SeShmem->workers[my_worker].pid = MyProcPid;

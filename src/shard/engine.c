@@ -559,7 +559,11 @@ pending_rehash(SeShard *sh, uint32 nslots)
 	}
 }
 
-/* Remember a checked, logged document; it owns src, id and routing copies. */
+/*
+ * Remember a checked, logged document.  Its id is already in pending_cxt
+ * (apply_bulk copies a deferred item's id there); routing and _source
+ * point into the request and are copied.
+ */
 static void
 pending_add(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
 			SeParsedDoc *pd, uint64 h)
@@ -574,8 +578,8 @@ pending_add(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
 			: palloc(sizeof(SePendingDoc) * sh->cappending);
 	}
 	p = &sh->pending[sh->npending++];
+	Assert(GetMemoryChunkContext((void *) meta->id) == sh->pending_cxt);
 	p->meta = *meta;
-	p->meta.id = pnstrdup(meta->id, meta->id_len);
 	p->meta.routing = meta->routing ? pnstrdup(meta->routing, meta->routing_len) : NULL;
 	p->src = palloc(Max(src_len, 1));
 	memcpy(p->src, src, src_len);
