@@ -310,8 +310,7 @@ finish_term(SeTokenList *list, char *term, int tlen, int position, int start,
 
 	if ((flags & F_STOP) && is_english_stop_word(term, tlen))
 		return;					/* nothing committed: the space is reused */
-	if (flags & F_STEM)
-		tlen = se_porter_stem(term, tlen);
+	/* F_STEM: se_analyze stems the field's tokens together, in place */
 	term[tlen] = '\0';
 	term_commit(list, (Size) tlen + 1);
 
@@ -479,7 +478,13 @@ se_analyze(const SeAnalyzer *a, const char *text, int len, SeTokenList *list)
 			run_standard(text, len, list, F_LOWER);
 			break;
 		case SE_ANALYZER_ENGLISH:
-			run_standard(text, len, list, F_POSSESSIVE | F_LOWER | F_STOP | F_STEM);
+			{
+				int			first = list->ntokens;
+
+				run_standard(text, len, list, F_POSSESSIVE | F_LOWER | F_STOP | F_STEM);
+				if (list->ntokens > first)
+					se_porter_stem_tokens(list->tokens + first, list->ntokens - first);
+			}
 			break;
 		case SE_ANALYZER_SIMPLE:
 			run_char_tokenizer(text, len, list, SE_UP_LETTER, false, F_LOWER);

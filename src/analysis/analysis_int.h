@@ -145,5 +145,6 @@ extern bool se_std_scanner_next(SeStdScanner *sc, int *start, int *end);
 extern int	se_porter_stem_utf16(uint16 *word, int len);
 extern int	se_porter_stem(char *word, int len);
 extern int	se_porter_stem_uncached(char *word, int len);
+extern void se_porter_stem_tokens(SeToken *toks, int n);
 
 #endif							/* SE_ANALYSIS_INT_H */

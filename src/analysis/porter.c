@@ -433,29 +433,40 @@ typedef struct StemCacheEntry
 
 static StemCacheEntry stem_cache[STEM_CACHE_SLOTS];
 
-/* Stem a (lower-case) UTF-8 word in place; returns its new byte length. */
-int
-se_porter_stem(char *word, int len)
+/*
+ * The cache slot of a word, or NULL when the word is not cached (shorter
+ * than 3 bytes: never stemmed; longer than STEM_CACHE_WORD or not ASCII).
+ */
+static inline StemCacheEntry *
+stem_slot(const char *word, int len)
 {
 	const unsigned char *s = (const unsigned char *) word;
-	StemCacheEntry *e;
 	uint32		h = 2166136261u;
 	uint8		high = 0;
 	int			i;
-	int			n;
 
-	if (word == NULL || len < 3)
-		return Max(len, 0);
-	if (len > STEM_CACHE_WORD)
-		return stem_utf8(word, len);
+	if (len < 3 || len > STEM_CACHE_WORD)
+		return NULL;
 	for (i = 0; i < len; i++)
 	{
 		high |= s[i];
 		h = (h ^ s[i]) * 16777619u;
 	}
 	if (high & 0x80)
+		return NULL;
+	return &stem_cache[(h ^ (h >> 15)) & (STEM_CACHE_SLOTS - 1)];
+}
+
+/* se_porter_stem once the word's slot is known (e NULL: not cached). */
+static inline int
+stem_in_slot(char *word, int len, StemCacheEntry *e)
+{
+	int			n;
+
+	if (word == NULL || len < 3)
+		return Max(len, 0);
+	if (e == NULL)
 		return stem_utf8(word, len);
-	e = &stem_cache[(h ^ (h >> 15)) & (STEM_CACHE_SLOTS - 1)];
 	if (e->len == len && memcmp(e->word, word, len) == 0)
 	{
 		memcpy(word, e->stem, e->stem_len);
@@ -468,6 +479,54 @@ se_porter_stem(char *word, int len)
 	e->stem_len = (uint8) n;
 	e->len = (uint8) len;
 	return n;
+}
+
+/* Stem a (lower-case) UTF-8 word in place; returns its new byte length. */
+int
+se_porter_stem(char *word, int len)
+{
+	if (word == NULL || len < 3)
+		return Max(len, 0);
+	return stem_in_slot(word, len, stem_slot(word, len));
+}
+
+/*
+ * se_porter_stem for each of n tokens, in place (term and len).  The cache is far larger than the CPU's nearest
+ * caches and a lookup used to stall on its slot: here a group's slots are
+ * found and prefetched first, so that their misses overlap.
+ */
+#define STEM_GROUP 16
+
+void
+se_porter_stem_tokens(SeToken *toks, int n)
+{
+	StemCacheEntry *slot[STEM_GROUP];
+	int			g,
+				i,
+				m;
+
+	for (g = 0; g < n; g += STEM_GROUP)
+	{
+		m = Min(STEM_GROUP, n - g);
+		for (i = 0; i < m; i++)
+		{
+			slot[i] = stem_slot(toks[g + i].term, toks[g + i].len);
+			if (slot[i] != NULL)
+			{
+				/* an entry may straddle two cache lines */
+				__builtin_prefetch(slot[i]);
+				__builtin_prefetch((const char *) slot[i] + sizeof(StemCacheEntry) - 1);
+			}
+		}
+		for (i = 0; i < m; i++)
+		{
+			SeToken    *t = &toks[g + i];
+			char	   *w = (char *) t->term;	/* the list's own, writable */
+
+			t->len = stem_in_slot(w, t->len, slot[i]);
+			w[t->len] = '\0';
+		}
+	}
 }
 
 /* The stemmer without the cache (tests compare the two). */

@@ -364,20 +364,68 @@ match_emoji(const SeStdScanner *sc, int start, uint32 cp, uint32 props)
  * non-ASCII) or the run reaches the token's unit budget: then the full
  * rules decide.  Most tokens of English text take this path.
  */
+/*
+ * What an ASCII byte is to the scanner, derived once from se_uni_direct:
+ * ASCII_SKIP starts no token (white space and the punctuation of class
+ * Other, but not '#' and '*', which start keycaps), ASCII_ALNUM is a letter
+ * or digit (word class ALetter or Numeric), ASCII_END ends the fast path's
+ * run (class Other), ASCII_MID may join two runs (MidLetter, MidNum,
+ * MidNumLet, Single_Quote: the . , : ; ' of "e.g", "3,000", "can't").
+ * Bytes of 0x80 and up are none of them.
+ */
+#define ASCII_SKIP	0x01
+#define ASCII_ALNUM	0x02
+#define ASCII_END	0x04
+#define ASCII_MID	0x08
+
+static uint8 ascii_class[256];
+static bool ascii_class_ready = false;
+
+static void
+init_ascii_class(void)
+{
+	int			c;
+
+	for (c = 0; c < 0x80; c++)
+	{
+		uint32		props = se_uni_direct[c];
+		uint8		k = 0;
+
+		if ((props == SE_WB_OTHER || (props & SE_UP_SPACE)) && c != '#' && c != '*')
+			k |= ASCII_SKIP;
+		if ((props & SE_WB_MASK) == SE_WB_ALETTER || (props & SE_WB_MASK) == SE_WB_NUMERIC)
+			k |= ASCII_ALNUM;
+		if ((props & SE_WB_MASK) == SE_WB_OTHER)
+			k |= ASCII_END;
+		if ((props & SE_WB_MASK) == SE_WB_MIDLETTER || (props & SE_WB_MASK) == SE_WB_MIDNUM ||
+			(props & SE_WB_MASK) == SE_WB_MIDNUMLET || (props & SE_WB_MASK) == SE_WB_SQUOTE)
+			k |= ASCII_MID;
+		ascii_class[c] = k;
+	}
+	ascii_class_ready = true;
+}
+
 static inline int
 ascii_word_end(const SeStdScanner *sc, int start)
 {
 	const unsigned char *t = sc->text;
-	int			limit = Min(sc->len, start + sc->max_units);
+	int			len = sc->len;
+	int			limit = Min(len, start + sc->max_units);
 	int			q = start + 1;
 
-	while (q < limit && t[q] < 0x80 &&
-		   ((se_uni_direct[t[q]] & SE_WB_MASK) == SE_WB_ALETTER ||
-			(se_uni_direct[t[q]] & SE_WB_MASK) == SE_WB_NUMERIC))
+	while (q < limit && (ascii_class[t[q]] & ASCII_ALNUM))
 		q++;
-	if (q == sc->len)
+	if (q == len)
 		return q;
-	if (q < limit && t[q] < 0x80 && (se_uni_direct[t[q]] & SE_WB_MASK) == SE_WB_OTHER)
+	if (q < limit && (ascii_class[t[q]] & ASCII_END))
+		return q;
+	/*
+	 * A mid character joins the run to what follows only if a letter or
+	 * digit follows it (UAX #29 WB6/7, WB11/12); before the end of the text
+	 * or an Other, as after "foo." or "bar,", the word ends at it.
+	 */
+	if (q < limit && (ascii_class[t[q]] & ASCII_MID) &&
+		(q + 1 == len || (ascii_class[t[q + 1]] & ASCII_END)))
 		return q;
 	return start;
 }
@@ -391,6 +439,8 @@ se_std_scanner_init(SeStdScanner *sc, const char *text, int len)
 	sc->max_units = SE_MAX_TOKEN_UNITS;
 	sc->ascii_fast = true;
 	sc->ascii_alnum = false;
+	if (!ascii_class_ready)
+		init_ascii_class();
 }
 
 /*
@@ -400,34 +450,34 @@ se_std_scanner_init(SeStdScanner *sc, const char *text, int len)
 bool
 se_std_scanner_next(SeStdScanner *sc, int *start, int *end)
 {
-	while (sc->pos < sc->len)
+	const unsigned char *t = sc->text;
+	int			len = sc->len;
+
+	while (sc->pos < len)
 	{
 		int			p = sc->pos;
-		unsigned char c = sc->text[p];
+		unsigned char c;
 		uint32		cp;
 		uint32		props;
 		uint32		cls;
 		int			n;
-		int			best = p;
+		int			best;
 		int			m;
 
+		/* ASCII fast path: spaces and punctuation start nothing */
+		while (p < len && (ascii_class[t[p]] & ASCII_SKIP))
+			p++;
+		sc->pos = p;
+		if (p >= len)
+			break;
+		best = p;
+		c = t[p];
 		if (c < 0x80)
 		{
-			/* ASCII fast path: spaces and punctuation start nothing */
 			props = se_uni_direct[c];
-			if (props == SE_WB_OTHER || (props & SE_UP_SPACE))
-			{
-				if (c != '#' && c != '*')
-				{
-					sc->pos++;
-					continue;
-				}
-			}
 			cp = c;
 			n = 1;
-			if (sc->ascii_fast &&
-				((props & SE_WB_MASK) == SE_WB_ALETTER ||
-				 (props & SE_WB_MASK) == SE_WB_NUMERIC))
+			if (sc->ascii_fast && (ascii_class[c] & ASCII_ALNUM))
 			{
 				int			q = ascii_word_end(sc, p);
 

@@ -372,8 +372,13 @@ search(const SeMapping *m, const char *path)
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(m->fields[mid]->path, path);
+		const char *mp = m->fields[mid]->path;
 
+		/* most probes differ in the first byte: no call for those */
+		int			c = (int) (unsigned char) mp[0] - (int) (unsigned char) path[0];
+
+		if (c == 0)
+			c = strcmp(mp, path);
 		if (c == 0)
 			return mid;
 		if (c < 0)
