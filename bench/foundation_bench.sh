@@ -10,7 +10,8 @@
 # and into a fresh table with a GIN index, the same 1000-document batches
 # through the same psql client, one statement and transaction per batch,
 # durable; (c) on-disk sizes; (b) top-10 latency of four queries measured
-# server-side (plpgsql, clock_timestamp around each query).
+# server-side (plpgsql, clock_timestamp around each query); (d) the ingest
+# again with bench/loadgen/se-loadgen (libpq, one client, both sides).
 set -euo pipefail
 PORT=${PORT:-5497}
 PGDIR=${PGDIR:-/var/tmp/search_engine_bench}
@@ -26,6 +27,8 @@ started=$(date +%s)
 
 [ "${SKIP_BUILD:-0}" = 1 ] || build_private
 corpus_ready
+make -s -C "$BENCH/loadgen" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
+LOADGEN=$BENCH/loadgen/se-loadgen
 
 # A fresh server, removed again at exit.
 cleanup() { "$REPO/test/pg_instance.sh" stop "$PGDIR"; rm -rf "$PGDIR"; }
@@ -149,6 +152,30 @@ SQL
   rec size_settled se "$run" "$(sqlv -c "SELECT \"store.size\" FROM search_engine.indices WHERE index = 'debian'")"
   uuid=$(sqlv -c "SELECT uuid FROM search_engine.indices WHERE index = 'debian'")
   rec size_du se "$run" "$(du -sb "$PGDIR/search_engine/indices/$uuid" | cut -f1)"
+
+  # (d) ingest again through se-loadgen, the issue's load generator: libpq,
+  # each batch sent as a bound parameter (no SQL literal for psql and the
+  # server to lex), one client, the same NDJSON and batch size for both
+  # sides; search_engine's time includes its final refresh.
+  lg=$OUT/foundation_loadgen_$run.json
+  "$LOADGEN" compare -d "host=/tmp port=$PORT user=postgres dbname=postgres" \
+    --corpus "$DATA/debian.ndjson" --queries "$BENCH/loadgen/queries/debian.queries" \
+    --index debian_lg --pg-table debian_lg_pg --index-body "$BENCH/lib/debian_index.json" \
+    --pg-fields summary,description --clients 1 --batch "$BATCH_SIZE" --duration 0.2 \
+    --progress never -q --json "$lg" >/dev/null
+  python3 - "$lg" "$run" "$CORPUS_DOCS" >> "$RAW" <<'PY'
+import json, sys
+j, run, docs = json.load(open(sys.argv[1]))["ingest"], sys.argv[2], int(sys.argv[3])
+for side, key in (("se", "search_engine"), ("pg", "postgresql")):
+    r = j[key]
+    if not r["verified"] or r["final_count"] != docs:
+        sys.exit("se-loadgen: %s holds %s documents, expected %d" % (key, r["final_count"], docs))
+    print("ingest_lg_s\t%s\t%s\t%.3f" % (side, run, r["seconds"] + r["refresh_seconds"]))
+print("refresh_lg_s\tse\t%s\t%.3f" % (run, j["search_engine"]["refresh_seconds"]))
+PY
+  sql -c "SELECT search_engine.delete_index('debian_lg')" >/dev/null
+  sql -c "DROP TABLE debian_lg_pg"
+  echo "   through se-loadgen: $(awk -F'\t' -v r="$run" '$1 == "ingest_lg_s" && $3 == r { printf "%s %s s  ", $2, $4 }' "$RAW")"
 done
 
 rec meta elapsed 0 "$(( $(date +%s) - started ))"
