@@ -970,6 +970,16 @@ parse_string_escaped(Parser *ps, const uint8 *s0, const uint8 *p,
 
 		for (;;)
 		{
+			/* as parse_string: 8 plain bytes at a time, then byte by byte */
+			while (end - p >= 8)
+			{
+				uint64		w;
+
+				memcpy(&w, p, 8);
+				if (swar_has_special(w))
+					break;
+				p += 8;
+			}
 			while (p < end && str_plain[*p])
 				p++;
 			if (p < end && *p >= 0x80)
