@@ -58,3 +58,30 @@ SELECT status, body FROM search_engine.request('GET', '/books/_frobnicate');
 SELECT status, body FROM search_engine.request('DELETE', '/book*');
 SELECT status, body FROM search_engine.request('DELETE', '/books');
 SELECT status, body FROM search_engine.request('GET', '/books');
+
+-- _cat/shards, and an index's shards spread over the write workers even
+-- when other indices weigh more on one worker: make worker 0 carry at least
+-- two more shards than worker 1 (create four 1-shard indices, which go to
+-- the lighter worker, then delete those on worker 1), then a 2-shard index
+-- must still get one shard on each worker.
+DO $$
+DECLARE i int;
+BEGIN
+  FOR i IN 1..4 LOOP
+    PERFORM search_engine.create_index('skew' || i, '{"settings": {"number_of_shards": 1}}');
+  END LOOP;
+  FOR i IN 1..4 LOOP
+    IF (SELECT write_worker FROM search_engine.shards WHERE index = 'skew' || i) = 1 THEN
+      PERFORM search_engine.delete_index('skew' || i);
+    END IF;
+  END LOOP;
+END $$;
+SELECT count(*) FILTER (WHERE write_worker = 0) - count(*) FILTER (WHERE write_worker = 1) >= 2 AS skewed
+  FROM search_engine.shards;
+SELECT search_engine.create_index('spread', '{"settings": {"number_of_shards": 2}}') IS NOT NULL;
+SELECT shard, prirep, state, docs FROM search_engine.shards WHERE index = 'spread' ORDER BY shard;
+SELECT count(DISTINCT write_worker) AS workers FROM search_engine.shards WHERE index = 'spread';
+SELECT status, jsonb_path_query_array(body, '$[*] ? (@.index == "spread").state')
+  FROM search_engine.request('GET', '/_cat/shards/spread?format=json');
+SELECT bool_and(search_engine.delete_index(index) IS NOT NULL) AS deleted
+  FROM search_engine.indices WHERE index LIKE 'skew_' OR index = 'spread';

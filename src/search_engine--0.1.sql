@@ -149,15 +149,21 @@ CREATE FUNCTION _cat_segments(OUT index text, OUT shard int, OUT prirep text, OU
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_segments' LANGUAGE C VOLATILE;
 CREATE VIEW segments AS SELECT * FROM _cat_segments();
 
+CREATE FUNCTION _cat_shards(OUT index text, OUT shard int, OUT prirep text, OUT state text,
+                            OUT docs bigint, OUT store bigint, OUT ip text, OUT node text,
+                            OUT write_worker int)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_shards' LANGUAGE C VOLATILE;
+CREATE VIEW shards AS SELECT * FROM _cat_shards();
+
 -- ---------- privileges ----------
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @extschema@ FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
-  _cat_segments(), get_mapping(text), get_index(text), cluster_health(text, text, int)
+  _cat_segments(), _cat_shards(), get_mapping(text), get_index(text), cluster_health(text, text, int)
   TO search_engine_read;
-GRANT SELECT ON indices, thread_pool, segments, tasks TO search_engine_read;
+GRANT SELECT ON indices, thread_pool, segments, shards, tasks TO search_engine_read;
 GRANT EXECUTE ON FUNCTION _tasks(), get_task(text, boolean) TO search_engine_read;
 
 GRANT EXECUTE ON FUNCTION bulk(text, text, text, int),

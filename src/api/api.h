@@ -159,6 +159,7 @@ PGDLLEXPORT void se_search_worker_main(Datum arg);
 extern bool se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
 extern bool se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err);
 extern bool se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
+extern bool se_op_cat_shards(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
 extern const char *se_node_name_get(void);
 
 #endif

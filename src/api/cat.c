@@ -221,6 +221,58 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 	return true;
 }
 
+/*
+ * ES _cat/shards: one row per shard copy (primaries only: no replicas yet),
+ * with the write worker that owns it on this node (an extension column).
+ */
+static bool
+collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
+{
+	static const char *cols[] = {"index", "shard", "prirep", "state", "docs", "store",
+	"ip", "node", "write_worker"};
+	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", false, err);
+	ListCell   *lc;
+
+	if (se_error_is_set(err))
+		return false;
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	t->rows = NIL;
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			int			slot = se_slot_find(im->uuid, s);
+			char	  **row = palloc0(sizeof(char *) * t->ncols);
+			SeSlotState state = slot >= 0 ? SeSlots[slot].state : SE_SLOT_FREE;
+
+			row[0] = im->name;
+			row[1] = psprintf("%d", s);
+			row[2] = "p";
+			row[3] = state == SE_SLOT_STARTED ? "STARTED" :
+				state == SE_SLOT_OPENING ? "INITIALIZING" : "UNASSIGNED";
+			if (state == SE_SLOT_STARTED)
+			{
+				uint64		bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
+
+				row[4] = psprintf(UINT64_FORMAT, pg_atomic_read_u64(&SeSlots[slot].docs_count));
+				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : human_bytes(bytes);
+			}
+			if (slot >= 0 && state != SE_SLOT_FREE)
+			{
+				row[6] = "127.0.0.1";
+				row[7] = (char *) se_node_name_get();
+				row[8] = psprintf("%d", SeSlots[slot].owner);
+			}
+			t->rows = lappend(t->rows, row);
+		}
+	}
+	return true;
+}
+
 /* ES _cat output: aligned text (header with v) or a JSON array of objects. */
 static void
 cat_format(const CatTable *t, bool json, bool header, StringInfo out)
@@ -312,6 +364,19 @@ se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err)
 }
 
 bool
+se_op_cat_shards(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+
+	se_require_started();
+	if (!collect_shards(expr, &t, false, err))
+		return false;
+	cat_format(&t, json, header, &r->body);
+	r->is_text = !json;
+	return true;
+}
+
+bool
 se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
 {
 	CatTable	t;
@@ -380,6 +445,22 @@ se_sql_cat_thread_pool(PG_FUNCTION_ARGS)
 
 	se_require_started();
 	collect_thread_pool(&t);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cat_shards);
+Datum
+se_sql_cat_shards(PG_FUNCTION_ARGS)
+{
+	CatTable	t;
+	SeError		err;
+	static const int numeric[] = {0, 2, 0, 0, 1, 1, 0, 0, 2};
+
+	se_require_started();
+	se_error_init(&err);
+	if (!collect_shards(NULL, &t, true, &err))
+		se_raise(&err);
 	table_to_srf(fcinfo, &t, numeric);
 	return (Datum) 0;
 }

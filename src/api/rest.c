@@ -292,6 +292,8 @@ route(RestReq *rq, const char *path, SeResponse *r, SeError *err)
 			return se_op_cat_thread_pool(json, v, r, err);
 		if (strcmp(p1, "segments") == 0)
 			return se_op_cat_segments(n > 2 ? p[2] : NULL, json, v, r, err);
+		if (strcmp(p1, "shards") == 0)
+			return se_op_cat_shards(n > 2 ? p[2] : NULL, json, v, r, err);
 		return no_handler(rq, path, r);
 	}
 	if (strcmp(p0, "_cluster") == 0 && n >= 2 && strcmp(p1, "health") == 0)

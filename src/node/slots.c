@@ -47,6 +47,7 @@ se_slot_allocate(const char *uuid, int shard)
 	int			i;
 	int			slot = -1;
 	int			owners[SE_MAX_WRITE_THREADS] = {0};
+	int			mine[SE_MAX_WRITE_THREADS] = {0};	/* this index's shards */
 	int			best = 0;
 
 	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
@@ -61,10 +62,14 @@ se_slot_allocate(const char *uuid, int shard)
 		}
 		else
 		{
-			if (s->shard == shard && strcmp(s->index_uuid, uuid) == 0)
+			if (strcmp(s->index_uuid, uuid) == 0)
 			{
-				LWLockRelease(&SeShmem->slots_lock);
-				return i;
+				if (s->shard == shard)
+				{
+					LWLockRelease(&SeShmem->slots_lock);
+					return i;
+				}
+				mine[s->owner]++;
 			}
 			owners[s->owner]++;
 		}
@@ -78,8 +83,15 @@ se_slot_allocate(const char *uuid, int shard)
 				 errdetail("validation_exception"),
 				 errhint("Raise search_engine.max_shards and restart the server.")));
 	}
+	/*
+	 * The write worker with the fewest shards of this index, then the
+	 * fewest shards in all: an index's shards are spread over the workers
+	 * first (as ES balances an index's shards over nodes), so that a bulk
+	 * into it uses them all even when other indices' shards, busy or idle,
+	 * weigh more on one worker than on another.
+	 */
 	for (i = 1; i < SeShmem->nworkers; i++)
-		if (owners[i] < owners[best])
+		if (mine[i] < mine[best] || (mine[i] == mine[best] && owners[i] < owners[best]))
 			best = i;
 	{
 		SeShardSlot *s = &SeSlots[slot];
