@@ -829,6 +829,14 @@ lg_ingest_run(LgTarget target, const LgOptions *o, LgIngestResult *r)
 	PQfinish(conn);
 }
 
+double
+lg_ingest_docs_per_s(const LgIngestResult *r)
+{
+	double		t = r->seconds + r->refresh_seconds;
+
+	return t > 0 ? r->docs_acked / t : 0;
+}
+
 void
 lg_ingest_print(const LgIngestResult *r, FILE *out)
 {
@@ -836,9 +844,10 @@ lg_ingest_print(const LgIngestResult *r, FILE *out)
 
 	fprintf(out, "%s ingest: %d clients, batch %d%s%.0d%s\n", r->target, r->clients, r->batch,
 			r->shards ? ", " : "", r->shards, r->shards ? " shards" : "");
-	fprintf(out, "  %ld documents acknowledged in %.2f s: %.0f docs/s (refresh %.2f s)\n",
+	fprintf(out, "  %ld documents acknowledged in %.2f s (%.0f docs/s), searchable after the final"
+			" refresh (%.2f s): %.0f docs/s\n",
 			r->docs_acked, r->seconds, r->seconds > 0 ? r->docs_acked / r->seconds : 0,
-			r->refresh_seconds);
+			r->refresh_seconds, lg_ingest_docs_per_s(r));
 	fprintf(out, "  requests %ld: fully successful %ld (%.1f%%), partially rejected %ld (%.1f%%),"
 			" fully rejected %ld (%.1f%%), item errors %ld, timed out %ld, failed %ld\n",
 			r->requests, r->req_ok, 100 * r->req_ok / req, r->req_partial,
@@ -874,6 +883,7 @@ lg_ingest_write_json(const LgIngestResult *r, FILE *out)
 {
 	fprintf(out, "{\"target\": \"%s\", \"clients\": %d, \"batch\": %d, \"shards\": %d,"
 			" \"seconds\": %.3f, \"docs_per_s\": %.1f, \"refresh_seconds\": %.3f,"
+			" \"docs_per_s_searchable\": %.1f,"
 			" \"requests\": %ld, \"requests_ok\": %ld, \"requests_partial\": %ld,"
 			" \"requests_rejected\": %ld, \"requests_item_errors\": %ld,"
 			" \"requests_timeout\": %ld, \"requests_failed\": %ld,"
@@ -886,7 +896,7 @@ lg_ingest_write_json(const LgIngestResult *r, FILE *out)
 			" \"pool_completed\": %ld, \"size_bytes\": %ld}",
 			r->target, r->clients, r->batch, r->shards, r->seconds,
 			r->seconds > 0 ? r->docs_acked / r->seconds : 0, r->refresh_seconds,
-			r->requests, r->req_ok, r->req_partial, r->req_rejected, r->req_item_errors,
+			lg_ingest_docs_per_s(r), r->requests, r->req_ok, r->req_partial, r->req_rejected, r->req_item_errors,
 			r->req_timeout, r->req_failed, r->docs_sent, r->docs_acked, r->docs_created,
 			r->docs_rejected_first, r->docs_given_up, r->docs_item_errors, r->docs_lost,
 			r->retry_requests, r->retry_items, r->lat_p50, r->lat_p95, r->lat_p99, r->lat_max,

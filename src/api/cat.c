@@ -50,6 +50,23 @@ human_bytes(uint64 b)
 	return psprintf(UINT64_FORMAT "b", b);
 }
 
+/*
+ * Start table t with its columns; returns the indices expr names (all when
+ * NULL, closed ones too when with_closed), or NIL with err set.
+ */
+static List *
+cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with_closed,
+		  SeError *err)
+{
+	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all",
+										   with_closed, err);
+
+	t->ncols = ncols;
+	t->cols = cols;
+	t->rows = NIL;
+	return targets;
+}
+
 /* Per-index totals over its shards on this node. */
 static void
 index_totals(const SeIndexMeta *im, uint64 *docs, uint64 *deleted, uint64 *bytes,
@@ -79,14 +96,11 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
 	"docs.count", "docs.deleted", "store.size", "pri.store.size"};
-	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", true, err);
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, true, err);
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
-	t->ncols = lengthof(cols);
-	t->cols = cols;
-	t->rows = NIL;
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -171,14 +185,11 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "ip", "segment", "generation",
 	"docs.count", "docs.deleted", "size", "committed", "searchable", "version", "compound"};
-	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", false, err);
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
-	t->ncols = lengthof(cols);
-	t->cols = cols;
-	t->rows = NIL;
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -230,14 +241,11 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "state", "docs", "store",
 	"ip", "node", "write_worker"};
-	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", false, err);
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
-	t->ncols = lengthof(cols);
-	t->cols = cols;
-	t->rows = NIL;
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
