@@ -486,15 +486,14 @@ stem_in_slot(char *word, int len, StemCacheEntry *e)
 int
 se_porter_stem(char *word, int len)
 {
-	if (word == NULL || len < 3)
-		return Max(len, 0);
-	return stem_in_slot(word, len, stem_slot(word, len));
+	return stem_in_slot(word, len, word ? stem_slot(word, len) : NULL);
 }
 
 /*
- * se_porter_stem for each of n tokens, in place (term and len).  The cache is far larger than the CPU's nearest
- * caches and a lookup used to stall on its slot: here a group's slots are
- * found and prefetched first, so that their misses overlap.
+ * se_porter_stem for each of n tokens, in place (term and len).  The cache
+ * is far larger than the CPU's nearest caches and a lookup used to stall
+ * on its slot: here a group's slots are found and prefetched first, so
+ * that their misses overlap.
  */
 #define STEM_GROUP 16
 

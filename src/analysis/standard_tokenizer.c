@@ -355,16 +355,6 @@ match_emoji(const SeStdScanner *sc, int start, uint32 cp, uint32 props)
 }
 
 /*
- * ASCII fast path of the word rule: a run of ASCII letters and digits
- * followed by the end of the text or by an ASCII character of class Other
- * (space, most punctuation) is exactly the token match_word and the other
- * rules would find at start (no rule continues through an Other, and none
- * but the word rule matches an ASCII letter or digit).  Returns the run's
- * end, or start when anything else follows (a mid character, '_',
- * non-ASCII) or the run reaches the token's unit budget: then the full
- * rules decide.  Most tokens of English text take this path.
- */
-/*
  * What an ASCII byte is to the scanner, derived once from se_uni_direct:
  * ASCII_SKIP starts no token (white space and the punctuation of class
  * Other, but not '#' and '*', which start keycaps), ASCII_ALNUM is a letter
@@ -389,22 +379,35 @@ init_ascii_class(void)
 	for (c = 0; c < 0x80; c++)
 	{
 		uint32		props = se_uni_direct[c];
+		uint32		wb = props & SE_WB_MASK;
 		uint8		k = 0;
 
 		if ((props == SE_WB_OTHER || (props & SE_UP_SPACE)) && c != '#' && c != '*')
 			k |= ASCII_SKIP;
-		if ((props & SE_WB_MASK) == SE_WB_ALETTER || (props & SE_WB_MASK) == SE_WB_NUMERIC)
+		if (wb == SE_WB_ALETTER || wb == SE_WB_NUMERIC)
 			k |= ASCII_ALNUM;
-		if ((props & SE_WB_MASK) == SE_WB_OTHER)
+		if (wb == SE_WB_OTHER)
 			k |= ASCII_END;
-		if ((props & SE_WB_MASK) == SE_WB_MIDLETTER || (props & SE_WB_MASK) == SE_WB_MIDNUM ||
-			(props & SE_WB_MASK) == SE_WB_MIDNUMLET || (props & SE_WB_MASK) == SE_WB_SQUOTE)
+		if (wb == SE_WB_MIDLETTER || wb == SE_WB_MIDNUM || wb == SE_WB_MIDNUMLET ||
+			wb == SE_WB_SQUOTE)
 			k |= ASCII_MID;
 		ascii_class[c] = k;
 	}
 	ascii_class_ready = true;
 }
 
+/*
+ * ASCII fast path of the word rule: a run of ASCII letters and digits
+ * followed by the end of the text or by an ASCII character of class Other
+ * (space, most punctuation) is exactly the token match_word and the other
+ * rules would find at start (no rule continues through an Other, and none
+ * but the word rule matches an ASCII letter or digit), and so is such a run
+ * followed by a mid character and then the end or an Other.  Returns the
+ * run's end, or start when anything else follows (a mid character before a
+ * letter or digit, '_', non-ASCII) or the run reaches the token's unit
+ * budget: then the full rules decide.  Most tokens of English text take
+ * this path.
+ */
 static inline int
 ascii_word_end(const SeStdScanner *sc, int start)
 {

@@ -269,7 +269,7 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 				row[4] = psprintf(UINT64_FORMAT, pg_atomic_read_u64(&SeSlots[slot].docs_count));
 				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : human_bytes(bytes);
 			}
-			if (slot >= 0 && state != SE_SLOT_FREE)
+			if (state != SE_SLOT_FREE)
 			{
 				row[6] = "127.0.0.1";
 				row[7] = (char *) se_node_name_get();

@@ -103,6 +103,24 @@ swar_has_special(uint64 w)
 	return (t & SWAR_HIGHS) != 0;
 }
 
+/* Past the plain string bytes at p: 8 at a time, then byte by byte. */
+static inline const uint8 *
+skip_plain(const uint8 *p, const uint8 *end)
+{
+	while (end - p >= 8)
+	{
+		uint64		w;
+
+		memcpy(&w, p, 8);
+		if (swar_has_special(w))
+			break;
+		p += 8;
+	}
+	while (p < end && str_plain[*p])
+		p++;
+	return p;
+}
+
 static inline int
 hex_value(uint8 c)
 {
@@ -970,18 +988,7 @@ parse_string_escaped(Parser *ps, const uint8 *s0, const uint8 *p,
 
 		for (;;)
 		{
-			/* as parse_string: 8 plain bytes at a time, then byte by byte */
-			while (end - p >= 8)
-			{
-				uint64		w;
-
-				memcpy(&w, p, 8);
-				if (swar_has_special(w))
-					break;
-				p += 8;
-			}
-			while (p < end && str_plain[*p])
-				p++;
+			p = skip_plain(p, end);
 			if (p < end && *p >= 0x80)
 			{
 				Utf8Problem why;
@@ -1148,17 +1155,7 @@ parse_string(Parser *ps, const uint8 *p, const char **out, int *outlen)
 	{
 		uint8		c;
 
-		while (end - p >= 8)
-		{
-			uint64		w;
-
-			memcpy(&w, p, 8);
-			if (swar_has_special(w))
-				break;
-			p += 8;
-		}
-		while (p < end && str_plain[*p])
-			p++;
+		p = skip_plain(p, end);
 		if (p >= end)
 		{
 			unexpected_eoi(ps, ": was expecting closing quote for a string value");
