@@ -625,7 +625,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 1000, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
+			se_check_wait_interrupts();
 		}
 		pg_read_barrier();
 	}
@@ -712,7 +712,7 @@ se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 delay, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
+			se_check_wait_interrupts();
 		}
 		attempt++;
 		((SeBulkOptions *) opts)->retried = attempt;

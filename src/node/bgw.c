@@ -99,3 +99,21 @@ se_keep_freed_heap(int mmap_above, int trim_keep)
 	mallopt(M_TRIM_THRESHOLD, trim_keep);
 #endif
 }
+
+/*
+ * In a wait on another process (a queued bulk, a control request): an
+ * extension worker asked to stop abandons it, as CHECK_FOR_INTERRUPTS
+ * makes a backend do.  At a clean shutdown the write workers may exit
+ * before they take what a task worker queued; the task worker then waited
+ * for it until pg_ctl gave up.  The ERROR ends the caller's job (a task is
+ * recorded as failed) and the worker's loop then sees the flag and exits.
+ */
+void
+se_check_wait_interrupts(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (se_bgw_got_sigterm)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("search_engine worker asked to stop: the request it waits for is abandoned")));
+}

@@ -227,6 +227,7 @@ extern void se_bgw_register(const char *function, const char *kind, int count,
 							bool database);
 extern void se_bgw_start(void);
 extern bool se_bgw_loop_top(void);
+extern void se_check_wait_interrupts(void);
 extern void se_keep_freed_heap(int mmap_above, int trim_keep);
 
 /* in worker.c */

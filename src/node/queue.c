@@ -251,7 +251,7 @@ se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg)
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 10, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
+			se_check_wait_interrupts();
 		}
 		entries[i] = e;
 		owners[i] = w;
@@ -288,7 +288,10 @@ se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg)
 			}
 			SpinLockRelease(&SeShmem->queue_mutex);
 			if (left > 0)
+			{
 				ConditionVariableTimedSleep(&SeShmem->control_cv, 1000, PG_WAIT_EXTENSION);
+				se_check_wait_interrupts();
+			}
 		}
 		ConditionVariableCancelSleep();
 	}
