@@ -13,9 +13,15 @@ BEGIN
 END
 $$;
 
--- Roles: read < write < admin.  Nothing is granted to PUBLIC.
+-- Roles: read < write < admin, each "that privilege on every index"; all
+-- three are members of search_engine_user, which may call the functions
+-- (each checks the caller's index privileges itself).  Nothing is granted
+-- to PUBLIC.
 DO $$
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_user') THEN
+    CREATE ROLE search_engine_user NOLOGIN;
+  END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_read') THEN
     CREATE ROLE search_engine_read NOLOGIN;
   END IF;
@@ -27,11 +33,66 @@ BEGIN
   END IF;
 END
 $$;
+GRANT search_engine_user TO search_engine_read;
 GRANT search_engine_read TO search_engine_write;
 GRANT search_engine_write TO search_engine_admin;
+-- admins hand out search_engine_user through grant()
+GRANT search_engine_user TO search_engine_admin WITH ADMIN OPTION;
 
 REVOKE ALL ON SCHEMA @extschema@ FROM PUBLIC;
-GRANT USAGE ON SCHEMA @extschema@ TO search_engine_read;
+GRANT USAGE ON SCHEMA @extschema@ TO search_engine_user;
+
+-- ---------- index-level privileges (src/security) ----------
+-- A role's privileges on an index: those of the group roles it has, plus
+-- these grants on index patterns (* matches any run of characters).
+CREATE TABLE _index_grants (
+  role oid NOT NULL,
+  index_pattern text NOT NULL,
+  privilege text NOT NULL CHECK (privilege IN ('read', 'write', 'manage', 'all')),
+  PRIMARY KEY (role, index_pattern, privilege)
+);
+CREATE FUNCTION _acl_grants_changed() RETURNS trigger
+AS 'MODULE_PATHNAME', 'se_acl_grants_changed' LANGUAGE C;
+CREATE TRIGGER _index_grants_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+  ON _index_grants FOR EACH STATEMENT EXECUTE FUNCTION _acl_grants_changed();
+CREATE FUNCTION _acl_validate(privilege text, index_pattern text) RETURNS void
+AS 'MODULE_PATHNAME', 'se_sql_acl_validate' LANGUAGE C STRICT;
+
+-- grant('read', 'logs-*', 'alice'): alice may search every logs-* index
+-- (also ones created later).  Runs as its caller (an admin), who holds
+-- search_engine_user WITH ADMIN OPTION to make alice a member of it.
+CREATE FUNCTION "grant"(privilege text, index_pattern text, role regrole) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM @extschema@._acl_validate($1, $2);
+  INSERT INTO @extschema@._index_grants VALUES ($3, $2, $1) ON CONFLICT DO NOTHING;
+  IF NOT pg_has_role($3, 'search_engine_user', 'MEMBER') THEN
+    EXECUTE format('GRANT search_engine_user TO %s', $3);
+  END IF;
+END
+$$;
+-- revoke('read', 'logs-*', 'alice') removes that grant; 'all' removes every
+-- grant of the role on the pattern.  Group roles are revoked with REVOKE.
+CREATE FUNCTION "revoke"(privilege text, index_pattern text, role regrole) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n bigint;
+BEGIN
+  PERFORM @extschema@._acl_validate($1, $2);
+  DELETE FROM @extschema@._index_grants g
+   WHERE g.role = $3 AND g.index_pattern = $2 AND ($1 = 'all' OR g.privilege = $1);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF n = 0 THEN
+    RAISE WARNING 'no privileges could be revoked'
+      USING DETAIL = format('%s holds no grant of %s on "%s".', $3, $1, $2);
+  END IF;
+END
+$$;
+-- the grants a role can see: its own (and its roles'), or all for admins
+CREATE VIEW index_grants AS
+  SELECT g.role::regrole AS role, g.index_pattern, g.privilege
+    FROM _index_grants g
+   WHERE pg_has_role(g.role, 'USAGE') OR pg_has_role('search_engine_admin', 'USAGE');
 
 -- ---------- index management (admin) ----------
 CREATE FUNCTION create_index(index text, body jsonb DEFAULT '{}')
@@ -123,7 +184,7 @@ CREATE FUNCTION _tasks(OUT task_id text, OUT node text, OUT action text, OUT sta
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_tasks' LANGUAGE C VOLATILE;
 CREATE VIEW tasks AS SELECT * FROM _tasks();
 
--- ---------- the ES REST entry point (admin: it can do everything) ----------
+-- ---------- the ES REST entry point (each route checks as its typed function does) ----------
 CREATE FUNCTION request(method text, path text, body text DEFAULT NULL,
                         OUT status int, OUT body jsonb)
 AS 'MODULE_PATHNAME', 'se_sql_request' LANGUAGE C VOLATILE;
@@ -156,29 +217,32 @@ RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_shards' LANGUAGE C VOLATI
 CREATE VIEW shards AS SELECT * FROM _cat_shards();
 
 -- ---------- privileges ----------
+-- Functions are for search_engine_user (so for every group role and every
+-- role given an index grant); each checks the caller's privileges on the
+-- indices it touches (src/security/acl.c) and refuses with 42501, ES 403.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @extschema@ FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
-  _cat_segments(), _cat_shards(), get_mapping(text), get_index(text), cluster_health(text, text, int)
-  TO search_engine_read;
-GRANT SELECT ON indices, thread_pool, segments, shards, tasks TO search_engine_read;
-GRANT EXECUTE ON FUNCTION _tasks(), get_task(text, boolean) TO search_engine_read;
-
-GRANT EXECUTE ON FUNCTION bulk(text, text, text, int),
+  _cat_segments(), _cat_shards(), get_mapping(text), get_index(text), cluster_health(text, text, int),
+  _tasks(), get_task(text, boolean),
+  bulk(text, text, text, int),
   index_doc(text, text, jsonb, text, text, text, bigint, bigint),
   delete_doc(text, text, text, text, bigint, bigint),
   update_doc(text, text, jsonb, text, text, bigint, bigint), refresh(text),
   update_by_query(text, jsonb, text, text, int, bigint, real, boolean, boolean),
   delete_by_query(text, jsonb, text, text, int, bigint, real, boolean, boolean),
-  reindex(jsonb, text, real, boolean, boolean), cancel_task(text), rethrottle_task(text, real)
-  TO search_engine_write;
-
-GRANT EXECUTE ON FUNCTION create_index(text, jsonb), delete_index(text), put_mapping(text, jsonb), put_settings(text, jsonb),
+  reindex(jsonb, text, real, boolean, boolean), cancel_task(text), rethrottle_task(text, real),
+  create_index(text, jsonb), delete_index(text), put_mapping(text, jsonb), put_settings(text, jsonb),
   close_index(text), open_index(text), flush(text), force_merge(text, int), verify_index(text),
   request(text, text, text)
-  TO search_engine_admin;
+  TO search_engine_user;
+GRANT SELECT ON indices, thread_pool, segments, shards, tasks, index_grants TO search_engine_user;
+
+GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, regrole),
+  _acl_validate(text, text) TO search_engine_admin;
+GRANT SELECT, INSERT, DELETE ON _index_grants TO search_engine_admin;
 
 -- =====================================================================
 -- Foreign data wrapper (src/fdw): indices as foreign tables.
@@ -243,5 +307,5 @@ REVOKE ALL ON FUNCTION fdw_handler(), fdw_validator(text[], oid), _fdw_check_tab
 REVOKE ALL ON FUNCTION fdw_match(text, text), fdw_match(text[], text), fdw_match(jsonb, jsonb),
   fdw_match(record, jsonb), fdw_match_sel(internal, oid, internal, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fdw_match(text, text), fdw_match(text[], text), fdw_match(jsonb, jsonb),
-  fdw_match(record, jsonb), fdw_match_sel(internal, oid, internal, integer) TO search_engine_read;
+  fdw_match(record, jsonb), fdw_match_sel(internal, oid, internal, integer) TO search_engine_user;
 GRANT USAGE ON FOREIGN DATA WRAPPER search_engine TO search_engine_admin;

@@ -105,6 +105,7 @@ typedef struct SeBulkOptions
 	SeRefresh	refresh;
 	int			max_retries;
 	bool		require_alias;
+	bool		authorized;		/* the caller checked write on every item's index */
 	int			retried;		/* out: rounds retried after 429s */
 } SeBulkOptions;
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,

@@ -25,6 +25,7 @@
 
 #include "api/api.h"
 #include "node/node.h"
+#include "security/acl.h"
 #include "shard/bulk_protocol.h"
 #include "util/hash.h"
 
@@ -302,13 +303,14 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 
 /* Resolve indices (auto-creating missing ones) and shards for every item. */
 static void
-route_items(BulkItem *items, int n)
+route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 {
 	int			i;
 	const SeClusterState *st;
 	const char *last_index = NULL;
 	SeIndexMeta *last_im = NULL;
 	int		   *slot_of = NULL;
+	const char *checked_index = NULL;	/* the last index authorized */
 
 	/* pass 1: auto-create missing indices (state reloads invalidate im pointers) */
 	for (i = 0; i < n; i++)
@@ -330,6 +332,17 @@ route_items(BulkItem *items, int n)
 		{
 			item_fail(it, 400, err.type, err.reason);
 			continue;
+		}
+		/* write covers auto-creation, as ES's write privilege does */
+		if (!opts->authorized &&
+			(checked_index == NULL || strcmp(checked_index, it->index) != 0))
+		{
+			if (!se_acl_check(it->index, SE_ACL_WRITE, &err))
+			{
+				item_fail(it, err.status, err.type, err.reason);
+				continue;
+			}
+			checked_index = it->index;
 		}
 		st = se_state_current();
 		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE)
@@ -687,7 +700,7 @@ se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 {
 	int			attempt = 0;
 
-	route_items(items, n);
+	route_items(items, n, opts);
 	for (;;)
 	{
 		int			i;

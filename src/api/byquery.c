@@ -38,6 +38,7 @@
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -50,6 +51,7 @@
 #include "api/api.h"
 #include "api/byquery.h"
 #include "node/tasks.h"
+#include "security/acl.h"
 #include "search/search.h"
 #include "shard/snapshot.h"
 #include "util/fileio.h"
@@ -171,15 +173,33 @@ parse_slices(const char *s, int nshards, int *out, SeError *err)
 }
 
 static int
-count_shards(const char *expr, SeError *err)
+count_shards(List *indices)
 {
-	List	   *l = se_state_resolve(se_state_current(), expr, false, err);
 	ListCell   *lc;
 	int			n = 0;
 
-	foreach(lc, l)
+	foreach(lc, indices)
 		n += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
 	return n;
+}
+
+/*
+ * The indices a by-query request works on, authorized for the role in
+ * effect: update/delete-by-query read and write their indices, reindex
+ * reads its sources and writes its destination.
+ */
+static List *
+resolve_targets(const ByQueryRequest *rq, SeError *err)
+{
+	List	   *targets;
+
+	targets = se_acl_resolve(rq->index, rq->kind == KIND_REINDEX ? SE_ACL_READ : SE_ACL_BY_QUERY,
+							 false, err);
+	if (se_error_is_set(err))
+		return NIL;
+	if (rq->dest && !se_acl_check(rq->dest, SE_ACL_WRITE, err))
+		return NIL;
+	return targets;
 }
 
 static void
@@ -363,7 +383,8 @@ write_task_file(int t, const char *request_json, bool completed)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"completed\":%s,\"task\":", completed ? "true" : "false");
+	appendStringInfo(&buf, "{\"completed\":%s,\"owner\":%u,\"task\":",
+					 completed ? "true" : "false", tk->owner);
 	task_info_json(t, &buf);
 	if (completed)
 	{
@@ -416,6 +437,47 @@ parse_task_id(const char *s, int64 *id, SeError *err)
 		return false;
 	}
 	return true;
+}
+
+/* A task's owner is the role that submitted it; only it, roles with its
+ * privileges and admins see and steer the task (else ES's 403). */
+static bool
+task_visible(const char *task_id, Oid owner, SeError *err)
+{
+	if (se_acl_may_steer(owner))
+		return true;
+	se_error_set(err, 403, "security_exception",
+				 "action [cluster:monitor/task] is unauthorized for user [%s] on task [%s], "
+				 "which another role started",
+				 GetUserNameFromId(GetUserId(), true) ? GetUserNameFromId(GetUserId(), true) : "?",
+				 task_id);
+	return false;
+}
+
+/*
+ * Which task slots' tasks the caller may see, decided before taking the
+ * tasks lock (the checks read catalogs): a slot counts only while its
+ * owner is still owners[t].
+ */
+static void
+visible_tasks(Oid *owners, bool *visible)
+{
+	int			t;
+
+	for (t = 0; t < SE_MAX_TASKS; t++)
+	{
+		owners[t] = SeTasks->tasks[t].owner;
+		visible[t] = se_acl_may_steer(owners[t]);
+	}
+}
+
+/* The owner recorded in a task file (InvalidOid, seen by admins only, if none). */
+static Oid
+stored_owner(const SeJson *stored)
+{
+	SeJson	   *o = se_json_get(stored, "owner");
+
+	return o && o->type == SE_JSON_NUMBER ? (Oid) o->u.n.i : InvalidOid;
 }
 
 /* ---------------------------------------------------------------------
@@ -525,7 +587,7 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 	/* the query must parse and the indices exist now, as ES validates up front */
 	if (build_search(rq.query, err) == NULL)
 		return false;
-	targets = se_state_resolve(se_state_current(), rq.index, false, err);
+	targets = resolve_targets(&rq, err);
 	if (se_error_is_set(err))
 		return false;
 	if (targets == NIL)
@@ -533,7 +595,7 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", rq.index);
 		return false;
 	}
-	nshards = count_shards(rq.index, err);
+	nshards = count_shards(targets);
 	if (!parse_slices(o->slices, nshards, &rq.nslices, err))
 		return false;
 
@@ -542,7 +604,8 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 						   (o->kind == KIND_DELETE ? "delete-by-query" : "reindex from"),
 						   rq.index, rq.dest ? " to " : "", rq.dest ? rq.dest : "");
 	t = se_task_create(kind_action(o->kind), description, rq.nslices,
-					   o->requests_per_second > 0 ? o->requests_per_second : -1, &id);
+					   o->requests_per_second > 0 ? o->requests_per_second : -1,
+					   GetUserId(), &id);
 	if (t < 0)
 	{
 		se_error_set(err, 429, "es_rejected_execution_exception",
@@ -643,6 +706,8 @@ se_op_get_task(const char *task_id, bool wait_for_completion, SeResponse *r, SeE
 	if (!parse_task_id(task_id, &id, err))
 		return false;
 	t = se_task_find(id);
+	if (t >= 0 && !task_visible(task_id, SeTasks->tasks[t].owner, err))
+		return false;
 	if (t >= 0 && SeTasks->tasks[t].state == SE_TASK_RUNNING)
 	{
 		if (!wait_for_completion)
@@ -666,11 +731,14 @@ se_op_get_task(const char *task_id, bool wait_for_completion, SeResponse *r, SeE
 
 		if (stored == NULL)
 			return false;
-		/* answer without our private "request" member */
+		if (t < 0 && !task_visible(task_id, stored_owner(stored), err))
+			return false;
+		/* answer without our private "request" and "owner" members */
 		appendStringInfoChar(&r->body, '{');
 		for (i = 0; i < stored->u.o.count; i++)
 		{
-			if (strcmp(stored->u.o.members[i].key, "request") == 0)
+			if (strcmp(stored->u.o.members[i].key, "request") == 0 ||
+				strcmp(stored->u.o.members[i].key, "owner") == 0)
 				continue;
 			if (r->body.len > 1)
 				appendStringInfoChar(&r->body, ',');
@@ -712,14 +780,19 @@ se_op_list_tasks(const char *actions, SeResponse *r, SeError *err)
 	int			t;
 	bool		first = true;
 
+	Oid			owners[SE_MAX_TASKS];
+	bool		visible[SE_MAX_TASKS];
+
 	se_require_started();
+	visible_tasks(owners, visible);
 	nodes_wrapper_open(&r->body);
 	LWLockAcquire(&SeTasks->lock, LW_SHARED);
 	for (t = 0; t < SE_MAX_TASKS; t++)
 	{
 		SeTask	   *tk = &SeTasks->tasks[t];
 
-		if (tk->state != SE_TASK_RUNNING || !action_matches(actions, tk->action))
+		if (tk->state != SE_TASK_RUNNING || !action_matches(actions, tk->action) ||
+			tk->owner != owners[t] || !visible[t])
 			continue;
 		if (!first)
 			appendStringInfoChar(&r->body, ',');
@@ -749,6 +822,8 @@ modify_task(const char *task_id, bool cancel, float4 rps, SeResponse *r, SeError
 					 "task [%s] is missing or not running", task_id);
 		return false;
 	}
+	if (!task_visible(task_id, SeTasks->tasks[t].owner, err))
+		return false;
 	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
 	if (cancel)
 		SeTasks->tasks[t].cancel_requested = true;
@@ -1235,7 +1310,11 @@ run_slice(SliceRun *run)
 	run->search = build_search(run->rq.query, &err);
 	if (run->search == NULL)
 		goto fail;
-	targets = se_state_resolve(se_state_current(), run->rq.index, false, &err);
+	/* authorized again, as the submitter: a grant may have gone meanwhile */
+	StartTransactionCommand();
+	targets = resolve_targets(&run->rq, &err);
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(run->cxt);
 	if (se_error_is_set(&err))
 		goto fail;
 	foreach(lc, targets)
@@ -1409,9 +1488,14 @@ se_task_worker_main(Datum arg)
 	int			me = DatumGetInt32(arg);
 	MemoryContext cxt;
 	volatile int current = -1;
+	Oid			worker_user;
 
 	se_bgw_start();
 	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
+	worker_user = GetUserId();
+	/* scripts name what they call from pg_catalog, or schema-qualified */
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, 0, false);
 	SeTasks->worker_procnos[me] = MyProc->pgprocno;
 	se_tasks_bootstrap();
 	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine slice", ALLOCSET_DEFAULT_SIZES);
@@ -1454,6 +1538,16 @@ se_task_worker_main(Datum arg)
 			run.slice = sl;
 			run.cxt = cxt;
 			request_json = load_request(id);
+
+			/*
+			 * The slice runs as the role that submitted the task, in a
+			 * security-restricted operation (no SET ROLE, no temporary
+			 * objects), as PostgreSQL runs maintenance code for a table's
+			 * owner: its lang-sql scripts, reads and writes get exactly
+			 * the submitter's privileges, never this worker's.
+			 */
+			SetUserIdAndSecContext(SeTasks->tasks[t].owner,
+								   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 			PG_TRY();
 			{
 				SeError		err;
@@ -1511,6 +1605,7 @@ se_task_worker_main(Datum arg)
 				finalize_task(t, request_json ? request_json : "{}");
 				CommitTransactionCommand();
 			}
+			SetUserIdAndSecContext(worker_user, 0);
 			MemoryContextSwitchTo(TopMemoryContext);
 			MemoryContextReset(cxt);
 		}
@@ -1744,14 +1839,18 @@ se_sql_tasks(PG_FUNCTION_ARGS)
 	DIR		   *d;
 	struct dirent *de;
 	SeJsonParseOptions opts = {0};
+	Oid			owners[SE_MAX_TASKS];
+	bool		visible[SE_MAX_TASKS];
 
 	se_require_started();
 	InitMaterializedSRF(fcinfo, 0);
+	visible_tasks(owners, visible);
 	/* running tasks, live from shared memory */
 	LWLockAcquire(&SeTasks->lock, LW_SHARED);
 	for (t = 0; t < SE_MAX_TASKS; t++)
 	{
-		if (SeTasks->tasks[t].state == SE_TASK_RUNNING)
+		if (SeTasks->tasks[t].state == SE_TASK_RUNNING &&
+			SeTasks->tasks[t].owner == owners[t] && visible[t])
 		{
 			StringInfoData b;
 			SeError		err;
@@ -1802,7 +1901,8 @@ se_sql_tasks(PG_FUNCTION_ARGS)
 		se_error_init(&err);
 		root = data ? se_json_parse(data, len, &opts, &err) : NULL;
 		if (root && se_json_get(root, "completed") &&
-			se_json_get(root, "completed")->type == SE_JSON_TRUE)
+			se_json_get(root, "completed")->type == SE_JSON_TRUE &&
+			se_acl_may_steer(stored_owner(root)))
 			tasks_row_from_json(rsinfo, root);
 	}
 	if (d)

@@ -17,6 +17,7 @@
 #include "utils/builtins.h"
 
 #include "api/api.h"
+#include "security/acl.h"
 #include "node/node.h"
 
 typedef struct CatTable
@@ -58,8 +59,7 @@ static List *
 cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with_closed,
 		  SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all",
-										   with_closed, err);
+	List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, with_closed, err);
 
 	t->ncols = ncols;
 	t->cols = cols;

@@ -15,6 +15,7 @@
 
 #include "api/api.h"
 #include "node/node.h"
+#include "security/acl.h"
 #include "shard/engine.h"
 #include "shard/snapshot.h"
 #include "util/fileio.h"
@@ -87,6 +88,8 @@ se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError 
 	SeIndexMeta *im;
 
 	se_require_started();
+	if (!se_acl_check(name, SE_ACL_MANAGE, err))
+		return false;
 	im = se_state_create_index(name, body, err);
 	if (im == NULL)
 		return false;
@@ -102,7 +105,6 @@ se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError 
 bool
 se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 {
-	const SeClusterState *st;
 	List	   *targets;
 	ListCell   *lc;
 	List	   *uuids = NIL;
@@ -115,8 +117,7 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 					 "Wildcard expressions or all indices are not allowed");
 		return false;
 	}
-	st = se_state_current();
-	targets = se_state_resolve(st, expr, true, err);
+	targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
 		return false;
 	foreach(lc, targets)
@@ -145,7 +146,7 @@ se_op_index_exists(const char *expr)
 	List	   *l;
 
 	se_error_init(&err);
-	l = se_state_resolve(se_state_current(), expr, true, &err);
+	l = se_acl_resolve(expr, SE_ACL_VIEW, true, &err);
 	return !se_error_is_set(&err) && l != NIL;
 }
 
@@ -158,7 +159,7 @@ se_op_index_exists(const char *expr)
 static bool
 get_index_parts(const char *expr, int parts, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
+	List	   *targets = se_acl_resolve(expr, SE_ACL_VIEW, true, err);
 	ListCell   *lc;
 	bool		first = true;
 
@@ -217,7 +218,7 @@ se_op_get_settings(const char *expr, SeResponse *r, SeError *err)
 bool
 se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	List	   *names = NIL;
 	ListCell   *lc;
 
@@ -242,7 +243,7 @@ se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *
 bool
 se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	List	   *names = NIL;
 	ListCell   *lc;
 	const SeJson *settings = body;
@@ -269,7 +270,7 @@ se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError 
 bool
 se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, true, err);
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	List	   *names = NIL;
 	ListCell   *lc;
 	bool		first = true;
@@ -319,7 +320,9 @@ se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 static bool
 broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", false, err);
+	List	   *targets = se_acl_resolve(expr ? expr : "_all",
+										 kind == SE_REQ_REFRESH ? SE_ACL_REFRESH : SE_ACL_MANAGE,
+										 false, err);
 	ListCell   *lc;
 	int			total = 0,
 				ok = 0;
@@ -458,7 +461,7 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 	se_require_started();
 	for (;;)
 	{
-		List	   *targets = se_state_resolve(se_state_current(), expr ? expr : "_all", false, err);
+		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
 
 		if (se_error_is_set(err))
 			return false;
@@ -491,7 +494,7 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 bool
 se_op_verify(const char *expr, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_state_resolve(se_state_current(), expr, false, err);
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, false, err);
 	ListCell   *lc;
 	int			n = 0;
 

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "node/node.h"
 #include "search/search.h"
+#include "security/acl.h"
 #include "shard/snapshot.h"
 #include "util/hash.h"
 
@@ -25,8 +26,7 @@
 static List *
 resolve_for_read(const char *expr, SeError *err)
 {
-	const SeClusterState *st = se_state_current();
-	List	   *all = se_state_resolve(st, expr, true, err);
+	List	   *all = se_acl_resolve(expr, SE_ACL_READ, true, err);
 	List	   *res = NIL;
 	ListCell   *lc;
 	bool		wildcard = (expr == NULL || strchr(expr, '*') || strcmp(expr, "_all") == 0);
@@ -308,6 +308,8 @@ se_op_get(const char *index, const char *id, const char *routing,
 	bool		with_source = !(source_filter && source_filter->type == SE_JSON_FALSE);
 
 	se_require_started();
+	if (!se_acl_check(index, SE_ACL_READ, err))
+		return false;
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
@@ -387,7 +389,7 @@ se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError
 		if (i > 0)
 			appendStringInfoChar(&r->body, ',');
 		se_error_init(&ierr);
-		im = se_index_for_read(index, &ierr);
+		im = se_acl_check(index, SE_ACL_READ, &ierr) ? se_index_for_read(index, &ierr) : NULL;
 		if (im != NULL)
 			(void) get_one(im, id, routing, with_source, false, &r->body, &ierr);
 		if (se_error_is_set(&ierr))

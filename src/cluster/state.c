@@ -616,6 +616,13 @@ List *
 se_state_resolve(const SeClusterState *st, const char *expr, bool include_closed,
 				 SeError *err)
 {
+	return se_state_resolve_filtered(st, expr, include_closed, NULL, NULL, err);
+}
+
+List *
+se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool include_closed,
+						  SeIndexFilter filter, void *arg, SeError *err)
+{
 	List	   *result = NIL;
 	char	   *copy = pstrdup(expr ? expr : "_all");
 	char	   *tok;
@@ -643,6 +650,8 @@ se_state_resolve(const SeClusterState *st, const char *expr, bool include_closed
 
 				if (!se_wildcard_match(pat, im->name))
 					continue;
+				if (!exclude && filter && !filter(im->name, false, arg, err))
+					continue;
 				if (exclude)
 					result = list_delete_ptr(result, im);
 				else if ((include_closed || !im->closed) && !list_member_ptr(result, im))
@@ -651,8 +660,12 @@ se_state_resolve(const SeClusterState *st, const char *expr, bool include_closed
 		}
 		else
 		{
-			SeIndexMeta *im = se_state_find(st, tok);
+			SeIndexMeta *im;
 
+			/* names are authorized before they are looked up, as in ES */
+			if (!exclude && filter && !filter(tok, true, arg, err))
+				return NIL;
+			im = se_state_find(st, tok);
 			if (im == NULL)
 			{
 				if (exclude)

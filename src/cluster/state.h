@@ -78,6 +78,16 @@ extern SeIndexMeta *se_state_find_uuid(const SeClusterState *st, const char *uui
 extern List *se_state_resolve(const SeClusterState *st, const char *expr,
 							  bool include_closed, SeError *err);
 
+/*
+ * Which indices a resolution may return: called for every index a wildcard
+ * matches (named = false: false skips it) and for every name written
+ * out (named = true: false sets err and ends the resolution).
+ */
+typedef bool (*SeIndexFilter) (const char *name, bool named, void *arg, SeError *err);
+extern List *se_state_resolve_filtered(const SeClusterState *st, const char *expr,
+									   bool include_closed, SeIndexFilter filter,
+									   void *arg, SeError *err);
+
 /* '*' wildcard match (index patterns, task action filters). */
 extern bool se_wildcard_match(const char *pat, const char *s);
 

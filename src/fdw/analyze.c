@@ -186,6 +186,7 @@ acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targrows
 	initStringInfo(&st.buf);
 	reservoir_init_selection_state(&st.rstate, targrows);
 
+	se_engine_authorize(st.tbl->index, SE_ACL_READ, NULL, 0);
 	(void) se_engine_open(st.tbl->index, &ei, false);
 	se_fdw_check_columns(st.tbl, ei.mapping);
 	st.convs = palloc0(sizeof(SeColConv) * Max(1, st.tbl->natts));

@@ -246,7 +246,7 @@ remote_count(SeRelInfo *fp, RelOptInfo *rel)
 	appendStringInfoString(&body, "{\"query\":");
 	se_dsl_query(&ctx, quals, &body);
 	appendStringInfoChar(&body, '}');
-	if (!se_engine_open(fp->tbl->index, &ei, true))
+	if (!se_engine_readable(fp->tbl->index) || !se_engine_open(fp->tbl->index, &ei, true))
 		return -1;
 	shards = se_engine_shards(&ei, &n);
 	return (double) se_engine_count(se_engine_parse(body.data, body.len, true), shards, n);
@@ -273,7 +273,7 @@ seGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		SeSearchShard *shards;
 
 		fp->mapping = ei.mapping;
-		if (baserel->tuples < 0)
+		if (baserel->tuples < 0 && se_engine_readable(fp->tbl->index))
 		{
 			/* never analyzed: the live documents of the index */
 			shards = se_engine_shards(&ei, &n);
@@ -854,6 +854,9 @@ seBeginForeignScan(ForeignScanState *node, int eflags)
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	se_require_started();
+	se_engine_authorize(ss->tbl->index, SE_ACL_READ, ss->estate,
+						fsplan->scan.scanrelid > 0 ? fsplan->scan.scanrelid :
+						bms_next_member(fsplan->fs_relids, -1));
 }
 
 static TupleTableSlot *

@@ -41,6 +41,7 @@
 #include "nodes/pg_list.h"
 
 #include "cluster/state.h"
+#include "security/acl.h"
 #include "mapping/mapping.h"
 #include "search/search.h"
 #include "util/json.h"
@@ -275,6 +276,14 @@ typedef struct SeEngineIndex
 } SeEngineIndex;
 
 extern bool se_engine_open(const char *index, SeEngineIndex *ei, bool missing_ok);
+/*
+ * Index privileges: scans need read, writes write (ERROR 42501, ES 403),
+ * for the role the executor checks the table's privileges as; planning
+ * reads statistics only when the current role may read.
+ */
+extern void se_engine_authorize(const char *index, SeAclAction action, EState *estate,
+								Index rtindex);
+extern bool se_engine_readable(const char *index);
 extern SeSearchShard *se_engine_shards(SeEngineIndex *ei, int *nshards);
 extern void se_engine_refresh(SeEngineIndex *ei);
 extern SeSearchRequest *se_engine_parse(const char *body, int len, bool count);

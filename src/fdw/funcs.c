@@ -143,7 +143,7 @@ se_fdw_match_restrict(PG_FUNCTION_ARGS)
 	else
 		PG_RETURN_FLOAT8(DEFAULT_MATCH_SEL);
 	appendStringInfoChar(&body, '}');
-	if (!se_engine_open(t->index, &ei, true))
+	if (!se_engine_readable(t->index) || !se_engine_open(t->index, &ei, true))
 		PG_RETURN_FLOAT8(DEFAULT_MATCH_SEL);
 	shards = se_engine_shards(&ei, &n);
 	total = se_engine_count(se_engine_parse("{}", 2, true), shards, n);

@@ -174,7 +174,6 @@ List *
 se_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 {
 	ForeignServer *server = GetForeignServer(serverOid);
-	const SeClusterState *st;
 	List	   *indices;
 	List	   *res = NIL;
 	ListCell   *lc;
@@ -184,8 +183,10 @@ se_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	parse_options(stmt->options, &o);
 	se_require_started();
 	se_error_init(&err);
-	st = se_state_current();
-	indices = se_state_resolve(st, stmt->remote_schema, true, &err);
+	/* only indices the importing role may read */
+	indices = se_acl_resolve(stmt->remote_schema, SE_ACL_READ, true, &err);
+	if (se_error_is_set(&err) && err.status == 403)
+		se_raise(&err);
 	if (se_error_is_set(&err))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),

@@ -486,6 +486,8 @@ seBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_
 	ms = modify_state(rinfo->ri_RelationDesc, (CmdType) intVal(list_nth(fdw_private, MP_OP)),
 					  list_nth(fdw_private, MP_UPDATED),
 					  intVal(list_nth(fdw_private, MP_DO_NOTHING)));
+	/* the writes go out at commit, already authorized (xact.c) */
+	se_engine_authorize(ms->tbl->index, SE_ACL_WRITE, mtstate->ps.state, rinfo->ri_RangeTableIndex);
 	if (ms->op == CMD_UPDATE || ms->op == CMD_DELETE)
 	{
 		Plan	   *subplan = outerPlanState(mtstate)->plan;
@@ -779,6 +781,8 @@ seBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 		((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING)
 		do_nothing = true;
 	rinfo->ri_FdwState = modify_state(rinfo->ri_RelationDesc, CMD_INSERT, NIL, do_nothing);
+	se_engine_authorize(((SeModifyState *) rinfo->ri_FdwState)->tbl->index, SE_ACL_WRITE,
+						mtstate ? mtstate->ps.state : NULL, rinfo->ri_RangeTableIndex);
 }
 
 static void

@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "executor/executor.h"
 
 #include "api/api.h"
 #include "fdw/fdw.h"
@@ -58,6 +59,28 @@ se_engine_open(const char *index, SeEngineIndex *ei, bool missing_ok)
 	ei->mapping = se_mapping_copy(im->mapping);
 	ei->max_result_window = im->settings.max_result_window;
 	return true;
+}
+
+void
+se_engine_authorize(const char *index, SeAclAction action, EState *estate, Index rtindex)
+{
+	Oid			role = InvalidOid;
+	SeError		err;
+
+	/* as postgres_fdw picks its user mapping: a view's owner, else the caller */
+	if (estate != NULL && rtindex > 0)
+		role = exec_rt_fetch(rtindex, estate)->checkAsUser;
+	if (!OidIsValid(role))
+		role = GetUserId();
+	se_error_init(&err);
+	if (!se_acl_role_check(role, index, action, &err))
+		se_raise(&err);
+}
+
+bool
+se_engine_readable(const char *index)
+{
+	return se_acl_allowed(index, SE_ACL_READ);
 }
 
 /* Snapshots of every shard of the index (call right after se_engine_open). */

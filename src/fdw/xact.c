@@ -542,6 +542,7 @@ undo_applied(void)
 	memset(&opts, 0, sizeof(opts));
 	opts.refresh = SE_REFRESH_FALSE;
 	opts.max_retries = 8;
+	opts.authorized = true;	/* checked when the writes were made */
 	while (i >= 0)
 	{
 		int			n = 0;
@@ -681,6 +682,7 @@ flush(void)
 		memset(&opts, 0, sizeof(opts));
 		opts.refresh = SE_REFRESH_FALSE;
 		opts.max_retries = 8;
+		opts.authorized = true;	/* checked when the writes were made */
 		se_bulk_execute(ws, end - start, &opts);
 		for (i = start; i < end; i++)
 		{

@@ -166,7 +166,7 @@ release_task(SeTask *tk)
  */
 int
 se_task_create(const char *action, const char *description, int nslices,
-			   float4 rps, int64 *id)
+			   float4 rps, Oid owner, int64 *id)
 {
 	int			t = -1;
 	int			i,
@@ -199,6 +199,7 @@ se_task_create(const char *action, const char *description, int nslices,
 		memset(tk, 0, sizeof(*tk));
 		tk->state = SE_TASK_RUNNING;
 		tk->id = SeTasks->next_id++;
+		tk->owner = owner;
 		strlcpy(tk->action, action, sizeof(tk->action));
 		strlcpy(tk->description, description, sizeof(tk->description));
 		tk->start_millis = (int64) (GetCurrentTimestamp() / 1000) +

@@ -67,6 +67,9 @@ typedef struct SeTask
 {
 	int			state;			/* SeTaskState */
 	int64		id;				/* node-local task number */
+	Oid			owner;			/* the role that submitted it: its scripts and
+								 * writes run as that role; only it (and roles
+								 * with its privileges, and admins) see it */
 	char		action[64];		/* indices:data/write/update/byquery, ... */
 	char		description[256];
 	int64		start_millis;	/* epoch ms */
@@ -104,7 +107,7 @@ extern char *se_task_file(int64 id);
 extern void se_tasks_bootstrap(void);
 /* Allocate a running task with nslices queued slices; -1 if full. */
 extern int	se_task_create(const char *action, const char *description,
-						   int nslices, float4 rps, int64 *id);
+						   int nslices, float4 rps, Oid owner, int64 *id);
 extern int	se_task_find(int64 id);
 extern void se_tasks_wake_workers(void);
 extern void se_task_add_failure(int task, const char *json);

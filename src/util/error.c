@@ -49,6 +49,7 @@ se_error_sqlstate(const char *type)
 		int			code;
 	}			map[] = {
 		{"index_not_found_exception", ERRCODE_UNDEFINED_OBJECT},
+		{"security_exception", ERRCODE_INSUFFICIENT_PRIVILEGE},
 		{"resource_not_found_exception", ERRCODE_UNDEFINED_OBJECT},
 		{"document_missing_exception", ERRCODE_NO_DATA_FOUND},
 		{"invalid_index_name_exception", ERRCODE_INVALID_NAME},
