@@ -65,3 +65,20 @@ SELECT status, body->'error'->>'type' FROM search_engine.request('GET', '/_tasks
 SELECT status, body->'error'->>'type' FROM search_engine.request('POST', '/nope/_update_by_query');
 SELECT status, body->'error'->>'type' FROM search_engine.request('POST', '/ubq/_update_by_query?conflicts=maybe');
 SELECT status, body->'error'->>'type' FROM search_engine.request('POST', '/ubq/_delete_by_query', '{"script": "ctx.op = 1"}');
+
+-- throttled tasks do not hold the task workers while they wait: two tasks
+-- at 0.01 requests per second (over every task worker's slice slots)
+-- leave room for a third job, which finishes at once
+SELECT (search_engine.update_by_query('ubq', '{}', slices => '4', scroll_size => 1, conflicts => 'proceed',
+        requests_per_second => 0.01, wait_for_completion => false)->>'task') AS slow1 \gset
+SELECT (search_engine.update_by_query('ubq', '{}', slices => '4', scroll_size => 1, conflicts => 'proceed',
+        requests_per_second => 0.01, wait_for_completion => false)->>'task') AS slow2 \gset
+SET statement_timeout = '30s';
+SELECT r->'total' = r->'updated' AS third_done
+  FROM search_engine.update_by_query('ubq_copy', '{}', slices => '2') AS r;
+RESET statement_timeout;
+SELECT count(*) AS throttled_running FROM search_engine.tasks
+ WHERE task_id IN (:'slow1', :'slow2') AND status = 'running';
+SELECT (search_engine.cancel_task(:'slow1') IS NOT NULL) AND (search_engine.cancel_task(:'slow2') IS NOT NULL) AS cancelled;
+SELECT t->'completed', t->'response'->>'canceled' FROM search_engine.get_task(:'slow1', true) t;
+SELECT t->'completed', t->'response'->>'canceled' FROM search_engine.get_task(:'slow2', true) t;

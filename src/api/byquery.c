@@ -878,6 +878,17 @@ typedef struct SliceRun
 	int			hash_mod;		/* > 1: keep docs with hash(_id) % hash_mod == hash_rem */
 	int			hash_rem;
 	TimestampTz batch_start;
+	int			throttle_docs;	/* documents of the last batch, to throttle by */
+	TimestampTz batch_end;
+	/* where the slice is: it runs one step at a time (see run_step) */
+	int			step;			/* RunStep */
+	Oid			owner;			/* the task's submitter: every step runs as it */
+	struct ShardRef *refs;		/* shards of the source indices, in order */
+	int			nrefs;
+	int			r;				/* current shard in refs */
+	SeSearchShard shard;		/* its snapshot, pinned while batches run */
+	bool		pinned;
+	int			next;			/* next match of the shard to process */
 } SliceRun;
 
 static void
@@ -980,38 +991,26 @@ abort_task(SliceRun *run)
 	run->stop = true;
 }
 
-/* Sleep so that this slice keeps to its share of requests_per_second. */
-static void
-throttle(SliceRun *run, int ndocs)
+/*
+ * How long this slice must still wait to keep to its share of
+ * requests_per_second after its last batch (0: it may run now).  Read
+ * afresh each time, so a rethrottle or a cancel takes effect at once.
+ */
+static long
+throttle_wait_ms(SliceRun *run)
 {
-	float4		rps;
+	float4		rps = SeTasks->tasks[run->task].requests_per_second;
 	int			nslices = SeTasks->tasks[run->task].nslices;
+	double		elapsed_ms,
+				target_ms;
 
-	for (;;)
-	{
-		long		secs;
-		int			usecs;
-		double		elapsed_ms,
-					target_ms;
-
-		rps = SeTasks->tasks[run->task].requests_per_second;
-		if (rps <= 0 || task_cancelled(run->task) || se_bgw_got_sigterm)
-			return;
-		TimestampDifference(run->batch_start, GetCurrentTimestamp(), &secs, &usecs);
-		elapsed_ms = secs * 1000.0 + usecs / 1000.0;
-		target_ms = ndocs * 1000.0 / (rps / nslices * (1 + run->nclaimed));
-		if (elapsed_ms >= target_ms)
-			return;
-		/* wake at least every 100ms to see a rethrottle or a cancel */
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 (long) Min(100.0, target_ms - elapsed_ms) + 1, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		run->slice->c.throttled_millis += (int64) Min(100.0, target_ms - elapsed_ms);
-	}
+	if (run->throttle_docs == 0 || rps <= 0 || run->stop || task_cancelled(run->task))
+		return 0;
+	elapsed_ms = (double) (GetCurrentTimestamp() - run->batch_start) / 1000.0;
+	target_ms = run->throttle_docs * 1000.0 / (rps / nslices * (1 + run->nclaimed));
+	return elapsed_ms >= target_ms ? 0 : (long) (target_ms - elapsed_ms) + 1;
 }
 
-/* Process matches [from, to) of the current shard snapshot as one batch. */
 static void
 process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, int to)
 {
@@ -1142,7 +1141,8 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 		}
 	}
 	run->slice->c.batches++;
-	throttle(run, to - from);
+	run->throttle_docs = to - from;
+	run->batch_end = GetCurrentTimestamp();
 	if (task_cancelled(run->task) || se_bgw_got_sigterm)
 		run->stop = true;
 }
@@ -1293,33 +1293,38 @@ typedef struct ShardRef
 	int			shard;
 } ShardRef;
 
-static void
-run_slice(SliceRun *run)
+typedef enum RunStep
 {
-	SeError		err;
+	RUN_START,					/* resolve and authorize the indices, compile the script */
+	RUN_NEXT_SHARD,				/* scan the next shard of this slice for matches */
+	RUN_BATCHES,				/* process the shard's matches, a batch per step */
+	RUN_DONE
+} RunStep;
+
+/* Start a slice: its indices (authorized again, as the submitter), its shards, its script. */
+static bool
+slice_start(SliceRun *run, SeError *err)
+{
 	List	   *targets;
 	ListCell   *lc;
-	ShardRef   *refs;
-	int			nrefs = 0;
 	int			total_shards = 0;
 	int			nslices = run->rq.nslices;
 	int			sid = run->slice->slice_id;
-	int			r;
 
-	se_error_init(&err);
-	run->search = build_search(run->rq.query, &err);
+	run->search = build_search(run->rq.query, err);
 	if (run->search == NULL)
-		goto fail;
-	/* authorized again, as the submitter: a grant may have gone meanwhile */
+		return false;
+	/* a grant may have gone since the task was submitted */
 	StartTransactionCommand();
-	targets = resolve_targets(&run->rq, &err);
+	targets = resolve_targets(&run->rq, err);
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(run->cxt);
-	if (se_error_is_set(&err))
-		goto fail;
+	if (se_error_is_set(err))
+		return false;
 	foreach(lc, targets)
 		total_shards += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
-	refs = palloc(sizeof(ShardRef) * Max(1, total_shards));
+	run->refs = palloc(sizeof(ShardRef) * Max(1, total_shards));
+	run->nrefs = 0;
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -1327,9 +1332,9 @@ run_slice(SliceRun *run)
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			refs[nrefs].index = pstrdup(im->name);
-			refs[nrefs].shard = s;
-			nrefs++;
+			run->refs[run->nrefs].index = pstrdup(im->name);
+			run->refs[run->nrefs].shard = s;
+			run->nrefs++;
 		}
 	}
 	/* max_docs is divided among slices, as ES does */
@@ -1337,19 +1342,63 @@ run_slice(SliceRun *run)
 		run->rq.max_docs / nslices + (sid < run->rq.max_docs % nslices ? 1 : 0);
 	if (run->rq.script.present)
 	{
-		run->runner = se_script_runner_create(&run->rq.script, &err);
+		run->runner = se_script_runner_create(&run->rq.script, err);
 		if (run->runner == NULL)
-			goto fail;
+			return false;
 	}
+	run->r = -1;
+	return true;
+}
 
-	for (r = 0; r < nrefs && !run->stop; r++)
+/* Let go of the current shard's snapshot. */
+static void
+release_shard(SliceRun *run)
+{
+	if (run->pinned)
+		se_snapshot_pin(&run->shard, false);
+	run->pinned = false;
+	run->nmatch = 0;
+	run->next = 0;
+}
+
+/*
+ * Hold a snapshot across steps: other slices run in this worker between
+ * two of ours and may acquire (and prune) the same shard, or evict the
+ * match cache entry the snapshot came from, so the run keeps its own copy
+ * of the arrays and its own pin.
+ */
+static void
+hold_shard(SliceRun *run, const SeSearchShard *src)
+{
+	int			n = src->nsegments;
+
+	run->shard = *src;
+	run->shard.segments = palloc(sizeof(SeSegmentReader *) * Max(n, 1));
+	run->shard.live_docs = palloc(sizeof(uint64 *) * Max(n, 1));
+	memcpy(run->shard.segments, src->segments, sizeof(SeSegmentReader *) * n);
+	memcpy((void *) run->shard.live_docs, src->live_docs, sizeof(uint64 *) * n);
+	run->shard.seg_gens = NULL;
+	run->shard.del_gens = NULL;
+	se_snapshot_pin(&run->shard, true);
+	run->pinned = true;
+}
+
+/*
+ * Advance to the next shard this slice covers and collect its matches;
+ * false when there is none left (or on error, with err set).
+ */
+static bool
+next_shard(SliceRun *run, SeError *err)
+{
+	int			nslices = run->rq.nslices;
+	int			sid = run->slice->slice_id;
+	int			r;
+
+	for (r = run->r + 1; r < run->nrefs; r++)
 	{
-		SeSearchShard shard;
 		SeIndexMeta *im;
-		char	   *iname;
-		int			i;
 
-		if (nslices <= nrefs)
+		if (nslices <= run->nrefs)
 		{
 			if (r % nslices != sid)
 				continue;
@@ -1358,37 +1407,34 @@ run_slice(SliceRun *run)
 		else
 		{
 			/* more slices than shards: split shard r by murmur3(_id) */
-			int			k = nslices / nrefs + (r < nslices % nrefs ? 1 : 0);
+			int			k = nslices / run->nrefs + (r < nslices % run->nrefs ? 1 : 0);
 
-			if (sid % nrefs != r)
+			if (sid % run->nrefs != r)
 				continue;
 			run->hash_mod = k;
-			run->hash_rem = sid / nrefs;
+			run->hash_rem = sid / run->nrefs;
 		}
-		im = se_index_for_read(refs[r].index, &err);
+		run->r = r;
+		im = se_index_for_read(run->refs[r].index, err);
 		if (im == NULL)
-			goto fail;
-		iname = refs[r].index;
+			return false;
 		run->nmatch = 0;
 		if (run->hash_mod > 1)
 		{
-			MatchCache *mc = match_cache_get(run, im, refs[r].shard, &err);
+			MatchCache *mc = match_cache_get(run, im, run->refs[r].shard, err);
+			SeTaskSlice **by_rem;
 			int			j;
 
-			SeTaskSlice **by_rem;
-
 			if (mc == NULL)
-				goto fail;
-			shard = mc->snap;
-			shard.mapping = im->mapping;
-			shard.index = im->name;
+				return false;
+			hold_shard(run, &mc->snap);
 			/* max_docs is per slice: only then run the slices one by one */
 			if (run->rq.max_docs < 0)
-				claim_siblings(run, nrefs, r);
+				claim_siblings(run, run->nrefs, r);
 			by_rem = palloc0(sizeof(SeTaskSlice *) * run->hash_mod);
 			by_rem[run->hash_rem] = run->slice;
 			for (j = 0; j < run->nclaimed; j++)
-				by_rem[run->claimed[j]->slice_id / nrefs] = run->claimed[j];
+				by_rem[run->claimed[j]->slice_id / run->nrefs] = run->claimed[j];
 			for (j = 0; j < mc->n; j++)
 			{
 				SeTaskSlice *owner = by_rem[mc->hashes[j] % (uint32) run->hash_mod];
@@ -1399,31 +1445,74 @@ run_slice(SliceRun *run)
 		}
 		else
 		{
-			if (!se_snapshot_acquire(im, refs[r].shard, &shard, &err))
-				goto fail;
-			if (!se_search_scan(run->search, &shard, collect_match, run, &err))
-				goto fail;
-		}
-		for (i = 0; i < run->nmatch && !run->stop; i += run->rq.scroll_size)
-		{
-			int			to = Min(run->nmatch, i + run->rq.scroll_size);
+			SeSearchShard snap;
 
-			StartTransactionCommand();
-			PushActiveSnapshot(GetTransactionSnapshot());
-			process_batch(run, &shard, iname, i, to);
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-			MemoryContextSwitchTo(run->cxt);
+			if (!se_snapshot_acquire(im, run->refs[r].shard, &snap, err))
+				return false;
+			hold_shard(run, &snap);
+			if (!se_search_scan(run->search, &run->shard, collect_match, run, err))
+				return false;
 		}
+		run->shard.mapping = im->mapping;
+		run->shard.index = run->refs[r].index;
+		run->next = 0;
+		return true;
 	}
-	if (task_cancelled(run->task))
-		run->slice->cancelled = true;
-	return;
+	return false;
+}
 
-fail:
+/*
+ * One step of a slice: start it, move to its next shard, or process one
+ * batch.  A slice never sleeps in a step; throttling is the time the
+ * worker lets pass before the slice's next step (throttle_wait_ms), during
+ * which it runs other slices.
+ */
+static void
+run_step(SliceRun *run)
+{
+	SeError		err;
+
+	se_error_init(&err);
+	switch ((RunStep) run->step)
+	{
+		case RUN_START:
+			if (!slice_start(run, &err))
+				break;
+			run->step = RUN_NEXT_SHARD;
+			return;
+		case RUN_NEXT_SHARD:
+			release_shard(run);
+			if (!run->stop && next_shard(run, &err))
+				run->step = RUN_BATCHES;
+			else if (!se_error_is_set(&err))
+				run->step = RUN_DONE;
+			else
+				break;
+			return;
+		case RUN_BATCHES:
+			if (run->stop || run->next >= run->nmatch)
+				run->step = RUN_NEXT_SHARD;
+			else
+			{
+				int			to = Min(run->nmatch, run->next + run->rq.scroll_size);
+
+				StartTransactionCommand();
+				PushActiveSnapshot(GetTransactionSnapshot());
+				process_batch(run, &run->shard, run->refs[run->r].index, run->next, to);
+				PopActiveSnapshot();
+				CommitTransactionCommand();
+				MemoryContextSwitchTo(run->cxt);
+				run->next = to;
+			}
+			return;
+		case RUN_DONE:
+			return;
+	}
 	add_failure(run, run->rq.index, "", err.status ? err.status : 500,
 				err.type ? err.type : "exception", err.reason ? err.reason : "slice failed");
 	abort_task(run);
+	release_shard(run);
+	run->step = RUN_DONE;
 }
 
 /* The last slice: write the response, free the waiters. */
@@ -1482,13 +1571,146 @@ load_request(int64 id)
 	return b.data;
 }
 
+/*
+ * Slices a task worker runs at once.  It takes queued slices up to this,
+ * steps whichever is ready in turn (round robin), and lets a throttled one
+ * wait without holding the worker: two tasks at requests_per_second=0.01
+ * no longer stop every other by-query job on the node.
+ */
+#define SLICES_PER_WORKER 16
+
+/* Claim a queued slice (RUNNING), or -1. */
+static int
+take_queued_slice(void)
+{
+	int			i;
+	int			found = -1;
+
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	for (i = 0; i < SE_MAX_SLICES && found < 0; i++)
+	{
+		if (SeTasks->slices[i].state == SE_SLICE_QUEUED)
+		{
+			SeTasks->slices[i].state = SE_SLICE_RUNNING;
+			found = i;
+		}
+	}
+	LWLockRelease(&SeTasks->lock);
+	return found;
+}
+
+/* A run for slice i, in its own memory context under parent. */
+static SliceRun *
+run_begin(int i, MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "search_engine slice", ALLOCSET_DEFAULT_SIZES);
+	SliceRun   *run = MemoryContextAllocZero(cxt, sizeof(SliceRun));
+	SeError		err;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *req;
+
+	run->slice = &SeTasks->slices[i];
+	run->task = run->slice->task;
+	run->owner = SeTasks->tasks[run->task].owner;
+	run->cxt = cxt;
+	run->step = RUN_START;
+	MemoryContextSwitchTo(cxt);
+	run->request_json = load_request(SeTasks->tasks[run->task].id);
+	se_error_init(&err);
+	req = run->request_json ?
+		se_json_parse(run->request_json, strlen(run->request_json), &opts, &err) : NULL;
+	if (req == NULL || !read_request_json(req, &run->rq, &err))
+	{
+		add_failure(run, "", "", 500, "exception", "could not read the task request");
+		abort_task(run);
+		run->step = RUN_DONE;
+	}
+	else if (task_cancelled(run->task))
+		run->step = RUN_DONE;
+	return run;
+}
+
+/*
+ * One step of run as the role that submitted its task, in a
+ * security-restricted operation (no SET ROLE, no temporary objects), as
+ * PostgreSQL runs maintenance code for a table's owner: lang-sql scripts,
+ * reads and writes get exactly the submitter's privileges, never this
+ * worker's.  An ERROR fails the slice (and its task), not the worker.
+ */
+static void
+run_step_as_owner(SliceRun *run, Oid worker_user)
+{
+	SetUserIdAndSecContext(run->owner, SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	MemoryContextSwitchTo(run->cxt);
+	PG_TRY();
+	{
+		run_step(run);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(run->cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		add_failure(run, run->rq.index ? run->rq.index : "", "", 500, "exception", edata->message);
+		abort_task(run);
+		release_shard(run);
+		run->step = RUN_DONE;
+	}
+	PG_END_TRY();
+	SetUserIdAndSecContext(worker_user, 0);
+}
+
+/* A finished run: mark its slices done, answer the task if it was the last. */
+static void
+run_end(SliceRun *run, Oid worker_user)
+{
+	int			t = run->task;
+	SeTaskSlice *sl = run->slice;
+	bool		last;
+	int			i;
+
+	release_shard(run);
+	if (run->runner)
+		se_script_runner_free(run->runner);
+	if (task_cancelled(t))
+		sl->cancelled = true;
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	sl->state = SE_SLICE_DONE;
+	SeTasks->tasks[t].slices_done++;
+	for (i = 0; i < run->nclaimed; i++)
+	{
+		run->claimed[i]->cancelled = sl->cancelled;
+		run->claimed[i]->state = SE_SLICE_DONE;
+		SeTasks->tasks[t].slices_done++;
+	}
+	last = SeTasks->tasks[t].slices_done == SeTasks->tasks[t].nslices;
+	LWLockRelease(&SeTasks->lock);
+	if (last)
+	{
+		/* the refresh it may ask for is the submitter's request too */
+		SetUserIdAndSecContext(run->owner, SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+		StartTransactionCommand();
+		finalize_task(t, run->request_json ? run->request_json : "{}");
+		CommitTransactionCommand();
+		SetUserIdAndSecContext(worker_user, 0);
+	}
+	MemoryContextSwitchTo(TopMemoryContext);
+	MemoryContextDelete(run->cxt);
+	match_cache_sweep();		/* release snapshots of finished tasks */
+}
+
 void
 se_task_worker_main(Datum arg)
 {
 	int			me = DatumGetInt32(arg);
 	MemoryContext cxt;
-	volatile int current = -1;
 	Oid			worker_user;
+	SliceRun   *active[SLICES_PER_WORKER];
+	int			nactive = 0;
+	int			rr = 0;
 
 	se_bgw_start();
 	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
@@ -1498,116 +1720,70 @@ se_task_worker_main(Datum arg)
 							 GUC_ACTION_SET, true, 0, false);
 	SeTasks->worker_procnos[me] = MyProc->pgprocno;
 	se_tasks_bootstrap();
-	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine slice", ALLOCSET_DEFAULT_SIZES);
+	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine slices", ALLOCSET_DEFAULT_SIZES);
 
 	while (se_bgw_loop_top())
 	{
-		int			i;
+		SliceRun   *run = NULL;
+		long		wait_ms = 1000;
+		int			k;
 
-		current = -1;
-		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
-		for (i = 0; i < SE_MAX_SLICES; i++)
+		while (nactive < SLICES_PER_WORKER)
 		{
-			if (SeTasks->slices[i].state == SE_SLICE_QUEUED)
-			{
-				SeTasks->slices[i].state = SE_SLICE_RUNNING;
-				current = i;
+			int			i = take_queued_slice();
+
+			if (i < 0)
 				break;
-			}
+			active[nactive++] = run_begin(i, cxt);
 		}
-		LWLockRelease(&SeTasks->lock);
-		if (current < 0)
+		/* the next ready slice after the last one stepped */
+		for (k = 0; k < nactive && run == NULL; k++)
 		{
-			match_cache_sweep();	/* release snapshots of finished tasks */
+			int			j = (rr + k) % nactive;
+			long		w = throttle_wait_ms(active[j]);
+
+			if (w == 0)
+			{
+				run = active[j];
+				rr = j + 1;
+			}
+			else
+				wait_ms = Min(wait_ms, w);
+		}
+		if (run == NULL)
+		{
+			/* wake at least every 100ms to see a rethrottle or a cancel */
+			if (nactive > 0)
+				wait_ms = Min(wait_ms, 100);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 1000, PG_WAIT_EXTENSION);
+							 wait_ms, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			continue;
 		}
+		if (run->throttle_docs > 0)
 		{
-			SeTaskSlice *sl = &SeTasks->slices[current];
-			int			t = sl->task;
-			int64		id = SeTasks->tasks[t].id;
-			SliceRun	run;
-			char	   *request_json;
-			bool		last;
-
-			MemoryContextSwitchTo(cxt);
-			memset(&run, 0, sizeof(run));
-			run.task = t;
-			run.slice = sl;
-			run.cxt = cxt;
-			request_json = load_request(id);
-
+			/* a throttled slice waited since its last batch ended */
+			if (SeTasks->tasks[run->task].requests_per_second > 0)
+				run->slice->c.throttled_millis += (GetCurrentTimestamp() - run->batch_end) / 1000;
+			run->throttle_docs = 0;
+		}
+		if (run->step != RUN_DONE)
+			run_step_as_owner(run, worker_user);
+		if (se_bgw_got_sigterm)
+		{
 			/*
-			 * The slice runs as the role that submitted the task, in a
-			 * security-restricted operation (no SET ROLE, no temporary
-			 * objects), as PostgreSQL runs maintenance code for a table's
-			 * owner: its lang-sql scripts, reads and writes get exactly
-			 * the submitter's privileges, never this worker's.
+			 * Shutting down mid-slice: leave the tasks unfinished on disk;
+			 * the next start marks them failed, keeping what was applied.
 			 */
-			SetUserIdAndSecContext(SeTasks->tasks[t].owner,
-								   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-			PG_TRY();
-			{
-				SeError		err;
-				SeJsonParseOptions opts = {0};
-				SeJson	   *req;
-
-				se_error_init(&err);
-				req = request_json ? se_json_parse(request_json, strlen(request_json), &opts, &err) : NULL;
-				if (req == NULL || !read_request_json(req, &run.rq, &err))
-				{
-					add_failure(&run, "", "", 500, "exception", "could not read the task request");
-					abort_task(&run);
-				}
-				else if (!task_cancelled(t))
-					run_slice(&run);
-				else
-					sl->cancelled = true;
-			}
-			PG_CATCH();
-			{
-				ErrorData  *edata;
-
-				MemoryContextSwitchTo(cxt);
-				edata = CopyErrorData();
-				FlushErrorState();
-				AbortCurrentTransaction();
-				add_failure(&run, run.rq.index ? run.rq.index : "", "", 500, "exception", edata->message);
-				abort_task(&run);
-			}
-			PG_END_TRY();
-			if (run.runner)
-				se_script_runner_free(run.runner);
-			if (se_bgw_got_sigterm)
-			{
-				/*
-				 * Shutting down mid-slice: leave the task unfinished on disk;
-				 * the next start marks it failed, keeping what was applied.
-				 */
-				break;
-			}
-			LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
-			sl->state = SE_SLICE_DONE;
-			SeTasks->tasks[t].slices_done++;
-			for (i = 0; i < run.nclaimed; i++)
-			{
-				run.claimed[i]->cancelled = sl->cancelled;
-				run.claimed[i]->state = SE_SLICE_DONE;
-				SeTasks->tasks[t].slices_done++;
-			}
-			last = SeTasks->tasks[t].slices_done == SeTasks->tasks[t].nslices;
-			LWLockRelease(&SeTasks->lock);
-			if (last)
-			{
-				StartTransactionCommand();
-				finalize_task(t, request_json ? request_json : "{}");
-				CommitTransactionCommand();
-			}
-			SetUserIdAndSecContext(worker_user, 0);
-			MemoryContextSwitchTo(TopMemoryContext);
-			MemoryContextReset(cxt);
+			break;
+		}
+		if (run->step == RUN_DONE)
+		{
+			for (k = 0; k < nactive; k++)
+				if (active[k] == run)
+					break;
+			active[k] = active[--nactive];
+			run_end(run, worker_user);
 		}
 	}
 	SeTasks->worker_procnos[me] = -1;
