@@ -147,3 +147,23 @@ SELECT search_engine.bulk((SELECT string_agg(format(E'{"index": {"_index": "defe
 SELECT search_engine.get_doc('deferred', 'm12')->'found', search_engine.refresh('deferred')->'_shards'->'failed',
        search_engine.count('deferred', '{"query": {"term": {"k": "m"}}}');
 SELECT search_engine.delete_index('deferred')->'acknowledged';
+
+-- a bulk larger than the whole indexing pressure limit is rejected (429),
+-- as ES's coordinating check does, even on an idle node
+ALTER SYSTEM SET search_engine.indexing_pressure_limit = '64kB';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+SHOW search_engine.indexing_pressure_limit;
+SELECT r->>'errors' AS errors, jsonb_path_query_array(r, '$.items[*].index.status') AS statuses,
+       r->'items'->0->'index'->'error'->>'type' AS type,
+       r->'items'->0->'index'->'error'->>'reason' LIKE 'rejected execution of coordinating operation%' AS coordinating
+  FROM (SELECT search_engine.bulk(
+          '{"index": {"_index": "pressure", "_id": "1"}}' || E'\n' ||
+          json_build_object('big', repeat('x', 70000))::text || E'\n' ||
+          '{"index": {"_index": "pressure", "_id": "2"}}' || E'\n{"small": 1}\n')::jsonb AS r) b;
+SELECT r->>'errors' AS errors_when_small
+  FROM (SELECT search_engine.bulk('{"index": {"_index": "pressure", "_id": "3"}}' || E'\n{"small": 1}\n')::jsonb AS r) b;
+ALTER SYSTEM RESET search_engine.indexing_pressure_limit;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+SELECT search_engine.delete_index('pressure')->>'acknowledged' AS deleted;

@@ -478,6 +478,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	int		   *dsub;			/* sub-request number in the DSM, -1 = rejected */
 	char	  **why;			/* rejection reason per sub */
 	int			naccepted = 0;
+	uint64		total = 0;
+	uint64		limit = (uint64) se_indexing_pressure_limit_kb * 1024;
 
 	for (i = 0; i < n; i++)
 	{
@@ -508,9 +510,24 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	dsub = palloc(sizeof(int) * nsubs);
 	why = palloc0(sizeof(char *) * nsubs);
 	for (s = 0; s < nsubs; s++)
+		total += reqbytes[s];
+	for (s = 0; s < nsubs; s++)
 	{
 		SeEnqueueResult res;
 
+		/*
+		 * A request larger than the whole indexing pressure limit can never
+		 * fit: ES's coordinating check rejects it (429) before anything
+		 * else, even on an idle node.
+		 */
+		if (total > limit)
+		{
+			entry[s] = dsub[s] = -1;
+			why[s] = psprintf("rejected execution of coordinating operation [coordinating_and_primary_bytes=0, "
+							  "replica_bytes=0, all_bytes=0, coordinating_operation_bytes=" UINT64_FORMAT
+							  ", max_coordinating_and_primary_bytes=" UINT64_FORMAT "]", total, limit);
+			continue;
+		}
 		entry[s] = se_queue_reserve_bulk(slots[s], reqbytes[s], &res);
 		dsub[s] = -1;
 		if (entry[s] >= 0)

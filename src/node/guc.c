@@ -76,7 +76,7 @@ se_guc_define(void)
 
 	DefineCustomIntVariable("search_engine.indexing_pressure_limit",
 							"Bytes of bulk sub-request payload allowed in flight, node-wide.",
-							"Shard sub-requests beyond it are rejected with es_rejected_execution_exception (429).",
+							"Shard sub-requests beyond it, and any bulk larger than it, are rejected with es_rejected_execution_exception (429).",
 							&se_indexing_pressure_limit_kb, 64 * 1024, 64, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
 
