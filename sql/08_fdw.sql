@@ -314,6 +314,18 @@ SELECT foreign_table_name FROM information_schema.foreign_tables WHERE foreign_t
 SELECT column_name FROM information_schema.columns WHERE table_schema = 'fdw_imp' AND table_name = 'fdw_logs-b' ORDER BY ordinal_position;
 IMPORT FOREIGN SCHEMA "no_such_index" FROM SERVER fdw_se INTO fdw_imp;
 IMPORT FOREIGN SCHEMA "fdw_logs-a" FROM SERVER fdw_se INTO fdw_imp OPTIONS (colour 'red');
+-- fields whose names share their first 63 bytes: the first gets a column,
+-- the others are named in a warning and the rest of the table is imported;
+-- a multi-byte name is cut on a character
+SELECT search_engine.create_index('fdw_long', json_build_object('mappings', json_build_object('properties',
+  json_build_object(repeat('a', 63) || '_one', json_build_object('type', 'keyword'),
+                    repeat('a', 63) || '_two', json_build_object('type', 'long'),
+                    repeat('a', 62) || 'é_x', json_build_object('type', 'keyword'),
+                    'short', json_build_object('type', 'long'))))::jsonb)->'acknowledged';
+IMPORT FOREIGN SCHEMA "fdw_long" FROM SERVER fdw_se INTO fdw_imp;
+SELECT column_name, length(column_name) AS chars, octet_length(column_name) AS bytes
+  FROM information_schema.columns WHERE table_schema = 'fdw_imp' AND table_name = 'fdw_long' ORDER BY ordinal_position;
+SELECT search_engine.delete_index('fdw_long')->'acknowledged';
 DROP SCHEMA fdw_imp CASCADE;
 
 -- ---------------------------------------------------------------------

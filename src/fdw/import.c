@@ -27,6 +27,7 @@
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "nodes/parsenodes.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -218,6 +219,8 @@ se_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		SeMapping  *m = im->mapping;
 		bool	   *is_array;
 		StringInfoData sql;
+		StringInfoData skipped;
+		List	   *used;
 		int			i;
 
 		if (!wanted(stmt, name))
@@ -254,14 +257,29 @@ se_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		initStringInfo(&sql);
 		appendStringInfo(&sql, "CREATE FOREIGN TABLE %s (\n  _id text",
 						 quote_identifier(name));
+		initStringInfo(&skipped);
+		used = list_make3("_id", "_score", "_source");
 		for (i = 0; i < m->nfields; i++)
 		{
 			const SeMappedField *f = m->fields[i];
 			char	   *colname;
+			ListCell   *lc3;
+			bool		taken = false;
 
 			if (!importable(f) || under_disabled(m, f))
 				continue;
-			colname = pnstrdup(f->path, NAMEDATALEN - 1);
+			/* a column name is at most NAMEDATALEN - 1 bytes, cut on a character */
+			colname = pnstrdup(f->path, pg_mbcliplen(f->path, strlen(f->path), NAMEDATALEN - 1));
+			foreach(lc3, used)
+				if (strcmp(lfirst(lc3), colname) == 0)
+					taken = true;
+			if (taken)
+			{
+				/* two fields that share their first 63 bytes: keep the first */
+				appendStringInfo(&skipped, "%s%s", skipped.len ? ", " : "", f->path);
+				continue;
+			}
+			used = lappend(used, colname);
 			appendStringInfo(&sql, ",\n  %s %s%s", quote_identifier(colname),
 							 se_fdw_suggested_type(f),
 							 is_array[i] && f->type != SE_FT_OBJECT ? "[]" : "");
@@ -273,6 +291,13 @@ se_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 			appendStringInfoString(&sql, ",\n  _source jsonb");
 		appendStringInfo(&sql, "\n) SERVER %s OPTIONS (index %s)",
 						 quote_identifier(server->servername), quote_literal_cstr(name));
+		if (skipped.len > 0)
+			ereport(WARNING,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("foreign table \"%s\" has no column for fields %s", name, skipped.data),
+					 errdetail("Their column names would be the same as another column's after truncation to %d bytes.",
+							   NAMEDATALEN - 1),
+					 errhint("Add such columns by hand with OPTIONS (field '...').")));
 		res = lappend(res, sql.data);
 	}
 	return res;
