@@ -82,3 +82,19 @@ SELECT count(*) AS throttled_running FROM search_engine.tasks
 SELECT (search_engine.cancel_task(:'slow1') IS NOT NULL) AND (search_engine.cancel_task(:'slow2') IS NOT NULL) AS cancelled;
 SELECT t->'completed', t->'response'->>'canceled' FROM search_engine.get_task(:'slow1', true) t;
 SELECT t->'completed', t->'response'->>'canceled' FROM search_engine.get_task(:'slow2', true) t;
+
+-- reindex into one of its sources is refused up front
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('POST', '/_reindex', '{"source": {"index": "ubq,ubq_copy"}, "dest": {"index": "ubq_copy"}}');
+-- an index deleted under an update-by-query stays deleted: the task's
+-- writes report it missing instead of re-creating it
+SELECT search_engine.bulk(string_agg(format(E'{"index": {"_index": "ubq_gone", "_id": "%s"}}\n{"n": %s}', i, i), E'\n') || E'\n',
+                          refresh => 'true')::jsonb->>'errors' AS errors
+  FROM generate_series(1, 20) i;
+SELECT (search_engine.update_by_query('ubq_gone', '{}', scroll_size => 1, requests_per_second => 2,
+        wait_for_completion => false)->>'task') AS gone_task \gset
+SELECT search_engine.delete_index('ubq_gone')->>'acknowledged' AS deleted;
+SELECT t->'response'->'failures'->0->'cause'->>'type' AS failure,
+       (t->'response'->>'updated')::int < 20 AS stopped
+  FROM search_engine.get_task(:'gone_task', true) t;
+SELECT count(*) AS recreated FROM search_engine.indices WHERE index = 'ubq_gone';

@@ -106,6 +106,7 @@ typedef struct SeBulkOptions
 	int			max_retries;
 	bool		require_alias;
 	bool		authorized;		/* the caller checked write on every item's index */
+	bool		no_auto_create; /* a missing index fails its items (by-query write-back) */
 	int			retried;		/* out: rounds retried after 429s */
 } SeBulkOptions;
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,

@@ -345,7 +345,8 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			checked_index = it->index;
 		}
 		st = se_state_current();
-		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE)
+		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE &&
+			!opts->no_auto_create)
 		{
 			SeIndexMeta *im = se_state_create_index(it->index, NULL, &err);
 

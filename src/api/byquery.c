@@ -595,6 +595,19 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", rq.index);
 		return false;
 	}
+	if (rq.dest)
+	{
+		ListCell   *lc;
+
+		foreach(lc, targets)
+			if (strcmp(((SeIndexMeta *) lfirst(lc))->name, rq.dest) == 0)
+			{
+				se_error_set(err, 400, "action_request_validation_exception",
+							 "Validation Failed: 1: reindex cannot write into an index its reading from [%s];",
+							 rq.dest);
+				return false;
+			}
+	}
 	nshards = count_shards(targets);
 	if (!parse_slices(o->slices, nshards, &rq.nslices, err))
 		return false;
@@ -1106,6 +1119,8 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 		memset(&bo, 0, sizeof(bo));
 		bo.max_retries = 10;
 		bo.refresh = SE_REFRESH_FALSE;
+		/* an index deleted under an update/delete-by-query stays deleted */
+		bo.no_auto_create = run->rq.kind != KIND_REINDEX;
 		se_bulk_execute(items, nitems, &bo);
 		run->slice->c.retries_bulk += bo.retried;
 		for (i = 0; i < nitems; i++)
