@@ -697,7 +697,7 @@ state_from_json(const char *data, size_t len, SeError *err)
 	SeJson	   *root;
 	SeJson	   *indices;
 	SeClusterState *st;
-	SeJsonParseOptions opts = {0};
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
 	int			i;
 
 	root = se_json_parse(data, len, &opts, err);
@@ -1189,7 +1189,7 @@ se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m, SeError *er
 {
 	MappingArgs a;
 	StringInfoData buf;
-	SeJsonParseOptions opts = {0};
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
 
 	initStringInfo(&buf);
 	se_mapping_to_json(m, &buf);

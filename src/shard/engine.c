@@ -446,6 +446,33 @@ refresh_mapping(SeShard *sh)
 }
 
 /*
+ * A document grew the shard's mapping: publish the growth node-wide before
+ * the document is logged or acknowledged, as an ES primary sends its
+ * mapping update to the master and waits.  Deciding it per shard let two
+ * shards acknowledge conflicting documents ({"g": 7} and {"g": {"x": 1}}),
+ * of which translog replay then skipped one.  A growth that a conflicting
+ * update from another shard (or the total fields limit) beat fails the
+ * document with 400 mapper_parsing_exception; either way the shard takes
+ * the published mapping back.
+ */
+static bool
+publish_growth(SeShard *sh, SeError *err)
+{
+	SeError		merr;
+	bool		ok;
+
+	se_error_init(&merr);
+	ok = se_state_merge_dynamic_mapping(sh->uuid, sh->mapping, &merr);
+	if (!ok)
+		se_error_set(err, 400, "mapper_parsing_exception", "failed to parse: %s",
+					 merr.reason ? merr.reason : "dynamic mapping update rejected");
+	sh->mapping_dirty = false;
+	sh->mapping_state_version = 0;
+	refresh_mapping(sh);
+	return ok;
+}
+
+/*
  * Parse and buffer one document; on a mapping error returns false with err
  * set and nothing buffered.
  */
@@ -466,8 +493,11 @@ buffer_doc(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
 	MemoryContextSwitchTo(old);
 	if (!ok)
 		return false;
-	if (changed)
-		sh->mapping_dirty = true;
+	if (changed && !publish_growth(sh, err))
+	{
+		se_builder_abort_doc(sh->buffer);
+		return false;
+	}
 	se_builder_end_doc(sh->buffer, meta, src, src_len);
 	return true;
 }
@@ -697,13 +727,11 @@ do_index(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		opts.defer_text = true;
 		pd = se_doc_check(sh->mapping, doc, &opts, id, &changed, &out->err);
 		MemoryContextSwitchTo(old);
-		if (pd == NULL)
+		if (pd == NULL || (changed && !publish_growth(sh, &out->err)))
 		{
 			out->status = out->err.status ? out->err.status : 400;
 			return;
 		}
-		if (changed)
-			sh->mapping_dirty = true;
 		pending_add(sh, &meta, src, src_len, pd, id_hash);
 	}
 	else if (!buffer_doc(sh, &meta, src, src_len, doc, &out->err))
@@ -1105,7 +1133,6 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		if (rq.op != SE_ITEM_DELETE)
 		{
 			opts.reject_duplicate_keys = true;
-			opts.max_depth = 1000;
 			json = se_json_parse(body, rq.body_len, &opts, &out.err);
 			if (json != NULL && json->type != SE_JSON_OBJECT)
 			{

@@ -36,7 +36,7 @@
 
 #include "util/json.h"
 
-#define DEFAULT_MAX_DEPTH	512
+#define DEFAULT_MAX_DEPTH	SE_JSON_MAX_DEPTH
 
 /* objects with more members than this detect duplicates with a hash table */
 #define DUP_LINEAR_MAX		16

@@ -78,16 +78,30 @@ struct SeJson
  */
 #define SE_JSON_MAX_INPUT	((size_t) 100 * 1024 * 1024)
 
+/*
+ * The one nesting limit of documents, enforced when a bulk or document
+ * write parses them and so equal to what every later parse (translog
+ * replay, updates, scripts) accepts: Jackson's default in ES 8.
+ */
+#define SE_JSON_MAX_DEPTH	1000
+
+/*
+ * Mappings written as JSON (cluster state, dynamic updates) nest two levels
+ * per object level, and index.mapping.depth.limit goes up to 1000: the
+ * engine's own files are parsed with this limit.
+ */
+#define SE_JSON_STATE_MAX_DEPTH	(3 * SE_JSON_MAX_DEPTH)
+
 typedef struct SeJsonParseOptions
 {
-	int			max_depth;		/* nesting limit; 0 means 512 */
+	int			max_depth;		/* nesting limit; 0 means SE_JSON_MAX_DEPTH */
 	bool		reject_duplicate_keys;
 } SeJsonParseOptions;
 
 /*
  * Parse exactly one JSON value from text[0..len) (surrounding whitespace is
  * allowed, anything else after the value is an error; a leading UTF-8 BOM is
- * ignored).  opts may be NULL (depth 512, duplicates allowed).  Lone
+ * ignored).  opts may be NULL (depth SE_JSON_MAX_DEPTH, duplicates allowed).  Lone
  * surrogate escapes are syntax errors.  Numbers whose magnitude overflows a
  * double parse with d = +-HUGE_VAL (the mapping layer rejects them, as ES
  * does).  Columns in error reasons count characters.  On failure returns

@@ -635,14 +635,14 @@ test_depth(void)
 	SeJson	   *v;
 	const char *r;
 
-	s = nested(512, "[", "]", "1");
+	s = nested(SE_JSON_MAX_DEPTH, "[", "]", "1");
 	v = parse_len(s, strlen(s), NULL, &err);
-	UT_CHECK(v != NULL, "512 levels allowed by default");
-	s = nested(513, "[", "]", "1");
+	UT_CHECK(v != NULL, "1000 levels allowed by default");
+	s = nested(SE_JSON_MAX_DEPTH + 1, "[", "]", "1");
 	r = parse_fail_len(s, strlen(s), NULL, "x_content_parse_exception");
-	UT_CHECK(strstr(r, "[1:513] Document nesting depth (513) exceeds the maximum allowed (512)") != NULL,
+	UT_CHECK(strstr(r, "[1:1001] Document nesting depth (1001) exceeds the maximum allowed (1000)") != NULL,
 			 "depth reason: %s", r);
-	s = nested(513, "{\"a\":", "}", "1");
+	s = nested(SE_JSON_MAX_DEPTH + 1, "{\"a\":", "}", "1");
 	r = parse_fail_len(s, strlen(s), NULL, "x_content_parse_exception");
 	UT_CHECK(strstr(r, "nesting depth") != NULL, "object depth: %s", r);
 
