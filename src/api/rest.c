@@ -104,6 +104,12 @@ url_decode(const char *s, size_t len)
 	return out;
 }
 
+/*
+ * Split the path into decoded parts and the query string into parameters.
+ * A %00 is refused: every name, id, routing value and task id is a C
+ * string from here on, and a NUL would cut it short -- the request would
+ * act on another name than the one it sent.
+ */
 static bool
 parse_path(const char *path, RestReq *rq, SeError *err)
 {
@@ -111,6 +117,12 @@ parse_path(const char *path, RestReq *rq, SeError *err)
 	size_t		plen = q ? (size_t) (q - path) : strlen(path);
 	size_t		i = 0;
 
+	if (strstr(path, "%00") != NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "uri [%s] must not contain a NUL byte (%%00)", path);
+		return false;
+	}
 	rq->nparts = 0;
 	while (i < plen)
 	{
