@@ -241,16 +241,6 @@ h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 }
 
 static bool
-h_mget(RestReq *rq, SeResponse *r, SeError *err)
-{
-	SeJson	   *body;
-
-	if (!json_body(rq, &body, err))
-		return false;
-	return se_op_mget(rq->index, body, r, err);
-}
-
-static bool
 h_search(RestReq *rq, SeResponse *r, SeError *err)
 {
 	SeJson	   *body;
@@ -274,18 +264,6 @@ h_count(RestReq *rq, SeResponse *r, SeError *err)
 	if (!json_body(rq, &body, err))
 		return false;
 	return se_op_count(rq->index ? rq->index : "_all", body, param(rq, "q"), NULL, r, err);
-}
-
-static bool
-h_refresh(RestReq *rq, SeResponse *r, SeError *err)
-{
-	return se_op_refresh(rq->index, r, err);
-}
-
-static bool
-h_flush(RestReq *rq, SeResponse *r, SeError *err)
-{
-	return se_op_flush(rq->index, r, err);
 }
 
 static bool
@@ -375,64 +353,10 @@ h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 }
 
 static bool
-h_index_create(RestReq *rq, SeResponse *r, SeError *err)
-{
-	SeJson	   *body;
-
-	if (!json_body(rq, &body, err))
-		return false;
-	return se_op_create_index(rq->index, body, r, err);
-}
-
-static bool
-h_index_get(RestReq *rq, SeResponse *r, SeError *err)
-{
-	return se_op_get_index(rq->index, r, err);
-}
-
-static bool
 h_index_exists(RestReq *rq, SeResponse *r, SeError *err)
 {
 	r->status = se_op_index_exists(rq->index) ? 200 : 404;
 	return true;
-}
-
-static bool
-h_index_delete(RestReq *rq, SeResponse *r, SeError *err)
-{
-	return se_op_delete_index(rq->index, r, err);
-}
-
-static bool
-h_mapping_get(RestReq *rq, SeResponse *r, SeError *err)
-{
-	return se_op_get_mapping(rq->index, r, err);
-}
-
-static bool
-h_mapping_put(RestReq *rq, SeResponse *r, SeError *err)
-{
-	SeJson	   *body;
-
-	if (!json_body(rq, &body, err))
-		return false;
-	return se_op_put_mapping(rq->index, body, r, err);
-}
-
-static bool
-h_settings_get(RestReq *rq, SeResponse *r, SeError *err)
-{
-	return se_op_get_settings(rq->index, r, err);
-}
-
-static bool
-h_settings_put(RestReq *rq, SeResponse *r, SeError *err)
-{
-	SeJson	   *body;
-
-	if (!json_body(rq, &body, err))
-		return false;
-	return se_op_put_settings(rq->index, body, r, err);
 }
 
 static bool
@@ -510,12 +434,18 @@ h_doc_delete(RestReq *rq, SeResponse *r, SeError *err)
  * ---------------------------------------------------------------------
  */
 typedef bool (*RestHandler) (RestReq *rq, SeResponse *r, SeError *err);
+typedef bool (*IndexOp) (const char *index, SeResponse *r, SeError *err);
+typedef bool (*IndexBodyOp) (const char *index, const SeJson *body, SeResponse *r,
+							 SeError *err);
 
+/* A route runs its handler, or else an se_op_* on its {index} (and body) */
 typedef struct RestRoute
 {
-	int			methods;		/* the methods this handler takes */
+	int			methods;		/* the methods this route takes */
 	const char *path;			/* literal parts and {index}, {id}, {task_id} */
 	RestHandler handler;
+	IndexOp		index_op;
+	IndexBodyOp body_op;
 } RestRoute;
 
 /*
@@ -528,11 +458,11 @@ typedef struct RestRoute
 static const RestRoute routes[] = {
 	{GET | HEAD, "/", h_main},
 	{POST | PUT, "/_bulk", h_bulk},
-	{GET | POST, "/_mget", h_mget},
+	{GET | POST, "/_mget", .body_op = se_op_mget},
 	{GET | POST, "/_search", h_search},
 	{GET | POST, "/_count", h_count},
-	{GET | POST, "/_refresh", h_refresh},
-	{GET | POST, "/_flush", h_flush},
+	{GET | POST, "/_refresh", .index_op = se_op_refresh},
+	{GET | POST, "/_flush", .index_op = se_op_flush},
 	{POST, "/_forcemerge", h_forcemerge},
 	{POST, "/_reindex", h_by_query},
 	{GET, "/_tasks", h_tasks_list},
@@ -551,21 +481,21 @@ static const RestRoute routes[] = {
 	{POST, "/_update_by_query/{task_id}/_rethrottle", h_rethrottle},
 	{POST, "/_delete_by_query/{task_id}/_rethrottle", h_rethrottle},
 	{POST, "/_reindex/{task_id}/_rethrottle", h_rethrottle},
-	{PUT, "/{index}", h_index_create},
-	{GET, "/{index}", h_index_get},
+	{PUT, "/{index}", .body_op = se_op_create_index},
+	{GET, "/{index}", .index_op = se_op_get_index},
 	{HEAD, "/{index}", h_index_exists},
-	{DELETE, "/{index}", h_index_delete},
+	{DELETE, "/{index}", .index_op = se_op_delete_index},
 	{POST | PUT, "/{index}/_bulk", h_bulk},
-	{GET | POST, "/{index}/_mget", h_mget},
+	{GET | POST, "/{index}/_mget", .body_op = se_op_mget},
 	{GET | POST, "/{index}/_search", h_search},
 	{GET | POST, "/{index}/_count", h_count},
-	{GET | POST, "/{index}/_refresh", h_refresh},
-	{GET | POST, "/{index}/_flush", h_flush},
+	{GET | POST, "/{index}/_refresh", .index_op = se_op_refresh},
+	{GET | POST, "/{index}/_flush", .index_op = se_op_flush},
 	{POST, "/{index}/_forcemerge", h_forcemerge},
-	{GET, "/{index}/_mapping", h_mapping_get},
-	{PUT | POST, "/{index}/_mapping", h_mapping_put},
-	{GET, "/{index}/_settings", h_settings_get},
-	{PUT, "/{index}/_settings", h_settings_put},
+	{GET, "/{index}/_mapping", .index_op = se_op_get_mapping},
+	{PUT | POST, "/{index}/_mapping", .body_op = se_op_put_mapping},
+	{GET, "/{index}/_settings", .index_op = se_op_get_settings},
+	{PUT, "/{index}/_settings", .body_op = se_op_put_settings},
 	{POST, "/{index}/_open", h_open_close},
 	{POST, "/{index}/_close", h_open_close},
 	{POST, "/{index}/_update_by_query", h_by_query},
@@ -612,6 +542,20 @@ route_match(const char *path, RestReq *rq)
 			return false;
 		p += len;
 	}
+}
+
+static bool
+run_route(const RestRoute *rt, RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	if (rt->handler)
+		return rt->handler(rq, r, err);
+	if (rt->index_op)
+		return rt->index_op(rq->index, r, err);
+	if (!json_body(rq, &body, err))
+		return false;
+	return rt->body_op(rq->index, body, r, err);
 }
 
 static RestMethod
@@ -685,7 +629,7 @@ route(RestReq *rq, const char *uri, SeResponse *r, SeError *err)
 		if (!route_match(routes[i].path, rq))
 			continue;
 		if (rq->method != M_UNKNOWN && (routes[i].methods & (1 << rq->method)))
-			return routes[i].handler(rq, r, err);
+			return run_route(&routes[i], rq, r, err);
 		allowed |= routes[i].methods;
 	}
 	if (rq->method == M_OPTIONS)
