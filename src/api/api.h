@@ -129,6 +129,18 @@ typedef struct SeDocWrite
 } SeDocWrite;
 extern bool se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err);
 
+/* in names.c */
+typedef enum SeNameKind
+{
+	SE_NAME_INDEX,
+	SE_NAME_ID,
+	SE_NAME_ROUTING
+} SeNameKind;
+/* false (400 in err) if v is a string holding a NUL, which C strings cut */
+extern bool se_name_check_json(const SeJson *v, SeNameKind kind, SeError *err);
+/* ES's limit on a written document's _id (512 bytes) */
+extern bool se_doc_id_check(const char *id, SeError *err);
+
 /* in search_ops.c */
 typedef struct SeSearchParams
 {

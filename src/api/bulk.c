@@ -176,11 +176,23 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 		char	   *s = json_scalar_string(v);
 
 		if (strcmp(k, "_index") == 0 && s)
+		{
+			if (!se_name_check_json(v, SE_NAME_INDEX, err))
+				return false;
 			it->index = s;
+		}
 		else if (strcmp(k, "_id") == 0 && s)
+		{
+			if (!se_name_check_json(v, SE_NAME_ID, err))
+				return false;
 			it->id = s;
+		}
 		else if ((strcmp(k, "routing") == 0 || strcmp(k, "_routing") == 0) && s)
+		{
+			if (!se_name_check_json(v, SE_NAME_ROUTING, err))
+				return false;
 			it->routing = s;
+		}
 		else if (strcmp(k, "if_seq_no") == 0 && v->type == SE_JSON_NUMBER && v->u.n.is_int)
 			it->if_seq_no = v->u.n.i;
 		else if (strcmp(k, "if_primary_term") == 0 && v->type == SE_JSON_NUMBER && v->u.n.is_int)
@@ -282,13 +294,8 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 			it->id = se_auto_id();
 			it->auto_id = true;
 		}
-		else if (strlen(it->id) > 512)
-		{
-			se_error_set(err, 400, "action_request_validation_exception",
-						 "Validation Failed: 1: id [%s...] is too long, must be no longer than 512 bytes but was: %d;",
-						 pnstrdup(it->id, 20), (int) strlen(it->id));
+		else if (!se_doc_id_check(it->id, err))
 			return NULL;
-		}
 		n++;
 	}
 	if (n == 0)
@@ -330,6 +337,13 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 		}
 		if (!se_index_name_valid(it->index, &err))
 		{
+			item_fail(it, 400, err.type, err.reason);
+			continue;
+		}
+		/* ES indexes _routing as one term: Lucene refuses an immense one */
+		if (it->routing && it->op != SE_ITEM_DELETE && strlen(it->routing) > SE_MAX_TERM_LENGTH)
+		{
+			se_immense_term_error(&err, "_routing", it->routing, (int) strlen(it->routing));
 			item_fail(it, 400, err.type, err.reason);
 			continue;
 		}
@@ -943,13 +957,8 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	}
 	else
 		it.id = pstrdup(w->id);
-	if (strlen(it.id) > 512)
-	{
-		se_error_set(err, 400, "action_request_validation_exception",
-					 "Validation Failed: 1: id is too long, must be no longer than 512 bytes but was: %d;",
-					 (int) strlen(it.id));
+	if (!se_doc_id_check(it.id, err))
 		return false;
-	}
 	it.routing = w->routing ? pstrdup(w->routing) : NULL;
 	it.if_seq_no = w->if_seq_no;
 	it.if_primary_term = w->if_primary_term;

@@ -415,7 +415,10 @@ read_task_file(int64 id, SeError *err)
 	return se_json_parse(data, len, &opts, err);
 }
 
-/* Parse "node:id" (or a bare number). */
+/*
+ * Parse "node:id" (or a bare number): digits only, as Long.parseLong takes
+ * them, and the node part must be this node's whole name.
+ */
 static bool
 parse_task_id(const char *s, int64 *id, SeError *err)
 {
@@ -423,14 +426,16 @@ parse_task_id(const char *s, int64 *id, SeError *err)
 	const char *num = colon ? colon + 1 : s;
 	char	   *end;
 
+	errno = 0;
 	*id = strtoll(num, &end, 10);
-	if (*num == '\0' || *end != '\0' || *id <= 0)
+	if (!isdigit((unsigned char) *num) || *end != '\0' || errno == ERANGE || *id <= 0)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "malformed task id %s", s);
 		return false;
 	}
-	if (colon && strncmp(s, se_node_name_get(), colon - s) != 0)
+	if (colon && (strlen(se_node_name_get()) != (size_t) (colon - s) ||
+				  strncmp(s, se_node_name_get(), colon - s) != 0))
 	{
 		se_error_set(err, 404, "resource_not_found_exception",
 					 "task [%s] belongs to a node that is not part of this cluster", s);
@@ -531,6 +536,9 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 						 "Validation Failed: 1: use _reindex with [source.index] and [dest.index];");
 			return false;
 		}
+		if (!se_name_check_json(si, SE_NAME_INDEX, err) ||
+			!se_name_check_json(di, SE_NAME_INDEX, err))
+			return false;
 		if (si->type == SE_JSON_STRING)
 			rq.index = pstrdup(si->u.s.str);
 		else
@@ -539,7 +547,19 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 
 			initStringInfo(&b);
 			for (i = 0; i < si->u.a.count; i++)
-				appendStringInfo(&b, "%s%s", i ? "," : "", si->u.a.items[i]->u.s.str);
+			{
+				SeJson	   *item = si->u.a.items[i];
+
+				if (item->type != SE_JSON_STRING)
+				{
+					se_error_set(err, 400, "action_request_validation_exception",
+								 "Validation Failed: 1: use _reindex with [source.index] and [dest.index];");
+					return false;
+				}
+				if (!se_name_check_json(item, SE_NAME_INDEX, err))
+					return false;
+				appendStringInfo(&b, "%s%s", i ? "," : "", item->u.s.str);
+			}
 			rq.index = b.data;
 		}
 		rq.dest = pstrdup(di->u.s.str);

@@ -8,6 +8,10 @@
  * HTTP status ES would answer with ES's response body.  ES-level errors
  * come back as ES error bodies, not as PostgreSQL errors.
  *
+ * One table lists the routes as ES registers them (methods, path pattern,
+ * handler), so a known path asked with a method it does not take answers
+ * ES's 405 and the methods it takes, from the table, for every route.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
@@ -22,15 +26,46 @@
 
 #define MAX_PARTS 8
 
+/* HTTP methods in the order of ES's RestRequest.Method, the order 405 lists */
+typedef enum RestMethod
+{
+	M_GET,
+	M_POST,
+	M_PUT,
+	M_DELETE,
+	M_OPTIONS,
+	M_HEAD,
+	M_PATCH,
+	M_TRACE,
+	M_CONNECT,
+	M_UNKNOWN					/* not an HTTP method ES knows */
+} RestMethod;
+
+static const char *const method_names[M_UNKNOWN] = {
+	"GET", "POST", "PUT", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "CONNECT"
+};
+
+/* method sets of the route table */
+#define GET		(1 << M_GET)
+#define POST	(1 << M_POST)
+#define PUT		(1 << M_PUT)
+#define DELETE	(1 << M_DELETE)
+#define HEAD	(1 << M_HEAD)
+
 typedef struct RestReq
 {
-	const char *method;
+	const char *method_text;	/* as the caller wrote it */
+	RestMethod	method;
 	int			nparts;
 	char	   *parts[MAX_PARTS];
 	List	   *param_names;
 	List	   *param_values;
 	const char *body;
 	size_t		body_len;
+	/* the {index}, {id} and {task_id} parts of the route that matched */
+	const char *index;
+	const char *id;
+	const char *task_id;
 } RestReq;
 
 static int
@@ -69,6 +104,12 @@ url_decode(const char *s, size_t len)
 	return out;
 }
 
+/*
+ * Split the path into decoded parts and the query string into parameters.
+ * A %00 is refused: every name, id, routing value and task id is a C
+ * string from here on, and a NUL would cut it short -- the request would
+ * act on another name than the one it sent.
+ */
 static bool
 parse_path(const char *path, RestReq *rq, SeError *err)
 {
@@ -76,6 +117,12 @@ parse_path(const char *path, RestReq *rq, SeError *err)
 	size_t		plen = q ? (size_t) (q - path) : strlen(path);
 	size_t		i = 0;
 
+	if (strstr(path, "%00") != NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "uri [%s] must not contain a NUL byte (%%00)", path);
+		return false;
+	}
 	rq->nparts = 0;
 	while (i < plen)
 	{
@@ -148,12 +195,6 @@ param_int(const RestReq *rq, const char *name, int dflt)
 	return v ? atoi(v) : dflt;
 }
 
-static bool
-method_is(const RestReq *rq, const char *m)
-{
-	return pg_strcasecmp(rq->method, m) == 0;
-}
-
 /* Parse the JSON body (NULL when empty). */
 static bool
 json_body(const RestReq *rq, SeJson **out, SeError *err)
@@ -172,315 +213,432 @@ json_body(const RestReq *rq, SeJson **out, SeError *err)
 	return *out != NULL;
 }
 
+/* ---------------------------------------------------------------------
+ * Handlers: one per operation, reading the matched route's parts.
+ * ---------------------------------------------------------------------
+ */
 static bool
-no_handler(const RestReq *rq, const char *path, SeResponse *r)
+h_main(RestReq *rq, SeResponse *r, SeError *err)
 {
-	r->status = 400;
-	appendStringInfoString(&r->body, "{\"error\":");
-	{
-		char	   *msg = psprintf("no handler found for uri [%s] and method [%s]", path, rq->method);
-
-		se_json_write_string(&r->body, msg, strlen(msg));
-	}
-	appendStringInfoString(&r->body, ",\"status\":400}");
+	appendStringInfo(&r->body,
+					 "{\"name\":\"%s\",\"cluster_name\":\"search_engine\",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}",
+					 se_node_name_get());
 	return true;
 }
 
-/* URL parameters of _update_by_query, _delete_by_query and _reindex. */
-static void
-by_query_options(const RestReq *rq, int kind, const char *index, SeByQueryOptions *o)
+static bool
+h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *v;
+	SeBulkOptions o;
 
-	memset(o, 0, sizeof(*o));
-	o->kind = kind;
-	o->index = index;
-	o->slices = param(rq, "slices");
-	o->conflicts = param(rq, "conflicts");
-	o->scroll_size = param_int(rq, "scroll_size", 1000);
-	o->max_docs = (v = param(rq, "max_docs")) ? strtoll(v, NULL, 10) : -1;
-	o->requests_per_second = (v = param(rq, "requests_per_second")) ? (float4) strtod(v, NULL) : -1;
-	o->refresh = param_bool(rq, "refresh");
-	o->wait_for_completion = !((v = param(rq, "wait_for_completion")) && strcmp(v, "false") == 0);
+	memset(&o, 0, sizeof(o));
+	o.default_index = rq->index;
+	o.default_routing = param(rq, "routing");
+	if (!se_parse_refresh(param(rq, "refresh"), &o.refresh, err))
+		return false;
+	o.require_alias = true;		/* ES requires the final newline */
+	return se_op_bulk(rq->body ? rq->body : "", rq->body_len, &o, r, err);
 }
 
 static bool
-route(RestReq *rq, const char *path, SeResponse *r, SeError *err)
+h_search(RestReq *rq, SeResponse *r, SeError *err)
 {
-	int			n = rq->nparts;
-	char	  **p = rq->parts;
-	SeJson	   *body = NULL;
-	const char *p0 = n > 0 ? p[0] : "";
-	const char *p1 = n > 1 ? p[1] : "";
+	SeJson	   *body;
+	SeSearchParams sp;
 
-	if (n == 0)
-	{
-		if (method_is(rq, "GET") || method_is(rq, "HEAD"))
-		{
-			appendStringInfo(&r->body,
-							 "{\"name\":\"%s\",\"cluster_name\":\"search_engine\",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}",
-							 se_node_name_get());
-			return true;
-		}
-		return no_handler(rq, path, r);
-	}
+	if (!json_body(rq, &body, err))
+		return false;
+	sp.from = param_int(rq, "from", -1);
+	sp.size = param_int(rq, "size", -1);
+	sp.q = param(rq, "q");
+	sp.routing = param(rq, "routing");
+	sp.track_total_hits = -2;
+	return se_op_search(rq->index ? rq->index : "_all", body, &sp, r, err);
+}
 
-	/* ---- endpoints that start with "_" ---- */
-	if (strcmp(p0, "_bulk") == 0 && n == 1 && (method_is(rq, "POST") || method_is(rq, "PUT")))
-	{
-		SeBulkOptions o;
+static bool
+h_count(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
 
-		memset(&o, 0, sizeof(o));
-		o.default_routing = param(rq, "routing");
-		if (!se_parse_refresh(param(rq, "refresh"), &o.refresh, err))
-			return false;
-		o.require_alias = true; /* ES requires the final newline */
-		return se_op_bulk(rq->body ? rq->body : "", rq->body_len, &o, r, err);
-	}
-	if (strcmp(p0, "_mget") == 0 && n == 1)
-	{
-		if (!json_body(rq, &body, err))
-			return false;
-		return se_op_mget(NULL, body, r, err);
-	}
-	if ((strcmp(p0, "_search") == 0 || strcmp(p0, "_count") == 0) && n == 1)
-	{
-		p1 = p0;
-		p0 = "_all";
-		goto index_search;
-	}
-	if (strcmp(p0, "_refresh") == 0 && n == 1)
-		return se_op_refresh(NULL, r, err);
-	if (strcmp(p0, "_reindex") == 0 && n == 1 && method_is(rq, "POST"))
-	{
-		SeByQueryOptions o;
+	if (!json_body(rq, &body, err))
+		return false;
+	return se_op_count(rq->index ? rq->index : "_all", body, param(rq, "q"), NULL, r, err);
+}
 
-		if (!json_body(rq, &body, err))
-			return false;
-		by_query_options(rq, 3, NULL, &o);
-		return se_op_by_query(&o, body, r, err);
-	}
-	if ((strcmp(p0, "_update_by_query") == 0 || strcmp(p0, "_delete_by_query") == 0 ||
-		 strcmp(p0, "_reindex") == 0) && n == 3 && strcmp(p[2], "_rethrottle") == 0)
-	{
-		const char *v = param(rq, "requests_per_second");
+static bool
+h_forcemerge(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_force_merge(rq->index, param_int(rq, "max_num_segments", 1), r, err);
+}
 
-		return se_op_rethrottle_task(p1, v ? (float4) strtod(v, NULL) : -1, r, err);
-	}
-	if (strcmp(p0, "_tasks") == 0)
-	{
-		if (n == 1 && method_is(rq, "GET"))
-			return se_op_list_tasks(param(rq, "actions"), r, err);
-		if (n == 2 && method_is(rq, "GET"))
-			return se_op_get_task(p1, param_bool(rq, "wait_for_completion"), r, err);
-		if (n == 3 && strcmp(p[2], "_cancel") == 0 && method_is(rq, "POST"))
-			return se_op_cancel_task(p1, r, err);
-		return no_handler(rq, path, r);
-	}
-	if (strcmp(p0, "_flush") == 0 && n == 1)
-		return se_op_flush(NULL, r, err);
-	if (strcmp(p0, "_forcemerge") == 0 && n == 1)
-		return se_op_force_merge(NULL, param_int(rq, "max_num_segments", 1), r, err);
-	if (strcmp(p0, "_cat") == 0 && n >= 2 && method_is(rq, "GET"))
-	{
-		bool		json = param(rq, "format") && strcmp(param(rq, "format"), "json") == 0;
-		bool		v = param_bool(rq, "v");
+/* _update_by_query, _delete_by_query (the last part names which) and _reindex */
+static bool
+h_by_query(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *what = rq->parts[rq->nparts - 1];
+	SeByQueryOptions o;
+	SeJson	   *body;
+	const char *v;
 
-		if (strcmp(p1, "indices") == 0)
-			return se_op_cat_indices(n > 2 ? p[2] : NULL, json, v, r, err);
-		if (strcmp(p1, "thread_pool") == 0)
-			return se_op_cat_thread_pool(json, v, r, err);
-		if (strcmp(p1, "segments") == 0)
-			return se_op_cat_segments(n > 2 ? p[2] : NULL, json, v, r, err);
-		if (strcmp(p1, "shards") == 0)
-			return se_op_cat_shards(n > 2 ? p[2] : NULL, json, v, r, err);
-		return no_handler(rq, path, r);
-	}
-	if (strcmp(p0, "_cluster") == 0 && n >= 2 && strcmp(p1, "health") == 0)
-	{
-		const char *t = param(rq, "timeout");
-		int			timeout = 30000;
+	if (!json_body(rq, &body, err))
+		return false;
+	memset(&o, 0, sizeof(o));
+	o.kind = strcmp(what, "_update_by_query") == 0 ? 1 :
+		strcmp(what, "_delete_by_query") == 0 ? 2 : 3;
+	o.index = rq->index;
+	o.slices = param(rq, "slices");
+	o.conflicts = param(rq, "conflicts");
+	o.scroll_size = param_int(rq, "scroll_size", 1000);
+	o.max_docs = (v = param(rq, "max_docs")) ? strtoll(v, NULL, 10) : -1;
+	o.requests_per_second = (v = param(rq, "requests_per_second")) ? (float4) strtod(v, NULL) : -1;
+	o.refresh = param_bool(rq, "refresh");
+	o.wait_for_completion = !((v = param(rq, "wait_for_completion")) && strcmp(v, "false") == 0);
+	return se_op_by_query(&o, body, r, err);
+}
 
-		if (t)
-		{
-			timeout = atoi(t) * (strstr(t, "ms") ? 1 : 1000);
-		}
-		return se_op_cluster_health(n > 2 ? p[2] : NULL, param(rq, "wait_for_status"), timeout, r, err);
-	}
-	if (p0[0] == '_')
-		return no_handler(rq, path, r);
+static bool
+h_rethrottle(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *v = param(rq, "requests_per_second");
 
-	/* ---- /{index} ---- */
-	if (n == 1)
-	{
-		if (method_is(rq, "PUT"))
-		{
-			if (!json_body(rq, &body, err))
-				return false;
-			return se_op_create_index(p0, body, r, err);
-		}
-		if (method_is(rq, "GET"))
-			return se_op_get_index(p0, r, err);
-		if (method_is(rq, "HEAD"))
-		{
-			r->status = se_op_index_exists(p0) ? 200 : 404;
-			return true;
-		}
-		if (method_is(rq, "DELETE"))
-			return se_op_delete_index(p0, r, err);
-		return no_handler(rq, path, r);
-	}
+	return se_op_rethrottle_task(rq->task_id, v ? (float4) strtod(v, NULL) : -1, r, err);
+}
 
-	if (strcmp(p1, "_mapping") == 0 && n == 2)
-	{
-		if (method_is(rq, "GET"))
-			return se_op_get_mapping(p0, r, err);
-		if (method_is(rq, "PUT") || method_is(rq, "POST"))
-		{
-			if (!json_body(rq, &body, err))
-				return false;
-			return se_op_put_mapping(p0, body, r, err);
-		}
-	}
-	if (strcmp(p1, "_settings") == 0 && n == 2)
-	{
-		if (method_is(rq, "GET"))
-			return se_op_get_settings(p0, r, err);
-		if (method_is(rq, "PUT"))
-		{
-			if (!json_body(rq, &body, err))
-				return false;
-			return se_op_put_settings(p0, body, r, err);
-		}
-	}
-	if ((strcmp(p1, "_open") == 0 || strcmp(p1, "_close") == 0) && n == 2 && method_is(rq, "POST"))
-		return se_op_open_close(p0, strcmp(p1, "_close") == 0, r, err);
-	if (strcmp(p1, "_refresh") == 0 && n == 2)
-		return se_op_refresh(p0, r, err);
-	if (strcmp(p1, "_flush") == 0 && n == 2)
-		return se_op_flush(p0, r, err);
-	if (strcmp(p1, "_forcemerge") == 0 && n == 2)
-		return se_op_force_merge(p0, param_int(rq, "max_num_segments", 1), r, err);
-	if ((strcmp(p1, "_update_by_query") == 0 || strcmp(p1, "_delete_by_query") == 0) && n == 2 &&
-		method_is(rq, "POST"))
-	{
-		SeByQueryOptions o;
+static bool
+h_tasks_list(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_list_tasks(param(rq, "actions"), r, err);
+}
 
-		if (!json_body(rq, &body, err))
-			return false;
-		by_query_options(rq, strcmp(p1, "_update_by_query") == 0 ? 1 : 2, p0, &o);
-		return se_op_by_query(&o, body, r, err);
-	}
-	if (strcmp(p1, "_bulk") == 0 && n == 2 && (method_is(rq, "POST") || method_is(rq, "PUT")))
+static bool
+h_task_get(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_get_task(rq->task_id, param_bool(rq, "wait_for_completion"), r, err);
+}
+
+static bool
+h_task_cancel(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_cancel_task(rq->task_id, r, err);
+}
+
+/* _cat/{indices,segments,shards,thread_pool}[/{index}] */
+static bool
+h_cat(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *what = rq->parts[1];
+	const char *format = param(rq, "format");
+	bool		json = format && strcmp(format, "json") == 0;
+	bool		v = param_bool(rq, "v");
+
+	if (strcmp(what, "indices") == 0)
+		return se_op_cat_indices(rq->index, json, v, r, err);
+	if (strcmp(what, "segments") == 0)
+		return se_op_cat_segments(rq->index, json, v, r, err);
+	if (strcmp(what, "shards") == 0)
+		return se_op_cat_shards(rq->index, json, v, r, err);
+	return se_op_cat_thread_pool(json, v, r, err);
+}
+
+static bool
+h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *t = param(rq, "timeout");
+	int			timeout = 30000;
+
+	if (t)
+		timeout = atoi(t) * (strstr(t, "ms") ? 1 : 1000);
+	return se_op_cluster_health(rq->index, param(rq, "wait_for_status"), timeout, r, err);
+}
+
+static bool
+h_index_exists(RestReq *rq, SeResponse *r, SeError *err)
+{
+	r->status = se_op_index_exists(rq->index) ? 200 : 404;
+	return true;
+}
+
+static bool
+h_open_close(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_open_close(rq->index, strcmp(rq->parts[1], "_close") == 0, r, err);
+}
+
+/* GET and HEAD of _doc/{id} and _source/{id} (HEAD's body is dropped later) */
+static bool
+h_doc_get(RestReq *rq, SeResponse *r, SeError *err)
+{
+	bool		source_only = strcmp(rq->parts[1], "_source") == 0;
+	const char *src = param(rq, "_source");
+	SeJson	   *sf = NULL;
+
+	if (!source_only && src && strcmp(src, "false") == 0)
+		sf = se_json_make_bool(false);
+	return se_op_get(rq->index, rq->id, param(rq, "routing"), sf, source_only, r, err);
+}
+
+/* A single-document write from the route's index, id and URL parameters. */
+static bool
+doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
+{
+	SeDocWrite	w;
+	const char *v;
+
+	memset(&w, 0, sizeof(w));
+	w.index = rq->index;
+	w.id = rq->id;
+	w.op = op;
+	w.routing = param(rq, "routing");
+	w.if_seq_no = (v = param(rq, "if_seq_no")) ? strtoll(v, NULL, 10) : -1;
+	w.if_primary_term = (v = param(rq, "if_primary_term")) ? strtoll(v, NULL, 10) : 0;
+	if (!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
+		return false;
+	if (strcmp(op, "delete") != 0)
 	{
-		SeBulkOptions o;
-
-		memset(&o, 0, sizeof(o));
-		o.default_index = p0;
-		o.default_routing = param(rq, "routing");
-		if (!se_parse_refresh(param(rq, "refresh"), &o.refresh, err))
-			return false;
-		o.require_alias = true;
-		return se_op_bulk(rq->body ? rq->body : "", rq->body_len, &o, r, err);
-	}
-	if (strcmp(p1, "_mget") == 0 && n == 2)
-	{
-		if (!json_body(rq, &body, err))
-			return false;
-		return se_op_mget(p0, body, r, err);
-	}
-	if ((strcmp(p1, "_search") == 0 || strcmp(p1, "_count") == 0) && n == 2)
-	{
-index_search:
-		if (!json_body(rq, &body, err))
-			return false;
-		if (strcmp(p1, "_count") == 0)
-			return se_op_count(p0, body, param(rq, "q"), NULL, r, err);
-		{
-			SeSearchParams sp;
-
-			sp.from = param_int(rq, "from", -1);
-			sp.size = param_int(rq, "size", -1);
-			sp.q = param(rq, "q");
-			sp.routing = param(rq, "routing");
-			sp.track_total_hits = -2;
-			return se_op_search(p0, body, &sp, r, err);
-		}
-	}
-	if (strcmp(p1, "_doc") == 0 || strcmp(p1, "_create") == 0 || strcmp(p1, "_update") == 0 ||
-		strcmp(p1, "_source") == 0)
-	{
-		const char *id = n > 2 ? p[2] : NULL;
-		SeDocWrite	w;
-
-		if (n > 3)
-			return no_handler(rq, path, r);
-		memset(&w, 0, sizeof(w));
-		w.index = p0;
-		w.id = id;
-		w.routing = param(rq, "routing");
-		w.if_seq_no = param(rq, "if_seq_no") ? strtoll(param(rq, "if_seq_no"), NULL, 10) : -1;
-		w.if_primary_term = param(rq, "if_primary_term") ? strtoll(param(rq, "if_primary_term"), NULL, 10) : 0;
-		if (!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
-			return false;
-		w.body = rq->body;
-		w.body_len = rq->body_len;
-
-		if (strcmp(p1, "_source") == 0 && id && method_is(rq, "GET"))
-			return se_op_get(p0, id, w.routing, NULL, true, r, err);
-		if (strcmp(p1, "_doc") == 0 && id && (method_is(rq, "GET") || method_is(rq, "HEAD")))
-		{
-			SeJson	   *sf = NULL;
-
-			if (param(rq, "_source") && strcmp(param(rq, "_source"), "false") == 0)
-				sf = se_json_make_bool(false);
-			if (!se_op_get(p0, id, w.routing, sf, false, r, err))
-				return false;
-			if (method_is(rq, "HEAD"))
-				resetStringInfo(&r->body);
-			return true;
-		}
-		if (strcmp(p1, "_doc") == 0 && id && method_is(rq, "DELETE"))
-		{
-			w.op = "delete";
-			w.body = NULL;
-			w.body_len = 0;
-			if (!se_op_doc_write(&w, r, err))
-			{
-				/* ES answers a missing doc delete with the item body and 404 */
-				return false;
-			}
-			return true;
-		}
-		if (!method_is(rq, "PUT") && !method_is(rq, "POST"))
-			return no_handler(rq, path, r);
 		if (rq->body == NULL || rq->body_len == 0)
 		{
 			se_error_set(err, 400, "action_request_validation_exception",
 						 "Validation Failed: 1: source is missing;");
 			return false;
 		}
-		if (strcmp(p1, "_update") == 0)
-		{
-			if (id == NULL)
-				return no_handler(rq, path, r);
-			w.op = "update";
-		}
-		else if (strcmp(p1, "_create") == 0)
-		{
-			if (id == NULL)
-				return no_handler(rq, path, r);
-			w.op = "create";
-		}
-		else
-		{
-			if (id == NULL && method_is(rq, "PUT"))
-				return no_handler(rq, path, r);
-			w.op = param(rq, "op_type") ? param(rq, "op_type") : "index";
-		}
-		return se_op_doc_write(&w, r, err);
+		w.body = rq->body;
+		w.body_len = rq->body_len;
 	}
-	return no_handler(rq, path, r);
+	return se_op_doc_write(&w, r, err);
+}
+
+/* _doc (index, or op_type), _create and _update */
+static bool
+h_doc_write(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *endpoint = rq->parts[1];
+	const char *op_type = param(rq, "op_type");
+
+	if (strcmp(endpoint, "_update") == 0)
+		return doc_write(rq, "update", r, err);
+	if (strcmp(endpoint, "_create") == 0)
+		return doc_write(rq, "create", r, err);
+	return doc_write(rq, op_type ? op_type : "index", r, err);
+}
+
+/* ES answers a delete of a missing doc with the item body and 404 */
+static bool
+h_doc_delete(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return doc_write(rq, "delete", r, err);
+}
+
+/* ---------------------------------------------------------------------
+ * The route table and the router
+ * ---------------------------------------------------------------------
+ */
+typedef bool (*RestHandler) (RestReq *rq, SeResponse *r, SeError *err);
+typedef bool (*IndexOp) (const char *index, SeResponse *r, SeError *err);
+typedef bool (*IndexBodyOp) (const char *index, const SeJson *body, SeResponse *r,
+							 SeError *err);
+
+/* A route runs its handler, or else an se_op_* on its {index} (and body) */
+typedef struct RestRoute
+{
+	int			methods;		/* the methods this route takes */
+	const char *path;			/* literal parts and {index}, {id}, {task_id} */
+	RestHandler handler;
+	IndexOp		index_op;
+	IndexBodyOp body_op;
+} RestRoute;
+
+/*
+ * ES's REST routes that we serve, as ES registers them: a path may appear
+ * once per handler, and a path's methods are the union of its rows.  A
+ * parameter matches any part, so routes whose parts are all literal come
+ * before those a parameter could shadow (/_search before /{index}), as ES's
+ * path trie tries explicit parts before wildcards.
+ */
+static const RestRoute routes[] = {
+	{GET | HEAD, "/", h_main},
+	{POST | PUT, "/_bulk", h_bulk},
+	{GET | POST, "/_mget", .body_op = se_op_mget},
+	{GET | POST, "/_search", h_search},
+	{GET | POST, "/_count", h_count},
+	{GET | POST, "/_refresh", .index_op = se_op_refresh},
+	{GET | POST, "/_flush", .index_op = se_op_flush},
+	{POST, "/_forcemerge", h_forcemerge},
+	{POST, "/_reindex", h_by_query},
+	{GET, "/_tasks", h_tasks_list},
+	{GET, "/_cat/indices", h_cat},
+	{GET, "/_cat/segments", h_cat},
+	{GET, "/_cat/shards", h_cat},
+	{GET, "/_cat/thread_pool", h_cat},
+	{GET, "/_cluster/health", h_cluster_health},
+	{GET, "/_cat/indices/{index}", h_cat},
+	{GET, "/_cat/segments/{index}", h_cat},
+	{GET, "/_cat/shards/{index}", h_cat},
+	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
+	{GET, "/_cluster/health/{index}", h_cluster_health},
+	{GET, "/_tasks/{task_id}", h_task_get},
+	{POST, "/_tasks/{task_id}/_cancel", h_task_cancel},
+	{POST, "/_update_by_query/{task_id}/_rethrottle", h_rethrottle},
+	{POST, "/_delete_by_query/{task_id}/_rethrottle", h_rethrottle},
+	{POST, "/_reindex/{task_id}/_rethrottle", h_rethrottle},
+	{PUT, "/{index}", .body_op = se_op_create_index},
+	{GET, "/{index}", .index_op = se_op_get_index},
+	{HEAD, "/{index}", h_index_exists},
+	{DELETE, "/{index}", .index_op = se_op_delete_index},
+	{POST | PUT, "/{index}/_bulk", h_bulk},
+	{GET | POST, "/{index}/_mget", .body_op = se_op_mget},
+	{GET | POST, "/{index}/_search", h_search},
+	{GET | POST, "/{index}/_count", h_count},
+	{GET | POST, "/{index}/_refresh", .index_op = se_op_refresh},
+	{GET | POST, "/{index}/_flush", .index_op = se_op_flush},
+	{POST, "/{index}/_forcemerge", h_forcemerge},
+	{GET, "/{index}/_mapping", .index_op = se_op_get_mapping},
+	{PUT | POST, "/{index}/_mapping", .body_op = se_op_put_mapping},
+	{GET, "/{index}/_settings", .index_op = se_op_get_settings},
+	{PUT, "/{index}/_settings", .body_op = se_op_put_settings},
+	{POST, "/{index}/_open", h_open_close},
+	{POST, "/{index}/_close", h_open_close},
+	{POST, "/{index}/_update_by_query", h_by_query},
+	{POST, "/{index}/_delete_by_query", h_by_query},
+	{POST, "/{index}/_doc", h_doc_write},
+	{GET | HEAD, "/{index}/_doc/{id}", h_doc_get},
+	{PUT | POST, "/{index}/_doc/{id}", h_doc_write},
+	{DELETE, "/{index}/_doc/{id}", h_doc_delete},
+	{PUT | POST, "/{index}/_create/{id}", h_doc_write},
+	{POST, "/{index}/_update/{id}", h_doc_write},
+	{GET | HEAD, "/{index}/_source/{id}", h_doc_get},
+};
+
+static bool
+part_is(const char *p, size_t len, const char *s)
+{
+	return strlen(s) == len && strncmp(p, s, len) == 0;
+}
+
+/* Does the request's path match the route's?  Binds its parameters if so. */
+static bool
+route_match(const char *path, RestReq *rq)
+{
+	const char *p = path;
+	int			i;
+
+	rq->index = rq->id = rq->task_id = NULL;
+	for (i = 0;; i++)
+	{
+		size_t		len;
+
+		while (*p == '/')
+			p++;
+		if (*p == '\0' || i == rq->nparts)
+			return *p == '\0' && i == rq->nparts;
+		len = strcspn(p, "/");
+		if (part_is(p, len, "{index}"))
+			rq->index = rq->parts[i];
+		else if (part_is(p, len, "{id}"))
+			rq->id = rq->parts[i];
+		else if (part_is(p, len, "{task_id}"))
+			rq->task_id = rq->parts[i];
+		else if (p[0] != '{' && !part_is(p, len, rq->parts[i]))
+			return false;
+		p += len;
+	}
+}
+
+static bool
+run_route(const RestRoute *rt, RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	if (rt->handler)
+		return rt->handler(rq, r, err);
+	if (rt->index_op)
+		return rt->index_op(rq->index, r, err);
+	if (!json_body(rq, &body, err))
+		return false;
+	return rt->body_op(rq->index, body, r, err);
+}
+
+static RestMethod
+method_parse(const char *m)
+{
+	int			i;
+
+	for (i = 0; i < M_UNKNOWN; i++)
+		if (pg_strcasecmp(m, method_names[i]) == 0)
+			return (RestMethod) i;
+	return M_UNKNOWN;
+}
+
+/* ES's answer to a known path and a method none of its routes takes */
+static void
+method_not_allowed(const RestReq *rq, const char *uri, int allowed, SeResponse *r)
+{
+	StringInfoData msg;
+	int			m;
+	bool		first = true;
+
+	initStringInfo(&msg);
+	if (rq->method == M_UNKNOWN)
+		appendStringInfo(&msg, "Unexpected http method: %s", rq->method_text);
+	else
+		appendStringInfo(&msg, "Incorrect HTTP method for uri [%s] and method [%s]",
+						 uri, method_names[rq->method]);
+	if (allowed)
+	{
+		appendStringInfoString(&msg, ", allowed: [");
+		for (m = 0; m < M_UNKNOWN; m++)
+			if (allowed & (1 << m))
+			{
+				appendStringInfo(&msg, "%s%s", first ? "" : ", ", method_names[m]);
+				first = false;
+			}
+		appendStringInfoChar(&msg, ']');
+	}
+	r->status = 405;
+	appendStringInfoString(&r->body, "{\"error\":");
+	se_json_write_string(&r->body, msg.data, msg.len);
+	appendStringInfoString(&r->body, ",\"status\":405}");
+}
+
+static void
+no_handler(const RestReq *rq, const char *uri, SeResponse *r)
+{
+	char	   *msg = psprintf("no handler found for uri [%s] and method [%s]", uri,
+							   method_names[rq->method]);
+
+	r->status = 400;
+	appendStringInfoString(&r->body, "{\"error\":");
+	se_json_write_string(&r->body, msg, strlen(msg));
+	appendStringInfoString(&r->body, ",\"status\":400}");
+}
+
+/*
+ * Run the first route whose path matches and that takes the method.  As in
+ * ES's RestController: a path some route matches but none for this method
+ * is 405 with the methods they take; OPTIONS is answered 200 (ES adds an
+ * Allow header, which request() cannot return); any other path is 400.
+ */
+static bool
+route(RestReq *rq, const char *uri, SeResponse *r, SeError *err)
+{
+	int			allowed = 0;
+	int			i;
+
+	for (i = 0; i < lengthof(routes); i++)
+	{
+		if (!route_match(routes[i].path, rq))
+			continue;
+		if (rq->method != M_UNKNOWN && (routes[i].methods & (1 << rq->method)))
+			return run_route(&routes[i], rq, r, err);
+		allowed |= routes[i].methods;
+	}
+	if (rq->method == M_OPTIONS)
+		r->status = 200;
+	else if (allowed != 0 || rq->method == M_UNKNOWN)
+		method_not_allowed(rq, uri, allowed, r);
+	else
+		no_handler(rq, uri, r);
+	return true;
 }
 
 PG_FUNCTION_INFO_V1(se_sql_request);
@@ -505,7 +663,8 @@ se_sql_request(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("method and path must not be null")));
 	memset(&rq, 0, sizeof(rq));
-	rq.method = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	rq.method_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	rq.method = method_parse(rq.method_text);
 	path = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	if (body)
 	{
@@ -526,7 +685,7 @@ se_sql_request(PG_FUNCTION_ARGS)
 		r.jsonb = NULL;
 	}
 	values[0] = Int32GetDatum(r.status);
-	if (pg_strcasecmp(rq.method, "HEAD") == 0 ||
+	if (rq.method == M_HEAD ||
 		(r.body.len == 0 && !r.is_text && r.jsonb == NULL))
 		nulls[1] = true;
 	else if (r.is_text)

@@ -363,13 +363,25 @@ se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError
 				return false;
 			}
 			if ((v = se_json_get(d, "_index")) && v->type == SE_JSON_STRING)
+			{
+				if (!se_name_check_json(v, SE_NAME_INDEX, err))
+					return false;
 				index = v->u.s.str;
+			}
 			if ((v = se_json_get(d, "_id")) && v->type == SE_JSON_STRING)
+			{
+				if (!se_name_check_json(v, SE_NAME_ID, err))
+					return false;
 				id = v->u.s.str;
+			}
 			else if (v && v->type == SE_JSON_NUMBER)
 				id = pnstrdup(v->u.n.text, v->u.n.len);
 			if ((v = se_json_get(d, "routing")) && v->type == SE_JSON_STRING)
+			{
+				if (!se_name_check_json(v, SE_NAME_ROUTING, err))
+					return false;
 				routing = v->u.s.str;
+			}
 			if ((v = se_json_get(d, "_source")) && v->type == SE_JSON_FALSE)
 				with_source = false;
 		}
@@ -377,6 +389,8 @@ se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError
 		{
 			SeJson	   *v = ids->u.a.items[i];
 
+			if (!se_name_check_json(v, SE_NAME_ID, err))
+				return false;
 			id = v->type == SE_JSON_STRING ? v->u.s.str :
 				(v->type == SE_JSON_NUMBER ? pnstrdup(v->u.n.text, v->u.n.len) : NULL);
 		}

@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "analysis/analysis.h"
 #include "cluster/state.h"
 #include "index/segment.h"
 #include "util/fileio.h"
@@ -537,28 +538,37 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 
 /* ---------- index names and expressions ---------- */
 
+/*
+ * ES's rules for a new index's name (MetadataCreateIndexService), checked
+ * and worded in ES's order; lowercase is Unicode's, as Java's toLowerCase.
+ * The name never becomes a file name (indices live under their uuid), but
+ * "/", "\" and ".." are refused all the same.
+ */
 bool
 se_index_name_valid(const char *name, SeError *err)
 {
-	const char *p;
+	size_t		len = name ? strlen(name) : 0;
+	StringInfoData lower;
+	bool		is_lower;
 
-	if (name == NULL || name[0] == '\0')
+	if (len == 0)
 	{
 		se_error_set(err, 400, "invalid_index_name_exception",
-					 "Invalid index name [%s], must not be empty", name ? name : "");
+					 "Invalid index name [], must not be empty");
 		return false;
 	}
-	if (strlen(name) > 255)
+	if (strpbrk(name, "\\/*?\"<>| ,") != NULL)
 	{
 		se_error_set(err, 400, "invalid_index_name_exception",
-					 "Invalid index name [%s], index name is too long, (%d > 255)",
-					 name, (int) strlen(name));
+					 "Invalid index name [%s], must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?]",
+					 name);
 		return false;
 	}
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	if (strchr(name, '#') != NULL || strchr(name, ':') != NULL)
 	{
 		se_error_set(err, 400, "invalid_index_name_exception",
-					 "Invalid index name [%s], must not be '.' or '..'", name);
+					 "Invalid index name [%s], must not contain '%c'", name,
+					 strchr(name, '#') ? '#' : ':');
 		return false;
 	}
 	if (name[0] == '-' || name[0] == '_' || name[0] == '+')
@@ -567,26 +577,33 @@ se_index_name_valid(const char *name, SeError *err)
 					 "Invalid index name [%s], must not start with '_', '-', or '+'", name);
 		return false;
 	}
-	for (p = name; *p; p++)
+	if (len > 255)
 	{
-		if (strchr("\\/*?\"<>| ,#:", *p) != NULL)
-		{
-			se_error_set(err, 400, "invalid_index_name_exception",
-						 "Invalid index name [%s], must not contain the following characters [ , \", *, \\, <, |, ,, >, /, ?]",
-						 name);
-			return false;
-		}
-		if (*p >= 'A' && *p <= 'Z')
-		{
-			se_error_set(err, 400, "invalid_index_name_exception",
-						 "Invalid index name [%s], must be lowercase", name);
-			return false;
-		}
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], index name is too long, (%d > 255)",
+					 name, (int) len);
+		return false;
 	}
-	if (se_utf8_validate(name, strlen(name)) >= 0)
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], must not be '.' or '..'", name);
+		return false;
+	}
+	if (se_utf8_validate(name, len) >= 0)
 	{
 		se_error_set(err, 400, "invalid_index_name_exception",
 					 "Invalid index name, must be valid UTF-8");
+		return false;
+	}
+	initStringInfo(&lower);
+	se_utf8_lower(name, (int) len, &lower);
+	is_lower = lower.len == (int) len && memcmp(lower.data, name, len) == 0;
+	pfree(lower.data);
+	if (!is_lower)
+	{
+		se_error_set(err, 400, "invalid_index_name_exception",
+					 "Invalid index name [%s], must be lowercase", name);
 		return false;
 	}
 	return true;

@@ -150,25 +150,31 @@ failed_to_parse(DocParse *dp, const SeMappedField *f, const SeJson *v)
 StaticAssertDecl(SE_DEFER_TEXT_MAX * 3 <= SE_MAX_TERM_LENGTH,
 				 "deferred text must not be able to produce an immense term");
 
-static bool
-check_term_length(DocParse *dp, const SeMappedField *f, const char *term, int len)
+void
+se_immense_term_error(SeError *err, const char *field, const char *term, int len)
 {
 	StringInfoData s;
 	int			i;
 
-	if (len <= SE_MAX_TERM_LENGTH)
-		return true;
 	initStringInfo(&s);
 	for (i = 0; i < 30 && i < len; i++)
 		appendStringInfo(&s, "%s%d", i > 0 ? ", " : "", (int) (signed char) term[i]);
-	se_error_set(dp->err, 400, "illegal_argument_exception",
+	se_error_set(err, 400, "illegal_argument_exception",
 				 "Document contains at least one immense term in field=\"%s\" "
 				 "(whose UTF8 encoding is longer than the max length %d), all of which "
 				 "were skipped.  Please correct the analyzer to not produce such terms.  "
 				 "The prefix of the first immense term is: '[%s]...', original message: "
 				 "bytes can be at most %d in length; got %d",
-				 f->path, SE_MAX_TERM_LENGTH, s.data, SE_MAX_TERM_LENGTH, len);
+				 field, SE_MAX_TERM_LENGTH, s.data, SE_MAX_TERM_LENGTH, len);
 	pfree(s.data);
+}
+
+static bool
+check_term_length(DocParse *dp, const SeMappedField *f, const char *term, int len)
+{
+	if (len <= SE_MAX_TERM_LENGTH)
+		return true;
+	se_immense_term_error(dp->err, f->path, term, len);
 	return false;
 }
 

@@ -282,6 +282,13 @@ extern void se_doc_discard(SeParsedDoc *pd);
 extern void se_field_codec_options(const SeMappedField *f, SeIndexOptions *io,
 								   bool *norms, SeDocValuesType *dv);
 
+/*
+ * Lucene's IndexWriter refuses a term longer than this; se_immense_term_error
+ * words the refusal as ES does (400 illegal_argument_exception).
+ */
+#define SE_MAX_TERM_LENGTH	32766
+extern void se_immense_term_error(SeError *err, const char *field, const char *term, int len);
+
 /* ---------------------------------------------------------------------
  * Shared by the files of src/mapping only (not for other modules).
  * ---------------------------------------------------------------------
@@ -289,7 +296,6 @@ extern void se_field_codec_options(const SeMappedField *f, SeIndexOptions *io,
 #define SE_DEFAULT_TOTAL_FIELDS_LIMIT	1000
 #define SE_DEFAULT_DEPTH_LIMIT			20
 #define SE_POSITION_INCREMENT_GAP		100
-#define SE_MAX_TERM_LENGTH				32766	/* Lucene's IndexWriter limit */
 
 /* in mapping.c */
 extern SeMappedField *se_mapping_new_field(const SeMapping *m, const char *path,
