@@ -9,7 +9,8 @@
  * collections or strings charge in proportion to the work.  Recursion is
  * bounded by the AST height checked at compile time.  A run allocates only
  * its locals array up front; evaluation itself allocates only for values
- * it creates (strings, containers, JSON nodes for stored numbers).
+ * it creates (strings, containers, JSON nodes for stored numbers), each
+ * charged to the memory budget before it is made (sc_alloc).
  *
  * Numbers follow Java: binary numeric promotion int < long < float <
  * double, 32- and 64-bit wrap-around, integer division truncating, "/ by
@@ -22,6 +23,7 @@
 
 #include <math.h>
 
+#include "port/pg_bitutils.h"
 #include "script/script_int.h"
 
 typedef enum Flow
@@ -111,6 +113,20 @@ sc_charge(Run *r, int pos, int64 units)
 	return true;
 }
 
+/*
+ * What an allocation of bytes really takes from the process: AllocSet
+ * rounds small requests up to a power of 2 and gives larger ones a block
+ * of their own, each with a header.
+ */
+static int64
+footprint(int64 bytes)
+{
+	if (bytes <= SC_CHUNK_LIMIT)
+		return (int64) pg_nextpower2_64(Max(bytes, 8)) + SC_CHUNK_OVERHEAD;
+	return MAXALIGN(bytes) + SC_CHUNK_OVERHEAD + SC_BLOCK_OVERHEAD;
+}
+
+/* Charge an allocation of bytes to the memory budget, before it is made. */
 bool
 sc_alloc_ok(Run *r, int pos, int64 bytes)
 {
@@ -118,12 +134,32 @@ sc_alloc_ok(Run *r, int pos, int64 bytes)
 	if (bytes >= SC_MAX_ALLOC)
 		return sc_error(r, pos, "circuit_breaking_exception",
 						"script allocation of %lld bytes is too large", (long long) bytes);
-	r->mem -= bytes;
+	r->mem -= footprint(bytes);
 	if (r->mem < 0)
 		return sc_error(r, pos, "circuit_breaking_exception",
-						"script used more than the memory limit of %lld bytes",
+						"script exceeded the memory limit of %lld bytes",
 						(long long) (r->ctx ? r->ctx->max_memory : 0));
 	return true;
+}
+
+/* Zeroed memory for the run, charged first; NULL (err set) over budget. */
+void *
+sc_alloc(Run *r, int pos, int64 bytes)
+{
+	if (!sc_alloc_ok(r, pos, bytes))
+		return NULL;
+	return palloc0(bytes);
+}
+
+/*
+ * Free what sc_alloc gave (bytes as asked for), giving the charge back:
+ * large chunks return to malloc, small ones to free lists the run reuses.
+ */
+void
+sc_free(Run *r, void *p, int64 bytes)
+{
+	pfree(p);
+	r->mem += footprint(bytes);
 }
 
 static bool
@@ -320,11 +356,10 @@ static bool
 concat(Run *r, int pos, const SVal *a, const SVal *b, SVal *out)
 {
 	StringInfoData buf;
+	int64		hint = (a->kind == V_STRING ? a->len : 0) + (b->kind == V_STRING ? b->len : 0);
 
-	initStringInfo(&buf);
-	if (!sc_to_string(r, a, &buf, 0, pos) || !sc_to_string(r, b, &buf, 0, pos))
-		return false;
-	return sc_make_string(r, pos, &buf, out);
+	return sc_buf_init(r, pos, &buf, hint) && sc_to_string(r, a, &buf, 0, pos) &&
+		sc_to_string(r, b, &buf, 0, pos) && sc_make_string(r, pos, &buf, out);
 }
 
 static bool
@@ -1205,12 +1240,9 @@ sc_eval(Run *r, const Node *n, SVal *out)
 					return npe(r, n->pos, "invoke method", n->name);
 				}
 				/* no method takes more than 3 arguments: such a call always fails */
-				if (n->nargs > lengthof(argbuf))
-				{
-					if (!sc_alloc_ok(r, n->pos, sizeof(SVal) * n->nargs))
-						return false;
-					args = (SVal *) palloc(sizeof(SVal) * n->nargs);
-				}
+				if (n->nargs > lengthof(argbuf) &&
+					(args = sc_alloc(r, n->pos, sizeof(SVal) * n->nargs)) == NULL)
+					return false;
 				if (!eval_args(r, n, args))
 					return false;
 				return sc_call_method(r, n, &a, args, out);
@@ -1238,7 +1270,7 @@ sc_eval(Run *r, const Node *n, SVal *out)
 			}
 		case E_LIST:
 			{
-				SeJson	   *arr = sc_new_array(r, n->nargs);
+				SeJson	   *arr = sc_new_array(r, n->pos, n->nargs);
 				int			k;
 
 				if (arr == NULL)
@@ -1259,7 +1291,7 @@ sc_eval(Run *r, const Node *n, SVal *out)
 			}
 		case E_MAPLIT:
 			{
-				SeJson	   *obj = sc_new_object(r, n->nargs / 2);
+				SeJson	   *obj = sc_new_object(r, n->pos, n->nargs / 2);
 				int			k;
 
 				if (obj == NULL)
@@ -1683,7 +1715,9 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 		sc_error(&r, -1, "illegal_argument_exception", "ctx._source must be an object");
 		return SE_SCRIPT_ERROR;
 	}
-	r.locals = (SVal *) palloc(sizeof(SVal) * (s->nlocals > 0 ? s->nlocals : 1));
+	r.locals = (SVal *) sc_alloc(&r, -1, sizeof(SVal) * (s->nlocals > 0 ? s->nlocals : 1));
+	if (r.locals == NULL)
+		return SE_SCRIPT_ERROR;
 	for (k = 0; k < s->nlocals; k++)
 		default_value(s->local_types[k], &r.locals[k]);
 

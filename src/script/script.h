@@ -18,7 +18,8 @@
  * Pure module: palloc only, no ereport.  Hostile scripts are bounded: the
  * source size (65535 bytes, as ES's script.max_size_in_bytes), nesting
  * depth, a statement budget per run (ES's painless.max_loop_counter,
- * 1,000,000 by default), and the memory a run may allocate.  Failures are
+ * 1,000,000 by default), and the memory a run may allocate (charged
+ * before each allocation).  Failures are
  * SeErrors of type "script_exception" (status 400) whose reason names the
  * position:
  *
