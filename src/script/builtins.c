@@ -1906,7 +1906,8 @@ number_format_error(Run *r, int pos, const SVal *s)
 {
 	if (s->kind == V_NULL)
 		return sc_error(r, pos, "number_format_exception", "Cannot parse null string: null");
-	return sc_error(r, pos, "number_format_exception", "For input string: \"%s\"", s->u.s);
+	return sc_error(r, pos, "number_format_exception", "For input string: \"%s\"",
+					s->kind == V_STRING ? sc_abbrev(s->u.s, s->len) : "");
 }
 
 /* Java Long.parseLong syntax: [+-]digits. */
@@ -1921,6 +1922,8 @@ parse_integer(Run *r, int pos, const SVal *s, int64 min, int64 max, int64 *out)
 
 	if (s->kind != V_STRING)
 		return number_format_error(r, pos, s);
+	if (!sc_charge(r, pos, s->len / 64))
+		return false;
 	p = s->u.s;
 	if (s->len > 0 && (p[0] == '-' || p[0] == '+'))
 	{
@@ -1957,6 +1960,8 @@ parse_double(Run *r, int pos, const SVal *s, double *out)
 
 	if (s->kind != V_STRING)
 		return number_format_error(r, pos, s);
+	if (!sc_charge(r, pos, s->len / 64))
+		return false;
 	p = s->u.s;
 	e = s->len;
 	while (b < e && (unsigned char) p[b] <= ' ')

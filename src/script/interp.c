@@ -736,11 +736,11 @@ ctx_set(Run *r, CtxKey key, const char *name, const SVal *v, int pos)
 				}
 				return sc_error(r, pos, "illegal_argument_exception",
 								"Operation type [%s] not allowed, only %s are allowed",
-								v->u.s, allowed);
+								sc_abbrev(v->u.s, v->len), allowed);
 			}
 		case CK_OTHER:
 			return sc_error(r, pos, "illegal_argument_exception",
-							"cannot put key [%s] into ctx", name);
+							"cannot put key [%s] into ctx", sc_abbrev(name, strlen(name)));
 		default:
 			return sc_error(r, pos, "illegal_argument_exception",
 							"cannot modify read-only metadata [%s]", name);
@@ -915,8 +915,6 @@ ref_set(Run *r, const Ref *ref, int pos, SVal *v)
 		case R_MAP:
 			if (ref->ro)
 				return read_only(r, pos);
-			if (!sc_charge(r, pos, ref->c->u.o.count / 32))
-				return false;
 			j = sc_val_to_json(r, v, pos);
 			if (j == NULL)
 				return false;

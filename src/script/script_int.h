@@ -374,6 +374,7 @@ extern bool sc_make_string(Run *r, int pos, StringInfo buf, SVal *out);
 extern int	sc_utf16_length(const char *s, int len);
 extern int	sc_utf16_to_byte(const char *s, int len, int idx);
 extern int	sc_byte_to_utf16(const char *s, int len, int off);
+extern const char *sc_abbrev(const char *s, int len);
 
 /* A snapshot of a collection's elements (list, keySet, entrySet). */
 typedef struct SeqSnap

@@ -410,9 +410,13 @@ sc_map_find(const SeJson *map, const char *key, int keylen)
 bool
 sc_map_put(Run *r, SeJson *map, const char *key, int keylen, SeJson *value, int pos)
 {
-	int			k = sc_map_find(map, key, keylen);
+	int			k;
 	SeJsonMember *m;
 
+	/* the lookup scans the members */
+	if (map->u.o.count > 64 && !sc_charge(r, pos, map->u.o.count / 32))
+		return false;
+	k = sc_map_find(map, key, keylen);
 	if (k >= 0)
 	{
 		map->u.o.members[k].value = value;
@@ -815,6 +819,18 @@ int
 sc_byte_to_utf16(const char *s, int len, int off)
 {
 	return sc_utf16_length(s, Min(off, len));
+}
+
+/*
+ * s (NUL-terminated) for an error message: its first 100 characters and
+ * "..." when longer, since reasons travel in responses and task files.
+ */
+const char *
+sc_abbrev(const char *s, int len)
+{
+	int			shown = len > 100 ? sc_utf16_to_byte(s, len, 100) : len;
+
+	return shown < len ? psprintf("%.*s...", shown, s) : s;
 }
 
 /*

@@ -1121,6 +1121,7 @@ test_budgets(void)
 		"for (int i = 0; i < 300; i++) { l.add(i) } while (true) { l.removeAll(m.entrySet()) }",
 	};
 	Outcome		o;
+	StringInfoData doc;
 	int			k;
 
 	for (k = 0; k < lengthof(loops); k++)
@@ -1142,6 +1143,29 @@ test_budgets(void)
 	}
 	o = run_budget(MB_STRING "ctx._source.n = s.length()", "{}", NULL, 0, SMALL_MEMORY);
 	UT_CHECK(o.source && strcmp(o.source, "{\"n\":1048576}") == 0, "1 MB within 4 MB: %s", show(&o));
+
+	/* linear work is charged wherever it happens (1 MB of digits in the document) */
+	initStringInfo(&doc);
+	appendStringInfoString(&doc, "{\"s\":\"");
+	for (k = 0; k < 1024 * 1024; k++)
+		appendStringInfoChar(&doc, '0');
+	appendStringInfoString(&doc, "\"}");
+	o = run_full("for (int i = 0; i < 100; i++) { Double.parseDouble(ctx._source.s) }", doc.data, NULL, 1000);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "parseDouble is charged: %s", show(&o));
+	o = run_full("for (int i = 0; i < 100; i++) { Integer.parseInt(ctx._source.s) }", doc.data, NULL, 1000);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "parseInt is charged: %s", show(&o));
+	resetStringInfo(&doc);
+	appendStringInfoChar(&doc, '{');
+	for (k = 0; k < 20000; k++)
+		appendStringInfo(&doc, "%s\"key%d\":%d", k ? "," : "", k, k);
+	appendStringInfoChar(&doc, '}');
+	o = run("for (e in ctx._source.entrySet()) { e.setValue(1) }", doc.data, NULL);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "setValue lookups are charged: %s", show(&o));
+
+	/* a long input is quoted in part: reasons travel in responses */
+	o = run("def s = 'x'; while (s.length() < 1000000) { s += s } Integer.parseInt(s)", "{}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "x...\"") && strlen(o.error) < 200, "quoted in part: %.300s",
+			 show(&o));
 }
 
 /* ---------------------------------------------------------------------
