@@ -168,12 +168,8 @@ lambda_bool(Run *r, const Node *lam, SVal *args, int nargs, bool *out)
 SeJson *
 sc_move_node(Run *r, SeJson *item, bool ro, int pos)
 {
-	if (item->type == SE_JSON_ARRAY || item->type == SE_JSON_OBJECT)
-	{
-		r->stored_container = true;
-		if (ro)
-			return sc_json_copy(r, item, 0, pos);
-	}
+	if (ro && (item->type == SE_JSON_ARRAY || item->type == SE_JSON_OBJECT))
+		return sc_json_copy(r, item, 0, pos);
 	return item;
 }
 

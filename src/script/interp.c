@@ -1651,36 +1651,61 @@ se_script_ctx_init(SeScriptCtx *ctx, SeJson *source)
 	ctx->now = -1;
 	ctx->max_statements = SE_SCRIPT_DEFAULT_STATEMENTS;
 	ctx->max_memory = SE_SCRIPT_DEFAULT_MEMORY;
+	ctx->max_source_bytes = SE_SCRIPT_DEFAULT_SOURCE_BYTES;
 	ctx->op = "index";
 	ctx->error_offset = -1;
 }
 
 /*
- * After a run that stored containers into containers the document may
- * share nodes or even contain itself; make sure it can be serialized:
- * bounded depth, bounded size counting shared nodes as many times as they
- * will be written.
+ * The updated document must be writable with bounded work and memory.  A
+ * container stored into itself never ends (bounded depth), and nodes may
+ * be shared -- one 1 MB string added to a list a thousand times is 8 kB
+ * of pointers but 1 GB of JSON -- so count what se_json_write will write,
+ * each shared node as many times as it appears, stopping at the limit.
  */
+typedef struct SourceBudget
+{
+	int64		nodes;
+	int64		bytes;
+} SourceBudget;
+
 static bool
-check_source(Run *r, const SeJson *j, int depth, int64 *budget)
+check_source(const SeJson *j, int depth, SourceBudget *b)
 {
 	int			k;
 
-	if (--(*budget) < 0 || depth > SC_MAX_WALK_DEPTH)
+	if (--b->nodes < 0 || depth > SC_MAX_WALK_DEPTH)
 		return false;
-	if (j->type == SE_JSON_ARRAY)
+	switch (j->type)
 	{
-		for (k = 0; k < j->u.a.count; k++)
-			if (!check_source(r, j->u.a.items[k], depth + 1, budget))
-				return false;
+		case SE_JSON_ARRAY:
+			b->bytes -= 2 + j->u.a.count;	/* brackets, commas */
+			for (k = 0; k < j->u.a.count && b->bytes >= 0; k++)
+				if (!check_source(j->u.a.items[k], depth + 1, b))
+					return false;
+			break;
+		case SE_JSON_OBJECT:
+			b->bytes -= 2 + j->u.o.count;	/* braces, commas */
+			for (k = 0; k < j->u.o.count && b->bytes >= 0; k++)
+			{
+				const SeJsonMember *m = &j->u.o.members[k];
+
+				b->bytes -= se_json_string_size(m->key, m->keylen) + 1;
+				if (!check_source(m->value, depth + 1, b))
+					return false;
+			}
+			break;
+		case SE_JSON_STRING:
+			b->bytes -= se_json_string_size(j->u.s.str, j->u.s.len);
+			break;
+		case SE_JSON_NUMBER:
+			b->bytes -= j->u.n.len > 0 ? j->u.n.len : SC_JAVA_DOUBLE_LEN;
+			break;
+		default:
+			b->bytes -= 5;
+			break;
 	}
-	else if (j->type == SE_JSON_OBJECT)
-	{
-		for (k = 0; k < j->u.o.count; k++)
-			if (!check_source(r, j->u.o.members[k].value, depth + 1, budget))
-				return false;
-	}
-	return true;
+	return b->bytes >= 0;
 }
 
 SeScriptResult
@@ -1702,6 +1727,8 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 		ctx->max_statements = SE_SCRIPT_DEFAULT_STATEMENTS;
 	if (ctx->max_memory <= 0)
 		ctx->max_memory = SE_SCRIPT_DEFAULT_MEMORY;
+	if (ctx->max_source_bytes <= 0)
+		ctx->max_source_bytes = SE_SCRIPT_DEFAULT_SOURCE_BYTES;
 	r.steps = ctx->max_statements;
 	r.mem = ctx->max_memory;
 	ctx->error_cause = NULL;
@@ -1722,14 +1749,19 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 	f = exec(&r, s->root);
 	if (f == F_ERROR || se_error_is_set(err))
 		return SE_SCRIPT_ERROR;
-	if (r.stored_container)
+	if (r.op == SE_SCRIPT_INDEX)
 	{
-		int64		budget = SC_MAX_SOURCE_NODES;
+		SourceBudget b = {SC_MAX_SOURCE_NODES, ctx->max_source_bytes};
 
-		if (!check_source(&r, ctx->source, 0, &budget))
+		if (!check_source(ctx->source, 0, &b))
 		{
-			sc_error(&r, -1, "illegal_argument_exception",
-					 "the updated _source is nested too deeply, too large, or contains itself");
+			if (b.bytes < 0)
+				sc_error(&r, -1, "illegal_argument_exception",
+						 "the updated _source exceeds the limit of %lld bytes",
+						 (long long) ctx->max_source_bytes);
+			else
+				sc_error(&r, -1, "illegal_argument_exception",
+						 "the updated _source is nested too deeply, too large, or contains itself");
 			return SE_SCRIPT_ERROR;
 		}
 	}

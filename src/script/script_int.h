@@ -306,7 +306,6 @@ typedef struct Run
 	uint32		evals;			/* expression nodes evaluated */
 	int64		mem;			/* bytes left */
 	SVal		ret;			/* value of the last return */
-	bool		stored_container;
 	SeScriptResult op;
 	const char *opstr;
 	GrowEnt    *grow;			/* open addressing by node pointer */

@@ -565,7 +565,6 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 			return j;
 		case V_LIST:
 		case V_MAP:
-			r->stored_container = true;
 			if (v->ro)
 				return sc_json_copy(r, v->u.c, 0, pos);
 			return v->u.c;
@@ -606,7 +605,6 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 						return NULL;
 					j->u.a.items[j->u.a.count++] = item;
 				}
-				r->stored_container = true;
 				return j;
 			}
 	}

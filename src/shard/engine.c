@@ -29,6 +29,7 @@
 #include "utils/timestamp.h"
 
 #include "mapping/mapping.h"
+#include "node/node.h"
 #include "script/script.h"
 #include "index/merge_policy.h"
 #include "shard/engine.h"
@@ -895,6 +896,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		return;
 	}
 	se_script_ctx_init(&ctx, doc);
+	ctx.max_source_bytes = (int64) se_max_document_size_kb * 1024;
 	ctx.id = pnstrdup(id, id_len);	/* id points into the packed request */
 	ctx.upsert = (loc.seg == -2);	/* ctx.op starts as "create" */
 	ctx.index = sh->index_name;

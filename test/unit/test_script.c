@@ -1081,8 +1081,9 @@ test_limits(void)
 }
 
 /* ---------------------------------------------------------------------
- * Budgets: a run that would loop forever or allocate without bound fails
- * with an error naming the limit -- before it passes the limit, not after
+ * Budgets: a run that would loop forever, allocate without bound or
+ * write an unbounded document fails with an error naming the limit --
+ * before it passes the limit, not after
  * ---------------------------------------------------------------------
  */
 
@@ -1161,6 +1162,20 @@ test_budgets(void)
 	appendStringInfoChar(&doc, '}');
 	o = run("for (e in ctx._source.entrySet()) { e.setValue(1) }", doc.data, NULL);
 	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "setValue lookups are charged: %s", show(&o));
+
+	/* shared nodes are written out as often as they appear */
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } def l = [s]; "
+			"for (int i = 0; i < 14; i++) { l.addAll(l) } ctx._source.l = l", "{}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "the updated _source exceeds the limit of 104857600 bytes"),
+			 "2 GB of one shared string: %s", show(&o));
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } "
+			"for (int i = 0; i < 1000; i++) { ctx._source.list.add(s) }", "{\"list\":[]}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "the updated _source exceeds the limit of 104857600 bytes"),
+			 "131 MB of one string in the document's own list: %s", show(&o));
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } "
+			"for (int i = 0; i < 100; i++) { ctx._source.list.add(s) }", "{\"list\":[]}", NULL);
+	UT_CHECK(o.source && strlen(o.source) == 9 + 100 * (131072 + 2) + 99 + 2, "13 MB document: %s",
+			 o.error ? o.error : "(ok)");
 
 	/* a long input is quoted in part: reasons travel in responses */
 	o = run("def s = 'x'; while (s.length() < 1000000) { s += s } Integer.parseInt(s)", "{}", NULL);
