@@ -946,6 +946,11 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 	int			nitems = 0;
 	int			i;
 	SeBulkOptions bo;
+	MemoryContext batchcxt = CurrentMemoryContext;
+
+	/* what a script allocates is bounded per document: free it per document */
+	MemoryContext doccxt = AllocSetContextCreate(batchcxt, "search_engine script document",
+												 ALLOCSET_DEFAULT_SIZES);
 
 	run->batch_start = GetCurrentTimestamp();
 	for (i = from; i < to && !run->stop; i++)
@@ -977,12 +982,29 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 		memset(&out, 0, sizeof(out));
 		out.op = SE_SCRIPTOP_INDEX;
 		se_error_init(&serr);
-		if (run->runner && !se_script_runner_run(run->runner, index, &meta, src.data, src.len, &out, &serr))
+		if (run->runner)
 		{
-			/* a script error fails this document only */
-			add_failure(run, index, pnstrdup(meta.id, meta.id_len), serr.status ? serr.status : 400,
-						serr.type ? serr.type : "script_exception", serr.reason ? serr.reason : "script failed");
-			continue;
+			bool		ok;
+
+			MemoryContextSwitchTo(doccxt);
+			ok = se_script_runner_run(run->runner, index, &meta, src.data, src.len, &out, &serr);
+			MemoryContextSwitchTo(batchcxt);
+			if (!ok)
+			{
+				/* a script error fails this document only */
+				add_failure(run, index, pnstrdup(meta.id, meta.id_len), serr.status ? serr.status : 400,
+							serr.type ? serr.type : "script_exception", serr.reason ? serr.reason : "script failed");
+				MemoryContextReset(doccxt);
+				continue;
+			}
+			if (out.source)
+			{
+				char	   *copy = palloc(out.source_len + 1);
+
+				memcpy(copy, out.source, out.source_len + 1);
+				out.source = copy;
+			}
+			MemoryContextReset(doccxt);
 		}
 		if (run->rq.kind == KIND_DELETE)
 			out.op = SE_SCRIPTOP_DELETE;
@@ -1066,6 +1088,7 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 			}
 		}
 	}
+	MemoryContextDelete(doccxt);
 	run->slice->c.batches++;
 	throttle(run, to - from);
 	if (task_cancelled(run->task) || se_bgw_got_sigterm)
