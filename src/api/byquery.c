@@ -93,7 +93,7 @@ parse_script(const SeJson *script, ScriptSpec *spec, SeError *err)
 	if (script->type == SE_JSON_STRING)
 	{
 		spec->source = pstrdup(script->u.s.str);
-		return se_script_check(spec, err);
+		return se_script_lang_allowed(NULL, err) && se_script_check(spec, err);
 	}
 	if (script->type != SE_JSON_OBJECT)
 	{
@@ -113,17 +113,11 @@ parse_script(const SeJson *script, ScriptSpec *spec, SeError *err)
 		}
 		spec->source = pstrdup(src->u.s.str);
 		spec->params = se_json_get(script, "params");
-		if (lang && lang->type == SE_JSON_STRING)
-		{
-			if (strcmp(lang->u.s.str, "sql") == 0)
-				spec->is_sql = true;
-			else if (strcmp(lang->u.s.str, "painless") != 0)
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "script_lang not supported [%s]; supported: painless, sql", lang->u.s.str);
-				return false;
-			}
-		}
+		if (lang && lang->type != SE_JSON_STRING)
+			lang = NULL;
+		if (!se_script_lang_allowed(lang ? lang->u.s.str : NULL, err))
+			return false;
+		spec->is_sql = lang && strcmp(lang->u.s.str, "sql") == 0;
 	}
 	return se_script_check(spec, err);
 }
@@ -1487,7 +1481,10 @@ se_task_worker_main(Datum arg)
 				req = request_json ? se_json_parse(request_json, strlen(request_json), &opts, &err) : NULL;
 				if (req == NULL || !read_request_json(req, &run.rq, &err))
 				{
-					add_failure(&run, "", "", 500, "exception", "could not read the task request");
+					/* e.g. its script language was disabled since it was queued */
+					add_failure(&run, "", "", err.status ? err.status : 500,
+								err.type ? err.type : "exception",
+								err.reason ? err.reason : "could not read the task request");
 					abort_task(&run);
 				}
 				else if (!task_cancelled(t))

@@ -824,6 +824,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	SeJson	   *scripted = se_json_get(body, "scripted_upsert");
 	SeJson	   *source = script;
 	SeJson	   *params = NULL;
+	const char *lang = NULL;
 	SeScript   *compiled;
 	DocLoc		loc;
 	SeJson	   *doc;
@@ -835,18 +836,25 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 
 	if (script->type == SE_JSON_OBJECT)
 	{
-		SeJson	   *lang = se_json_get(script, "lang");
+		SeJson	   *l = se_json_get(script, "lang");
 
 		source = se_json_get(script, "source");
 		params = se_json_get(script, "params");
-		if (lang && lang->type == SE_JSON_STRING && strcmp(lang->u.s.str, "painless") != 0)
-		{
-			se_error_set(&out->err, 400, "illegal_argument_exception",
-						 "script_lang not supported [%s] in _update (lang sql runs in update_by_query)",
-						 lang->u.s.str);
-			out->status = 400;
-			return;
-		}
+		if (l && l->type == SE_JSON_STRING)
+			lang = l->u.s.str;
+	}
+	if (!se_script_lang_allowed(lang, &out->err))
+	{
+		out->status = 400;
+		return;
+	}
+	if (lang && strcmp(lang, "painless") != 0)
+	{
+		se_error_set(&out->err, 400, "illegal_argument_exception",
+					 "script_lang not supported [%s] in _update (lang sql runs in update_by_query)",
+					 lang);
+		out->status = 400;
+		return;
 	}
 	if (source == NULL || source->type != SE_JSON_STRING)
 	{
