@@ -95,7 +95,7 @@ parse_script(const SeJson *script, ScriptSpec *spec, SeError *err)
 	if (script->type == SE_JSON_STRING)
 	{
 		spec->source = pstrdup(script->u.s.str);
-		return se_script_check(spec, err);
+		return se_script_lang_allowed(NULL, err) && se_script_check(spec, err);
 	}
 	if (script->type != SE_JSON_OBJECT)
 	{
@@ -115,17 +115,11 @@ parse_script(const SeJson *script, ScriptSpec *spec, SeError *err)
 		}
 		spec->source = pstrdup(src->u.s.str);
 		spec->params = se_json_get(script, "params");
-		if (lang && lang->type == SE_JSON_STRING)
-		{
-			if (strcmp(lang->u.s.str, "sql") == 0)
-				spec->is_sql = true;
-			else if (strcmp(lang->u.s.str, "painless") != 0)
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "script_lang not supported [%s]; supported: painless, sql", lang->u.s.str);
-				return false;
-			}
-		}
+		if (lang && lang->type != SE_JSON_STRING)
+			lang = NULL;
+		if (!se_script_lang_allowed(lang ? lang->u.s.str : NULL, err))
+			return false;
+		spec->is_sql = lang && strcmp(lang->u.s.str, "sql") == 0;
 	}
 	return se_script_check(spec, err);
 }
@@ -1053,6 +1047,11 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 	int			nitems = 0;
 	int			i;
 	SeBulkOptions bo;
+	MemoryContext batchcxt = CurrentMemoryContext;
+
+	/* what a script allocates is bounded per document: free it per document */
+	MemoryContext doccxt = AllocSetContextCreate(batchcxt, "search_engine script document",
+												 ALLOCSET_DEFAULT_SIZES);
 
 	run->batch_start = GetCurrentTimestamp();
 	for (i = from; i < to && !run->stop; i++)
@@ -1084,12 +1083,29 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 		memset(&out, 0, sizeof(out));
 		out.op = SE_SCRIPTOP_INDEX;
 		se_error_init(&serr);
-		if (run->runner && !se_script_runner_run(run->runner, index, &meta, src.data, src.len, &out, &serr))
+		if (run->runner)
 		{
-			/* a script error fails this document only */
-			add_failure(run, index, pnstrdup(meta.id, meta.id_len), serr.status ? serr.status : 400,
-						serr.type ? serr.type : "script_exception", serr.reason ? serr.reason : "script failed");
-			continue;
+			bool		ok;
+
+			MemoryContextSwitchTo(doccxt);
+			ok = se_script_runner_run(run->runner, index, &meta, src.data, src.len, &out, &serr);
+			MemoryContextSwitchTo(batchcxt);
+			if (!ok)
+			{
+				/* a script error fails this document only */
+				add_failure(run, index, pnstrdup(meta.id, meta.id_len), serr.status ? serr.status : 400,
+							serr.type ? serr.type : "script_exception", serr.reason ? serr.reason : "script failed");
+				MemoryContextReset(doccxt);
+				continue;
+			}
+			if (out.source)
+			{
+				char	   *copy = palloc(out.source_len + 1);
+
+				memcpy(copy, out.source, out.source_len + 1);
+				out.source = copy;
+			}
+			MemoryContextReset(doccxt);
 		}
 		if (run->rq.kind == KIND_DELETE)
 			out.op = SE_SCRIPTOP_DELETE;
@@ -1175,6 +1191,7 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 			}
 		}
 	}
+	MemoryContextDelete(doccxt);
 	run->slice->c.batches++;
 	run->throttle_docs = to - from;
 	run->batch_end = GetCurrentTimestamp();
@@ -1656,7 +1673,10 @@ run_begin(int i, MemoryContext parent)
 		se_json_parse(run->request_json, strlen(run->request_json), &opts, &err) : NULL;
 	if (req == NULL || !read_request_json(req, &run->rq, &err))
 	{
-		add_failure(run, "", "", 500, "exception", "could not read the task request");
+		/* e.g. its script language was disabled since it was queued */
+		add_failure(run, "", "", err.status ? err.status : 500,
+					err.type ? err.type : "exception",
+					err.reason ? err.reason : "could not read the task request");
 		abort_task(run);
 		run->step = RUN_DONE;
 	}

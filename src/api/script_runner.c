@@ -23,6 +23,7 @@
 #include "utils/resowner.h"
 
 #include "api/byquery.h"
+#include "node/node.h"
 #include "script/script.h"
 
 struct SeScriptRunner
@@ -160,6 +161,7 @@ run_painless(SeScriptRunner *r, const char *index, const SeDocMeta *meta,
 	if (doc == NULL)
 		return false;
 	se_script_ctx_init(&ctx, doc);
+	ctx.max_source_bytes = (int64) se_max_document_size_kb * 1024;
 	ctx.id = pnstrdup(meta->id, meta->id_len);
 	ctx.index = index;
 	ctx.routing = meta->routing ? pnstrdup(meta->routing, meta->routing_len) : NULL;

@@ -5,16 +5,18 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "postgres.h"
+#include "util/se_common.h"
 
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 #include "node/node.h"
 #include "node/tasks.h"
 #include "search/search.h"
 
+char	   *se_allowed_script_languages = NULL;
 char	   *se_database = NULL;
 char	   *se_data_directory_setting = NULL;
 int			se_index_buffer_size_kb = 256 * 1024;
@@ -31,6 +33,104 @@ int			se_search_threads = -1;
 int			se_write_queue_size = 10000;
 int			se_write_threads = 0;
 
+/* Script languages, as bits of the parsed search_engine.allowed_script_languages */
+static const struct
+{
+	const char *name;
+	int			bit;
+}			script_langs[] = {
+	{"painless", 0x1}, {"sql", 0x2},
+};
+
+static int	allowed_script_langs = 0x3;
+
+static int
+script_lang_bit(const char *name)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(script_langs); i++)
+		if (strcmp(script_langs[i].name, name) == 0)
+			return script_langs[i].bit;
+	return 0;
+}
+
+/* Parse the list ("none" or empty: no language) into the bits for the assign hook. */
+static bool
+check_allowed_script_languages(char **newval, void **extra, GucSource source)
+{
+	char	   *raw = pstrdup(*newval);
+	List	   *names;
+	ListCell   *lc;
+	int			bits = 0;
+
+	if (!SplitIdentifierString(raw, ',', &names))
+	{
+		GUC_check_errdetail("List syntax is invalid.");
+		return false;
+	}
+	foreach(lc, names)
+	{
+		const char *name = (const char *) lfirst(lc);
+		int			bit = script_lang_bit(name);
+
+		if (strcmp(name, "none") == 0)
+		{
+			if (list_length(names) == 1)
+				continue;
+			GUC_check_errdetail("\"none\" cannot be combined with languages.");
+			return false;
+		}
+		if (bit == 0)
+		{
+			GUC_check_errdetail("Unknown script language \"%s\"; the languages are painless and sql, or none.",
+								name);
+			return false;
+		}
+		bits |= bit;
+	}
+	/* extra is free()d by the GUC machinery */
+	*extra = malloc(sizeof(int));
+	if (*extra == NULL)
+		return false;
+	*((int *) *extra) = bits;
+	return true;
+}
+
+static void
+assign_allowed_script_languages(const char *newval, void *extra)
+{
+	allowed_script_langs = *((int *) extra);
+}
+
+/*
+ * May a script in lang (NULL: painless, the default) run?  Every place a
+ * script enters asks here; a refusal is ES's illegal_argument_exception.
+ */
+bool
+se_script_lang_allowed(const char *lang, SeError *err)
+{
+	int			bit;
+
+	if (lang == NULL)
+		lang = "painless";
+	bit = script_lang_bit(lang);
+	if (bit == 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "script_lang not supported [%s]; supported: painless, sql", lang);
+		return false;
+	}
+	if ((allowed_script_langs & bit) == 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "cannot execute [%s] scripts: search_engine.allowed_script_languages is [%s]",
+					 lang, se_allowed_script_languages);
+		return false;
+	}
+	return true;
+}
+
 /* Number of online CPUs: ES's default write pool size. */
 static int
 cpu_count(void)
@@ -44,6 +144,13 @@ cpu_count(void)
 void
 se_guc_define(void)
 {
+	DefineCustomStringVariable("search_engine.allowed_script_languages",
+							   "Script languages update scripts may use: painless, sql, or none.",
+							   "A comma-separated list, as Elasticsearch's script.allowed_types; a script in another language fails with illegal_argument_exception.",
+							   &se_allowed_script_languages, "painless,sql",
+							   PGC_SIGHUP, GUC_LIST_INPUT,
+							   check_allowed_script_languages, assign_allowed_script_languages, NULL);
+
 	DefineCustomStringVariable("search_engine.data_directory",
 							   "Directory holding indices, translogs and the cluster state.",
 							   "Empty means $PGDATA/search_engine.",

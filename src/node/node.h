@@ -26,6 +26,8 @@
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
+#include "util/se_common.h"
+
 #include <signal.h>
 
 #define SE_MAX_WRITE_THREADS	64
@@ -34,6 +36,7 @@
 #define SE_CONTROL_SLOTS		256		/* queue entries beyond the bound, for control requests */
 
 /* ---------- GUCs (in guc.c) ---------- */
+extern char *se_allowed_script_languages;
 extern char *se_database;
 extern char *se_data_directory_setting;
 extern int	se_write_threads;
@@ -52,6 +55,7 @@ extern int	se_search_debug_delay_ms;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
+extern bool se_script_lang_allowed(const char *lang, SeError *err);
 
 /* ---------- shard slots ---------- */
 typedef enum SeSlotState

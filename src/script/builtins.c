@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "mb/pg_wchar.h"
 #include "script/script_int.h"
 
 static const struct
@@ -167,12 +168,8 @@ lambda_bool(Run *r, const Node *lam, SVal *args, int nargs, bool *out)
 SeJson *
 sc_move_node(Run *r, SeJson *item, bool ro, int pos)
 {
-	if (item->type == SE_JSON_ARRAY || item->type == SE_JSON_OBJECT)
-	{
-		r->stored_container = true;
-		if (ro)
-			return sc_json_copy(r, item, 0, pos);
-	}
+	if (ro && (item->type == SE_JSON_ARRAY || item->type == SE_JSON_OBJECT))
+		return sc_json_copy(r, item, 0, pos);
 	return item;
 }
 
@@ -192,9 +189,8 @@ sc_seq_open(Run *r, int pos, const SVal *coll, SeqSnap *s)
 		case V_LIST:
 			s->count = coll->u.c->u.a.count;
 			if (!charge_n(r, pos, s->count) ||
-				!sc_alloc_ok(r, pos, (int64) s->count * sizeof(SeJson *)))
+				(s->items = sc_alloc(r, pos, sizeof(SeJson *) * ((int64) s->count + 1))) == NULL)
 				return false;
-			s->items = (SeJson **) palloc(sizeof(SeJson *) * (s->count + 1));
 			if (s->count > 0)
 				memcpy(s->items, coll->u.c->u.a.items, sizeof(SeJson *) * s->count);
 			return true;
@@ -203,9 +199,10 @@ sc_seq_open(Run *r, int pos, const SVal *coll, SeqSnap *s)
 			s->map = coll->u.c;
 			s->count = coll->u.c->u.o.count;
 			if (!charge_n(r, pos, s->count) ||
-				!sc_alloc_ok(r, pos, (int64) s->count * (sizeof(SeJsonMember) + sizeof(SEntry))))
+				(s->members = sc_alloc(r, pos, sizeof(SeJsonMember) * ((int64) s->count + 1))) == NULL ||
+				(coll->kind == V_ENTRYSET &&
+				 (s->entries = sc_alloc(r, pos, sizeof(SEntry) * ((int64) s->count + 1))) == NULL))
 				return false;
-			s->members = (SeJsonMember *) palloc(sizeof(SeJsonMember) * (s->count + 1));
 			if (s->count > 0)
 				memcpy(s->members, coll->u.c->u.o.members, sizeof(SeJsonMember) * s->count);
 			return true;
@@ -230,13 +227,17 @@ sc_seq_get(const SeqSnap *s, int i, SVal *out)
 			break;
 		default:
 			{
-				SEntry	   *e = (SEntry *) palloc(sizeof(SEntry));
+				/* the same entry every time, as Java's map entries */
+				SEntry	   *e = &s->entries[i];
 
-				e->map = s->map;
-				e->ro = s->ro;
-				e->key = s->members[i].key;
-				e->keylen = s->members[i].keylen;
-				sc_val_from_json(&e->value, s->members[i].value, s->ro);
+				if (e->map == NULL)
+				{
+					e->map = s->map;
+					e->ro = s->ro;
+					e->key = s->members[i].key;
+					e->keylen = s->members[i].keylen;
+					sc_val_from_json(&e->value, s->members[i].value, s->ro);
+				}
 				memset(out, 0, sizeof(SVal));
 				out->kind = V_ENTRY;
 				out->ro = s->ro;
@@ -398,9 +399,8 @@ sort_items(Run *r, int pos, SeJson **items, int n, const Node *lam, bool ro)
 	sc.ro = ro;
 	sc.failed = false;
 	if (!sc_charge(r, pos, (int64) n * 8 / 16) ||
-		!sc_alloc_ok(r, pos, (int64) n * sizeof(SeJson *)))
+		(tmp = sc_alloc(r, pos, sizeof(SeJson *) * (int64) n)) == NULL)
 		return false;
-	tmp = (SeJson **) palloc(sizeof(SeJson *) * n);
 	for (width = 1; width < n && !sc.failed; width *= 2)
 	{
 		int			lo;
@@ -431,7 +431,7 @@ sort_items(Run *r, int pos, SeJson **items, int n, const Node *lam, bool ro)
 			memcpy(items + lo, tmp + lo, sizeof(SeJson *) * (hi - lo));
 		}
 	}
-	pfree(tmp);
+	sc_free(r, tmp, sizeof(SeJson *) * (int64) n);
 	return !sc.failed;
 }
 
@@ -562,10 +562,9 @@ list_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				bool		any = false;
 
 				if (lam == NULL || !writable(r, pos, recv) ||
-					!sc_alloc_ok(r, pos, (int64) count * (sizeof(SeJson *) + 1)))
+					(snap = sc_alloc(r, pos, sizeof(SeJson *) * ((int64) count + 1))) == NULL ||
+					(drop = sc_alloc(r, pos, sizeof(bool) * ((int64) count + 1))) == NULL)
 					return false;
-				snap = (SeJson **) palloc(sizeof(SeJson *) * (count + 1));
-				drop = (bool *) palloc(sizeof(bool) * (count + 1));
 				if (count > 0)
 					memcpy(snap, c->u.a.items, sizeof(SeJson *) * count);
 				for (k = 0; k < count; k++)
@@ -709,9 +708,8 @@ list_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				{
 					SeJson	  **items;
 
-					if (!sc_alloc_ok(r, pos, (int64) count * sizeof(SeJson *)))
+					if ((items = sc_alloc(r, pos, sizeof(SeJson *) * ((int64) count + 1))) == NULL)
 						return false;
-					items = (SeJson **) palloc(sizeof(SeJson *) * (count + 1));
 					if (count > 0)
 						memcpy(items, c->u.a.items, sizeof(SeJson *) * count);
 					if (!sort_items(r, pos, items, count, lam, false))
@@ -751,15 +749,15 @@ list_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 			{
 				StringInfoData b;
 
-				if (!arg_string(r, pos, &args[0]) || !charge_n(r, pos, count))
+				if (!arg_string(r, pos, &args[0]) || !charge_n(r, pos, count) ||
+					!sc_buf_init(r, pos, &b, 0))
 					return false;
-				initStringInfo(&b);
 				for (k = 0; k < count; k++)
 				{
 					SVal		e;
 
-					if (k > 0)
-						appendBinaryStringInfo(&b, args[0].u.s, args[0].len);
+					if (k > 0 && !sc_buf_append(r, pos, &b, args[0].u.s, args[0].len))
+						return false;
 					sc_val_from_json(&e, c->u.a.items[k], false);
 					if (!sc_to_string(r, &e, &b, 0, pos))
 						return false;
@@ -779,7 +777,7 @@ list_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				if (from < 0 || to > count || from > to)
 					return sc_error(r, pos, "index_out_of_bounds_exception",
 									"fromIndex: %d, toIndex: %d, size: %d", from, to, count);
-				if (!charge_n(r, pos, to - from) || (nl = sc_new_array(r, to - from)) == NULL)
+				if (!charge_n(r, pos, to - from) || (nl = sc_new_array(r, pos, to - from)) == NULL)
 					return false;
 				for (k = from; k < to; k++)
 				{
@@ -889,9 +887,8 @@ map_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				src = args[0].u.c;
 				cnt = src->u.o.count;
 				if (!charge_n(r, pos, (int64) cnt * (1 + c->u.o.count / 32)) ||
-					!sc_alloc_ok(r, pos, (int64) cnt * sizeof(SeJsonMember)))
+					(snap = sc_alloc(r, pos, sizeof(SeJsonMember) * ((int64) cnt + 1))) == NULL)
 					return false;
-				snap = (SeJsonMember *) palloc(sizeof(SeJsonMember) * (cnt + 1));
 				if (cnt > 0)
 					memcpy(snap, src->u.o.members, sizeof(SeJsonMember) * cnt);
 				for (k = 0; k < cnt; k++)
@@ -958,7 +955,7 @@ map_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				SeJson	   *nl;
 
 				if (!charge_n(r, pos, c->u.o.count) ||
-					(nl = sc_new_array(r, c->u.o.count)) == NULL)
+					(nl = sc_new_array(r, pos, c->u.o.count)) == NULL)
 					return false;
 				for (k = 0; k < c->u.o.count; k++)
 				{
@@ -1166,14 +1163,17 @@ entry_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
  * ---------------------------------------------------------------------
  */
 
+#define SEARCH_FAILED (-2)		/* str_search's table was over the memory budget */
+
 /*
  * Byte offset of the first (or, with last, the last) occurrence of needle
- * in hay at or after byte from, or -1.  Short needles use memchr plus
- * memcmp; long ones Knuth-Morris-Pratt, so a hostile pair of strings
- * cannot make a search quadratic.
+ * in hay at or after byte from, -1 if none, or SEARCH_FAILED.  Short
+ * needles use memchr plus memcmp; long ones Knuth-Morris-Pratt, so a
+ * hostile pair of strings cannot make a search quadratic.
  */
 static int
-str_search(const char *hay, int haylen, const char *needle, int nlen, int from, bool last)
+str_search(Run *r, int pos, const char *hay, int haylen, const char *needle, int nlen,
+		   int from, bool last)
 {
 	int			found = -1;
 	int		   *fail;
@@ -1204,8 +1204,8 @@ str_search(const char *hay, int haylen, const char *needle, int nlen, int from, 
 		}
 		return found;
 	}
-	fail = (int *) palloc(sizeof(int) * nlen);
-	fail[0] = 0;
+	if ((fail = sc_alloc(r, pos, sizeof(int) * (int64) nlen)) == NULL)
+		return SEARCH_FAILED;
 	for (i = 1, k = 0; i < nlen; i++)
 	{
 		while (k > 0 && needle[i] != needle[k])
@@ -1228,20 +1228,14 @@ str_search(const char *hay, int haylen, const char *needle, int nlen, int from, 
 			k = fail[k - 1];
 		}
 	}
-	pfree(fail);
+	sc_free(r, fail, sizeof(int) * (int64) nlen);
 	return found;
 }
 
 static inline int
-str_find(const char *hay, int haylen, const char *needle, int nlen, int from)
+str_find(Run *r, int pos, const char *hay, int haylen, const char *needle, int nlen, int from)
 {
-	return str_search(hay, haylen, needle, nlen, from, false);
-}
-
-static inline int
-str_rfind(const char *hay, int haylen, const char *needle, int nlen)
-{
-	return str_search(hay, haylen, needle, nlen, 0, true);
+	return str_search(r, pos, hay, haylen, needle, nlen, from, false);
 }
 
 /* Decode one UTF-8 character at s[i] (input is valid UTF-8). */
@@ -1273,31 +1267,6 @@ utf8_decode(const char *s, int len, int i, int *size)
 	*size = 4;
 	return ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) |
 		((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
-}
-
-static void
-utf8_append(StringInfo b, uint32 cp)
-{
-	if (cp < 0x80)
-		appendStringInfoChar(b, (char) cp);
-	else if (cp < 0x800)
-	{
-		appendStringInfoChar(b, (char) (0xC0 | (cp >> 6)));
-		appendStringInfoChar(b, (char) (0x80 | (cp & 0x3F)));
-	}
-	else if (cp < 0x10000)
-	{
-		appendStringInfoChar(b, (char) (0xE0 | (cp >> 12)));
-		appendStringInfoChar(b, (char) (0x80 | ((cp >> 6) & 0x3F)));
-		appendStringInfoChar(b, (char) (0x80 | (cp & 0x3F)));
-	}
-	else
-	{
-		appendStringInfoChar(b, (char) (0xF0 | (cp >> 18)));
-		appendStringInfoChar(b, (char) (0x80 | ((cp >> 12) & 0x3F)));
-		appendStringInfoChar(b, (char) (0x80 | ((cp >> 6) & 0x3F)));
-		appendStringInfoChar(b, (char) (0x80 | (cp & 0x3F)));
-	}
 }
 
 /*
@@ -1360,18 +1329,25 @@ string_case(Run *r, int pos, const SVal *s, bool upper, SVal *out)
 	StringInfoData b;
 	int			i = 0;
 
-	if (!sc_charge(r, pos, s->len / 64))
+	if (!sc_charge(r, pos, s->len / 64) || !sc_buf_init(r, pos, &b, s->len))
 		return false;
-	initStringInfo(&b);
 	while (i < s->len)
 	{
 		int			size;
 		uint32		cp = utf8_decode(s->u.s, s->len, i, &size);
+		unsigned char enc[4];
 
 		if (size == 1 && cp >= 0x80)
-			appendStringInfoChar(&b, s->u.s[i]);
+		{
+			if (!sc_buf_append(r, pos, &b, s->u.s + i, 1))
+				return false;
+		}
 		else
-			utf8_append(&b, case_map(cp, upper));
+		{
+			unicode_to_utf8(case_map(cp, upper), enc);
+			if (!sc_buf_append(r, pos, &b, (char *) enc, pg_utf_mblen(enc)))
+				return false;
+		}
 		i += size;
 	}
 	return sc_make_string(r, pos, &b, out);
@@ -1412,9 +1388,8 @@ new_string(Run *r, int pos, const char *s, int len, SVal *out)
 {
 	StringInfoData b;
 
-	initStringInfo(&b);
-	appendBinaryStringInfo(&b, s, len);
-	return sc_make_string(r, pos, &b, out);
+	return sc_buf_init(r, pos, &b, len) && sc_buf_append(r, pos, &b, s, len) &&
+		sc_make_string(r, pos, &b, out);
 }
 
 /*
@@ -1431,10 +1406,14 @@ split_string(Run *r, int pos, const SVal *s, const char *tok, int toklen, int li
 	SVal		piece;
 	SeJson	   *j;
 	int			i = 0;
+	int			at = -1;
 
-	if (!sc_charge(r, pos, s->len / 16) || (list = sc_new_array(r, 4)) == NULL)
+	if (!sc_charge(r, pos, s->len / 16) || (list = sc_new_array(r, pos, 4)) == NULL)
 		return false;
-	if (toklen == 0 || s->len == 0 || str_find(s->u.s, s->len, tok, toklen, 0) < 0)
+	if (toklen > 0 && s->len > 0 &&
+		(at = str_find(r, pos, s->u.s, s->len, tok, toklen, 0)) == SEARCH_FAILED)
+		return false;
+	if (at < 0)
 	{
 		if ((j = sc_val_to_json(r, s, pos)) == NULL ||
 			!sc_array_insert(r, list, 0, j, pos))
@@ -1444,10 +1423,13 @@ split_string(Run *r, int pos, const SVal *s, const char *tok, int toklen, int li
 	}
 	for (;;)
 	{
-		int			at = (limit > 0 && list->u.a.count == limit - 1) ? -1 :
-			str_find(s->u.s, s->len, tok, toklen, i);
-		int			end = at < 0 ? s->len : at;
+		int			end;
 
+		at = (limit > 0 && list->u.a.count == limit - 1) ? -1 :
+			str_find(r, pos, s->u.s, s->len, tok, toklen, i);
+		if (at == SEARCH_FAILED)
+			return false;
+		end = at < 0 ? s->len : at;
 		if (!new_string(r, pos, s->u.s + i, end - i, &piece) ||
 			(j = sc_val_to_json(r, &piece, pos)) == NULL ||
 			!sc_array_insert(r, list, list->u.a.count, j, pos))
@@ -1499,9 +1481,12 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 		case M_CONTAINS:
 			if (na == 1)
 			{
-				if (!arg_string(r, pos, &args[0]) || !sc_charge(r, pos, len / 64))
+				int			at;
+
+				if (!arg_string(r, pos, &args[0]) || !sc_charge(r, pos, len / 64) ||
+					(at = str_find(r, pos, s, len, args[0].u.s, args[0].len, 0)) == SEARCH_FAILED)
 					return false;
-				sc_val_bool(out, str_find(s, len, args[0].u.s, args[0].len, 0) >= 0);
+				sc_val_bool(out, at >= 0);
 				return true;
 			}
 			break;
@@ -1607,10 +1592,10 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 						return true;
 					}
 				}
-				if (n->op == M_INDEXOF)
-					at = str_find(s, len, args[0].u.s, args[0].len, from);
-				else
-					at = str_rfind(s, len, args[0].u.s, args[0].len);
+				at = str_search(r, pos, s, len, args[0].u.s, args[0].len, from,
+								n->op == M_LASTINDEXOF);
+				if (at == SEARCH_FAILED)
+					return false;
 				sc_val_int(out, at < 0 ? -1 : sc_byte_to_utf16(s, len, at));
 				return true;
 			}
@@ -1624,40 +1609,40 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				int			i = 0;
 
 				if (!arg_string(r, pos, from) || !arg_string(r, pos, to) ||
-					!sc_charge(r, pos, len / 64))
+					!sc_charge(r, pos, len / 64) || !sc_buf_init(r, pos, &b, len))
 					return false;
-				initStringInfo(&b);
 				if (from->len == 0)
 				{
 					/* Java inserts the replacement around every character */
-					appendBinaryStringInfo(&b, to->u.s, to->len);
+					if (!sc_buf_append(r, pos, &b, to->u.s, to->len))
+						return false;
 					while (i < len)
 					{
 						int			size;
 
 						(void) utf8_decode(s, len, i, &size);
-						appendBinaryStringInfo(&b, s + i, size);
-						appendBinaryStringInfo(&b, to->u.s, to->len);
+						if (!sc_buf_append(r, pos, &b, s + i, size) ||
+							!sc_buf_append(r, pos, &b, to->u.s, to->len))
+							return false;
 						i += size;
-						if (b.len > SC_MAX_STRING)
-							break;
 					}
 					return sc_make_string(r, pos, &b, out);
 				}
 				for (;;)
 				{
-					int			at = str_find(s, len, from->u.s, from->len, i);
+					int			at = str_find(r, pos, s, len, from->u.s, from->len, i);
 
+					if (at == SEARCH_FAILED)
+						return false;
 					if (at < 0)
 						break;
-					appendBinaryStringInfo(&b, s + i, at - i);
-					appendBinaryStringInfo(&b, to->u.s, to->len);
+					if (!sc_buf_append(r, pos, &b, s + i, at - i) ||
+						!sc_buf_append(r, pos, &b, to->u.s, to->len))
+						return false;
 					i = at + from->len;
-					if (b.len > SC_MAX_STRING)
-						break;
 				}
-				appendBinaryStringInfo(&b, s + i, len - i);
-				return sc_make_string(r, pos, &b, out);
+				return sc_buf_append(r, pos, &b, s + i, len - i) &&
+					sc_make_string(r, pos, &b, out);
 			}
 			break;
 		case M_EQUALSIGNORECASE:
@@ -1747,12 +1732,11 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 			{
 				StringInfoData b;
 
-				if (!arg_string(r, pos, &args[0]))
-					return false;
-				initStringInfo(&b);
-				appendBinaryStringInfo(&b, s, len);
-				appendBinaryStringInfo(&b, args[0].u.s, args[0].len);
-				return sc_make_string(r, pos, &b, out);
+				return arg_string(r, pos, &args[0]) &&
+					sc_buf_init(r, pos, &b, (int64) len + args[0].len) &&
+					sc_buf_append(r, pos, &b, s, len) &&
+					sc_buf_append(r, pos, &b, args[0].u.s, args[0].len) &&
+					sc_make_string(r, pos, &b, out);
 			}
 			break;
 		case M_HASHCODE:
@@ -1847,10 +1831,8 @@ sc_call_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 			*out = *recv;
 			return true;
 		}
-		initStringInfo(&b);
-		if (!sc_to_string(r, recv, &b, 0, n->pos))
-			return false;
-		return sc_make_string(r, n->pos, &b, out);
+		return sc_buf_init(r, n->pos, &b, 0) && sc_to_string(r, recv, &b, 0, n->pos) &&
+			sc_make_string(r, n->pos, &b, out);
 	}
 	if (n->op == M_EQUALS && n->nargs == 1)
 	{
@@ -1920,7 +1902,8 @@ number_format_error(Run *r, int pos, const SVal *s)
 {
 	if (s->kind == V_NULL)
 		return sc_error(r, pos, "number_format_exception", "Cannot parse null string: null");
-	return sc_error(r, pos, "number_format_exception", "For input string: \"%s\"", s->u.s);
+	return sc_error(r, pos, "number_format_exception", "For input string: \"%s\"",
+					s->kind == V_STRING ? sc_abbrev(s->u.s, s->len) : "");
 }
 
 /* Java Long.parseLong syntax: [+-]digits. */
@@ -1935,6 +1918,8 @@ parse_integer(Run *r, int pos, const SVal *s, int64 min, int64 max, int64 *out)
 
 	if (s->kind != V_STRING)
 		return number_format_error(r, pos, s);
+	if (!sc_charge(r, pos, s->len / 64))
+		return false;
 	p = s->u.s;
 	if (s->len > 0 && (p[0] == '-' || p[0] == '+'))
 	{
@@ -1971,6 +1956,8 @@ parse_double(Run *r, int pos, const SVal *s, double *out)
 
 	if (s->kind != V_STRING)
 		return number_format_error(r, pos, s);
+	if (!sc_charge(r, pos, s->len / 64))
+		return false;
 	p = s->u.s;
 	e = s->len;
 	while (b < e && (unsigned char) p[b] <= ' ')
@@ -2013,9 +2000,11 @@ parse_double(Run *r, int pos, const SVal *s, double *out)
 	}
 	if (i != e)
 		return number_format_error(r, pos, s);
-	copy = pnstrdup(p + b, e - b);
+	if ((copy = sc_alloc(r, pos, e - b + 1)) == NULL)
+		return false;
+	memcpy(copy, p + b, e - b);
 	*out = strtod(copy, NULL);
-	pfree(copy);
+	sc_free(r, copy, e - b + 1);
 	return true;
 }
 
@@ -2250,10 +2239,8 @@ sc_call_static(Run *r, const Node *n, SVal *args, SVal *out)
 					*out = *a;
 					return true;
 				}
-				initStringInfo(&b);
-				if (!sc_to_string(r, a, &b, 0, pos))
-					return false;
-				return sc_make_string(r, pos, &b, out);
+				return sc_buf_init(r, pos, &b, 0) && sc_to_string(r, a, &b, 0, pos) &&
+					sc_make_string(r, pos, &b, out);
 			}
 		case ST_STRING_JOIN:
 			{
@@ -2261,15 +2248,15 @@ sc_call_static(Run *r, const Node *n, SVal *args, SVal *out)
 				StringInfoData b;
 				int			k;
 
-				if (!arg_string(r, pos, &args[0]) || !sc_seq_open(r, pos, &args[1], &s))
+				if (!arg_string(r, pos, &args[0]) || !sc_seq_open(r, pos, &args[1], &s) ||
+					!sc_buf_init(r, pos, &b, 0))
 					return false;
-				initStringInfo(&b);
 				for (k = 0; k < s.count; k++)
 				{
 					SVal		e;
 
-					if (k > 0)
-						appendBinaryStringInfo(&b, args[0].u.s, args[0].len);
+					if (k > 0 && !sc_buf_append(r, pos, &b, args[0].u.s, args[0].len))
+						return false;
 					sc_seq_get(&s, k, &e);
 					if (!sc_to_string(r, &e, &b, 0, pos))
 						return false;
@@ -2307,9 +2294,8 @@ sc_call_static(Run *r, const Node *n, SVal *args, SVal *out)
 					SeJson	  **items;
 					int			count = c->u.a.count;
 
-					if (!sc_alloc_ok(r, pos, (int64) count * sizeof(SeJson *)))
+					if ((items = sc_alloc(r, pos, sizeof(SeJson *) * ((int64) count + 1))) == NULL)
 						return false;
-					items = (SeJson **) palloc(sizeof(SeJson *) * (count + 1));
 					if (count > 0)
 						memcpy(items, c->u.a.items, sizeof(SeJson *) * count);
 					if (!sort_items(r, pos, items, count, NULL, false))
@@ -2351,7 +2337,7 @@ sc_new_instance(Run *r, const Node *n, SVal *args, SVal *out)
 		{
 			SeqSnap		s;
 
-			if (!sc_seq_open(r, pos, &args[0], &s) || (list = sc_new_array(r, s.count)) == NULL)
+			if (!sc_seq_open(r, pos, &args[0], &s) || (list = sc_new_array(r, pos, s.count)) == NULL)
 				return false;
 			for (k = 0; k < s.count; k++)
 			{
@@ -2362,7 +2348,7 @@ sc_new_instance(Run *r, const Node *n, SVal *args, SVal *out)
 				list->u.a.items[list->u.a.count++] = j;
 			}
 		}
-		else if ((list = sc_new_array(r, 0)) == NULL)
+		else if ((list = sc_new_array(r, pos, 0)) == NULL)
 			return false;
 		sc_val_container(out, list, false);
 		return true;
@@ -2379,7 +2365,7 @@ sc_new_instance(Run *r, const Node *n, SVal *args, SVal *out)
 				return arg_cast_error(r, pos, &args[0], "java.util.Map");
 			src = args[0].u.c;
 			if (!charge_n(r, pos, src->u.o.count) ||
-				(map = sc_new_object(r, src->u.o.count)) == NULL)
+				(map = sc_new_object(r, pos, src->u.o.count)) == NULL)
 				return false;
 			/* keys of a map are distinct: copy members without lookups */
 			for (k = 0; k < src->u.o.count; k++)
@@ -2393,7 +2379,7 @@ sc_new_instance(Run *r, const Node *n, SVal *args, SVal *out)
 			}
 			map->u.o.count = src->u.o.count;
 		}
-		else if ((map = sc_new_object(r, 0)) == NULL)
+		else if ((map = sc_new_object(r, pos, 0)) == NULL)
 			return false;
 		sc_val_container(out, map, false);
 		return true;

@@ -9,7 +9,8 @@
  * collections or strings charge in proportion to the work.  Recursion is
  * bounded by the AST height checked at compile time.  A run allocates only
  * its locals array up front; evaluation itself allocates only for values
- * it creates (strings, containers, JSON nodes for stored numbers).
+ * it creates (strings, containers, JSON nodes for stored numbers), each
+ * charged to the memory budget before it is made (sc_alloc).
  *
  * Numbers follow Java: binary numeric promotion int < long < float <
  * double, 32- and 64-bit wrap-around, integer division truncating, "/ by
@@ -22,6 +23,7 @@
 
 #include <math.h>
 
+#include "port/pg_bitutils.h"
 #include "script/script_int.h"
 
 typedef enum Flow
@@ -111,6 +113,20 @@ sc_charge(Run *r, int pos, int64 units)
 	return true;
 }
 
+/*
+ * What an allocation of bytes really takes from the process: AllocSet
+ * rounds small requests up to a power of 2 and gives larger ones a block
+ * of their own, each with a header.
+ */
+static int64
+footprint(int64 bytes)
+{
+	if (bytes <= SC_CHUNK_LIMIT)
+		return (int64) pg_nextpower2_64(Max(bytes, 8)) + SC_CHUNK_OVERHEAD;
+	return MAXALIGN(bytes) + SC_CHUNK_OVERHEAD + SC_BLOCK_OVERHEAD;
+}
+
+/* Charge an allocation of bytes to the memory budget, before it is made. */
 bool
 sc_alloc_ok(Run *r, int pos, int64 bytes)
 {
@@ -118,12 +134,32 @@ sc_alloc_ok(Run *r, int pos, int64 bytes)
 	if (bytes >= SC_MAX_ALLOC)
 		return sc_error(r, pos, "circuit_breaking_exception",
 						"script allocation of %lld bytes is too large", (long long) bytes);
-	r->mem -= bytes;
+	r->mem -= footprint(bytes);
 	if (r->mem < 0)
 		return sc_error(r, pos, "circuit_breaking_exception",
-						"script used more than the memory limit of %lld bytes",
+						"script exceeded the memory limit of %lld bytes",
 						(long long) (r->ctx ? r->ctx->max_memory : 0));
 	return true;
+}
+
+/* Zeroed memory for the run, charged first; NULL (err set) over budget. */
+void *
+sc_alloc(Run *r, int pos, int64 bytes)
+{
+	if (!sc_alloc_ok(r, pos, bytes))
+		return NULL;
+	return palloc0(bytes);
+}
+
+/*
+ * Free what sc_alloc gave (bytes as asked for), giving the charge back:
+ * large chunks return to malloc, small ones to free lists the run reuses.
+ */
+void
+sc_free(Run *r, void *p, int64 bytes)
+{
+	pfree(p);
+	r->mem += footprint(bytes);
 }
 
 static bool
@@ -320,11 +356,10 @@ static bool
 concat(Run *r, int pos, const SVal *a, const SVal *b, SVal *out)
 {
 	StringInfoData buf;
+	int64		hint = (a->kind == V_STRING ? a->len : 0) + (b->kind == V_STRING ? b->len : 0);
 
-	initStringInfo(&buf);
-	if (!sc_to_string(r, a, &buf, 0, pos) || !sc_to_string(r, b, &buf, 0, pos))
-		return false;
-	return sc_make_string(r, pos, &buf, out);
+	return sc_buf_init(r, pos, &buf, hint) && sc_to_string(r, a, &buf, 0, pos) &&
+		sc_to_string(r, b, &buf, 0, pos) && sc_make_string(r, pos, &buf, out);
 }
 
 static bool
@@ -701,11 +736,11 @@ ctx_set(Run *r, CtxKey key, const char *name, const SVal *v, int pos)
 				}
 				return sc_error(r, pos, "illegal_argument_exception",
 								"Operation type [%s] not allowed, only %s are allowed",
-								v->u.s, allowed);
+								sc_abbrev(v->u.s, v->len), allowed);
 			}
 		case CK_OTHER:
 			return sc_error(r, pos, "illegal_argument_exception",
-							"cannot put key [%s] into ctx", name);
+							"cannot put key [%s] into ctx", sc_abbrev(name, strlen(name)));
 		default:
 			return sc_error(r, pos, "illegal_argument_exception",
 							"cannot modify read-only metadata [%s]", name);
@@ -880,8 +915,6 @@ ref_set(Run *r, const Ref *ref, int pos, SVal *v)
 		case R_MAP:
 			if (ref->ro)
 				return read_only(r, pos);
-			if (!sc_charge(r, pos, ref->c->u.o.count / 32))
-				return false;
 			j = sc_val_to_json(r, v, pos);
 			if (j == NULL)
 				return false;
@@ -1205,12 +1238,9 @@ sc_eval(Run *r, const Node *n, SVal *out)
 					return npe(r, n->pos, "invoke method", n->name);
 				}
 				/* no method takes more than 3 arguments: such a call always fails */
-				if (n->nargs > lengthof(argbuf))
-				{
-					if (!sc_alloc_ok(r, n->pos, sizeof(SVal) * n->nargs))
-						return false;
-					args = (SVal *) palloc(sizeof(SVal) * n->nargs);
-				}
+				if (n->nargs > lengthof(argbuf) &&
+					(args = sc_alloc(r, n->pos, sizeof(SVal) * n->nargs)) == NULL)
+					return false;
 				if (!eval_args(r, n, args))
 					return false;
 				return sc_call_method(r, n, &a, args, out);
@@ -1238,7 +1268,7 @@ sc_eval(Run *r, const Node *n, SVal *out)
 			}
 		case E_LIST:
 			{
-				SeJson	   *arr = sc_new_array(r, n->nargs);
+				SeJson	   *arr = sc_new_array(r, n->pos, n->nargs);
 				int			k;
 
 				if (arr == NULL)
@@ -1259,7 +1289,7 @@ sc_eval(Run *r, const Node *n, SVal *out)
 			}
 		case E_MAPLIT:
 			{
-				SeJson	   *obj = sc_new_object(r, n->nargs / 2);
+				SeJson	   *obj = sc_new_object(r, n->pos, n->nargs / 2);
 				int			k;
 
 				if (obj == NULL)
@@ -1621,36 +1651,61 @@ se_script_ctx_init(SeScriptCtx *ctx, SeJson *source)
 	ctx->now = -1;
 	ctx->max_statements = SE_SCRIPT_DEFAULT_STATEMENTS;
 	ctx->max_memory = SE_SCRIPT_DEFAULT_MEMORY;
+	ctx->max_source_bytes = SE_SCRIPT_DEFAULT_SOURCE_BYTES;
 	ctx->op = "index";
 	ctx->error_offset = -1;
 }
 
 /*
- * After a run that stored containers into containers the document may
- * share nodes or even contain itself; make sure it can be serialized:
- * bounded depth, bounded size counting shared nodes as many times as they
- * will be written.
+ * The updated document must be writable with bounded work and memory.  A
+ * container stored into itself never ends (bounded depth), and nodes may
+ * be shared -- one 1 MB string added to a list a thousand times is 8 kB
+ * of pointers but 1 GB of JSON -- so count what se_json_write will write,
+ * each shared node as many times as it appears, stopping at the limit.
  */
+typedef struct SourceBudget
+{
+	int64		nodes;
+	int64		bytes;
+} SourceBudget;
+
 static bool
-check_source(Run *r, const SeJson *j, int depth, int64 *budget)
+check_source(const SeJson *j, int depth, SourceBudget *b)
 {
 	int			k;
 
-	if (--(*budget) < 0 || depth > SC_MAX_WALK_DEPTH)
+	if (--b->nodes < 0 || depth > SC_MAX_WALK_DEPTH)
 		return false;
-	if (j->type == SE_JSON_ARRAY)
+	switch (j->type)
 	{
-		for (k = 0; k < j->u.a.count; k++)
-			if (!check_source(r, j->u.a.items[k], depth + 1, budget))
-				return false;
+		case SE_JSON_ARRAY:
+			b->bytes -= 2 + j->u.a.count;	/* brackets, commas */
+			for (k = 0; k < j->u.a.count && b->bytes >= 0; k++)
+				if (!check_source(j->u.a.items[k], depth + 1, b))
+					return false;
+			break;
+		case SE_JSON_OBJECT:
+			b->bytes -= 2 + j->u.o.count;	/* braces, commas */
+			for (k = 0; k < j->u.o.count && b->bytes >= 0; k++)
+			{
+				const SeJsonMember *m = &j->u.o.members[k];
+
+				b->bytes -= se_json_string_size(m->key, m->keylen) + 1;
+				if (!check_source(m->value, depth + 1, b))
+					return false;
+			}
+			break;
+		case SE_JSON_STRING:
+			b->bytes -= se_json_string_size(j->u.s.str, j->u.s.len);
+			break;
+		case SE_JSON_NUMBER:
+			b->bytes -= j->u.n.len > 0 ? j->u.n.len : SC_JAVA_DOUBLE_LEN;
+			break;
+		default:
+			b->bytes -= 5;
+			break;
 	}
-	else if (j->type == SE_JSON_OBJECT)
-	{
-		for (k = 0; k < j->u.o.count; k++)
-			if (!check_source(r, j->u.o.members[k].value, depth + 1, budget))
-				return false;
-	}
-	return true;
+	return b->bytes >= 0;
 }
 
 SeScriptResult
@@ -1672,6 +1727,8 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 		ctx->max_statements = SE_SCRIPT_DEFAULT_STATEMENTS;
 	if (ctx->max_memory <= 0)
 		ctx->max_memory = SE_SCRIPT_DEFAULT_MEMORY;
+	if (ctx->max_source_bytes <= 0)
+		ctx->max_source_bytes = SE_SCRIPT_DEFAULT_SOURCE_BYTES;
 	r.steps = ctx->max_statements;
 	r.mem = ctx->max_memory;
 	ctx->error_cause = NULL;
@@ -1683,21 +1740,28 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 		sc_error(&r, -1, "illegal_argument_exception", "ctx._source must be an object");
 		return SE_SCRIPT_ERROR;
 	}
-	r.locals = (SVal *) palloc(sizeof(SVal) * (s->nlocals > 0 ? s->nlocals : 1));
+	r.locals = (SVal *) sc_alloc(&r, -1, sizeof(SVal) * (s->nlocals > 0 ? s->nlocals : 1));
+	if (r.locals == NULL)
+		return SE_SCRIPT_ERROR;
 	for (k = 0; k < s->nlocals; k++)
 		default_value(s->local_types[k], &r.locals[k]);
 
 	f = exec(&r, s->root);
 	if (f == F_ERROR || se_error_is_set(err))
 		return SE_SCRIPT_ERROR;
-	if (r.stored_container)
+	if (r.op == SE_SCRIPT_INDEX)
 	{
-		int64		budget = SC_MAX_SOURCE_NODES;
+		SourceBudget b = {SC_MAX_SOURCE_NODES, ctx->max_source_bytes};
 
-		if (!check_source(&r, ctx->source, 0, &budget))
+		if (!check_source(ctx->source, 0, &b))
 		{
-			sc_error(&r, -1, "illegal_argument_exception",
-					 "the updated _source is nested too deeply, too large, or contains itself");
+			if (b.bytes < 0)
+				sc_error(&r, -1, "illegal_argument_exception",
+						 "the updated _source exceeds the limit of %lld bytes",
+						 (long long) ctx->max_source_bytes);
+			else
+				sc_error(&r, -1, "illegal_argument_exception",
+						 "the updated _source is nested too deeply, too large, or contains itself");
 			return SE_SCRIPT_ERROR;
 		}
 	}

@@ -18,7 +18,8 @@
  * Pure module: palloc only, no ereport.  Hostile scripts are bounded: the
  * source size (65535 bytes, as ES's script.max_size_in_bytes), nesting
  * depth, a statement budget per run (ES's painless.max_loop_counter,
- * 1,000,000 by default), and the memory a run may allocate.  Failures are
+ * 1,000,000 by default), the memory a run may allocate (charged before
+ * each allocation) and the size of the updated document.  Failures are
  * SeErrors of type "script_exception" (status 400) whose reason names the
  * position:
  *
@@ -83,6 +84,7 @@ typedef struct SeScriptCtx
 	/* limits; se_script_ctx_init sets the defaults below */
 	int64		max_statements; /* statements + loop iterations per run */
 	int64		max_memory;		/* bytes a run may allocate */
+	int64		max_source_bytes;	/* largest updated _source, as JSON */
 
 	/* outputs */
 	const char *op;				/* final ctx.op as set ("index" if untouched) */
@@ -101,6 +103,7 @@ typedef struct SeScriptCtx
 #define SE_SCRIPT_MAX_SOURCE		65535
 #define SE_SCRIPT_DEFAULT_STATEMENTS	1000000
 #define SE_SCRIPT_DEFAULT_MEMORY	((int64) 64 * 1024 * 1024)
+#define SE_SCRIPT_DEFAULT_SOURCE_BYTES	((int64) 100 * 1024 * 1024)
 
 /* Initialise ctx for one run over source (metadata unset, default limits). */
 extern void se_script_ctx_init(SeScriptCtx *ctx, SeJson *source);

@@ -29,6 +29,11 @@
 #define SC_MAX_STRING		((int64) 16 * 1024 * 1024)
 #define SC_MAX_ALLOC		((int64) 0x3fffffff)	/* palloc's MaxAllocSize */
 
+/* How AllocSet lays out chunks: what an allocation really costs */
+#define SC_CHUNK_LIMIT		8192	/* larger requests get a block each */
+#define SC_CHUNK_OVERHEAD	16		/* chunk header */
+#define SC_BLOCK_OVERHEAD	40		/* block header */
+
 /* ---------------------------------------------------------------------
  * Tokens (lexer.c)
  * ---------------------------------------------------------------------
@@ -301,7 +306,6 @@ typedef struct Run
 	uint32		evals;			/* expression nodes evaluated */
 	int64		mem;			/* bytes left */
 	SVal		ret;			/* value of the last return */
-	bool		stored_container;
 	SeScriptResult op;
 	const char *opstr;
 	GrowEnt    *grow;			/* open addressing by node pointer */
@@ -322,6 +326,8 @@ extern bool sc_call_lambda(Run *r, const Node *lam, SVal *args, int nargs,
 						   SVal *out);
 extern bool sc_charge(Run *r, int pos, int64 units);
 extern bool sc_alloc_ok(Run *r, int pos, int64 bytes);
+extern void *sc_alloc(Run *r, int pos, int64 bytes);
+extern void sc_free(Run *r, void *p, int64 bytes);
 extern bool sc_ctx_lookup(Run *r, const char *key, int keylen, SVal *out);
 
 /* in values.c */
@@ -336,8 +342,8 @@ extern void sc_val_container(SVal *v, SeJson *c, bool ro);
 extern void sc_val_from_json(SVal *v, SeJson *j, bool ro);
 extern SeJson *sc_val_to_json(Run *r, const SVal *v, int pos);
 extern SeJson *sc_json_copy(Run *r, const SeJson *j, int depth, int pos);
-extern SeJson *sc_new_array(Run *r, int cap);
-extern SeJson *sc_new_object(Run *r, int cap);
+extern SeJson *sc_new_array(Run *r, int pos, int cap);
+extern SeJson *sc_new_object(Run *r, int pos, int cap);
 extern bool sc_array_insert(Run *r, SeJson *arr, int at, SeJson *item, int pos);
 extern void sc_array_delete(SeJson *arr, int at);
 extern int	sc_map_find(const SeJson *map, const char *key, int keylen);
@@ -360,10 +366,14 @@ extern int32 sc_d2i(double d);
 extern int64 sc_d2l(double d);
 extern float sc_d2f(double d);
 extern bool sc_key_of(Run *r, const SVal *k, const char **key, int *keylen, int pos);
+extern bool sc_buf_init(Run *r, int pos, StringInfo buf, int64 hint);
+extern bool sc_buf_reserve(Run *r, int pos, StringInfo buf, int64 more);
+extern bool sc_buf_append(Run *r, int pos, StringInfo buf, const char *s, int64 len);
 extern bool sc_make_string(Run *r, int pos, StringInfo buf, SVal *out);
 extern int	sc_utf16_length(const char *s, int len);
 extern int	sc_utf16_to_byte(const char *s, int len, int idx);
 extern int	sc_byte_to_utf16(const char *s, int len, int off);
+extern const char *sc_abbrev(const char *s, int len);
 
 /* A snapshot of a collection's elements (list, keySet, entrySet). */
 typedef struct SeqSnap
@@ -373,6 +383,7 @@ typedef struct SeqSnap
 	int			count;
 	SeJson	  **items;			/* V_LIST */
 	SeJsonMember *members;		/* V_KEYSET, V_ENTRYSET */
+	SEntry	   *entries;		/* V_ENTRYSET: each made on first use */
 	SeJson	   *map;
 } SeqSnap;
 

@@ -269,7 +269,7 @@ sc_append_java_double(StringInfo out, double d, bool is_float)
  */
 
 static GrowEnt *
-grow_lookup(Run *r, SeJson *node, bool create)
+grow_lookup(Run *r, SeJson *node, bool create, int pos)
 {
 	uint32		h;
 	int			k;
@@ -277,8 +277,10 @@ grow_lookup(Run *r, SeJson *node, bool create)
 	if (r->growcap == 0 || (create && r->growcount * 2 >= r->growcap))
 	{
 		int			newcap = r->growcap ? r->growcap * 2 : 8;
-		GrowEnt    *ng = (GrowEnt *) palloc0(sizeof(GrowEnt) * newcap);
+		GrowEnt    *ng = (GrowEnt *) sc_alloc(r, pos, sizeof(GrowEnt) * newcap);
 
+		if (ng == NULL)
+			return NULL;
 		for (k = 0; k < r->growcap; k++)
 		{
 			if (r->grow[k].node != NULL)
@@ -317,7 +319,7 @@ reserve(Run *r, SeJson *c, int extra, int pos)
 	int			count = is_array ? c->u.a.count : c->u.o.count;
 	void	   *arr = is_array ? (void *) c->u.a.items : (void *) c->u.o.members;
 	size_t		elem = is_array ? sizeof(SeJson *) : sizeof(SeJsonMember);
-	GrowEnt    *g = grow_lookup(r, c, false);
+	GrowEnt    *g = grow_lookup(r, c, false, pos);
 	int			newcap;
 	void	   *na;
 
@@ -326,41 +328,43 @@ reserve(Run *r, SeJson *c, int extra, int pos)
 	if ((int64) count + extra > 64 * 1024 * 1024)
 		return sc_error(r, pos, "illegal_argument_exception", "collection too large");
 	newcap = Max(4, Max(count * 2, count + extra));
-	if (!sc_alloc_ok(r, pos, (int64) newcap * elem))
+	if ((na = sc_alloc(r, pos, (int64) newcap * elem)) == NULL ||
+		(g = grow_lookup(r, c, true, pos)) == NULL)
 		return false;
-	na = palloc(newcap * elem);
 	if (count > 0)
 		memcpy(na, arr, count * elem);
 	if (is_array)
 		c->u.a.items = (SeJson **) na;
 	else
 		c->u.o.members = (SeJsonMember *) na;
-	g = grow_lookup(r, c, true);
 	g->arr = na;
 	g->cap = newcap;
 	return true;
 }
 
-SeJson *
-sc_new_array(Run *r, int cap)
+static SeJson *
+new_container(Run *r, int pos, SeJsonType type, int cap)
 {
-	SeJson	   *a = (SeJson *) palloc0(sizeof(SeJson));
+	SeJson	   *c = (SeJson *) sc_alloc(r, pos, sizeof(SeJson));
 
-	a->type = SE_JSON_ARRAY;
-	if (cap > 0 && !reserve(r, a, cap, -1))
+	if (c == NULL)
 		return NULL;
-	return a;
+	c->type = type;
+	if (cap > 0 && !reserve(r, c, cap, pos))
+		return NULL;
+	return c;
 }
 
 SeJson *
-sc_new_object(Run *r, int cap)
+sc_new_array(Run *r, int pos, int cap)
 {
-	SeJson	   *o = (SeJson *) palloc0(sizeof(SeJson));
+	return new_container(r, pos, SE_JSON_ARRAY, cap);
+}
 
-	o->type = SE_JSON_OBJECT;
-	if (cap > 0 && !reserve(r, o, cap, -1))
-		return NULL;
-	return o;
+SeJson *
+sc_new_object(Run *r, int pos, int cap)
+{
+	return new_container(r, pos, SE_JSON_OBJECT, cap);
 }
 
 /* Insert item at index at (0..count). */
@@ -406,9 +410,13 @@ sc_map_find(const SeJson *map, const char *key, int keylen)
 bool
 sc_map_put(Run *r, SeJson *map, const char *key, int keylen, SeJson *value, int pos)
 {
-	int			k = sc_map_find(map, key, keylen);
+	int			k;
 	SeJsonMember *m;
 
+	/* the lookup scans the members */
+	if (map->u.o.count > 64 && !sc_charge(r, pos, map->u.o.count / 32))
+		return false;
+	k = sc_map_find(map, key, keylen);
 	if (k >= 0)
 	{
 		map->u.o.members[k].value = value;
@@ -467,7 +475,7 @@ sc_json_copy(Run *r, const SeJson *j, int depth, int pos)
 	{
 		if (!sc_charge(r, pos, 1 + j->u.a.count / 16))
 			return NULL;
-		c = sc_new_array(r, j->u.a.count);
+		c = sc_new_array(r, pos, j->u.a.count);
 		if (c == NULL)
 			return NULL;
 		for (k = 0; k < j->u.a.count; k++)
@@ -485,7 +493,7 @@ sc_json_copy(Run *r, const SeJson *j, int depth, int pos)
 	{
 		if (!sc_charge(r, pos, 1 + j->u.o.count / 16))
 			return NULL;
-		c = sc_new_object(r, j->u.o.count);
+		c = sc_new_object(r, pos, j->u.o.count);
 		if (c == NULL)
 			return NULL;
 		for (k = 0; k < j->u.o.count; k++)
@@ -517,7 +525,9 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 
 	if (v->node != NULL)
 		return v->node;
-	if (v->kind <= V_STRING && !sc_alloc_ok(r, pos, sizeof(SeJson) + 24))
+	/* a scalar's node, and its number text (se_json_make_* allocate both) */
+	if (v->kind <= V_STRING &&
+		(!sc_alloc_ok(r, pos, sizeof(SeJson)) || !sc_alloc_ok(r, pos, SC_JAVA_DOUBLE_LEN)))
 		return NULL;
 	switch ((VKind) v->kind)
 	{
@@ -539,8 +549,6 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 				/* Jackson writes non-finite doubles as strings */
 				if (isnan(d) || isinf(d))
 					return se_json_make_string(isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity", -1);
-				if (!sc_alloc_ok(r, pos, sizeof(SeJson) + SC_JAVA_DOUBLE_LEN))
-					return NULL;
 				j = (SeJson *) palloc0(sizeof(SeJson));
 				n = sc_format_java_double(buf, d, v->kind == V_FLOAT);
 				j->type = SE_JSON_NUMBER;
@@ -557,7 +565,6 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 			return j;
 		case V_LIST:
 		case V_MAP:
-			r->stored_container = true;
 			if (v->ro)
 				return sc_json_copy(r, v->u.c, 0, pos);
 			return v->u.c;
@@ -567,7 +574,7 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 
 				if (val == NULL)
 					return NULL;
-				j = sc_new_object(r, 1);
+				j = sc_new_object(r, pos, 1);
 				if (j == NULL)
 					return NULL;
 				j->u.o.members[0].key = v->u.e->key;
@@ -586,7 +593,7 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 				SeqSnap		s;
 				int			k;
 
-				if (!sc_seq_open(r, pos, v, &s) || (j = sc_new_array(r, s.count)) == NULL)
+				if (!sc_seq_open(r, pos, v, &s) || (j = sc_new_array(r, pos, s.count)) == NULL)
 					return NULL;
 				for (k = 0; k < s.count; k++)
 				{
@@ -598,7 +605,6 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 						return NULL;
 					j->u.a.items[j->u.a.count++] = item;
 				}
-				r->stored_container = true;
 				return j;
 			}
 	}
@@ -813,23 +819,89 @@ sc_byte_to_utf16(const char *s, int len, int off)
 	return sc_utf16_length(s, Min(off, len));
 }
 
-/* Finish a string built in buf as a value (checking the size budget). */
+/*
+ * s (NUL-terminated) for an error message: its first 100 characters and
+ * "..." when longer, since reasons travel in responses and task files.
+ */
+const char *
+sc_abbrev(const char *s, int len)
+{
+	int			shown = len > 100 ? sc_utf16_to_byte(s, len, 100) : len;
+
+	return shown < len ? psprintf("%.*s...", shown, s) : s;
+}
+
+/*
+ * Strings are built in a StringInfo whose buffer comes from the run's
+ * memory budget: every append asks for room first, so neither the string
+ * limit nor the budget is passed, even for a moment.
+ */
+
+/* Start building a string; hint is the expected length. */
+bool
+sc_buf_init(Run *r, int pos, StringInfo buf, int64 hint)
+{
+	int			cap = (int) Min(Max(hint + 1, 32), SC_MAX_STRING + 1);
+
+	buf->data = (char *) sc_alloc(r, pos, cap);
+	if (buf->data == NULL)
+		return false;
+	buf->len = 0;
+	buf->maxlen = cap;
+	buf->cursor = 0;
+	return true;
+}
+
+/* Make room for more bytes: an error past the string limit or the budget. */
+bool
+sc_buf_reserve(Run *r, int pos, StringInfo buf, int64 more)
+{
+	int64		need = buf->len + more;
+	int64		cap;
+	char	   *data;
+
+	if (need > SC_MAX_STRING)
+		return sc_error(r, pos, "illegal_argument_exception",
+						"string of %lld bytes exceeds the limit of %d bytes",
+						(long long) need, (int) SC_MAX_STRING);
+	if (need < buf->maxlen)
+		return true;
+	cap = Min(Max(need + 1, (int64) buf->maxlen * 2), SC_MAX_STRING + 1);
+	if ((data = (char *) sc_alloc(r, pos, cap)) == NULL)
+		return false;
+	memcpy(data, buf->data, buf->len + 1);
+	sc_free(r, buf->data, buf->maxlen);
+	buf->data = data;
+	buf->maxlen = (int) cap;
+	return true;
+}
+
+bool
+sc_buf_append(Run *r, int pos, StringInfo buf, const char *s, int64 len)
+{
+	if (!sc_buf_reserve(r, pos, buf, len))
+		return false;
+	memcpy(buf->data + buf->len, s, len);
+	buf->len += (int) len;
+	buf->data[buf->len] = '\0';
+	return true;
+}
+
+/* Finish a string built with sc_buf_* as a value. */
 bool
 sc_make_string(Run *r, int pos, StringInfo buf, SVal *out)
 {
-	if (buf->len > SC_MAX_STRING)
-		return sc_error(r, pos, "illegal_argument_exception",
-						"string of %d bytes exceeds the limit of %d", buf->len,
-						(int) SC_MAX_STRING);
-	if (!sc_alloc_ok(r, pos, buf->len + 16) || !sc_charge(r, pos, buf->len / 64))
+	if (!sc_charge(r, pos, buf->len / 64))
 		return false;
-	/* StringInfo starts at 1kB: keep only what the string needs */
+	/* keep only what the string needs of a buffer that doubled */
 	if (buf->maxlen > buf->len + 64)
 	{
-		char	   *exact = (char *) palloc(buf->len + 1);
+		char	   *exact = (char *) sc_alloc(r, pos, buf->len + 1);
 
+		if (exact == NULL)
+			return false;
 		memcpy(exact, buf->data, buf->len + 1);
-		pfree(buf->data);
+		sc_free(r, buf->data, buf->maxlen);
 		buf->data = exact;
 		buf->maxlen = buf->len + 1;
 	}
@@ -856,8 +928,8 @@ sc_key_of(Run *r, const SVal *k, const char **key, int *keylen, int pos)
 	}
 	if (k->kind == V_NULL)
 		return sc_error(r, pos, "null_pointer_exception", "map key is null");
-	initStringInfo(&b);
-	if (!sc_to_string(r, k, &b, 0, pos) || !sc_make_string(r, pos, &b, &s))
+	if (!sc_buf_init(r, pos, &b, 0) || !sc_to_string(r, k, &b, 0, pos) ||
+		!sc_make_string(r, pos, &b, &s))
 		return false;
 	*key = s.u.s;
 	*keylen = s.len;
@@ -866,86 +938,92 @@ sc_key_of(Run *r, const SVal *k, const char **key, int *keylen, int pos)
 
 /*
  * Append v as String.valueOf(v) would print it: lists "[a, b]", maps
- * "{k=v}".  Bounded in depth and charged to the run's budgets.
+ * "{k=v}".  out is a buffer from sc_buf_init.  Bounded in depth and
+ * charged to the run's budgets.
  */
 bool
 sc_to_string(Run *r, const SVal *v, StringInfo out, int depth, int pos)
 {
+	char		num[SC_JAVA_DOUBLE_LEN];
 	int			k;
+
+#define PUT(s_, len_) \
+	do { if (!sc_buf_append(r, pos, out, (s_), (len_))) return false; } while (0)
+#define PUTS(lit_) PUT(lit_, sizeof(lit_) - 1)
 
 	if (depth > SC_MAX_WALK_DEPTH)
 		return sc_error(r, pos, "illegal_argument_exception", "value is nested too deeply to print");
-	if (out->len > SC_MAX_STRING)
-		return sc_error(r, pos, "illegal_argument_exception",
-						"string exceeds the limit of %d bytes", (int) SC_MAX_STRING);
 	switch ((VKind) v->kind)
 	{
 		case V_NULL:
-			appendStringInfoString(out, "null");
+			PUTS("null");
 			break;
 		case V_BOOL:
-			appendStringInfoString(out, v->u.b ? "true" : "false");
+			if (v->u.b)
+				PUTS("true");
+			else
+				PUTS("false");
 			break;
 		case V_INT:
-			appendStringInfo(out, "%d", v->u.i);
+			PUT(num, snprintf(num, sizeof(num), "%d", v->u.i));
 			break;
 		case V_LONG:
-			appendStringInfo(out, INT64_FORMAT, v->u.l);
+			PUT(num, snprintf(num, sizeof(num), INT64_FORMAT, v->u.l));
 			break;
 		case V_FLOAT:
-			sc_append_java_double(out, v->u.f, true);
+			PUT(num, sc_format_java_double(num, v->u.f, true));
 			break;
 		case V_DOUBLE:
-			sc_append_java_double(out, v->u.d, false);
+			PUT(num, sc_format_java_double(num, v->u.d, false));
 			break;
 		case V_STRING:
-			appendBinaryStringInfo(out, v->u.s, v->len);
+			PUT(v->u.s, v->len);
 			break;
 		case V_LIST:
 			if (!sc_charge(r, pos, 1 + v->u.c->u.a.count / 16))
 				return false;
-			appendStringInfoChar(out, '[');
+			PUTS("[");
 			for (k = 0; k < v->u.c->u.a.count; k++)
 			{
 				SVal		item;
 
 				if (k > 0)
-					appendStringInfoString(out, ", ");
+					PUTS(", ");
 				sc_val_from_json(&item, v->u.c->u.a.items[k], v->ro);
 				if (item.kind == V_LIST && item.u.c == v->u.c)
-					appendStringInfoString(out, "(this Collection)");
+					PUTS("(this Collection)");
 				else if (!sc_to_string(r, &item, out, depth + 1, pos))
 					return false;
 			}
-			appendStringInfoChar(out, ']');
+			PUTS("]");
 			break;
 		case V_MAP:
 			if (!sc_charge(r, pos, 1 + v->u.c->u.o.count / 16))
 				return false;
-			appendStringInfoChar(out, '{');
+			PUTS("{");
 			for (k = 0; k < v->u.c->u.o.count; k++)
 			{
 				SVal		item;
 				SeJsonMember *m = &v->u.c->u.o.members[k];
 
 				if (k > 0)
-					appendStringInfoString(out, ", ");
-				appendBinaryStringInfo(out, m->key, m->keylen);
-				appendStringInfoChar(out, '=');
+					PUTS(", ");
+				PUT(m->key, m->keylen);
+				PUTS("=");
 				sc_val_from_json(&item, m->value, v->ro);
 				if (item.kind == V_MAP && item.u.c == v->u.c)
-					appendStringInfoString(out, "(this Map)");
+					PUTS("(this Map)");
 				else if (!sc_to_string(r, &item, out, depth + 1, pos))
 					return false;
 			}
-			appendStringInfoChar(out, '}');
+			PUTS("}");
 			break;
 		case V_ENTRY:
-			appendBinaryStringInfo(out, v->u.e->key, v->u.e->keylen);
-			appendStringInfoChar(out, '=');
+			PUT(v->u.e->key, v->u.e->keylen);
+			PUTS("=");
 			return sc_to_string(r, &v->u.e->value, out, depth + 1, pos);
 		case V_CTX:
-			appendStringInfoString(out, "{ctx}");
+			PUTS("{ctx}");
 			break;
 		case V_KEYSET:
 		case V_ENTRYSET:
@@ -954,24 +1032,23 @@ sc_to_string(Run *r, const SVal *v, StringInfo out, int depth, int pos)
 
 				if (!sc_seq_open(r, pos, v, &s))
 					return false;
-				appendStringInfoChar(out, '[');
+				PUTS("[");
 				for (k = 0; k < s.count; k++)
 				{
 					SVal		e;
 
 					if (k > 0)
-						appendStringInfoString(out, ", ");
+						PUTS(", ");
 					sc_seq_get(&s, k, &e);
 					if (!sc_to_string(r, &e, out, depth + 1, pos))
 						return false;
 				}
-				appendStringInfoChar(out, ']');
+				PUTS("]");
 			}
 			break;
 	}
-	if (out->len > SC_MAX_STRING)
-		return sc_error(r, pos, "illegal_argument_exception",
-						"string exceeds the limit of %d bytes", (int) SC_MAX_STRING);
+#undef PUTS
+#undef PUT
 	return true;
 }
 

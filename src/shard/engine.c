@@ -29,6 +29,7 @@
 #include "utils/timestamp.h"
 
 #include "mapping/mapping.h"
+#include "node/node.h"
 #include "script/script.h"
 #include "index/merge_policy.h"
 #include "shard/engine.h"
@@ -851,6 +852,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	SeJson	   *scripted = se_json_get(body, "scripted_upsert");
 	SeJson	   *source = script;
 	SeJson	   *params = NULL;
+	const char *lang = NULL;
 	SeScript   *compiled;
 	DocLoc		loc;
 	SeJson	   *doc;
@@ -862,18 +864,25 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 
 	if (script->type == SE_JSON_OBJECT)
 	{
-		SeJson	   *lang = se_json_get(script, "lang");
+		SeJson	   *l = se_json_get(script, "lang");
 
 		source = se_json_get(script, "source");
 		params = se_json_get(script, "params");
-		if (lang && lang->type == SE_JSON_STRING && strcmp(lang->u.s.str, "painless") != 0)
-		{
-			se_error_set(&out->err, 400, "illegal_argument_exception",
-						 "script_lang not supported [%s] in _update (lang sql runs in update_by_query)",
-						 lang->u.s.str);
-			out->status = 400;
-			return;
-		}
+		if (l && l->type == SE_JSON_STRING)
+			lang = l->u.s.str;
+	}
+	if (!se_script_lang_allowed(lang, &out->err))
+	{
+		out->status = 400;
+		return;
+	}
+	if (lang && strcmp(lang, "painless") != 0)
+	{
+		se_error_set(&out->err, 400, "illegal_argument_exception",
+					 "script_lang not supported [%s] in _update (lang sql runs in update_by_query)",
+					 lang);
+		out->status = 400;
+		return;
 	}
 	if (source == NULL || source->type != SE_JSON_STRING)
 	{
@@ -923,6 +932,7 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		return;
 	}
 	se_script_ctx_init(&ctx, doc);
+	ctx.max_source_bytes = (int64) se_max_document_size_kb * 1024;
 	ctx.id = pnstrdup(id, id_len);	/* id points into the packed request */
 	ctx.upsert = (loc.seg == -2);	/* ctx.op starts as "create" */
 	ctx.index = sh->index_name;

@@ -1835,6 +1835,16 @@ se_json_type_name(SeJsonType t)
  * ---------------------------------------------------------------------
  */
 
+/* Length of the valid UTF-8 sequence at p, or 0. */
+static inline int
+valid_utf8_len(const uint8 *p, const uint8 *end)
+{
+	Utf8Problem why;
+	uint8		bad;
+
+	return utf8_sequence(p, end - p, &why, &bad);
+}
+
 /*
  * Copy runs of bytes that need no escaping in one go; escape '"', '\\' and
  * controls; pass valid UTF-8 through and replace invalid bytes with U+FFFD,
@@ -1860,23 +1870,17 @@ se_json_write_string(StringInfo out, const char *s, int len)
 	while (p < end)
 	{
 		uint8		cls = write_class[*p];
+		int			k;
 
 		if (cls == 0)
 		{
 			p++;
 			continue;
 		}
-		if (cls == 2)
+		if (cls == 2 && (k = valid_utf8_len(p, end)) > 0)
 		{
-			Utf8Problem why;
-			uint8		bad;
-			int			k = utf8_sequence(p, end - p, &why, &bad);
-
-			if (k > 0)
-			{
-				p += k;
-				continue;
-			}
+			p += k;
+			continue;
 		}
 		if (p > run)
 			appendBinaryStringInfo(out, (const char *) run, p - run);
@@ -1922,6 +1926,36 @@ se_json_write_string(StringInfo out, const char *s, int len)
 	if (p > run)
 		appendBinaryStringInfo(out, (const char *) run, p - run);
 	appendStringInfoChar(out, '"');
+}
+
+int64
+se_json_string_size(const char *s, int len)
+{
+	const uint8 *p = (const uint8 *) s;
+	const uint8 *end = p + len;
+	int64		size = (int64) len + 2;
+
+	while ((p = skip_plain(p, end)) < end)
+	{
+		int			k;
+
+		if (write_class[*p] == 2)
+		{
+			if ((k = valid_utf8_len(p, end)) > 0)
+			{
+				p += k;
+				continue;
+			}
+			size += 2;			/* U+FFFD */
+		}
+		else if (*p == '"' || *p == '\\' || *p == '\b' || *p == '\f' ||
+				 *p == '\n' || *p == '\r' || *p == '\t')
+			size += 1;
+		else
+			size += 5;			/* \u00XX */
+		p++;
+	}
+	return size;
 }
 
 static void

@@ -138,6 +138,9 @@ extern const char *se_json_type_name(SeJsonType t);
  */
 extern void se_json_write_string(StringInfo out, const char *s, int len);
 
+/* Bytes se_json_write_string appends for s[0..len), counted without writing. */
+extern int64 se_json_string_size(const char *s, int len);
+
 /* Append v serialized compactly (numbers as originally written). */
 extern void se_json_write(StringInfo out, const SeJson *v);
 

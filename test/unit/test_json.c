@@ -1032,6 +1032,44 @@ test_action_lines(void)
 	UT_CHECK(bad == 0, "%d action lines read differently by the scanner and the parser", bad);
 }
 
+/* se_json_string_size counts exactly what se_json_write_string appends. */
+static void
+test_string_size(void)
+{
+	static const char *const fixed[] = {
+		"", "plain", "a\"b\\c/d", "\b\f\n\r\t\x01\x1f\x7f",
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82", "a\xff" "b\xed\xa0\x80" "c\xe2\x82",
+	};
+	StringInfoData b;
+	char		buf[64];
+	int			i,
+				k;
+	bool		ok = true;
+
+	initStringInfo(&b);
+	for (i = 0; i < lengthof(fixed); i++)
+	{
+		resetStringInfo(&b);
+		se_json_write_string(&b, fixed[i], strlen(fixed[i]));
+		UT_CHECK(se_json_string_size(fixed[i], strlen(fixed[i])) == b.len,
+				 "size of [%s]: %lld, written %d", fixed[i],
+				 (long long) se_json_string_size(fixed[i], strlen(fixed[i])), b.len);
+	}
+	/* random bytes: controls, quotes, valid and broken UTF-8 */
+	for (i = 0; i < 20000 && ok; i++)
+	{
+		int			len = (int) (ut_rnd() % sizeof(buf));
+
+		for (k = 0; k < len; k++)
+			buf[k] = (char) (ut_rnd() % 4 == 0 ? 0xC0 + ut_rnd() % 0x30 : ut_rnd());
+		resetStringInfo(&b);
+		se_json_write_string(&b, buf, len);
+		ok = se_json_string_size(buf, len) == b.len;
+	}
+	UT_CHECK(ok, "size of random strings matches what is written (string %d)", i);
+	pfree(b.data);
+}
+
 static void
 test_write_string(void)
 {
@@ -1177,6 +1215,7 @@ main(void)
 	test_mutation_fuzz();
 	test_action_lines();
 	test_write_string();
+	test_string_size();
 	test_write_dom();
 	return ut_finish("test_json");
 }

@@ -9,6 +9,8 @@
  * too.  The last sections check error positions, budgets, depth limits
  * and run a few thousand mutated scripts to make sure nothing crashes
  * (SE_FUZZ_ITERATIONS and SE_FUZZ_SEED run a longer or different fuzz).
+ * Under AddressSanitizer its allocator hooks measure what a run really
+ * allocates, so the memory budget is checked against the heap itself.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +21,39 @@
 
 #include "script/script.h"
 #include "unit_test.h"
+
+/* ---------------------------------------------------------------------
+ * Heap measurement (AddressSanitizer's hooks; not measured without it)
+ * ---------------------------------------------------------------------
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAP_MEASURED 1
+extern int	__sanitizer_install_malloc_and_free_hooks(void (*m) (const volatile void *, size_t),
+													  void (*f) (const volatile void *));
+extern size_t __sanitizer_get_allocated_size(const volatile void *p);
+
+static int64 heap_now;
+static int64 heap_peak;
+
+static void
+heap_malloc_hook(const volatile void *p, size_t size)
+{
+	heap_now += size;
+	if (heap_now > heap_peak)
+		heap_peak = heap_now;
+}
+
+static void
+heap_free_hook(const volatile void *p)
+{
+	if (p != NULL)
+		heap_now -= __sanitizer_get_allocated_size(p);
+}
+#else
+#define HEAP_MEASURED 0
+static int64 heap_now;
+static int64 heap_peak;
+#endif
 
 /* ---------------------------------------------------------------------
  * Helpers
@@ -48,10 +83,12 @@ typedef struct Outcome
 	char	   *error;			/* error reason, or NULL */
 	const char *cause;
 	bool		compiled;
+	int64		heap;			/* peak bytes the run held (HEAP_MEASURED) */
 } Outcome;
 
 static Outcome
-run_full(const char *script, const char *doc, const char *params, int64 max_statements)
+run_budget(const char *script, const char *doc, const char *params, int64 max_statements,
+		   int64 max_memory)
 {
 	Outcome		o;
 	SeError		err;
@@ -77,7 +114,12 @@ run_full(const char *script, const char *doc, const char *params, int64 max_stat
 	ctx.now = 1700000000000LL;
 	if (max_statements > 0)
 		ctx.max_statements = max_statements;
+	if (max_memory > 0)
+		ctx.max_memory = max_memory;
+	heap_peak = heap_now;
+	o.heap = -heap_now;
 	o.res = se_script_run(s, &ctx, &err);
+	o.heap += heap_peak;
 	if (o.res == SE_SCRIPT_ERROR)
 	{
 		o.error = err.reason;
@@ -86,6 +128,12 @@ run_full(const char *script, const char *doc, const char *params, int64 max_stat
 	else
 		o.source = se_json_to_string(ctx.source);
 	return o;
+}
+
+static Outcome
+run_full(const char *script, const char *doc, const char *params, int64 max_statements)
+{
+	return run_budget(script, doc, params, max_statements, 0);
 }
 
 static Outcome
@@ -1033,6 +1081,109 @@ test_limits(void)
 }
 
 /* ---------------------------------------------------------------------
+ * Budgets: a run that would loop forever, allocate without bound or
+ * write an unbounded document fails with an error naming the limit --
+ * before it passes the limit, not after
+ * ---------------------------------------------------------------------
+ */
+
+#define SMALL_MEMORY ((int64) 4 * 1024 * 1024)
+#define MB_STRING "def s = 'a'; while (s.length() < 1000000) { s += s } "
+
+static void
+test_budgets(void)
+{
+	static const char *const loops[] = {
+		"while (true) {}",
+		"while (true);",
+		"for (;;) {}",
+		"do {} while (true)",
+		"def l = [1, 2]; while (true) { l.forEach(x -> {}) }",
+		"def l = [1, 2]; while (true) { l.removeIf(x -> false) }",
+		"def m = ['a': 1]; while (true) { for (k in m.keySet()) {} }",
+	};
+	static const char *const allocations[] = {
+		"def l = []; while (true) { l.add(l.size()) }",
+		"def l = []; while (true) { l.add([]) }",
+		"def l = [1]; while (true) { l.addAll(l) }",
+		"while (true) { def x = [[], [], [], [], [], [], [], [], [], [], [], [], [], [], [], []] }",
+		"while (true) { def a = [:]; def b = [:]; def c = [:]; def d = [:] }",
+		"def s = 'ab'; while (true) { s = s + s }",
+		"def s = 'ab'; while (true) { s = s.concat(s) }",
+		MB_STRING "def l = []; while (true) { l.add(s.toUpperCase()) }",
+		MB_STRING "def l = []; while (true) { l.add(s.replace('a', 'bb')) }",
+		MB_STRING "def l = []; while (true) { l.add(s.replace('', 'b')) }",
+		MB_STRING "def l = []; while (true) { l.add(String.join(s, [s, s])) }",
+		MB_STRING "def l = []; while (true) { l.add([s, s, s].toString()) }",
+		MB_STRING "def l = []; while (true) { l.add(s.substring(1)) }",
+		MB_STRING "ctx._source.n = s.split('a').size()",
+		/* an entrySet scanned once per element of the list */
+		"def m = [:]; for (int i = 0; i < 3000; i++) { m['k' + i] = i } def l = []; "
+		"for (int i = 0; i < 300; i++) { l.add(i) } while (true) { l.removeAll(m.entrySet()) }",
+	};
+	Outcome		o;
+	StringInfoData doc;
+	int			k;
+
+	for (k = 0; k < lengthof(loops); k++)
+	{
+		o = run(loops[k], "{}", NULL);
+		UT_CHECK(o.error && strstr(o.error, "The maximum number of statements that can be executed (1000000) has been reached.") &&
+				 o.cause && strcmp(o.cause, "painless_error") == 0,
+				 "endless [%s]: %s", loops[k], show(&o));
+	}
+	for (k = 0; k < lengthof(allocations); k++)
+	{
+		o = run_budget(allocations[k], "{}", NULL, 0, SMALL_MEMORY);
+		UT_CHECK(o.error && strstr(o.error, "exceeded the memory limit of 4194304 bytes") &&
+				 o.cause && strcmp(o.cause, "circuit_breaking_exception") == 0,
+				 "unbounded [%s]: %s", allocations[k], show(&o));
+		/* the heap never held more than the budget (plus the error message) */
+		UT_CHECK(!HEAP_MEASURED || o.heap <= SMALL_MEMORY + 65536,
+				 "unbounded [%s] held %lld bytes", allocations[k], (long long) o.heap);
+	}
+	o = run_budget(MB_STRING "ctx._source.n = s.length()", "{}", NULL, 0, SMALL_MEMORY);
+	UT_CHECK(o.source && strcmp(o.source, "{\"n\":1048576}") == 0, "1 MB within 4 MB: %s", show(&o));
+
+	/* linear work is charged wherever it happens (1 MB of digits in the document) */
+	initStringInfo(&doc);
+	appendStringInfoString(&doc, "{\"s\":\"");
+	for (k = 0; k < 1024 * 1024; k++)
+		appendStringInfoChar(&doc, '0');
+	appendStringInfoString(&doc, "\"}");
+	o = run_full("for (int i = 0; i < 100; i++) { Double.parseDouble(ctx._source.s) }", doc.data, NULL, 1000);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "parseDouble is charged: %s", show(&o));
+	o = run_full("for (int i = 0; i < 100; i++) { Integer.parseInt(ctx._source.s) }", doc.data, NULL, 1000);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "parseInt is charged: %s", show(&o));
+	resetStringInfo(&doc);
+	appendStringInfoChar(&doc, '{');
+	for (k = 0; k < 20000; k++)
+		appendStringInfo(&doc, "%s\"key%d\":%d", k ? "," : "", k, k);
+	appendStringInfoChar(&doc, '}');
+	o = run("for (e in ctx._source.entrySet()) { e.setValue(1) }", doc.data, NULL);
+	UT_CHECK(o.error && strstr(o.error, "maximum number of statements"), "setValue lookups are charged: %s", show(&o));
+
+	/* shared nodes are written out as often as they appear */
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } def l = [s]; "
+			"for (int i = 0; i < 14; i++) { l.addAll(l) } ctx._source.l = l", "{}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "the updated _source exceeds the limit of 104857600 bytes"),
+			 "2 GB of one shared string: %s", show(&o));
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } "
+			"for (int i = 0; i < 1000; i++) { ctx._source.list.add(s) }", "{\"list\":[]}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "the updated _source exceeds the limit of 104857600 bytes"),
+			 "131 MB of one string in the document's own list: %s", show(&o));
+	o = run("def s = 'a'; while (s.length() < 100000) { s += s } "
+			"for (int i = 0; i < 100; i++) { ctx._source.list.add(s) }", "{\"list\":[]}", NULL);
+	UT_CHECK(o.source && strlen(o.source) == 9 + 100 * (131072 + 2) + 99 + 2, "13 MB document: %s",
+			 o.error ? o.error : "(ok)");
+
+	/* a long input is quoted in part: reasons travel in responses */
+	o = run("def s = 'x'; while (s.length() < 1000000) { s += s } Integer.parseInt(s)", "{}", NULL);
+	UT_CHECK(o.error && strstr(o.error, "x...\"") && strlen(o.error) < 200, "quoted in part: %.300s",
+			 show(&o));
+}
+
+/* ---------------------------------------------------------------------
  * Reuse: one compiled script, many documents
  * ---------------------------------------------------------------------
  */
@@ -1586,6 +1737,9 @@ test_fuzz(void)
 int
 main(void)
 {
+#if HEAP_MEASURED
+	__sanitizer_install_malloc_and_free_hooks(heap_malloc_hook, heap_free_hook);
+#endif
 	test_es_examples();
 	test_literals();
 	test_arithmetic();
@@ -1597,6 +1751,7 @@ main(void)
 	test_compile_errors();
 	test_runtime_errors();
 	test_limits();
+	test_budgets();
 	test_reuse();
 	test_fuzz();
 	return ut_finish("test_script");
