@@ -24,7 +24,8 @@
 
 /* Limits on hostile input */
 #define SC_MAX_DEPTH		256		/* AST depth and parser recursion */
-#define SC_MAX_WALK_DEPTH	512		/* equals/toString/copy recursion */
+/* equals/toString/copy recursion: whatever a document may nest (util/json.h) */
+#define SC_MAX_WALK_DEPTH	(SE_JSON_MAX_DEPTH + 8)
 #define SC_MAX_SOURCE_NODES	((int64) 20 * 1000 * 1000)	/* final _source walk */
 #define SC_MAX_STRING		((int64) 16 * 1024 * 1024)
 #define SC_MAX_ALLOC		((int64) 0x3fffffff)	/* palloc's MaxAllocSize */

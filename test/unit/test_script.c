@@ -1059,13 +1059,13 @@ test_limits(void)
 	UT_CHECK(o.source && strcmp(o.source, "{\"x\":1}") == 0, "200 assignments: %s", show(&o));
 
 	/* values nested deeper than any document are refused, not recursed into */
-	o = run("def l = []; for (int i = 0; i < 600; i++) { l = [l] } ctx._source.s = '' + l", "{}", NULL);
+	o = run("def l = []; for (int i = 0; i < 1100; i++) { l = [l] } ctx._source.s = '' + l", "{}", NULL);
 	UT_CHECK(o.error && strstr(o.error, "nested too deeply"), "deep print: %s", show(&o));
-	o = run("def a = [], b = []; for (int i = 0; i < 600; i++) { a = [a]; b = [b] } ctx._source.s = a == b", "{}", NULL);
+	o = run("def a = [], b = []; for (int i = 0; i < 1100; i++) { a = [a]; b = [b] } ctx._source.s = a == b", "{}", NULL);
 	UT_CHECK(o.error && strstr(o.error, "nested too deeply"), "deep equals: %s", show(&o));
-	o = run("def l = []; for (int i = 0; i < 600; i++) { l = [l] } ctx._source.l = l", "{}", NULL);
+	o = run("def l = []; for (int i = 0; i < 1100; i++) { l = [l] } ctx._source.l = l", "{}", NULL);
 	UT_CHECK(o.error && strstr(o.error, "nested too deeply"), "deep store: %s", show(&o));
-	o = run("def l = []; for (int i = 0; i < 600; i++) { l = [l] } ctx._source.l = new ArrayList(l)", "{}", NULL);
+	o = run("def l = []; for (int i = 0; i < 1100; i++) { l = [l] } ctx._source.l = new ArrayList(l)", "{}", NULL);
 	UT_CHECK(o.error && strstr(o.error, "nested too deeply"), "deep store: %s", show(&o));
 	resetStringInfo(&s);
 	for (k = 0; k < 500; k++)
