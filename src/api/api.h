@@ -138,6 +138,7 @@ typedef enum SeNameKind
 } SeNameKind;
 /* false (400 in err) if v is a string holding a NUL, which C strings cut */
 extern bool se_name_check_json(const SeJson *v, SeNameKind kind, SeError *err);
+extern char *se_nuls_replaced(const char *s, int len, const char *with, int *outlen);
 /* ES's limit on a written document's _id (512 bytes) */
 extern bool se_doc_id_check(const char *id, SeError *err);
 
