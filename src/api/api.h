@@ -114,6 +114,10 @@ extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
 extern void se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts);
 /* A new auto-generated document id (ES style, 20 chars). */
 extern char *se_auto_id(void);
+/* ES's UNASSIGNED_SEQ_NO: an if_seq_no the request did not give */
+#define SE_UNASSIGNED_SEQ_NO (-2)
+/* ES's checks of if_seq_no / if_primary_term; see bulk.c */
+extern bool se_cas_check(int64 *if_seq_no, int64 if_primary_term, SeError *err);
 /* Single-document writes: a one-item bulk, answered with the item body. */
 typedef struct SeDocWrite
 {

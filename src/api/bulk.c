@@ -119,6 +119,39 @@ action_op(const char *key, int len, SeItemOp *op)
 	return true;
 }
 
+/*
+ * ES's checks of a compare-and-write pair as the request gave it, with
+ * ES's values for "not given": if_seq_no SE_UNASSIGNED_SEQ_NO, primary
+ * term 0.  Any other negative value would make the write unconditional.
+ * On success a seq_no not given becomes -1, as SeWriteItem has it.
+ */
+bool
+se_cas_check(int64 *if_seq_no, int64 if_primary_term, SeError *err)
+{
+	bool		seq_given = *if_seq_no != SE_UNASSIGNED_SEQ_NO;
+
+	if (*if_seq_no < 0 && seq_given)
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "sequence numbers must be non negative. got [" INT64_FORMAT "].", *if_seq_no);
+	else if (if_primary_term < 0)
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "primary term must be non negative. got [" INT64_FORMAT "]", if_primary_term);
+	else if (seq_given && if_primary_term == 0)
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: ifSeqNo is set, but primary term is [0];");
+	else if (!seq_given && if_primary_term != 0)
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: ifSeqNo is unassigned, but primary term is [" INT64_FORMAT "];",
+					 if_primary_term);
+	else
+	{
+		if (!seq_given)
+			*if_seq_no = -1;
+		return true;
+	}
+	return false;
+}
+
 /* Parse the action/metadata line; false sets a request-level 400 in err. */
 static bool
 parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *err)
@@ -167,7 +200,7 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 					 lineno, se_json_type_name(m->value->type));
 		return false;
 	}
-	it->if_seq_no = -1;
+	it->if_seq_no = SE_UNASSIGNED_SEQ_NO;
 	it->if_primary_term = 0;
 	for (i = 0; i < m->value->u.o.count; i++)
 	{
@@ -208,7 +241,7 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 			return false;
 		}
 	}
-	return true;
+	return se_cas_check(&it->if_seq_no, it->if_primary_term, err);
 }
 
 /* Split NDJSON into items; request-level errors fail the whole bulk. */

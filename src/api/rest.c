@@ -12,11 +12,16 @@
  * handler), so a known path asked with a method it does not take answers
  * ES's 405 and the methods it takes, from the table, for every route.
  *
+ * URL parameters are read as ES's RestRequest reads them: integers whole
+ * and in range (param_integer); anything else is ES's 400 naming the
+ * parameter, never a silent 0 or a wrapped number.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
 
 #include "access/htup_details.h"
+#include "common/int.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -185,6 +190,50 @@ param_bool(const RestReq *rq, const char *name)
 	const char *v = param(rq, name);
 
 	return v != NULL && (v[0] == '\0' || strcmp(v, "true") == 0);
+}
+
+/*
+ * An integer URL parameter, read as ES's paramAsInt / paramAsLong read it
+ * (Java's parseInt / parseLong): an optional sign and decimal digits, in
+ * the type's range; anything else is a 400 naming the parameter.  *out is
+ * dflt when the parameter is absent.
+ */
+static bool
+param_integer(const RestReq *rq, const char *name, bool is_long, int64 dflt,
+			  int64 *out, SeError *err)
+{
+	const char *v = param(rq, name);
+	const char *p = v;
+	int64		n = 0;
+	bool		neg;
+
+	if (v == NULL)
+	{
+		*out = dflt;
+		return true;
+	}
+	neg = (*p == '-');
+	if (*p == '-' || *p == '+')
+		p++;
+	if (*p == '\0')
+		goto bad;
+	/* accumulate negatively: -9223372036854775808 is a long */
+	for (; *p; p++)
+		if (!isdigit((unsigned char) *p) ||
+			pg_mul_s64_overflow(n, 10, &n) || pg_sub_s64_overflow(n, *p - '0', &n))
+			goto bad;
+	if (!neg && pg_sub_s64_overflow(0, n, &n))
+		goto bad;
+	if (!is_long && (n < PG_INT32_MIN || n > PG_INT32_MAX))
+		goto bad;
+	*out = n;
+	return true;
+
+bad:
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "Failed to parse %s parameter [%s] with value [%s]",
+				 is_long ? "long" : "int", name, v);
+	return false;
 }
 
 static int
@@ -383,16 +432,17 @@ static bool
 doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
 {
 	SeDocWrite	w;
-	const char *v;
 
 	memset(&w, 0, sizeof(w));
 	w.index = rq->index;
 	w.id = rq->id;
 	w.op = op;
 	w.routing = param(rq, "routing");
-	w.if_seq_no = (v = param(rq, "if_seq_no")) ? strtoll(v, NULL, 10) : -1;
-	w.if_primary_term = (v = param(rq, "if_primary_term")) ? strtoll(v, NULL, 10) : 0;
-	if (!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
+	/* absent, they are what ES's request holds when not given */
+	if (!param_integer(rq, "if_seq_no", true, SE_UNASSIGNED_SEQ_NO, &w.if_seq_no, err) ||
+		!param_integer(rq, "if_primary_term", true, 0, &w.if_primary_term, err) ||
+		!se_cas_check(&w.if_seq_no, w.if_primary_term, err) ||
+		!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
 		return false;
 	if (strcmp(op, "delete") != 0)
 	{
