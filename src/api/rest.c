@@ -236,12 +236,15 @@ bad:
 	return false;
 }
 
-static int
-param_int(const RestReq *rq, const char *name, int dflt)
+static bool
+param_int(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
 {
-	const char *v = param(rq, name);
+	int64		n;
 
-	return v ? atoi(v) : dflt;
+	if (!param_integer(rq, name, false, dflt, &n, err))
+		return false;
+	*out = (int) n;
+	return true;
 }
 
 /* Parse the JSON body (NULL when empty). */
@@ -289,16 +292,30 @@ h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_bulk(rq->body ? rq->body : "", rq->body_len, &o, r, err);
 }
 
+/* ES's SearchSourceBuilder refuses a negative from or size */
+static bool
+negative_param(const char *name, int v, SeError *err)
+{
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "[%s] parameter cannot be negative, found [%d]", name, v);
+	return false;
+}
+
 static bool
 h_search(RestReq *rq, SeResponse *r, SeError *err)
 {
 	SeJson	   *body;
 	SeSearchParams sp;
 
-	if (!json_body(rq, &body, err))
+	if (!json_body(rq, &body, err) ||
+		!param_int(rq, "from", -1, &sp.from, err) ||
+		!param_int(rq, "size", -1, &sp.size, err))
 		return false;
-	sp.from = param_int(rq, "from", -1);
-	sp.size = param_int(rq, "size", -1);
+	/* -1 stands for "not given": a negative value given is ES's 400 */
+	if (param(rq, "from") && sp.from < 0)
+		return negative_param("from", sp.from, err);
+	if (param(rq, "size") && sp.size < 0)
+		return negative_param("size", sp.size, err);
 	sp.q = param(rq, "q");
 	sp.routing = param(rq, "routing");
 	sp.track_total_hits = -2;
@@ -318,7 +335,10 @@ h_count(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_forcemerge(RestReq *rq, SeResponse *r, SeError *err)
 {
-	return se_op_force_merge(rq->index, param_int(rq, "max_num_segments", 1), r, err);
+	int			max_num_segments;
+
+	return param_int(rq, "max_num_segments", 1, &max_num_segments, err) &&
+		se_op_force_merge(rq->index, max_num_segments, r, err);
 }
 
 /* _update_by_query, _delete_by_query (the last part names which) and _reindex */
@@ -330,15 +350,15 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 	SeJson	   *body;
 	const char *v;
 
-	if (!json_body(rq, &body, err))
-		return false;
 	memset(&o, 0, sizeof(o));
+	if (!json_body(rq, &body, err) ||
+		!param_int(rq, "scroll_size", 1000, &o.scroll_size, err))
+		return false;
 	o.kind = strcmp(what, "_update_by_query") == 0 ? 1 :
 		strcmp(what, "_delete_by_query") == 0 ? 2 : 3;
 	o.index = rq->index;
 	o.slices = param(rq, "slices");
 	o.conflicts = param(rq, "conflicts");
-	o.scroll_size = param_int(rq, "scroll_size", 1000);
 	o.max_docs = (v = param(rq, "max_docs")) ? strtoll(v, NULL, 10) : -1;
 	o.requests_per_second = (v = param(rq, "requests_per_second")) ? (float4) strtod(v, NULL) : -1;
 	o.refresh = param_bool(rq, "refresh");
