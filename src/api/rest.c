@@ -25,6 +25,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 
 #include "api/api.h"
 #include "api/byquery.h"
@@ -247,6 +248,24 @@ param_int(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
 	return true;
 }
 
+/*
+ * A float URL parameter (requests_per_second): the whole value must be a
+ * number; NaN when absent or not a number, which the operation refuses
+ * with ES's message for the parameter.
+ */
+static float4
+param_float(const RestReq *rq, const char *name)
+{
+	const char *v = param(rq, name);
+	char	   *end;
+	double		d;
+
+	if (v == NULL || *v == '\0' || isspace((unsigned char) *v))
+		return get_float4_nan();
+	d = strtod(v, &end);
+	return *end == '\0' ? (float4) d : get_float4_nan();
+}
+
 /* Parse the JSON body (NULL when empty). */
 static bool
 json_body(const RestReq *rq, SeJson **out, SeError *err)
@@ -352,15 +371,17 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 
 	memset(&o, 0, sizeof(o));
 	if (!json_body(rq, &body, err) ||
-		!param_int(rq, "scroll_size", 1000, &o.scroll_size, err))
+		!param_int(rq, "scroll_size", 1000, &o.scroll_size, err) ||
+		!param_integer(rq, "max_docs", false, -1, &o.max_docs, err))
 		return false;
+	o.max_docs_given = param(rq, "max_docs") != NULL;
 	o.kind = strcmp(what, "_update_by_query") == 0 ? 1 :
 		strcmp(what, "_delete_by_query") == 0 ? 2 : 3;
 	o.index = rq->index;
 	o.slices = param(rq, "slices");
 	o.conflicts = param(rq, "conflicts");
-	o.max_docs = (v = param(rq, "max_docs")) ? strtoll(v, NULL, 10) : -1;
-	o.requests_per_second = (v = param(rq, "requests_per_second")) ? (float4) strtod(v, NULL) : -1;
+	o.requests_per_second = param(rq, "requests_per_second") ?
+		param_float(rq, "requests_per_second") : -1;
 	o.refresh = param_bool(rq, "refresh");
 	o.wait_for_completion = !((v = param(rq, "wait_for_completion")) && strcmp(v, "false") == 0);
 	return se_op_by_query(&o, body, r, err);
@@ -369,9 +390,10 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_rethrottle(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *v = param(rq, "requests_per_second");
+	float4		rps = param_float(rq, "requests_per_second");
 
-	return se_op_rethrottle_task(rq->task_id, v ? (float4) strtod(v, NULL) : -1, r, err);
+	return se_op_rethrottle_task(rq->task_id, param(rq, "requests_per_second") ? &rps : NULL,
+								 r, err);
 }
 
 static bool
