@@ -48,6 +48,7 @@ extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
 extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);
 extern bool se_parse_refresh(const char *s, SeRefresh *out, SeError *err);
+extern bool se_parse_health_status(const char *s, const char **out, SeError *err);
 extern int64 se_now_millis(void);
 extern void se_require_started(void);
 

@@ -358,6 +358,34 @@ se_parse_refresh(const char *s, SeRefresh *out, SeError *err)
 	return true;
 }
 
+/*
+ * wait_for_status, as ES reads it (ClusterHealthStatus.valueOf of the value
+ * in upper case): green, yellow or red in any case; *out is lower case.
+ */
+bool
+se_parse_health_status(const char *s, const char **out, SeError *err)
+{
+	static const char *const statuses[] = {"green", "yellow", "red"};
+	char	   *upper;
+	int			i;
+
+	*out = NULL;
+	if (s == NULL)
+		return true;
+	for (i = 0; i < lengthof(statuses); i++)
+		if (pg_strcasecmp(s, statuses[i]) == 0)
+		{
+			*out = statuses[i];
+			return true;
+		}
+	upper = pstrdup(s);
+	for (i = 0; upper[i]; i++)
+		upper[i] = pg_ascii_toupper((unsigned char) upper[i]);
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "No enum constant org.elasticsearch.cluster.health.ClusterHealthStatus.%s", upper);
+	return false;
+}
+
 int64
 se_now_millis(void)
 {

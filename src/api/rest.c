@@ -13,8 +13,8 @@
  * ES's 405 and the methods it takes, from the table, for every route.
  *
  * URL parameters are read as ES's RestRequest reads them: integers whole
- * and in range (param_integer); anything else is ES's 400 naming the
- * parameter, never a silent 0 or a wrapped number.
+ * and in range (param_integer), time values with a unit; anything else is
+ * ES's 400 naming the parameter, never a silent 0 or a wrapped number.
  *
  *-------------------------------------------------------------------------
  */
@@ -266,6 +266,76 @@ param_float(const RestReq *rq, const char *name)
 	return *end == '\0' ? (float4) d : get_float4_nan();
 }
 
+/*
+ * A time URL parameter in milliseconds, as ES's TimeValue parses it: a
+ * whole number with a unit (nanos, micros, ms, s, m, h, d), or -1 (no
+ * limit, here INT_MAX ms) or 0 without one.
+ */
+static bool
+param_time_ms(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
+{
+	static const struct
+	{
+		const char *unit;
+		double		ms;
+	}			units[] = {
+		{"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1}, {"s", 1000}, {"m", 60000},
+		{"h", 3600000}, {"d", 86400000}
+	};
+	const char *v = param(rq, name);
+	size_t		len;
+	int			i;
+
+	if (v == NULL)
+	{
+		*out = dflt;
+		return true;
+	}
+	len = strlen(v);
+	if (strspn(v, "0") == len && len > 0)
+	{
+		*out = 0;
+		return true;
+	}
+	if (strcmp(v, "-1") == 0)
+	{
+		*out = PG_INT32_MAX;
+		return true;
+	}
+	for (i = 0; i < lengthof(units); i++)
+	{
+		size_t		ul = strlen(units[i].unit);
+		char	   *num;
+		char	   *end;
+		long long	n;
+
+		if (len <= ul || strcmp(v + len - ul, units[i].unit) != 0)
+			continue;
+		num = pnstrdup(v, len - ul);
+		errno = 0;
+		n = strtoll(num, &end, 10);
+		if (*end != '\0' || errno == ERANGE || !(isdigit((unsigned char) num[0]) || num[0] == '-'))
+			break;
+		if (n < -1)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "failed to parse setting [%s] with value [%s] as a time value: negative durations are not supported",
+						 name, v);
+			return false;
+		}
+		*out = n == -1 ? PG_INT32_MAX : (int) Min((double) n * units[i].ms, (double) PG_INT32_MAX);
+		return true;
+	}
+	if (i < lengthof(units))
+		se_error_set(err, 400, "illegal_argument_exception", "failed to parse [%s]%s", v,
+					 strchr(v, '.') ? ", fractional time values are not supported" : "");
+	else
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "failed to parse setting [%s] with value [%s] as a time value: unit is missing or unrecognized",
+					 name, v);
+	return false;
+}
+
 /* Parse the JSON body (NULL when empty). */
 static bool
 json_body(const RestReq *rq, SeJson **out, SeError *err)
@@ -435,12 +505,12 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *t = param(rq, "timeout");
-	int			timeout = 30000;
+	int			timeout;
+	const char *status;
 
-	if (t)
-		timeout = atoi(t) * (strstr(t, "ms") ? 1 : 1000);
-	return se_op_cluster_health(rq->index, param(rq, "wait_for_status"), timeout, r, err);
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		se_parse_health_status(param(rq, "wait_for_status"), &status, err) &&
+		se_op_cluster_health(rq->index, status, timeout, r, err);
 }
 
 static bool

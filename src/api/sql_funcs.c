@@ -365,10 +365,12 @@ se_sql_cluster_health(PG_FUNCTION_ARGS)
 {
 	SeResponse	r;
 	SeError		err;
+	const char *status;
 
 	se_response_init(&r);
 	se_error_init(&err);
-	PG_RETURN_DATUM(finish(se_op_cluster_health(text_arg(fcinfo, 0), text_arg(fcinfo, 1),
+	PG_RETURN_DATUM(finish(se_parse_health_status(text_arg(fcinfo, 1), &status, &err) &&
+						   se_op_cluster_health(text_arg(fcinfo, 0), status,
 												PG_ARGISNULL(2) ? 30000 : PG_GETARG_INT32(2),
 												&r, &err), &r, &err));
 }
