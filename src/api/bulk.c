@@ -32,6 +32,9 @@
 /* SeWriteItem (api.h) is one bulk item: request, routing and outcome. */
 typedef SeWriteItem BulkItem;
 
+/* ES's IndexRouting refuses an index or create item with an empty _id */
+#define SE_EMPTY_ID_REASON "if _id is specified it must not be empty"
+
 static const char *
 op_name(SeItemOp op)
 {
@@ -156,7 +159,7 @@ se_cas_check(int64 *if_seq_no, int64 if_primary_term, SeError *err)
 static bool
 parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *err)
 {
-	SeJsonParseOptions opts = {0};
+	SeJsonParseOptions opts = {.reject_duplicate_keys = true};
 	SeActionLine a;
 	SeJson	   *j;
 	const SeJsonMember *m;
@@ -316,6 +319,14 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 		}
 		if (it->routing == NULL && opts->default_routing)
 			it->routing = pstrdup(opts->default_routing);
+		if (it->id != NULL && it->id[0] == '\0')
+		{
+			/* ES: it fails an index or create item; delete and update miss an id */
+			if (it->op != SE_ITEM_INDEX && it->op != SE_ITEM_CREATE)
+				it->id = NULL;
+			else
+				item_fail(it, 400, "illegal_argument_exception", SE_EMPTY_ID_REASON);
+		}
 		if (it->id == NULL)
 		{
 			if (it->op != SE_ITEM_INDEX && it->op != SE_ITEM_CREATE)
@@ -977,6 +988,11 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 		return false;
 	}
 	it.index = pstrdup(w->index);
+	if (w->id != NULL && w->id[0] == '\0' && (it.op == SE_ITEM_INDEX || it.op == SE_ITEM_CREATE))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", SE_EMPTY_ID_REASON);
+		return false;
+	}
 	if (w->id == NULL || w->id[0] == '\0')
 	{
 		if (it.op != SE_ITEM_INDEX && it.op != SE_ITEM_CREATE)
