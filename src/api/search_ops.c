@@ -90,7 +90,11 @@ acquire_all(List *indices, const char *routing, int *nshards,
 	return shards;
 }
 
-/* Build a query for URI "q": "field:value" is a match, else all text fields. */
+/*
+ * Build a query for URI "q" (ES: a query_string query): "*:*" and "*"
+ * match all documents, "field:*" those that have the field,
+ * "field:value" is a match, anything else a match on all text fields.
+ */
 static SeJson *
 uri_query_body(const char *q, List *indices, SeError *err)
 {
@@ -99,7 +103,15 @@ uri_query_body(const char *q, List *indices, SeError *err)
 	SeJsonParseOptions opts = {0};
 
 	initStringInfo(&b);
-	if (colon && colon != q)
+	if (strcmp(q, "*:*") == 0 || strcmp(q, "*") == 0)
+		appendStringInfoString(&b, "{\"query\":{\"match_all\":{}}}");
+	else if (colon && colon != q && strcmp(colon + 1, "*") == 0)
+	{
+		appendStringInfoString(&b, "{\"query\":{\"exists\":{\"field\":");
+		se_json_write_string(&b, q, colon - q);
+		appendStringInfoString(&b, "}}}");
+	}
+	else if (colon && colon != q)
 	{
 		appendStringInfoString(&b, "{\"query\":{\"match\":{");
 		se_json_write_string(&b, q, colon - q);
