@@ -170,7 +170,7 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	SePoolSearch *pool;
 	int			nshards = 0;
 	SeSearchResult *res;
-	int			window = 10000;
+	int			window = -1;
 	ListCell   *lc;
 	long		secs;
 	int			usecs;
@@ -179,8 +179,15 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	indices = resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
+	/* each index's own limit holds (ES checks it per shard): the lowest */
 	foreach(lc, indices)
-		window = Min(window, ((SeIndexMeta *) lfirst(lc))->settings.max_result_window);
+	{
+		int			w = ((SeIndexMeta *) lfirst(lc))->settings.max_result_window;
+
+		window = window < 0 ? w : Min(window, w);
+	}
+	if (window < 0)
+		window = 10000;			/* no index: ES's default */
 	if (p && p->q)
 	{
 		body = uri_query_body(p->q, indices, err);
