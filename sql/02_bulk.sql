@@ -96,16 +96,14 @@ SELECT name, threads, queue, queue_size, rejected FROM search_engine.thread_pool
 
 -- responses are the jsonb that jsonb_in builds from the ES body: key order
 -- (length, then bytes; more than 16 keys take the sorted path), numbers as
--- written (scale, exponent, -0, past int64), escapes, \u0000 refused
+-- written (scale, exponent, -0, past int64), escapes (\u0000: 13_bad_input)
 SELECT search_engine.create_index('shapes', '{"mappings": {"dynamic": false}}')->'acknowledged';
 SELECT search_engine.bulk('{"index": {"_index": "shapes", "_id": "1"}}
 {"zeta": 1, "b": 1.50, "a": [1, -0, 1e3, 2E-2, 12345678901234567890, 999999999999999999, -999999999999999999, 0.000, []], "ü": "\u00fc\"\\\n", "ab": {}, "aa": {"z": null, "y": [true, false]}, "k01": 1, "k09": 9, "k05": 5, "k03": 3, "k07": 7, "k02": 2, "k08": 8, "k04": 4, "k06": 6, "k10": 10, "k11": 11, "k12": 12}
-{"index": {"_index": "shapes", "_id": "2"}}
-{"s": "a\u0000b"}', refresh => 'true')->'errors';
+', refresh => 'true')->'errors';
 SELECT s, s::text = '{"zeta": 1, "b": 1.50, "a": [1, -0, 1e3, 2E-2, 12345678901234567890, 999999999999999999, -999999999999999999, 0.000, []], "ü": "\u00fc\"\\\n", "ab": {}, "aa": {"z": null, "y": [true, false]}, "k01": 1, "k09": 9, "k05": 5, "k03": 3, "k07": 7, "k02": 2, "k08": 8, "k04": 4, "k06": 6, "k10": 10, "k11": 11, "k12": 12}'::jsonb::text AS same
   FROM (SELECT search_engine.get_doc('shapes', '1')->'_source' AS s) AS t;
 SELECT search_engine.get_doc('shapes', '1') = (search_engine.get_doc('shapes', '1')::text)::jsonb;
-SELECT search_engine.get_doc('shapes', '2');
 SELECT search_engine.delete_index('shapes')->'acknowledged';
 
 -- a write worker with nothing else queued acknowledges a bulk once its items

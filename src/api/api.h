@@ -48,6 +48,7 @@ extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
 extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);
 extern bool se_parse_refresh(const char *s, SeRefresh *out, SeError *err);
+extern bool se_parse_health_status(const char *s, const char **out, SeError *err);
 extern int64 se_now_millis(void);
 extern void se_require_started(void);
 
@@ -114,6 +115,10 @@ extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
 extern void se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts);
 /* A new auto-generated document id (ES style, 20 chars). */
 extern char *se_auto_id(void);
+/* ES's UNASSIGNED_SEQ_NO: an if_seq_no the request did not give */
+#define SE_UNASSIGNED_SEQ_NO (-2)
+/* ES's checks of if_seq_no / if_primary_term; see bulk.c */
+extern bool se_cas_check(int64 *if_seq_no, int64 if_primary_term, SeError *err);
 /* Single-document writes: a one-item bulk, answered with the item body. */
 typedef struct SeDocWrite
 {
@@ -138,6 +143,7 @@ typedef enum SeNameKind
 } SeNameKind;
 /* false (400 in err) if v is a string holding a NUL, which C strings cut */
 extern bool se_name_check_json(const SeJson *v, SeNameKind kind, SeError *err);
+extern char *se_nuls_replaced(const char *s, int len, const char *with, int *outlen);
 /* ES's limit on a written document's _id (512 bytes) */
 extern bool se_doc_id_check(const char *id, SeError *err);
 

@@ -32,6 +32,9 @@
 /* SeWriteItem (api.h) is one bulk item: request, routing and outcome. */
 typedef SeWriteItem BulkItem;
 
+/* ES's IndexRouting refuses an index or create item with an empty _id */
+#define SE_EMPTY_ID_REASON "if _id is specified it must not be empty"
+
 static const char *
 op_name(SeItemOp op)
 {
@@ -119,11 +122,44 @@ action_op(const char *key, int len, SeItemOp *op)
 	return true;
 }
 
+/*
+ * ES's checks of a compare-and-write pair as the request gave it, with
+ * ES's values for "not given": if_seq_no SE_UNASSIGNED_SEQ_NO, primary
+ * term 0.  Any other negative value would make the write unconditional.
+ * On success a seq_no not given becomes -1, as SeWriteItem has it.
+ */
+bool
+se_cas_check(int64 *if_seq_no, int64 if_primary_term, SeError *err)
+{
+	bool		seq_given = *if_seq_no != SE_UNASSIGNED_SEQ_NO;
+
+	if (*if_seq_no < 0 && seq_given)
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "sequence numbers must be non negative. got [" INT64_FORMAT "].", *if_seq_no);
+	else if (if_primary_term < 0)
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "primary term must be non negative. got [" INT64_FORMAT "]", if_primary_term);
+	else if (seq_given && if_primary_term == 0)
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: ifSeqNo is set, but primary term is [0];");
+	else if (!seq_given && if_primary_term != 0)
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: ifSeqNo is unassigned, but primary term is [" INT64_FORMAT "];",
+					 if_primary_term);
+	else
+	{
+		if (!seq_given)
+			*if_seq_no = -1;
+		return true;
+	}
+	return false;
+}
+
 /* Parse the action/metadata line; false sets a request-level 400 in err. */
 static bool
 parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *err)
 {
-	SeJsonParseOptions opts = {0};
+	SeJsonParseOptions opts = {.reject_duplicate_keys = true};
 	SeActionLine a;
 	SeJson	   *j;
 	const SeJsonMember *m;
@@ -167,7 +203,7 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 					 lineno, se_json_type_name(m->value->type));
 		return false;
 	}
-	it->if_seq_no = -1;
+	it->if_seq_no = SE_UNASSIGNED_SEQ_NO;
 	it->if_primary_term = 0;
 	for (i = 0; i < m->value->u.o.count; i++)
 	{
@@ -208,7 +244,7 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 			return false;
 		}
 	}
-	return true;
+	return se_cas_check(&it->if_seq_no, it->if_primary_term, err);
 }
 
 /* Split NDJSON into items; request-level errors fail the whole bulk. */
@@ -283,6 +319,14 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 		}
 		if (it->routing == NULL && opts->default_routing)
 			it->routing = pstrdup(opts->default_routing);
+		if (it->id != NULL && it->id[0] == '\0')
+		{
+			/* ES: it fails an index or create item; delete and update miss an id */
+			if (it->op != SE_ITEM_INDEX && it->op != SE_ITEM_CREATE)
+				it->id = NULL;
+			else
+				item_fail(it, 400, "illegal_argument_exception", SE_EMPTY_ID_REASON);
+		}
 		if (it->id == NULL)
 		{
 			if (it->op != SE_ITEM_INDEX && it->op != SE_ITEM_CREATE)
@@ -944,6 +988,11 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 		return false;
 	}
 	it.index = pstrdup(w->index);
+	if (w->id != NULL && w->id[0] == '\0' && (it.op == SE_ITEM_INDEX || it.op == SE_ITEM_CREATE))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", SE_EMPTY_ID_REASON);
+		return false;
+	}
 	if (w->id == NULL || w->id[0] == '\0')
 	{
 		if (it.op != SE_ITEM_INDEX && it.op != SE_ITEM_CREATE)

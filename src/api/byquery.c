@@ -485,6 +485,62 @@ stored_owner(const SeJson *stored)
  */
 static bool wait_task(int t, int64 id, SeResponse *r, SeError *err, bool cancel_on_interrupt);
 
+/* requests_per_second as ES takes it: -1 (no throttle) or above 0 */
+static bool
+check_rps(float4 rps, SeError *err)
+{
+	if (rps == -1 || rps > 0)	/* false for NaN: not a number */
+		return true;
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "[requests_per_second] must be a float greater than 0. Use -1 to disable throttling.");
+	return false;
+}
+
+/*
+ * ES's checks of the batch size (scroll_size, or reindex's source.size)
+ * and max_docs, as its request setters and validate() make them.
+ */
+static bool
+check_batch(const ByQueryRequest *rq, bool max_docs_given, SeError *err)
+{
+	if (rq->scroll_size < 0)
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[size] parameter cannot be negative, found [%d]", rq->scroll_size);
+	else if (rq->scroll_size == 0)
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: [size] cannot be [0] in a scroll context;");
+	else if (max_docs_given && rq->max_docs < 0)
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[max_docs] parameter cannot be negative, found [" INT64_FORMAT "]", rq->max_docs);
+	else if (max_docs_given && rq->max_docs == 0)
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: maxDocs should be greater than 0 if the request is limited to some number of documents or -1 if it isn't but it was [0];");
+	else
+		return true;
+	return false;
+}
+
+/* A batch costs what a result window costs: ES holds it to max_result_window */
+static bool
+check_batch_window(const ByQueryRequest *rq, List *targets, SeError *err)
+{
+	ListCell   *lc;
+
+	foreach(lc, targets)
+	{
+		int			window = ((SeIndexMeta *) lfirst(lc))->settings.max_result_window;
+
+		if (rq->scroll_size > window)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Batch size is too large, size must be less than or equal to: [%d] but was [%d]. Scroll batch sizes cost as much memory as result windows so they are controlled by the [index.max_result_window] index level setting.",
+						 window, rq->scroll_size);
+			return false;
+		}
+	}
+	return true;
+}
+
 bool
 se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeError *err)
 {
@@ -497,11 +553,14 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 	char	   *description;
 	int			i;
 	SeJson	   *v;
+	bool		max_docs_given = o->max_docs_given;
 
 	se_require_started();
+	if (!check_rps(o->requests_per_second, err))
+		return false;
 	memset(&rq, 0, sizeof(rq));
 	rq.kind = o->kind;
-	rq.max_docs = o->max_docs;
+	rq.max_docs = max_docs_given ? o->max_docs : -1;
 	rq.conflicts_proceed = o->conflicts && strcmp(o->conflicts, "proceed") == 0;
 	if (o->conflicts && strcmp(o->conflicts, "proceed") != 0 && strcmp(o->conflicts, "abort") != 0)
 	{
@@ -509,7 +568,7 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 					 "conflicts may only be \"proceed\" or \"abort\" but was [%s]", o->conflicts);
 		return false;
 	}
-	rq.scroll_size = o->scroll_size > 0 ? o->scroll_size : 1000;
+	rq.scroll_size = o->scroll_size;
 	rq.refresh = o->refresh;
 	if (body && body->type != SE_JSON_OBJECT && body->type != SE_JSON_NULL)
 	{
@@ -561,7 +620,7 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 			pstrdup(v->u.s.str) : "index";
 		rq.query = se_json_get(src, "query");
 		if ((v = se_json_get(src, "size")) && v->type == SE_JSON_NUMBER)
-			rq.scroll_size = (int) v->u.n.i;
+			rq.scroll_size = (int) Max(Min(v->u.n.i, PG_INT32_MAX), PG_INT32_MIN);
 		if (!se_index_name_valid(rq.dest, err))
 			return false;
 	}
@@ -574,7 +633,10 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 	if (body)
 	{
 		if ((v = se_json_get(body, "max_docs")) && v->type == SE_JSON_NUMBER)
+		{
 			rq.max_docs = v->u.n.i;
+			max_docs_given = true;
+		}
 		if ((v = se_json_get(body, "conflicts")) && v->type == SE_JSON_STRING)
 			rq.conflicts_proceed = strcmp(v->u.s.str, "proceed") == 0;
 		if (!parse_script(se_json_get(body, "script"), &rq.script, err))
@@ -598,6 +660,8 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 		se_error_set(err, 400, "parsing_exception", "[delete_by_query] unknown field [script]");
 		return false;
 	}
+	if (!check_batch(&rq, max_docs_given, err))
+		return false;
 	/* the query must parse and the indices exist now, as ES validates up front */
 	if (build_search(rq.query, err) == NULL)
 		return false;
@@ -609,6 +673,8 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", rq.index);
 		return false;
 	}
+	if (!check_batch_window(&rq, targets, err))
+		return false;
 	if (rq.dest)
 	{
 		ListCell   *lc;
@@ -871,10 +937,19 @@ se_op_cancel_task(const char *task_id, SeResponse *r, SeError *err)
 	return modify_task(task_id, true, 0, r, err);
 }
 
+/* rps NULL: not given, which ES refuses */
 bool
-se_op_rethrottle_task(const char *task_id, float4 rps, SeResponse *r, SeError *err)
+se_op_rethrottle_task(const char *task_id, const float4 *rps, SeResponse *r, SeError *err)
 {
-	return modify_task(task_id, false, rps > 0 ? rps : -1, r, err);
+	if (rps == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "requests_per_second is a required parameter");
+		return false;
+	}
+	if (!check_rps(*rps, err))
+		return false;
+	return modify_task(task_id, false, *rps > 0 ? *rps : -1, r, err);
 }
 
 /* ---------------------------------------------------------------------
@@ -1890,15 +1965,11 @@ by_query_sql(FunctionCallInfo fcinfo, int kind)
 	o.slices = opt_text(fcinfo, 2);
 	o.conflicts = opt_text(fcinfo, 3);
 	o.scroll_size = PG_ARGISNULL(4) ? 1000 : PG_GETARG_INT32(4);
-	o.max_docs = PG_ARGISNULL(5) ? -1 : PG_GETARG_INT64(5);
+	o.max_docs_given = !PG_ARGISNULL(5);
+	o.max_docs = o.max_docs_given ? PG_GETARG_INT64(5) : -1;
 	o.requests_per_second = PG_ARGISNULL(6) ? -1 : PG_GETARG_FLOAT4(6);
 	o.refresh = PG_ARGISNULL(7) ? false : PG_GETARG_BOOL(7);
 	o.wait_for_completion = PG_ARGISNULL(8) ? true : PG_GETARG_BOOL(8);
-	if (o.scroll_size < 1 || o.scroll_size > 10000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("scroll_size must be between 1 and 10000"),
-				 errdetail("illegal_argument_exception")));
 	se_response_init(&r);
 	return finish_json(se_op_by_query(&o, body, &r, &err), &r, &err);
 }
@@ -1975,11 +2046,12 @@ se_sql_rethrottle_task(PG_FUNCTION_ARGS)
 {
 	SeResponse	r;
 	SeError		err;
+	float4		rps = PG_ARGISNULL(1) ? 0 : PG_GETARG_FLOAT4(1);
 
 	se_error_init(&err);
 	se_response_init(&r);
 	PG_RETURN_DATUM(finish_json(se_op_rethrottle_task(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-													  PG_ARGISNULL(1) ? -1 : PG_GETARG_FLOAT4(1),
+													  PG_ARGISNULL(1) ? NULL : &rps,
 													  &r, &err), &r, &err));
 }
 

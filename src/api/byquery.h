@@ -17,9 +17,10 @@ typedef struct SeByQueryOptions
 	const char *index;			/* source index expression (not reindex) */
 	const char *slices;			/* "auto" or an integer; NULL = 1 */
 	const char *conflicts;		/* "abort" (default) or "proceed" */
-	int			scroll_size;
-	int64		max_docs;		/* -1 = all */
-	float4		requests_per_second;	/* <= 0 = unlimited */
+	int			scroll_size;	/* the batch size (ES: 1000) */
+	int64		max_docs;		/* ES's checks when given */
+	bool		max_docs_given;
+	float4		requests_per_second;	/* -1 = unlimited, else > 0 */
 	bool		refresh;
 	bool		wait_for_completion;
 } SeByQueryOptions;
@@ -31,7 +32,7 @@ extern bool se_op_get_task(const char *task_id, bool wait_for_completion,
 						   SeResponse *r, SeError *err);
 extern bool se_op_list_tasks(const char *actions, SeResponse *r, SeError *err);
 extern bool se_op_cancel_task(const char *task_id, SeResponse *r, SeError *err);
-extern bool se_op_rethrottle_task(const char *task_id, float4 rps,
+extern bool se_op_rethrottle_task(const char *task_id, const float4 *rps,
 								  SeResponse *r, SeError *err);
 extern void se_task_workers_register(void);
 PGDLLEXPORT void se_task_worker_main(Datum arg);

@@ -148,10 +148,55 @@ se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n)
 }
 
 /*
- * Our DOM node as the JsonbValue jsonb_in would build from the same text;
- * false for what jsonb_in treats differently (a NUL in a string: it
- * rejects \u0000), so that the caller can leave such text to jsonb_in.
+ * jsonb cannot hold U+0000, and writes refuse it (the write workers parse
+ * documents with reject_nul), but a document an older build stored may
+ * have one: such a string reads with U+FFFD (the Unicode replacement
+ * character) in its place, so that the one document cannot make every
+ * response that returns it fail.
  */
+#define SE_NUL_REPLACEMENT "\xEF\xBF\xBD"
+
+/* A jsonb string value (or key) of s[0..len), a NUL replaced. */
+static void
+jsonb_string(JsonbValue *v, const char *s, int len)
+{
+	v->type = jbvString;
+	v->val.string.len = len;
+	v->val.string.val = memchr(s, '\0', len) == NULL ? (char *) s :
+		se_nuls_replaced(s, len, SE_NUL_REPLACEMENT, &v->val.string.len);
+}
+
+/*
+ * The same for JSON text, for jsonb_in: each \u0000 escape becomes
+ * \ufffd (our JSON writer escapes a NUL so).
+ */
+static char *
+nul_escapes_replaced(const char *data, size_t len)
+{
+	StringInfoData out;
+	size_t		i;
+
+	initStringInfo(&out);
+	for (i = 0; i < len; i++)
+	{
+		if (data[i] != '\\' || i + 1 == len)
+			appendStringInfoChar(&out, data[i]);
+		else if (len - i >= 6 && memcmp(data + i, "\\u0000", 6) == 0)
+		{
+			appendStringInfoString(&out, "\\ufffd");
+			i += 5;
+		}
+		else
+		{
+			/* any other escape, \\ included, is copied whole */
+			appendBinaryStringInfo(&out, data + i, 2);
+			i++;
+		}
+	}
+	return out.data;
+}
+
+/* Our DOM node as the JsonbValue jsonb_in would build from the same text. */
 static bool
 jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 {
@@ -188,11 +233,7 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 				return true;
 			}
 		case SE_JSON_STRING:
-			if (memchr(j->u.s.str, '\0', j->u.s.len) != NULL)
-				return false;
-			v->type = jbvString;
-			v->val.string.val = (char *) j->u.s.str;
-			v->val.string.len = j->u.s.len;
+			jsonb_string(v, j->u.s.str, j->u.s.len);
 			return true;
 		case SE_JSON_ARRAY:
 			if ((Size) j->u.a.count >= MaxAllocSize / sizeof(JsonbValue))
@@ -217,11 +258,7 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
 				{
 					const SeJsonMember *m = &j->u.o.members[i];
 
-					if (memchr(m->key, '\0', m->keylen) != NULL)
-						return false;
-					pairs[i].key.type = jbvString;
-					pairs[i].key.val.string.val = (char *) m->key;
-					pairs[i].key.val.string.len = m->keylen;
+					jsonb_string(&pairs[i].key, m->key, m->keylen);
 					if (!jsonb_value_from_dom(m->value, &pairs[i].value))
 						return false;
 				}
@@ -237,8 +274,8 @@ jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
  * function returns its ES body through here, so text our strict parser
  * accepts is converted from its DOM (several times faster than jsonb_in,
  * whose object-key sort dominated a bulk's coordinator time); anything else
- * (invalid JSON: jsonb_in raises its error; \u0000; other server encodings)
- * goes to jsonb_in.
+ * (invalid JSON: jsonb_in raises its error; other server encodings) goes to
+ * jsonb_in.  Either way a NUL reads as U+FFFD.
  */
 Datum
 se_jsonb_from_text(const char *data, size_t len)
@@ -267,7 +304,7 @@ se_jsonb_from_text(const char *data, size_t len)
 		if (jb != NULL)
 			return JsonbPGetDatum(jb);
 	}
-	return DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(data, len)));
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(nul_escapes_replaced(data, len)));
 }
 
 /* The response body as jsonb: built directly, or converted from its text. */
@@ -319,6 +356,34 @@ se_parse_refresh(const char *s, SeRefresh *out, SeError *err)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * wait_for_status, as ES reads it (ClusterHealthStatus.valueOf of the value
+ * in upper case): green, yellow or red in any case; *out is lower case.
+ */
+bool
+se_parse_health_status(const char *s, const char **out, SeError *err)
+{
+	static const char *const statuses[] = {"green", "yellow", "red"};
+	char	   *upper;
+	int			i;
+
+	*out = NULL;
+	if (s == NULL)
+		return true;
+	for (i = 0; i < lengthof(statuses); i++)
+		if (pg_strcasecmp(s, statuses[i]) == 0)
+		{
+			*out = statuses[i];
+			return true;
+		}
+	upper = pstrdup(s);
+	for (i = 0; upper[i]; i++)
+		upper[i] = pg_ascii_toupper((unsigned char) upper[i]);
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "No enum constant org.elasticsearch.cluster.health.ClusterHealthStatus.%s", upper);
+	return false;
 }
 
 int64

@@ -20,9 +20,9 @@
 /* MAX_DOCUMENT_ID_LENGTH_IN_BYTES of ES's IndexRequest */
 #define SE_MAX_ID_BYTES 512
 
-/* s with each NUL written as the six characters \u0000, for messages */
-static char *
-show_nuls(const char *s, int len)
+/* s[0..len) with each NUL written as with; *outlen (if given) its length */
+char *
+se_nuls_replaced(const char *s, int len, const char *with, int *outlen)
 {
 	StringInfoData out;
 	int			i;
@@ -31,10 +31,12 @@ show_nuls(const char *s, int len)
 	for (i = 0; i < len; i++)
 	{
 		if (s[i] == '\0')
-			appendStringInfoString(&out, "\\u0000");
+			appendStringInfoString(&out, with);
 		else
 			appendStringInfoChar(&out, s[i]);
 	}
+	if (outlen)
+		*outlen = out.len;
 	return out.data;
 }
 
@@ -45,7 +47,8 @@ se_name_check_json(const SeJson *v, SeNameKind kind, SeError *err)
 
 	if (v->type != SE_JSON_STRING || strlen(v->u.s.str) == (size_t) v->u.s.len)
 		return true;
-	shown = show_nuls(v->u.s.str, v->u.s.len);
+	/* for messages: each NUL as the six characters \u0000 */
+	shown = se_nuls_replaced(v->u.s.str, v->u.s.len, "\\u0000", NULL);
 	if (kind == SE_NAME_INDEX)
 		se_error_set(err, 400, "invalid_index_name_exception",
 					 "Invalid index name [%s], must not contain the NUL character \\u0000", shown);

@@ -12,14 +12,20 @@
  * handler), so a known path asked with a method it does not take answers
  * ES's 405 and the methods it takes, from the table, for every route.
  *
+ * URL parameters are read as ES's RestRequest reads them: integers whole
+ * and in range (param_integer), time values with a unit; anything else is
+ * ES's 400 naming the parameter, never a silent 0 or a wrapped number.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
 
 #include "access/htup_details.h"
+#include "common/int.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 
 #include "api/api.h"
 #include "api/byquery.h"
@@ -187,12 +193,147 @@ param_bool(const RestReq *rq, const char *name)
 	return v != NULL && (v[0] == '\0' || strcmp(v, "true") == 0);
 }
 
-static int
-param_int(const RestReq *rq, const char *name, int dflt)
+/*
+ * An integer URL parameter, read as ES's paramAsInt / paramAsLong read it
+ * (Java's parseInt / parseLong): an optional sign and decimal digits, in
+ * the type's range; anything else is a 400 naming the parameter.  *out is
+ * dflt when the parameter is absent.
+ */
+static bool
+param_integer(const RestReq *rq, const char *name, bool is_long, int64 dflt,
+			  int64 *out, SeError *err)
 {
 	const char *v = param(rq, name);
+	const char *p = v;
+	int64		n = 0;
+	bool		neg;
 
-	return v ? atoi(v) : dflt;
+	if (v == NULL)
+	{
+		*out = dflt;
+		return true;
+	}
+	neg = (*p == '-');
+	if (*p == '-' || *p == '+')
+		p++;
+	if (*p == '\0')
+		goto bad;
+	/* accumulate negatively: -9223372036854775808 is a long */
+	for (; *p; p++)
+		if (!isdigit((unsigned char) *p) ||
+			pg_mul_s64_overflow(n, 10, &n) || pg_sub_s64_overflow(n, *p - '0', &n))
+			goto bad;
+	if (!neg && pg_sub_s64_overflow(0, n, &n))
+		goto bad;
+	if (!is_long && (n < PG_INT32_MIN || n > PG_INT32_MAX))
+		goto bad;
+	*out = n;
+	return true;
+
+bad:
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "Failed to parse %s parameter [%s] with value [%s]",
+				 is_long ? "long" : "int", name, v);
+	return false;
+}
+
+static bool
+param_int(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
+{
+	int64		n;
+
+	if (!param_integer(rq, name, false, dflt, &n, err))
+		return false;
+	*out = (int) n;
+	return true;
+}
+
+/*
+ * A float URL parameter (requests_per_second): the whole value must be a
+ * number; NaN when absent or not a number, which the operation refuses
+ * with ES's message for the parameter.
+ */
+static float4
+param_float(const RestReq *rq, const char *name)
+{
+	const char *v = param(rq, name);
+	char	   *end;
+	double		d;
+
+	if (v == NULL || *v == '\0' || isspace((unsigned char) *v))
+		return get_float4_nan();
+	d = strtod(v, &end);
+	return *end == '\0' ? (float4) d : get_float4_nan();
+}
+
+/*
+ * A time URL parameter in milliseconds, as ES's TimeValue parses it: a
+ * whole number with a unit (nanos, micros, ms, s, m, h, d), or -1 (no
+ * limit, here INT_MAX ms) or 0 without one.
+ */
+static bool
+param_time_ms(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
+{
+	static const struct
+	{
+		const char *unit;
+		double		ms;
+	}			units[] = {
+		{"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1}, {"s", 1000}, {"m", 60000},
+		{"h", 3600000}, {"d", 86400000}
+	};
+	const char *v = param(rq, name);
+	size_t		len;
+	int			i;
+
+	if (v == NULL)
+	{
+		*out = dflt;
+		return true;
+	}
+	len = strlen(v);
+	if (strspn(v, "0") == len && len > 0)
+	{
+		*out = 0;
+		return true;
+	}
+	if (strcmp(v, "-1") == 0)
+	{
+		*out = PG_INT32_MAX;
+		return true;
+	}
+	for (i = 0; i < lengthof(units); i++)
+	{
+		size_t		ul = strlen(units[i].unit);
+		char	   *num;
+		char	   *end;
+		long long	n;
+
+		if (len <= ul || strcmp(v + len - ul, units[i].unit) != 0)
+			continue;
+		num = pnstrdup(v, len - ul);
+		errno = 0;
+		n = strtoll(num, &end, 10);
+		if (*end != '\0' || errno == ERANGE || !(isdigit((unsigned char) num[0]) || num[0] == '-'))
+			break;
+		if (n < -1)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "failed to parse setting [%s] with value [%s] as a time value: negative durations are not supported",
+						 name, v);
+			return false;
+		}
+		*out = n == -1 ? PG_INT32_MAX : (int) Min((double) n * units[i].ms, (double) PG_INT32_MAX);
+		return true;
+	}
+	if (i < lengthof(units))
+		se_error_set(err, 400, "illegal_argument_exception", "failed to parse [%s]%s", v,
+					 strchr(v, '.') ? ", fractional time values are not supported" : "");
+	else
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "failed to parse setting [%s] with value [%s] as a time value: unit is missing or unrecognized",
+					 name, v);
+	return false;
 }
 
 /* Parse the JSON body (NULL when empty). */
@@ -240,16 +381,30 @@ h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_bulk(rq->body ? rq->body : "", rq->body_len, &o, r, err);
 }
 
+/* ES's SearchSourceBuilder refuses a negative from or size */
+static bool
+negative_param(const char *name, int v, SeError *err)
+{
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "[%s] parameter cannot be negative, found [%d]", name, v);
+	return false;
+}
+
 static bool
 h_search(RestReq *rq, SeResponse *r, SeError *err)
 {
 	SeJson	   *body;
 	SeSearchParams sp;
 
-	if (!json_body(rq, &body, err))
+	if (!json_body(rq, &body, err) ||
+		!param_int(rq, "from", -1, &sp.from, err) ||
+		!param_int(rq, "size", -1, &sp.size, err))
 		return false;
-	sp.from = param_int(rq, "from", -1);
-	sp.size = param_int(rq, "size", -1);
+	/* -1 stands for "not given": a negative value given is ES's 400 */
+	if (param(rq, "from") && sp.from < 0)
+		return negative_param("from", sp.from, err);
+	if (param(rq, "size") && sp.size < 0)
+		return negative_param("size", sp.size, err);
 	sp.q = param(rq, "q");
 	sp.routing = param(rq, "routing");
 	sp.track_total_hits = -2;
@@ -269,7 +424,10 @@ h_count(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_forcemerge(RestReq *rq, SeResponse *r, SeError *err)
 {
-	return se_op_force_merge(rq->index, param_int(rq, "max_num_segments", 1), r, err);
+	int			max_num_segments;
+
+	return param_int(rq, "max_num_segments", 1, &max_num_segments, err) &&
+		se_op_force_merge(rq->index, max_num_segments, r, err);
 }
 
 /* _update_by_query, _delete_by_query (the last part names which) and _reindex */
@@ -281,17 +439,19 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 	SeJson	   *body;
 	const char *v;
 
-	if (!json_body(rq, &body, err))
-		return false;
 	memset(&o, 0, sizeof(o));
+	if (!json_body(rq, &body, err) ||
+		!param_int(rq, "scroll_size", 1000, &o.scroll_size, err) ||
+		!param_integer(rq, "max_docs", false, -1, &o.max_docs, err))
+		return false;
+	o.max_docs_given = param(rq, "max_docs") != NULL;
 	o.kind = strcmp(what, "_update_by_query") == 0 ? 1 :
 		strcmp(what, "_delete_by_query") == 0 ? 2 : 3;
 	o.index = rq->index;
 	o.slices = param(rq, "slices");
 	o.conflicts = param(rq, "conflicts");
-	o.scroll_size = param_int(rq, "scroll_size", 1000);
-	o.max_docs = (v = param(rq, "max_docs")) ? strtoll(v, NULL, 10) : -1;
-	o.requests_per_second = (v = param(rq, "requests_per_second")) ? (float4) strtod(v, NULL) : -1;
+	o.requests_per_second = param(rq, "requests_per_second") ?
+		param_float(rq, "requests_per_second") : -1;
 	o.refresh = param_bool(rq, "refresh");
 	o.wait_for_completion = !((v = param(rq, "wait_for_completion")) && strcmp(v, "false") == 0);
 	return se_op_by_query(&o, body, r, err);
@@ -300,9 +460,10 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_rethrottle(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *v = param(rq, "requests_per_second");
+	float4		rps = param_float(rq, "requests_per_second");
 
-	return se_op_rethrottle_task(rq->task_id, v ? (float4) strtod(v, NULL) : -1, r, err);
+	return se_op_rethrottle_task(rq->task_id, param(rq, "requests_per_second") ? &rps : NULL,
+								 r, err);
 }
 
 static bool
@@ -344,12 +505,12 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *t = param(rq, "timeout");
-	int			timeout = 30000;
+	int			timeout;
+	const char *status;
 
-	if (t)
-		timeout = atoi(t) * (strstr(t, "ms") ? 1 : 1000);
-	return se_op_cluster_health(rq->index, param(rq, "wait_for_status"), timeout, r, err);
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		se_parse_health_status(param(rq, "wait_for_status"), &status, err) &&
+		se_op_cluster_health(rq->index, status, timeout, r, err);
 }
 
 static bool
@@ -383,16 +544,17 @@ static bool
 doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
 {
 	SeDocWrite	w;
-	const char *v;
 
 	memset(&w, 0, sizeof(w));
 	w.index = rq->index;
 	w.id = rq->id;
 	w.op = op;
 	w.routing = param(rq, "routing");
-	w.if_seq_no = (v = param(rq, "if_seq_no")) ? strtoll(v, NULL, 10) : -1;
-	w.if_primary_term = (v = param(rq, "if_primary_term")) ? strtoll(v, NULL, 10) : 0;
-	if (!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
+	/* absent, they are what ES's request holds when not given */
+	if (!param_integer(rq, "if_seq_no", true, SE_UNASSIGNED_SEQ_NO, &w.if_seq_no, err) ||
+		!param_integer(rq, "if_primary_term", true, 0, &w.if_primary_term, err) ||
+		!se_cas_check(&w.if_seq_no, w.if_primary_term, err) ||
+		!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
 		return false;
 	if (strcmp(op, "delete") != 0)
 	{

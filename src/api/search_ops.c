@@ -90,7 +90,11 @@ acquire_all(List *indices, const char *routing, int *nshards,
 	return shards;
 }
 
-/* Build a query for URI "q": "field:value" is a match, else all text fields. */
+/*
+ * Build a query for URI "q" (ES: a query_string query): "*:*" and "*"
+ * match all documents, "field:*" those that have the field,
+ * "field:value" is a match, anything else a match on all text fields.
+ */
 static SeJson *
 uri_query_body(const char *q, List *indices, SeError *err)
 {
@@ -99,7 +103,15 @@ uri_query_body(const char *q, List *indices, SeError *err)
 	SeJsonParseOptions opts = {0};
 
 	initStringInfo(&b);
-	if (colon && colon != q)
+	if (strcmp(q, "*:*") == 0 || strcmp(q, "*") == 0)
+		appendStringInfoString(&b, "{\"query\":{\"match_all\":{}}}");
+	else if (colon && colon != q && strcmp(colon + 1, "*") == 0)
+	{
+		appendStringInfoString(&b, "{\"query\":{\"exists\":{\"field\":");
+		se_json_write_string(&b, q, colon - q);
+		appendStringInfoString(&b, "}}}");
+	}
+	else if (colon && colon != q)
 	{
 		appendStringInfoString(&b, "{\"query\":{\"match\":{");
 		se_json_write_string(&b, q, colon - q);
@@ -158,7 +170,7 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	SePoolSearch *pool;
 	int			nshards = 0;
 	SeSearchResult *res;
-	int			window = 10000;
+	int			window = -1;
 	ListCell   *lc;
 	long		secs;
 	int			usecs;
@@ -167,8 +179,15 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	indices = resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
+	/* each index's own limit holds (ES checks it per shard): the lowest */
 	foreach(lc, indices)
-		window = Min(window, ((SeIndexMeta *) lfirst(lc))->settings.max_result_window);
+	{
+		int			w = ((SeIndexMeta *) lfirst(lc))->settings.max_result_window;
+
+		window = window < 0 ? w : Min(window, w);
+	}
+	if (window < 0)
+		window = 10000;			/* no index: ES's default */
 	if (p && p->q)
 	{
 		body = uri_query_body(p->q, indices, err);

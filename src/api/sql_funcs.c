@@ -262,11 +262,13 @@ doc_write(FunctionCallInfo fcinfo, const char *op, int body_arg_no, int refresh_
 	}
 	w.refresh = refresh_no >= 0 ? refresh_arg(fcinfo, refresh_no) : SE_REFRESH_FALSE;
 	w.routing = routing_no >= 0 ? text_arg(fcinfo, routing_no) : NULL;
-	w.if_seq_no = (seq_no >= 0 && !PG_ARGISNULL(seq_no)) ? PG_GETARG_INT64(seq_no) : -1;
+	w.if_seq_no = (seq_no >= 0 && !PG_ARGISNULL(seq_no)) ?
+		PG_GETARG_INT64(seq_no) : SE_UNASSIGNED_SEQ_NO;
 	w.if_primary_term = (term_no >= 0 && !PG_ARGISNULL(term_no)) ? PG_GETARG_INT64(term_no) : 0;
 	se_response_init(&r);
 	se_error_init(&err);
-	return finish(se_op_doc_write(&w, &r, &err), &r, &err);
+	return finish(se_cas_check(&w.if_seq_no, w.if_primary_term, &err) &&
+				  se_op_doc_write(&w, &r, &err), &r, &err);
 }
 
 /* index_doc(index, id, doc, refresh, routing, op_type, if_seq_no, if_primary_term) */
@@ -363,10 +365,12 @@ se_sql_cluster_health(PG_FUNCTION_ARGS)
 {
 	SeResponse	r;
 	SeError		err;
+	const char *status;
 
 	se_response_init(&r);
 	se_error_init(&err);
-	PG_RETURN_DATUM(finish(se_op_cluster_health(text_arg(fcinfo, 0), text_arg(fcinfo, 1),
+	PG_RETURN_DATUM(finish(se_parse_health_status(text_arg(fcinfo, 1), &status, &err) &&
+						   se_op_cluster_health(text_arg(fcinfo, 0), status,
 												PG_ARGISNULL(2) ? 30000 : PG_GETARG_INT32(2),
 												&r, &err), &r, &err));
 }

@@ -421,7 +421,7 @@ build_row(RowBuilder *rb, SeDocRef *d)
 				break;
 			case SE_COL_SOURCE:
 				if (c->typid == JSONBOID)
-					rb->values[a] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup(src, srclen)));
+					rb->values[a] = se_jsonb_from_text(src, srclen);
 				else
 					rb->values[a] = text_datum(cv, src, srclen);
 				break;

@@ -17,6 +17,8 @@
 
 #include <ctype.h>
 
+#include "common/int.h"
+
 #include "mapping/mapping.h"
 #include "search/search_int.h"
 
@@ -82,8 +84,8 @@ floor_div(int64 a, int64 b)
 }
 
 /* Add n months, clamping the day to the target month (as java.time). */
-static int64
-add_months(int64 t, int64 n)
+static bool
+add_months(int64 t, int64 n, int64 *out)
 {
 	int64		days = floor_div(t, MS_PER_DAY);
 	int64		ms = t - days * MS_PER_DAY;
@@ -97,7 +99,8 @@ add_months(int64 t, int64 n)
 	y = floor_div(mi, 12);
 	m = (int) (mi - y * 12) + 1;
 	d = Min(d, days_in_month(y, m));
-	return days_from_civil(y, m, d) * MS_PER_DAY + ms;
+	return !pg_mul_s64_overflow(days_from_civil(y, m, d), MS_PER_DAY, out) &&
+		!pg_add_s64_overflow(*out, ms, out);
 }
 
 /* Start of the unit containing t. */
@@ -133,28 +136,40 @@ round_down(int64 t, char unit)
 	return t;
 }
 
-static int64
-add_units(int64 t, int64 n, char unit)
+/*
+ * t plus n units into *out; false when that is past what a long of
+ * milliseconds holds (ES: "long overflow"), which would wrap around.
+ * |n| is at most about 1e9 (the parser's bound), so n * 12 cannot overflow.
+ */
+static bool
+add_units(int64 t, int64 n, char unit, int64 *out)
 {
+	int64		ms;
+
 	switch (unit)
 	{
 		case 'y':
-			return add_months(t, n * 12);
+			return add_months(t, n * 12, out);
 		case 'M':
-			return add_months(t, n);
+			return add_months(t, n, out);
 		case 'w':
-			return t + n * 7 * MS_PER_DAY;
+			ms = 7 * MS_PER_DAY;
+			break;
 		case 'd':
-			return t + n * MS_PER_DAY;
+			ms = MS_PER_DAY;
+			break;
 		case 'h':
 		case 'H':
-			return t + n * MS_PER_HOUR;
+			ms = MS_PER_HOUR;
+			break;
 		case 'm':
-			return t + n * MS_PER_MINUTE;
-		case 's':
-			return t + n * MS_PER_SECOND;
+			ms = MS_PER_MINUTE;
+			break;
+		default:
+			ms = MS_PER_SECOND;
+			break;
 	}
-	return t;
+	return !pg_mul_s64_overflow(n, ms, &ms) && !pg_add_s64_overflow(t, ms, out);
 }
 
 static bool
@@ -256,7 +271,11 @@ se_datemath_parse(const char *s, int len, const char *format, bool round_up,
 			unit = *math++;
 			t = round_down(t, unit);
 			if (round_up)
-				t = add_units(t, 1, unit) - 1;
+			{
+				if (!add_units(t, 1, unit, &t))
+					goto overflow;
+				t--;
+			}
 		}
 		else if (op == '+' || op == '-')
 		{
@@ -276,7 +295,8 @@ se_datemath_parse(const char *s, int len, const char *format, bool round_up,
 			if (math >= end || !valid_unit(*math))
 				goto bad;
 			unit = *math++;
-			t = add_units(t, op == '-' ? -n : n, unit);
+			if (!add_units(t, op == '-' ? -n : n, unit, &t))
+				goto overflow;
 		}
 		else
 			goto bad;
@@ -287,5 +307,11 @@ se_datemath_parse(const char *s, int len, const char *format, bool round_up,
 bad:
 	se_error_set(err, 400, "parse_exception",
 				 "failed to parse date field [%.*s]: invalid date math", len, s);
+	return false;
+
+overflow:
+	se_error_set(err, 400, "parse_exception",
+				 "failed to parse date field [%.*s]: the date math result is out of range (long overflow)",
+				 len, s);
 	return false;
 }

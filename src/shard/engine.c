@@ -969,6 +969,14 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		out->status = 400;
 		return;
 	}
+	if (se_json_has_nul(ctx.source))
+	{
+		/* what the parser refuses in a document sent (reject_nul) */
+		se_error_set(&out->err, 400, "mapper_parsing_exception",
+					 "failed to parse: the script's _source holds the NUL character (\\u0000) in a string: PostgreSQL's text and jsonb cannot hold it");
+		out->status = 400;
+		return;
+	}
 	resetStringInfo(&src);
 	se_json_write(&src, ctx.source);
 	do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, ctx.source, false, false, 0, out);
@@ -1143,6 +1151,7 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		if (rq.op != SE_ITEM_DELETE)
 		{
 			opts.reject_duplicate_keys = true;
+			opts.reject_nul = true; /* jsonb could not return it (replay takes it) */
 			json = se_json_parse(body, rq.body_len, &opts, &out.err);
 			if (json != NULL && json->type != SE_JSON_OBJECT)
 			{

@@ -437,6 +437,7 @@ typedef struct Parser
 	const uint8 *end;
 	int			max_depth;
 	bool		reject_dups;
+	bool		reject_nul;
 	SeError    *err;
 	Arena		arena;
 
@@ -1113,6 +1114,12 @@ parse_string_escaped(Parser *ps, const uint8 *s0, const uint8 *p,
 					}
 					else
 					{
+						if (u == 0 && ps->reject_nul)
+						{
+							parse_error(ps, p, ERR_SYNTAX,
+										"The NUL character (\\u0000) is not allowed in a string: PostgreSQL's text and jsonb cannot hold it");
+							return NULL;
+						}
 						cp = (uint32) u;
 						p += 6;
 					}
@@ -1651,6 +1658,7 @@ se_json_parse(const char *text, size_t len, const SeJsonParseOptions *opts,
 	ps.err = err;
 	ps.max_depth = (opts && opts->max_depth > 0) ? opts->max_depth : DEFAULT_MAX_DEPTH;
 	ps.reject_dups = opts ? opts->reject_duplicate_keys : false;
+	ps.reject_nul = opts ? opts->reject_nul : false;
 	ps.hash_seed = (uint64) (uintptr_t) &ps ^
 		((uint64) (uintptr_t) text * UINT64CONST(0x9E3779B97F4A7C15));
 
@@ -1710,6 +1718,31 @@ se_json_get(const SeJson *obj, const char *key)
 			return m->value;
 	}
 	return NULL;
+}
+
+bool
+se_json_has_nul(const SeJson *v)
+{
+	int			i;
+
+	switch (v->type)
+	{
+		case SE_JSON_STRING:
+			return memchr(v->u.s.str, '\0', v->u.s.len) != NULL;
+		case SE_JSON_ARRAY:
+			for (i = 0; i < v->u.a.count; i++)
+				if (se_json_has_nul(v->u.a.items[i]))
+					return true;
+			return false;
+		case SE_JSON_OBJECT:
+			for (i = 0; i < v->u.o.count; i++)
+				if (memchr(v->u.o.members[i].key, '\0', v->u.o.members[i].keylen) != NULL ||
+					se_json_has_nul(v->u.o.members[i].value))
+					return true;
+			return false;
+		default:
+			return false;
+	}
 }
 
 SeJson *

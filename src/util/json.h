@@ -96,6 +96,7 @@ typedef struct SeJsonParseOptions
 {
 	int			max_depth;		/* nesting limit; 0 means SE_JSON_MAX_DEPTH */
 	bool		reject_duplicate_keys;
+	bool		reject_nul;		/* refuse \u0000 in strings (jsonb cannot hold it) */
 } SeJsonParseOptions;
 
 /*
@@ -115,6 +116,9 @@ extern SeJson *se_json_parse(const char *text, size_t len,
 
 /* Object member lookup by key (last one wins); NULL if absent or not object. */
 extern SeJson *se_json_get(const SeJson *obj, const char *key);
+
+/* Does a string or key anywhere in v hold a NUL (which jsonb cannot)? */
+extern bool se_json_has_nul(const SeJson *v);
 
 /* Convenience constructors for building DOM values (len < 0: strlen). */
 extern SeJson *se_json_make_string(const char *s, int len);

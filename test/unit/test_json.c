@@ -1193,6 +1193,42 @@ test_write_dom(void)
 	}
 }
 
+/* \u0000: kept by default (translog replay), refused with reject_nul */
+static const char *
+nul_refused(const char *text)
+{
+	SeJsonParseOptions no_nul = {.reject_nul = true};
+
+	return parse_fail_len(text, strlen(text), &no_nul, "x_content_parse_exception");
+}
+
+static void
+test_nul(void)
+{
+	SeJsonParseOptions no_nul = {.reject_nul = true};
+	const char *text = "{\"s\":\"\\\\u0000 \\u0001\"}";
+	SeError		err;
+	SeJson	   *v;
+	const char *r;
+
+	v = parse_ok("{\"s\":\"a\\u0000b\"}");
+	UT_CHECK(v && se_json_get(v, "s")->u.s.len == 3, "NUL kept by default");
+	UT_CHECK(v && se_json_has_nul(v), "has_nul finds it");
+	r = nul_refused("{\"s\":\"a\\u0000b\"}");
+	UT_CHECK(strstr(r, "[1:8] The NUL character") != NULL, "value refused: %s", r);
+	r = nul_refused("{\"k\\u0000\":1}");
+	UT_CHECK(strstr(r, "NUL") != NULL, "key refused: %s", r);
+	r = nul_refused("[1,[{\"a\":[\"\\u0000\"]}]]");
+	UT_CHECK(strstr(r, "NUL") != NULL, "deep refused: %s", r);
+	/* an escaped backslash before u0000 is text, and other escapes pass */
+	v = parse_len(text, strlen(text), &no_nul, &err);
+	UT_CHECK(v != NULL && !se_json_has_nul(v), "\\\\u0000 is text: %s", err.reason ? err.reason : "");
+	v = parse_ok("{\"a\":[1,{\"b\":\"x\"}],\"k\\u0000\":null}");
+	UT_CHECK(v && se_json_has_nul(v), "has_nul finds a key");
+	v = parse_ok("{\"a\":[1,{\"b\":\"x\"}],\"c\":null}");
+	UT_CHECK(v && !se_json_has_nul(v), "has_nul: none");
+}
+
 int
 main(void)
 {
@@ -1217,5 +1253,6 @@ main(void)
 	test_write_string();
 	test_string_size();
 	test_write_dom();
+	test_nul();
 	return ut_finish("test_json");
 }
