@@ -37,8 +37,8 @@ echo "== $NDOCS documents into logs-bench; roles"
 sql <<SQL
 SELECT search_engine.create_index('logs-bench', '{"settings": {"number_of_shards": 2, "refresh_interval": "-1"},
   "mappings": {"properties": {"msg": {"type": "text"}, "tag": {"type": "keyword"}, "n": {"type": "long"}}}}');
-SELECT count(search_engine.bulk(string_agg(format(E'{"index": {"_id": "%s"}}\n{"msg": "event %s word%s", "tag": "t%s", "n": %s}', i, i, i % 1000, i % 50, i), E'\n') || E'\n', 'logs-bench'))
-  FROM generate_series(1, $NDOCS) i GROUP BY i / 5000;
+SELECT count(*) FROM (SELECT search_engine.bulk(string_agg(format(E'{"index": {"_id": "%s"}}\n{"msg": "event %s word%s", "tag": "t%s", "n": %s}', i, i, i % 1000, i % 50, i), E'\n') || E'\n', 'logs-bench')
+  FROM generate_series(1, $NDOCS) i GROUP BY i / 5000) b;
 SELECT search_engine.refresh('logs-bench');
 DO \$\$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'acl_group') THEN CREATE ROLE acl_group IN ROLE search_engine_write; END IF;
@@ -62,8 +62,8 @@ for run in $(seq 1 "$RUNS"); do
 SET ROLE $role;
 DO \$\$ BEGIN PERFORM 1; END \$\$;
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
-SELECT count(search_engine.bulk(string_agg(format(E'{"index": {"_id": "%s-%s-%s"}}\n{"msg": "bulk %s", "n": %s}', '$role', $run, i, i, i), E'\n') || E'\n', 'logs-bulk'))
-  FROM generate_series(1, $BULKS * 1000) i GROUP BY i / 1000;
+SELECT count(*) FROM (SELECT search_engine.bulk(string_agg(format(E'{"index": {"_id": "%s-%s-%s"}}\n{"msg": "bulk %s", "n": %s}', '$role', $run, i, i, i), E'\n') || E'\n', 'logs-bulk')
+  FROM generate_series(1, $BULKS * 1000) i GROUP BY i / 1000) b;
 SELECT extract(epoch FROM clock_timestamp()) - :t0;
 SQL
 )
