@@ -52,7 +52,7 @@ GRANT USAGE ON SCHEMA bench TO search_engine_user;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA bench TO search_engine_user;
 SQL
 
-Q='SELECT search_engine.search(''logs-bench'', ''{"query": {"match": {"msg": "word7"}}, "size": 10}'')'
+Q="SELECT search_engine.search('logs-bench', '{\"query\": {\"match\": {\"msg\": \"word7\"}}, \"size\": 10}')"
 for run in $(seq 1 "$RUNS"); do
   for role in postgres acl_group acl_grant; do
     ms=$(sqlv -c "SET ROLE $role; SELECT median_ms FROM bench.latency(\$q\$$Q\$q\$, 20, $REPS)" | tail -1)
