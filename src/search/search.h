@@ -81,6 +81,7 @@ typedef struct SeSearchResult
 	int			shards_total;
 	int			shards_successful;
 	int			shards_failed;
+	bool		timed_out;		/* a shard stopped at the request's timeout */
 } SeSearchResult;
 
 /*
@@ -99,6 +100,19 @@ extern bool se_search_block_max;
  * either way (false: always walk the terms, for comparisons).  Default true.
  */
 extern bool se_search_range_doc_values;
+
+/*
+ * Interrupts.  Every loop over documents, terms or positions of a search
+ * counts its work, and every few thousand units calls this hook when it is
+ * set.  The hook may leave by a longjmp of its own (the server's runs
+ * CHECK_FOR_INTERRUPTS, whose ereport does so; search memory is request
+ * memory and nothing is locked), or return false: the shard query phase
+ * in progress then stops and fails with task_cancelled_exception (outside
+ * a query phase false is ignored).  The same checks enforce a request's
+ * "timeout": a shard's query phase that runs past it stops and keeps the
+ * hits collected so far ("timed_out": true, as ES).
+ */
+extern bool (*se_search_interrupt_hook) (void);
 
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,

@@ -22,6 +22,8 @@
 #ifndef SE_SEARCH_INT_H
 #define SE_SEARCH_INT_H
 
+#include <setjmp.h>
+
 #include "search/search.h"
 
 /* Maximum nesting of compound queries (ES indices.query.bool.max_nested_depth). */
@@ -174,6 +176,7 @@ struct SeSearchRequest
 	int64		track_total_hits;	/* threshold, or DISABLED / ACCURATE */
 	bool		has_min_score;
 	float		min_score;
+	int64		timeout_ms;		/* "timeout"; -1 = none */
 	SeSourceFilter source;
 };
 
@@ -346,6 +349,48 @@ extern void se_scorer_free(SeScorer *s);
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 
 /* ---------------------------------------------------------------------
+ * Interrupt checks and the timeout (interrupt.c)
+ * ---------------------------------------------------------------------
+ */
+#define SE_SEARCH_CHECK_INTERVAL 1024
+
+extern int32 se_search_budget;
+extern void se_search_check(void);
+
+/*
+ * Count units of work (a doc, a term, a position, about 10-100 ns each);
+ * every SE_SEARCH_CHECK_INTERVAL units se_search_check runs the interrupt
+ * hook and the timeout.  Never between taking a doc and collecting it.
+ */
+#define SE_SEARCH_TICK(units) \
+	do { \
+		if (unlikely((se_search_budget -= (units)) <= 0)) \
+			se_search_check(); \
+	} while (0)
+
+typedef enum SeSearchStopReason
+{
+	SE_STOP_NONE,
+	SE_STOP_TIMED_OUT,
+	SE_STOP_ABANDONED			/* the interrupt hook said stop */
+} SeSearchStopReason;
+
+/*
+ * A query phase's landing point: arm it (timeout_ms < 0: none), then
+ * setjmp(stop->jb); a stop longjmps there with reason set.  Disarm before
+ * returning.  One at a time; it must not outlive the setjmp's frame.
+ */
+typedef struct SeSearchStop
+{
+	jmp_buf		jb;
+	int64		deadline_us;	/* 0 = no timeout */
+	SeSearchStopReason reason;
+} SeSearchStop;
+
+extern void se_search_stop_arm(SeSearchStop *stop, int64 timeout_ms);
+extern void se_search_stop_disarm(void);
+
+/* ---------------------------------------------------------------------
  * Query phase, merge and fetch (execute.c)
  * ---------------------------------------------------------------------
  */
@@ -377,6 +422,7 @@ typedef struct SeShardTopDocs
 	float		max_score;		/* NaN if none */
 	int			ndocs;			/* in rank order */
 	SeTopDoc   *docs;
+	bool		timed_out;		/* stopped at the timeout: partial */
 	bool		failed;
 	SeError		error;
 } SeShardTopDocs;

@@ -131,6 +131,7 @@ lookup_term(BuildCtx *c, const char *field, const char *term, int len,
 		SeSegmentReader *r = sh->segments[s];
 		int			f = se_segment_field(r, field);
 
+		SE_SEARCH_TICK(1);
 		out[s].found = false;
 		if (f < 0)
 			continue;
@@ -311,6 +312,7 @@ ids_weight(BuildCtx *c, const SeJson *const *values, int n, float boost,
 		const char *s;
 		int			len;
 
+		SE_SEARCH_TICK(1);
 		if (!json_text(c, values[i], &s, &len))
 			return NULL;
 		docset_add_term(w, s, len);
@@ -375,6 +377,7 @@ terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
 	{
 		bool		dup = false;
 
+		SE_SEARCH_TICK(nuniq + 1);
 		if (op_and || msm <= 1)
 		{
 			for (j = 0; j < nuniq; j++)
@@ -949,6 +952,7 @@ build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	w = docset_weight(SE_DS_TERMS, f->path, boost, scoring);
 	for (i = 0; i < q->nvalues; i++)
 	{
+		SE_SEARCH_TICK(1);
 		if (f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD)
 		{
 			const char *s;

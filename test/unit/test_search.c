@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -17,6 +17,7 @@
 #include "util/se_common.h"
 
 #include <math.h>
+#include <unistd.h>
 
 #include "search/search_int.h"
 #include "unit_test.h"
@@ -2054,6 +2055,7 @@ test_shard_wire(void)
 		"{\"query\":{\"match\":{\"body\":\"iota kappa\"}},\"min_score\":0.5}",
 		"{\"query\":{\"match_none\":{}}}",
 		"{\"size\":0}",
+		"{\"timeout\":\"0ms\",\"query\":{\"match\":{\"body\":\"beta\"}}}",	/* timed out */
 		"{\"sort\":[{\"body\":\"asc\"}]}",	/* the shards' error */
 	};
 	SeSearchShard three[3];
@@ -2098,6 +2100,131 @@ test_shard_wire(void)
 	}
 }
 
+
+/* ---------------------------------------------------------------------
+ * Interrupt checks, the timeout, query size limits
+ * ---------------------------------------------------------------------
+ */
+static int	hook_calls;
+static int	hook_stop_after;	/* say stop from this call on; 0 never */
+static int	hook_sleep_us;
+
+static bool
+test_hook(void)
+{
+	hook_calls++;
+	if (hook_sleep_us > 0)
+		usleep(hook_sleep_us);
+	return hook_stop_after == 0 || hook_calls < hook_stop_after;
+}
+
+/* A shard of long documents over a small vocabulary: phrases cost. */
+static void
+long_docs_shard(SeSearchShard *sh, SeSegmentReader **segs)
+{
+	const char **sources = palloc(sizeof(char *) * 40);
+	int			i,
+				j;
+
+	for (i = 0; i < 40; i++)
+	{
+		StringInfoData b;
+
+		initStringInfo(&b);
+		appendStringInfoString(&b, "{\"body\":\"");
+		for (j = 0; j < 1500; j++)
+			appendStringInfo(&b, "%s%s", j ? " " : "", vocab[(i * 7 + j * 13 + j / 9) % 12]);
+		appendStringInfoString(&b, "\",\"tag\":\"red\"}");
+		sources[i] = b.data;
+	}
+	segs[0] = index_segment(mapping, NULL, 40, sources, 21);
+	memset(sh, 0, sizeof(*sh));
+	sh->index = "long";
+	sh->mapping = mapping;
+	sh->nsegments = 1;
+	sh->segments = segs;
+}
+
+static void
+test_interrupts(void)
+{
+	SeSearchShard lsh;
+	SeSegmentReader *lsegs[1];
+	StringInfoData body;
+	StringInfoData json;
+	SeSearchResult *plain,
+			   *hooked,
+			   *res;
+	SeError		err;
+	int			i;
+
+	long_docs_shard(&lsh, lsegs);
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"query\":{\"match_phrase\":{\"body\":{\"slop\":20,\"query\":\"");
+	for (i = 0; i < 60; i++)
+		appendStringInfo(&body, "%s%s", i ? " " : "", vocab[(i * 5) % 12]);
+	appendStringInfoString(&body, "\"}}},\"size\":40}");
+
+	/* the hook runs every few thousand units, and changes nothing */
+	plain = search_on(&lsh, 1, body.data, &err);
+	se_search_interrupt_hook = test_hook;
+	hook_calls = 0;
+	hooked = search_on(&lsh, 1, body.data, &err);
+	UT_CHECK(plain && hooked && hook_calls > 10, "interrupt hook called %d times", hook_calls);
+	UT_CHECK(plain && hooked && strcmp(result_json(plain, &lsh, &err), result_json(hooked, &lsh, &err)) == 0,
+			 "a hook that goes on changes nothing");
+
+	/* a hook that says stop fails the shard's query phase ... */
+	hook_calls = 0;
+	hook_stop_after = 3;
+	res = search_on(&lsh, 1, body.data, &err);
+	UT_CHECK(res == NULL && err.type && strcmp(err.type, "task_cancelled_exception") == 0 && hook_calls == 3,
+			 "stopped by the hook: %s after %d calls", err.type ? err.type : "-", hook_calls);
+	/* ... and leaves nothing armed: scans, counts and searches run on */
+	hook_stop_after = 0;
+	hooked = search_on(&lsh, 1, body.data, &err);
+	UT_CHECK(plain && hooked && strcmp(result_json(plain, &lsh, &err), result_json(hooked, &lsh, &err)) == 0,
+			 "the next search is whole");
+
+	/* timeout 0: the first check stops; partial, counted as a lower bound */
+	res = search_on(&lsh, 1, "{\"timeout\":\"0ms\",\"query\":{\"match\":{\"tag\":\"red\"}}}", &err);
+	UT_CHECK(res && res->timed_out && res->total_is_lower_bound && res->total <= 1,
+			 "timeout 0ms: timed_out %d total " INT64_FORMAT, res ? res->timed_out : -1, res ? res->total : -1);
+	initStringInfo(&json);
+	if (res)
+		se_search_result_to_json(res, &lsh, 0, &json);
+	UT_CHECK(strstr(json.data, "\"timed_out\":true") && strstr(json.data, "\"relation\":\"gte\""),
+			 "timed out response: %s", json.data);
+
+	/* a slow check past the deadline: the hits collected so far stay */
+	hook_sleep_us = 3000;
+	res = search_on(&lsh, 1, "{\"timeout\":\"1ms\",\"query\":{\"match_phrase\":{\"body\":{\"slop\":3,\"query\":\"alpha gamma\"}}},\"size\":40}", &err);
+	plain = search_on(&lsh, 1, "{\"query\":{\"match_phrase\":{\"body\":{\"slop\":3,\"query\":\"alpha gamma\"}}},\"size\":40}", &err);
+	hook_sleep_us = 0;
+	UT_CHECK(res && plain && res->timed_out && !plain->timed_out && res->total < plain->total &&
+			 res->nhits == res->total, "partial results: " INT64_FORMAT " of " INT64_FORMAT,
+			 res ? res->total : -1, plain ? plain->total : -1);
+	if (res && plain)
+		for (i = 0; i < res->nhits; i++)
+		{
+			SeHit	   *h = find_hit(plain, res->hits[i].id);
+
+			UT_CHECK(h && h->score == res->hits[i].score, "partial hit %s as in the full result", res->hits[i].id);
+		}
+
+	/* a long timeout changes nothing; bad values fail as ES */
+	res = search_on(&lsh, 1, "{\"timeout\":\"1m\",\"query\":{\"match_phrase\":{\"body\":{\"slop\":3,\"query\":\"alpha gamma\"}}},\"size\":40}", &err);
+	UT_CHECK(res && plain && !res->timed_out &&
+			 strcmp(result_json(res, &lsh, &err), result_json(plain, &lsh, &err)) == 0, "timeout 1m");
+	check_error("{\"timeout\":\"10\"}", 400, "parse_exception",
+				"failed to parse setting [timeout] with value [10] as a time value: unit is missing or unrecognized");
+	check_error("{\"timeout\":\"1.5s\"}", 400, "parse_exception",
+				"failed to parse [1.5s], fractional time values are not supported");
+	UT_CHECK(search("{\"timeout\":\"-1\"}") && search("{\"timeout\":\"500micros\"}") &&
+			 search("{\"timeout\":\"2d\"}"), "timeout values");
+	se_search_interrupt_hook = NULL;
+}
+
 int
 main(void)
 {
@@ -2115,6 +2242,7 @@ main(void)
 	test_exact_float();
 	test_topk_skipping();
 	test_shard_wire();
+	test_interrupts();
 	test_fuzz();
 	return ut_finish("test_search");
 }
