@@ -23,8 +23,11 @@
  * mapped).  Likewise when the queue is full, the index or its mapping
  * changed, the worker fails or exits (its shm_mq detaches), or a taken
  * request is never picked up: results never depend on the pool.  A
- * backend that errors out (statement_timeout, cancel) detaches the DSM; its
- * workers' sends then fail and they go on with the next request.
+ * backend that errors out (statement_timeout, cancel, terminate) detaches
+ * the DSM, and its detach callback raises the segment's cancel flag first:
+ * the workers' interrupt checks see it within a check interval of the
+ * search module and abandon the query phase (a shutdown request makes
+ * them abandon it too, answering empty so the backend runs the shard).
  *
  *-------------------------------------------------------------------------
  */
@@ -60,6 +63,7 @@ typedef struct ShardRequestRef
 typedef struct SearchDsmHeader
 {
 	uint32		magic;
+	pg_atomic_uint32 cancelled; /* set when the backend detaches */
 	int			nrequests;
 	Size		common_off;
 	Size		common_len;
@@ -161,6 +165,15 @@ pool_receive(void *arg, int i, StringInfo msg)
 	}
 }
 
+/* The backend leaves the search (done, or an error): its workers stop. */
+static void
+mark_cancelled(dsm_segment *seg, Datum arg)
+{
+	SearchDsmHeader *hdr = (SearchDsmHeader *) DatumGetPointer(arg);
+
+	pg_atomic_write_u32(&hdr->cancelled, 1);
+}
+
 /*
  * Send the query phase of shards 1.. to the search pool, at most one per
  * running worker.  NULL when the pool is off, the search has one shard, or
@@ -225,6 +238,8 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p, int window,
 		return NULL;
 	hdr = dsm_segment_address(ps->seg);
 	hdr->magic = SEARCH_DSM_MAGIC;
+	pg_atomic_init_u32(&hdr->cancelled, 0);
+	on_dsm_detach(ps->seg, mark_cancelled, PointerGetDatum(hdr));
 	hdr->nrequests = nreq;
 	off = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
 	hdr->common_off = off;
@@ -292,6 +307,23 @@ se_search_pool_finish(SePoolSearch *ps)
  */
 static int	my_worker = -1;
 static dsm_segment *current_seg = NULL;
+static SearchDsmHeader *serving = NULL; /* current_seg's header */
+
+/* Asked to shut down, or the backend of the request left. */
+static bool
+worker_should_stop(void)
+{
+	return se_bgw_got_sigterm ||
+		(serving != NULL && pg_atomic_read_u32(&serving->cancelled) != 0);
+}
+
+/* The search module's interrupt checks in a search worker. */
+static bool
+worker_interrupt_check(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	return !worker_should_stop();
+}
 
 void
 se_search_workers_register(void)
@@ -300,13 +332,13 @@ se_search_workers_register(void)
 					se_search_threads, false);
 }
 
-/* Sleep for the testing delay; false when asked to shut down meanwhile. */
+/* Sleep for the testing delay; false when told to stop meanwhile. */
 static bool
 debug_delay(int ms)
 {
 	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
 
-	while (!se_bgw_got_sigterm)
+	while (!worker_should_stop())
 	{
 		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
 
@@ -431,9 +463,14 @@ serve(dsm_handle handle, int request)
 	shm_mq_set_sender(mq, MyProc);
 	mqh = shm_mq_attach(mq, current_seg, NULL);
 	initStringInfo(&answer);
+	serving = hdr;
 	run_request((char *) hdr + hdr->common_off, hdr->common_len,
 				(char *) hdr + hdr->req[request].req_off, hdr->req[request].req_len,
 				&answer);
+	/* abandoned: no answer (the backend, if still there, runs the shard) */
+	if (worker_should_stop())
+		resetStringInfo(&answer);
+	serving = NULL;
 	/* SHM_MQ_DETACHED: the coordinator left (cancelled); nothing to do */
 	(void) shm_mq_send(mqh, answer.len, answer.data, false, true);
 	dsm_detach(current_seg);
@@ -451,6 +488,7 @@ se_search_worker_main(Datum arg)
 	loop_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine search worker loop",
 									 ALLOCSET_DEFAULT_SIZES);
 	se_search_queue_attach_worker(my_worker);
+	se_search_interrupt_hook = worker_interrupt_check;
 
 	/* After an ERROR: give the request back to its coordinator and go on. */
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
@@ -460,6 +498,7 @@ se_search_worker_main(Datum arg)
 		EmitErrorReport();
 		FlushErrorState();
 		LWLockReleaseAll();
+		serving = NULL;
 		if (current_seg != NULL)
 			dsm_detach(current_seg);	/* the coordinator sees DETACHED */
 		current_seg = NULL;
