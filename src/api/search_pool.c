@@ -99,6 +99,7 @@ encode_common(const SeJson *body, const SeSearchParams *p, int window,
 	se_put_svint(out, window);
 	se_put_vint(out, se_search_block_max ? 1 : 0);
 	se_put_vint(out, (uint64) se_search_debug_delay_ms);
+	se_put_vint(out, (uint64) se_search_max_clause_count);
 	pfree(text.data);
 }
 
@@ -368,6 +369,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 				window;
 	bool		block_max;
 	int			delay;
+	int			max_clauses;
 	char	   *uuid;
 	int			shard;
 	int64		mapping_version;
@@ -383,6 +385,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	SeJson	   *body = NULL;
 	SeSearchRequest *sreq;
 	bool		saved_block_max = se_search_block_max;
+	int			saved_max_clauses = se_search_max_clause_count;
 
 	se_wire_init(&c, common, common_len);
 	body_text = se_wire_str(&c, NULL);
@@ -391,6 +394,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	window = (int) se_wire_svint(&c);
 	block_max = se_wire_vint(&c) != 0;
 	delay = (int) se_wire_vint(&c);
+	max_clauses = (int) Min(se_wire_vint(&c), INT_MAX);
 	se_wire_init(&r, req, req_len);
 	uuid = se_wire_str(&r, NULL);
 	shard = (int) se_wire_vint(&r);
@@ -429,7 +433,9 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 		return;
 	if (from >= 0 || size >= 0)
 		se_search_set_from_size(sreq, from, size);
+	/* the session's query knobs */
 	se_search_block_max = block_max;
+	se_search_max_clause_count = max_clauses;
 	PG_TRY();
 	{
 		se_search_query_phase(sreq, &sh, shard_idx, out);
@@ -437,6 +443,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	PG_FINALLY();
 	{
 		se_search_block_max = saved_block_max;
+		se_search_max_clause_count = saved_max_clauses;
 	}
 	PG_END_TRY();
 }

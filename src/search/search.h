@@ -35,7 +35,12 @@ typedef struct SeSearchShard
 	const char *index_uuid;
 	const uint64 *seg_gens;		/* per segment: segment generation */
 	const uint64 *del_gens;		/* per segment: live docs generation */
+	/* the index's query limits; 0 = ES's defaults (below) */
+	int			max_terms_count;	/* index.max_terms_count */
 } SeSearchShard;
+
+#define SE_MAX_TERMS_COUNT_DEFAULT	65536
+#define SE_MAX_CLAUSE_COUNT_DEFAULT 4096
 
 typedef struct SeSearchRequest SeSearchRequest;	/* opaque */
 
@@ -100,6 +105,14 @@ extern bool se_search_block_max;
  * either way (false: always walk the terms, for comparisons).  Default true.
  */
 extern bool se_search_range_doc_values;
+
+/*
+ * ES's indices.query.bool.max_clause_count: a bool query, or a match
+ * query's terms, beyond it fail with too_many_clauses; a query whose
+ * leaves (terms of phrases and matches, other leaf queries) add up beyond
+ * it fails with too_many_nested_clauses.  Default 4096.
+ */
+extern int	se_search_max_clause_count;
 
 /*
  * Interrupts.  Every loop over documents, terms or positions of a search

@@ -2225,6 +2225,43 @@ test_interrupts(void)
 	se_search_interrupt_hook = NULL;
 }
 
+static void
+test_limits(void)
+{
+	SeSearchShard lim = shard;
+	SeError		err;
+	int			saved = se_search_max_clause_count;
+
+	se_search_max_clause_count = 4;
+	/* a bool, or a match's terms, beyond the limit: BooleanQuery.Builder */
+	check_error("{\"query\":{\"bool\":{\"should\":[{\"term\":{\"tag\":\"a\"}},{\"term\":{\"tag\":\"b\"}},"
+				"{\"term\":{\"tag\":\"c\"}},{\"term\":{\"tag\":\"d\"}},{\"term\":{\"tag\":\"e\"}}]}}}",
+				400, "too_many_clauses", "maxClauseCount is set to 4");
+	check_error("{\"query\":{\"match\":{\"body\":\"alpha beta gamma delta alpha\"}}}",
+				400, "too_many_clauses", "maxClauseCount is set to 4");
+	/* leaves of the whole query, phrase terms each */
+	check_error("{\"query\":{\"match_phrase\":{\"body\":\"alpha beta gamma delta epsilon\"}}}",
+				400, "too_many_nested_clauses", "Query contains too many nested clauses; maxClauseCount is set to 4");
+	check_error("{\"query\":{\"bool\":{\"must\":[{\"match\":{\"body\":\"alpha beta gamma\"}},"
+				"{\"bool\":{\"filter\":[{\"range\":{\"price\":{\"gte\":1}}},{\"exists\":{\"field\":\"tag\"}}]}}]}}}",
+				400, "too_many_nested_clauses", "Query contains too many nested clauses; maxClauseCount is set to 4");
+	check_error("{\"query\":{\"multi_match\":{\"query\":\"alpha beta gamma\",\"fields\":[\"body\",\"title\"]}}}",
+				400, "too_many_nested_clauses", "Query contains too many nested clauses");
+	/* at the limit */
+	UT_CHECK(search("{\"query\":{\"match_phrase\":{\"body\":\"alpha beta gamma delta\"}}}") &&
+			 search("{\"query\":{\"bool\":{\"must\":[{\"match\":{\"body\":\"alpha beta\"}},{\"term\":{\"tag\":\"red\"}},"
+					"{\"match_all\":{}}]}}}"), "queries at the limit run");
+	se_search_max_clause_count = saved;
+
+	/* index.max_terms_count: the terms query, on _id too */
+	lim.max_terms_count = 2;
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"terms\":{\"tag\":[\"red\",\"blue\"]}}}", &err) != NULL, "two terms");
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"terms\":{\"_id\":[\"d1\",\"d2\",\"d3\"]}}}", &err) == NULL &&
+			 strcmp(err.type, "illegal_argument_exception") == 0 &&
+			 strcmp(err.reason, "The number of terms [3] used in the Terms Query request has exceeded the allowed maximum of [2]. This maximum can be set by changing the [index.max_terms_count] index level setting.") == 0,
+			 "max_terms_count: %s", err.reason ? err.reason : "-");
+}
+
 int
 main(void)
 {
@@ -2243,6 +2280,7 @@ main(void)
 	test_topk_skipping();
 	test_shard_wire();
 	test_interrupts();
+	test_limits();
 	test_fuzz();
 	return ut_finish("test_search");
 }
