@@ -1,6 +1,7 @@
 -- ES's limits on query size (indices.query.bool.max_clause_count as
--- search_engine.max_clause_count, index.max_terms_count) and the search
--- timeout, with ES's errors and response shape.
+-- search_engine.max_clause_count, index.max_terms_count,
+-- index.max_regex_length) and the search timeout, with ES's errors and
+-- response shape.
 SELECT search_engine.create_index('limits', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"body": {"type": "text"}, "tag": {"type": "keyword"}}}}') IS NOT NULL AS created;
 SELECT (search_engine.bulk($$
 {"index": {"_index": "limits", "_id": "1"}}
@@ -58,6 +59,16 @@ SELECT es_error('/limits/_count', '{"query": {"terms": {"tag": ["a", "b", "c"]}}
 SELECT status, body->'error'->>'reason' FROM search_engine.request('PUT', '/limits/_settings', '{"index": {"max_terms_count": 0}}');
 SELECT search_engine.put_settings('limits', '{"index": {"max_terms_count": 65536}}');
 SELECT body->'limits'->'settings'->'index' ? 'max_terms_count' FROM search_engine.request('GET', '/limits/_settings');
+
+-- regexp queries, and index.max_regex_length (default 1000 characters)
+SELECT jsonb_path_query_array(search_engine.search('limits', '{"query": {"regexp": {"body": "w[15]"}}, "sort": ["_doc"]}'), '$.hits.hits[*]._id');
+SELECT jsonb_path_query_array(search_engine.search('limits', '{"query": {"regexp": {"tag": {"value": "[AB]", "case_insensitive": true}}}, "sort": ["_doc"]}'), '$.hits.hits[*]._id');
+SELECT es_error('/limits/_search', jsonb_build_object('query', jsonb_build_object('regexp', jsonb_build_object('tag', repeat('a', 1000)))));
+SELECT es_error('/limits/_search', jsonb_build_object('query', jsonb_build_object('regexp', jsonb_build_object('tag', repeat('a', 1001)))));
+SELECT search_engine.put_settings('limits', '{"index": {"max_regex_length": 3}}');
+SELECT es_error('/limits/_search', '{"query": {"regexp": {"tag": "a|b"}}}');
+SELECT es_error('/limits/_search', '{"query": {"regexp": {"tag": "a|b|c"}}}');
+SELECT es_error('/limits/_search', '{"query": {"regexp": {"tag": "(a"}}}');
 
 -- "timeout": ES's time values; past it a shard answers what it collected
 SELECT search_engine.search('limits', '{"timeout": "1m", "query": {"match": {"body": "w3"}}}') - 'took';

@@ -588,7 +588,8 @@ set_exists_bits(SeSegmentReader *r, int f, uint64 *bits, int32 max_doc)
 }
 
 /*
- * Walk the terms of a range, prefix or case-insensitive match.  With
+ * Walk the terms of a range, prefix, regexp (from its literal prefix) or
+ * case-insensitive match.  With
  * max_terms > 0, stop after that many matching terms and set *over.
  */
 static bool
@@ -607,7 +608,7 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	if (w->ds_kind == SE_DS_RANGE)
 		e = se_segment_terms(r, f, w->lower ? w->lower : "",
 							 w->lower ? w->lower_len : 0);
-	else if (w->ds_kind == SE_DS_PREFIX)
+	else if (w->ds_kind == SE_DS_PREFIX || w->ds_kind == SE_DS_REGEXP)
 		e = se_segment_terms(r, f, w->lower, w->lower_len);
 	else
 		e = se_segment_terms(r, f, "", 0);
@@ -630,10 +631,12 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 					break;
 			}
 		}
-		else if (w->ds_kind == SE_DS_PREFIX)
+		else if (w->ds_kind == SE_DS_PREFIX || w->ds_kind == SE_DS_REGEXP)
 		{
 			if (len < w->lower_len || memcmp(term, w->lower, w->lower_len) != 0)
 				break;
+			if (w->ds_kind == SE_DS_REGEXP && !se_regex_match(w->regex, term, len))
+				continue;
 		}
 		else if (ci)
 		{

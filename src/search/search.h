@@ -37,9 +37,11 @@ typedef struct SeSearchShard
 	const uint64 *del_gens;		/* per segment: live docs generation */
 	/* the index's query limits; 0 = ES's defaults (below) */
 	int			max_terms_count;	/* index.max_terms_count */
+	int			max_regex_length;	/* index.max_regex_length */
 } SeSearchShard;
 
 #define SE_MAX_TERMS_COUNT_DEFAULT	65536
+#define SE_MAX_REGEX_LENGTH_DEFAULT 1000
 #define SE_MAX_CLAUSE_COUNT_DEFAULT 4096
 
 typedef struct SeSearchRequest SeSearchRequest;	/* opaque */

@@ -51,6 +51,7 @@ typedef enum SeQueryKind
 	SE_Q_EXISTS,
 	SE_Q_IDS,
 	SE_Q_PREFIX,
+	SE_Q_REGEXP,
 	SE_Q_BOOL,
 	SE_Q_CONSTANT_SCORE,
 	SE_Q_DIS_MAX
@@ -86,8 +87,9 @@ struct SeQuery
 	SeMultiMatchType mm_type;
 	float		tie_breaker;
 
-	/* term, prefix */
+	/* term, prefix, regexp */
 	bool		case_insensitive;
+	int			re_flags;		/* regexp: SE_RE_* */
 
 	/* terms, ids */
 	int			nvalues;
@@ -228,7 +230,8 @@ typedef enum SeDocSetKind
 	SE_DS_PREFIX,
 	SE_DS_EXISTS,
 	SE_DS_TERM_CI,				/* case-insensitive term */
-	SE_DS_PREFIX_CI				/* case-insensitive prefix */
+	SE_DS_PREFIX_CI,			/* case-insensitive prefix */
+	SE_DS_REGEXP
 } SeDocSetKind;
 
 /* Term located in one segment (found == false: absent there). */
@@ -290,6 +293,8 @@ struct SeWeight
 	/* EXISTS on an object: the leaf fields below it */
 	int			nexist_fields;
 	char	  **exist_fields;
+	/* REGEXP: the expression (lower = its literal prefix) */
+	struct SeRegex *regex;
 };
 
 /* Build the weight tree of q for one shard; NULL with err on failure. */
@@ -490,6 +495,30 @@ extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
 								   size_t len, StringInfo out, SeError *err);
 /* Glob match with '*' wildcards (whole string). */
 extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * Regular expressions for the regexp query (regexp.c)
+ * ---------------------------------------------------------------------
+ */
+/* ES's regexp "flags" (Lucene's RegExp syntax flags); ALL is the default. */
+#define SE_RE_INTERSECTION	0x01	/* & */
+#define SE_RE_COMPLEMENT	0x02	/* ~ */
+#define SE_RE_EMPTY			0x04	/* # */
+#define SE_RE_ANYSTRING		0x08	/* @ */
+#define SE_RE_INTERVAL		0x20	/* <n-m> */
+#define SE_RE_ALL			0xff
+
+typedef struct SeRegex SeRegex;
+
+/* Parse; NULL with err set (query_shard_exception, Lucene's wording). */
+extern SeRegex *se_regex_parse(const char *pattern, int len, int flags,
+							   bool case_insensitive, SeError *err);
+/* The literal text every matching term starts with (may be empty). */
+extern const char *se_regex_prefix(const SeRegex *re, int *len);
+/* Does the whole term (UTF-8) match?  Counts its work for interrupts. */
+extern bool se_regex_match(SeRegex *re, const char *term, int len);
+/* ES's "flags" string: ALL, NONE or names joined by '|'. */
+extern bool se_regex_flags_parse(const char *s, int *flags, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Date math for range queries (datemath.c)

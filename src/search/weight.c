@@ -19,7 +19,8 @@
  * query -- every term of a match or phrase, every other leaf query --
  * are counted as ES's MaxClauseCountQueryVisitor counts them (and fail
  * with too_many_nested_clauses) before their terms are looked up; a terms
- * query is held to the index's max_terms_count.
+ * query is held to the index's max_terms_count, a regexp to its
+ * max_regex_length (in characters).
  *
  *-------------------------------------------------------------------------
  */
@@ -1096,6 +1097,48 @@ build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return w;
 }
 
+/* regexp: the terms the expression matches; its length is an index limit */
+static SeWeight *
+build_regexp(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->field);
+	int			max_len = c->shard->max_regex_length > 0 ?
+		c->shard->max_regex_length : SE_MAX_REGEX_LENGTH_DEFAULT;
+	const unsigned char *v = (const unsigned char *) q->value->u.s.str;
+	int			len = 0;
+	SeWeight   *w;
+	const char *prefix;
+	int			i;
+
+	/* ES measures the Java string: UTF-16 units */
+	for (i = 0; i < q->value->u.s.len; i++)
+		len += (v[i] & 0xC0) == 0x80 ? 0 : v[i] >= 0xF0 ? 2 : 1;
+	if (len > max_len)
+	{
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "The length of regex [%d] used in the Regexp Query request has exceeded the allowed maximum of [%d]. This maximum can be set by changing the [index.max_regex_length] index level setting.",
+					 len, max_len);
+		return NULL;
+	}
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return none_weight();
+	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
+	{
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "Can only use regexp queries on keyword and text fields - not on [%s] which is of type [%s]",
+					 f->path, se_field_type_name(f->type));
+		return NULL;
+	}
+	w = docset_weight(c, SE_DS_REGEXP, f->path, boost, scoring);
+	w->regex = se_regex_parse(q->value->u.s.str, q->value->u.s.len, q->re_flags,
+							  q->case_insensitive, c->err);
+	if (w->regex == NULL)
+		return NULL;
+	prefix = se_regex_prefix(w->regex, &w->lower_len);
+	w->lower = pnstrdup(prefix, w->lower_len);
+	return w;
+}
+
 static SeWeight **
 build_list(BuildCtx *c, SeQuery **qs, int n, float boost, bool scoring)
 {
@@ -1184,6 +1227,8 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return ids_weight(c, q->values, q->nvalues, b, scoring);
 		case SE_Q_PREFIX:
 			return build_prefix(c, q, b, scoring);
+		case SE_Q_REGEXP:
+			return build_regexp(c, q, b, scoring);
 		case SE_Q_BOOL:
 			return build_bool(c, q, b, scoring);
 		case SE_Q_CONSTANT_SCORE:

@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2262,6 +2262,158 @@ test_limits(void)
 			 "max_terms_count: %s", err.reason ? err.reason : "-");
 }
 
+
+/* ---------------------------------------------------------------------
+ * Regular expressions
+ * ---------------------------------------------------------------------
+ */
+static void
+check_regex(const char *pattern, int flags, bool ci, const char *term, bool expected)
+{
+	SeError		err;
+	SeRegex    *re;
+
+	se_error_init(&err);
+	re = se_regex_parse(pattern, strlen(pattern), flags, ci, &err);
+	UT_CHECK(re != NULL, "regex %s: %s", pattern, err.reason ? err.reason : "-");
+	if (re != NULL)
+		UT_CHECK(se_regex_match(re, term, strlen(term)) == expected,
+				 "regex %s on \"%s\": expected %s", pattern, term, expected ? "match" : "no match");
+}
+
+static void
+check_regex_error(const char *pattern, const char *reason)
+{
+	SeError		err;
+
+	se_error_init(&err);
+	UT_CHECK(se_regex_parse(pattern, strlen(pattern), SE_RE_ALL, false, &err) == NULL &&
+			 strcmp(err.type, "query_shard_exception") == 0 && strcmp(err.reason, reason) == 0,
+			 "regex %s: got %s", pattern, err.reason ? err.reason : "no error");
+}
+
+static bool
+p_tag_gr(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->ntags; i++)
+		if (strncmp(d->tags[i], "gr", 2) == 0 || strcmp(d->tags[i], "blue") == 0)
+			return true;
+	return false;
+}
+
+static bool
+p_tag_yellow(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->ntags; i++)
+		if (pg_strcasecmp(d->tags[i], "yellow") == 0)
+			return true;
+	return false;
+}
+
+static bool
+p_body_ta(const MDoc *d)
+{
+	/* beta, zeta, eta, theta, iota: a word ending in "ta" */
+	int			i;
+
+	for (i = 0; i < d->nbody; i++)
+	{
+		size_t		l = strlen(d->body[i]);
+
+		if (l >= 2 && strcmp(d->body[i] + l - 2, "ta") == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+test_regexp(void)
+{
+	static const struct
+	{
+		const char *pattern;
+		const char *term;
+		bool		match;
+	}			cases[] = {
+		{"ab", "ab", true}, {"ab", "abc", false}, {"a.c", "abc", true}, {"a.c", "ac", false},
+		{"a*", "", true}, {"a*", "aaa", true}, {"a*", "aab", false},
+		{"a+b?", "a", true}, {"a+b?", "aab", true}, {"a+b?", "b", false},
+		{"a{2}", "aa", true}, {"a{2}", "a", false}, {"a{2}", "aaa", false},
+		{"a{2,}", "aaaa", true}, {"a{1,3}", "aaaa", false}, {"a{1,3}", "aaa", true},
+		{"(ab|cd)+", "abcdab", true}, {"(ab|cd)+", "abc", false}, {"(a|ab)(c|bcd)", "abcd", true},
+		{"[a-c]x", "bx", true}, {"[a-c]x", "dx", false}, {"[^a-c]x", "dx", true}, {"[^a-c]x", "ax", false},
+		{"[-abc]+", "a-c", true}, {"\\d+", "123", true}, {"\\d+", "12a", false}, {"\\w+", "ab_1", true},
+		{"\\W", "-", true}, {"[\\d.]+", "1.5", true}, {"\"a.b\"", "a.b", true}, {"\"a.b\"", "axb", false},
+		{"a\\.b", "a.b", true}, {"a\\.b", "axb", false}, {"@", "anything", true}, {"a@", "a", true},
+		{"#", "", false}, {"()", "", true}, {"ab&a.", "ab", true}, {"ab&a.", "ac", false},
+		{"~(ab)", "ab", false}, {"~(ab)", "abc", true}, {"~(ab)", "", true},
+		{"a~(b)c", "abc", false}, {"a~(b)c", "axc", true}, {"a~(b)c", "ac", true}, {"a~(b)c", "abbc", true},
+		{"<1-10>", "7", true}, {"<1-10>", "007", true}, {"<1-10>", "11", false},
+		{"<01-10>", "07", true}, {"<01-10>", "7", false}, {"foo<1-100>", "foo42", true},
+		{"foo<1-100>", "foo101", false}, {"(a*)*b", "aaaab", true}, {"(a*)*b", "aaaa", false},
+		{"é.", "éa", true}, {".{2}", "éa", true}, {"[α-ω]+", "λόγος", false}, {"[α-ω]+", "λογοσ", true},
+	};
+	SeSearchShard lim = shard;
+	SeError		err;
+	SeRegex    *re;
+	int			len;
+	int			flags;
+	int			i;
+
+	for (i = 0; i < lengthof(cases); i++)
+		check_regex(cases[i].pattern, SE_RE_ALL, false, cases[i].term, cases[i].match);
+	/* optional operators are literal without their flag; ASCII case folding */
+	check_regex("a&b", 0, false, "a&b", true);
+	check_regex("a~b", SE_RE_ALL & ~SE_RE_COMPLEMENT, false, "a~b", true);
+	check_regex("<1-2>", 0, false, "<1-2>", true);
+	check_regex("AbC", SE_RE_ALL, true, "abc", true);
+	check_regex("AbC", SE_RE_ALL, false, "abc", false);
+	check_regex("[A-C]", SE_RE_ALL, true, "b", false);	/* ranges are not folded, as Lucene */
+	/* Lucene's syntax errors */
+	check_regex_error("a(b", "failed to create query: expected ')' at position 3");
+	check_regex_error("[ab", "failed to create query: expected ']' at position 3");
+	check_regex_error("a)b", "failed to create query: end-of-string expected at position 1");
+	check_regex_error("a{2", "failed to create query: expected '}' at position 3");
+	check_regex_error("a\\", "failed to create query: unexpected end-of-string");
+	check_regex_error("<1x>", "failed to create query: interval syntax error at position 2");
+	/* the literal prefix the term walk starts from */
+	se_error_init(&err);
+	re = se_regex_parse("abc.*", 5, SE_RE_ALL, false, &err);
+	UT_CHECK(re && strcmp(se_regex_prefix(re, &len), "abc") == 0 && len == 3, "prefix of abc.*");
+	re = se_regex_parse("abc|abd", 7, SE_RE_ALL, false, &err);
+	UT_CHECK(re && se_regex_prefix(re, &len) && len == 0, "no prefix of a union");
+	re = se_regex_parse("abc", 3, SE_RE_ALL, true, &err);
+	UT_CHECK(re && se_regex_prefix(re, &len) && len == 0, "no prefix with case folding");
+	UT_CHECK(se_regex_flags_parse("INTERSECTION|ANYSTRING", &flags, &err) &&
+			 flags == (SE_RE_INTERSECTION | SE_RE_ANYSTRING), "flags");
+	UT_CHECK(!se_regex_flags_parse("BOGUS", &flags, &err), "bad flag");
+
+	/* the query: keyword and text fields, against the model */
+	check_set("regexp keyword", "{\"regexp\":{\"tag\":\"gr.*|bl[aeiou]e\"}}", p_tag_gr);
+	check_set("regexp case_insensitive", "{\"regexp\":{\"tag\":{\"value\":\"YELLOW\",\"case_insensitive\":true}}}", p_tag_yellow);
+	check_set("regexp text", "{\"regexp\":{\"body\":{\"value\":\".*ta\",\"flags\":\"NONE\",\"max_determinized_states\":10000,\"rewrite\":\"constant_score\"}}}", p_body_ta);
+	check_set("regexp prefix walk", "{\"regexp\":{\"body\":\"gam+a\"}}", p_gamma);
+	check_error("{\"query\":{\"regexp\":{\"price\":\"1.*\"}}}", 400, "query_shard_exception",
+				"Can only use regexp queries on keyword and text fields - not on [price] which is of type [long]");
+	check_error("{\"query\":{\"regexp\":{\"tag\":\"(red\"}}}", 400, "query_shard_exception",
+				"failed to create query: expected ')' at position 4");
+	check_error("{\"query\":{\"regexp\":{\"tag\":{\"value\":\"red\",\"flags\":\"SOME\"}}}}", 400,
+				"illegal_argument_exception", "Unknown regexp flag [SOME]");
+
+	/* index.max_regex_length, in UTF-16 units as ES counts */
+	lim.max_regex_length = 4;
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"regexp\":{\"tag\":\"r.d\"}}}", &err) != NULL, "short regex");
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"regexp\":{\"tag\":\"r.d.*\"}}}", &err) == NULL &&
+			 strcmp(err.type, "illegal_argument_exception") == 0 &&
+			 strcmp(err.reason, "The length of regex [5] used in the Regexp Query request has exceeded the allowed maximum of [4]. This maximum can be set by changing the [index.max_regex_length] index level setting.") == 0,
+			 "max_regex_length: %s", err.reason ? err.reason : "-");
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"regexp\":{\"tag\":\"ééé\"}}}", &err) != NULL, "characters, not bytes");
+}
+
 int
 main(void)
 {
@@ -2281,6 +2433,7 @@ main(void)
 	test_shard_wire();
 	test_interrupts();
 	test_limits();
+	test_regexp();
 	test_fuzz();
 	return ut_finish("test_search");
 }
