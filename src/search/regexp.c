@@ -27,6 +27,7 @@
 
 #include <stdarg.h>
 
+#include "mb/pg_wchar.h"
 #include "port/pg_bitutils.h"
 #include "search/search_int.h"
 
@@ -95,7 +96,7 @@ typedef struct ReParser
  * ---------------------------------------------------------------------
  */
 
-/* Decode s[0..len) into out (len + 1 code points of room); returns count. */
+/* Decode s[0..len) into out (len code points of room); returns count. */
 static int
 utf8_decode(const char *s, int len, uint32 *out)
 {
@@ -105,18 +106,12 @@ utf8_decode(const char *s, int len, uint32 *out)
 
 	while (i < len)
 	{
-		uint32		c = u[i];
-		int			extra = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
-		int			k;
+		int			l = pg_utf_mblen(u + i);
 
-		if (c >= 0x80)
-			c &= 0x3F >> extra;
-		if (i + extra >= len)
-			extra = len - i - 1;
-		for (k = 1; k <= extra; k++)
-			c = (c << 6) | (u[i + k] & 0x3F);
-		out[n++] = c;
-		i += extra + 1;
+		if (l < 1 || i + l > len)
+			l = 1;				/* a truncated sequence: its bytes one by one */
+		out[n++] = l == 1 ? u[i] : utf8_to_unicode(u + i);
+		i += l;
 	}
 	return n;
 }
@@ -124,26 +119,10 @@ utf8_decode(const char *s, int len, uint32 *out)
 static void
 utf8_append(StringInfo s, uint32 c)
 {
-	if (c < 0x80)
-		appendStringInfoChar(s, (char) c);
-	else if (c < 0x800)
-	{
-		appendStringInfoChar(s, (char) (0xC0 | (c >> 6)));
-		appendStringInfoChar(s, (char) (0x80 | (c & 0x3F)));
-	}
-	else if (c < 0x10000)
-	{
-		appendStringInfoChar(s, (char) (0xE0 | (c >> 12)));
-		appendStringInfoChar(s, (char) (0x80 | ((c >> 6) & 0x3F)));
-		appendStringInfoChar(s, (char) (0x80 | (c & 0x3F)));
-	}
-	else
-	{
-		appendStringInfoChar(s, (char) (0xF0 | (c >> 18)));
-		appendStringInfoChar(s, (char) (0x80 | ((c >> 12) & 0x3F)));
-		appendStringInfoChar(s, (char) (0x80 | ((c >> 6) & 0x3F)));
-		appendStringInfoChar(s, (char) (0x80 | (c & 0x3F)));
-	}
+	unsigned char buf[4];
+
+	unicode_to_utf8(c, buf);
+	appendBinaryStringInfo(s, (char *) buf, pg_utf_mblen(buf));
 }
 
 /* ---------------------------------------------------------------------
@@ -156,6 +135,17 @@ new_node(ReKind kind)
 	ReNode	   *n = palloc0(sizeof(ReNode));
 
 	n->kind = kind;
+	return n;
+}
+
+static ReNode *
+unary_node(ReKind kind, ReNode *a)
+{
+	ReNode	   *n = new_node(kind);
+
+	n->nsubs = 1;
+	n->subs = palloc(sizeof(ReNode *));
+	n->subs[0] = a;
 	return n;
 }
 
@@ -250,6 +240,13 @@ fail(ReParser *ps, const char *fmt,...)
 	return false;
 }
 
+/* Consume c, or fail as Lucene does ("expected ')' at position 3"). */
+static bool
+expect(ReParser *ps, char c)
+{
+	return match(ps, c) || fail(ps, "expected '%c' at position %d", c, ps->pos);
+}
+
 /* \d \D \s \S \w \W after a backslash; NULL when c is none of them */
 static ReNode *
 shorthand_class(uint32 c)
@@ -294,6 +291,23 @@ parse_char(ReParser *ps, uint32 *c, ReNode **cls)
 }
 
 static ReNode *parse_union(ReParser *ps);
+
+/* fn one level deeper: ( and ~ recurse, so nesting is bounded */
+static ReNode *
+parse_deeper(ReParser *ps, ReNode *(*fn) (ReParser *ps))
+{
+	ReNode	   *n;
+
+	if (ps->nesting >= RE_MAX_NESTING)
+	{
+		fail(ps, "expression nested too deeply at position %d", ps->pos);
+		return NULL;
+	}
+	ps->nesting++;
+	n = fn(ps);
+	ps->nesting--;
+	return n;
+}
 
 static bool
 parse_int(ReParser *ps, int64 *v)
@@ -358,11 +372,8 @@ parse_class(ReParser *ps, bool negated)
 		}
 		n->subs[n->nsubs++] = item;
 	} while (more(ps) && !peek(ps, "]"));
-	if (!match(ps, ']'))
-	{
-		fail(ps, "expected ']' at position %d", ps->pos);
+	if (!expect(ps, ']'))
 		return NULL;
-	}
 	return n;
 }
 
@@ -393,11 +404,8 @@ parse_interval(ReParser *ps)
 		n->min = n->max;
 		n->max = t;
 	}
-	if (!match(ps, '>'))
-	{
-		fail(ps, "expected '>' at position %d", ps->pos);
+	if (!expect(ps, '>'))
 		return NULL;
-	}
 	return n;
 }
 
@@ -421,11 +429,8 @@ parse_simple(ReParser *ps)
 
 		while (more(ps) && !peek(ps, "\""))
 			ps->pos++;
-		if (!match(ps, '"'))
-		{
-			fail(ps, "expected '\"' at position %d", ps->pos);
+		if (!expect(ps, '"'))
 			return NULL;
-		}
 		n->nsubs = ps->pos - 1 - start;
 		n->subs = palloc(sizeof(ReNode *) * Max(1, n->nsubs));
 		for (i = 0; i < n->nsubs; i++)
@@ -438,20 +443,9 @@ parse_simple(ReParser *ps)
 
 		if (match(ps, ')'))
 			return new_node(RE_EMPTY_STRING);
-		if (++ps->nesting > RE_MAX_NESTING)
-		{
-			fail(ps, "expression nested too deeply at position %d", ps->pos);
+		n = parse_deeper(ps, parse_union);
+		if (n == NULL || !expect(ps, ')'))
 			return NULL;
-		}
-		n = parse_union(ps);
-		ps->nesting--;
-		if (n == NULL)
-			return NULL;
-		if (!match(ps, ')'))
-		{
-			fail(ps, "expected ')' at position %d", ps->pos);
-			return NULL;
-		}
 		return n;
 	}
 	if ((ps->flags & SE_RE_INTERVAL) && match(ps, '<'))
@@ -474,22 +468,9 @@ parse_complement(ReParser *ps)
 {
 	if ((ps->flags & SE_RE_COMPLEMENT) && match(ps, '~'))
 	{
-		ReNode	   *n = new_node(RE_COMPLEMENT);
-		ReNode	   *sub;
+		ReNode	   *sub = parse_deeper(ps, parse_complement);
 
-		if (++ps->nesting > RE_MAX_NESTING)
-		{
-			fail(ps, "expression nested too deeply at position %d", ps->pos);
-			return NULL;
-		}
-		sub = parse_complement(ps);
-		ps->nesting--;
-		if (sub == NULL)
-			return NULL;
-		n->nsubs = 1;
-		n->subs = palloc(sizeof(ReNode *));
-		n->subs[0] = sub;
-		return n;
+		return sub ? unary_node(RE_COMPLEMENT, sub) : NULL;
 	}
 	return parse_class_exp(ps);
 }
@@ -501,11 +482,8 @@ parse_repeat(ReParser *ps)
 
 	while (e != NULL && peek(ps, "?*+{"))
 	{
-		ReNode	   *r = new_node(RE_REPEAT);
+		ReNode	   *r = unary_node(RE_REPEAT, e);
 
-		r->nsubs = 1;
-		r->subs = palloc(sizeof(ReNode *));
-		r->subs[0] = e;
 		if (match(ps, '?'))
 			r->max = 1;
 		else if (match(ps, '*'))
@@ -527,11 +505,8 @@ parse_repeat(ReParser *ps)
 				if (!peek(ps, "}") && !parse_int(ps, &r->max))
 					return NULL;
 			}
-			if (!match(ps, '}'))
-			{
-				fail(ps, "expected '}' at position %d", ps->pos);
+			if (!expect(ps, '}'))
 				return NULL;
-			}
 			if (r->max >= 0 && r->max < r->min)
 			{
 				fail(ps, "invalid repetition bounds at position %d", ps->pos);

@@ -1063,21 +1063,36 @@ build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return exact_value_weight(c, f, q->value, boost, scoring);
 }
 
-static SeWeight *
-build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+/*
+ * The keyword or text field whose terms a prefix or regexp query walks;
+ * NULL when nothing can match (unmapped, not indexed), or with err set
+ * for fields of other types.
+ */
+static const SeMappedField *
+term_walk_field(BuildCtx *c, const SeQuery *q, const char *qname)
 {
 	const SeMappedField *f = find_field(c, q->field);
-	SeWeight   *w;
 
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
-		return none_weight();
+		return NULL;
 	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
 	{
 		se_error_set(c->err, 400, "query_shard_exception",
-					 "Can only use prefix queries on keyword and text fields - not on [%s] which is of type [%s]",
-					 f->path, se_field_type_name(f->type));
+					 "Can only use %s queries on keyword and text fields - not on [%s] which is of type [%s]",
+					 qname, f->path, se_field_type_name(f->type));
 		return NULL;
 	}
+	return f;
+}
+
+static SeWeight *
+build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = term_walk_field(c, q, "prefix");
+	SeWeight   *w;
+
+	if (f == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
 	if (q->case_insensitive)
 	{
 		StringInfoData lower;
@@ -1101,7 +1116,7 @@ build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 static SeWeight *
 build_regexp(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
-	const SeMappedField *f = find_field(c, q->field);
+	const SeMappedField *f;
 	int			max_len = c->shard->max_regex_length > 0 ?
 		c->shard->max_regex_length : SE_MAX_REGEX_LENGTH_DEFAULT;
 	const unsigned char *v = (const unsigned char *) q->value->u.s.str;
@@ -1120,15 +1135,8 @@ build_regexp(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 					 len, max_len);
 		return NULL;
 	}
-	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
-		return none_weight();
-	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
-	{
-		se_error_set(c->err, 400, "query_shard_exception",
-					 "Can only use regexp queries on keyword and text fields - not on [%s] which is of type [%s]",
-					 f->path, se_field_type_name(f->type));
-		return NULL;
-	}
+	if ((f = term_walk_field(c, q, "regexp")) == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
 	w = docset_weight(c, SE_DS_REGEXP, f->path, boost, scoring);
 	w->regex = se_regex_parse(q->value->u.s.str, q->value->u.s.len, q->re_flags,
 							  q->case_insensitive, c->err);
