@@ -375,6 +375,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	int64		mapping_version;
 	int			shard_idx;
 	int			nseg;
+	uint64		n;
 	uint64	   *gens;
 	uint64	   *dels;
 	int			i;
@@ -394,13 +395,15 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	window = (int) se_wire_svint(&c);
 	block_max = se_wire_vint(&c) != 0;
 	delay = (int) se_wire_vint(&c);
-	max_clauses = (int) Min(se_wire_vint(&c), INT_MAX);
+	n = se_wire_vint(&c);
+	max_clauses = (int) Min(n, INT_MAX);
 	se_wire_init(&r, req, req_len);
 	uuid = se_wire_str(&r, NULL);
 	shard = (int) se_wire_vint(&r);
 	mapping_version = se_wire_svint(&r);
 	shard_idx = (int) se_wire_vint(&r);
-	nseg = (int) Min(se_wire_vint(&r), SE_MAX_SEGMENTS + 1);
+	n = se_wire_vint(&r);		/* Min() evaluates its arguments twice */
+	nseg = (int) Min(n, SE_MAX_SEGMENTS + 1);
 	gens = palloc(sizeof(uint64) * (nseg + 1));
 	dels = palloc(sizeof(uint64) * (nseg + 1));
 	for (i = 0; i < nseg; i++)
