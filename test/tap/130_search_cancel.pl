@@ -138,14 +138,16 @@ for my $mode ('backend', 'parallel')
 
 	# the search's own timeout: partial results, timed_out
 	my $start = time;
-	my $res = $node->safe_psql('postgres',
-		"$set SELECT search_engine.search('long', (SELECT body || '{\"timeout\": \"50ms\"}' FROM q)) - 'took'",
+	my ($timed_out, $relation, $took_ms) = split /\|/, $node->safe_psql('postgres',
+		"$set SELECT r->>'timed_out', r->'hits'->'total'->>'relation', r->>'took'
+		   FROM (SELECT search_engine.search('long', (SELECT body || '{\"timeout\": \"50ms\"}' FROM q)) r) x",
 		connstr => $reader);
 	my $took = time - $start;
-	like($res, qr/"timed_out": true/, "$mode: \"timeout\": \"50ms\" answers timed_out");
-	like($res, qr/"relation": "gte"/, "$mode: with the count as a lower bound");
-	cmp_ok($took, '<', 1.0, "$mode: quickly");
-	note(sprintf('%s: "timeout": "50ms" answered after %.3f s', $mode, $took));
+	is($timed_out, 'true', "$mode: \"timeout\": \"50ms\" answers timed_out");
+	is($relation, 'gte', "$mode: with the count as a lower bound");
+	cmp_ok($took_ms, '<', 500, "$mode: quickly (took < 500 ms)");
+	cmp_ok($took, '<', 2.0, "$mode: the client has its answer within 2 s");
+	note(sprintf('%s: "timeout": "50ms": took %d ms, the client answered after %.3f s', $mode, $took_ms, $took));
 	if ($mode eq 'parallel')
 	{
 		cmp_ok($node->safe_psql('postgres', q{SELECT completed FROM search_engine.thread_pool WHERE name = 'search'}),
