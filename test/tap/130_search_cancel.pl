@@ -45,9 +45,10 @@ BEGIN
   END LOOP;
   RETURN extract(epoch FROM clock_timestamp() - t0);
 END $$;
--- signal the reader's active backend: seconds until it is no longer
--- active, and until the search workers are idle
-CREATE FUNCTION signal_reader(fn text, OUT backend float8, OUT workers float8) LANGUAGE plpgsql AS $$
+-- signal the reader's active backend: how many search workers were busy
+-- then, seconds until it is no longer active, and until they are idle
+CREATE FUNCTION signal_reader(fn text, OUT busy int, OUT backend float8, OUT workers float8)
+LANGUAGE plpgsql AS $$
 DECLARE
   p int;
   t0 timestamptz;
@@ -57,6 +58,7 @@ BEGIN
     backend := -1;
     RETURN;
   END IF;
+  SELECT active INTO busy FROM search_engine.thread_pool WHERE name = 'search';
   t0 := clock_timestamp();
   EXECUTE format('SELECT %I(%s)', fn, p);
   LOOP
@@ -114,11 +116,12 @@ sub signal_case
 	}
 	usleep(500_000);
 	my $start = time;
-	my ($ended, $idle) = split /\|/, $node->safe_psql('postgres', "SELECT * FROM signal_reader('$fn')");
+	my ($busy, $ended, $idle) = split /\|/, $node->safe_psql('postgres', "SELECT * FROM signal_reader('$fn')");
 	$h->finish;
 	my $took = time - $start;
 	like($err, $expect, "$what: $fn ends the search");
 	cmp_ok($ended, '>=', 0, "$what: the search was running when signalled");
+	is($busy, '1', "$what: its other shard runs in a search worker") if $what eq 'parallel';
 	cmp_ok($ended, '<', 0.2, "$what: the backend stops searching within 0.2 s");
 	cmp_ok($idle, '<', 1.0, "$what: the search workers are idle within 1 s");
 	cmp_ok($took, '<', 1.0, "$what: the client has its answer within 1 s");
