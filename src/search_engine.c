@@ -50,6 +50,7 @@ _PG_init(void)
 						 "(shared_preload_libraries = 'search_engine') and restart the server.")));
 
 	se_guc_define();
+	se_search_interrupts_init();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;

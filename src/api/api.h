@@ -163,6 +163,7 @@ extern bool se_op_count(const char *expr, const SeJson *body, const char *q, int
 extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err);
 extern bool se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err);
+extern void se_search_interrupts_init(void);
 
 /* in search_pool.c */
 typedef struct SePoolSearch SePoolSearch;

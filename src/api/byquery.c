@@ -1367,6 +1367,7 @@ match_cache_get(SliceRun *run, SeIndexMeta *im, int shard, SeError *err)
 	MatchCache *mc = NULL;
 	MemoryContext old;
 	HashScan	hs;
+	bool		ok;
 	int			i;
 
 	match_cache_sweep();
@@ -1401,7 +1402,18 @@ match_cache_get(SliceRun *run, SeIndexMeta *im, int shard, SeError *err)
 	mc->shard = shard;
 	hs.mc = mc;
 	hs.cap = 0;
-	if (!se_search_scan(run->search, &mc->snap, collect_hashed, &hs, err))
+	PG_TRY();
+	{
+		ok = se_search_scan(run->search, &mc->snap, collect_hashed, &hs, err);
+	}
+	PG_CATCH();
+	{
+		/* interrupted: a half-filled entry must not serve a later slice */
+		match_cache_drop(mc);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!ok)
 	{
 		match_cache_drop(mc);
 		return NULL;

@@ -22,6 +22,25 @@
 #include "shard/snapshot.h"
 #include "util/hash.h"
 
+/*
+ * The search module's interrupt checks in this process: statement_timeout,
+ * pg_cancel_backend and pg_terminate_backend act inside a long query
+ * phase.  Search memory is request memory and search holds no lock, so
+ * the ereport may leave from anywhere the module checks.
+ */
+static bool
+backend_interrupt_check(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+void
+se_search_interrupts_init(void)
+{
+	se_search_interrupt_hook = backend_interrupt_check;
+}
+
 /* Open indices of expr; an explicitly named closed index is an error. */
 static List *
 resolve_for_read(const char *expr, SeError *err)

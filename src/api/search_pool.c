@@ -23,8 +23,11 @@
  * mapped).  Likewise when the queue is full, the index or its mapping
  * changed, the worker fails or exits (its shm_mq detaches), or a taken
  * request is never picked up: results never depend on the pool.  A
- * backend that errors out (statement_timeout, cancel) detaches the DSM; its
- * workers' sends then fail and they go on with the next request.
+ * backend that errors out (statement_timeout, cancel, terminate) detaches
+ * the DSM, and its detach callback raises the segment's cancel flag first:
+ * the workers' interrupt checks see it within a check interval of the
+ * search module and abandon the query phase (a shutdown request makes
+ * them abandon it too, answering empty so the backend runs the shard).
  *
  *-------------------------------------------------------------------------
  */
@@ -60,6 +63,7 @@ typedef struct ShardRequestRef
 typedef struct SearchDsmHeader
 {
 	uint32		magic;
+	pg_atomic_uint32 cancelled; /* set when the backend detaches */
 	int			nrequests;
 	Size		common_off;
 	Size		common_len;
@@ -95,6 +99,7 @@ encode_common(const SeJson *body, const SeSearchParams *p, int window,
 	se_put_svint(out, window);
 	se_put_vint(out, se_search_block_max ? 1 : 0);
 	se_put_vint(out, (uint64) se_search_debug_delay_ms);
+	se_put_vint(out, (uint64) se_search_max_clause_count);
 	pfree(text.data);
 }
 
@@ -161,6 +166,15 @@ pool_receive(void *arg, int i, StringInfo msg)
 	}
 }
 
+/* The backend leaves the search (done, or an error): its workers stop. */
+static void
+mark_cancelled(dsm_segment *seg, Datum arg)
+{
+	SearchDsmHeader *hdr = (SearchDsmHeader *) DatumGetPointer(arg);
+
+	pg_atomic_write_u32(&hdr->cancelled, 1);
+}
+
 /*
  * Send the query phase of shards 1.. to the search pool, at most one per
  * running worker.  NULL when the pool is off, the search has one shard, or
@@ -225,6 +239,8 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p, int window,
 		return NULL;
 	hdr = dsm_segment_address(ps->seg);
 	hdr->magic = SEARCH_DSM_MAGIC;
+	pg_atomic_init_u32(&hdr->cancelled, 0);
+	on_dsm_detach(ps->seg, mark_cancelled, PointerGetDatum(hdr));
 	hdr->nrequests = nreq;
 	off = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
 	hdr->common_off = off;
@@ -292,6 +308,23 @@ se_search_pool_finish(SePoolSearch *ps)
  */
 static int	my_worker = -1;
 static dsm_segment *current_seg = NULL;
+static SearchDsmHeader *serving = NULL; /* current_seg's header */
+
+/* Asked to shut down, or the backend of the request left. */
+static bool
+worker_should_stop(void)
+{
+	return se_bgw_got_sigterm ||
+		(serving != NULL && pg_atomic_read_u32(&serving->cancelled) != 0);
+}
+
+/* The search module's interrupt checks in a search worker. */
+static bool
+worker_interrupt_check(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	return !worker_should_stop();
+}
 
 void
 se_search_workers_register(void)
@@ -300,13 +333,13 @@ se_search_workers_register(void)
 					se_search_threads, false);
 }
 
-/* Sleep for the testing delay; false when asked to shut down meanwhile. */
+/* Sleep for the testing delay; false when told to stop meanwhile. */
 static bool
 debug_delay(int ms)
 {
 	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
 
-	while (!se_bgw_got_sigterm)
+	while (!worker_should_stop())
 	{
 		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
 
@@ -336,11 +369,13 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 				window;
 	bool		block_max;
 	int			delay;
+	int			max_clauses;
 	char	   *uuid;
 	int			shard;
 	int64		mapping_version;
 	int			shard_idx;
 	int			nseg;
+	uint64		n;
 	uint64	   *gens;
 	uint64	   *dels;
 	int			i;
@@ -351,6 +386,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	SeJson	   *body = NULL;
 	SeSearchRequest *sreq;
 	bool		saved_block_max = se_search_block_max;
+	int			saved_max_clauses = se_search_max_clause_count;
 
 	se_wire_init(&c, common, common_len);
 	body_text = se_wire_str(&c, NULL);
@@ -359,12 +395,15 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	window = (int) se_wire_svint(&c);
 	block_max = se_wire_vint(&c) != 0;
 	delay = (int) se_wire_vint(&c);
+	n = se_wire_vint(&c);
+	max_clauses = (int) Min(n, INT_MAX);
 	se_wire_init(&r, req, req_len);
 	uuid = se_wire_str(&r, NULL);
 	shard = (int) se_wire_vint(&r);
 	mapping_version = se_wire_svint(&r);
 	shard_idx = (int) se_wire_vint(&r);
-	nseg = (int) Min(se_wire_vint(&r), SE_MAX_SEGMENTS + 1);
+	n = se_wire_vint(&r);		/* Min() evaluates its arguments twice */
+	nseg = (int) Min(n, SE_MAX_SEGMENTS + 1);
 	gens = palloc(sizeof(uint64) * (nseg + 1));
 	dels = palloc(sizeof(uint64) * (nseg + 1));
 	for (i = 0; i < nseg; i++)
@@ -397,7 +436,9 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 		return;
 	if (from >= 0 || size >= 0)
 		se_search_set_from_size(sreq, from, size);
+	/* the session's query knobs */
 	se_search_block_max = block_max;
+	se_search_max_clause_count = max_clauses;
 	PG_TRY();
 	{
 		se_search_query_phase(sreq, &sh, shard_idx, out);
@@ -405,6 +446,7 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	PG_FINALLY();
 	{
 		se_search_block_max = saved_block_max;
+		se_search_max_clause_count = saved_max_clauses;
 	}
 	PG_END_TRY();
 }
@@ -431,9 +473,14 @@ serve(dsm_handle handle, int request)
 	shm_mq_set_sender(mq, MyProc);
 	mqh = shm_mq_attach(mq, current_seg, NULL);
 	initStringInfo(&answer);
+	serving = hdr;
 	run_request((char *) hdr + hdr->common_off, hdr->common_len,
 				(char *) hdr + hdr->req[request].req_off, hdr->req[request].req_len,
 				&answer);
+	/* abandoned: no answer (the backend, if still there, runs the shard) */
+	if (worker_should_stop())
+		resetStringInfo(&answer);
+	serving = NULL;
 	/* SHM_MQ_DETACHED: the coordinator left (cancelled); nothing to do */
 	(void) shm_mq_send(mqh, answer.len, answer.data, false, true);
 	dsm_detach(current_seg);
@@ -451,6 +498,7 @@ se_search_worker_main(Datum arg)
 	loop_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine search worker loop",
 									 ALLOCSET_DEFAULT_SIZES);
 	se_search_queue_attach_worker(my_worker);
+	se_search_interrupt_hook = worker_interrupt_check;
 
 	/* After an ERROR: give the request back to its coordinator and go on. */
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
@@ -460,6 +508,7 @@ se_search_worker_main(Datum arg)
 		EmitErrorReport();
 		FlushErrorState();
 		LWLockReleaseAll();
+		serving = NULL;
 		if (current_seg != NULL)
 			dsm_detach(current_seg);	/* the coordinator sees DETACHED */
 		current_seg = NULL;

@@ -43,6 +43,8 @@ static const SeIndexSettings default_settings = {
 	.total_fields_limit = 1000,
 	.depth_limit = 20,
 	.max_result_window = 10000,
+	.max_terms_count = 65536,
+	.max_regex_length = 1000,
 	.codec_level = 3,
 	.best_compression = false,
 	.merge_policy = {
@@ -336,6 +338,10 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, 1000, &s->depth_limit, err);
 	if (strcmp(key, "max_result_window") == 0)
 		return int_setting(key, val, 1, INT_MAX, &s->max_result_window, err);
+	if (strcmp(key, "max_terms_count") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->max_terms_count, err);
+	if (strcmp(key, "max_regex_length") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->max_regex_length, err);
 	if (strncmp(key, "merge.", 6) == 0)
 		return apply_merge_setting(s, key, val, err);
 	if (strcmp(key, "codec") == 0)
@@ -498,6 +504,11 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 	appendStringInfo(out, "\"mapping\":{\"total_fields\":{\"limit\":\"%d\"},\"depth\":{\"limit\":\"%d\"}},",
 					 s->total_fields_limit, s->depth_limit);
 	appendStringInfo(out, "\"max_result_window\":\"%d\",", s->max_result_window);
+	/* like ES, these only once set */
+	if (s->max_terms_count != default_settings.max_terms_count)
+		appendStringInfo(out, "\"max_terms_count\":\"%d\",", s->max_terms_count);
+	if (s->max_regex_length != default_settings.max_regex_length)
+		appendStringInfo(out, "\"max_regex_length\":\"%d\",", s->max_regex_length);
 	appendStringInfo(out, "\"codec\":\"%s\",", s->best_compression ? "best_compression" : "default");
 	merge_settings_to_json(s, out);
 	appendStringInfoString(out, "\"uuid\":");
@@ -527,6 +538,8 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	appendStringInfo(out, "\"mapping.total_fields.limit\":%d,\"mapping.depth.limit\":%d,\"max_result_window\":%d,\"codec\":\"%s\",",
 					 s->total_fields_limit, s->depth_limit, s->max_result_window,
 					 s->best_compression ? "best_compression" : "default");
+	appendStringInfo(out, "\"max_terms_count\":%d,\"max_regex_length\":%d,",
+					 s->max_terms_count, s->max_regex_length);
 	appendStringInfo(out, "\"merge.policy.segments_per_tier\":\"%.17g\",\"merge.policy.max_merge_at_once\":%d,"
 					 "\"merge.policy.floor_segment\":\"" INT64_FORMAT "b\",\"merge.policy.max_merged_segment\":\"" INT64_FORMAT "b\","
 					 "\"merge.policy.deletes_pct_allowed\":\"%.17g\",\"merge.scheduler.max_thread_count\":%d}",

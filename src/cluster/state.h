@@ -38,6 +38,8 @@ typedef struct SeIndexSettings
 	int			total_fields_limit;
 	int			depth_limit;
 	int			max_result_window;
+	int			max_terms_count;	/* terms query values */
+	int			max_regex_length;	/* regexp query length */
 	int			codec_level;	/* zstd level for _source */
 	bool		best_compression;
 	SeMergePolicy merge_policy; /* index.merge.policy.* */

@@ -1057,11 +1057,12 @@ dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
 }
 
 /*
- * Set in bits (max_doc bits, cleared by the caller) the docs of numeric
- * doc-values field `field` having a value in [lo, hi]; true if any.  One
- * sequential pass over the column, for range filters that span many
- * distinct values; false (and nothing set) when the field has no numeric
- * doc values or its offsets are corrupt (reported).
+ * Set in bits (max_doc bits, cleared by the caller) the docs in [from, to)
+ * of numeric doc-values field `field` having a value in [lo, hi]; true if
+ * any.  One sequential pass over the column (callers take it in pieces to
+ * check for interrupts), for range filters that span many distinct
+ * values; false (and no bit set) when the field has no numeric doc values
+ * or its offsets are corrupt (reported).
  */
 /*
  * The range pass over a packed single-valued column, in packed units: the
@@ -1070,7 +1071,7 @@ dv_range(SeSegmentReader *r, SeFieldR *f, int32 doc, uint64 *start, int *n)
  */
 static bool
 packed_range_bits(SeSegmentReader *r, SeFieldR *f, int64 lo, int64 hi,
-				  uint64 *bits)
+				  uint32 from, uint32 to, uint64 *bits)
 {
 	int			b = f->dv_value_bits;
 	uint64		mask = b == 0 ? 0 : (UINT64CONST(1) << b) - 1;
@@ -1096,7 +1097,8 @@ packed_range_bits(SeSegmentReader *r, SeFieldR *f, int64 lo, int64 hi,
 	if (xlo > xhi || xlo > mask)
 		return false;
 	width = xhi - xlo;
-	for (doc = 0; doc < r->max_doc; doc++, bit += b)
+	bit = (uint64) from * b;
+	for (doc = from; doc < to; doc++, bit += b)
 	{
 		uint64		x = b == 0 ? 0 :
 			(se_read_u64(f->dv_values + (bit >> 3)) >> (bit & 7)) & mask;
@@ -1112,7 +1114,7 @@ packed_range_bits(SeSegmentReader *r, SeFieldR *f, int64 lo, int64 hi,
 
 bool
 se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
-							  uint64 *bits)
+							  uint32 from, uint32 to, uint64 *bits)
 {
 	SeFieldR   *f = get_field(r, field);
 	uint64		s0,
@@ -1120,12 +1122,13 @@ se_segment_numeric_range_bits(SeSegmentReader *r, int field, int64 lo, int64 hi,
 	uint32		doc;
 	bool		any = false;
 
-	if (f == NULL || f->dv != SE_DV_NUMERIC || r->max_doc == 0 || lo > hi)
+	to = Min(to, r->max_doc);
+	if (f == NULL || f->dv != SE_DV_NUMERIC || from >= to || lo > hi)
 		return false;
 	if (f->dv_single && f->dv_value_bits != SE_DV_RAW_BITS)
-		return packed_range_bits(r, f, lo, hi, bits);
-	s0 = dv_start(f, 0);
-	for (doc = 0; doc < r->max_doc; doc++)
+		return packed_range_bits(r, f, lo, hi, from, to, bits);
+	s0 = dv_start(f, from);
+	for (doc = from; doc < to; doc++)
 	{
 		uint64		k;
 

@@ -296,7 +296,8 @@ extern const uint8 *se_segment_norms(SeSegmentReader *r, int field);
  * sorted values point into the mapping and are not NUL-terminated.
  */
 extern bool se_segment_numeric_range_bits(SeSegmentReader *r, int field,
-										  int64 lo, int64 hi, uint64 *bits);
+										  int64 lo, int64 hi, uint32 from,
+										  uint32 to, uint64 *bits);
 extern int	se_segment_numeric_values(SeSegmentReader *r, int field, int32 doc,
 									  const int64 **values);
 extern int	se_segment_sorted_count(SeSegmentReader *r, int field, int32 doc);

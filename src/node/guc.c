@@ -187,6 +187,12 @@ se_guc_define(void)
 							&se_indexing_pressure_limit_kb, 64 * 1024, 64, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
 
+	DefineCustomIntVariable("search_engine.max_clause_count",
+							"Most clauses a search query may have (Elasticsearch's indices.query.bool.max_clause_count).",
+							"A bool query or a match query's terms beyond it fail with too_many_clauses, a query whose leaves (phrase and match terms included) add up beyond it with too_many_nested_clauses.",
+							&se_search_max_clause_count, SE_MAX_CLAUSE_COUNT_DEFAULT, 1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+
 	DefineCustomIntVariable("search_engine.max_document_size",
 							"Largest document accepted by bulk and document writes.",
 							"Larger documents fail with a per-item illegal_argument_exception (ES's http.max_content_length default is 100MB).",

@@ -605,7 +605,7 @@ parse_multi_match(const SeJson *body, SeError *err)
 	return q;
 }
 
-/* term and prefix: {"f": value | {"value": .., "boost": .., ...}} */
+/* term, prefix, regexp: {"f": value | {"value": .., "boost": .., ...}} */
 static SeQuery *
 parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 				SeError *err)
@@ -618,6 +618,7 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 		return NULL;
 	q = new_query(kind);
 	q->field = pstrdup(fm->key);
+	q->re_flags = SE_RE_ALL;
 	if (fm->value->type == SE_JSON_ARRAY)
 	{
 		se_error_set(err, 400, "parsing_exception",
@@ -653,9 +654,22 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 				if (!parse_bool_param(qname, k, v, &q->case_insensitive, err))
 					return NULL;
 			}
+			else if (kind == SE_Q_REGEXP && strcmp(k, "flags") == 0 &&
+					 v->type == SE_JSON_STRING)
+			{
+				if (!se_regex_flags_parse(v->u.s.str, &q->re_flags, err))
+					return NULL;
+			}
+			else if (kind == SE_Q_REGEXP && strcmp(k, "flags_value") == 0)
+			{
+				if (!parse_int_param(qname, k, v, &q->re_flags, err))
+					return NULL;
+			}
 			else if (strcmp(k, "_name") == 0 ||
-					 (kind == SE_Q_PREFIX && strcmp(k, "rewrite") == 0))
-				 /* accepted; rewrite is always constant score */ ;
+					 (kind != SE_Q_TERM && strcmp(k, "rewrite") == 0) ||
+					 (kind == SE_Q_REGEXP && strcmp(k, "max_determinized_states") == 0))
+				 /* accepted; rewrite is always constant score, and
+				  * regexps are not determinized */ ;
 			else
 			{
 				error_unsupported(err, qname, k);
@@ -669,7 +683,7 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 					 "value cannot be null");
 		return NULL;
 	}
-	if (kind == SE_Q_PREFIX && q->value->type != SE_JSON_STRING)
+	if (kind != SE_Q_TERM && q->value->type != SE_JSON_STRING)
 	{
 		/* ES stringifies numbers; keep the text as written */
 		if (q->value->type == SE_JSON_NUMBER)
@@ -1231,6 +1245,8 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_ids(body, err);
 	if (strcmp(name, "prefix") == 0)
 		return parse_term_like(name, SE_Q_PREFIX, body, err);
+	if (strcmp(name, "regexp") == 0)
+		return parse_term_like(name, SE_Q_REGEXP, body, err);
 	if (strcmp(name, "bool") == 0)
 		return parse_bool(body, depth, err);
 	if (strcmp(name, "constant_score") == 0)

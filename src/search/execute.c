@@ -472,56 +472,61 @@ shard_count(SeWeight *w, SeSearchShard *shard)
 	return total;
 }
 
-bool
-se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
-					  int shard_idx, int ntop, bool count_only,
-					  SeShardTopDocs *out, SeError *err)
+/*
+ * The state of one shard's query phase.  It lives in palloc'd memory, not
+ * in locals of the function that sets the landing point, so that it is
+ * intact after a stop (timeout) longjmps there.
+ */
+typedef struct QueryRun
 {
+	SeSearchRequest *req;
+	SeSearchShard *shard;
+	int			ntop;
+	int			nkeys;
+	SeSortKey  *keys;
+	SeWeight   *w;
+	Collector	c;
 	bool		need_scores;
 	bool		track_max;
-	SeWeight   *w;
-	SeSortKey  *keys = NULL;
-	int			nkeys = count_only ? 0 : req->nsort;
-	Collector	c;
-	int64		threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
-	int64		total = 0;
-	int64		known = -1;		/* count known without counting */
-	float		max_score = NAN;
-	bool		stopped = false;
-	bool		doc_first = nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
-		!req->sort[0].desc;
-	int32		doc_base = 0;
+	int64		threshold;
+	int64		total;
+	int64		known;			/* count known without counting, or -1 */
+	float		max_score;
+	bool		stopped;
+	bool		doc_first;
 	bool		can_skip;
-	bool		skipping = false;	/* a minimum score was handed over */
-	float		min_score = 0;
+	bool		skipping;		/* a minimum score was handed over */
+	float		min_score;
+	bool		ok;				/* query_segments' result */
+} QueryRun;
+
+/*
+ * Walk every segment's scorer into the collector.  false with err set
+ * when the query cannot be built; out->failed when a segment is corrupt.
+ */
+static bool
+query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
+{
+	SeSearchRequest *req = qr->req;
+	SeSearchShard *shard = qr->shard;
+	Collector  *c = &qr->c;
+	int			ntop = qr->ntop;
+	int			nkeys = qr->nkeys;
+	int32		doc_base = 0;
 	int			s,
 				i;
 
-	memset(out, 0, sizeof(*out));
-	out->shard_idx = shard_idx;
-	out->max_score = NAN;
-	se_error_init(&out->error);
-	if (count_only)
-		ntop = 0;
-
-	need_scores = req->has_min_score ||
-		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req)));
-	/* max_score is reported with relevance order, or with track_scores */
-	track_max = need_scores && ntop > 0 && (req->nsort == 0 || req->track_scores);
-
-	w = se_weight_build(req->query, shard, need_scores, err);
-	if (w == NULL)
+	qr->w = se_weight_build(req->query, shard, qr->need_scores, err);
+	if (qr->w == NULL)
 		return false;
-	if (nkeys > 0 && ntop > 0)
+	if (nkeys > 0)
 	{
-		keys = palloc0(sizeof(SeSortKey) * nkeys);
-		if (!resolve_sort_keys(req, shard, keys, err))
+		qr->keys = palloc0(sizeof(SeSortKey) * nkeys);
+		if (!resolve_sort_keys(req, shard, qr->keys, err))
 			return false;
 	}
-	else
-		nkeys = 0;
-	collector_init(&c, ntop, nkeys, keys);
-	c.scratch.shard_idx = shard_idx;
+	collector_init(c, ntop, nkeys, qr->keys);
+	c->scratch.shard_idx = shard_idx;
 
 	/*
 	 * A count known up front (a term on segments without deletions,
@@ -530,18 +535,18 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	 * from the first full page and a bare count reads no postings.  ES
 	 * answers such queries with exact totals for the same reason.
 	 */
-	if (threshold != SE_TRACK_TOTAL_DISABLED && !req->has_min_score &&
-		(known = shard_count(w, shard)) >= 0)
+	if (qr->threshold != SE_TRACK_TOTAL_DISABLED && !req->has_min_score &&
+		(qr->known = shard_count(qr->w, shard)) >= 0)
 	{
-		threshold = SE_TRACK_TOTAL_DISABLED;
-		if (ntop == 0 && !track_max)
-			stopped = true;
+		qr->threshold = SE_TRACK_TOTAL_DISABLED;
+		if (ntop == 0 && !qr->track_max)
+			qr->stopped = true;
 	}
 	/* skipping by score: top-k by relevance with an inexact count allowed */
-	can_skip = se_search_block_max && ntop > 0 && nkeys == 0 && need_scores &&
-		threshold != SE_TRACK_TOTAL_ACCURATE;
+	qr->can_skip = se_search_block_max && ntop > 0 && nkeys == 0 && qr->need_scores &&
+		qr->threshold != SE_TRACK_TOTAL_ACCURATE;
 
-	for (s = 0; s < shard->nsegments && !stopped; s++)
+	for (s = 0; s < shard->nsegments && !qr->stopped; s++)
 	{
 		SeSegmentReader *r = shard->segments[s];
 		const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
@@ -553,17 +558,17 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		seg.reader = r;
 		seg.ord = s;
 		seg.max_doc = (int32) se_segment_max_doc(r);
-		c.doc_base = doc_base;
+		c->doc_base = doc_base;
 		doc_base += seg.max_doc;
-		scorer = se_scorer_create(w, &seg);
+		scorer = se_scorer_create(qr->w, &seg);
 		if (scorer != NULL)
 		{
 			for (i = 0; i < nkeys; i++)
-				c.seg_fields[i] = keys[i].type == SE_KEY_NUMERIC || keys[i].type == SE_KEY_BYTES ?
-					(keys[i].mfield ? se_segment_field(r, keys[i].mfield->path) : -1) : -1;
-			c.scratch.seg = s;
-			if (skipping && scorer->set_min_score != NULL)
-				scorer->set_min_score(scorer, min_score);
+				c->seg_fields[i] = qr->keys[i].type == SE_KEY_NUMERIC || qr->keys[i].type == SE_KEY_BYTES ?
+					(qr->keys[i].mfield ? se_segment_field(r, qr->keys[i].mfield->path) : -1) : -1;
+			c->scratch.seg = s;
+			if (qr->skipping && scorer->set_min_score != NULL)
+				scorer->set_min_score(scorer, qr->min_score);
 			while ((doc = scorer->next(scorer)) != SE_NO_MORE_DOCS)
 			{
 				float		score = NAN;
@@ -571,46 +576,48 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 				if (doc < 0 || doc >= seg.max_doc)
 					break;		/* corrupt postings; reported below */
 				se_search_stat_docs++;
+				SE_SEARCH_TICK(1);
 				if (!se_livedocs_get(live, doc))
 					continue;
-				if (need_scores)
+				if (qr->need_scores)
 				{
 					score = scorer->score(scorer);
 					if (req->has_min_score && !(score >= req->min_score))
 						continue;
 				}
-				total++;
-				if (track_max && (isnan(max_score) || score > max_score))
-					max_score = score;
+				qr->total++;
+				if (qr->track_max && (isnan(qr->max_score) || score > qr->max_score))
+					qr->max_score = score;
 				if (ntop > 0)
 				{
-					c.scratch.score = score;
-					c.scratch.doc = doc;
+					c->scratch.score = score;
+					c->scratch.doc = doc;
 					if (nkeys > 0)
-						fill_keys(&c, r, doc);
-					collect(&c);
+						fill_keys(c, r, doc);
+					collect(c);
 				}
 
 				/* stop once neither the count nor the page can change */
-				if ((threshold == SE_TRACK_TOTAL_DISABLED || total > threshold) &&
-					c.hsize == ntop)
+				if ((qr->threshold == SE_TRACK_TOTAL_DISABLED || qr->total > qr->threshold) &&
+					c->hsize == ntop)
 				{
 					/* ... and skip what cannot enter the page */
-					if (can_skip && (!skipping || c.slots[c.heap[0]].score > min_score))
+					if (qr->can_skip &&
+						(!qr->skipping || c->slots[c->heap[0]].score > qr->min_score))
 					{
-						min_score = c.slots[c.heap[0]].score;
-						skipping = true;
+						qr->min_score = c->slots[c->heap[0]].score;
+						qr->skipping = true;
 						if (scorer->set_min_score != NULL)
-							scorer->set_min_score(scorer, min_score);
+							scorer->set_min_score(scorer, qr->min_score);
 					}
-					if (ntop == 0 && !track_max)
-						stopped = true;
-					else if (ntop > 0 && nkeys == 0 && need_scores &&
-							 c.slots[c.heap[0]].score >= w->max_score)
-						stopped = true;
-					else if (ntop > 0 && doc_first)
-						stopped = true;
-					if (stopped)
+					if (ntop == 0 && !qr->track_max)
+						qr->stopped = true;
+					else if (ntop > 0 && nkeys == 0 && qr->need_scores &&
+							 c->slots[c->heap[0]].score >= qr->w->max_score)
+						qr->stopped = true;
+					else if (ntop > 0 && qr->doc_first)
+						qr->stopped = true;
+					if (qr->stopped)
 						break;
 				}
 			}
@@ -625,18 +632,73 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 			return true;
 		}
 	}
+	return true;
+}
 
-	out->total = known >= 0 ? known : total;
-	out->total_is_lower_bound = known < 0 && (stopped || skipping) &&
-		threshold != SE_TRACK_TOTAL_DISABLED &&
-		threshold != SE_TRACK_TOTAL_ACCURATE;
-	out->max_score = max_score;
-	out->ndocs = c.hsize;
-	out->docs = palloc(sizeof(SeTopDoc) * Max(1, c.hsize));
-	for (i = 0; i < c.hsize; i++)
-		out->docs[i] = c.slots[c.heap[i]];
-	if (c.hsize > 1)
-		qsort_arg(out->docs, c.hsize, sizeof(SeTopDoc), rank_qsort_cmp, &c.rank);
+/*
+ * Run the query phase on one shard.  With a timeout, the phase stops when
+ * it runs out of time and answers the hits it has collected, the count as
+ * a lower bound and timed_out (ES's partial results); an interrupt hook's
+ * "stop" fails it with task_cancelled_exception.
+ */
+bool
+se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
+					  int shard_idx, int ntop, bool count_only,
+					  SeShardTopDocs *out, SeError *err)
+{
+	QueryRun   *qr = palloc0(sizeof(QueryRun));
+	SeSearchStop *stop = palloc0(sizeof(SeSearchStop));
+	Collector  *c = &qr->c;
+	bool		timed_out;
+	int			i;
+
+	memset(out, 0, sizeof(*out));
+	out->shard_idx = shard_idx;
+	out->max_score = NAN;
+	se_error_init(&out->error);
+	if (count_only)
+		ntop = 0;
+	qr->req = req;
+	qr->shard = shard;
+	qr->ntop = ntop;
+	qr->nkeys = count_only || ntop == 0 ? 0 : req->nsort;
+	qr->threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
+	qr->known = -1;
+	qr->max_score = NAN;
+	qr->doc_first = qr->nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
+		!req->sort[0].desc;
+	qr->need_scores = req->has_min_score ||
+		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req)));
+	/* max_score is reported with relevance order, or with track_scores */
+	qr->track_max = qr->need_scores && ntop > 0 && (req->nsort == 0 || req->track_scores);
+	collector_init(c, 0, 0, NULL);	/* empty until the weight is built */
+
+	se_search_stop_arm(stop, count_only ? -1 : req->timeout_ms);
+	if (setjmp(stop->jb) == 0)
+		qr->ok = query_segments(qr, shard_idx, out, err);
+	se_search_stop_disarm();
+	if (stop->reason == SE_STOP_ABANDONED)
+	{
+		se_error_set(err, 400, "task_cancelled_exception", "cancelled");
+		return false;
+	}
+	timed_out = stop->reason == SE_STOP_TIMED_OUT;
+	if (!timed_out && (!qr->ok || out->failed))
+		return qr->ok;
+
+	out->timed_out = timed_out;
+	out->total = qr->known >= 0 ? qr->known : qr->total;
+	out->total_is_lower_bound = qr->known < 0 &&
+		qr->threshold != SE_TRACK_TOTAL_DISABLED &&
+		(timed_out || ((qr->stopped || qr->skipping) &&
+					   qr->threshold != SE_TRACK_TOTAL_ACCURATE));
+	out->max_score = qr->max_score;
+	out->ndocs = c->hsize;
+	out->docs = palloc(sizeof(SeTopDoc) * Max(1, c->hsize));
+	for (i = 0; i < c->hsize; i++)
+		out->docs[i] = c->slots[c->heap[i]];
+	if (c->hsize > 1)
+		qsort_arg(out->docs, c->hsize, sizeof(SeTopDoc), rank_qsort_cmp, &c->rank);
 	return true;
 }
 
@@ -807,6 +869,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	SeSortKey  *keys = NULL;
 	bool		scores;
 	bool		lower_bound = false;
+	bool		timed_out = false;
 	int64		total = 0;
 	float		max_score = NAN;
 	int			nok = 0;
@@ -814,6 +877,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	int			i,
 				j;
 
+	se_search_stop_disarm();	/* none is left over from an ereport */
 	if (!se_search_check_window(req, err))
 		return NULL;
 	ntop = req->from + req->size;
@@ -856,6 +920,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		nall += tops[i].ndocs;
 		total += tops[i].total;
 		lower_bound |= tops[i].total_is_lower_bound;
+		timed_out |= tops[i].timed_out;
 		if (!isnan(tops[i].max_score) &&
 			(isnan(max_score) || tops[i].max_score > max_score))
 			max_score = tops[i].max_score;
@@ -897,12 +962,15 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	res->shards_failed = nshards - nok;
 	res->track_total = req->track_total_hits != SE_TRACK_TOTAL_DISABLED;
 	res->total = total;
+	res->timed_out = timed_out;
 	if (res->track_total && req->track_total_hits != SE_TRACK_TOTAL_ACCURATE &&
 		(lower_bound || total > req->track_total_hits))
 	{
-		res->total = req->track_total_hits;
+		res->total = Min(total, req->track_total_hits);
 		res->total_is_lower_bound = true;
 	}
+	else if (res->track_total && lower_bound)
+		res->total_is_lower_bound = true;	/* a shard timed out */
 	scores = req->nsort == 0 || req->track_scores || sort_has_score(req);
 	res->max_score = max_score;
 
@@ -912,6 +980,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	{
 		const SeTopDoc *d = &all[req->from + i];
 
+		SE_SEARCH_TICK(16);		/* a _source block may be decompressed */
 		if (!fetch_hit(req, &shards[d->shard_idx], d, scores, keys,
 					   &res->hits[i], err))
 			return NULL;

@@ -93,6 +93,7 @@ exact_advance_position(PhrasePos *pp, int target)
 {
 	while (pp->pos < target)
 	{
+		SE_SEARCH_TICK(1);
 		if (pp->upto == pp->freq)
 			return false;
 		pp->pos = se_postings_next_position(pp->p);
@@ -121,6 +122,7 @@ exact_freq(PhraseScorer *ps, bool first_only)
 
 		if (lead->upto >= lead->freq)
 			break;
+		SE_SEARCH_TICK(1);
 		lead->pos = se_postings_next_position(lead->p);
 		lead->upto++;
 		for (;;)
@@ -224,6 +226,7 @@ pp_next_position(PhrasePos *pp)
 {
 	if (pp->count-- > 0)
 	{
+		SE_SEARCH_TICK(1);
 		pp->position = se_postings_next_position(pp->p) - pp->offset;
 		return true;
 	}
@@ -308,6 +311,7 @@ find_repeat_groups(PhraseScorer *ps, SeWeight *w)
 
 		if (pp->rpt_group >= 0)
 			continue;
+		SE_SEARCH_TICK(ps->n - i);
 		for (j = i + 1; j < ps->n; j++)
 		{
 			PhrasePos  *pp2 = &ps->pps[j];
@@ -340,6 +344,7 @@ find_repeat_groups(PhraseScorer *ps, SeWeight *w)
 		{
 			PhrasePos  *x = rg[a];
 
+			SE_SEARCH_TICK(a);
 			for (b = a - 1; b >= 0 && rg[b]->offset > x->offset; b--)
 				rg[b + 1] = rg[b];
 			rg[b + 1] = x;
@@ -427,6 +432,7 @@ advance_rpts(PhraseScorer *ps, PhrasePos *pp)
 	k0 = pp->rpt_ind;
 	while ((k = collide(ps, pp)) >= 0)
 	{
+		SE_SEARCH_TICK(gsize);
 		pp = lesser(pp, rg[k]);
 		if (!advance_pp(ps, pp))
 			return false;
@@ -543,6 +549,7 @@ phrase_align(PhraseScorer *ps, int32 doc)
 	{
 		bool		aligned = true;
 
+		SE_SEARCH_TICK(1);
 		for (i = 1; i < ps->n; i++)
 		{
 			SePostings *p = ps->by_cost[i]->p;
@@ -574,6 +581,7 @@ phrase_settle(PhraseScorerHolder *h, int32 doc)
 		doc = phrase_align(ps, doc);
 		if (doc == SE_NO_MORE_DOCS)
 			break;
+		SE_SEARCH_TICK(ps->n);	/* the candidate's terms are positioned */
 		if (phrase_matches(h))
 			break;
 		doc = se_postings_next(lead);
@@ -636,6 +644,7 @@ phrase_window_bound(PhraseScorer *ps, int32 target, int32 *upto)
 	int			i;
 
 	*upto = SE_NO_MORE_DOCS;
+	SE_SEARCH_TICK(ps->n);
 	for (i = 0; i < ps->n; i++)
 	{
 		int32		u = se_postings_advance_shallow(ps->pps[i].p, target);
@@ -683,6 +692,7 @@ phrase_advance_min(SeScorer *s, int32 target)
 		int32		minf = PG_INT32_MAX;
 		int			i;
 
+		SE_SEARCH_TICK(1);
 		if (target == SE_NO_MORE_DOCS)
 			return s->doc = SE_NO_MORE_DOCS;
 		phrase_window(ps, target);
@@ -804,6 +814,7 @@ se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	{
 		PhrasePos  *pp = &ps->pps[i];
 
+		SE_SEARCH_TICK(1);
 		pp->p = se_postings_open(seg->reader, &w->seg_terms[i][seg->ord].ti, true);
 		pp->offset = w->positions[i];
 		pp->ord = i;

@@ -43,6 +43,7 @@ new_request(void)
 	req->size = 10;
 	req->max_result_window = 10000;
 	req->track_total_hits = SE_TRACK_TOTAL_HITS_DEFAULT;
+	req->timeout_ms = -1;
 	req->source.fetch = true;
 	return req;
 }
@@ -389,6 +390,73 @@ parse_track_total_hits(const SeJson *v, SeSearchRequest *req, SeError *err)
 	return true;
 }
 
+/*
+ * "timeout" as ES's TimeValue: -1 (none), 0, or an integer with a unit
+ * (nanos, micros, ms, s, m, h, d); in milliseconds, sub-millisecond
+ * values rounded up.
+ */
+static bool
+parse_timeout(const SeJson *v, int64 *ms, SeError *err)
+{
+	static const struct
+	{
+		const char *unit;
+		int64		per_ms_num;	/* value * num / den milliseconds */
+		int64		per_ms_den;
+	}			units[] = {
+		{"nanos", 1, 1000000}, {"micros", 1, 1000}, {"ms", 1, 1},
+		{"s", 1000, 1}, {"m", 60000, 1}, {"h", 3600000, 1}, {"d", 86400000, 1},
+	};
+	char	   *text;
+	int			len;
+	int			i;
+
+	if (v->type == SE_JSON_STRING)
+		text = pnstrdup(v->u.s.str, v->u.s.len);
+	else if (v->type == SE_JSON_NUMBER)
+		text = pnstrdup(v->u.n.text, v->u.n.len);
+	else
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Unknown key for a %s in [timeout].", token_name(v));
+		return false;
+	}
+	len = strlen(text);
+	if (strcmp(text, "-1") == 0 || strcmp(text, "0") == 0)
+	{
+		*ms = text[0] == '-' ? -1 : 0;
+		return true;
+	}
+	for (i = 0; i < lengthof(units); i++)
+	{
+		int			ulen = strlen(units[i].unit);
+		char	   *end;
+		int64		n;
+
+		if (len <= ulen || pg_strcasecmp(text + len - ulen, units[i].unit) != 0)
+			continue;
+		/* "ms" also ends in "s": the longer units come first */
+		text[len - ulen] = '\0';
+		errno = 0;
+		n = strtoi64(text, &end, 10);
+		if (*end != '\0' || end == text || errno != 0 || n < 0)
+		{
+			se_error_set(err, 400, "parse_exception",
+						 strchr(text, '.') ? "failed to parse [%s%s], fractional time values are not supported" :
+						 "failed to parse [%s%s]", text, units[i].unit);
+			return false;
+		}
+		if (n > PG_INT64_MAX / units[i].per_ms_num)
+			n = PG_INT64_MAX / units[i].per_ms_num;
+		*ms = (n * units[i].per_ms_num + units[i].per_ms_den - 1) / units[i].per_ms_den;
+		return true;
+	}
+	se_error_set(err, 400, "parse_exception",
+				 "failed to parse setting [timeout] with value [%s] as a time value: unit is missing or unrecognized",
+				 text);
+	return false;
+}
+
 bool
 se_search_check_window(const SeSearchRequest *req, SeError *err)
 {
@@ -449,8 +517,8 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 			req->has_min_score = true;
 			req->min_score = (float) v->u.n.d;
 		}
-		else if (strcmp(k, "timeout") == 0 && v->type == SE_JSON_STRING)
-			 /* searches here are not time-sliced; accepted */ ;
+		else if (strcmp(k, "timeout") == 0)
+			ok = parse_timeout(v, &req->timeout_ms, err);
 		else
 		{
 			se_error_set(err, 400, "parsing_exception",

@@ -50,7 +50,8 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 {
 	int			i;
 
-	appendStringInfo(out, "{\"took\":" INT64_FORMAT ",\"timed_out\":false,", took_ms);
+	appendStringInfo(out, "{\"took\":" INT64_FORMAT ",\"timed_out\":%s,", took_ms,
+					 res->timed_out ? "true" : "false");
 	appendStringInfo(out,
 					 "\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":%d},",
 					 res->shards_total, res->shards_successful, res->shards_failed);

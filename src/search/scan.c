@@ -22,6 +22,7 @@ se_search_scan(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
 	SeWeight   *w;
 	int			s;
 
+	se_search_stop_disarm();	/* none is left over from an ereport */
 	/* a NULL query matches everything */
 	w = se_weight_build(req->query, shard, false, err);
 	if (w == NULL)
@@ -41,6 +42,7 @@ se_search_scan(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
 			continue;
 		while ((doc = sc->next(sc)) != SE_NO_MORE_DOCS)
 		{
+			SE_SEARCH_TICK(1);
 			if (!se_livedocs_get(live, doc))
 				continue;
 			if (!fn(shard, s, doc, arg))

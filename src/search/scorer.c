@@ -212,6 +212,7 @@ term_advance_min(SeScorer *s, int32 target)
 	{
 		int32		doc;
 
+		SE_SEARCH_TICK(1);
 		term_group_window(t, target);
 		if (t->gmax <= t->min_score)
 		{
@@ -512,6 +513,7 @@ set_postings_bits(SeSegmentReader *r, const SeTermInfo *ti, uint64 *bits,
 		return false;
 	while ((doc = se_postings_next(p)) != SE_NO_MORE_DOCS)
 	{
+		SE_SEARCH_TICK(1);
 		if (doc < 0 || doc >= max_doc)
 			break;				/* corrupt postings: the reader reports it */
 		bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
@@ -531,31 +533,40 @@ set_exists_bits(SeSegmentReader *r, int f, uint64 *bits, int32 max_doc)
 	if (se_segment_field_has_norms(r, f))
 	{
 		for (doc = 0; doc < max_doc; doc++)
+		{
+			SE_SEARCH_TICK(1);
 			if (se_segment_norm(r, f, doc) != 0)
 			{
 				bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
 				any = true;
 			}
+		}
 	}
 	else if (se_segment_field_dv_type(r, f) == SE_DV_NUMERIC)
 	{
 		const int64 *vals;
 
 		for (doc = 0; doc < max_doc; doc++)
+		{
+			SE_SEARCH_TICK(1);
 			if (se_segment_numeric_values(r, f, doc, &vals) > 0)
 			{
 				bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
 				any = true;
 			}
+		}
 	}
 	else if (se_segment_field_dv_type(r, f) == SE_DV_SORTED_SET)
 	{
 		for (doc = 0; doc < max_doc; doc++)
+		{
+			SE_SEARCH_TICK(1);
 			if (se_segment_sorted_count(r, f, doc) > 0)
 			{
 				bits[doc >> 6] |= UINT64CONST(1) << (doc & 63);
 				any = true;
 			}
+		}
 	}
 	else
 	{
@@ -567,14 +578,18 @@ set_exists_bits(SeSegmentReader *r, int f, uint64 *bits, int32 max_doc)
 		if (e == NULL)
 			return false;
 		while (se_terms_next(e, &term, &len, &ti))
+		{
+			SE_SEARCH_TICK(1);
 			any |= set_postings_bits(r, &ti, bits, max_doc);
+		}
 		se_terms_close(e);
 	}
 	return any;
 }
 
 /*
- * Walk the terms of a range, prefix or case-insensitive match.  With
+ * Walk the terms of a range, prefix, regexp (from its literal prefix) or
+ * case-insensitive match.  With
  * max_terms > 0, stop after that many matching terms and set *over.
  */
 static bool
@@ -593,7 +608,7 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	if (w->ds_kind == SE_DS_RANGE)
 		e = se_segment_terms(r, f, w->lower ? w->lower : "",
 							 w->lower ? w->lower_len : 0);
-	else if (w->ds_kind == SE_DS_PREFIX)
+	else if (w->ds_kind == SE_DS_PREFIX || w->ds_kind == SE_DS_REGEXP)
 		e = se_segment_terms(r, f, w->lower, w->lower_len);
 	else
 		e = se_segment_terms(r, f, "", 0);
@@ -602,6 +617,7 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	initStringInfo(&lower);
 	while (se_terms_next(e, &term, &len, &ti))
 	{
+		SE_SEARCH_TICK(1);
 		if (w->ds_kind == SE_DS_RANGE)
 		{
 			if (w->lower && !w->lower_inclusive &&
@@ -615,10 +631,12 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 					break;
 			}
 		}
-		else if (w->ds_kind == SE_DS_PREFIX)
+		else if (w->ds_kind == SE_DS_PREFIX || w->ds_kind == SE_DS_REGEXP)
 		{
 			if (len < w->lower_len || memcmp(term, w->lower, w->lower_len) != 0)
 				break;
+			if (w->ds_kind == SE_DS_REGEXP && !se_regex_match(w->regex, term, len))
+				continue;
 		}
 		else if (ci)
 		{
@@ -653,12 +671,15 @@ set_enum_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
  * instead: one sequential pass of int64 compares (the values are the same
  * sortable int64s the terms encode), whatever the range's width.
  */
+#define DV_RANGE_PIECE 65536		/* docs */
+
 static bool
 set_numeric_range_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 					   int32 max_doc)
 {
 	bool		over = false;
 	bool		any;
+	int64		from;
 
 	if (!se_search_range_doc_values || se_segment_field_dv_type(r, f) != SE_DV_NUMERIC)
 		return set_enum_bits(w, r, f, bits, max_doc, 0, NULL);
@@ -666,7 +687,15 @@ set_numeric_range_bits(SeWeight *w, SeSegmentReader *r, int f, uint64 *bits,
 	if (!over)
 		return any;
 	memset(bits, 0, sizeof(uint64) * ((max_doc + 63) / 64));
-	return se_segment_numeric_range_bits(r, f, w->num_lo, w->num_hi, bits);
+	any = false;
+	/* in pieces, to check for interrupts between them */
+	for (from = 0; from < max_doc; from += DV_RANGE_PIECE)
+	{
+		SE_SEARCH_TICK(DV_RANGE_PIECE / 64);
+		any |= se_segment_numeric_range_bits(r, f, w->num_lo, w->num_hi, (uint32) from,
+											 (uint32) Min(from + DV_RANGE_PIECE, max_doc), bits);
+	}
+	return any;
 }
 
 static SeScorer *
@@ -704,6 +733,7 @@ docset_scorer(SeWeight *w, SeSegmentCtx *seg)
 				{
 					SeTermInfo	ti;
 
+					SE_SEARCH_TICK(1);
 					if (se_segment_seek_exact(r, f, w->terms[i], w->term_lens[i], &ti))
 						any |= set_postings_bits(r, &ti, bits, seg->max_doc);
 				}
@@ -793,6 +823,7 @@ conj_align(ConjScorer *c, int32 doc)
 	{
 		bool		aligned = true;
 
+		SE_SEARCH_TICK(1);
 		for (i = 1; i < c->n; i++)
 		{
 			SeScorer   *s = c->subs[i];
@@ -893,6 +924,7 @@ conj_advance_min(SeScorer *s, int32 target)
 	{
 		int32		doc;
 
+		SE_SEARCH_TICK(1);
 		if (target > c->upto)
 		{
 			int32		gupto;
@@ -1074,6 +1106,7 @@ disj_move(DisjScorer *d, int32 target, bool use_advance)
 	{
 		SeScorer   *top = d->heap[0];
 
+		SE_SEARCH_TICK(1);
 		if (use_advance)
 			top->advance(top, target);
 		else
@@ -1280,6 +1313,7 @@ wand_find(WandScorer *w, int32 target)
 
 		if (target == SE_NO_MORE_DOCS)
 			return w->d.base.doc = SE_NO_MORE_DOCS;
+		SE_SEARCH_TICK(n);
 		/* insertion sort by effective doc: nearly sorted already */
 		for (i = 1; i < n; i++)
 		{
@@ -1378,7 +1412,10 @@ wand_find(WandScorer *w, int32 target)
 
 			while (d <= end && d != SE_NO_MORE_DOCS &&
 				   (lead->score(lead) + others) * BOUND_SLACK <= w->min_score)
+			{
+				SE_SEARCH_TICK(1);
 				d = lead->next(lead);
+			}
 			if (d > end || d == SE_NO_MORE_DOCS)
 			{
 				target = end >= SE_NO_MORE_DOCS - 1 ? SE_NO_MORE_DOCS : end + 1;
@@ -1566,6 +1603,7 @@ excl_check(PairScorer *p, int32 doc)
 
 	while (doc != SE_NO_MORE_DOCS)
 	{
+		SE_SEARCH_TICK(1);
 		if (excl->doc < doc)
 			excl->advance(excl, doc);
 		if (excl->doc != doc)
@@ -1670,6 +1708,7 @@ opt_advance_min(SeScorer *s, int32 target)
 		int32		doc;
 		float		score;
 
+		SE_SEARCH_TICK(1);
 		if (target == SE_NO_MORE_DOCS)
 			return s->doc = SE_NO_MORE_DOCS;
 		if (target > p->upto)

@@ -35,7 +35,14 @@ typedef struct SeSearchShard
 	const char *index_uuid;
 	const uint64 *seg_gens;		/* per segment: segment generation */
 	const uint64 *del_gens;		/* per segment: live docs generation */
+	/* the index's query limits; 0 = ES's defaults (below) */
+	int			max_terms_count;	/* index.max_terms_count */
+	int			max_regex_length;	/* index.max_regex_length */
 } SeSearchShard;
+
+#define SE_MAX_TERMS_COUNT_DEFAULT	65536
+#define SE_MAX_REGEX_LENGTH_DEFAULT 1000
+#define SE_MAX_CLAUSE_COUNT_DEFAULT 4096
 
 typedef struct SeSearchRequest SeSearchRequest;	/* opaque */
 
@@ -81,6 +88,7 @@ typedef struct SeSearchResult
 	int			shards_total;
 	int			shards_successful;
 	int			shards_failed;
+	bool		timed_out;		/* a shard stopped at the request's timeout */
 } SeSearchResult;
 
 /*
@@ -99,6 +107,27 @@ extern bool se_search_block_max;
  * either way (false: always walk the terms, for comparisons).  Default true.
  */
 extern bool se_search_range_doc_values;
+
+/*
+ * ES's indices.query.bool.max_clause_count: a bool query, or a match
+ * query's terms, beyond it fail with too_many_clauses; a query whose
+ * leaves (terms of phrases and matches, other leaf queries) add up beyond
+ * it fails with too_many_nested_clauses.  Default 4096.
+ */
+extern int	se_search_max_clause_count;
+
+/*
+ * Interrupts.  Every loop over documents, terms or positions of a search
+ * counts its work, and every few thousand units calls this hook when it is
+ * set.  The hook may leave by a longjmp of its own (the server's runs
+ * CHECK_FOR_INTERRUPTS, whose ereport does so; search memory is request
+ * memory and nothing is locked), or return false: the shard query phase
+ * in progress then stops and fails with task_cancelled_exception (outside
+ * a query phase false is ignored).  The same checks enforce a request's
+ * "timeout": a shard's query phase that runs past it stops and keeps the
+ * hits collected so far ("timed_out": true, as ES).
+ */
+extern bool (*se_search_interrupt_hook) (void);
 
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,

@@ -22,6 +22,8 @@
 #ifndef SE_SEARCH_INT_H
 #define SE_SEARCH_INT_H
 
+#include <setjmp.h>
+
 #include "search/search.h"
 
 /* Maximum nesting of compound queries (ES indices.query.bool.max_nested_depth). */
@@ -49,6 +51,7 @@ typedef enum SeQueryKind
 	SE_Q_EXISTS,
 	SE_Q_IDS,
 	SE_Q_PREFIX,
+	SE_Q_REGEXP,
 	SE_Q_BOOL,
 	SE_Q_CONSTANT_SCORE,
 	SE_Q_DIS_MAX
@@ -84,8 +87,9 @@ struct SeQuery
 	SeMultiMatchType mm_type;
 	float		tie_breaker;
 
-	/* term, prefix */
+	/* term, prefix, regexp */
 	bool		case_insensitive;
+	int			re_flags;		/* regexp: SE_RE_* */
 
 	/* terms, ids */
 	int			nvalues;
@@ -174,6 +178,7 @@ struct SeSearchRequest
 	int64		track_total_hits;	/* threshold, or DISABLED / ACCURATE */
 	bool		has_min_score;
 	float		min_score;
+	int64		timeout_ms;		/* "timeout"; -1 = none */
 	SeSourceFilter source;
 };
 
@@ -225,7 +230,8 @@ typedef enum SeDocSetKind
 	SE_DS_PREFIX,
 	SE_DS_EXISTS,
 	SE_DS_TERM_CI,				/* case-insensitive term */
-	SE_DS_PREFIX_CI				/* case-insensitive prefix */
+	SE_DS_PREFIX_CI,			/* case-insensitive prefix */
+	SE_DS_REGEXP
 } SeDocSetKind;
 
 /* Term located in one segment (found == false: absent there). */
@@ -287,6 +293,8 @@ struct SeWeight
 	/* EXISTS on an object: the leaf fields below it */
 	int			nexist_fields;
 	char	  **exist_fields;
+	/* REGEXP: the expression (lower = its literal prefix) */
+	struct SeRegex *regex;
 };
 
 /* Build the weight tree of q for one shard; NULL with err on failure. */
@@ -346,6 +354,48 @@ extern void se_scorer_free(SeScorer *s);
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 
 /* ---------------------------------------------------------------------
+ * Interrupt checks and the timeout (interrupt.c)
+ * ---------------------------------------------------------------------
+ */
+#define SE_SEARCH_CHECK_INTERVAL 1024
+
+extern int32 se_search_budget;
+extern void se_search_check(void);
+
+/*
+ * Count units of work (a doc, a term, a position, about 10-100 ns each);
+ * every SE_SEARCH_CHECK_INTERVAL units se_search_check runs the interrupt
+ * hook and the timeout.  Never between taking a doc and collecting it.
+ */
+#define SE_SEARCH_TICK(units) \
+	do { \
+		if (unlikely((se_search_budget -= (units)) <= 0)) \
+			se_search_check(); \
+	} while (0)
+
+typedef enum SeSearchStopReason
+{
+	SE_STOP_NONE,
+	SE_STOP_TIMED_OUT,
+	SE_STOP_ABANDONED			/* the interrupt hook said stop */
+} SeSearchStopReason;
+
+/*
+ * A query phase's landing point: arm it (timeout_ms < 0: none), then
+ * setjmp(stop->jb); a stop longjmps there with reason set.  Disarm before
+ * returning.  One at a time; it must not outlive the setjmp's frame.
+ */
+typedef struct SeSearchStop
+{
+	jmp_buf		jb;
+	int64		deadline_us;	/* 0 = no timeout */
+	SeSearchStopReason reason;
+} SeSearchStop;
+
+extern void se_search_stop_arm(SeSearchStop *stop, int64 timeout_ms);
+extern void se_search_stop_disarm(void);
+
+/* ---------------------------------------------------------------------
  * Query phase, merge and fetch (execute.c)
  * ---------------------------------------------------------------------
  */
@@ -377,6 +427,7 @@ typedef struct SeShardTopDocs
 	float		max_score;		/* NaN if none */
 	int			ndocs;			/* in rank order */
 	SeTopDoc   *docs;
+	bool		timed_out;		/* stopped at the timeout: partial */
 	bool		failed;
 	SeError		error;
 } SeShardTopDocs;
@@ -444,6 +495,30 @@ extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
 								   size_t len, StringInfo out, SeError *err);
 /* Glob match with '*' wildcards (whole string). */
 extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * Regular expressions for the regexp query (regexp.c)
+ * ---------------------------------------------------------------------
+ */
+/* ES's regexp "flags" (Lucene's RegExp syntax flags); ALL is the default. */
+#define SE_RE_INTERSECTION	0x01	/* & */
+#define SE_RE_COMPLEMENT	0x02	/* ~ */
+#define SE_RE_EMPTY			0x04	/* # */
+#define SE_RE_ANYSTRING		0x08	/* @ */
+#define SE_RE_INTERVAL		0x20	/* <n-m> */
+#define SE_RE_ALL			0xff
+
+typedef struct SeRegex SeRegex;
+
+/* Parse; NULL with err set (query_shard_exception, Lucene's wording). */
+extern SeRegex *se_regex_parse(const char *pattern, int len, int flags,
+							   bool case_insensitive, SeError *err);
+/* The literal text every matching term starts with (may be empty). */
+extern const char *se_regex_prefix(const SeRegex *re, int *len);
+/* Does the whole term (UTF-8) match?  Counts its work for interrupts. */
+extern bool se_regex_match(SeRegex *re, const char *term, int len);
+/* ES's "flags" string: ALL, NONE or names joined by '|'. */
+extern bool se_regex_flags_parse(const char *s, int *flags, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Date math for range queries (datemath.c)

@@ -5,12 +5,13 @@
  *	  coordinator, whether it runs in a search worker or, later, on another
  *	  node over the transport.
  *
- * A message is either the shard's top docs (hit count and relation, max
- * score, and per doc: score, segment, doc and its sort values) or the
- * error its query phase raised.  Integers are varints (signed ones
- * zigzag-coded), floats their IEEE bits, so the bytes do not depend on the
- * sender's struct layout; a decoder checks bounds everywhere and treats a
- * malformed message as no answer, never as a result.
+ * A message is either the shard's top docs (hit count and relation,
+ * whether it timed out, max score, and per doc: score, segment, doc and
+ * its sort values) or the error its query phase raised.  Integers are
+ * varints (signed ones zigzag-coded), floats their IEEE bits, so the bytes
+ * do not depend on the sender's struct layout; a decoder checks bounds
+ * everywhere and treats a malformed message as no answer, never as a
+ * result.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,7 +22,7 @@
 #include "search/search_int.h"
 #include "util/varint.h"
 
-#define WIRE_VERSION	1
+#define WIRE_VERSION	2
 #define WIRE_TOP_DOCS	1
 #define WIRE_ERROR		2
 
@@ -73,7 +74,7 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 		return;
 	}
 	se_put_svint(out, top.total);
-	se_put_vint(out, top.total_is_lower_bound ? 1 : 0);
+	se_put_vint(out, (top.total_is_lower_bound ? 1 : 0) | (top.timed_out ? 2 : 0));
 	se_put_float(out, top.max_score);
 	se_put_vint(out, (uint64) nkeys);
 	se_put_vint(out, (uint64) top.ndocs);
@@ -141,7 +142,12 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 		return r.bad || r.p != r.end ? SE_WIRE_MALFORMED : SE_WIRE_OK;
 	}
 	out->total = se_wire_svint(&r);
-	out->total_is_lower_bound = se_wire_vint(&r) != 0;
+	{
+		uint64		flags = se_wire_vint(&r);
+
+		out->total_is_lower_bound = (flags & 1) != 0;
+		out->timed_out = (flags & 2) != 0;
+	}
 	out->max_score = se_wire_float(&r);
 	if (se_wire_vint(&r) != (uint64) nkeys)
 		return SE_WIRE_MALFORMED;

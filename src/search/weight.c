@@ -13,6 +13,15 @@
  * summing boosts; a bool with only must_not clauses gets a match-all
  * filter; an empty bool matches all.
  *
+ * ES's limits on query size hold here, per shard as in ES: a bool query
+ * or a match query's terms beyond max_clause_count fail as Lucene's
+ * BooleanQuery.Builder does (too_many_clauses); the leaves of the whole
+ * query -- every term of a match or phrase, every other leaf query --
+ * are counted as ES's MaxClauseCountQueryVisitor counts them (and fail
+ * with too_many_nested_clauses) before their terms are looked up; a terms
+ * query is held to the index's max_terms_count, a regexp to its
+ * max_regex_length (in characters).
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
@@ -23,12 +32,43 @@
 #include "analysis/analysis.h"
 #include "search/search_int.h"
 
+int			se_search_max_clause_count = SE_MAX_CLAUSE_COUNT_DEFAULT;
+
 typedef struct BuildCtx
 {
 	SeSearchShard *shard;
 	SeError    *err;
 	int64		now_millis;		/* for date math; fixed per request */
+	int64		nclauses;		/* leaf clauses so far */
 } BuildCtx;
+
+/*
+ * Count n leaf clauses; false (err set) once the query has more than
+ * max_clause_count.  The total is checked again at the end, so a caller
+ * that builds nothing costly may ignore the result.
+ */
+static bool
+add_clauses(BuildCtx *c, int n)
+{
+	c->nclauses += n;
+	if (c->nclauses <= se_search_max_clause_count)
+		return true;
+	se_error_set(c->err, 400, "too_many_nested_clauses",
+				 "Query contains too many nested clauses; maxClauseCount is set to %d",
+				 se_search_max_clause_count);
+	return false;
+}
+
+/* Lucene's BooleanQuery.Builder refuses more than max_clause_count clauses. */
+static bool
+check_bool_clauses(BuildCtx *c, int n)
+{
+	if (n <= se_search_max_clause_count)
+		return true;
+	se_error_set(c->err, 400, "too_many_clauses", "maxClauseCount is set to %d",
+				 se_search_max_clause_count);
+	return false;
+}
 
 /*
  * Copy a term: numeric, date and boolean terms are 8-byte binary values
@@ -131,6 +171,7 @@ lookup_term(BuildCtx *c, const char *field, const char *term, int len,
 		SeSegmentReader *r = sh->segments[s];
 		int			f = se_segment_field(r, field);
 
+		SE_SEARCH_TICK(1);
 		out[s].found = false;
 		if (f < 0)
 			continue;
@@ -152,6 +193,8 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 	int			nseg = Max(1, c->shard->nsegments);
 	int64		df;
 
+	if (!add_clauses(c, 1))
+		return NULL;
 	w->field = pstrdup(field);
 	w->nterms = 1;
 	w->terms = palloc(sizeof(char *));
@@ -186,10 +229,12 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 }
 
 static SeWeight *
-docset_weight(SeDocSetKind kind, const char *field, float boost, bool scoring)
+docset_weight(BuildCtx *c, SeDocSetKind kind, const char *field, float boost,
+			  bool scoring)
 {
 	SeWeight   *w = new_weight(SE_W_DOCSET, scoring);
 
+	(void) add_clauses(c, 1);
 	w->ds_kind = kind;
 	w->field = pstrdup(field);
 	w->const_score = scoring ? boost : 0.0f;
@@ -303,7 +348,7 @@ static SeWeight *
 ids_weight(BuildCtx *c, const SeJson *const *values, int n, float boost,
 		   bool scoring)
 {
-	SeWeight   *w = docset_weight(SE_DS_TERMS, SE_ID_FIELD, boost, scoring);
+	SeWeight   *w = docset_weight(c, SE_DS_TERMS, SE_ID_FIELD, boost, scoring);
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -311,6 +356,7 @@ ids_weight(BuildCtx *c, const SeJson *const *values, int n, float boost,
 		const char *s;
 		int			len;
 
+		SE_SEARCH_TICK(1);
 		if (!json_text(c, values[i], &s, &len))
 			return NULL;
 		docset_add_term(w, s, len);
@@ -375,6 +421,7 @@ terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
 	{
 		bool		dup = false;
 
+		SE_SEARCH_TICK(nuniq + 1);
 		if (op_and || msm <= 1)
 		{
 			for (j = 0; j < nuniq; j++)
@@ -403,6 +450,8 @@ terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
 		float		b = boosts[j] == 1.0 ? boost : boost * (float) boosts[j];
 
 		clauses[j] = term_weight(c, field, t->term, t->len, b, scoring, true);
+		if (clauses[j] == NULL)
+			return NULL;
 		bound += clauses[j]->max_score;
 	}
 	if (op_and)
@@ -450,6 +499,8 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	if (tl.ntokens == 1)
 		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
 						   boost, scoring, true);
+	if (!check_bool_clauses(c, tl.ntokens))
+		return NULL;
 	return terms_bool_weight(c, f->path, &tl, q->op_and, q->msm, boost, scoring);
 }
 
@@ -490,6 +541,8 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
 						   boost, scoring, true);
 
+	if (!add_clauses(c, tl.ntokens))
+		return NULL;
 	w = new_weight(SE_W_PHRASE, scoring);
 	w->field = pstrdup(f->path);
 	w->nterms = tl.ntokens;
@@ -833,7 +886,7 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		const char *s;
 		int			len;
 
-		w = docset_weight(SE_DS_RANGE, f->path, boost, scoring);
+		w = docset_weight(c, SE_DS_RANGE, f->path, boost, scoring);
 		if (q->lower != NULL)
 		{
 			if (!json_text(c, q->lower, &s, &len))
@@ -881,7 +934,7 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return NULL;
 		if (empty || lo > hi)
 			return none_weight();
-		w = docset_weight(SE_DS_RANGE, f->path, boost, scoring);
+		w = docset_weight(c, SE_DS_RANGE, f->path, boost, scoring);
 		w->lower = palloc(8);
 		w->upper = palloc(8);
 		se_sortable_term(lo, w->lower);
@@ -909,7 +962,7 @@ build_exists(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	f = find_field(c, q->field);
 	if (f != NULL && f->type != SE_FT_OBJECT)
 	{
-		w = docset_weight(SE_DS_EXISTS, f->path, boost, scoring);
+		w = docset_weight(c, SE_DS_EXISTS, f->path, boost, scoring);
 		w->nexist_fields = 1;
 		w->exist_fields = palloc(sizeof(char *));
 		w->exist_fields[0] = w->field;
@@ -918,7 +971,7 @@ build_exists(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	if (m == NULL)
 		return none_weight();
 	/* an object exists when any leaf below it does */
-	w = docset_weight(SE_DS_EXISTS, q->field, boost, scoring);
+	w = docset_weight(c, SE_DS_EXISTS, q->field, boost, scoring);
 	w->exist_fields = palloc(sizeof(char *) * (m->nfields + 1));
 	plen = strlen(q->field);
 	for (i = 0; i < m->nfields; i++)
@@ -939,16 +992,26 @@ build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
 	const SeMappedField *f;
 	SeWeight   *w;
+	int			max_terms = c->shard->max_terms_count > 0 ?
+		c->shard->max_terms_count : SE_MAX_TERMS_COUNT_DEFAULT;
 	int			i;
 
+	if (q->nvalues > max_terms)
+	{
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "The number of terms [%d] used in the Terms Query request has exceeded the allowed maximum of [%d]. This maximum can be set by changing the [index.max_terms_count] index level setting.",
+					 q->nvalues, max_terms);
+		return NULL;
+	}
 	if (strcmp(q->field, SE_ID_FIELD) == 0)
 		return ids_weight(c, q->values, q->nvalues, boost, scoring);
 	f = find_field(c, q->field);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
 		return none_weight();
-	w = docset_weight(SE_DS_TERMS, f->path, boost, scoring);
+	w = docset_weight(c, SE_DS_TERMS, f->path, boost, scoring);
 	for (i = 0; i < q->nvalues; i++)
 	{
+		SE_SEARCH_TICK(1);
 		if (f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD)
 		{
 			const char *s;
@@ -984,7 +1047,7 @@ build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		(f->type == SE_FT_KEYWORD || f->type == SE_FT_TEXT))
 	{
 		/* an automaton query in ES: constant score */
-		SeWeight   *w = docset_weight(SE_DS_TERM_CI, f->path, boost, scoring);
+		SeWeight   *w = docset_weight(c, SE_DS_TERM_CI, f->path, boost, scoring);
 		const char *s;
 		int			len;
 		StringInfoData lower;
@@ -1000,26 +1063,41 @@ build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return exact_value_weight(c, f, q->value, boost, scoring);
 }
 
-static SeWeight *
-build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+/*
+ * The keyword or text field whose terms a prefix or regexp query walks;
+ * NULL when nothing can match (unmapped, not indexed), or with err set
+ * for fields of other types.
+ */
+static const SeMappedField *
+term_walk_field(BuildCtx *c, const SeQuery *q, const char *qname)
 {
 	const SeMappedField *f = find_field(c, q->field);
-	SeWeight   *w;
 
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
-		return none_weight();
+		return NULL;
 	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
 	{
 		se_error_set(c->err, 400, "query_shard_exception",
-					 "Can only use prefix queries on keyword and text fields - not on [%s] which is of type [%s]",
-					 f->path, se_field_type_name(f->type));
+					 "Can only use %s queries on keyword and text fields - not on [%s] which is of type [%s]",
+					 qname, f->path, se_field_type_name(f->type));
 		return NULL;
 	}
+	return f;
+}
+
+static SeWeight *
+build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = term_walk_field(c, q, "prefix");
+	SeWeight   *w;
+
+	if (f == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
 	if (q->case_insensitive)
 	{
 		StringInfoData lower;
 
-		w = docset_weight(SE_DS_PREFIX_CI, f->path, boost, scoring);
+		w = docset_weight(c, SE_DS_PREFIX_CI, f->path, boost, scoring);
 		initStringInfo(&lower);
 		se_utf8_lower(q->value->u.s.str, q->value->u.s.len, &lower);
 		w->lower = lower.data;
@@ -1027,10 +1105,45 @@ build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	}
 	else
 	{
-		w = docset_weight(SE_DS_PREFIX, f->path, boost, scoring);
+		w = docset_weight(c, SE_DS_PREFIX, f->path, boost, scoring);
 		w->lower = pnstrdup(q->value->u.s.str, q->value->u.s.len);
 		w->lower_len = q->value->u.s.len;
 	}
+	return w;
+}
+
+/* regexp: the terms the expression matches; its length is an index limit */
+static SeWeight *
+build_regexp(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f;
+	int			max_len = c->shard->max_regex_length > 0 ?
+		c->shard->max_regex_length : SE_MAX_REGEX_LENGTH_DEFAULT;
+	const unsigned char *v = (const unsigned char *) q->value->u.s.str;
+	int			len = 0;
+	SeWeight   *w;
+	const char *prefix;
+	int			i;
+
+	/* ES measures the Java string: UTF-16 units */
+	for (i = 0; i < q->value->u.s.len; i++)
+		len += (v[i] & 0xC0) == 0x80 ? 0 : v[i] >= 0xF0 ? 2 : 1;
+	if (len > max_len)
+	{
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "The length of regex [%d] used in the Regexp Query request has exceeded the allowed maximum of [%d]. This maximum can be set by changing the [index.max_regex_length] index level setting.",
+					 len, max_len);
+		return NULL;
+	}
+	if ((f = term_walk_field(c, q, "regexp")) == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
+	w = docset_weight(c, SE_DS_REGEXP, f->path, boost, scoring);
+	w->regex = se_regex_parse(q->value->u.s.str, q->value->u.s.len, q->re_flags,
+							  q->case_insensitive, c->err);
+	if (w->regex == NULL)
+		return NULL;
+	prefix = se_regex_prefix(w->regex, &w->lower_len);
+	w->lower = pnstrdup(prefix, w->lower_len);
 	return w;
 }
 
@@ -1058,6 +1171,8 @@ build_bool(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 
 	if (q->nmust + q->nshould + q->nfilter + q->nmust_not == 0)
 		return all_weight(boost, scoring);
+	if (!check_bool_clauses(c, q->nmust + q->nshould + q->nfilter + q->nmust_not))
+		return NULL;
 	w = new_weight(SE_W_BOOL, scoring);
 	w->nmust = q->nmust;
 	w->nshould = q->nshould;
@@ -1097,8 +1212,10 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	switch (q->kind)
 	{
 		case SE_Q_MATCH_ALL:
+			(void) add_clauses(c, 1);
 			return all_weight(b, scoring);
 		case SE_Q_MATCH_NONE:
+			(void) add_clauses(c, 1);
 			return none_weight();
 		case SE_Q_MATCH:
 			return match_field_weight(c, q, q->field, b, scoring);
@@ -1118,6 +1235,8 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return ids_weight(c, q->values, q->nvalues, b, scoring);
 		case SE_Q_PREFIX:
 			return build_prefix(c, q, b, scoring);
+		case SE_Q_REGEXP:
+			return build_regexp(c, q, b, scoring);
 		case SE_Q_BOOL:
 			return build_bool(c, q, b, scoring);
 		case SE_Q_CONSTANT_SCORE:
@@ -1158,10 +1277,14 @@ se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
 	c.shard = shard;
 	c.err = err;
 	c.now_millis = PG_INT64_MIN;
+	c.nclauses = 0;
 	if (q == NULL)
 		return all_weight(1.0f, scoring);
 	w = build(&c, q, 1.0f, scoring);
-	if (w == NULL && !se_error_is_set(err))
+	/* a count past the limit may have been swallowed by a lenient field */
+	if (!add_clauses(&c, 0) || se_error_is_set(err))
+		return NULL;
+	if (w == NULL)
 		se_error_set(err, 400, "query_shard_exception", "failed to create query");
 	return w;
 }

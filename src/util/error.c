@@ -64,6 +64,8 @@ se_error_sqlstate(const char *type)
 		{"strict_dynamic_mapping_exception", ERRCODE_INVALID_PARAMETER_VALUE},
 		{"query_shard_exception", ERRCODE_INVALID_PARAMETER_VALUE},
 		{"script_exception", ERRCODE_INVALID_PARAMETER_VALUE},
+		{"too_many_clauses", ERRCODE_STATEMENT_TOO_COMPLEX},
+		{"too_many_nested_clauses", ERRCODE_STATEMENT_TOO_COMPLEX},
 		{"index_closed_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
 		{"version_conflict_engine_exception", ERRCODE_T_R_SERIALIZATION_FAILURE},
 		{"es_rejected_execution_exception", ERRCODE_INSUFFICIENT_RESOURCES},

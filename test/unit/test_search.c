@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/phrase.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -17,6 +17,7 @@
 #include "util/se_common.h"
 
 #include <math.h>
+#include <unistd.h>
 
 #include "search/search_int.h"
 #include "unit_test.h"
@@ -1279,15 +1280,22 @@ test_source(void)
 }
 
 static void
-check_error(const char *body, int status, const char *type, const char *reason)
+check_error_on(SeSearchShard *sh, const char *body, int status, const char *type,
+			   const char *reason)
 {
 	SeError		err;
-	SeSearchResult *res = search_on(&shard, 1, body, &err);
+	SeSearchResult *res = search_on(sh, 1, body, &err);
 
 	UT_CHECK(res == NULL && err.status == status && err.type && strcmp(err.type, type) == 0 &&
 			 err.reason && strncmp(err.reason, reason, strlen(reason)) == 0,
 			 "error for %s: got %d %s %s", body, err.status, err.type ? err.type : "-",
 			 err.reason ? err.reason : "-");
+}
+
+static void
+check_error(const char *body, int status, const char *type, const char *reason)
+{
+	check_error_on(&shard, body, status, type, reason);
 }
 
 static void
@@ -2054,6 +2062,7 @@ test_shard_wire(void)
 		"{\"query\":{\"match\":{\"body\":\"iota kappa\"}},\"min_score\":0.5}",
 		"{\"query\":{\"match_none\":{}}}",
 		"{\"size\":0}",
+		"{\"timeout\":\"0ms\",\"query\":{\"match\":{\"body\":\"beta\"}}}",	/* timed out */
 		"{\"sort\":[{\"body\":\"asc\"}]}",	/* the shards' error */
 	};
 	SeSearchShard three[3];
@@ -2098,6 +2107,305 @@ test_shard_wire(void)
 	}
 }
 
+
+/* ---------------------------------------------------------------------
+ * Interrupt checks, the timeout, query size limits
+ * ---------------------------------------------------------------------
+ */
+static int	hook_calls;
+static int	hook_stop_after;	/* say stop from this call on; 0 never */
+static int	hook_sleep_us;
+
+static bool
+test_hook(void)
+{
+	hook_calls++;
+	if (hook_sleep_us > 0)
+		usleep(hook_sleep_us);
+	return hook_stop_after == 0 || hook_calls < hook_stop_after;
+}
+
+/* A shard of long documents over a small vocabulary: phrases cost. */
+static void
+long_docs_shard(SeSearchShard *sh, SeSegmentReader **segs)
+{
+	const char **sources = palloc(sizeof(char *) * 40);
+	int			i,
+				j;
+
+	for (i = 0; i < 40; i++)
+	{
+		StringInfoData b;
+
+		initStringInfo(&b);
+		appendStringInfoString(&b, "{\"body\":\"");
+		for (j = 0; j < 1500; j++)
+			appendStringInfo(&b, "%s%s", j ? " " : "", vocab[(i * 7 + j * 13 + j / 9) % 12]);
+		appendStringInfoString(&b, "\",\"tag\":\"red\"}");
+		sources[i] = b.data;
+	}
+	segs[0] = index_segment(mapping, NULL, 40, sources, 21);
+	memset(sh, 0, sizeof(*sh));
+	sh->index = "long";
+	sh->mapping = mapping;
+	sh->nsegments = 1;
+	sh->segments = segs;
+}
+
+static void
+test_interrupts(void)
+{
+	SeSearchShard lsh;
+	SeSegmentReader *lsegs[1];
+	StringInfoData body;
+	StringInfoData json;
+	SeSearchResult *plain,
+			   *hooked,
+			   *res;
+	SeError		err;
+	int			i;
+
+	long_docs_shard(&lsh, lsegs);
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"query\":{\"match_phrase\":{\"body\":{\"slop\":20,\"query\":\"");
+	for (i = 0; i < 60; i++)
+		appendStringInfo(&body, "%s%s", i ? " " : "", vocab[(i * 5) % 12]);
+	appendStringInfoString(&body, "\"}}},\"size\":40}");
+
+	/* the hook runs every few thousand units, and changes nothing */
+	plain = search_on(&lsh, 1, body.data, &err);
+	se_search_interrupt_hook = test_hook;
+	hook_calls = 0;
+	hooked = search_on(&lsh, 1, body.data, &err);
+	UT_CHECK(plain && hooked && hook_calls > 10, "interrupt hook called %d times", hook_calls);
+	UT_CHECK(plain && hooked && strcmp(result_json(plain, &lsh, &err), result_json(hooked, &lsh, &err)) == 0,
+			 "a hook that goes on changes nothing");
+
+	/* a hook that says stop fails the shard's query phase ... */
+	hook_calls = 0;
+	hook_stop_after = 3;
+	res = search_on(&lsh, 1, body.data, &err);
+	UT_CHECK(res == NULL && err.type && strcmp(err.type, "task_cancelled_exception") == 0 && hook_calls == 3,
+			 "stopped by the hook: %s after %d calls", err.type ? err.type : "-", hook_calls);
+	/* ... and leaves nothing armed: scans, counts and searches run on */
+	hook_stop_after = 0;
+	hooked = search_on(&lsh, 1, body.data, &err);
+	UT_CHECK(plain && hooked && strcmp(result_json(plain, &lsh, &err), result_json(hooked, &lsh, &err)) == 0,
+			 "the next search is whole");
+
+	/* timeout 0: the first check stops; partial, counted as a lower bound */
+	res = search_on(&lsh, 1, "{\"timeout\":\"0ms\",\"query\":{\"match\":{\"tag\":\"red\"}}}", &err);
+	UT_CHECK(res && res->timed_out && res->total_is_lower_bound && res->total <= 1,
+			 "timeout 0ms: timed_out %d total " INT64_FORMAT, res ? res->timed_out : -1, res ? res->total : -1);
+	initStringInfo(&json);
+	if (res)
+		se_search_result_to_json(res, &lsh, 0, &json);
+	UT_CHECK(strstr(json.data, "\"timed_out\":true") && strstr(json.data, "\"relation\":\"gte\""),
+			 "timed out response: %s", json.data);
+
+	/* a slow check past the deadline: the hits collected so far stay */
+	hook_sleep_us = 3000;
+	res = search_on(&lsh, 1, "{\"timeout\":\"1ms\",\"query\":{\"match_phrase\":{\"body\":{\"slop\":3,\"query\":\"alpha gamma\"}}},\"size\":40}", &err);
+	plain = search_on(&lsh, 1, "{\"query\":{\"match_phrase\":{\"body\":{\"slop\":3,\"query\":\"alpha gamma\"}}},\"size\":40}", &err);
+	hook_sleep_us = 0;
+	UT_CHECK(res && plain && res->timed_out && !plain->timed_out && res->total < plain->total &&
+			 res->nhits == res->total, "partial results: " INT64_FORMAT " of " INT64_FORMAT,
+			 res ? res->total : -1, plain ? plain->total : -1);
+	if (res && plain)
+		for (i = 0; i < res->nhits; i++)
+		{
+			SeHit	   *h = find_hit(plain, res->hits[i].id);
+
+			UT_CHECK(h && h->score == res->hits[i].score, "partial hit %s as in the full result", res->hits[i].id);
+		}
+
+	/* a long timeout changes nothing; bad values fail as ES */
+	res = search_on(&lsh, 1, "{\"timeout\":\"1m\",\"query\":{\"match_phrase\":{\"body\":{\"slop\":3,\"query\":\"alpha gamma\"}}},\"size\":40}", &err);
+	UT_CHECK(res && plain && !res->timed_out &&
+			 strcmp(result_json(res, &lsh, &err), result_json(plain, &lsh, &err)) == 0, "timeout 1m");
+	check_error("{\"timeout\":\"10\"}", 400, "parse_exception",
+				"failed to parse setting [timeout] with value [10] as a time value: unit is missing or unrecognized");
+	check_error("{\"timeout\":\"1.5s\"}", 400, "parse_exception",
+				"failed to parse [1.5s], fractional time values are not supported");
+	UT_CHECK(search("{\"timeout\":\"-1\"}") && search("{\"timeout\":\"500micros\"}") &&
+			 search("{\"timeout\":\"2d\"}"), "timeout values");
+	se_search_interrupt_hook = NULL;
+}
+
+static void
+test_limits(void)
+{
+	SeSearchShard lim = shard;
+	SeError		err;
+	int			saved = se_search_max_clause_count;
+
+	se_search_max_clause_count = 4;
+	/* a bool, or a match's terms, beyond the limit: BooleanQuery.Builder */
+	check_error("{\"query\":{\"bool\":{\"should\":[{\"term\":{\"tag\":\"a\"}},{\"term\":{\"tag\":\"b\"}},"
+				"{\"term\":{\"tag\":\"c\"}},{\"term\":{\"tag\":\"d\"}},{\"term\":{\"tag\":\"e\"}}]}}}",
+				400, "too_many_clauses", "maxClauseCount is set to 4");
+	check_error("{\"query\":{\"match\":{\"body\":\"alpha beta gamma delta alpha\"}}}",
+				400, "too_many_clauses", "maxClauseCount is set to 4");
+	/* leaves of the whole query, phrase terms each */
+	check_error("{\"query\":{\"match_phrase\":{\"body\":\"alpha beta gamma delta epsilon\"}}}",
+				400, "too_many_nested_clauses", "Query contains too many nested clauses; maxClauseCount is set to 4");
+	check_error("{\"query\":{\"bool\":{\"must\":[{\"match\":{\"body\":\"alpha beta gamma\"}},"
+				"{\"bool\":{\"filter\":[{\"range\":{\"price\":{\"gte\":1}}},{\"exists\":{\"field\":\"tag\"}}]}}]}}}",
+				400, "too_many_nested_clauses", "Query contains too many nested clauses; maxClauseCount is set to 4");
+	check_error("{\"query\":{\"multi_match\":{\"query\":\"alpha beta gamma\",\"fields\":[\"body\",\"title\"]}}}",
+				400, "too_many_nested_clauses", "Query contains too many nested clauses");
+	/* at the limit */
+	UT_CHECK(search("{\"query\":{\"match_phrase\":{\"body\":\"alpha beta gamma delta\"}}}") &&
+			 search("{\"query\":{\"bool\":{\"must\":[{\"match\":{\"body\":\"alpha beta\"}},{\"term\":{\"tag\":\"red\"}},"
+					"{\"match_all\":{}}]}}}"), "queries at the limit run");
+	se_search_max_clause_count = saved;
+
+	/* index.max_terms_count: the terms query, on _id too */
+	lim.max_terms_count = 2;
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"terms\":{\"tag\":[\"red\",\"blue\"]}}}", &err) != NULL, "two terms");
+	check_error_on(&lim, "{\"query\":{\"terms\":{\"_id\":[\"d1\",\"d2\",\"d3\"]}}}", 400, "illegal_argument_exception",
+				   "The number of terms [3] used in the Terms Query request has exceeded the allowed maximum of [2]. This maximum can be set by changing the [index.max_terms_count] index level setting.");
+}
+
+
+/* ---------------------------------------------------------------------
+ * Regular expressions
+ * ---------------------------------------------------------------------
+ */
+static void
+check_regex(const char *pattern, int flags, bool ci, const char *term, bool expected)
+{
+	SeError		err;
+	SeRegex    *re;
+
+	se_error_init(&err);
+	re = se_regex_parse(pattern, strlen(pattern), flags, ci, &err);
+	UT_CHECK(re != NULL, "regex %s: %s", pattern, err.reason ? err.reason : "-");
+	if (re != NULL)
+		UT_CHECK(se_regex_match(re, term, strlen(term)) == expected,
+				 "regex %s on \"%s\": expected %s", pattern, term, expected ? "match" : "no match");
+}
+
+static void
+check_regex_error(const char *pattern, const char *reason)
+{
+	SeError		err;
+
+	se_error_init(&err);
+	UT_CHECK(se_regex_parse(pattern, strlen(pattern), SE_RE_ALL, false, &err) == NULL &&
+			 strcmp(err.type, "query_shard_exception") == 0 && strcmp(err.reason, reason) == 0,
+			 "regex %s: got %s", pattern, err.reason ? err.reason : "no error");
+}
+
+static bool
+p_body_ta(const MDoc *d)
+{
+	/* beta, zeta, eta, theta, iota: a word ending in "ta" */
+	int			i;
+
+	for (i = 0; i < d->nbody; i++)
+	{
+		size_t		l = strlen(d->body[i]);
+
+		if (l >= 2 && strcmp(d->body[i] + l - 2, "ta") == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+test_regexp(void)
+{
+	static const struct
+	{
+		const char *pattern;
+		const char *term;
+		bool		match;
+	}			cases[] = {
+		{"ab", "ab", true}, {"ab", "abc", false}, {"a.c", "abc", true}, {"a.c", "ac", false},
+		{"a*", "", true}, {"a*", "aaa", true}, {"a*", "aab", false},
+		{"a+b?", "a", true}, {"a+b?", "aab", true}, {"a+b?", "b", false},
+		{"a{2}", "aa", true}, {"a{2}", "a", false}, {"a{2}", "aaa", false},
+		{"a{2,}", "aaaa", true}, {"a{1,3}", "aaaa", false}, {"a{1,3}", "aaa", true},
+		{"(ab|cd)+", "abcdab", true}, {"(ab|cd)+", "abc", false}, {"(a|ab)(c|bcd)", "abcd", true},
+		{"[a-c]x", "bx", true}, {"[a-c]x", "dx", false}, {"[^a-c]x", "dx", true}, {"[^a-c]x", "ax", false},
+		{"[-abc]+", "a-c", true}, {"\\d+", "123", true}, {"\\d+", "12a", false}, {"\\w+", "ab_1", true},
+		{"\\W", "-", true}, {"[\\d.]+", "1.5", true}, {"\"a.b\"", "a.b", true}, {"\"a.b\"", "axb", false},
+		{"a\\.b", "a.b", true}, {"a\\.b", "axb", false}, {"@", "anything", true}, {"a@", "a", true},
+		{"#", "", false}, {"()", "", true}, {"ab&a.", "ab", true}, {"ab&a.", "ac", false},
+		{"~(ab)", "ab", false}, {"~(ab)", "abc", true}, {"~(ab)", "", true},
+		{"a~(b)c", "abc", false}, {"a~(b)c", "axc", true}, {"a~(b)c", "ac", true}, {"a~(b)c", "abbc", true},
+		{"<1-10>", "7", true}, {"<1-10>", "007", true}, {"<1-10>", "11", false},
+		{"<01-10>", "07", true}, {"<01-10>", "7", false}, {"foo<1-100>", "foo42", true},
+		{"foo<1-100>", "foo101", false}, {"(a*)*b", "aaaab", true}, {"(a*)*b", "aaaa", false},
+		{"é.", "éa", true}, {".{2}", "éa", true}, {"[α-ω]+", "λόγος", false}, {"[α-ω]+", "λογοσ", true},
+	};
+	SeSearchShard lim = shard;
+	SeError		err;
+	SeRegex    *re;
+	int			len;
+	int			flags;
+	int			i;
+
+	for (i = 0; i < lengthof(cases); i++)
+		check_regex(cases[i].pattern, SE_RE_ALL, false, cases[i].term, cases[i].match);
+	/* optional operators are literal without their flag; ASCII case folding */
+	check_regex("a&b", 0, false, "a&b", true);
+	check_regex("a~b", SE_RE_ALL & ~SE_RE_COMPLEMENT, false, "a~b", true);
+	check_regex("<1-2>", 0, false, "<1-2>", true);
+	check_regex("AbC", SE_RE_ALL, true, "abc", true);
+	check_regex("AbC", SE_RE_ALL, false, "abc", false);
+	check_regex("[A-C]", SE_RE_ALL, true, "b", false);	/* ranges are not folded, as Lucene */
+	/* Lucene's syntax errors */
+	check_regex_error("a(b", "failed to create query: expected ')' at position 3");
+	check_regex_error("[ab", "failed to create query: expected ']' at position 3");
+	check_regex_error("a)b", "failed to create query: end-of-string expected at position 1");
+	check_regex_error("a{2", "failed to create query: expected '}' at position 3");
+	check_regex_error("a\\", "failed to create query: unexpected end-of-string");
+	check_regex_error("<1x>", "failed to create query: interval syntax error at position 2");
+	{
+		StringInfoData deep;
+		int			k;
+
+		initStringInfo(&deep);
+		for (k = 0; k < 600; k++)
+			appendStringInfoString(&deep, "(~");
+		appendStringInfoChar(&deep, 'a');
+		check_regex_error(deep.data, "failed to create query: expression nested too deeply at position 501");
+	}
+	check_regex("((a)|(~(b)))", SE_RE_ALL, false, "c", true);
+	/* the literal prefix the term walk starts from */
+	se_error_init(&err);
+	re = se_regex_parse("abc.*", 5, SE_RE_ALL, false, &err);
+	UT_CHECK(re && strcmp(se_regex_prefix(re, &len), "abc") == 0 && len == 3, "prefix of abc.*");
+	re = se_regex_parse("abc|abd", 7, SE_RE_ALL, false, &err);
+	UT_CHECK(re && se_regex_prefix(re, &len) && len == 0, "no prefix of a union");
+	re = se_regex_parse("abc", 3, SE_RE_ALL, true, &err);
+	UT_CHECK(re && se_regex_prefix(re, &len) && len == 0, "no prefix with case folding");
+	UT_CHECK(se_regex_flags_parse("INTERSECTION|ANYSTRING", &flags, &err) &&
+			 flags == (SE_RE_INTERSECTION | SE_RE_ANYSTRING), "flags");
+	UT_CHECK(!se_regex_flags_parse("BOGUS", &flags, &err), "bad flag");
+
+	/* the query: keyword and text fields, against the model */
+	check_set("regexp keyword", "{\"regexp\":{\"tag\":\"r.d|bl[aeiou]e\"}}", p_tag_red_or_blue);
+	check_set("regexp case_insensitive", "{\"regexp\":{\"tag\":{\"value\":\"R[E]D\",\"case_insensitive\":true}}}", p_tag_red);
+	check_set("regexp text", "{\"regexp\":{\"body\":{\"value\":\".*ta\",\"flags\":\"NONE\",\"max_determinized_states\":10000,\"rewrite\":\"constant_score\"}}}", p_body_ta);
+	check_set("regexp prefix walk", "{\"regexp\":{\"body\":\"gam+a\"}}", p_gamma);
+	check_error("{\"query\":{\"regexp\":{\"price\":\"1.*\"}}}", 400, "query_shard_exception",
+				"Can only use regexp queries on keyword and text fields - not on [price] which is of type [long]");
+	check_error("{\"query\":{\"regexp\":{\"tag\":\"(red\"}}}", 400, "query_shard_exception",
+				"failed to create query: expected ')' at position 4");
+	check_error("{\"query\":{\"regexp\":{\"tag\":{\"value\":\"red\",\"flags\":\"SOME\"}}}}", 400,
+				"illegal_argument_exception", "Unknown regexp flag [SOME]");
+
+	/* index.max_regex_length, in UTF-16 units as ES counts */
+	lim.max_regex_length = 4;
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"regexp\":{\"tag\":\"r.d\"}}}", &err) != NULL, "short regex");
+	check_error_on(&lim, "{\"query\":{\"regexp\":{\"tag\":\"r.d.*\"}}}", 400, "illegal_argument_exception",
+				   "The length of regex [5] used in the Regexp Query request has exceeded the allowed maximum of [4]. This maximum can be set by changing the [index.max_regex_length] index level setting.");
+	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"regexp\":{\"tag\":\"ééé\"}}}", &err) != NULL, "characters, not bytes");
+}
+
 int
 main(void)
 {
@@ -2115,6 +2423,9 @@ main(void)
 	test_exact_float();
 	test_topk_skipping();
 	test_shard_wire();
+	test_interrupts();
+	test_limits();
+	test_regexp();
 	test_fuzz();
 	return ut_finish("test_search");
 }

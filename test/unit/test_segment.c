@@ -3175,7 +3175,7 @@ test_doc_values_packing(void)
 				nin++;
 		}
 		memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
-		UT_CHECK(se_segment_numeric_range_bits(x, ts, lo, hi, bits), "range over a packed column");
+		UT_CHECK(se_segment_numeric_range_bits(x, ts, lo, hi, 0, ndocs, bits), "range over a packed column");
 		for (d = 0; d < ndocs; d++)
 		{
 			int64		t = INT64CONST(1700000000000) + 1000 * (int64) ((d * 37) % 5000);
@@ -3200,7 +3200,8 @@ test_doc_values_packing(void)
 				bool		anyset;
 
 				memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
-				anyset = se_segment_numeric_range_bits(x, ts, qlo, qhi, bits);
+				anyset = se_segment_numeric_range_bits(x, ts, qlo, qhi, 0, 1000, bits);
+				anyset |= se_segment_numeric_range_bits(x, ts, qlo, qhi, 1000, PG_UINT32_MAX, bits);
 				for (d = 0; d < ndocs; d++)
 				{
 					int64		t = INT64CONST(1700000000000) + 1000 * (int64) ((d * 37) % 5000);
@@ -3219,7 +3220,7 @@ test_doc_values_packing(void)
 				bool		anyset;
 
 				memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
-				anyset = se_segment_numeric_range_bits(x, cf, clo, chi, bits);
+				anyset = se_segment_numeric_range_bits(x, cf, clo, chi, 0, ndocs, bits);
 				if (anyset != (42 >= clo && 42 <= chi))
 					bad++;
 				for (d = 0; d < ndocs; d++)
@@ -3228,7 +3229,8 @@ test_doc_values_packing(void)
 			}
 		}
 		memset(bits, 0, sizeof(uint64) * (ndocs / 64 + 1));
-		(void) se_segment_numeric_range_bits(x, wf, PG_INT64_MAX, PG_INT64_MAX, bits);
+		(void) se_segment_numeric_range_bits(x, wf, PG_INT64_MAX, PG_INT64_MAX, 0, 77, bits);
+		(void) se_segment_numeric_range_bits(x, wf, PG_INT64_MAX, PG_INT64_MAX, 77, ndocs, bits);
 		for (d = 0; d < ndocs; d++)
 			if (((bits[d >> 6] >> (d & 63)) & 1) != (wide[d] == PG_INT64_MAX))
 				bad++;
