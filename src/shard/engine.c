@@ -1830,18 +1830,18 @@ se_shard_flush(SeShard *sh)
 		{
 			char	   *p = seg_path(sh, e->gen);
 
-			fsync_fname(p, false);
+			se_fsync_file(p);
 			pfree(p);
 			if (e->del_gen > 0)
 			{
 				p = liv_path(sh, e->gen, e->del_gen);
-				fsync_fname(p, false);
+				se_fsync_file(p);
 				pfree(p);
 			}
 			e->synced = true;
 		}
 	}
-	fsync_fname(sh->index_dir, true);
+	se_fsync_dir(sh->index_dir);
 	newgen = se_translog_roll(&sh->tl);
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
@@ -1990,7 +1990,7 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		MemoryContextSwitchTo(old);
 		write_commit(sh, 1);
 		sh->commit_gen = 1;
-		fsync_fname(sh->path, true);
+		se_fsync_dir(sh->path);
 	}
 	else
 	{
