@@ -901,6 +901,75 @@ se_state_find_uuid(const SeClusterState *st, const char *uuid)
 }
 
 /*
+ * Whether index uuid exists and is open in the latest state, without
+ * replacing this process's copy (callers may hold pointers into it).  When
+ * the copy is current it answers; else the file is read into a scratch
+ * context.
+ */
+SeIndexStatus
+se_state_index_status(const char *uuid)
+{
+	SeIndexMeta *im;
+	SeIndexStatus result;
+	MemoryContext scratch;
+	MemoryContext old;
+
+	if (cached != NULL && cached->version == pg_atomic_read_u64(&SeShmem->state_version))
+	{
+		im = se_state_find_uuid(cached, uuid);
+		return im == NULL ? SE_INDEX_MISSING : (im->closed ? SE_INDEX_CLOSED : SE_INDEX_OPEN);
+	}
+	scratch = AllocSetContextCreate(CurrentMemoryContext, "search_engine state peek",
+									ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(scratch);
+	LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
+	PG_TRY();
+	{
+		im = se_state_find_uuid(state_load_file(), uuid);
+		result = im == NULL ? SE_INDEX_MISSING : (im->closed ? SE_INDEX_CLOSED : SE_INDEX_OPEN);
+	}
+	PG_CATCH();
+	{
+		LWLockRelease(&SeShmem->state_lock);
+		MemoryContextSwitchTo(old);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	LWLockRelease(&SeShmem->state_lock);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(scratch);
+	return result;
+}
+
+/* ES's answer for index name that is missing (404) or closed (400). */
+void
+se_index_status_error(SeIndexStatus status, const char *name, SeError *err)
+{
+	if (status == SE_INDEX_CLOSED)
+		se_error_set(err, 400, "index_closed_exception", "closed");
+	else
+		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", name);
+}
+
+/*
+ * A shard of index (uuid, name) is not open on this node: the 404 or 400
+ * above if the latest state says the index is gone or closed, else 503
+ * no_shard_available_action_exception saying why.
+ */
+void
+se_state_shard_unavailable(const char *uuid, const char *name, int shard,
+						   const char *why, SeError *err)
+{
+	SeIndexStatus status = se_state_index_status(uuid);
+
+	if (status != SE_INDEX_OPEN)
+		se_index_status_error(status, name, err);
+	else
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] %s", name, shard, why);
+}
+
+/*
  * Mutation frame: take the lock, load the latest file into a scratch
  * context, let the caller change it, save with version+1 and publish.
  */
@@ -1033,11 +1102,17 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 	return true;
 }
 
-/* Create an index in the state; returns this process's copy of it. */
+/*
+ * Create an index in the state; returns this process's copy of it.  The
+ * copy is looked up again after the write: if the index is gone already
+ * (deleted by a caller that does not hold the index's lifecycle lock),
+ * that is a 404, never a NULL without an error.
+ */
 SeIndexMeta *
 se_state_create_index(const char *name, const SeJson *body, SeError *err)
 {
 	CreateArgs	a;
+	SeIndexMeta *im;
 
 	if (!se_index_name_valid(name, err))
 		return NULL;
@@ -1045,7 +1120,13 @@ se_state_create_index(const char *name, const SeJson *body, SeError *err)
 	a.body = body;
 	if (!state_mutate(mutate_create, &a, err))
 		return NULL;
-	return se_state_find(se_state_current(), name);
+	im = se_state_find(se_state_current(), name);
+	if (im == NULL || strcmp(im->uuid, a.uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, name, err);
+		return NULL;
+	}
+	return im;
 }
 
 static bool
