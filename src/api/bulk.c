@@ -582,6 +582,12 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			if (sub_of[i] < 0 || dsub[sub_of[i]] < 0)
 				continue;
 			sub = &hdr->subs[dsub[sub_of[i]]];
+			if (sub->req_len == 0)
+			{
+				strlcpy(sub->index_uuid, it->im->uuid, sizeof(sub->index_uuid));
+				sub->shard = it->shard;
+				strlcpy(sub->index_name, it->im->name, sizeof(sub->index_name));
+			}
 			memset(&rq, 0, sizeof(rq));
 			rq.op = (uint8) it->op;
 			rq.flags = (it->auto_id ? SE_ITEM_FLAG_AUTO_ID : 0) |
@@ -669,7 +675,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			it->done = true;
 			if (st == SE_SUB_FAILED)
 			{
-				it->resp.status = 500;
+				it->resp.status = sub->failure_status ? sub->failure_status : 500;
 				it->err_type = pstrdup(sub->failure_type);
 				it->err_reason = pstrdup(sub->failure);
 				continue;

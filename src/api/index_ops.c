@@ -32,7 +32,7 @@ se_index_open_shards(const SeIndexMeta *im, SeError *err)
 
 		if (SeSlots[slot].state == SE_SLOT_OPENING)
 			(void) se_queue_control(slot, SE_REQ_OPEN_SHARD, 0);
-		if (se_slot_wait_not_opening(slot, 60000) != SE_SLOT_STARTED)
+		if (se_slot_wait_while(slot, SE_SLOT_OPENING, 60000) != SE_SLOT_STARTED)
 		{
 			se_error_set(err, 500, "shard_failed_exception",
 						 "[%s][%d] failed to start: %s", im->name, s,
@@ -51,15 +51,10 @@ close_shards(const SeIndexMeta *im, bool delete_files)
 
 	for (s = 0; s < im->settings.number_of_shards; s++)
 	{
-		int			slot = se_slot_find(im->uuid, s);
+		int			slot = se_slot_mark_closing(im->uuid, s, delete_files);
 
-		if (slot < 0)
-			continue;
-		LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
-		SeSlots[slot].delete_files = delete_files;
-		SeSlots[slot].state = SE_SLOT_CLOSING;
-		LWLockRelease(&SeShmem->slots_lock);
-		(void) se_queue_control(slot, SE_REQ_CLOSE_SHARD, 0);
+		if (slot >= 0)
+			(void) se_queue_control(slot, SE_REQ_CLOSE_SHARD, 0);
 	}
 }
 

@@ -258,7 +258,7 @@ extern void se_queue_free_bulk_entry(int entry);
 extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
 extern int	se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg);
-extern void se_queue_control_done(int entry, bool failed);
+extern void se_queue_control_done(int worker, int entry, bool failed);
 
 /* ---------- the search pool's queue (search_queue.c) ---------- */
 #define SE_MAX_SEARCH_THREADS	64
@@ -302,8 +302,10 @@ extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 /* in slots.c */
 extern int	se_slot_find(const char *uuid, int shard);
 extern int	se_slot_allocate(const char *uuid, int shard);
-extern void se_slot_set_state(int slot, SeSlotState state, const char *failure);
+extern bool se_slot_advance(int slot, SeSlotState state, const char *failure);
+extern int	se_slot_mark_closing(const char *uuid, int shard, bool delete_files);
 extern void se_slot_free(int slot);
-extern SeSlotState se_slot_wait_not_opening(int slot, int timeout_ms);
+extern void se_slot_unpublish(int slot);
+extern SeSlotState se_slot_wait_while(int slot, SeSlotState state, int timeout_ms);
 
 #endif							/* SE_NODE_H */

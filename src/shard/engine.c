@@ -2019,23 +2019,55 @@ open_files(SeShard *sh, SeShardSlot *slot)
 	sh->last_sync = sh->last_refresh = GetCurrentTimestamp();
 }
 
+/*
+ * Close a shard: flushed, unless its files are about to be deleted
+ * (se_shard_remove_files, once the slot no longer publishes them).
+ */
 void
-se_shard_close(SeShard *sh, bool delete_files)
+se_shard_close(SeShard *sh, bool flush)
 {
-	int			i;
-
 	merge_abandon(sh);
-	if (!delete_files)
+	if (flush)
 	{
 		se_shard_publish_mapping(sh);
 		se_shard_flush(sh);
 	}
 	se_translog_close(&sh->tl);
+	se_shard_discard(sh);
+}
+
+/*
+ * Let go of a shard without any I/O: after an error its state is unknown,
+ * and its translog still holds everything acknowledged.
+ */
+void
+se_shard_discard(SeShard *sh)
+{
+	int			i;
+
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+		if (merge_in_flight(&sh->merges[i]))
+			se_merge_abandon(sh->merges[i].task);
+	if (sh->tl.fd >= 0)
+		close(sh->tl.fd);
+	sh->tl.fd = -1;
 	for (i = 0; i < sh->nsegs; i++)
 		close_segment(&sh->segs[i]);
-	if (delete_files)
-		se_remove_tree(sh->path);
+	sh->nsegs = 0;
 	MemoryContextDelete(sh->cxt);
+}
+
+/*
+ * Delete a shard's files, and its index's directory once no shard is left
+ * in it.
+ */
+void
+se_shard_remove_files(const char *uuid, int shard)
+{
+	char	   *index_dir = se_index_path(uuid);
+
+	se_remove_tree(se_shard_path(uuid, shard));
+	(void) rmdir(index_dir);	/* fails while other shards are there */
 }
 
 size_t
