@@ -345,20 +345,9 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			checked_index = it->index;
 		}
 		st = se_state_current();
-		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE)
-		{
-			SeIndexMeta *im = se_state_create_index(it->index, NULL, &err);
-
-			if (im == NULL && strcmp(err.type, "resource_already_exists_exception") != 0)
-			{
-				item_fail(it, err.status, err.type, err.reason);
-				continue;
-			}
-			se_error_init(&err);
-			im = se_state_find(se_state_current(), it->index);
-			if (im && !se_index_open_shards(im, &err))
-				item_fail(it, err.status, err.type, err.reason);
-		}
+		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE &&
+			!se_index_auto_create(it->index, &err))
+			item_fail(it, err.status, err.type, err.reason);
 	}
 	/*
 	 * pass 2: route.  Items nearly always name the index of the item before,
@@ -409,7 +398,7 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			SeError		err;
 
 			se_error_init(&err);
-			if (!se_index_open_shards(it->im, &err))
+			if (!se_index_open_routed(it->im, &err))
 			{
 				item_fail(it, err.status, err.type, err.reason);
 				continue;

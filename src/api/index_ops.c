@@ -8,8 +8,10 @@
  */
 #include "util/se_common.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -20,42 +22,210 @@
 #include "shard/snapshot.h"
 #include "util/fileio.h"
 
-/* Allocate and start the shards of im on this node; wait until started. */
-bool
-se_index_open_shards(const SeIndexMeta *im, SeError *err)
+/*
+ * Lifecycle locks.  Create, auto-create, open, close, delete and mapping
+ * or settings updates of one index name run one at a time: each holds the
+ * name's lock from its first look at the cluster state until its shards
+ * are open or closed.  A heavyweight lock (an advisory tag in database 0,
+ * so node-wide like the state, keyed by a 64-bit hash of the name, with
+ * its own class in field4 so that it never meets a user's advisory locks),
+ * because it is held across waits on the write workers -- which never take
+ * it -- and must give way to cancel; it belongs to the transaction, so an
+ * error releases it, and the operation releases it when it ends.  Names
+ * are locked in hash order: two operations on several names cannot
+ * deadlock.
+ */
+#define SE_LOCKTAG_INDEX_NAME	0x5345	/* "SE" */
+
+typedef struct NameLocks
 {
+	int			n;
+	uint64	   *keys;			/* sorted, unique */
+} NameLocks;
+
+static void
+name_locktag(LOCKTAG *tag, uint64 key)
+{
+	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, (uint32) (key >> 32), (uint32) key,
+						 SE_LOCKTAG_INDEX_NAME);
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y);
+}
+
+/* Lock every name of names (a List of char *). */
+static void
+lock_names(List *names, NameLocks *locks)
+{
+	ListCell   *lc;
+	int			i;
+
+	locks->n = 0;
+	locks->keys = palloc(sizeof(uint64) * Max(1, list_length(names)));
+	foreach(lc, names)
+	{
+		const char *name = lfirst(lc);
+
+		locks->keys[locks->n++] = hash_bytes_extended((const unsigned char *) name,
+													  strlen(name), 0);
+	}
+	qsort(locks->keys, locks->n, sizeof(uint64), cmp_key);
+	for (i = 0; i < locks->n; i++)
+	{
+		LOCKTAG		tag;
+
+		if (i > 0 && locks->keys[i] == locks->keys[i - 1])
+			continue;
+		name_locktag(&tag, locks->keys[i]);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+}
+
+static void
+unlock_names(NameLocks *locks)
+{
+	int			i;
+
+	for (i = 0; i < locks->n; i++)
+	{
+		LOCKTAG		tag;
+
+		if (i > 0 && locks->keys[i] == locks->keys[i - 1])
+			continue;
+		name_locktag(&tag, locks->keys[i]);
+		LockRelease(&tag, ExclusiveLock, false);
+	}
+	locks->n = 0;
+}
+
+/*
+ * Resolve expr, lock the names found and resolve again: the second answer,
+ * restricted to the names locked, is what the operation acts on (an index
+ * created in between is left out, as if it came after; one deleted in
+ * between is a 404 if named, skipped if a wildcard matched it).  Returns
+ * names (char *); on error nothing stays locked.
+ */
+static List *
+lock_resolved(const char *expr, bool include_closed, NameLocks *locks, SeError *err)
+{
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, include_closed, err);
+	List	   *names = NIL;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (se_error_is_set(err))
+		return NIL;
+	foreach(lc, targets)
+		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
+	lock_names(names, locks);
+	targets = se_acl_resolve(expr, SE_ACL_MANAGE, include_closed, err);
+	if (se_error_is_set(err))
+	{
+		unlock_names(locks);
+		return NIL;
+	}
+	foreach(lc, targets)
+	{
+		const char *name = ((SeIndexMeta *) lfirst(lc))->name;
+		ListCell   *lc2;
+
+		foreach(lc2, names)
+			if (strcmp(lfirst(lc2), name) == 0)
+				result = lappend(result, pstrdup(name));
+	}
+	return result;
+}
+
+/* This process's copy of index name, or NULL with a 404 in err. */
+static SeIndexMeta *
+find_index(const char *name, SeError *err)
+{
+	SeIndexMeta *im = se_state_find(se_state_current(), name);
+
+	if (im == NULL)
+		se_index_status_error(SE_INDEX_MISSING, name, err);
+	return im;
+}
+
+/*
+ * Allocate and start the shards of im on this node; wait until started.
+ * The caller holds im's lifecycle lock.  A shard still closing (a close
+ * whose caller was cancelled before the owner finished) is waited for and
+ * then opened anew.
+ */
+static bool
+open_shards(const SeIndexMeta *im, SeError *err)
+{
+	int			n = im->settings.number_of_shards;
+	int		   *slots = palloc(sizeof(int) * n);
+	int		   *opening = palloc(sizeof(int) * n);
+	int			nopening = 0;
 	int			s;
 
-	for (s = 0; s < im->settings.number_of_shards; s++)
+	for (s = 0; s < n; s++)
 	{
-		int			slot = se_slot_allocate(im->uuid, s);
-
-		if (SeSlots[slot].state == SE_SLOT_OPENING)
-			(void) se_queue_control(slot, SE_REQ_OPEN_SHARD, 0);
-		if (se_slot_wait_while(slot, SE_SLOT_OPENING, 60000) != SE_SLOT_STARTED)
+		for (;;)
+		{
+			slots[s] = se_slot_allocate(im->uuid, s);
+			if (SeSlots[slots[s]].state != SE_SLOT_CLOSING)
+				break;
+			if (se_slot_wait_while(slots[s], SE_SLOT_CLOSING, 60000) == SE_SLOT_CLOSING)
+			{
+				se_error_set(err, 500, "shard_failed_exception",
+							 "[%s][%d] failed to start: still closing", im->name, s);
+				return false;
+			}
+		}
+		if (SeSlots[slots[s]].state == SE_SLOT_OPENING)
+			opening[nopening++] = slots[s];
+	}
+	/* the owners recover their shards in parallel */
+	if (nopening > 0)
+		(void) se_queue_control_many(opening, nopening, SE_REQ_OPEN_SHARD, 0);
+	for (s = 0; s < n; s++)
+	{
+		if (se_slot_wait_while(slots[s], SE_SLOT_OPENING, 60000) != SE_SLOT_STARTED)
 		{
 			se_error_set(err, 500, "shard_failed_exception",
 						 "[%s][%d] failed to start: %s", im->name, s,
-						 SeSlots[slot].failure[0] ? SeSlots[slot].failure : "timed out");
+						 SeSlots[slots[s]].failure[0] ? SeSlots[slots[s]].failure : "timed out");
 			return false;
 		}
 	}
 	return true;
 }
 
-/* Close the shards of im on this node (flush, or delete their files). */
-static void
-close_shards(const SeIndexMeta *im, bool delete_files)
+/*
+ * Close the shards of index uuid on this node -- flushed, or with their
+ * files deleted -- and wait for their owners.  True if no shard of the
+ * index is open here any more.
+ */
+static bool
+close_shards(const char *uuid, int nshards, bool delete_files)
 {
+	int		   *slots = palloc(sizeof(int) * nshards);
+	int			n = 0;
 	int			s;
 
-	for (s = 0; s < im->settings.number_of_shards; s++)
+	for (s = 0; s < nshards; s++)
 	{
-		int			slot = se_slot_mark_closing(im->uuid, s, delete_files);
+		int			slot = se_slot_mark_closing(uuid, s, delete_files);
 
 		if (slot >= 0)
-			(void) se_queue_control(slot, SE_REQ_CLOSE_SHARD, 0);
+			slots[n++] = slot;
 	}
+	if (n > 0)
+		(void) se_queue_control_many(slots, n, SE_REQ_CLOSE_SHARD, 0);
+	for (s = 0; s < nshards; s++)
+		if (se_slot_find(uuid, s) >= 0)
+			return false;
+	return true;
 }
 
 SeIndexMeta *
@@ -64,14 +234,9 @@ se_index_for_read(const char *name, SeError *err)
 	const SeClusterState *st = se_state_current();
 	SeIndexMeta *im = se_state_find(st, name);
 
-	if (im == NULL)
+	if (im == NULL || im->closed)
 	{
-		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", name);
-		return NULL;
-	}
-	if (im->closed)
-	{
-		se_error_set(err, 400, "index_closed_exception", "closed");
+		se_index_status_error(im ? SE_INDEX_CLOSED : SE_INDEX_MISSING, name, err);
 		return NULL;
 	}
 	return im;
@@ -80,15 +245,18 @@ se_index_for_read(const char *name, SeError *err)
 bool
 se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
 {
+	NameLocks	locks;
 	SeIndexMeta *im;
+	bool		ok;
 
 	se_require_started();
 	if (!se_acl_check(name, SE_ACL_MANAGE, err))
 		return false;
+	lock_names(list_make1((char *) name), &locks);
 	im = se_state_create_index(name, body, err);
-	if (im == NULL)
-		return false;
-	if (!se_index_open_shards(im, err))
+	ok = im != NULL && open_shards(im, err);
+	unlock_names(&locks);
+	if (!ok)
 		return false;
 	r->status = 200;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"index\":");
@@ -97,13 +265,55 @@ se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError 
 	return true;
 }
 
+/*
+ * A bulk's auto-creation: create index name with default settings unless
+ * it exists, and start its shards unless it is closed.
+ */
+bool
+se_index_auto_create(const char *name, SeError *err)
+{
+	NameLocks	locks;
+	SeIndexMeta *im;
+	bool		ok;
+
+	lock_names(list_make1((char *) name), &locks);
+	im = se_state_find(se_state_current(), name);
+	if (im == NULL)
+		im = se_state_create_index(name, NULL, err);
+	ok = im != NULL && (im->closed || open_shards(im, err));
+	unlock_names(&locks);
+	return ok;
+}
+
+/*
+ * A router found no slot for a shard of im, which its copy of the state
+ * says is open: if im is still open, start its shards, else answer why
+ * not.  This process's copy of the state is left as it is (the router
+ * holds pointers into it).
+ */
+bool
+se_index_open_routed(const SeIndexMeta *im, SeError *err)
+{
+	NameLocks	locks;
+	SeIndexStatus status;
+	bool		ok;
+
+	lock_names(list_make1(im->name), &locks);
+	status = se_state_index_status(im->uuid);
+	if (status != SE_INDEX_OPEN)
+		se_index_status_error(status, im->name, err);
+	ok = status == SE_INDEX_OPEN && open_shards(im, err);
+	unlock_names(&locks);
+	return ok;
+}
+
 bool
 se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 {
-	List	   *targets;
+	NameLocks	locks;
+	List	   *names;
 	ListCell   *lc;
-	List	   *uuids = NIL;
-	List	   *names = NIL;
+	bool		ok = true;
 
 	se_require_started();
 	if (strchr(expr, '*') || strcmp(expr, "_all") == 0)
@@ -112,26 +322,41 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 					 "Wildcard expressions or all indices are not allowed");
 		return false;
 	}
-	targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
+	names = lock_resolved(expr, true, &locks, err);
 	if (se_error_is_set(err))
 		return false;
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-
-		close_shards(im, true);
-		uuids = lappend(uuids, pstrdup(im->uuid));
-		names = lappend(names, pstrdup(im->name));
-	}
 	foreach(lc, names)
 	{
+		SeIndexMeta *im = find_index(lfirst(lc), err);
+		char		uuid[SE_UUID_LEN + 1];
+		int			nshards;
+
+		if (im == NULL)
+		{
+			ok = false;
+			break;
+		}
+		strlcpy(uuid, im->uuid, sizeof(uuid));
+		nshards = im->settings.number_of_shards;
+
+		/*
+		 * The state first: from now on routers answer 404, and a crash
+		 * before the files are gone leaves a directory that the next start
+		 * removes.  The owners delete their shards' files; the rest of the
+		 * index directory goes once none of its shards is open here.
+		 */
 		if (!se_state_delete_index(lfirst(lc), err))
-			return false;
+		{
+			ok = false;
+			break;
+		}
+		if (close_shards(uuid, nshards, true))
+			se_remove_tree(se_index_path(uuid));
 	}
-	foreach(lc, uuids)
-		se_remove_tree(se_index_path(lfirst(lc)));
-	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
-	return true;
+	unlock_names(&locks);
+	if (ok)
+		appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return ok;
 }
 
 bool
@@ -210,13 +435,32 @@ se_op_get_settings(const char *expr, SeResponse *r, SeError *err)
 	return get_index_parts(expr, PART_SETTINGS, r, err);
 }
 
+/* Change each index of expr with fn (under the names' lifecycle locks). */
+static bool
+update_each(const char *expr, bool (*fn) (const char *, const SeJson *, SeError *),
+			const SeJson *arg, SeResponse *r, SeError *err)
+{
+	NameLocks	locks;
+	List	   *names = lock_resolved(expr, true, &locks, err);
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (se_error_is_set(err))
+		return false;
+	foreach(lc, names)
+		if (!(ok = fn(lfirst(lc), arg, err)))
+			break;
+	unlock_names(&locks);
+	if (ok)
+		appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return ok;
+}
+
 bool
 se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	List	   *names = NIL;
-	ListCell   *lc;
-
+	/* a missing or forbidden index is reported before a bad body */
+	(void) se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
 		return false;
 	if (body == NULL || body->type != SE_JSON_OBJECT)
@@ -225,24 +469,17 @@ se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *
 					 "Validation Failed: 1: mapping source is empty;");
 		return false;
 	}
-	foreach(lc, targets)
-		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
-	foreach(lc, names)
-		if (!se_state_put_mapping(lfirst(lc), body, err))
-			return false;
-	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
-	return true;
+	return update_each(expr, se_state_put_mapping, body, r, err);
 }
 
 /* PUT /{index}/_settings: {"index": {...}} or flat "index.x" keys. */
 bool
 se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	List	   *names = NIL;
-	ListCell   *lc;
 	const SeJson *settings = body;
 
+	/* a missing or forbidden index is reported before a bad body */
+	(void) se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
 		return false;
 	if (body != NULL && body->type == SE_JSON_OBJECT && se_json_get(body, "settings") != NULL)
@@ -253,46 +490,75 @@ se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError 
 					 "Validation Failed: 1: no settings to update;");
 		return false;
 	}
-	foreach(lc, targets)
-		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
-	foreach(lc, names)
-		if (!se_state_update_settings(lfirst(lc), settings, err))
-			return false;
-	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return update_each(expr, se_state_update_settings, settings, r, err);
+}
+
+/*
+ * Close one index (its lifecycle lock held): closed in the state first, so
+ * that routers answer index_closed_exception, then its shards are flushed
+ * and closed here (also those of an index already closed, left open by a
+ * close that was cancelled while it waited).
+ */
+static bool
+close_index(const char *name, SeError *err)
+{
+	SeIndexMeta *im = find_index(name, err);
+	char		uuid[SE_UUID_LEN + 1];
+	int			nshards;
+
+	if (im == NULL)
+		return false;
+	strlcpy(uuid, im->uuid, sizeof(uuid));
+	nshards = im->settings.number_of_shards;
+	if (!im->closed && !se_state_set_closed(name, true, err))
+		return false;
+	(void) close_shards(uuid, nshards, false);
+	return true;
+}
+
+/*
+ * Open one index (its lifecycle lock held): its shards start first and the
+ * state says open only then, so that routers and searches never see it
+ * open with shards missing; if they fail to start, it stays closed.
+ */
+static bool
+open_index(const char *name, SeError *err)
+{
+	SeIndexMeta *im = find_index(name, err);
+	char		uuid[SE_UUID_LEN + 1];
+	int			nshards;
+
+	if (im == NULL || !im->closed)
+		return im != NULL && open_shards(im, err);
+	strlcpy(uuid, im->uuid, sizeof(uuid));
+	nshards = im->settings.number_of_shards;
+	if (!open_shards(im, err) || !se_state_set_closed(name, false, err))
+	{
+		(void) close_shards(uuid, nshards, false);
+		return false;
+	}
 	return true;
 }
 
 bool
 se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	List	   *names = NIL;
+	NameLocks	locks;
+	List	   *names;
 	ListCell   *lc;
 	bool		first = true;
+	bool		ok = true;
 
 	se_require_started();
+	names = lock_resolved(expr, true, &locks, err);
 	if (se_error_is_set(err))
 		return false;
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-
-		names = lappend(names, pstrdup(im->name));
-		if (close && !im->closed)
-			close_shards(im, false);
-	}
 	foreach(lc, names)
-	{
-		if (!se_state_set_closed(lfirst(lc), close, err))
-			return false;
-		if (!close)
-		{
-			SeIndexMeta *im = se_state_find(se_state_current(), lfirst(lc));
-
-			if (!se_index_open_shards(im, err))
-				return false;
-		}
-	}
+		if (!(ok = close ? close_index(lfirst(lc), err) : open_index(lfirst(lc), err)))
+			break;
+	unlock_names(&locks);
+	if (!ok)
+		return false;
 	if (close)
 	{
 		appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"indices\":{");

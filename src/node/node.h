@@ -4,7 +4,9 @@
  *	  The node: GUCs, shared memory, the write pool and its bounded queue,
  *	  shard slots and their published snapshots.
  *
- * Lock order (acquire in this order, never hold across I/O waits):
+ * Lock order (acquire in this order; 1-4 never held across I/O waits):
+ *   0. index name lifecycle locks (heavyweight, api/index_ops.c; held
+ *      across waits on write workers, which never take them)
  *   1. SeShared->state_lock   (cluster state file + version)
  *   2. SeShared->slots_lock   (allocating / freeing shard slots)
  *   3. SeShardSlot->lock      (a slot's published segment list)
