@@ -70,6 +70,7 @@ node_bootstrap(void)
 	LWLockRelease(&SeShmem->slots_lock);
 	if (done)
 		return;
+	se_remove_leftover_indices();
 	st = se_state_current();
 	for (i = 0; i < st->nindices; i++)
 	{

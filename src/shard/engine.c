@@ -2070,6 +2070,40 @@ se_shard_remove_files(const char *uuid, int shard)
 	(void) rmdir(index_dir);	/* fails while other shards are there */
 }
 
+/*
+ * Remove the directories of indices the cluster state does not know: left
+ * by a delete that crashed after writing the state.  The directories are
+ * listed before the state is read, so an index created meanwhile is in
+ * the state they are compared with (uuids are never reused).
+ */
+void
+se_remove_leftover_indices(void)
+{
+	char	   *dir = psprintf("%s/indices", se_data_directory());
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	List	   *found = NIL;
+	ListCell   *lc;
+	const SeClusterState *st;
+
+	if (d == NULL && errno == ENOENT)
+		return;
+	while ((de = ReadDir(d, dir)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			found = lappend(found, pstrdup(de->d_name));
+	FreeDir(d);
+	st = se_state_current();
+	foreach(lc, found)
+	{
+		if (se_state_find_uuid(st, lfirst(lc)) != NULL)
+			continue;
+		ereport(LOG,
+				(errmsg("removing directory \"%s/%s\" of an index that no longer exists",
+						dir, (char *) lfirst(lc))));
+		se_remove_tree(se_index_path(lfirst(lc)));
+	}
+}
+
 size_t
 se_shard_buffer_bytes(SeShard *sh)
 {
