@@ -537,6 +537,7 @@ open_index(const char *name, SeError *err)
 		(void) close_shards(uuid, nshards, false);
 		return false;
 	}
+	se_debug_waitpoint("se:open_index:after_state");
 	return true;
 }
 

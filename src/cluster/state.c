@@ -1120,6 +1120,7 @@ se_state_create_index(const char *name, const SeJson *body, SeError *err)
 	a.body = body;
 	if (!state_mutate(mutate_create, &a, err))
 		return NULL;
+	se_debug_waitpoint("se:create_index:after_state");
 	im = se_state_find(se_state_current(), name);
 	if (im == NULL || strcmp(im->uuid, a.uuid) != 0)
 	{

@@ -51,6 +51,7 @@ extern int	se_search_queue_size;
 extern bool se_search_parallel;
 extern int	se_search_parallel_min_docs;
 extern int	se_search_debug_delay_ms;
+extern bool se_debug_waitpoints;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
@@ -231,6 +232,9 @@ extern void se_bgw_start(void);
 extern bool se_bgw_loop_top(void);
 extern void se_check_wait_interrupts(void);
 extern void se_keep_freed_heap(int mmap_above, int trim_keep);
+
+/* in waitpoint.c */
+extern void se_debug_waitpoint(const char *name);
 
 /* in worker.c */
 extern void se_launcher_register(void);
