@@ -43,11 +43,18 @@ typedef struct NameLocks
 	uint64	   *keys;			/* sorted, unique */
 } NameLocks;
 
+/* Take or release the lifecycle lock of key. */
 static void
-name_locktag(LOCKTAG *tag, uint64 key)
+name_lock(uint64 key, bool acquire)
 {
-	SET_LOCKTAG_ADVISORY(*tag, InvalidOid, (uint32) (key >> 32), (uint32) key,
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, InvalidOid, (uint32) (key >> 32), (uint32) key,
 						 SE_LOCKTAG_INDEX_NAME);
+	if (acquire)
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	else
+		LockRelease(&tag, ExclusiveLock, false);
 }
 
 static int
@@ -64,27 +71,23 @@ static void
 lock_names(List *names, NameLocks *locks)
 {
 	ListCell   *lc;
-	int			i;
+	int			i,
+				n = 0;
 
-	locks->n = 0;
 	locks->keys = palloc(sizeof(uint64) * Max(1, list_length(names)));
 	foreach(lc, names)
 	{
 		const char *name = lfirst(lc);
 
-		locks->keys[locks->n++] = hash_bytes_extended((const unsigned char *) name,
-													  strlen(name), 0);
+		locks->keys[n++] = hash_bytes_extended((const unsigned char *) name, strlen(name), 0);
 	}
-	qsort(locks->keys, locks->n, sizeof(uint64), cmp_key);
+	qsort(locks->keys, n, sizeof(uint64), cmp_key);
+	locks->n = 0;
+	for (i = 0; i < n; i++)
+		if (locks->n == 0 || locks->keys[locks->n - 1] != locks->keys[i])
+			locks->keys[locks->n++] = locks->keys[i];
 	for (i = 0; i < locks->n; i++)
-	{
-		LOCKTAG		tag;
-
-		if (i > 0 && locks->keys[i] == locks->keys[i - 1])
-			continue;
-		name_locktag(&tag, locks->keys[i]);
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	}
+		name_lock(locks->keys[i], true);
 }
 
 static void
@@ -93,28 +96,22 @@ unlock_names(NameLocks *locks)
 	int			i;
 
 	for (i = 0; i < locks->n; i++)
-	{
-		LOCKTAG		tag;
-
-		if (i > 0 && locks->keys[i] == locks->keys[i - 1])
-			continue;
-		name_locktag(&tag, locks->keys[i]);
-		LockRelease(&tag, ExclusiveLock, false);
-	}
+		name_lock(locks->keys[i], false);
 	locks->n = 0;
 }
 
 /*
- * Resolve expr, lock the names found and resolve again: the second answer,
- * restricted to the names locked, is what the operation acts on (an index
- * created in between is left out, as if it came after; one deleted in
- * between is a 404 if named, skipped if a wildcard matched it).  Returns
- * names (char *); on error nothing stays locked.
+ * Resolve expr (closed indices included), lock the names found and resolve
+ * again: the second answer, restricted to the names locked, is what the
+ * operation acts on (an index created in between is left out, as if it
+ * came after; one deleted in between is a 404 if named, skipped if a
+ * wildcard matched it).  Returns names (char *); on error nothing stays
+ * locked.
  */
 static List *
-lock_resolved(const char *expr, bool include_closed, NameLocks *locks, SeError *err)
+lock_resolved(const char *expr, NameLocks *locks, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, include_closed, err);
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	List	   *names = NIL;
 	List	   *result = NIL;
 	ListCell   *lc;
@@ -124,7 +121,7 @@ lock_resolved(const char *expr, bool include_closed, NameLocks *locks, SeError *
 	foreach(lc, targets)
 		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
 	lock_names(names, locks);
-	targets = se_acl_resolve(expr, SE_ACL_MANAGE, include_closed, err);
+	targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
 	{
 		unlock_names(locks);
@@ -142,14 +139,29 @@ lock_resolved(const char *expr, bool include_closed, NameLocks *locks, SeError *
 	return result;
 }
 
-/* This process's copy of index name, or NULL with a 404 in err. */
+/*
+ * What closing an index's shards needs of it, copied: a state update
+ * invalidates the SeIndexMeta it came from.
+ */
+typedef struct IndexShards
+{
+	char		uuid[SE_UUID_LEN + 1];
+	int			nshards;
+} IndexShards;
+
+/* This process's copy of index name (and ix), or NULL with a 404 in err. */
 static SeIndexMeta *
-find_index(const char *name, SeError *err)
+find_index(const char *name, IndexShards *ix, SeError *err)
 {
 	SeIndexMeta *im = se_state_find(se_state_current(), name);
 
 	if (im == NULL)
+	{
 		se_index_status_error(SE_INDEX_MISSING, name, err);
+		return NULL;
+	}
+	strlcpy(ix->uuid, im->uuid, sizeof(ix->uuid));
+	ix->nshards = im->settings.number_of_shards;
 	return im;
 }
 
@@ -202,28 +214,28 @@ open_shards(const SeIndexMeta *im, SeError *err)
 }
 
 /*
- * Close the shards of index uuid on this node -- flushed, or with their
+ * Close the shards of an index on this node -- flushed, or with their
  * files deleted -- and wait for their owners.  True if no shard of the
  * index is open here any more.
  */
 static bool
-close_shards(const char *uuid, int nshards, bool delete_files)
+close_shards(const IndexShards *ix, bool delete_files)
 {
-	int		   *slots = palloc(sizeof(int) * nshards);
+	int		   *slots = palloc(sizeof(int) * ix->nshards);
 	int			n = 0;
 	int			s;
 
-	for (s = 0; s < nshards; s++)
+	for (s = 0; s < ix->nshards; s++)
 	{
-		int			slot = se_slot_mark_closing(uuid, s, delete_files);
+		int			slot = se_slot_mark_closing(ix->uuid, s, delete_files);
 
 		if (slot >= 0)
 			slots[n++] = slot;
 	}
 	if (n > 0)
 		(void) se_queue_control_many(slots, n, SE_REQ_CLOSE_SHARD, 0);
-	for (s = 0; s < nshards; s++)
-		if (se_slot_find(uuid, s) >= 0)
+	for (s = 0; s < ix->nshards; s++)
+		if (se_slot_find(ix->uuid, s) >= 0)
 			return false;
 	return true;
 }
@@ -242,21 +254,33 @@ se_index_for_read(const char *name, SeError *err)
 	return im;
 }
 
+/*
+ * Create index name and start its shards, under its lifecycle lock.  With
+ * exists_ok (a bulk's auto-creation) an index that exists already is
+ * fine: its shards are started unless it is closed.
+ */
+static bool
+create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
+{
+	NameLocks	locks;
+	SeIndexMeta *im = NULL;
+	bool		ok;
+
+	lock_names(list_make1((char *) name), &locks);
+	if (exists_ok)
+		im = se_state_find(se_state_current(), name);
+	if (im == NULL)
+		im = se_state_create_index(name, body, err);
+	ok = im != NULL && (im->closed || open_shards(im, err));
+	unlock_names(&locks);
+	return ok;
+}
+
 bool
 se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
 {
-	NameLocks	locks;
-	SeIndexMeta *im;
-	bool		ok;
-
 	se_require_started();
-	if (!se_acl_check(name, SE_ACL_MANAGE, err))
-		return false;
-	lock_names(list_make1((char *) name), &locks);
-	im = se_state_create_index(name, body, err);
-	ok = im != NULL && open_shards(im, err);
-	unlock_names(&locks);
-	if (!ok)
+	if (!se_acl_check(name, SE_ACL_MANAGE, err) || !create_index(name, body, false, err))
 		return false;
 	r->status = 200;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"index\":");
@@ -265,24 +289,11 @@ se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError 
 	return true;
 }
 
-/*
- * A bulk's auto-creation: create index name with default settings unless
- * it exists, and start its shards unless it is closed.
- */
+/* A bulk's auto-creation of index name, with default settings. */
 bool
 se_index_auto_create(const char *name, SeError *err)
 {
-	NameLocks	locks;
-	SeIndexMeta *im;
-	bool		ok;
-
-	lock_names(list_make1((char *) name), &locks);
-	im = se_state_find(se_state_current(), name);
-	if (im == NULL)
-		im = se_state_create_index(name, NULL, err);
-	ok = im != NULL && (im->closed || open_shards(im, err));
-	unlock_names(&locks);
-	return ok;
+	return create_index(name, NULL, true, err);
 }
 
 /*
@@ -307,13 +318,52 @@ se_index_open_routed(const SeIndexMeta *im, SeError *err)
 	return ok;
 }
 
+/*
+ * Run op on each index of expr, under the names' lifecycle locks, until
+ * one fails; *names are the indices it ran on.
+ */
+typedef bool (*IndexOp) (const char *name, const SeJson *arg, SeError *err);
+
+static bool
+each_locked(const char *expr, IndexOp op, const SeJson *arg, List **names, SeError *err)
+{
+	NameLocks	locks;
+	ListCell   *lc;
+	bool		ok = true;
+
+	*names = lock_resolved(expr, &locks, err);
+	if (se_error_is_set(err))
+		return false;
+	foreach(lc, *names)
+		if (!(ok = op(lfirst(lc), arg, err)))
+			break;
+	unlock_names(&locks);
+	return ok;
+}
+
+/*
+ * Delete one index (its lifecycle lock held).  The state first: from now
+ * on routers answer 404, and a crash before the files are gone leaves a
+ * directory that the next start removes.  The owners delete their shards'
+ * files; the rest of the index directory goes once none of its shards is
+ * open here.
+ */
+static bool
+delete_index(const char *name, const SeJson *arg, SeError *err)
+{
+	IndexShards ix;
+
+	if (find_index(name, &ix, err) == NULL || !se_state_delete_index(name, err))
+		return false;
+	if (close_shards(&ix, true))
+		se_remove_tree(se_index_path(ix.uuid));
+	return true;
+}
+
 bool
 se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 {
-	NameLocks	locks;
 	List	   *names;
-	ListCell   *lc;
-	bool		ok = true;
 
 	se_require_started();
 	if (strchr(expr, '*') || strcmp(expr, "_all") == 0)
@@ -322,41 +372,10 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 					 "Wildcard expressions or all indices are not allowed");
 		return false;
 	}
-	names = lock_resolved(expr, true, &locks, err);
-	if (se_error_is_set(err))
+	if (!each_locked(expr, delete_index, NULL, &names, err))
 		return false;
-	foreach(lc, names)
-	{
-		SeIndexMeta *im = find_index(lfirst(lc), err);
-		char		uuid[SE_UUID_LEN + 1];
-		int			nshards;
-
-		if (im == NULL)
-		{
-			ok = false;
-			break;
-		}
-		strlcpy(uuid, im->uuid, sizeof(uuid));
-		nshards = im->settings.number_of_shards;
-
-		/*
-		 * The state first: from now on routers answer 404, and a crash
-		 * before the files are gone leaves a directory that the next start
-		 * removes.  The owners delete their shards' files; the rest of the
-		 * index directory goes once none of its shards is open here.
-		 */
-		if (!se_state_delete_index(lfirst(lc), err))
-		{
-			ok = false;
-			break;
-		}
-		if (close_shards(uuid, nshards, true))
-			se_remove_tree(se_index_path(uuid));
-	}
-	unlock_names(&locks);
-	if (ok)
-		appendStringInfoString(&r->body, "{\"acknowledged\":true}");
-	return ok;
+	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return true;
 }
 
 bool
@@ -435,30 +454,11 @@ se_op_get_settings(const char *expr, SeResponse *r, SeError *err)
 	return get_index_parts(expr, PART_SETTINGS, r, err);
 }
 
-/* Change each index of expr with fn (under the names' lifecycle locks). */
-static bool
-update_each(const char *expr, bool (*fn) (const char *, const SeJson *, SeError *),
-			const SeJson *arg, SeResponse *r, SeError *err)
-{
-	NameLocks	locks;
-	List	   *names = lock_resolved(expr, true, &locks, err);
-	ListCell   *lc;
-	bool		ok = true;
-
-	if (se_error_is_set(err))
-		return false;
-	foreach(lc, names)
-		if (!(ok = fn(lfirst(lc), arg, err)))
-			break;
-	unlock_names(&locks);
-	if (ok)
-		appendStringInfoString(&r->body, "{\"acknowledged\":true}");
-	return ok;
-}
-
 bool
 se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
+	List	   *names;
+
 	/* a missing or forbidden index is reported before a bad body */
 	(void) se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
@@ -469,7 +469,10 @@ se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *
 					 "Validation Failed: 1: mapping source is empty;");
 		return false;
 	}
-	return update_each(expr, se_state_put_mapping, body, r, err);
+	if (!each_locked(expr, se_state_put_mapping, body, &names, err))
+		return false;
+	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return true;
 }
 
 /* PUT /{index}/_settings: {"index": {...}} or flat "index.x" keys. */
@@ -477,6 +480,7 @@ bool
 se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
 	const SeJson *settings = body;
+	List	   *names;
 
 	/* a missing or forbidden index is reported before a bad body */
 	(void) se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
@@ -490,7 +494,10 @@ se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError 
 					 "Validation Failed: 1: no settings to update;");
 		return false;
 	}
-	return update_each(expr, se_state_update_settings, settings, r, err);
+	if (!each_locked(expr, se_state_update_settings, settings, &names, err))
+		return false;
+	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return true;
 }
 
 /*
@@ -500,19 +507,14 @@ se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError 
  * close that was cancelled while it waited).
  */
 static bool
-close_index(const char *name, SeError *err)
+close_index(const char *name, const SeJson *arg, SeError *err)
 {
-	SeIndexMeta *im = find_index(name, err);
-	char		uuid[SE_UUID_LEN + 1];
-	int			nshards;
+	IndexShards ix;
+	SeIndexMeta *im = find_index(name, &ix, err);
 
-	if (im == NULL)
+	if (im == NULL || (!im->closed && !se_state_set_closed(name, true, err)))
 		return false;
-	strlcpy(uuid, im->uuid, sizeof(uuid));
-	nshards = im->settings.number_of_shards;
-	if (!im->closed && !se_state_set_closed(name, true, err))
-		return false;
-	(void) close_shards(uuid, nshards, false);
+	(void) close_shards(&ix, false);
 	return true;
 }
 
@@ -522,19 +524,16 @@ close_index(const char *name, SeError *err)
  * open with shards missing; if they fail to start, it stays closed.
  */
 static bool
-open_index(const char *name, SeError *err)
+open_index(const char *name, const SeJson *arg, SeError *err)
 {
-	SeIndexMeta *im = find_index(name, err);
-	char		uuid[SE_UUID_LEN + 1];
-	int			nshards;
+	IndexShards ix;
+	SeIndexMeta *im = find_index(name, &ix, err);
 
 	if (im == NULL || !im->closed)
 		return im != NULL && open_shards(im, err);
-	strlcpy(uuid, im->uuid, sizeof(uuid));
-	nshards = im->settings.number_of_shards;
 	if (!open_shards(im, err) || !se_state_set_closed(name, false, err))
 	{
-		(void) close_shards(uuid, nshards, false);
+		(void) close_shards(&ix, false);
 		return false;
 	}
 	se_debug_waitpoint("se:open_index:after_state");
@@ -544,21 +543,12 @@ open_index(const char *name, SeError *err)
 bool
 se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 {
-	NameLocks	locks;
 	List	   *names;
 	ListCell   *lc;
 	bool		first = true;
-	bool		ok = true;
 
 	se_require_started();
-	names = lock_resolved(expr, true, &locks, err);
-	if (se_error_is_set(err))
-		return false;
-	foreach(lc, names)
-		if (!(ok = close ? close_index(lfirst(lc), err) : open_index(lfirst(lc), err)))
-			break;
-	unlock_names(&locks);
-	if (!ok)
+	if (!each_locked(expr, close ? close_index : open_index, NULL, &names, err))
 		return false;
 	if (close)
 	{

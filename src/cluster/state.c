@@ -901,32 +901,34 @@ se_state_find_uuid(const SeClusterState *st, const char *uuid)
 }
 
 /*
- * Whether index uuid exists and is open in the latest state, without
- * replacing this process's copy (callers may hold pointers into it).  When
- * the copy is current it answers; else the file is read into a scratch
- * context.
+ * Mutation frame: take the lock, load the latest file into a scratch
+ * context, let the caller change it, save with version+1 and publish.
+ * With write false, the caller only reads the latest file (shared lock).
  */
-SeIndexStatus
-se_state_index_status(const char *uuid)
-{
-	SeIndexMeta *im;
-	SeIndexStatus result;
-	MemoryContext scratch;
-	MemoryContext old;
+typedef bool (*StateMutator) (SeClusterState *st, void *arg, SeError *err);
 
-	if (cached != NULL && cached->version == pg_atomic_read_u64(&SeShmem->state_version))
-	{
-		im = se_state_find_uuid(cached, uuid);
-		return im == NULL ? SE_INDEX_MISSING : (im->closed ? SE_INDEX_CLOSED : SE_INDEX_OPEN);
-	}
-	scratch = AllocSetContextCreate(CurrentMemoryContext, "search_engine state peek",
-									ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(scratch);
-	LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
+static bool
+state_with_file(StateMutator fn, void *arg, SeError *err, bool write)
+{
+	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
+												  "search_engine state update",
+												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(scratch);
+	bool		ok;
+
+	LWLockAcquire(&SeShmem->state_lock, write ? LW_EXCLUSIVE : LW_SHARED);
 	PG_TRY();
 	{
-		im = se_state_find_uuid(state_load_file(), uuid);
-		result = im == NULL ? SE_INDEX_MISSING : (im->closed ? SE_INDEX_CLOSED : SE_INDEX_OPEN);
+		SeClusterState *st = state_load_file();
+
+		ok = fn(st, arg, err);
+		if (ok && write)
+		{
+			st->version = Max(st->version, pg_atomic_read_u64(&SeShmem->state_version)) + 1;
+			qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
+			state_save_file(st);
+			pg_atomic_write_u64(&SeShmem->state_version, st->version);
+		}
 	}
 	PG_CATCH();
 	{
@@ -937,8 +939,58 @@ se_state_index_status(const char *uuid)
 	PG_END_TRY();
 	LWLockRelease(&SeShmem->state_lock);
 	MemoryContextSwitchTo(old);
+	/* errors carry palloc'd reasons: copy them out before dropping scratch */
+	if (!ok && err->reason)
+		err->reason = pstrdup(err->reason);
 	MemoryContextDelete(scratch);
-	return result;
+	return ok;
+}
+
+static bool
+state_mutate(StateMutator fn, void *arg, SeError *err)
+{
+	return state_with_file(fn, arg, err, true);
+}
+
+static SeIndexStatus
+index_status(const SeIndexMeta *im)
+{
+	return im == NULL ? SE_INDEX_MISSING : (im->closed ? SE_INDEX_CLOSED : SE_INDEX_OPEN);
+}
+
+typedef struct StatusArgs
+{
+	const char *uuid;
+	SeIndexStatus status;
+} StatusArgs;
+
+static bool
+read_status(SeClusterState *st, void *arg, SeError *err)
+{
+	StatusArgs *a = arg;
+
+	a->status = index_status(se_state_find_uuid(st, a->uuid));
+	return true;
+}
+
+/*
+ * Whether index uuid exists and is open in the latest state, without
+ * replacing this process's copy (callers may hold pointers into it).  When
+ * the copy is current it answers; else the file is read into a scratch
+ * context.
+ */
+SeIndexStatus
+se_state_index_status(const char *uuid)
+{
+	StatusArgs	a;
+	SeError		err;
+
+	if (cached != NULL && cached->version == pg_atomic_read_u64(&SeShmem->state_version))
+		return index_status(se_state_find_uuid(cached, uuid));
+	se_error_init(&err);
+	a.uuid = uuid;
+	(void) state_with_file(read_status, &a, &err, false);
+	return a.status;
 }
 
 /* ES's answer for index name that is missing (404) or closed (400). */
@@ -967,51 +1019,6 @@ se_state_shard_unavailable(const char *uuid, const char *name, int shard,
 	else
 		se_error_set(err, 503, "no_shard_available_action_exception",
 					 "[%s][%d] %s", name, shard, why);
-}
-
-/*
- * Mutation frame: take the lock, load the latest file into a scratch
- * context, let the caller change it, save with version+1 and publish.
- */
-typedef bool (*StateMutator) (SeClusterState *st, void *arg, SeError *err);
-
-static bool
-state_mutate(StateMutator fn, void *arg, SeError *err)
-{
-	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
-												  "search_engine state update",
-												  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(scratch);
-	bool		ok;
-
-	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
-	PG_TRY();
-	{
-		SeClusterState *st = state_load_file();
-
-		ok = fn(st, arg, err);
-		if (ok)
-		{
-			st->version = Max(st->version, pg_atomic_read_u64(&SeShmem->state_version)) + 1;
-			qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
-			state_save_file(st);
-			pg_atomic_write_u64(&SeShmem->state_version, st->version);
-		}
-	}
-	PG_CATCH();
-	{
-		LWLockRelease(&SeShmem->state_lock);
-		MemoryContextSwitchTo(old);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	LWLockRelease(&SeShmem->state_lock);
-	MemoryContextSwitchTo(old);
-	/* errors carry palloc'd reasons: copy them out before dropping scratch */
-	if (!ok && err->reason)
-		err->reason = pstrdup(err->reason);
-	MemoryContextDelete(scratch);
-	return ok;
 }
 
 typedef struct CreateArgs
