@@ -27,7 +27,7 @@ use SeTest;
 
 $SIG{PIPE} = 'IGNORE';
 
-my $seconds = $ENV{SE_CHAOS_SECONDS} // 80;
+my $seconds = $ENV{SE_CHAOS_SECONDS} || 80;
 my @names = qw(r1 r2 r3);
 # 503 no_shard_available_action_exception: a shard of an index just created
 # is not started yet, as Elasticsearch answers.
