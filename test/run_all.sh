@@ -3,6 +3,9 @@
 # Perl TAP.  The extension must be installed (make install).  PostgreSQL
 # refuses to run as root, so the server-based suites run as the postgres
 # user from a copy of the tree that user owns.
+#
+#   test/run_all.sh                          every suite
+#   test/run_all.sh test/tap/140_*.pl ...    only these TAP tests
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TOP=$(pwd)
@@ -26,6 +29,14 @@ as_pg() {
 WORK=$(mktemp -d /tmp/se-tests.XXXXXX)
 cp -a "$TOP/." "$WORK/"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$WORK"
+
+if [ $# -gt 0 ]; then
+  suite "TAP ($*)" as_pg bash -c "cd '$WORK' && PG_REGRESS='$PGXS_DIR/src/test/regress/pg_regress' \
+    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' SE_CHAOS_SECONDS='${SE_CHAOS_SECONDS:-}' \
+    prove -v -I '$PGXS_DIR/src/test/perl' -I '$WORK/test/tap' $*"
+  [ "$fail" = 0 ] && rm -rf "$WORK"
+  exit $fail
+fi
 
 # 1. standalone C tests under sanitizers
 suite "unit (C, ASan+UBSan)" as_pg make -s -C "$WORK/test/unit" check

@@ -404,20 +404,8 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 		}
 		st = se_state_current();
 		if (se_state_find(st, it->index) == NULL && it->op != SE_ITEM_DELETE &&
-			!opts->no_auto_create)
-		{
-			SeIndexMeta *im = se_state_create_index(it->index, NULL, &err);
-
-			if (im == NULL && strcmp(err.type, "resource_already_exists_exception") != 0)
-			{
-				item_fail(it, err.status, err.type, err.reason);
-				continue;
-			}
-			se_error_init(&err);
-			im = se_state_find(se_state_current(), it->index);
-			if (im && !se_index_open_shards(im, &err))
-				item_fail(it, err.status, err.type, err.reason);
-		}
+			!opts->no_auto_create && !se_index_auto_create(it->index, &err))
+			item_fail(it, err.status, err.type, err.reason);
 	}
 	/*
 	 * pass 2: route.  Items nearly always name the index of the item before,
@@ -468,7 +456,7 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			SeError		err;
 
 			se_error_init(&err);
-			if (!se_index_open_shards(it->im, &err))
+			if (!se_index_open_routed(it->im, &err))
 			{
 				item_fail(it, err.status, err.type, err.reason);
 				continue;
@@ -658,6 +646,12 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			if (sub_of[i] < 0 || dsub[sub_of[i]] < 0)
 				continue;
 			sub = &hdr->subs[dsub[sub_of[i]]];
+			if (sub->req_len == 0)
+			{
+				strlcpy(sub->index_uuid, it->im->uuid, sizeof(sub->index_uuid));
+				sub->shard = it->shard;
+				strlcpy(sub->index_name, it->im->name, sizeof(sub->index_name));
+			}
 			memset(&rq, 0, sizeof(rq));
 			rq.op = (uint8) it->op;
 			rq.flags = (it->auto_id ? SE_ITEM_FLAG_AUTO_ID : 0) |
@@ -745,7 +739,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			it->done = true;
 			if (st == SE_SUB_FAILED)
 			{
-				it->resp.status = 500;
+				it->resp.status = sub->failure_status ? sub->failure_status : 500;
 				it->err_type = pstrdup(sub->failure_type);
 				it->err_reason = pstrdup(sub->failure);
 				continue;

@@ -8,8 +8,10 @@
  */
 #include "util/se_common.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -20,47 +22,222 @@
 #include "shard/snapshot.h"
 #include "util/fileio.h"
 
-/* Allocate and start the shards of im on this node; wait until started. */
-bool
-se_index_open_shards(const SeIndexMeta *im, SeError *err)
+/*
+ * Lifecycle locks.  Create, auto-create, open, close, delete and mapping
+ * or settings updates of one index name run one at a time: each holds the
+ * name's lock from its first look at the cluster state until its shards
+ * are open or closed.  A heavyweight lock (an advisory tag in database 0,
+ * so node-wide like the state, keyed by a 64-bit hash of the name, with
+ * its own class in field4 so that it never meets a user's advisory locks),
+ * because it is held across waits on the write workers -- which never take
+ * it -- and must give way to cancel; it belongs to the transaction, so an
+ * error releases it, and the operation releases it when it ends.  Names
+ * are locked in hash order: two operations on several names cannot
+ * deadlock.
+ */
+#define SE_LOCKTAG_INDEX_NAME	0x5345	/* "SE" */
+
+typedef struct NameLocks
 {
+	int			n;
+	uint64	   *keys;			/* sorted, unique */
+} NameLocks;
+
+/* Take or release the lifecycle lock of key. */
+static void
+name_lock(uint64 key, bool acquire)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, InvalidOid, (uint32) (key >> 32), (uint32) key,
+						 SE_LOCKTAG_INDEX_NAME);
+	if (acquire)
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	else
+		LockRelease(&tag, ExclusiveLock, false);
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y);
+}
+
+/* Lock every name of names (a List of char *). */
+static void
+lock_names(List *names, NameLocks *locks)
+{
+	ListCell   *lc;
+	int			i,
+				n = 0;
+
+	locks->keys = palloc(sizeof(uint64) * Max(1, list_length(names)));
+	foreach(lc, names)
+	{
+		const char *name = lfirst(lc);
+
+		locks->keys[n++] = hash_bytes_extended((const unsigned char *) name, strlen(name), 0);
+	}
+	qsort(locks->keys, n, sizeof(uint64), cmp_key);
+	locks->n = 0;
+	for (i = 0; i < n; i++)
+		if (locks->n == 0 || locks->keys[locks->n - 1] != locks->keys[i])
+			locks->keys[locks->n++] = locks->keys[i];
+	for (i = 0; i < locks->n; i++)
+		name_lock(locks->keys[i], true);
+}
+
+static void
+unlock_names(NameLocks *locks)
+{
+	int			i;
+
+	for (i = 0; i < locks->n; i++)
+		name_lock(locks->keys[i], false);
+	locks->n = 0;
+}
+
+/*
+ * Resolve expr (closed indices included), lock the names found and resolve
+ * again: the second answer, restricted to the names locked, is what the
+ * operation acts on (an index created in between is left out, as if it
+ * came after; one deleted in between is a 404 if named, skipped if a
+ * wildcard matched it).  Returns names (char *); on error nothing stays
+ * locked.
+ */
+static List *
+lock_resolved(const char *expr, NameLocks *locks, SeError *err)
+{
+	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
+	List	   *names = NIL;
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (se_error_is_set(err))
+		return NIL;
+	foreach(lc, targets)
+		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
+	lock_names(names, locks);
+	targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
+	if (se_error_is_set(err))
+	{
+		unlock_names(locks);
+		return NIL;
+	}
+	foreach(lc, targets)
+	{
+		const char *name = ((SeIndexMeta *) lfirst(lc))->name;
+		ListCell   *lc2;
+
+		foreach(lc2, names)
+			if (strcmp(lfirst(lc2), name) == 0)
+				result = lappend(result, pstrdup(name));
+	}
+	return result;
+}
+
+/*
+ * What closing an index's shards needs of it, copied: a state update
+ * invalidates the SeIndexMeta it came from.
+ */
+typedef struct IndexShards
+{
+	char		uuid[SE_UUID_LEN + 1];
+	int			nshards;
+} IndexShards;
+
+/* This process's copy of index name (and ix), or NULL with a 404 in err. */
+static SeIndexMeta *
+find_index(const char *name, IndexShards *ix, SeError *err)
+{
+	SeIndexMeta *im = se_state_find(se_state_current(), name);
+
+	if (im == NULL)
+	{
+		se_index_status_error(SE_INDEX_MISSING, name, err);
+		return NULL;
+	}
+	strlcpy(ix->uuid, im->uuid, sizeof(ix->uuid));
+	ix->nshards = im->settings.number_of_shards;
+	return im;
+}
+
+/*
+ * Allocate and start the shards of im on this node; wait until started.
+ * The caller holds im's lifecycle lock.  A shard still closing (a close
+ * whose caller was cancelled before the owner finished) is waited for and
+ * then opened anew.
+ */
+static bool
+open_shards(const SeIndexMeta *im, SeError *err)
+{
+	int			n = im->settings.number_of_shards;
+	int		   *slots = palloc(sizeof(int) * n);
+	int		   *opening = palloc(sizeof(int) * n);
+	int			nopening = 0;
 	int			s;
 
-	for (s = 0; s < im->settings.number_of_shards; s++)
+	for (s = 0; s < n; s++)
 	{
-		int			slot = se_slot_allocate(im->uuid, s);
-
-		if (SeSlots[slot].state == SE_SLOT_OPENING)
-			(void) se_queue_control(slot, SE_REQ_OPEN_SHARD, 0);
-		if (se_slot_wait_not_opening(slot, 60000) != SE_SLOT_STARTED)
+		for (;;)
+		{
+			slots[s] = se_slot_allocate(im->uuid, s);
+			if (SeSlots[slots[s]].state != SE_SLOT_CLOSING)
+				break;
+			if (se_slot_wait_while(slots[s], SE_SLOT_CLOSING, 60000) == SE_SLOT_CLOSING)
+			{
+				se_error_set(err, 500, "shard_failed_exception",
+							 "[%s][%d] failed to start: still closing", im->name, s);
+				return false;
+			}
+		}
+		if (SeSlots[slots[s]].state == SE_SLOT_OPENING)
+			opening[nopening++] = slots[s];
+	}
+	/* the owners recover their shards in parallel */
+	if (nopening > 0)
+		(void) se_queue_control_many(opening, nopening, SE_REQ_OPEN_SHARD, 0);
+	for (s = 0; s < n; s++)
+	{
+		if (se_slot_wait_while(slots[s], SE_SLOT_OPENING, 60000) != SE_SLOT_STARTED)
 		{
 			se_error_set(err, 500, "shard_failed_exception",
 						 "[%s][%d] failed to start: %s", im->name, s,
-						 SeSlots[slot].failure[0] ? SeSlots[slot].failure : "timed out");
+						 SeSlots[slots[s]].failure[0] ? SeSlots[slots[s]].failure : "timed out");
 			return false;
 		}
 	}
 	return true;
 }
 
-/* Close the shards of im on this node (flush, or delete their files). */
-static void
-close_shards(const SeIndexMeta *im, bool delete_files)
+/*
+ * Close the shards of an index on this node -- flushed, or with their
+ * files deleted -- and wait for their owners.  True if no shard of the
+ * index is open here any more.
+ */
+static bool
+close_shards(const IndexShards *ix, bool delete_files)
 {
+	int		   *slots = palloc(sizeof(int) * ix->nshards);
+	int			n = 0;
 	int			s;
 
-	for (s = 0; s < im->settings.number_of_shards; s++)
+	for (s = 0; s < ix->nshards; s++)
 	{
-		int			slot = se_slot_find(im->uuid, s);
+		int			slot = se_slot_mark_closing(ix->uuid, s, delete_files);
 
-		if (slot < 0)
-			continue;
-		LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
-		SeSlots[slot].delete_files = delete_files;
-		SeSlots[slot].state = SE_SLOT_CLOSING;
-		LWLockRelease(&SeShmem->slots_lock);
-		(void) se_queue_control(slot, SE_REQ_CLOSE_SHARD, 0);
+		if (slot >= 0)
+			slots[n++] = slot;
 	}
+	if (n > 0)
+		(void) se_queue_control_many(slots, n, SE_REQ_CLOSE_SHARD, 0);
+	for (s = 0; s < ix->nshards; s++)
+		if (se_slot_find(ix->uuid, s) >= 0)
+			return false;
+	return true;
 }
 
 SeIndexMeta *
@@ -69,31 +246,41 @@ se_index_for_read(const char *name, SeError *err)
 	const SeClusterState *st = se_state_current();
 	SeIndexMeta *im = se_state_find(st, name);
 
-	if (im == NULL)
+	if (im == NULL || im->closed)
 	{
-		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", name);
-		return NULL;
-	}
-	if (im->closed)
-	{
-		se_error_set(err, 400, "index_closed_exception", "closed");
+		se_index_status_error(im ? SE_INDEX_CLOSED : SE_INDEX_MISSING, name, err);
 		return NULL;
 	}
 	return im;
 }
 
+/*
+ * Create index name and start its shards, under its lifecycle lock.  With
+ * exists_ok (a bulk's auto-creation) an index that exists already is
+ * fine: its shards are started unless it is closed.
+ */
+static bool
+create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
+{
+	NameLocks	locks;
+	SeIndexMeta *im = NULL;
+	bool		ok;
+
+	lock_names(list_make1((char *) name), &locks);
+	if (exists_ok)
+		im = se_state_find(se_state_current(), name);
+	if (im == NULL)
+		im = se_state_create_index(name, body, err);
+	ok = im != NULL && (im->closed || open_shards(im, err));
+	unlock_names(&locks);
+	return ok;
+}
+
 bool
 se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
 {
-	SeIndexMeta *im;
-
 	se_require_started();
-	if (!se_acl_check(name, SE_ACL_MANAGE, err))
-		return false;
-	im = se_state_create_index(name, body, err);
-	if (im == NULL)
-		return false;
-	if (!se_index_open_shards(im, err))
+	if (!se_acl_check(name, SE_ACL_MANAGE, err) || !create_index(name, body, false, err))
 		return false;
 	r->status = 200;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"index\":");
@@ -102,13 +289,81 @@ se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError 
 	return true;
 }
 
+/* A bulk's auto-creation of index name, with default settings. */
+bool
+se_index_auto_create(const char *name, SeError *err)
+{
+	return create_index(name, NULL, true, err);
+}
+
+/*
+ * A router found no slot for a shard of im, which its copy of the state
+ * says is open: if im is still open, start its shards, else answer why
+ * not.  This process's copy of the state is left as it is (the router
+ * holds pointers into it).
+ */
+bool
+se_index_open_routed(const SeIndexMeta *im, SeError *err)
+{
+	NameLocks	locks;
+	SeIndexStatus status;
+	bool		ok;
+
+	lock_names(list_make1(im->name), &locks);
+	status = se_state_index_status(im->uuid);
+	if (status != SE_INDEX_OPEN)
+		se_index_status_error(status, im->name, err);
+	ok = status == SE_INDEX_OPEN && open_shards(im, err);
+	unlock_names(&locks);
+	return ok;
+}
+
+/*
+ * Run op on each index of expr, under the names' lifecycle locks, until
+ * one fails; *names are the indices it ran on.
+ */
+typedef bool (*IndexOp) (const char *name, const SeJson *arg, SeError *err);
+
+static bool
+each_locked(const char *expr, IndexOp op, const SeJson *arg, List **names, SeError *err)
+{
+	NameLocks	locks;
+	ListCell   *lc;
+	bool		ok = true;
+
+	*names = lock_resolved(expr, &locks, err);
+	if (se_error_is_set(err))
+		return false;
+	foreach(lc, *names)
+		if (!(ok = op(lfirst(lc), arg, err)))
+			break;
+	unlock_names(&locks);
+	return ok;
+}
+
+/*
+ * Delete one index (its lifecycle lock held).  The state first: from now
+ * on routers answer 404, and a crash before the files are gone leaves a
+ * directory that the next start removes.  The owners delete their shards'
+ * files; the rest of the index directory goes once none of its shards is
+ * open here.
+ */
+static bool
+delete_index(const char *name, const SeJson *arg, SeError *err)
+{
+	IndexShards ix;
+
+	if (find_index(name, &ix, err) == NULL || !se_state_delete_index(name, err))
+		return false;
+	if (close_shards(&ix, true))
+		se_remove_tree(se_index_path(ix.uuid));
+	return true;
+}
+
 bool
 se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 {
-	List	   *targets;
-	ListCell   *lc;
-	List	   *uuids = NIL;
-	List	   *names = NIL;
+	List	   *names;
 
 	se_require_started();
 	if (strchr(expr, '*') || strcmp(expr, "_all") == 0)
@@ -117,24 +372,8 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 					 "Wildcard expressions or all indices are not allowed");
 		return false;
 	}
-	targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	if (se_error_is_set(err))
+	if (!each_locked(expr, delete_index, NULL, &names, err))
 		return false;
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-
-		close_shards(im, true);
-		uuids = lappend(uuids, pstrdup(im->uuid));
-		names = lappend(names, pstrdup(im->name));
-	}
-	foreach(lc, names)
-	{
-		if (!se_state_delete_index(lfirst(lc), err))
-			return false;
-	}
-	foreach(lc, uuids)
-		se_remove_tree(se_index_path(lfirst(lc)));
 	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
 	return true;
 }
@@ -218,10 +457,10 @@ se_op_get_settings(const char *expr, SeResponse *r, SeError *err)
 bool
 se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	List	   *names = NIL;
-	ListCell   *lc;
+	List	   *names;
 
+	/* a missing or forbidden index is reported before a bad body */
+	(void) se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
 		return false;
 	if (body == NULL || body->type != SE_JSON_OBJECT)
@@ -230,11 +469,8 @@ se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *
 					 "Validation Failed: 1: mapping source is empty;");
 		return false;
 	}
-	foreach(lc, targets)
-		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
-	foreach(lc, names)
-		if (!se_state_put_mapping(lfirst(lc), body, err))
-			return false;
+	if (!each_locked(expr, se_state_put_mapping, body, &names, err))
+		return false;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
 	return true;
 }
@@ -243,11 +479,11 @@ se_op_put_mapping(const char *expr, const SeJson *body, SeResponse *r, SeError *
 bool
 se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	List	   *names = NIL;
-	ListCell   *lc;
 	const SeJson *settings = body;
+	List	   *names;
 
+	/* a missing or forbidden index is reported before a bad body */
+	(void) se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
 	if (se_error_is_set(err))
 		return false;
 	if (body != NULL && body->type == SE_JSON_OBJECT && se_json_get(body, "settings") != NULL)
@@ -258,46 +494,62 @@ se_op_put_settings(const char *expr, const SeJson *body, SeResponse *r, SeError 
 					 "Validation Failed: 1: no settings to update;");
 		return false;
 	}
-	foreach(lc, targets)
-		names = lappend(names, pstrdup(((SeIndexMeta *) lfirst(lc))->name));
-	foreach(lc, names)
-		if (!se_state_update_settings(lfirst(lc), settings, err))
-			return false;
+	if (!each_locked(expr, se_state_update_settings, settings, &names, err))
+		return false;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return true;
+}
+
+/*
+ * Close one index (its lifecycle lock held): closed in the state first, so
+ * that routers answer index_closed_exception, then its shards are flushed
+ * and closed here (also those of an index already closed, left open by a
+ * close that was cancelled while it waited).
+ */
+static bool
+close_index(const char *name, const SeJson *arg, SeError *err)
+{
+	IndexShards ix;
+	SeIndexMeta *im = find_index(name, &ix, err);
+
+	if (im == NULL || (!im->closed && !se_state_set_closed(name, true, err)))
+		return false;
+	(void) close_shards(&ix, false);
+	return true;
+}
+
+/*
+ * Open one index (its lifecycle lock held): its shards start first and the
+ * state says open only then, so that routers and searches never see it
+ * open with shards missing; if they fail to start, it stays closed.
+ */
+static bool
+open_index(const char *name, const SeJson *arg, SeError *err)
+{
+	IndexShards ix;
+	SeIndexMeta *im = find_index(name, &ix, err);
+
+	if (im == NULL || !im->closed)
+		return im != NULL && open_shards(im, err);
+	if (!open_shards(im, err) || !se_state_set_closed(name, false, err))
+	{
+		(void) close_shards(&ix, false);
+		return false;
+	}
+	se_debug_waitpoint("se:open_index:after_state");
 	return true;
 }
 
 bool
 se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr, SE_ACL_MANAGE, true, err);
-	List	   *names = NIL;
+	List	   *names;
 	ListCell   *lc;
 	bool		first = true;
 
 	se_require_started();
-	if (se_error_is_set(err))
+	if (!each_locked(expr, close ? close_index : open_index, NULL, &names, err))
 		return false;
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-
-		names = lappend(names, pstrdup(im->name));
-		if (close && !im->closed)
-			close_shards(im, false);
-	}
-	foreach(lc, names)
-	{
-		if (!se_state_set_closed(lfirst(lc), close, err))
-			return false;
-		if (!close)
-		{
-			SeIndexMeta *im = se_state_find(se_state_current(), lfirst(lc));
-
-			if (!se_index_open_shards(im, err))
-				return false;
-		}
-	}
 	if (close)
 	{
 		appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"indices\":{");

@@ -933,11 +933,12 @@ se_state_find_uuid(const SeClusterState *st, const char *uuid)
 /*
  * Mutation frame: take the lock, load the latest file into a scratch
  * context, let the caller change it, save with version+1 and publish.
+ * With write false, the caller only reads the latest file (shared lock).
  */
 typedef bool (*StateMutator) (SeClusterState *st, void *arg, SeError *err);
 
 static bool
-state_mutate(StateMutator fn, void *arg, SeError *err)
+state_with_file(StateMutator fn, void *arg, SeError *err, bool write)
 {
 	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
 												  "search_engine state update",
@@ -945,13 +946,13 @@ state_mutate(StateMutator fn, void *arg, SeError *err)
 	MemoryContext old = MemoryContextSwitchTo(scratch);
 	bool		ok;
 
-	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+	LWLockAcquire(&SeShmem->state_lock, write ? LW_EXCLUSIVE : LW_SHARED);
 	PG_TRY();
 	{
 		SeClusterState *st = state_load_file();
 
 		ok = fn(st, arg, err);
-		if (ok)
+		if (ok && write)
 		{
 			st->version = Max(st->version, pg_atomic_read_u64(&SeShmem->state_version)) + 1;
 			qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
@@ -973,6 +974,81 @@ state_mutate(StateMutator fn, void *arg, SeError *err)
 		err->reason = pstrdup(err->reason);
 	MemoryContextDelete(scratch);
 	return ok;
+}
+
+static bool
+state_mutate(StateMutator fn, void *arg, SeError *err)
+{
+	return state_with_file(fn, arg, err, true);
+}
+
+static SeIndexStatus
+index_status(const SeIndexMeta *im)
+{
+	return im == NULL ? SE_INDEX_MISSING : (im->closed ? SE_INDEX_CLOSED : SE_INDEX_OPEN);
+}
+
+typedef struct StatusArgs
+{
+	const char *uuid;
+	SeIndexStatus status;
+} StatusArgs;
+
+static bool
+read_status(SeClusterState *st, void *arg, SeError *err)
+{
+	StatusArgs *a = arg;
+
+	a->status = index_status(se_state_find_uuid(st, a->uuid));
+	return true;
+}
+
+/*
+ * Whether index uuid exists and is open in the latest state, without
+ * replacing this process's copy (callers may hold pointers into it).  When
+ * the copy is current it answers; else the file is read into a scratch
+ * context.
+ */
+SeIndexStatus
+se_state_index_status(const char *uuid)
+{
+	StatusArgs	a;
+	SeError		err;
+
+	if (cached != NULL && cached->version == pg_atomic_read_u64(&SeShmem->state_version))
+		return index_status(se_state_find_uuid(cached, uuid));
+	se_error_init(&err);
+	a.uuid = uuid;
+	(void) state_with_file(read_status, &a, &err, false);
+	return a.status;
+}
+
+/* ES's answer for index name that is missing (404) or closed (400). */
+void
+se_index_status_error(SeIndexStatus status, const char *name, SeError *err)
+{
+	if (status == SE_INDEX_CLOSED)
+		se_error_set(err, 400, "index_closed_exception", "closed");
+	else
+		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", name);
+}
+
+/*
+ * A shard of index (uuid, name) is not open on this node: the 404 or 400
+ * above if the latest state says the index is gone or closed, else 503
+ * no_shard_available_action_exception saying why.
+ */
+void
+se_state_shard_unavailable(const char *uuid, const char *name, int shard,
+						   const char *why, SeError *err)
+{
+	SeIndexStatus status = se_state_index_status(uuid);
+
+	if (status != SE_INDEX_OPEN)
+		se_index_status_error(status, name, err);
+	else
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] %s", name, shard, why);
 }
 
 typedef struct CreateArgs
@@ -1063,11 +1139,17 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 	return true;
 }
 
-/* Create an index in the state; returns this process's copy of it. */
+/*
+ * Create an index in the state; returns this process's copy of it.  The
+ * copy is looked up again after the write: if the index is gone already
+ * (deleted by a caller that does not hold the index's lifecycle lock),
+ * that is a 404, never a NULL without an error.
+ */
 SeIndexMeta *
 se_state_create_index(const char *name, const SeJson *body, SeError *err)
 {
 	CreateArgs	a;
+	SeIndexMeta *im;
 
 	if (!se_index_name_valid(name, err))
 		return NULL;
@@ -1075,7 +1157,14 @@ se_state_create_index(const char *name, const SeJson *body, SeError *err)
 	a.body = body;
 	if (!state_mutate(mutate_create, &a, err))
 		return NULL;
-	return se_state_find(se_state_current(), name);
+	se_debug_waitpoint("se:create_index:after_state");
+	im = se_state_find(se_state_current(), name);
+	if (im == NULL || strcmp(im->uuid, a.uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, name, err);
+		return NULL;
+	}
+	return im;
 }
 
 static bool

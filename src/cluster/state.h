@@ -72,6 +72,18 @@ extern const SeClusterState *se_state_current(void);
 extern SeIndexMeta *se_state_find(const SeClusterState *st, const char *name);
 extern SeIndexMeta *se_state_find_uuid(const SeClusterState *st, const char *uuid);
 
+/* Index uuid in the latest state, this process's copy left as it is. */
+typedef enum SeIndexStatus
+{
+	SE_INDEX_MISSING,
+	SE_INDEX_CLOSED,
+	SE_INDEX_OPEN
+} SeIndexStatus;
+extern SeIndexStatus se_state_index_status(const char *uuid);
+extern void se_index_status_error(SeIndexStatus status, const char *name, SeError *err);
+extern void se_state_shard_unavailable(const char *uuid, const char *name, int shard,
+									   const char *why, SeError *err);
+
 /*
  * Resolve an ES index expression (comma list, wildcards *, ?-less) to the
  * matching indices.  missing_ok: wildcards that match nothing are fine;

@@ -19,6 +19,7 @@
 char	   *se_allowed_script_languages = NULL;
 char	   *se_database = NULL;
 char	   *se_data_directory_setting = NULL;
+bool		se_debug_waitpoints = false;
 int			se_index_buffer_size_kb = 256 * 1024;
 int			se_indexing_pressure_limit_kb = 64 * 1024;
 int			se_max_document_size_kb = 100 * 1024;
@@ -162,6 +163,12 @@ se_guc_define(void)
 							   NULL,
 							   &se_database, "postgres",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("search_engine.debug_waitpoints",
+							 "Testing only: stop at named points while a test holds their advisory lock.",
+							 "See se_debug_waitpoint; makes lifecycle races deterministic in tests.",
+							 &se_debug_waitpoints, false,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("search_engine.block_max",
 							 "Let top-k searches skip postings blocks that cannot make the top hits.",

@@ -4,7 +4,9 @@
  *	  The node: GUCs, shared memory, the write pool and its bounded queue,
  *	  shard slots and their published snapshots.
  *
- * Lock order (acquire in this order, never hold across I/O waits):
+ * Lock order (acquire in this order; 1-4 never held across I/O waits):
+ *   0. index name lifecycle locks (heavyweight, api/index_ops.c; held
+ *      across waits on write workers, which never take them)
  *   1. SeShared->state_lock   (cluster state file + version)
  *   2. SeShared->slots_lock   (allocating / freeing shard slots)
  *   3. SeShardSlot->lock      (a slot's published segment list)
@@ -52,6 +54,7 @@ extern int	se_search_queue_size;
 extern bool se_search_parallel;
 extern int	se_search_parallel_min_docs;
 extern int	se_search_debug_delay_ms;
+extern bool se_debug_waitpoints;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
@@ -234,6 +237,9 @@ extern bool se_bgw_loop_top(void);
 extern void se_check_wait_interrupts(void);
 extern void se_keep_freed_heap(int mmap_above, int trim_keep);
 
+/* in waitpoint.c */
+extern void se_debug_waitpoint(const char *name);
+
 /* in worker.c */
 extern void se_launcher_register(void);
 PGDLLEXPORT void se_write_worker_main(Datum arg);
@@ -262,7 +268,7 @@ extern void se_queue_free_bulk_entry(int entry);
 extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
 extern int	se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg);
-extern void se_queue_control_done(int entry, bool failed);
+extern void se_queue_control_done(int worker, int entry, bool failed);
 
 /* ---------- the search pool's queue (search_queue.c) ---------- */
 #define SE_MAX_SEARCH_THREADS	64
@@ -306,8 +312,10 @@ extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 /* in slots.c */
 extern int	se_slot_find(const char *uuid, int shard);
 extern int	se_slot_allocate(const char *uuid, int shard);
-extern void se_slot_set_state(int slot, SeSlotState state, const char *failure);
+extern bool se_slot_advance(int slot, SeSlotState state, const char *failure);
+extern int	se_slot_mark_closing(const char *uuid, int shard, bool delete_files);
 extern void se_slot_free(int slot);
-extern SeSlotState se_slot_wait_not_opening(int slot, int timeout_ms);
+extern void se_slot_unpublish(int slot);
+extern SeSlotState se_slot_wait_while(int slot, SeSlotState state, int timeout_ms);
 
 #endif							/* SE_NODE_H */

@@ -188,12 +188,10 @@ se_queue_bulk_done(int w, uint64 bytes, bool applied)
 	SpinLockRelease(&SeShmem->queue_mutex);
 }
 
-/* A control request finished. */
+/* Worker w finished a control request it took. */
 void
-se_queue_control_done(int e, bool failed)
+se_queue_control_done(int w, int e, bool failed)
 {
-	int			w = SeSlots[SeEntries[e].slot].owner;
-
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	SeShmem->workers[w].active--;
 	if (SeEntries[e].state == SE_ENTRY_ABANDONED)

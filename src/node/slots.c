@@ -7,6 +7,19 @@
  * opened, or found at start-up) and assigned to the write worker owning the
  * fewest shards; that worker alone mutates the shard.
  *
+ * States (under slots_lock):
+ *
+ *   FREE --allocate--> OPENING --owner opened it--> STARTED
+ *                         |                            |
+ *                         +--owner failed it--> FAILED <+
+ *   OPENING, STARTED, FAILED --close/delete index--> CLOSING --owner--> FREE
+ *
+ * Backends allocate and mark CLOSING (holding the index's lifecycle lock);
+ * the owner does the rest.  CLOSING wins: the owner's own moves to STARTED
+ * or FAILED are refused once a slot is CLOSING (se_slot_advance), so a
+ * close or delete requested while the shard was opening or failing is
+ * never lost, and the owner closes the shard as soon as it sees it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -120,26 +133,85 @@ se_slot_allocate(const char *uuid, int shard)
 	return slot;
 }
 
+/*
+ * Move slot to STARTED or FAILED unless it is CLOSING (or FREE): returns
+ * whether it moved.
+ */
+bool
+se_slot_advance(int slot, SeSlotState state, const char *failure)
+{
+	SeShardSlot *s = &SeSlots[slot];
+	bool		moved;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	moved = s->state != SE_SLOT_CLOSING && s->state != SE_SLOT_FREE;
+	if (moved)
+	{
+		s->state = state;
+		if (failure)
+			strlcpy(s->failure, failure, sizeof(s->failure));
+	}
+	LWLockRelease(&SeShmem->slots_lock);
+	ConditionVariableBroadcast(&SeShmem->slot_cv);
+	return moved;
+}
+
+/* Mark the slot of (uuid, shard) CLOSING; returns it, or -1 if none. */
+int
+se_slot_mark_closing(const char *uuid, int shard, bool delete_files)
+{
+	int			i;
+	int			found = -1;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	for (i = 0; i < SeShmem->nslots && found < 0; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+
+		if (s->state != SE_SLOT_FREE && s->shard == shard &&
+			strcmp(s->index_uuid, uuid) == 0)
+		{
+			/* a delete stays a delete if a close comes after it */
+			s->delete_files = s->delete_files || delete_files;
+			s->state = SE_SLOT_CLOSING;
+			found = i;
+		}
+	}
+	LWLockRelease(&SeShmem->slots_lock);
+	if (found >= 0)
+		ConditionVariableBroadcast(&SeShmem->slot_cv);
+	return found;
+}
+
+/* The owner is done closing: the slot is free for another shard. */
 void
-se_slot_set_state(int slot, SeSlotState state, const char *failure)
+se_slot_free(int slot)
 {
 	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
-	SeSlots[slot].state = state;
-	if (failure)
-		strlcpy(SeSlots[slot].failure, failure, sizeof(SeSlots[slot].failure));
+	SeSlots[slot].state = SE_SLOT_FREE;
 	LWLockRelease(&SeShmem->slots_lock);
 	ConditionVariableBroadcast(&SeShmem->slot_cv);
 }
 
+/*
+ * Withdraw the published segment list.  Readers open files under the
+ * slot's lock held shared, so once this returns nobody opens a file of the
+ * shard any more and its files may go.
+ */
 void
-se_slot_free(int slot)
+se_slot_unpublish(int slot)
 {
-	se_slot_set_state(slot, SE_SLOT_FREE, NULL);
+	SeShardSlot *s = &SeSlots[slot];
+
+	LWLockAcquire(&s->lock, LW_EXCLUSIVE);
+	s->nsegments = 0;
+	s->snapshot_gen++;
+	LWLockRelease(&s->lock);
 }
 
-/* Wait until slot leaves OPENING (or timeout); returns the state seen. */
+/* Wait while slot is in state (or until timeout); returns the state seen. */
 SeSlotState
-se_slot_wait_not_opening(int slot, int timeout_ms)
+se_slot_wait_while(int slot, SeSlotState state, int timeout_ms)
 {
 	TimestampTz start = GetCurrentTimestamp();
 	SeSlotState st;
@@ -148,7 +220,7 @@ se_slot_wait_not_opening(int slot, int timeout_ms)
 	for (;;)
 	{
 		st = (SeSlotState) SeSlots[slot].state;
-		if (st != SE_SLOT_OPENING)
+		if (st != state)
 			break;
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
 			break;

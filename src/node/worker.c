@@ -70,6 +70,7 @@ node_bootstrap(void)
 	LWLockRelease(&SeShmem->slots_lock);
 	if (done)
 		return;
+	se_remove_leftover_indices();
 	st = se_state_current();
 	for (i = 0; i < st->nindices; i++)
 	{
@@ -113,33 +114,40 @@ reopen_owned_slots(void)
 		ConditionVariableBroadcast(&SeShmem->slot_cv);
 }
 
+/*
+ * Close a CLOSING slot: flush the shard (close index) or delete its files
+ * (delete index), then free the slot.  An error on the way (the handler
+ * discards the shard) leaves the slot CLOSING: the next scan_slots frees
+ * it without the shard.
+ */
 static void
-open_shard(int slot)
+close_shard(int slot)
 {
-	SeShard    *sh;
+	SeShardSlot *s = &SeSlots[slot];
+	bool		delete_files = s->delete_files;
 
 	current_slot = slot;
-	sh = se_shard_open(slot);
-	shards[slot] = sh;
-	se_slot_set_state(slot, SE_SLOT_STARTED, NULL);
+	if (shards[slot])
+	{
+		se_shard_close(shards[slot], !delete_files);
+		shards[slot] = NULL;
+	}
+	se_slot_unpublish(slot);
+	if (delete_files)
+		se_shard_remove_files(s->index_uuid, s->shard);
+	se_slot_free(slot);
 	current_slot = -1;
 }
 
 static void
-close_shard(int slot)
+open_shard(int slot)
 {
 	current_slot = slot;
-	if (shards[slot])
-		se_shard_close(shards[slot], SeSlots[slot].delete_files);
-	else if (SeSlots[slot].delete_files)
-	{
-		char	   *p = se_shard_path(SeSlots[slot].index_uuid, SeSlots[slot].shard);
-
-		se_remove_tree(p);
-	}
-	shards[slot] = NULL;
-	se_slot_free(slot);
+	shards[slot] = se_shard_open(slot);
 	current_slot = -1;
+	/* closed or deleted while it was opening: close it right away */
+	if (!se_slot_advance(slot, SE_SLOT_STARTED, NULL))
+		close_shard(slot);
 }
 
 /* Open OPENING slots and close CLOSING slots that this worker owns. */
@@ -185,14 +193,20 @@ run_control(int e)
 	SeShard    *sh = shards[slot];
 	bool		failed = false;
 
+	/*
+	 * Open and close only a slot this worker still owns: it may have been
+	 * freed and given to another worker since the request was queued.
+	 */
 	switch (qe->kind)
 	{
 		case SE_REQ_OPEN_SHARD:
-			if (SeSlots[slot].state == SE_SLOT_OPENING && sh == NULL)
+			if (SeSlots[slot].owner == my_worker &&
+				SeSlots[slot].state == SE_SLOT_OPENING && sh == NULL)
 				open_shard(slot);
 			break;
 		case SE_REQ_CLOSE_SHARD:
-			if (SeSlots[slot].state == SE_SLOT_CLOSING)
+			if (SeSlots[slot].owner == my_worker &&
+				SeSlots[slot].state == SE_SLOT_CLOSING)
 				close_shard(slot);
 			break;
 		case SE_REQ_REFRESH:
@@ -228,7 +242,7 @@ run_control(int e)
 			failed = true;
 	}
 	current_slot = -1;
-	se_queue_control_done(e, failed);
+	se_queue_control_done(my_worker, e, failed);
 }
 
 static void
@@ -240,8 +254,9 @@ finish_sub(BatchItem *bi)
 }
 
 static void
-fail_sub(SeBulkSub *sub, int requester, const char *type, const char *msg)
+fail_sub(SeBulkSub *sub, int requester, int status, const char *type, const char *msg)
 {
+	sub->failure_status = status;
 	strlcpy(sub->failure_type, type, sizeof(sub->failure_type));
 	strlcpy(sub->failure, msg, sizeof(sub->failure));
 	pg_write_barrier();
@@ -255,6 +270,33 @@ static BatchItem items[BATCH_MAX];
 static int	nitems_batch = 0;
 static int	current_control = -1;
 
+/*
+ * Is the shard that bi was routed to open here?  It may have been closed or
+ * deleted since (its slot may even hold another shard now): then bi fails
+ * with the error a router would give now, and false is returned.
+ */
+static bool
+routed_shard_open(BatchItem *bi, SeShard *sh)
+{
+	SeShardSlot *s = &SeSlots[bi->slot];
+	SeBulkSub  *sub = bi->sub;
+	SeError		err;
+
+	if (sh != NULL && s->state == SE_SLOT_STARTED && sh->shard == sub->shard &&
+		strcmp(sh->uuid, sub->index_uuid) == 0)
+		return true;
+	se_error_init(&err);
+	if (s->state == SE_SLOT_FAILED && s->shard == sub->shard &&
+		strcmp(s->index_uuid, sub->index_uuid) == 0)
+		se_error_set(&err, 500, "shard_failed_exception", "%s",
+					 s->failure[0] ? s->failure : "shard failed");
+	else
+		se_state_shard_unavailable(sub->index_uuid, sub->index_name, sub->shard,
+								   "shard is not open on this node", &err);
+	fail_sub(sub, bi->requester, err.status, err.type, err.reason);
+	return false;
+}
+
 static void
 release_batch(bool failed, const char *type, const char *msg)
 {
@@ -265,7 +307,7 @@ release_batch(bool failed, const char *type, const char *msg)
 	{
 		if (items[i].sub && failed &&
 			pg_atomic_read_u32(&items[i].sub->state) == SE_SUB_PENDING)
-			fail_sub(items[i].sub, items[i].requester, type, msg);
+			fail_sub(items[i].sub, items[i].requester, 500, type, msg);
 		se_queue_bulk_done(my_worker, items[i].bytes, items[i].applied);
 	}
 	for (i = 0; i < nitems_batch; i++)
@@ -345,11 +387,8 @@ process_batch(void)
 
 		if (bi->seg == NULL)
 			continue;			/* requester gone */
-		if (sh == NULL)
+		if (!routed_shard_open(bi, sh))
 		{
-			fail_sub(bi->sub, bi->requester,
-					 SeSlots[bi->slot].state == SE_SLOT_FAILED ? "shard_failed_exception" : "no_shard_available_action_exception",
-					 SeSlots[bi->slot].failure[0] ? SeSlots[bi->slot].failure : "shard is not available");
 			bi->sub = NULL;
 			continue;
 		}
@@ -500,14 +539,21 @@ se_write_worker_main(Datum arg)
 					  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
 					  edata->message);
 		if (current_control >= 0)
-			se_queue_control_done(current_control, true);
+			se_queue_control_done(my_worker, current_control, true);
 		current_control = -1;
 		if (current_slot >= 0)
 		{
-			/* the shard's in-memory state is unknown now: fail it */
+			SeShard    *sh = shards[current_slot];
+
+			/*
+			 * The shard's in-memory state is unknown now: let it go and fail
+			 * it -- unless it is being closed or deleted, which goes on.
+			 */
 			shards[current_slot] = NULL;
+			if (sh != NULL)
+				se_shard_discard(sh);
 			SeSlots[current_slot].failure_corrupted = (edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED);
-			se_slot_set_state(current_slot, SE_SLOT_FAILED, edata->message);
+			(void) se_slot_advance(current_slot, SE_SLOT_FAILED, edata->message);
 		}
 		current_slot = -1;
 		MemoryContextReset(loop_cxt);

@@ -17,6 +17,8 @@
 #include "postgres.h"
 #include "port/atomics.h"
 
+#include "node/node.h"
+
 #define SE_BULK_MAGIC 0x5342554c	/* "SBUL" */
 
 typedef enum SeItemOp
@@ -70,13 +72,18 @@ typedef enum SeSubState
 	SE_SUB_PENDING = 0,
 	SE_SUB_DONE = 1,
 	SE_SUB_REJECTED = 2,		/* not queued: 429 for every item */
-	SE_SUB_FAILED = 3			/* shard failure: failure text for every item */
+	SE_SUB_FAILED = 3			/* shard failure, or the shard closed or deleted
+								 * since routing: the failure for every item */
 } SeSubState;
 
 typedef struct SeBulkSub
 {
 	pg_atomic_uint32 state;		/* SeSubState */
 	int			slot;
+	/* the shard it was routed to: the owner applies it only to that one */
+	char		index_uuid[SE_UUID_LEN + 1];
+	int			shard;
+	char		index_name[256];
 	uint32		nitems;
 	uint64		req_off;		/* first SeItemReq (from segment start) */
 	uint64		req_len;
@@ -87,6 +94,7 @@ typedef struct SeBulkSub
 	bool		forced_refresh;
 	int			taker;			/* worker number that took it, -1 = queued */
 	uint64		taker_generation;	/* that worker's generation when it took it */
+	int			failure_status;	/* HTTP status of a failure; 0 = 500 */
 	char		failure_type[64];
 	char		failure[512];
 } SeBulkSub;

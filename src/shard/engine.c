@@ -464,7 +464,9 @@ publish_growth(SeShard *sh, SeError *err)
 
 	se_error_init(&merr);
 	ok = se_state_merge_dynamic_mapping(sh->uuid, sh->mapping, &merr);
-	if (!ok)
+	if (!ok && merr.status == 404)
+		*err = merr;			/* the index was deleted meanwhile */
+	else if (!ok)
 		se_error_set(err, 400, "mapper_parsing_exception", "failed to parse: %s",
 					 merr.reason ? merr.reason : "dynamic mapping update rejected");
 	sh->mapping_dirty = false;
@@ -1876,18 +1878,18 @@ se_shard_flush(SeShard *sh)
 		{
 			char	   *p = seg_path(sh, e->gen);
 
-			fsync_fname(p, false);
+			se_fsync_file(p);
 			pfree(p);
 			if (e->del_gen > 0)
 			{
 				p = liv_path(sh, e->gen, e->del_gen);
-				fsync_fname(p, false);
+				se_fsync_file(p);
 				pfree(p);
 			}
 			e->synced = true;
 		}
 	}
-	fsync_fname(sh->index_dir, true);
+	se_fsync_dir(sh->index_dir);
 	newgen = se_translog_roll(&sh->tl);
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
@@ -2036,7 +2038,7 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		MemoryContextSwitchTo(old);
 		write_commit(sh, 1);
 		sh->commit_gen = 1;
-		fsync_fname(sh->path, true);
+		se_fsync_dir(sh->path);
 	}
 	else
 	{
@@ -2065,23 +2067,89 @@ open_files(SeShard *sh, SeShardSlot *slot)
 	sh->last_sync = sh->last_refresh = GetCurrentTimestamp();
 }
 
+/*
+ * Close a shard: flushed, unless its files are about to be deleted
+ * (se_shard_remove_files, once the slot no longer publishes them).
+ */
 void
-se_shard_close(SeShard *sh, bool delete_files)
+se_shard_close(SeShard *sh, bool flush)
 {
-	int			i;
-
 	merge_abandon(sh);
-	if (!delete_files)
+	if (flush)
 	{
 		se_shard_publish_mapping(sh);
 		se_shard_flush(sh);
 	}
 	se_translog_close(&sh->tl);
+	se_shard_discard(sh);
+}
+
+/*
+ * Let go of a shard without any I/O: after an error its state is unknown,
+ * and its translog still holds everything acknowledged.
+ */
+void
+se_shard_discard(SeShard *sh)
+{
+	int			i;
+
+	for (i = 0; i < SE_SHARD_MAX_MERGES; i++)
+		if (merge_in_flight(&sh->merges[i]))
+			se_merge_abandon(sh->merges[i].task);
+	if (sh->tl.fd >= 0)
+		close(sh->tl.fd);
+	sh->tl.fd = -1;
 	for (i = 0; i < sh->nsegs; i++)
 		close_segment(&sh->segs[i]);
-	if (delete_files)
-		se_remove_tree(sh->path);
+	sh->nsegs = 0;
 	MemoryContextDelete(sh->cxt);
+}
+
+/*
+ * Delete a shard's files, and its index's directory once no shard is left
+ * in it.
+ */
+void
+se_shard_remove_files(const char *uuid, int shard)
+{
+	char	   *index_dir = se_index_path(uuid);
+
+	se_remove_tree(se_shard_path(uuid, shard));
+	(void) rmdir(index_dir);	/* fails while other shards are there */
+}
+
+/*
+ * Remove the directories of indices the cluster state does not know: left
+ * by a delete that crashed after writing the state.  The directories are
+ * listed before the state is read, so an index created meanwhile is in
+ * the state they are compared with (uuids are never reused).
+ */
+void
+se_remove_leftover_indices(void)
+{
+	char	   *dir = psprintf("%s/indices", se_data_directory());
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	List	   *found = NIL;
+	ListCell   *lc;
+	const SeClusterState *st;
+
+	if (d == NULL && errno == ENOENT)
+		return;
+	while ((de = ReadDir(d, dir)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			found = lappend(found, pstrdup(de->d_name));
+	FreeDir(d);
+	st = se_state_current();
+	foreach(lc, found)
+	{
+		if (se_state_find_uuid(st, lfirst(lc)) != NULL)
+			continue;
+		ereport(LOG,
+				(errmsg("removing directory \"%s/%s\" of an index that no longer exists",
+						dir, (char *) lfirst(lc))));
+		se_remove_tree(se_index_path(lfirst(lc)));
+	}
 }
 
 size_t

@@ -109,7 +109,10 @@ extern void se_shard_sync_translog(SeShard *sh);
 extern void se_shard_refresh(SeShard *sh);
 extern void se_shard_flush(SeShard *sh);
 extern void se_shard_force_merge(SeShard *sh, int max_segments);
-extern void se_shard_close(SeShard *sh, bool delete_files);
+extern void se_shard_close(SeShard *sh, bool flush);
+extern void se_shard_discard(SeShard *sh);
+extern void se_shard_remove_files(const char *uuid, int shard);
+extern void se_remove_leftover_indices(void);
 /* Periodic work; returns ms until this shard next needs attention. */
 extern long se_shard_periodic(SeShard *sh, TimestampTz now);
 extern size_t se_shard_buffer_bytes(SeShard *sh);

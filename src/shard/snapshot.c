@@ -84,13 +84,13 @@ se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
 
 	if (slot < 0)
 	{
-		se_error_set(err, 503, "no_shard_available_action_exception",
-					 "[%s][%d] shard is not allocated on this node", im->name, shard);
+		se_state_shard_unavailable(im->uuid, im->name, shard,
+								   "shard is not allocated on this node", err);
 		return -1;
 	}
 	st = (SeSlotState) SeSlots[slot].state;
 	if (st == SE_SLOT_OPENING)
-		st = se_slot_wait_not_opening(slot, 30000);
+		st = se_slot_wait_while(slot, SE_SLOT_OPENING, 30000);
 	if (st == SE_SLOT_FAILED)
 	{
 		se_error_set(err, 500, SeSlots[slot].failure_corrupted ? "index_corrupted_exception" : "shard_failed_exception",
@@ -99,8 +99,7 @@ se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
 	}
 	if (st != SE_SLOT_STARTED)
 	{
-		se_error_set(err, 503, "no_shard_available_action_exception",
-					 "[%s][%d] shard is not started", im->name, shard);
+		se_state_shard_unavailable(im->uuid, im->name, shard, "shard is not started", err);
 		return -1;
 	}
 	return slot;
@@ -183,6 +182,20 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	}
 
 	LWLockAcquire(&s->lock, LW_SHARED);
+
+	/*
+	 * The slot may have been closed (and even given to another shard) since
+	 * it was found; its owner unpublishes under this lock before any file
+	 * of a closed shard goes, so the check here is the one that counts.
+	 */
+	if (s->state != SE_SLOT_STARTED || s->shard != shard ||
+		strcmp(s->index_uuid, im->uuid) != 0)
+	{
+		LWLockRelease(&s->lock);
+		se_state_shard_unavailable(im->uuid, im->name, shard, "shard is not started", &lerr);
+		raise_or_set(err, &lerr);
+		return false;
+	}
 	ncur = s->nsegments;
 	memcpy(cur, s->segs, sizeof(SeSegRef) * ncur);
 	snap = s->snapshot_gen;
@@ -446,7 +459,7 @@ se_snapshot_verify(const SeIndexMeta *im, int shard)
 	if (se_error_is_set(&err))
 	{
 		s->failure_corrupted = true;
-		se_slot_set_state(slot, SE_SLOT_FAILED, err.reason);
+		(void) se_slot_advance(slot, SE_SLOT_FAILED, err.reason);
 		raise_or_set(NULL, &err);
 	}
 }

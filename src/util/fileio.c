@@ -121,10 +121,39 @@ se_mkdir_p(const char *path)
 	pfree(p);
 }
 
+/*
+ * fsync a file or directory.  One that cannot be opened (a shard deleted
+ * under its owner: ENOENT) is an ERROR, where fsync_fname would PANIC; a
+ * failed fsync of an open one is still a PANIC, as PostgreSQL's own
+ * (data_sync_retry).
+ */
+static void
+fsync_path(const char *path, bool isdir)
+{
+	int			fd = OpenTransientFile(path, (isdir ? O_RDONLY : O_RDWR) | PG_BINARY);
+
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open \"%s\" to fsync it: %m", path)));
+	/* some systems refuse to fsync a directory: nothing to do then */
+	if (pg_fsync(fd) != 0 && !(isdir && (errno == EBADF || errno == EINVAL)))
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not fsync \"%s\": %m", path)));
+	CloseTransientFile(fd);
+}
+
 void
 se_fsync_dir(const char *path)
 {
-	fsync_fname(path, true);
+	fsync_path(path, true);
+}
+
+void
+se_fsync_file(const char *path)
+{
+	fsync_path(path, false);
 }
 
 void

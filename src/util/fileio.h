@@ -20,7 +20,9 @@ extern char *se_file_read_all(const char *path, size_t *len, bool missing_ok);
 extern void se_mkdir_p(const char *path);
 /* rm -rf of a directory tree we own. */
 extern void se_remove_tree(const char *path);
+/* fsync; a missing path is an ERROR, not fsync_fname's PANIC */
 extern void se_fsync_dir(const char *path);
+extern void se_fsync_file(const char *path);
 
 /* A read-only mapping of a whole file. */
 typedef struct SeMappedFile
