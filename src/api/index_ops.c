@@ -37,6 +37,14 @@
  */
 #define SE_LOCKTAG_INDEX_NAME	0x5345	/* "SE" */
 
+/*
+ * The shard-room lock: one node-wide lock of its own class, taken after the
+ * name locks, held from the check that the shards fit in the free slots
+ * (search_engine.max_shards) until they are allocated, so that two
+ * operations on different names cannot both count the same free slots.
+ */
+#define SE_LOCKTAG_SHARD_ROOM	0x5346
+
 typedef struct NameLocks
 {
 	int			n;
@@ -55,6 +63,39 @@ name_lock(uint64 key, bool acquire)
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	else
 		LockRelease(&tag, ExclusiveLock, false);
+}
+
+/* Take or release the shard-room lock (re-entrant, like any lock). */
+static void
+room_lock(bool acquire)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, InvalidOid, 0, 0, SE_LOCKTAG_SHARD_ROOM);
+	if (acquire)
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	else
+		LockRelease(&tag, ExclusiveLock, false);
+}
+
+/*
+ * Refuse, as ES's shard limit does (with its words), to start shards
+ * 0..nshards-1 of uuid (NULL: a new index) that the free slots cannot
+ * hold.  The caller holds the shard-room lock.
+ */
+static bool
+check_shard_room(const char *uuid, int nshards, SeError *err)
+{
+	int			used;
+	int			add = se_slot_missing(uuid, nshards, &used);
+
+	if (add <= 0 || used + add <= SeShmem->nslots)
+		return true;
+	se_error_set(err, 400, "validation_exception",
+				 "Validation Failed: 1: this action would add [%d] shards, but this cluster "
+				 "currently has [%d]/[%d] maximum normal shards open;",
+				 add, used, SeShmem->nslots);
+	return false;
 }
 
 static int
@@ -167,12 +208,14 @@ find_index(const char *name, IndexShards *ix, SeError *err)
 
 /*
  * Allocate and start the shards of im on this node; wait until started.
- * The caller holds im's lifecycle lock.  A shard still closing (a close
- * whose caller was cancelled before the owner finished) is waited for and
- * then opened anew.
+ * The caller holds im's lifecycle lock, and the shard-room lock if
+ * room_held; that lock is released once the slots are allocated.  Shards
+ * that the free slots cannot hold are refused before any is allocated.  A
+ * shard still closing (a close whose caller was cancelled before the owner
+ * finished) is waited for and then opened anew.
  */
 static bool
-open_shards(const SeIndexMeta *im, SeError *err)
+open_shards(const SeIndexMeta *im, bool room_held, SeError *err)
 {
 	int			n = im->settings.number_of_shards;
 	int		   *slots = palloc(sizeof(int) * n);
@@ -180,6 +223,13 @@ open_shards(const SeIndexMeta *im, SeError *err)
 	int			nopening = 0;
 	int			s;
 
+	if (!room_held)
+		room_lock(true);
+	if (!check_shard_room(im->uuid, n, err))
+	{
+		room_lock(false);
+		return false;
+	}
 	for (s = 0; s < n; s++)
 	{
 		for (;;)
@@ -189,6 +239,7 @@ open_shards(const SeIndexMeta *im, SeError *err)
 				break;
 			if (se_slot_wait_while(slots[s], SE_SLOT_CLOSING, 60000) == SE_SLOT_CLOSING)
 			{
+				room_lock(false);
 				se_error_set(err, 500, "shard_failed_exception",
 							 "[%s][%d] failed to start: still closing", im->name, s);
 				return false;
@@ -197,6 +248,7 @@ open_shards(const SeIndexMeta *im, SeError *err)
 		if (SeSlots[slots[s]].state == SE_SLOT_OPENING)
 			opening[nopening++] = slots[s];
 	}
+	room_lock(false);
 	/* the owners recover their shards in parallel */
 	if (nopening > 0)
 		(void) se_queue_control_many(opening, nopening, SE_REQ_OPEN_SHARD, 0);
@@ -255,9 +307,32 @@ se_index_for_read(const char *name, SeError *err)
 }
 
 /*
+ * Whether a new index of body fits in the free slots (the caller holds the
+ * shard-room lock).  A body whose settings do not parse passes: creating
+ * the index reports what is wrong with it.
+ */
+static bool
+new_index_fits(const SeJson *body, SeError *err)
+{
+	const SeJson *settings = NULL;
+	SeIndexSettings s;
+	SeError		ignored;
+
+	if (body && body->type == SE_JSON_OBJECT)
+		settings = se_json_get(body, "settings");
+	se_error_init(&ignored);
+	if (!se_settings_parse(settings, &s, false, &ignored))
+		return true;
+	return check_shard_room(NULL, s.number_of_shards, err);
+}
+
+/*
  * Create index name and start its shards, under its lifecycle lock.  With
  * exists_ok (a bulk's auto-creation) an index that exists already is
- * fine: its shards are started unless it is closed.
+ * fine: its shards are started unless it is closed.  An index whose
+ * shards would not fit in the free slots is refused before it is written
+ * to the state; the shard-room lock, held until its slots are allocated,
+ * keeps another create or open from taking them in between.
  */
 static bool
 create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
@@ -269,9 +344,16 @@ create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
 	lock_names(list_make1((char *) name), &locks);
 	if (exists_ok)
 		im = se_state_find(se_state_current(), name);
-	if (im == NULL)
-		im = se_state_create_index(name, body, err);
-	ok = im != NULL && (im->closed || open_shards(im, err));
+	if (im != NULL)
+		ok = im->closed || open_shards(im, false, err);
+	else
+	{
+		room_lock(true);
+		im = new_index_fits(body, err) ? se_state_create_index(name, body, err) : NULL;
+		if (im == NULL)
+			room_lock(false);
+		ok = im != NULL && open_shards(im, true, err);
+	}
 	unlock_names(&locks);
 	return ok;
 }
@@ -313,7 +395,7 @@ se_index_open_routed(const SeIndexMeta *im, SeError *err)
 	status = se_state_index_status(im->uuid);
 	if (status != SE_INDEX_OPEN)
 		se_index_status_error(status, im->name, err);
-	ok = status == SE_INDEX_OPEN && open_shards(im, err);
+	ok = status == SE_INDEX_OPEN && open_shards(im, false, err);
 	unlock_names(&locks);
 	return ok;
 }
@@ -530,8 +612,8 @@ open_index(const char *name, const SeJson *arg, SeError *err)
 	SeIndexMeta *im = find_index(name, &ix, err);
 
 	if (im == NULL || !im->closed)
-		return im != NULL && open_shards(im, err);
-	if (!open_shards(im, err) || !se_state_set_closed(name, false, err))
+		return im != NULL && open_shards(im, false, err);
+	if (!open_shards(im, false, err) || !se_state_set_closed(name, false, err))
 	{
 		(void) close_shards(&ix, false);
 		return false;

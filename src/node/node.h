@@ -6,7 +6,9 @@
  *
  * Lock order (acquire in this order; 1-4 never held across I/O waits):
  *   0. index name lifecycle locks (heavyweight, api/index_ops.c; held
- *      across waits on write workers, which never take them)
+ *      across waits on write workers, which never take them), then the
+ *      node-wide shard-room lock (heavyweight, same file; held from the
+ *      check that shards fit in the free slots until they are allocated)
  *   1. SeShared->state_lock   (cluster state file + version)
  *   2. SeShared->slots_lock   (allocating / freeing shard slots)
  *   3. SeShardSlot->lock      (a slot's published segment list)
@@ -312,6 +314,7 @@ extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 /* in slots.c */
 extern int	se_slot_find(const char *uuid, int shard);
 extern int	se_slot_allocate(const char *uuid, int shard);
+extern int	se_slot_missing(const char *uuid, int nshards, int *used);
 extern bool se_slot_advance(int slot, SeSlotState state, const char *failure);
 extern int	se_slot_mark_closing(const char *uuid, int shard, bool delete_files);
 extern void se_slot_free(int slot);

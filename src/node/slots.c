@@ -53,6 +53,32 @@ se_slot_find(const char *uuid, int shard)
 	return found;
 }
 
+/*
+ * How many of shards 0..nshards-1 of uuid (NULL: a new index) have no
+ * slot yet; *used is the number of slots taken.
+ */
+int
+se_slot_missing(const char *uuid, int nshards, int *used)
+{
+	int			i;
+	int			have = 0;
+
+	*used = 0;
+	LWLockAcquire(&SeShmem->slots_lock, LW_SHARED);
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+
+		if (s->state == SE_SLOT_FREE)
+			continue;
+		(*used)++;
+		if (uuid && s->shard < nshards && strcmp(s->index_uuid, uuid) == 0)
+			have++;
+	}
+	LWLockRelease(&SeShmem->slots_lock);
+	return nshards - have;
+}
+
 /* Allocate a slot in state OPENING; ERROR when the node is full. */
 int
 se_slot_allocate(const char *uuid, int shard)
