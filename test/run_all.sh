@@ -30,9 +30,22 @@ WORK=$(mktemp -d /tmp/se-tests.XXXXXX)
 cp -a "$TOP/." "$WORK/"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$WORK"
 
+# a small tmpfs for the disk-full test (test/tap/180_disk_full.pl), which
+# skips without it: mounting needs root
+SE_TMPFS_DIR=
+if [ "$(id -u)" = 0 ]; then
+  tmpfs=$(mktemp -d /tmp/se-tmpfs.XXXXXX)
+  if mount -t tmpfs -o size=48m,uid=postgres,gid=postgres,mode=0700 tmpfs "$tmpfs"; then
+    SE_TMPFS_DIR=$tmpfs
+    trap 'umount "$tmpfs" 2>/dev/null; rmdir "$tmpfs"' EXIT
+  else
+    rmdir "$tmpfs"
+  fi
+fi
+
 if [ $# -gt 0 ]; then
   suite "TAP ($*)" as_pg bash -c "cd '$WORK' && PG_REGRESS='$PGXS_DIR/src/test/regress/pg_regress' \
-    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' SE_CHAOS_SECONDS='${SE_CHAOS_SECONDS:-}' \
+    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' SE_CHAOS_SECONDS='${SE_CHAOS_SECONDS:-}' SE_TMPFS_DIR='$SE_TMPFS_DIR' \
     prove -v -I '$PGXS_DIR/src/test/perl' -I '$WORK/test/tap' $*"
   [ "$fail" = 0 ] && rm -rf "$WORK"
   exit $fail
@@ -51,7 +64,7 @@ suite "pg_regress" as_pg bash -c "cd '$WORK' && mkdir -p test/results && \
 # 3. pgTAP and Perl TAP (each TAP test starts its own servers)
 if ls "$WORK"/test/tap/*.pl >/dev/null 2>&1 || ls "$WORK"/test/pgtap/*.sql >/dev/null 2>&1; then
   suite "TAP (pgTAP + Perl)" as_pg bash -c "cd '$WORK' && PG_REGRESS='$PGXS_DIR/src/test/regress/pg_regress' \
-    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' \
+    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' SE_TMPFS_DIR='$SE_TMPFS_DIR' \
     prove -I '$PGXS_DIR/src/test/perl' -I '$WORK/test/tap' test/tap/*.pl"
 fi
 

@@ -661,13 +661,19 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 	int			total = 0,
 				ok = 0;
 	int		   *slots;
+	const char **slot_index;
+	int		   *slot_shard;
 	int			nslots = 0;
 	int			cap = 16;
+	StringInfoData failures;
 
 	se_require_started();
 	if (se_error_is_set(err))
 		return false;
 	slots = palloc(sizeof(int) * cap);
+	slot_index = palloc(sizeof(char *) * cap);
+	slot_shard = palloc(sizeof(int) * cap);
+	initStringInfo(&failures);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -687,7 +693,11 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 			{
 				cap *= 2;
 				slots = repalloc(slots, sizeof(int) * cap);
+				slot_index = repalloc(slot_index, sizeof(char *) * cap);
+				slot_shard = repalloc(slot_shard, sizeof(int) * cap);
 			}
+			slot_index[nslots] = im->name;
+			slot_shard[nslots] = s;
 			slots[nslots++] = slot;
 		}
 	}
@@ -695,20 +705,39 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 	/*
 	 * Refresh and flush go to every shard at once (their owners work in
 	 * parallel); force merges run one shard after another, as ES's
-	 * force_merge pool of one thread does.
+	 * force_merge pool of one thread does; a shard whose merge failed (a
+	 * full disk, say) is reported with its reason, as ES lists shard
+	 * failures.
 	 */
 	if (kind == SE_REQ_FORCE_MERGE)
 	{
 		int			i;
 
 		for (i = 0; i < nslots; i++)
+		{
+			const char *why = SeSlots[slots[i]].failure;
+
 			if (se_queue_control(slots[i], kind, arg))
+			{
 				ok++;
+				continue;
+			}
+			appendStringInfo(&failures, "%s{\"index\":", failures.len ? "," : "");
+			se_json_write_string(&failures, slot_index[i], strlen(slot_index[i]));
+			appendStringInfo(&failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
+							 "\"reason\":{\"type\":\"shard_failed_exception\",\"reason\":", slot_shard[i]);
+			why = why[0] ? why : "force merge failed";
+			se_json_write_string(&failures, why, strlen(why));
+			appendStringInfoString(&failures, "}}");
+		}
 	}
 	else
 		ok = se_queue_control_many(slots, nslots, kind, arg);
-	pfree(slots);
-	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0}}", total, ok);
+	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":%d",
+					 total, ok, nslots - ok);
+	if (failures.len > 0)
+		appendStringInfo(&r->body, ",\"failures\":[%s]", failures.data);
+	appendStringInfoString(&r->body, "}}");
 	return true;
 }
 

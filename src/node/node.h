@@ -92,6 +92,8 @@ typedef struct SeShardSlot
 	bool		delete_files;	/* CLOSING: remove the shard's files */
 	char		failure[256];
 	bool		failure_corrupted;	/* failed with INDEX_CORRUPTED */
+	bool		failure_disk_full;	/* failed on ENOSPC/EDQUOT: its owner retries,
+									 * readers keep the published list */
 	/* published snapshot (under lock) */
 	uint64		snapshot_gen;
 	int			nsegments;

@@ -12,6 +12,8 @@
  *   FREE --allocate--> OPENING --owner opened it--> STARTED
  *                         |                            |
  *                         +--owner failed it--> FAILED <+
+ *                         ^                       |
+ *                         +--owner retries it-----+  (failed on a full disk)
  *   OPENING, STARTED, FAILED --close/delete index--> CLOSING --owner--> FREE
  *
  * Backends allocate and mark CLOSING (holding the index's lifecycle lock);
@@ -142,6 +144,7 @@ se_slot_allocate(const char *uuid, int shard)
 		s->delete_files = false;
 		s->failure[0] = '\0';
 		s->failure_corrupted = false;
+		s->failure_disk_full = false;
 		s->snapshot_gen = 0;
 		s->nsegments = 0;
 		pg_atomic_write_u64(&s->write_gen, 0);

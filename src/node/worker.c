@@ -43,6 +43,15 @@ static SeShard **shards = NULL;	/* by slot number */
 /* The shard being worked on, failed by the error handler. */
 static int	current_slot = -1;
 
+/*
+ * Shards failed on a full disk: when (and after what delay) their owner
+ * next tries to recover them.  Worker-local, indexed by slot.
+ */
+#define DISK_RETRY_FIRST_MS		1000
+#define DISK_RETRY_MAX_MS		30000
+static TimestampTz *retry_at;
+static int *retry_ms;
+
 /* Register the write workers (static: the postmaster restarts them). */
 void
 se_launcher_register(void)
@@ -145,16 +154,35 @@ open_shard(int slot)
 	current_slot = slot;
 	shards[slot] = se_shard_open(slot);
 	current_slot = -1;
+	retry_ms[slot] = 0;
 	/* closed or deleted while it was opening: close it right away */
 	if (!se_slot_advance(slot, SE_SLOT_STARTED, NULL))
 		close_shard(slot);
 }
 
-/* Open OPENING slots and close CLOSING slots that this worker owns. */
+/*
+ * A shard of ours failed on a full disk: try to recover it again after a
+ * delay that doubles from 1 s up to 30 s while the disk stays full.
+ */
+static void
+schedule_disk_retry(int slot)
+{
+	retry_ms[slot] = retry_ms[slot] == 0 ? DISK_RETRY_FIRST_MS
+		: Min(retry_ms[slot] * 2, DISK_RETRY_MAX_MS);
+	retry_at[slot] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), retry_ms[slot]);
+}
+
+/*
+ * Open OPENING slots, close CLOSING slots, and recover FAILED-on-a-full-
+ * disk slots whose retry is due, of those this worker owns.  A recovery
+ * that fails again fails the shard again (the error handler schedules the
+ * next try); meanwhile readers keep its last published segment list.
+ */
 static void
 scan_slots(void)
 {
 	int			i;
+	TimestampTz now = GetCurrentTimestamp();
 
 	for (i = 0; i < SeShmem->nslots; i++)
 	{
@@ -162,7 +190,11 @@ scan_slots(void)
 
 		if (s->owner != my_worker)
 			continue;
-		if (s->state == SE_SLOT_OPENING && shards[i] == NULL)
+		if (s->state == SE_SLOT_FAILED && s->failure_disk_full && shards[i] == NULL &&
+			retry_ms[i] > 0 && now >= retry_at[i] &&
+			se_slot_advance(i, SE_SLOT_OPENING, NULL))
+			open_shard(i);
+		else if (s->state == SE_SLOT_OPENING && shards[i] == NULL)
 			open_shard(i);
 		else if (s->state == SE_SLOT_CLOSING)
 			close_shard(i);
@@ -287,7 +319,13 @@ routed_shard_open(BatchItem *bi, SeShard *sh)
 		return true;
 	se_error_init(&err);
 	if (s->state == SE_SLOT_FAILED && s->shard == sub->shard &&
-		strcmp(s->index_uuid, sub->index_uuid) == 0)
+		strcmp(s->index_uuid, sub->index_uuid) == 0 && s->failure_disk_full)
+		se_error_set(&err, 429, "cluster_block_exception",
+					 "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, "
+					 "index has read-only-allow-delete block]; shard [%d] retries when space is freed: %s",
+					 sub->index_name, sub->shard, s->failure);
+	else if (s->state == SE_SLOT_FAILED && s->shard == sub->shard &&
+			 strcmp(s->index_uuid, sub->index_uuid) == 0)
 		se_error_set(&err, 500, "shard_failed_exception", "%s",
 					 s->failure[0] ? s->failure : "shard failed");
 	else
@@ -517,6 +555,8 @@ se_write_worker_main(Datum arg)
 	SpinLockRelease(&SeShmem->queue_mutex);
 
 	shards = MemoryContextAllocZero(TopMemoryContext, sizeof(SeShard *) * SeShmem->nslots);
+	retry_at = MemoryContextAllocZero(TopMemoryContext, sizeof(TimestampTz) * SeShmem->nslots);
+	retry_ms = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * SeShmem->nslots);
 	loop_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine write worker loop",
 									 ALLOCSET_DEFAULT_SIZES);
 
@@ -538,9 +578,6 @@ se_write_worker_main(Datum arg)
 		release_batch(true,
 					  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
 					  edata->message);
-		if (current_control >= 0)
-			se_queue_control_done(my_worker, current_control, true);
-		current_control = -1;
 		if (current_slot >= 0)
 		{
 			SeShard    *sh = shards[current_slot];
@@ -553,9 +590,18 @@ se_write_worker_main(Datum arg)
 			if (sh != NULL)
 				se_shard_discard(sh);
 			SeSlots[current_slot].failure_corrupted = (edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED);
+			SeSlots[current_slot].failure_disk_full =
+				edata->sqlerrcode == ERRCODE_DISK_FULL ||
+				edata->saved_errno == ENOSPC || edata->saved_errno == EDQUOT;
+			if (SeSlots[current_slot].failure_disk_full)
+				schedule_disk_retry(current_slot);
 			(void) se_slot_advance(current_slot, SE_SLOT_FAILED, edata->message);
 		}
 		current_slot = -1;
+		/* after the slot's failure is set: the requester reports it */
+		if (current_control >= 0)
+			se_queue_control_done(my_worker, current_control, true);
+		current_control = -1;
 		MemoryContextReset(loop_cxt);
 		RESUME_INTERRUPTS();
 		/* requesters of a failed batch see SE_SUB_FAILED or time out on it */

@@ -41,6 +41,7 @@
 
 static void publish(SeShard *sh);
 static void cleanup_files(SeShard *sh);
+static void skip_existing_gens(SeShard *sh);
 
 char *
 se_index_path(const char *uuid)
@@ -1772,6 +1773,24 @@ publish(SeShard *sh)
 	pg_atomic_write_u64(&slot->store_bytes, bytes);
 }
 
+/* Number new segments past every segment file in the shard's directory. */
+static void
+skip_existing_gens(SeShard *sh)
+{
+	DIR		   *d = AllocateDir(sh->index_dir);
+	struct dirent *de;
+
+	while ((de = ReadDir(d, sh->index_dir)) != NULL)
+	{
+		uint64		g;
+		char		tail[8];
+
+		if (sscanf(de->d_name, "_" UINT64_FORMAT "%c", &g, tail) == 2 && g >= sh->next_seg_gen)
+			sh->next_seg_gen = g + 1;
+	}
+	FreeDir(d);
+}
+
 /* Remove segment/live-docs files neither published nor in the last commit. */
 static void
 cleanup_files(SeShard *sh)
@@ -2052,8 +2071,13 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		old = MemoryContextSwitchTo(cxt);
 		load_commit(sh, commit, &tlog_gen);
 		MemoryContextSwitchTo(old);
-		/* drop files of refreshes after the commit; replay rebuilds them */
-		cleanup_files(sh);
+		/*
+		 * Files of refreshes after the commit stay until the replay's
+		 * refresh publishes (and cleans up): a shard reopened after a full
+		 * disk may still be read through them.  New segments are numbered
+		 * past them, so that none is overwritten under a reader.
+		 */
+		skip_existing_gens(sh);
 		sh->recovering = true;
 		(void) se_translog_replay(sh->tlog_dir, tlog_gen, replay_op, sh, &last_gen);
 		sh->recovering = false;

@@ -91,6 +91,9 @@ se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
 	st = (SeSlotState) SeSlots[slot].state;
 	if (st == SE_SLOT_OPENING)
 		st = se_slot_wait_while(slot, SE_SLOT_OPENING, 30000);
+	/* failed on a full disk: its last published segments stay readable */
+	if (st == SE_SLOT_FAILED && SeSlots[slot].failure_disk_full)
+		return slot;
 	if (st == SE_SLOT_FAILED)
 	{
 		se_error_set(err, 500, SeSlots[slot].failure_corrupted ? "index_corrupted_exception" : "shard_failed_exception",
@@ -188,7 +191,8 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	 * it was found; its owner unpublishes under this lock before any file
 	 * of a closed shard goes, so the check here is the one that counts.
 	 */
-	if (s->state != SE_SLOT_STARTED || s->shard != shard ||
+	if ((s->state != SE_SLOT_STARTED &&
+		 !(s->state == SE_SLOT_FAILED && s->failure_disk_full)) || s->shard != shard ||
 		strcmp(s->index_uuid, im->uuid) != 0)
 	{
 		LWLockRelease(&s->lock);
