@@ -155,6 +155,8 @@ open_shard(int slot)
 	shards[slot] = se_shard_open(slot);
 	current_slot = -1;
 	retry_ms[slot] = 0;
+	/* recovered: from now on readers wait for it while it opens again */
+	SeSlots[slot].failure_disk_full = false;
 	/* closed or deleted while it was opening: close it right away */
 	if (!se_slot_advance(slot, SE_SLOT_STARTED, NULL))
 		close_shard(slot);

@@ -76,6 +76,19 @@ evict(SegCacheEntry *e)
 	hash_search(seg_cache, &e->key, HASH_REMOVE, NULL);
 }
 
+/*
+ * Can the slot's published segments be read in state st?  When started,
+ * and when failed on a full disk or being recovered after that: its list
+ * stays valid until the recovery publishes a new one (engine.c numbers
+ * the recovery's files past the old ones).
+ */
+static bool
+readable(const SeShardSlot *s, SeSlotState st)
+{
+	return st == SE_SLOT_STARTED ||
+		((st == SE_SLOT_FAILED || st == SE_SLOT_OPENING) && s->failure_disk_full);
+}
+
 int
 se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
 {
@@ -89,10 +102,11 @@ se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
 		return -1;
 	}
 	st = (SeSlotState) SeSlots[slot].state;
+	if (readable(&SeSlots[slot], st))
+		return slot;
 	if (st == SE_SLOT_OPENING)
 		st = se_slot_wait_while(slot, SE_SLOT_OPENING, 30000);
-	/* failed on a full disk: its last published segments stay readable */
-	if (st == SE_SLOT_FAILED && SeSlots[slot].failure_disk_full)
+	if (readable(&SeSlots[slot], st))
 		return slot;
 	if (st == SE_SLOT_FAILED)
 	{
@@ -191,8 +205,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	 * it was found; its owner unpublishes under this lock before any file
 	 * of a closed shard goes, so the check here is the one that counts.
 	 */
-	if ((s->state != SE_SLOT_STARTED &&
-		 !(s->state == SE_SLOT_FAILED && s->failure_disk_full)) || s->shard != shard ||
+	if (!readable(s, (SeSlotState) s->state) || s->shard != shard ||
 		strcmp(s->index_uuid, im->uuid) != 0)
 	{
 		LWLockRelease(&s->lock);
