@@ -3,7 +3,9 @@
 # validation_exception with ES's shard-limit words -- instead of being
 # written to the cluster state and left red.  create_index, a bulk's
 # auto-creation and open_index of a closed index all count; indices within
-# the limit keep working.
+# the limit keep working; and of two concurrent creates of different names
+# that do not fit together, made deterministic with a debug waitpoint,
+# only one is created.
 use strict;
 use warnings;
 use FindBin;
@@ -13,7 +15,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use SeTest;
 
-my $node = SeTest::new_node('slots', extra => "search_engine.max_shards = 8\n");
+my $node = SeTest::new_node('slots',
+	extra => "search_engine.max_shards = 8\nsearch_engine.debug_waitpoints = on\n");
 
 sub q1 { return $node->safe_psql('postgres', $_[0]); }
 
@@ -64,6 +67,45 @@ q1(q{SELECT search_engine.refresh('a')});
 is(q1(q{SELECT (body->'hits'->'total'->>'value') FROM search_engine.request('GET', '/a,c/_search')}), '2',
 	'documents of the indices within the limit are searchable');
 is(q1(q{SELECT status FROM search_engine.request('GET', '/_cluster/health')}), '200', 'health answers');
+like(q1(q{SELECT body->>'status' FROM search_engine.request('GET', '/_cluster/health')}), qr/green|yellow/,
+	'and no index is red');
+
+# two creates of different names that each fit alone but not together:
+# the first stops (debug waitpoint) after writing the state, before its
+# slots are allocated; the second must not count those slots as free
+q1(q{SELECT search_engine.delete_index('a')});
+q1(q{SELECT search_engine.delete_index('c')});
+my $wp = 'se:create_index:after_state';
+my $holder = $node->background_psql('postgres');
+$holder->query_safe("SELECT pg_advisory_lock(hashtext('$wp'))");
+my $out = PostgreSQL::Test::Utils::tempdir;
+my %pids;
+sub create_in_background
+{
+	my ($name) = @_;
+	my $pid = fork();
+	die "fork failed" unless defined $pid;
+	if ($pid == 0)
+	{
+		$ENV{PGAPPNAME} = $name;
+		open(STDOUT, '>', "$out/$name") or die;
+		open(STDERR, '>&', \*STDOUT) or die;
+		exec('psql', '-X', '-q', '-d', $node->connstr('postgres'), '-c',
+			qq{SELECT search_engine.create_index('$name', '{"settings": {"number_of_shards": 6}}')});
+	}
+	$pids{$name} = $pid;
+	$node->poll_query_until('postgres',
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = '$name' AND wait_event_type = 'Lock'")
+	  or die "$name does not wait";
+}
+create_in_background('x');
+create_in_background('y');
+$holder->query_safe("SELECT pg_advisory_unlock(hashtext('$wp'))");
+$holder->quit;
+waitpid($pids{$_}, 0) for qw(x y);
+is(indices(), 'x', 'of two concurrent creates that do not fit together, the first is created');
+like(slurp_file("$out/y"), qr/would add \[6\] shards, but this cluster currently has \[6\]\/\[8\]/,
+	'the second is refused with the error');
 like(q1(q{SELECT body->>'status' FROM search_engine.request('GET', '/_cluster/health')}), qr/green|yellow/,
 	'and no index is red');
 
