@@ -144,6 +144,7 @@ close_shard(int slot)
 	se_slot_unpublish(slot);
 	if (delete_files)
 		se_shard_remove_files(s->index_uuid, s->shard);
+	retry_ms[slot] = 0;			/* the next shard in the slot starts afresh */
 	se_slot_free(slot);
 	current_slot = -1;
 }
