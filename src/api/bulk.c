@@ -168,7 +168,7 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 	/* the common shape, read in place (it means what the full parse would) */
 	if (se_json_scan_action_line(line, len, &a) && action_op(a.op, a.op_len, &it->op))
 	{
-		it->if_seq_no = -1;
+		it->if_seq_no = SE_UNASSIGNED_SEQ_NO;
 		it->if_primary_term = 0;
 		if (a.index)
 			it->index = pnstrdup(a.index, a.index_len);
