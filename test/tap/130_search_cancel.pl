@@ -19,7 +19,7 @@ use SeTest;
 my $node = SeTest::new_node('searchcancel',
 	extra => "search_engine.search_threads = 2\nsearch_engine.merge_threads = 0\n");
 
-# 1000 documents of 5000 words over a vocabulary of 100: every document
+# 2000 documents of 5000 words over a vocabulary of 100: every document
 # holds every word dozens of times, so every document is a phrase
 # candidate and the sloppy matcher walks all of its positions
 my $t0 = time;
@@ -30,7 +30,7 @@ SELECT setseed(0.42);
 SELECT search_engine.bulk(string_agg(format(E'{"index": {"_id": "%s"}}\n{"body": "%s"}', g,
          (SELECT string_agg('w' || (random() * 99)::int, ' ') FROM generate_series(1, 5000) WHERE g > 0)), E'\n') || E'\n',
        'long', refresh => 'true')->>'errors'
-  FROM generate_series(1, 1000) g;
+  FROM generate_series(1, 2000) g;
 CREATE TABLE q AS SELECT jsonb_build_object('size', 1, 'query', jsonb_build_object('match_phrase',
     jsonb_build_object('body', jsonb_build_object('slop', 100,
       'query', (SELECT string_agg('w' || (random() * 99)::int, ' ') FROM generate_series(1, 3000)))))) AS body;
@@ -72,7 +72,7 @@ BEGIN
 END $$;
 });
 note(sprintf('loaded in %.1f s', time - $t0));
-is($node->safe_psql('postgres', q{SELECT search_engine.count('long')}), '1000', '1000 long documents');
+is($node->safe_psql('postgres', q{SELECT search_engine.count('long')}), '2000', '2000 long documents');
 
 my $search = q{SELECT search_engine.search('long', (SELECT body FROM q))};
 my $reader = $node->connstr('postgres') . ' user=reader';
@@ -161,7 +161,7 @@ for my $mode ('backend', 'parallel')
 
 # searches go on, and nothing crashed
 is($node->safe_psql('postgres', q{SELECT search_engine.search('long', '{"query": {"match": {"body": "w1"}}, "size": 0}')->'hits'->'total'->>'value'}),
-	'1000', 'a search after all that');
+	'2000', 'a search after all that');
 my $log = slurp_file($node->logfile);
 unlike($log, qr/terminated by signal|was terminated by|PANIC|TRAP:|server process .* exited with exit code [^0]/,
 	'no crash in the server log');
