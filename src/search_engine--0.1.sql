@@ -216,6 +216,23 @@ CREATE FUNCTION _cat_shards(OUT index text, OUT shard int, OUT prirep text, OUT 
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_shards' LANGUAGE C VOLATILE;
 CREATE VIEW shards AS SELECT * FROM _cat_shards();
 
+-- ---------- transport ----------
+-- Peers call _transport over libpq (src/transport): one action of a node's
+-- request on this node.  Only search_engine_node may, the role peers log
+-- in as (a LOGIN role made a member of it, authenticated as pg_hba.conf
+-- says: SCRAM or certificates).
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_node') THEN
+    CREATE ROLE search_engine_node NOLOGIN;
+  END IF;
+END
+$$;
+COMMENT ON ROLE search_engine_node IS
+  'search_engine peers: members may run transport actions for other nodes of the cluster';
+CREATE FUNCTION _transport(action text, payload bytea) RETURNS bytea
+AS 'MODULE_PATHNAME', 'se_sql_transport' LANGUAGE C VOLATILE STRICT;
+
 -- ---------- privileges ----------
 -- Functions are for search_engine_user (so for every group role and every
 -- role given an index grant); each checks the caller's privileges on the
@@ -243,6 +260,8 @@ GRANT SELECT ON indices, thread_pool, segments, shards, tasks, index_grants TO s
 GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, regrole),
   _acl_validate(text, text) TO search_engine_admin;
 GRANT SELECT, INSERT, DELETE ON _index_grants TO search_engine_admin;
+GRANT USAGE ON SCHEMA @extschema@ TO search_engine_node;
+GRANT EXECUTE ON FUNCTION _transport(text, bytea) TO search_engine_node;
 
 -- =====================================================================
 -- Foreign data wrapper (src/fdw): indices as foreign tables.

@@ -14,7 +14,9 @@
 #include "storage/ipc.h"
 
 #include "node/node.h"
+#include "api/api.h"
 #include "api/byquery.h"
+#include "cluster/state.h"
 
 PG_MODULE_MAGIC;
 
@@ -51,6 +53,8 @@ _PG_init(void)
 
 	se_guc_define();
 	se_search_interrupts_init();
+	se_nodes_register_actions();
+	se_state_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;

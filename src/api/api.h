@@ -179,6 +179,11 @@ extern void se_search_workers_register(void);
 PGDLLEXPORT void se_search_worker_main(Datum arg);
 
 /* in cat.c */
+/* in nodes.c */
+extern void se_nodes_register_actions(void);
+extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
+extern List *se_nodes_thread_pool_rows(void);
+
 extern bool se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
 extern bool se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err);
 extern bool se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err);

@@ -134,50 +134,16 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	return true;
 }
 
+/* One row per pool of every node that answers (api/nodes.c asks them). */
 static void
 collect_thread_pool(CatTable *t)
 {
 	static const char *cols[] = {"node_name", "name", "threads", "active", "queue",
 	"queue_size", "rejected", "completed"};
-	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
-	int			active = 0,
-				queued;
-	uint64		rejected,
-				completed;
-	int			i;
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
-	/* ES view: a busy thread is active, every other task is queued */
-	SpinLockAcquire(&SeShmem->queue_mutex);
-	for (i = 0; i < SeShmem->nworkers; i++)
-		if (SeShmem->workers[i].active > 0)
-			active++;
-	queued = Max(0, SeShmem->queued - active);
-	rejected = SeShmem->rejected;
-	completed = SeShmem->completed;
-	SpinLockRelease(&SeShmem->queue_mutex);
-	row[0] = (char *) se_node_name_get();
-	row[1] = "write";
-	row[2] = psprintf("%d", SeShmem->nworkers);
-	row[3] = psprintf("%d", active);
-	row[4] = psprintf("%d", queued);
-	row[5] = psprintf("%d", se_write_queue_size);
-	row[6] = psprintf(UINT64_FORMAT, rejected);
-	row[7] = psprintf(UINT64_FORMAT, completed);
-	t->rows = list_make1(row);
-
-	se_search_queue_stats(&active, &queued, &rejected, &completed);
-	row = palloc0(sizeof(char *) * lengthof(cols));
-	row[0] = (char *) se_node_name_get();
-	row[1] = "search";
-	row[2] = psprintf("%d", se_search_queue_workers());
-	row[3] = psprintf("%d", active);
-	row[4] = psprintf("%d", queued);
-	row[5] = psprintf("%d", se_search_queue_size);
-	row[6] = psprintf(UINT64_FORMAT, rejected);
-	row[7] = psprintf(UINT64_FORMAT, completed);
-	t->rows = lappend(t->rows, row);
+	t->rows = se_nodes_thread_pool_rows();
 }
 
 static bool

@@ -232,6 +232,9 @@ open_shards(const SeIndexMeta *im, bool room_held, SeError *err)
 	}
 	for (s = 0; s < n; s++)
 	{
+		slots[s] = -1;
+		if (!se_state_shard_local(im, s))
+			continue;			/* its node starts it */
 		for (;;)
 		{
 			slots[s] = se_slot_allocate(im->uuid, s);
@@ -254,6 +257,8 @@ open_shards(const SeIndexMeta *im, bool room_held, SeError *err)
 		(void) se_queue_control_many(opening, nopening, SE_REQ_OPEN_SHARD, 0);
 	for (s = 0; s < n; s++)
 	{
+		if (slots[s] < 0)
+			continue;
 		if (se_slot_wait_while(slots[s], SE_SLOT_OPENING, 60000) != SE_SLOT_STARTED)
 		{
 			se_error_set(err, 500, "shard_failed_exception",
@@ -390,12 +395,23 @@ se_index_open_routed(const SeIndexMeta *im, SeError *err)
 	NameLocks	locks;
 	SeIndexStatus status;
 	bool		ok;
+	int			s;
 
 	lock_names(list_make1(im->name), &locks);
 	status = se_state_index_status(im->uuid);
 	if (status != SE_INDEX_OPEN)
 		se_index_status_error(status, im->name, err);
 	ok = status == SE_INDEX_OPEN && open_shards(im, false, err);
+	for (s = 0; ok && s < im->settings.number_of_shards; s++)
+		if (!se_state_shard_local(im, s))
+		{
+			/* writing to another node's shard: not built yet */
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is on node [%s]: requests to shards on other nodes are "
+						 "not built yet", im->name, s,
+						 im->shard_nodes[s][0] ? im->shard_nodes[s] : "(unassigned)");
+			ok = false;
+		}
 	unlock_names(&locks);
 	return ok;
 }

@@ -502,6 +502,17 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_cat_thread_pool(json, v, r, err);
 }
 
+/* _nodes/stats, _nodes/{node_id}/stats[/{metric}] (every metric is thread_pool) */
+static bool
+h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *nodes = strcmp(rq->parts[1], "stats") == 0 ? NULL : rq->parts[1];
+	int			timeout;
+
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		se_op_nodes_stats(nodes, timeout, r, err);
+}
+
 static bool
 h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -633,6 +644,10 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/shards", h_cat},
 	{GET, "/_cat/thread_pool", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
+	{GET, "/_nodes/stats", h_nodes_stats},
+	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
+	{GET, "/_nodes/{node_id}/stats", h_nodes_stats},
+	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},

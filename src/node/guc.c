@@ -15,6 +15,7 @@
 #include "node/node.h"
 #include "node/tasks.h"
 #include "search/search.h"
+#include "transport/transport_int.h"
 
 char	   *se_allowed_script_languages = NULL;
 char	   *se_database = NULL;
@@ -31,6 +32,7 @@ bool		se_search_parallel = true;
 int			se_search_parallel_min_docs = 1000000;
 int			se_search_queue_size = 1000;
 int			se_search_threads = -1;
+char	   *se_transport_conninfo = NULL;
 int			se_write_queue_size = 10000;
 int			se_write_threads = 0;
 
@@ -259,6 +261,12 @@ se_guc_define(void)
 							NULL,
 							&se_task_threads, 2, 1, SE_MAX_WRITE_THREADS,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.transport_conninfo",
+							   "libpq options this node adds when it connects to a peer (user, passfile, sslmode, certificates).",
+							   "They are added to the peer's published conninfo and win over it.",
+							   &se_transport_conninfo, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.write_queue_size",
 							"Bound of the node's write queue, in shard sub-requests.",
