@@ -15,6 +15,7 @@
 
 #include "node/node.h"
 #include "api/byquery.h"
+#include "cluster/coordinator.h"
 
 PG_MODULE_MAGIC;
 
@@ -61,4 +62,5 @@ _PG_init(void)
 	se_merge_register();
 	se_task_workers_register();
 	se_search_workers_register();
+	se_coordinator_register();
 }
