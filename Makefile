@@ -19,7 +19,7 @@ $(error sources share a basename: $(DUP_BASENAMES); rename one (header dependenc
 endif
 
 PG_CPPFLAGS = -I$(srcdir)/src
-SHLIB_LINK = -lzstd
+SHLIB_LINK = -lzstd -lcurl
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=test/results
