@@ -98,6 +98,7 @@ static struct
 	int64		my_term;		/* term this node won, 0 = not the leader */
 	char	   *my_leader_value;
 	bool		acting;
+	int64		acting_term;	/* the term acted in last */
 
 	int			npending;
 	PendingCommit pending[SE_CLUSTER_COMMIT_SLOTS];
@@ -124,28 +125,37 @@ acting_margin_ms(void)
 	return Max(1000, lease_ttl_ms() / 5);
 }
 
+
+/*
+ * The failures logged since etcd last answered: each kind once, so a node
+ * cut off from etcd does not fill the log.
+ */
+static char failures_logged[1024];
+
 static void
 etcd_reached(void)
 {
+	failures_logged[0] = '\0';
 	LWLockAcquire(&SeCluster->lock, LW_EXCLUSIVE);
 	SeCluster->etcd_reachable_at = GetCurrentTimestamp();
 	LWLockRelease(&SeCluster->lock);
 }
 
-/* A failed etcd call: log it (once per kind of failure in a row) and retry later. */
+/* A failed etcd call: log it (see failures_logged) and retry after retry_ms. */
 static void
 etcd_failed(const char *what, const SeError *err, int retry_ms)
 {
-	static char last[256];
-	char		now[256];
+	char	   *tag = psprintf("|%s|", what);
 
-	snprintf(now, sizeof(now), "%s: %s", what, err->reason ? err->reason : err->type);
-	if (strcmp(now, last) != 0)
+	if (strstr(failures_logged, tag) == NULL)
+	{
 		ereport(LOG,
 				(errmsg("search_engine coordinator: %s failed: %s", what,
 						err->reason ? err->reason : err->type),
 				 errdetail("%s", err->type)));
-	strlcpy(last, now, sizeof(last));
+		if (strlen(failures_logged) + strlen(tag) < sizeof(failures_logged))
+			strcat(failures_logged, tag);
+	}
 	co.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), retry_ms);
 }
 
@@ -287,6 +297,7 @@ static void
 update_acting(void)
 {
 	bool		leader = co.my_term > 0 && co.leader_term == co.my_term &&
+		co.lease != 0 && co.leader_lease == co.lease &&
 		strcmp(co.leader_eid, SeCluster->ephemeral_id) == 0;
 	TimestampTz now = GetCurrentTimestamp();
 	bool		fresh = co.lease != 0 &&
@@ -296,7 +307,7 @@ update_acting(void)
 	if (co.acting && !acting)
 		ereport(LOG,
 				(errmsg("search_engine coordinator: stopped acting as master of cluster \"%s\" (term " INT64_FORMAT ")",
-						se_cluster_name, co.my_term),
+						se_cluster_name, co.acting_term),
 				 errdetail("%s", !fresh ?
 						   psprintf("The lease was last renewed %ld ms ago (lease TTL %d s, margin %d ms).",
 									(long) TimestampDifferenceMilliseconds(co.lease_sent, now),
@@ -307,6 +318,8 @@ update_acting(void)
 				(errmsg("search_engine coordinator: acting as master of cluster \"%s\" (term " INT64_FORMAT ")",
 						se_cluster_name, co.my_term)));
 	co.acting = acting;
+	if (acting)
+		co.acting_term = co.my_term;
 	if (!leader)
 		co.my_term = 0;
 }
@@ -521,8 +534,8 @@ lease_lost(void)
 		ereport(LOG, (errmsg("search_engine coordinator: lease %lld expired; joining again",
 							 (long long) co.lease)));
 	co.lease = 0;
-	co.my_term = 0;
 	update_acting();
+	co.my_term = 0;
 	co.stage = STAGE_JOIN;
 }
 
@@ -899,6 +912,8 @@ se_coordinator_main(Datum arg)
 		int			sock;
 
 		MemoryContextSwitchTo(loop_cxt);
+		/* first, before any etcd call: has our acting window closed? */
+		update_acting();
 		if (GetCurrentTimestamp() >= co.retry_at)
 		{
 			switch (co.stage)
