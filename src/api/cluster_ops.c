@@ -14,6 +14,8 @@
  */
 #include "util/se_common.h"
 
+#include "postmaster/postmaster.h"
+
 #include "api/api.h"
 #include "cluster/coordinator.h"
 
@@ -93,6 +95,17 @@ attributes_json(const char *attrs, StringInfo out)
 	appendStringInfoChar(out, '}');
 }
 
+/* The port peers reach m at: its conninfo's; this node's own when it gives none. */
+static const char *
+node_port(const SeClusterView *v, const SeClusterMember *m)
+{
+	const char *port = se_conninfo_port(m->conninfo);
+
+	if (port == NULL && strcmp(m->ephemeral_id, v->local_ephemeral_id) == 0)
+		return psprintf("%d", PostPortNumber);
+	return port ? port : "5432";
+}
+
 static void
 nodes_json(const SeClusterView *v, StringInfo out)
 {
@@ -112,7 +125,7 @@ nodes_json(const SeClusterView *v, StringInfo out)
 		se_json_write_string(out, m->ephemeral_id, -1);
 		appendStringInfoString(out, ",\"transport_address\":");
 		se_json_write_string(out, psprintf("%s:%s", se_conninfo_host(m->conninfo),
-										   se_conninfo_port(m->conninfo)), -1);
+										   node_port(v, m)), -1);
 		appendStringInfoString(out, ",\"external_id\":");
 		se_json_write_string(out, m->name, -1);
 		appendStringInfoString(out, ",\"attributes\":");

@@ -206,12 +206,11 @@ se_conninfo_host(const char *conninfo)
 	return h ? h : "127.0.0.1";
 }
 
+/* The port in a conninfo, NULL if it gives none. */
 const char *
 se_conninfo_port(const char *conninfo)
 {
-	const char *p = conninfo_value(conninfo, "port");
-
-	return p ? p : "5432";
+	return conninfo_value(conninfo, "port");
 }
 
 /* ---------- shared memory ---------- */
