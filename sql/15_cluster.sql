@@ -37,6 +37,9 @@ SELECT status, body FROM search_engine.request('GET', '/_cluster/state/nodes,bog
 SELECT status, body FROM search_engine.request('POST', '/_cluster/state');
 SELECT status, body->'cluster_name', body->'number_of_nodes', body->'number_of_data_nodes'
   FROM search_engine.request('GET', '/_cluster/health');
+-- fenced commits need etcd: a single node has no cluster store to write
+SELECT search_engine._cluster_commit('test/k', 'v');
+SELECT has_function_privilege('search_engine_admin', 'search_engine._cluster_commit(text,text)', 'EXECUTE') AS admin_may_commit;
 -- the role peers will log in as: a group role, no login of its own
 SELECT rolname, rolcanlogin, shobj_description(oid, 'pg_authid') IS NOT NULL AS commented
   FROM pg_roles WHERE rolname = 'search_engine_node';

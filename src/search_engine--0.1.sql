@@ -237,6 +237,12 @@ CREATE FUNCTION _cluster_nodes(OUT name text, OUT ephemeral_id text, OUT "node.r
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_nodes' LANGUAGE C VOLATILE;
 CREATE VIEW nodes AS SELECT * FROM _cluster_nodes();
 
+-- One fenced write of state/<key_suffix> through the master (value NULL:
+-- delete); the etcd revision it was applied at.  Superusers only: for
+-- operators and tests (nothing is granted on it below).
+CREATE FUNCTION _cluster_commit(key_suffix text, value text) RETURNS bigint
+AS 'MODULE_PATHNAME', 'se_sql_cluster_commit' LANGUAGE C VOLATILE;
+
 -- ---------- privileges ----------
 -- Functions are for search_engine_user (so for every group role and every
 -- role given an index grant); each checks the caller's privileges on the

@@ -14,7 +14,9 @@
  */
 #include "util/se_common.h"
 
+#include "fmgr.h"
 #include "postmaster/postmaster.h"
+#include "utils/builtins.h"
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
@@ -171,4 +173,44 @@ se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err)
 		nodes_json(v, out);
 	appendStringInfoChar(out, '}');
 	return true;
+}
+
+/*
+ * search_engine._cluster_commit(key_suffix, value): one write (value NULL:
+ * a delete) of /search_engine/<cluster>/state/<key_suffix> through the
+ * master's fenced commit path, as cluster/state.c's changes go; returns
+ * the etcd revision this node has applied it at.  Superuser only: it is
+ * for operators and tests, the cluster state's own writers call
+ * se_cluster_commit directly.
+ */
+PG_FUNCTION_INFO_V1(se_sql_cluster_commit);
+Datum
+se_sql_cluster_commit(PG_FUNCTION_ARGS)
+{
+	SeEtcdOp	op;
+	SeError		err;
+	int64		revision = 0;
+	char	   *suffix;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("key_suffix must not be null")));
+	suffix = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	memset(&op, 0, sizeof(op));
+	op.key = se_cluster_key(psprintf("state/%s", suffix));
+	if (PG_ARGISNULL(1))
+		op.kind = SE_ETCD_OP_DELETE;
+	else
+	{
+		text	   *v = PG_GETARG_TEXT_PP(1);
+
+		op.kind = SE_ETCD_OP_PUT;
+		op.value = VARDATA_ANY(v);
+		op.value_len = VARSIZE_ANY_EXHDR(v);
+	}
+	se_error_init(&err);
+	if (!se_cluster_commit(&op, 1, &revision, &err))
+		se_raise(&err);
+	PG_RETURN_INT64(revision);
 }

@@ -747,6 +747,9 @@ run_commits(void)
 				se_error_set(&err, 400, "illegal_argument_exception",
 							 "cluster state commits may only write under %s (not state/nodes), not [%s]",
 							 state_prefix, ops[i].key);
+		/* tests stall here, past the acting check, to meet the fence */
+		if (!se_error_is_set(&err))
+			se_debug_pausepoint("coordinator_commit");
 		if (!se_error_is_set(&err) && fenced_txn(ops, nops, &rev, &err))
 		{
 			co.pending[co.npending++] = (PendingCommit) {slot, generation, rev};

@@ -147,8 +147,59 @@ my $key = $cluster->etcd_get('nodes/n3');
 like($key, qr/"ephemeral_id":"\Q$n3_id\E"/, 'the live node keeps its key');
 $dup->stop('immediate');
 
-# ---- the master loses etcd: it stops acting, and still serves local reads
+# ---- commits from a backend go through the master's coordinator, fenced on its term
 my $m = $node{$successor};
+my $rev = $m->safe_psql('postgres', "SELECT search_engine._cluster_commit('test/k', 'v1')");
+ok($rev > $term3, "a backend on the master commits state/test/k (revision $rev)");
+is($cluster->etcd_get('state/test/k'), 'v1', 'etcd holds the committed value');
+my ($ret, $out, $err) = $node{n3}->psql('postgres', "SELECT search_engine._cluster_commit('test/k', 'v2')");
+like($err, qr/not the elected master.*\n.*master_not_discovered_exception/s,
+	'a backend on another node is refused: master_not_discovered_exception');
+
+# The master's coordinator stalls after its acting check, with a commit in
+# hand, until its lease lapses and another node is elected: its txn then
+# meets the fence (the leader key's create revision is no longer its term).
+$m->safe_psql('postgres', 'ALTER SYSTEM SET search_engine.debug_waitpoints = on; SELECT pg_reload_conf()');
+my $pause = $m->data_dir . '/search_engine_pause_coordinator_commit';
+open(my $fh, '>', $pause) or die "create $pause: $!";
+close $fh;
+$offset = -s $m->logfile;
+my $result = PostgreSQL::Test::Utils::tempdir() . '/fenced_commit.out';
+my $child = fork();
+if ($child == 0)
+{
+	my ($r, $o, $e) = $m->psql('postgres', "SELECT search_engine._cluster_commit('test/k', 'stale')");
+	open(my $out_fh, '>', $result) or die;
+	print $out_fh "$r\n$o\n$e\n";
+	close $out_fh;
+	exit 0;
+}
+$took = $cluster->wait_for('the coordinator stalls with the commit', 20, sub {
+	defined logged_at($m, $offset, qr/paused at debug point "coordinator_commit"/);
+});
+ok(defined $took, "$successor's coordinator holds the commit past its acting check");
+$took = $cluster->wait_for("$stopped is elected while $successor stalls", 30, sub {
+	my $p = $cluster->published;
+	return $p && $p->{master} eq $stopped && $p->{term} > $term3;
+});
+ok(defined $took, "$stopped became master while $successor's coordinator stalled");
+my $term4 = $cluster->published->{term};
+unlink $pause;
+waitpid($child, 0);
+like(slurp_file($result), qr/no longer the master \(its term was refused\)/,
+	'the stalled commit is refused by the term check');
+ok(defined logged_at($m, $offset, qr/fenced commit refused: term \d+ is no longer the master/),
+	'the deposed master logs the refused fenced commit');
+is($cluster->etcd_get('state/test/k'), 'v1', 'etcd still holds the value committed in the old term');
+$m->safe_psql('postgres', 'ALTER SYSTEM RESET search_engine.debug_waitpoints; SELECT pg_reload_conf()');
+$took = $cluster->wait_for("$successor rejoins under $stopped", 20, sub {
+	SeCluster::master_of($m) eq $stopped &&
+	  (grep { $_->{name} eq $successor } @{ $cluster->published->{nodes} });
+});
+ok(defined $took, "$successor follows $stopped and is a member again");
+
+# ---- the master loses etcd: it stops acting, and still serves local reads
+$m = $node{$stopped};
 $m->safe_psql('postgres', q{SELECT search_engine.create_index('local', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}')});
 $m->safe_psql('postgres', q{SELECT search_engine.bulk(E'{"index": {"_id": "1"}}\n{"t": "kept"}\n{"index": {"_id": "2"}}\n{"t": "kept"}\n', 'local', refresh => 'true')});
 $offset = -s $m->logfile;
