@@ -11,6 +11,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 use Time::Local qw(timegm);
+use POSIX ();
 use SeTest;
 use SeCluster;
 
@@ -172,17 +173,17 @@ if ($child == 0)
 	open(my $out_fh, '>', $result) or die;
 	print $out_fh "$r\n$o\n$e\n";
 	close $out_fh;
-	exit 0;
+	POSIX::_exit(0);			# not exit: the parent's END blocks stop the nodes
 }
 $took = $cluster->wait_for('the coordinator stalls with the commit', 20, sub {
 	defined logged_at($m, $offset, qr/paused at debug point "coordinator_commit"/);
 });
-ok(defined $took, "$successor's coordinator holds the commit past its acting check");
+ok(defined $took, "${successor}'s coordinator holds the commit past its acting check");
 $took = $cluster->wait_for("$stopped is elected while $successor stalls", 30, sub {
 	my $p = $cluster->published;
 	return $p && $p->{master} eq $stopped && $p->{term} > $term3;
 });
-ok(defined $took, "$stopped became master while $successor's coordinator stalled");
+ok(defined $took, "$stopped became master while ${successor}'s coordinator stalled");
 my $term4 = $cluster->published->{term};
 unlink $pause;
 waitpid($child, 0);
