@@ -73,6 +73,8 @@ se_error_sqlstate(const char *type)
 		{"no_shard_available_action_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
 		{"shard_failed_exception", ERRCODE_INTERNAL_ERROR},
 		{"unsupported_operation_exception", ERRCODE_FEATURE_NOT_SUPPORTED},
+		{"etcd_unavailable_exception", ERRCODE_CONNECTION_FAILURE},
+		{"etcd_exception", ERRCODE_SYSTEM_ERROR},	/* etcd answered an error */
 	};
 	int			i;
 
