@@ -470,6 +470,36 @@ unary_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* Free the curl side of c (its memory goes with its context). */
+static void
+client_release(void *arg)
+{
+	SeEtcd	   *c = arg;
+
+	if (c->easy != NULL)
+		curl_easy_cleanup(c->easy);
+	curl_slist_free_all(c->headers);
+	c->easy = NULL;
+	c->headers = NULL;
+}
+
+/*
+ * In the server, run release(arg) when cxt is reset or deleted, so an error
+ * that unwinds past the owner (resetting its context) closes the sockets.
+ */
+static void
+on_context_reset(void *cxt, void (*release) (void *), void *arg)
+{
+#ifndef SE_FRONTEND
+	MemoryContextCallback *cb = MemoryContextAlloc((MemoryContext) cxt,
+												   sizeof(MemoryContextCallback));
+
+	cb->func = release;
+	cb->arg = arg;
+	MemoryContextRegisterResetCallback((MemoryContext) cxt, cb);
+#endif
+}
+
 SeEtcd *
 se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 {
@@ -478,9 +508,10 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 			   *tok,
 			   *save = NULL;
 	int			cap = 4;
+	SeError		e;
+	void	   *cxt = NULL;
 #ifndef SE_FRONTEND
-	MemoryContext cxt,
-				old;
+	MemoryContext old;
 #endif
 
 	if (endpoints == NULL || timeout_ms <= 0)
@@ -494,6 +525,7 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 #endif
+	se_error_init(&e);
 	c = palloc0(sizeof(SeEtcd));
 	c->timeout_ms = timeout_ms;
 	c->endpoints = palloc(cap * sizeof(char *));
@@ -507,7 +539,7 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 		if (len == 0 || (strncmp(tok, "http://", 7) != 0 &&
 						 strncmp(tok, "https://", 8) != 0))
 		{
-			se_error_set(err, 400, "illegal_argument_exception",
+			se_error_set(&e, 400, "illegal_argument_exception",
 						 "etcd endpoint [%s] is not an http:// or https:// URL", tok);
 			break;
 		}
@@ -518,34 +550,30 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 		}
 		c->endpoints[c->nendpoints++] = pnstrdup(tok, len);
 	}
-	if (!se_error_is_set(err) && c->nendpoints == 0)
-		se_error_set(err, 400, "illegal_argument_exception",
+	pfree(list);
+	if (!se_error_is_set(&e) && c->nendpoints == 0)
+		se_error_set(&e, 400, "illegal_argument_exception",
 					 "no etcd endpoint in [%s]", endpoints);
-	if (!se_error_is_set(err))
+	if (!se_error_is_set(&e))
 	{
 		c->easy = curl_easy_init();
 		c->headers = make_headers();
 		if (c->easy == NULL || c->headers == NULL)
-			se_error_set(err, 500, SE_ETCD_ERROR, "could not create a curl handle");
-	}
-#ifndef SE_FRONTEND
-	MemoryContextSwitchTo(old);
-#endif
-	if (se_error_is_set(err))
-	{
-		if (c->easy)
-			curl_easy_cleanup(c->easy);
-		curl_slist_free_all(c->headers);
-#ifndef SE_FRONTEND
-		MemoryContextDelete(cxt);
-#endif
-		return NULL;
+			se_error_set(&e, 500, SE_ETCD_ERROR, "could not create a curl handle");
 	}
 #ifndef SE_FRONTEND
 	c->cxt = cxt;
 	c->scratch = AllocSetContextCreate(cxt, "search_engine etcd call",
 									   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(old);
 #endif
+	on_context_reset(cxt, client_release, c);
+	if (se_error_is_set(&e))
+	{
+		se_error_set(err, e.status, e.type, "%s", e.reason);
+		se_etcd_close(c);
+		return NULL;
+	}
 	setup_easy(c->easy, c, c->curl_error);
 	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, unary_write_cb);
 	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, c);
@@ -558,11 +586,10 @@ se_etcd_close(SeEtcd *c)
 {
 	if (c == NULL)
 		return;
-	curl_easy_cleanup(c->easy);
-	curl_slist_free_all(c->headers);
 #ifndef SE_FRONTEND
-	MemoryContextDelete(c->cxt);
+	MemoryContextDelete(c->cxt);	/* runs client_release */
 #else
+	client_release(c);
 	for (int i = 0; i < c->nendpoints; i++)
 		pfree(c->endpoints[i]);
 	pfree(c->endpoints);
@@ -975,8 +1002,10 @@ watch_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 
 /* Free the transfer of w (not w itself). */
 static void
-watch_release(SeEtcdWatch *w)
+watch_release(void *arg)
 {
+	SeEtcdWatch *w = arg;
+
 	if (w->multi != NULL)
 	{
 		if (w->easy != NULL)
@@ -1221,11 +1250,13 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	int			i;
 	bool		all = prefix[0] == '\0';
 	void	   *caller;
+	void	   *cxt = NULL;
 #ifndef SE_FRONTEND
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-											  "search_engine etcd watch",
-											  ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MemoryContext old;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine etcd watch",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
 #endif
 
 	w = palloc0(sizeof(SeEtcdWatch));
@@ -1233,6 +1264,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 #ifndef SE_FRONTEND
 	w->cxt = cxt;
 #endif
+	on_context_reset(cxt, watch_release, w);
 	initStringInfo(&w->buf);
 	initStringInfo(&body);
 	appendStringInfoString(&body, "{\"create_request\":{");
@@ -1413,10 +1445,10 @@ se_etcd_watch_stop(SeEtcdWatch *w)
 {
 	if (w == NULL)
 		return;
-	watch_release(w);
 #ifndef SE_FRONTEND
-	MemoryContextDelete(w->cxt);
+	MemoryContextDelete(w->cxt);	/* runs watch_release */
 #else
+	watch_release(w);
 	pfree(w->buf.data);
 	pfree(w->body);
 	if (w->url)
