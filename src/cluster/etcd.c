@@ -48,6 +48,18 @@
 /* Largest answer or unparsed watch backlog accepted (the cluster state is far smaller). */
 #define MAX_RESPONSE	((size_t) 64 * 1024 * 1024)
 
+/*
+ * Where a scan for the end of a JSON value stopped: resumable, so a value
+ * arriving in many pieces is scanned once.
+ */
+typedef struct ValueScan
+{
+	int			offset;			/* next byte to look at */
+	int			depth;			/* nesting depth */
+	bool		in_string;
+	bool		escape;			/* after a backslash in a string */
+} ValueScan;
+
 struct SeEtcd
 {
 	int			nendpoints;
@@ -73,10 +85,8 @@ struct SeEtcdWatch
 	char	   *url;
 	char	   *body;
 	StringInfoData buf;			/* received bytes not parsed yet */
-	int			scan;			/* buf offset the object scan resumes at */
-	int			depth;			/* scan state: nesting depth ... */
-	bool		in_string;		/* ... inside a string ... */
-	bool		escape;			/* ... after a backslash */
+	ValueScan	scan;			/* for the next message in buf */
+	int64		revision;		/* latest header revision seen */
 	bool		created;		/* etcd acknowledged the watch */
 	bool		ended;			/* the transfer finished (any reason) */
 	bool		overflow;		/* backlog passed MAX_RESPONSE */
@@ -323,44 +333,46 @@ error_message(const SeJson *body)
 	return (m != NULL && m->type == SE_JSON_STRING) ? m->u.s.str : NULL;
 }
 
-/* Length of the first complete JSON value of s[0..len), 0 if incomplete. */
+/*
+ * Continue scanning s[0..len) for the end of the JSON object or array that
+ * starts it (after any whitespace); returns the offset just past it, or -1
+ * when it is not complete yet.  Whitespace and scalars between values are
+ * skipped over: the watch stream puts a newline after each message.
+ */
+static int
+scan_value_end(ValueScan *st, const char *s, int len)
+{
+	for (; st->offset < len; st->offset++)
+	{
+		char		ch = s[st->offset];
+
+		if (st->in_string)
+		{
+			if (st->escape)
+				st->escape = false;
+			else if (ch == '\\')
+				st->escape = true;
+			else if (ch == '"')
+				st->in_string = false;
+		}
+		else if (ch == '"')
+			st->in_string = true;
+		else if (ch == '{' || ch == '[')
+			st->depth++;
+		else if ((ch == '}' || ch == ']') && st->depth > 0 && --st->depth == 0)
+			return ++st->offset;
+	}
+	return -1;
+}
+
+/* Length of the first complete JSON object of s[0..len), 0 if incomplete. */
 static int
 first_value_len(const char *s, int len)
 {
-	int			depth = 0,
-				i;
-	bool		in_string = false,
-				escape = false,
-				started = false;
+	ValueScan	st = {0};
+	int			end = scan_value_end(&st, s, len);
 
-	for (i = 0; i < len; i++)
-	{
-		char		ch = s[i];
-
-		if (in_string)
-		{
-			if (escape)
-				escape = false;
-			else if (ch == '\\')
-				escape = true;
-			else if (ch == '"')
-				in_string = false;
-			continue;
-		}
-		if (ch == '"')
-			in_string = true;
-		else if (ch == '{' || ch == '[')
-		{
-			depth++;
-			started = true;
-		}
-		else if (ch == '}' || ch == ']')
-		{
-			if (--depth == 0 && started)
-				return i + 1;
-		}
-	}
-	return 0;
+	return end < 0 ? 0 : end;
 }
 
 /* ---------------------------------------------------------------------
@@ -416,6 +428,35 @@ setup_easy(CURL *easy, SeEtcd *c, char *errbuf)
 	curl_easy_setopt(easy, CURLOPT_NOPROXY, "*");
 }
 
+/*
+ * Request headers: JSON; no "Expect: 100-continue" round trip for large
+ * bodies; and, as etcd's own client does, gRPC metadata asking the member
+ * to refuse the call (503 "no leader", so we fail over) or cancel the watch
+ * when it has no leader, so a partitioned member cannot serve stale reads
+ * or keep a watch silently stalled.
+ */
+static struct curl_slist *
+make_headers(void)
+{
+	static const char *const lines[] = {"Content-Type: application/json", "Expect:",
+	"Grpc-Metadata-hasleader: true"};
+	struct curl_slist *h = NULL;
+	int			i;
+
+	for (i = 0; i < lengthof(lines); i++)
+	{
+		struct curl_slist *t = curl_slist_append(h, lines[i]);
+
+		if (t == NULL)
+		{
+			curl_slist_free_all(h);
+			return NULL;
+		}
+		h = t;
+	}
+	return h;
+}
+
 /* curl write callback for unary answers: append to c->resp. */
 static size_t
 unary_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
@@ -429,6 +470,36 @@ unary_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* Free the curl side of c (its memory goes with its context). */
+static void
+client_release(void *arg)
+{
+	SeEtcd	   *c = arg;
+
+	if (c->easy != NULL)
+		curl_easy_cleanup(c->easy);
+	curl_slist_free_all(c->headers);
+	c->easy = NULL;
+	c->headers = NULL;
+}
+
+/*
+ * In the server, run release(arg) when cxt is reset or deleted, so an error
+ * that unwinds past the owner (resetting its context) closes the sockets.
+ */
+static void
+on_context_reset(void *cxt, void (*release) (void *), void *arg)
+{
+#ifndef SE_FRONTEND
+	MemoryContextCallback *cb = MemoryContextAlloc((MemoryContext) cxt,
+												   sizeof(MemoryContextCallback));
+
+	cb->func = release;
+	cb->arg = arg;
+	MemoryContextRegisterResetCallback((MemoryContext) cxt, cb);
+#endif
+}
+
 SeEtcd *
 se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 {
@@ -437,9 +508,10 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 			   *tok,
 			   *save = NULL;
 	int			cap = 4;
+	SeError		e;
+	void	   *cxt = NULL;
 #ifndef SE_FRONTEND
-	MemoryContext cxt,
-				old;
+	MemoryContext old;
 #endif
 
 	if (endpoints == NULL || timeout_ms <= 0)
@@ -453,6 +525,7 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 #endif
+	se_error_init(&e);
 	c = palloc0(sizeof(SeEtcd));
 	c->timeout_ms = timeout_ms;
 	c->endpoints = palloc(cap * sizeof(char *));
@@ -466,7 +539,7 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 		if (len == 0 || (strncmp(tok, "http://", 7) != 0 &&
 						 strncmp(tok, "https://", 8) != 0))
 		{
-			se_error_set(err, 400, "illegal_argument_exception",
+			se_error_set(&e, 400, "illegal_argument_exception",
 						 "etcd endpoint [%s] is not an http:// or https:// URL", tok);
 			break;
 		}
@@ -477,34 +550,30 @@ se_etcd_connect(const char *endpoints, int timeout_ms, SeError *err)
 		}
 		c->endpoints[c->nendpoints++] = pnstrdup(tok, len);
 	}
-	if (!se_error_is_set(err) && c->nendpoints == 0)
-		se_error_set(err, 400, "illegal_argument_exception",
+	pfree(list);
+	if (!se_error_is_set(&e) && c->nendpoints == 0)
+		se_error_set(&e, 400, "illegal_argument_exception",
 					 "no etcd endpoint in [%s]", endpoints);
-	if (!se_error_is_set(err))
+	if (!se_error_is_set(&e))
 	{
 		c->easy = curl_easy_init();
-		c->headers = curl_slist_append(NULL, "Content-Type: application/json");
+		c->headers = make_headers();
 		if (c->easy == NULL || c->headers == NULL)
-			se_error_set(err, 500, SE_ETCD_ERROR, "could not create a curl handle");
-	}
-#ifndef SE_FRONTEND
-	MemoryContextSwitchTo(old);
-#endif
-	if (se_error_is_set(err))
-	{
-		if (c->easy)
-			curl_easy_cleanup(c->easy);
-		curl_slist_free_all(c->headers);
-#ifndef SE_FRONTEND
-		MemoryContextDelete(cxt);
-#endif
-		return NULL;
+			se_error_set(&e, 500, SE_ETCD_ERROR, "could not create a curl handle");
 	}
 #ifndef SE_FRONTEND
 	c->cxt = cxt;
 	c->scratch = AllocSetContextCreate(cxt, "search_engine etcd call",
 									   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(old);
 #endif
+	on_context_reset(cxt, client_release, c);
+	if (se_error_is_set(&e))
+	{
+		se_error_set(err, e.status, e.type, "%s", e.reason);
+		se_etcd_close(c);
+		return NULL;
+	}
 	setup_easy(c->easy, c, c->curl_error);
 	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, unary_write_cb);
 	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, c);
@@ -517,11 +586,10 @@ se_etcd_close(SeEtcd *c)
 {
 	if (c == NULL)
 		return;
-	curl_easy_cleanup(c->easy);
-	curl_slist_free_all(c->headers);
 #ifndef SE_FRONTEND
-	MemoryContextDelete(c->cxt);
+	MemoryContextDelete(c->cxt);	/* runs client_release */
 #else
+	client_release(c);
 	for (int i = 0; i < c->nendpoints; i++)
 		pfree(c->endpoints[i]);
 	pfree(c->endpoints);
@@ -934,8 +1002,10 @@ watch_write_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 
 /* Free the transfer of w (not w itself). */
 static void
-watch_release(SeEtcdWatch *w)
+watch_release(void *arg)
 {
+	SeEtcdWatch *w = arg;
+
 	if (w->multi != NULL)
 	{
 		if (w->easy != NULL)
@@ -984,8 +1054,7 @@ watch_open(SeEtcdWatch *w, int idx)
 		pfree(w->url);
 	w->url = psprintf("%s/v3/watch", c->endpoints[idx]);
 	resetStringInfo(&w->buf);
-	w->scan = w->depth = 0;
-	w->in_string = w->escape = false;
+	memset(&w->scan, 0, sizeof(w->scan));
 	w->created = w->ended = w->overflow = false;
 	w->result = CURLE_OK;
 	w->sock = -1;
@@ -1039,51 +1108,22 @@ watch_wait(SeEtcdWatch *w, int ms)
 		curl_multi_poll(w->multi, NULL, 0, ms, NULL);
 }
 
-/*
- * Cut the next complete JSON object out of the backlog; NULL if none is
- * complete yet.  The scan resumes where it stopped, so a large message
- * arriving in many chunks is scanned once.
- */
+/* Cut the next complete JSON object out of the backlog; NULL if none is. */
 static char *
 watch_next_object(SeEtcdWatch *w, int *len)
 {
-	char	   *s = w->buf.data;
-	int			i;
+	int			end = scan_value_end(&w->scan, w->buf.data, w->buf.len);
+	char	   *obj;
 
-	for (i = w->scan; i < w->buf.len; i++)
-	{
-		char		ch = s[i];
-
-		if (w->in_string)
-		{
-			if (w->escape)
-				w->escape = false;
-			else if (ch == '\\')
-				w->escape = true;
-			else if (ch == '"')
-				w->in_string = false;
-		}
-		else if (ch == '"')
-			w->in_string = true;
-		else if (ch == '{' || ch == '[')
-			w->depth++;
-		else if ((ch == '}' || ch == ']') && --w->depth == 0)
-		{
-			char	   *obj = palloc(i + 2);
-
-			memcpy(obj, s, i + 1);
-			obj[i + 1] = '\0';
-			*len = i + 1;
-			/* drop it from the backlog */
-			memmove(s, s + i + 1, w->buf.len - i - 1);
-			w->buf.len -= i + 1;
-			s[w->buf.len] = '\0';
-			w->scan = 0;
-			return obj;
-		}
-	}
-	w->scan = w->buf.len;
-	return NULL;
+	if (end < 0)
+		return NULL;
+	obj = pnstrdup(w->buf.data, end);
+	*len = end;
+	memmove(w->buf.data, w->buf.data + end, w->buf.len - end);
+	w->buf.len -= end;
+	w->buf.data[w->buf.len] = '\0';
+	memset(&w->scan, 0, sizeof(w->scan));
+	return obj;
 }
 
 /* Why the stream ended, for an error reason. */
@@ -1115,7 +1155,7 @@ watch_end_reason(SeEtcdWatch *w)
  */
 static SeEtcdWatchStatus
 watch_consume(SeEtcdWatch *w, void *caller, SeEtcdEvent **events, int *n,
-			  int *cap, int64 *revision, int64 *compact, char **reason)
+			  int *cap, int64 *compact, char **reason)
 {
 	char	   *text;
 	int			len;
@@ -1148,8 +1188,7 @@ watch_consume(SeEtcdWatch *w, void *caller, SeEtcdEvent **events, int *n,
 		}
 		if (json_bool(res, "created"))
 			w->created = true;
-		if (revision && se_json_get(res, "header") != NULL)
-			*revision = Max(*revision, json_int64(se_json_get(res, "header"), "revision"));
+		w->revision = Max(w->revision, json_int64(se_json_get(res, "header"), "revision"));
 		if (json_int64(res, "compact_revision") != 0)
 		{
 			*compact = json_int64(res, "compact_revision");
@@ -1210,11 +1249,14 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	bool		first = true;
 	int			i;
 	bool		all = prefix[0] == '\0';
+	void	   *caller;
+	void	   *cxt = NULL;
 #ifndef SE_FRONTEND
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-											  "search_engine etcd watch",
-											  ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MemoryContext old;
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine etcd watch",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
 #endif
 
 	w = palloc0(sizeof(SeEtcdWatch));
@@ -1222,6 +1264,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 #ifndef SE_FRONTEND
 	w->cxt = cxt;
 #endif
+	on_context_reset(cxt, watch_release, w);
 	initStringInfo(&w->buf);
 	initStringInfo(&body);
 	appendStringInfoString(&body, "{\"create_request\":{");
@@ -1236,6 +1279,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 #endif
 
 	/* connect and wait for the "created" acknowledgement, endpoint by endpoint */
+	caller = scratch_begin(c);
 	initStringInfo(&tried);
 	for (i = 0; i < c->nendpoints; i++)
 	{
@@ -1245,6 +1289,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 
 		if (!watch_open(w, idx))
 		{
+			scratch_end(caller);
 			se_error_set(err, 500, SE_ETCD_ERROR, "could not create a curl handle");
 			se_etcd_watch_stop(w);
 			return NULL;
@@ -1275,6 +1320,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 					{
 						const char *m = error_message(msg);
 
+						scratch_end(caller);
 						se_error_set(err, 500, SE_ETCD_ERROR,
 									 "etcd [%s] refused the watch: %s", c->endpoints[idx],
 									 m ? m : (msg ? "no created acknowledgement" : perr.reason));
@@ -1286,6 +1332,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 			if (w->created)
 			{
 				c->current = idx;
+				scratch_end(caller);
 				return w;
 			}
 			left = deadline - now_ms();
@@ -1302,6 +1349,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 								  c->endpoints[idx], c->timeout_ms));
 	}
 	c->current = (c->current + 1) % c->nendpoints;
+	scratch_end(caller);
 	se_error_set(err, 503, SE_ETCD_UNAVAILABLE, "no etcd endpoint accepted the watch: %s",
 				 tried.data);
 	se_etcd_watch_stop(w);
@@ -1313,7 +1361,8 @@ se_etcd_watch_poll(SeEtcdWatch *w, int timeout_ms, SeEtcdEvent **events,
 				   int *nevents, int64 *revision, int64 *compact_revision,
 				   SeError *err)
 {
-	void	   *caller = scratch_begin(w->c);
+	SeEtcd	   *c = w->c;
+	void	   *caller = scratch_begin(c);
 	int64		deadline = now_ms() + Max(timeout_ms, 0);
 	int			cap = 0;
 	SeEtcdWatchStatus status = w->pending_status;
@@ -1327,12 +1376,21 @@ se_etcd_watch_poll(SeEtcdWatch *w, int timeout_ms, SeEtcdEvent **events,
 		int64		left;
 
 		watch_drive(w);
-		status = watch_consume(w, caller, events, nevents, &cap, revision,
-							   &compact, &reason);
+		status = watch_consume(w, caller, events, nevents, &cap, &compact, &reason);
 		if (status == SE_ETCD_WATCH_OK && w->ended)
 		{
 			status = SE_ETCD_WATCH_FAILED;
 			reason = watch_end_reason(w);
+		}
+		else if (status == SE_ETCD_WATCH_OK && c->current != w->endpoint)
+		{
+			/*
+			 * A call found this endpoint failing and moved on: an idle stream
+			 * cannot tell a dead server from a quiet one, so follow the call.
+			 */
+			status = SE_ETCD_WATCH_FAILED;
+			reason = psprintf("etcd [%s] failed a call, the client moved to [%s]: the watch must follow",
+							  c->endpoints[w->endpoint], c->endpoints[c->current]);
 		}
 		if (status != SE_ETCD_WATCH_OK || *nevents > 0)
 			break;
@@ -1342,13 +1400,15 @@ se_etcd_watch_poll(SeEtcdWatch *w, int timeout_ms, SeEtcdEvent **events,
 #ifndef SE_FRONTEND
 		CHECK_FOR_INTERRUPTS();
 #endif
-		watch_wait(w, (int) Min(left, 1000));
+		watch_wait(w, (int) Min(left, 250));
 	}
 	scratch_end(caller);
+	if (revision)
+		*revision = w->revision;
 
-	if (status != SE_ETCD_WATCH_OK && *nevents > 0)
+	if (status != SE_ETCD_WATCH_OK && w->pending_status == SE_ETCD_WATCH_OK)
 	{
-		/* deliver the events first; the terminal status comes next poll */
+		/* terminal: every later poll answers the same */
 #ifndef SE_FRONTEND
 		MemoryContext old = MemoryContextSwitchTo(w->cxt);
 #endif
@@ -1359,17 +1419,18 @@ se_etcd_watch_poll(SeEtcdWatch *w, int timeout_ms, SeEtcdEvent **events,
 #ifndef SE_FRONTEND
 		MemoryContextSwitchTo(old);
 #endif
-		return SE_ETCD_WATCH_OK;
+		if (status == SE_ETCD_WATCH_FAILED && c->current == w->endpoint)
+			c->current = (w->endpoint + 1) % c->nendpoints;	/* the next watch goes elsewhere */
 	}
+	if (status == SE_ETCD_WATCH_OK || *nevents > 0)
+		return SE_ETCD_WATCH_OK;	/* events first, the terminal status next poll */
 	if (status == SE_ETCD_WATCH_COMPACTED)
-		*compact_revision = compact;
-	else if (status == SE_ETCD_WATCH_FAILED)
 	{
-		/* the next watch (and call) starts from another endpoint */
-		if (w->c->current == w->endpoint)
-			w->c->current = (w->endpoint + 1) % w->c->nendpoints;
-		se_error_set(err, 503, SE_ETCD_UNAVAILABLE, "%s", reason);
+		if (compact_revision)
+			*compact_revision = compact;
 	}
+	else
+		se_error_set(err, 503, SE_ETCD_UNAVAILABLE, "%s", reason);
 	return status;
 }
 
@@ -1384,10 +1445,10 @@ se_etcd_watch_stop(SeEtcdWatch *w)
 {
 	if (w == NULL)
 		return;
-	watch_release(w);
 #ifndef SE_FRONTEND
-	MemoryContextDelete(w->cxt);
+	MemoryContextDelete(w->cxt);	/* runs watch_release */
 #else
+	watch_release(w);
 	pfree(w->buf.data);
 	pfree(w->body);
 	if (w->url)

@@ -13,7 +13,8 @@ Faults are armed through POST /fake/control with a JSON object:
   {"watch": "pair"}            two watch messages in one chunk
   {"watch": "close"}           after the created ack, half a message, then close
   {"watch": "normal"}
-GET /fake/stats answers {"connections": N, "requests": N}.
+GET /fake/stats answers {"connections": N, "requests": N, "watches": N,
+"no_hasleader": N} (requests that did not ask for a member with a leader).
 """
 import base64
 import json
@@ -31,7 +32,7 @@ compacted = 0
 leases = {}         # id -> [ttl, deadline]
 next_lease = 7000
 faults = {"fail": 0, "status": 500, "hang": 0, "ms": 0, "watch": "normal"}
-stats = {"connections": 0, "requests": 0}
+stats = {"connections": 0, "requests": 0, "watches": 0, "no_hasleader": 0}
 CLUSTER = {"cluster_id": "14841639068965178418", "member_id": "10276657743932975437",
            "raft_term": "2"}
 
@@ -251,6 +252,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {})
         with lock:
             stats["requests"] += 1
+            # (compaction is the test's own call, not the client's)
+            if self.headers.get("Grpc-Metadata-hasleader") != "true" and \
+                    self.path != "/v3/kv/compaction":
+                stats["no_hasleader"] += 1
             fail, hang = faults["fail"] > 0, faults["hang"] > 0
             if fail:
                 faults["fail"] -= 1
@@ -262,6 +267,8 @@ class Handler(BaseHTTPRequestHandler):
         if hang:
             time.sleep(faults["ms"] / 1000.0)
         if self.path == "/v3/watch":
+            with lock:
+                stats["watches"] += 1
             return self.watch(req["create_request"])
         handler = UNARY.get(self.path)
         if handler is None:

@@ -297,11 +297,12 @@ check_watch(SeEtcd *c, const char *base)
 	SeEtcdWatchStatus st;
 	int			n;
 	int64		rev,
+				before,
 				start,
 				crev = 0;
 	double		t0;
 
-	UT_CHECK(se_etcd_put(c, "/w/before", "x", 1, 0, &start, E()), "put: %s", REASON);
+	UT_CHECK(se_etcd_put(c, "/w/before", "x", 1, 0, &before, E()), "put: %s", REASON);
 	w = se_etcd_watch_start(c, "/w/", 0, E());
 	UT_CHECK(w != NULL, "watch start: %s", REASON);
 	if (w == NULL)
@@ -320,6 +321,9 @@ check_watch(SeEtcd *c, const char *base)
 	n = collect(w, ev, 3, &st);
 	UT_CHECK(n == 3 && st == SE_ETCD_WATCH_OK, "three events on the prefix (n=%d st=%d: %s)",
 			 n, st, REASON);
+	st = se_etcd_watch_poll(w, 0, &evs, &n, &start, &crev, E());
+	UT_CHECK(st == SE_ETCD_WATCH_OK && start == rev, "the watch has seen revision " INT64_FORMAT
+			 " (" INT64_FORMAT ")", rev, start);
 	if (n == 3)
 	{
 		UT_CHECK(!ev[0].is_delete && strcmp(ev[0].kv.key, "/w/a") == 0 &&
@@ -333,6 +337,7 @@ check_watch(SeEtcd *c, const char *base)
 	se_etcd_watch_stop(w);
 
 	/* history replays from start_revision */
+	start = before;
 	w = se_etcd_watch_start(c, "/w/", start, E());
 	n = w ? collect(w, ev, 4, &st) : 0;
 	UT_CHECK(n == 4 && strcmp(ev[0].kv.key, "/w/before") == 0 && ev[3].is_delete,
@@ -352,6 +357,9 @@ check_watch(SeEtcd *c, const char *base)
 		while (st == SE_ETCD_WATCH_OK && now_s() - t0 < 5);
 		UT_CHECK(st == SE_ETCD_WATCH_COMPACTED && crev == rev,
 				 "COMPACTED at " INT64_FORMAT " (st=%d crev=" INT64_FORMAT ")", rev, st, crev);
+		crev = 0;
+		st = se_etcd_watch_poll(w, 0, &evs, &n, NULL, &crev, E());
+		UT_CHECK(st == SE_ETCD_WATCH_COMPACTED && crev == rev, "and stays so");
 		se_etcd_watch_stop(w);
 	}
 	se_etcd_delete(c, "/w/", true, NULL, NULL, E());
@@ -508,7 +516,24 @@ check_faults(const char *base, int port)
 			 "a cut stream fails the watch (st=%d): %s", st, REASON);
 	UT_CHECK(strstr(se_etcd_current_endpoint(c), "localhost") != NULL,
 			 "the next watch goes to the other endpoint");
+	st = se_etcd_watch_poll(w, 0, &(SeEtcdEvent *) {NULL}, &n, NULL, NULL, E());
+	UT_CHECK(st == SE_ETCD_WATCH_FAILED, "a failed watch stays failed");
 	se_etcd_watch_stop(w);
+
+	/* a quiet watch follows the client off an endpoint a call found failing */
+	control(base, "{\"watch\": \"normal\"}");
+	w = se_etcd_watch_start(c, "/f/", 0, E());
+	UT_CHECK(w != NULL && strstr(se_etcd_current_endpoint(c), "localhost"), "watch on localhost");
+	control(base, "{\"fail\": 1, \"status\": 503}");
+	UT_CHECK(se_etcd_put(c, "/f/moved", "1", 1, 0, NULL, E()), "put: %s", REASON);
+	n = w ? collect(w, ev, 1, &st) : 0;
+	UT_CHECK(n == 1 && strcmp(ev[0].kv.key, "/f/moved") == 0, "the put's event still arrives");
+	n = w ? collect(w, ev, 1, &st) : 0;
+	UT_CHECK(n == 0 && st == SE_ETCD_WATCH_FAILED && strstr(REASON, "must follow"),
+			 "then the watch fails: %s", REASON);
+	se_etcd_watch_stop(w);
+	UT_CHECK(fake_stat(base, "watches") >= 8 && fake_stat(base, "no_hasleader") == 0,
+			 "every call and watch asks for a member with a leader");
 	control(base, "{\"watch\": \"normal\"}");
 	se_etcd_close(c);
 }
