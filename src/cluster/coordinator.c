@@ -236,6 +236,25 @@ leader_apply(const SeEtcdKv *kv)
 	}
 	co.leader_term = kv->create_revision;
 	co.leader_lease = kv->lease;
+
+	/*
+	 * Our own key on our own lease that we did not see ourselves win: a
+	 * campaign txn that timed out after etcd applied it.  We won.
+	 */
+	if (co.my_term == 0 && co.lease != 0 && kv->lease == co.lease &&
+		strcmp(co.leader_eid, SeCluster->ephemeral_id) == 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(co.cxt);
+
+		if (co.my_leader_value)
+			pfree(co.my_leader_value);
+		co.my_leader_value = pnstrdup(kv->value, kv->value_len);
+		MemoryContextSwitchTo(old);
+		co.my_term = kv->create_revision;
+		ereport(LOG,
+				(errmsg("search_engine coordinator: node \"%s\" won the election (term " INT64_FORMAT ")",
+						se_cluster_node_name(), co.my_term)));
+	}
 }
 
 /* state/nodes as the master published it: its term and the cluster uuid. */
@@ -580,7 +599,6 @@ campaign(void)
 	int			nkvs;
 	bool		won;
 	int64		rev;
-	MemoryContext old;
 
 	if (!(co.roles & SE_NODE_ROLE_MASTER) || co.leader_term != 0 || co.lease == 0)
 		return;
@@ -605,16 +623,7 @@ campaign(void)
 	{
 		SeEtcdKv	kv = {key, value.data, value.len, rev, rev, 1, co.lease};
 
-		co.my_term = rev;
-		old = MemoryContextSwitchTo(co.cxt);
-		if (co.my_leader_value)
-			pfree(co.my_leader_value);
-		co.my_leader_value = pstrdup(value.data);
-		MemoryContextSwitchTo(old);
-		leader_apply(&kv);
-		ereport(LOG,
-				(errmsg("search_engine coordinator: node \"%s\" won the election (term " INT64_FORMAT ")",
-						se_cluster_node_name(), rev)));
+		leader_apply(&kv);		/* ours, on our lease: adopted as won */
 	}
 	else if (nkvs == 1)
 		leader_apply(&kvs[0]);
