@@ -139,6 +139,21 @@ se_script_lang_allowed(const char *lang, SeError *err)
 	return true;
 }
 
+/*
+ * A cluster setting refused while the server starts: PostgreSQL would only
+ * warn and use the default (a node asked to be coordinating-only would
+ * then be master-eligible), so se_guc_define refuses to start instead.
+ */
+static bool cluster_setting_rejected = false;
+
+static bool
+cluster_setting_refused(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+		cluster_setting_rejected = true;
+	return false;
+}
+
 /* node_roles: master and data, each at most once; empty is coordinating-only. */
 static bool
 check_node_roles(char **newval, void **extra, GucSource source)
@@ -149,7 +164,7 @@ check_node_roles(char **newval, void **extra, GucSource source)
 	if (se_node_roles_parse(*newval, &roles, &detail))
 		return true;
 	GUC_check_errdetail("%s", detail);
-	return false;
+	return cluster_setting_refused();
 }
 
 static bool
@@ -160,7 +175,7 @@ check_node_attributes(char **newval, void **extra, GucSource source)
 	if (se_node_attributes_parse(*newval, &detail))
 		return true;
 	GUC_check_errdetail("%s", detail);
-	return false;
+	return cluster_setting_refused();
 }
 
 /* Names that become one part of an etcd key: no '/', and not empty. */
@@ -170,7 +185,7 @@ check_key_part(char **newval, void **extra, GucSource source)
 	if (strchr(*newval, '/') != NULL)
 	{
 		GUC_check_errdetail("The name becomes part of the cluster's etcd keys, so it cannot contain \"/\".");
-		return false;
+		return cluster_setting_refused();
 	}
 	return true;
 }
@@ -181,7 +196,7 @@ check_cluster_name(char **newval, void **extra, GucSource source)
 	if ((*newval)[0] == '\0')
 	{
 		GUC_check_errdetail("The cluster name cannot be empty.");
-		return false;
+		return cluster_setting_refused();
 	}
 	return check_key_part(newval, extra, source);
 }
@@ -201,7 +216,7 @@ check_etcd_endpoints(char **newval, void **extra, GucSource source)
 		if (strncmp(tok, "http://", 7) != 0 && strncmp(tok, "https://", 8) != 0)
 		{
 			GUC_check_errdetail("etcd endpoint \"%s\" is not an http:// or https:// URL.", tok);
-			return false;
+			return cluster_setting_refused();
 		}
 	}
 	return true;
@@ -384,6 +399,11 @@ se_guc_define(void)
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("search_engine");
+	if (cluster_setting_rejected)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid search_engine cluster settings"),
+				 errhint("Correct the settings the warnings above name; a node does not start with a role, attribute, name or endpoint it was not given.")));
 
 	if (se_write_threads == 0)
 		se_write_threads = cpu_count();

@@ -221,5 +221,14 @@ ok(defined $took, 'without etcd the node knows no master (503 master_not_discove
 is($m->safe_psql('postgres', q{SELECT search_engine.search('local', '{"query": {"match": {"t": "kept"}}}')->'hits'->'total'->>'value'}),
 	'2', 'and still answers a search on its local index');
 
+# ---- a setting PostgreSQL would only warn about keeps the node from starting
+my $bad = PostgreSQL::Test::Cluster->new('badroles');
+$bad->init;
+$bad->append_conf('postgresql.conf', "shared_preload_libraries = 'search_engine'\n"
+	  . "search_engine.node_roles = 'master,ingest'\n");
+ok(!$bad->start(fail_ok => 1), 'a node with an unknown role does not start');
+like(slurp_file($bad->logfile), qr/Unknown node role "ingest".*FATAL:  invalid search_engine cluster settings/s,
+	'and says which setting is wrong');
+
 $cluster->teardown;
 done_testing();
