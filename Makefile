@@ -19,7 +19,7 @@ $(error sources share a basename: $(DUP_BASENAMES); rename one (header dependenc
 endif
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
-SHLIB_LINK = -lzstd
+SHLIB_LINK = -lzstd -lcurl
 # the transport's peer connections (as postgres_fdw links it)
 SHLIB_LINK_INTERNAL = $(libpq)
 

@@ -17,6 +17,7 @@
 #include "api/api.h"
 #include "api/byquery.h"
 #include "cluster/state.h"
+#include "cluster/coordinator.h"
 
 PG_MODULE_MAGIC;
 
@@ -65,4 +66,5 @@ _PG_init(void)
 	se_merge_register();
 	se_task_workers_register();
 	se_search_workers_register();
+	se_coordinator_register();
 }

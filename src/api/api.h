@@ -179,15 +179,28 @@ extern void se_search_workers_register(void);
 PGDLLEXPORT void se_search_worker_main(Datum arg);
 
 /* in cat.c */
+/* _cat URL parameters: format=json, v (header), h (columns), full_id */
+typedef struct SeCatParams
+{
+	bool		json;
+	bool		v;
+	const char *h;
+	bool		full_id;
+} SeCatParams;
+extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
+
+/* in cluster_ops.c */
+extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
+
 /* in nodes.c */
 extern void se_nodes_register_actions(void);
 extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
 extern List *se_nodes_thread_pool_rows(void);
-
-extern bool se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
-extern bool se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err);
-extern bool se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
-extern bool se_op_cat_shards(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
 extern const char *se_node_name_get(void);
 
 #endif

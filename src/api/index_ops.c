@@ -16,6 +16,7 @@
 #include "utils/wait_event.h"
 
 #include "api/api.h"
+#include "cluster/coordinator.h"
 #include "node/node.h"
 #include "security/acl.h"
 #include "shard/engine.h"
@@ -836,6 +837,9 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 				act;
 	const char *status;
 	bool		timed_out = false;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			data_nodes = 0;
+	int			i;
 
 	se_require_started();
 	for (;;)
@@ -856,15 +860,22 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	se_cluster_view(v);
+	for (i = 0; i < v->nmembers; i++)
+		if (v->members[i].roles & SE_NODE_ROLE_DATA)
+			data_nodes++;
 	r->status = timed_out ? 408 : 200;
+	appendStringInfoString(&r->body, "{\"cluster_name\":");
+	se_json_write_string(&r->body, v->cluster_name, -1);
 	appendStringInfo(&r->body,
-					 "{\"cluster_name\":\"search_engine\",\"status\":\"%s\",\"timed_out\":%s,"
-					 "\"number_of_nodes\":1,\"number_of_data_nodes\":1,"
+					 ",\"status\":\"%s\",\"timed_out\":%s,"
+					 "\"number_of_nodes\":%d,\"number_of_data_nodes\":%d,"
 					 "\"active_primary_shards\":%d,\"active_shards\":%d,\"relocating_shards\":0,"
 					 "\"initializing_shards\":%d,\"unassigned_shards\":%d,\"delayed_unassigned_shards\":0,"
 					 "\"number_of_pending_tasks\":0,\"number_of_in_flight_fetch\":0,"
 					 "\"task_max_waiting_in_queue_millis\":0,\"active_shards_percent_as_number\":%.1f}",
-					 status, timed_out ? "true" : "false", ap, act, init, unas,
+					 status, timed_out ? "true" : "false", v->nmembers, data_nodes,
+					 ap, act, init, unas,
 					 (act + init + unas) > 0 ? 100.0 * act / (act + init + unas) : 100.0);
 	return true;
 }

@@ -8,7 +8,8 @@
  * the coordinator worker reaches it through this client.  Every call is
  * bounded by the connection's timeout and fails over across the endpoints,
  * starting from the last one that answered; a connect failure, a timeout
- * or a 5xx moves on to the next.  When every endpoint failed the error is
+ * or a 5xx moves on to the next (a member without a leader answers 503, as
+ * every request requires one).  When every endpoint failed the error is
  * status 503, type "etcd_unavailable_exception"; when etcd answered with an
  * error it is type "etcd_exception" (reason: endpoint, HTTP status, etcd's
  * message).
@@ -171,10 +172,12 @@ typedef enum SeEtcdWatchStatus
 } SeEtcdWatchStatus;
 
 /*
- * Open the stream on the current endpoint (failing over like a unary call
- * until one accepts the connection); returns NULL and err if none does.
- * The stream is established by the first poll (it waits for etcd's
- * "created" acknowledgement).
+ * Open the stream and wait for etcd's "created" acknowledgement, up to the
+ * timeout on each endpoint, failing over like a unary call; returns NULL
+ * and err (503 etcd_unavailable_exception, or etcd_exception when etcd
+ * refused the watch) if no endpoint accepts it.  Like every call, the
+ * watch asks the member to require a leader: etcd cancels it should the
+ * member lose its leader (a FAILED poll).
  */
 extern SeEtcdWatch *se_etcd_watch_start(SeEtcd *c, const char *prefix,
 										int64 start_revision, SeError *err);
@@ -182,12 +185,16 @@ extern SeEtcdWatch *se_etcd_watch_start(SeEtcd *c, const char *prefix,
 /*
  * Wait up to timeout_ms (0: just look) for events.  OK: *events gets a
  * palloc'd array of *nevents events in revision order (NULL/0 when none
- * arrived), *revision (may be NULL) the latest header revision seen.
- * COMPACTED: start_revision was compacted away; *compact_revision is set,
- * the caller re-reads the prefix and starts a new watch.  FAILED: the
- * stream broke or etcd cancelled it (err says why); the caller stops this
- * watch and starts another (the client has moved to the next endpoint).
- * Events delivered before a failure are returned with OK first.
+ * arrived); *revision (may be NULL) is the latest header revision the
+ * watch has seen, so a new watch can start at *revision + 1.
+ * COMPACTED: start_revision was compacted away; *compact_revision (may be
+ * NULL) is etcd's compact revision; the caller re-reads the prefix and
+ * starts a new watch.  FAILED (err: 503 etcd_unavailable_exception): the
+ * stream broke, etcd cancelled it, or a unary call on this client found
+ * the watch's endpoint failing and moved on; the caller stops this watch
+ * and starts another (which goes to another endpoint).  Events received
+ * before a terminal status are returned with OK first; once terminal, every
+ * later poll answers the same.
  */
 extern SeEtcdWatchStatus se_etcd_watch_poll(SeEtcdWatch *w, int timeout_ms,
 											SeEtcdEvent **events, int *nevents,
