@@ -5,10 +5,13 @@
  *
  * The nodes and the master come from the coordinator's applied view
  * (cluster/coordinator.h), the same on a single-node cluster, where the
- * node is its own master.  Index metadata and the routing table are not
- * served here yet: they move into etcd with cluster/state.c's work, and
- * until then _cluster/state leaves them out (GET /{index} and _cat/shards
- * show them).
+ * node is its own master.  metadata and routing_table come from this
+ * node's applied copy of the index metadata (cluster/state.c, kept from
+ * etcd by cluster/state_sync.c), filtered by the caller's privileges as
+ * _cat is.  A shard's state is this node's own knowledge: STARTED or
+ * INITIALIZING for a shard it holds, INITIALIZING for one placed on
+ * another node (data nodes do not report started shards to the master
+ * yet), UNASSIGNED for one placed nowhere.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,10 +23,13 @@
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "cluster/state.h"
+#include "node/node.h"
+#include "security/acl.h"
 
 /*
  * The metrics ES's /_cluster/state/{metrics} takes, in its order; the
- * first four are filled, the others accepted and left out for now.
+ * first six are filled, the others accepted and left out for now.
  */
 static const char *const state_metrics[] = {
 	"version", "master_node", "blocks", "nodes",
@@ -139,6 +145,107 @@ nodes_json(const SeClusterView *v, StringInfo out)
 	appendStringInfoChar(out, '}');
 }
 
+/* The ephemeral id of node name, or NULL when it is not a member. */
+static const char *
+ephemeral_of(const SeClusterView *v, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < v->nmembers; i++)
+		if (strcmp(v->members[i].name, name) == 0)
+			return v->members[i].ephemeral_id;
+	return NULL;
+}
+
+static const char *
+shard_state(const SeIndexMeta *im, int shard, const char *node_id)
+{
+	int			slot;
+
+	if (node_id == NULL)
+		return "UNASSIGNED";
+	if (!se_state_shard_local(im, shard))
+		return "INITIALIZING";
+	slot = se_slot_find(im->uuid, shard);
+	if (slot >= 0 && SeSlots[slot].state == SE_SLOT_STARTED)
+		return "STARTED";
+	return slot >= 0 ? "INITIALIZING" : "UNASSIGNED";
+}
+
+/* metadata and/or routing_table of the indices the caller may see. */
+static bool
+indices_json(const SeClusterView *v, bool metadata, bool routing, StringInfo out, SeError *err)
+{
+	List	   *targets = se_acl_resolve("_all", SE_ACL_VIEW, true, err);
+	ListCell   *lc;
+	bool		first;
+
+	if (se_error_is_set(err))
+		return false;
+	if (metadata)
+	{
+		appendStringInfoString(out, ",\"metadata\":{\"cluster_uuid\":");
+		se_json_write_string(out, v->cluster_uuid, -1);
+		appendStringInfoString(out, ",\"indices\":{");
+		first = true;
+		foreach(lc, targets)
+		{
+			SeIndexMeta *im = lfirst(lc);
+			int			s;
+
+			if (!first)
+				appendStringInfoChar(out, ',');
+			first = false;
+			se_json_write_string(out, im->name, -1);
+			appendStringInfo(out, ":{\"state\":\"%s\",\"settings\":", im->closed ? "close" : "open");
+			se_settings_to_json(im, out);
+			appendStringInfoString(out, ",\"mappings\":");
+			appendStringInfoString(out, im->mappings_json);
+			appendStringInfoString(out, ",\"primary_terms\":{");
+			for (s = 0; s < im->settings.number_of_shards; s++)
+				appendStringInfo(out, "%s\"%d\":" INT64_FORMAT, s ? "," : "", s, im->primary_term);
+			appendStringInfoString(out, "}}");
+		}
+		appendStringInfoString(out, "}}");
+	}
+	if (routing)
+	{
+		appendStringInfoString(out, ",\"routing_table\":{\"indices\":{");
+		first = true;
+		foreach(lc, targets)
+		{
+			SeIndexMeta *im = lfirst(lc);
+			int			s;
+
+			if (im->closed)
+				continue;
+			if (!first)
+				appendStringInfoChar(out, ',');
+			first = false;
+			se_json_write_string(out, im->name, -1);
+			appendStringInfoString(out, ":{\"shards\":{");
+			for (s = 0; s < im->settings.number_of_shards; s++)
+			{
+				const char *node_id = im->shard_nodes
+					? ephemeral_of(v, im->shard_nodes[s]) : v->local_ephemeral_id;
+
+				appendStringInfo(out, "%s\"%d\":[{\"state\":\"%s\",\"primary\":true,\"node\":",
+								 s ? "," : "", s, shard_state(im, s, node_id));
+				if (node_id)
+					se_json_write_string(out, node_id, -1);
+				else
+					appendStringInfoString(out, "null");
+				appendStringInfo(out, ",\"relocating_node\":null,\"shard\":%d,\"index\":", s);
+				se_json_write_string(out, im->name, -1);
+				appendStringInfoString(out, "}]");
+			}
+			appendStringInfoString(out, "}}");
+		}
+		appendStringInfoString(out, "}}");
+	}
+	return true;
+}
+
 bool
 se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err)
 {
@@ -171,6 +278,9 @@ se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err)
 		appendStringInfoString(out, ",\"blocks\":{}");
 	if (mask & METRIC(3))
 		nodes_json(v, out);
+	if ((mask & (METRIC(4) | METRIC(5))) &&
+		!indices_json(v, (mask & METRIC(4)) != 0, (mask & METRIC(5)) != 0, out, err))
+		return false;
 	appendStringInfoChar(out, '}');
 	return true;
 }

@@ -113,43 +113,19 @@ ms_left(TimestampTz deadline)
 }
 
 /*
- * Wait for one socket condition (or the latch, or the deadline); false
- * when the deadline passed.  Interrupts are served here.
+ * Start connecting p: the peer's conninfo, then this node's
+ * transport_conninfo, whose keywords win.  The connection is finished by
+ * conn_step as its socket becomes ready.
  */
 static bool
-wait_socket(pgsocket sock, int events, TimestampTz deadline)
-{
-	for (;;)
-	{
-		long		left = ms_left(deadline);
-		int			rc;
-
-		if (left <= 0)
-			return false;
-		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
-							   sock, left, PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-			ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (rc & events)
-			return true;
-	}
-}
-
-/*
- * Connect p (the peer's conninfo, then this node's transport_conninfo,
- * whose keywords win) without blocking past deadline.
- */
-static bool
-peer_connect(Peer *p, TimestampTz deadline, SeError *err)
+peer_connect_start(Peer *p, SeError *err)
 {
 	PQconninfoOption *extra = NULL;
 	PQconninfoOption *o;
-	const char **keys;
-	const char **vals;
+	const char *keys[64];
+	const char *vals[64];
 	int			n = 0;
 	char	   *msg = NULL;
-	PostgresPollingStatusType st;
 	PGconn	   *conn;
 
 	if (se_transport_conninfo && se_transport_conninfo[0])
@@ -164,13 +140,11 @@ peer_connect(Peer *p, TimestampTz deadline, SeError *err)
 			return false;
 		}
 	}
-	keys = palloc(sizeof(char *) * 64);
-	vals = palloc(sizeof(char *) * 64);
 	keys[n] = "dbname";
 	vals[n++] = p->conninfo;
 	keys[n] = "fallback_application_name";
 	vals[n++] = "search_engine transport";
-	for (o = extra; o && o->keyword && n < 62; o++)
+	for (o = extra; o && o->keyword && n < lengthof(keys) - 1; o++)
 		if (o->val && o->val[0])
 		{
 			keys[n] = o->keyword;
@@ -188,35 +162,7 @@ peer_connect(Peer *p, TimestampTz deadline, SeError *err)
 		PQfinish(conn);
 		return false;
 	}
-	p->conn = conn;				/* from here, an error closes it: see callers */
-	st = PGRES_POLLING_WRITING;
-	while (st != PGRES_POLLING_OK)
-	{
-		if (st == PGRES_POLLING_FAILED)
-		{
-			se_error_set(err, 500, "connect_transport_exception", "[%s] connect failed: %s",
-						 p->node, pchomp(PQerrorMessage(conn)));
-			peer_drop(p, false);
-			return false;
-		}
-		if (!wait_socket(PQsocket(conn),
-						 st == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-						 deadline))
-		{
-			se_error_set(err, 500, "connect_transport_exception",
-						 "[%s] connect timed out", p->node);
-			peer_drop(p, false);
-			return false;
-		}
-		st = PQconnectPoll(conn);
-	}
-	if (PQsetnonblocking(conn, 1) != 0)
-	{
-		se_error_set(err, 500, "connect_transport_exception", "[%s] %s",
-					 p->node, pchomp(PQerrorMessage(conn)));
-		peer_drop(p, false);
-		return false;
-	}
+	p->conn = conn;
 	return true;
 }
 
@@ -224,13 +170,16 @@ peer_connect(Peer *p, TimestampTz deadline, SeError *err)
 typedef struct Pending
 {
 	Peer	   *peer;
+	bool		connecting;		/* the connection is being made */
+	PostgresPollingStatusType polling;	/* while connecting */
 	bool		flushing;		/* the request is not all sent yet */
 	bool		done;
 	PGresult   *res;			/* the one result row */
 } Pending;
 
+/* Send c's query on its (idle, connected) peer; false = c is over. */
 static bool
-call_send(SeTransportCall *c, Pending *pd, TimestampTz deadline)
+call_send(SeTransportCall *c, Pending *pd)
 {
 	Oid			types[2] = {TEXTOID, BYTEAOID};
 	const char *values[2];
@@ -238,25 +187,13 @@ call_send(SeTransportCall *c, Pending *pd, TimestampTz deadline)
 	int			formats[2] = {0, 1};
 	int			rc;
 
-	pd->peer = peer_get(c->node, c->conninfo);
-	if (pd->peer->conn != NULL && PQstatus(pd->peer->conn) != CONNECTION_OK)
-		peer_drop(pd->peer, false);
-	if (pd->peer->conn == NULL && !peer_connect(pd->peer, deadline, &c->err))
-		return false;
 	values[0] = c->action;
 	lengths[0] = strlen(c->action);
 	values[1] = c->payload ? c->payload : "";
 	lengths[1] = (int) c->payload_len;
 	if (!PQsendQueryParams(pd->peer->conn, "SELECT search_engine._transport($1, $2)", 2,
-						   types, values, lengths, formats, 1))
-	{
-		se_error_set(&c->err, 500, "node_disconnected_exception", "[%s] send failed: %s",
-					 c->node, pchomp(PQerrorMessage(pd->peer->conn)));
-		peer_drop(pd->peer, false);
-		return false;
-	}
-	rc = PQflush(pd->peer->conn);
-	if (rc < 0)
+						   types, values, lengths, formats, 1) ||
+		(rc = PQflush(pd->peer->conn)) < 0)
 	{
 		se_error_set(&c->err, 500, "node_disconnected_exception", "[%s] send failed: %s",
 					 c->node, pchomp(PQerrorMessage(pd->peer->conn)));
@@ -265,6 +202,49 @@ call_send(SeTransportCall *c, Pending *pd, TimestampTz deadline)
 	}
 	pd->flushing = rc == 1;
 	return true;
+}
+
+/* Begin c: on a pooled connection, or a new one; false = c is over. */
+static bool
+call_start(SeTransportCall *c, Pending *pd)
+{
+	pd->peer = peer_get(c->node, c->conninfo);
+	if (pd->peer->conn != NULL && PQstatus(pd->peer->conn) != CONNECTION_OK)
+		peer_drop(pd->peer, false);
+	if (pd->peer->conn != NULL)
+		return call_send(c, pd);
+	if (!peer_connect_start(pd->peer, &c->err))
+		return false;
+	pd->connecting = true;
+	pd->polling = PGRES_POLLING_WRITING;
+	return true;
+}
+
+/* The connection of c advanced; false = c is over (failed). */
+static bool
+conn_step(SeTransportCall *c, Pending *pd)
+{
+	PGconn	   *conn = pd->peer->conn;
+
+	pd->polling = PQconnectPoll(conn);
+	if (pd->polling == PGRES_POLLING_FAILED)
+	{
+		se_error_set(&c->err, 500, "connect_transport_exception", "[%s] connect failed: %s",
+					 c->node, pchomp(PQerrorMessage(conn)));
+		peer_drop(pd->peer, false);
+		return false;
+	}
+	if (pd->polling != PGRES_POLLING_OK)
+		return true;
+	pd->connecting = false;
+	if (PQsetnonblocking(conn, 1) != 0)
+	{
+		se_error_set(&c->err, 500, "connect_transport_exception", "[%s] %s",
+					 c->node, pchomp(PQerrorMessage(conn)));
+		peer_drop(pd->peer, false);
+		return false;
+	}
+	return call_send(c, pd);
 }
 
 /* Take what arrived for c; true once its answer is complete. */
@@ -350,6 +330,10 @@ abandon(SeTransportCall *calls, Pending *pds, int n)
 	}
 }
 
+/*
+ * Start every call, then serve their sockets (connecting, sending,
+ * reading) in one wait until all are over or the deadline passed.
+ */
 static void
 fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 {
@@ -361,7 +345,7 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 		initStringInfo(&calls[i].reply);
 		se_error_init(&calls[i].err);
 		calls[i].ok = false;
-		pds[i].done = !call_send(&calls[i], &pds[i], deadline);
+		pds[i].done = !call_start(&calls[i], &pds[i]);
 		if (!pds[i].done)
 			left++;
 	}
@@ -378,10 +362,18 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 		for (i = 0; i < n; i++)
-			if (!pds[i].done)
-				AddWaitEventToSet(set, WL_SOCKET_READABLE |
-								  (pds[i].flushing ? WL_SOCKET_WRITEABLE : 0),
-								  PQsocket(pds[i].peer->conn), NULL, &pds[i]);
+		{
+			int			events;
+
+			if (pds[i].done)
+				continue;
+			if (pds[i].connecting)
+				events = pds[i].polling == PGRES_POLLING_READING
+					? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+			else
+				events = WL_SOCKET_READABLE | (pds[i].flushing ? WL_SOCKET_WRITEABLE : 0);
+			AddWaitEventToSet(set, events, PQsocket(pds[i].peer->conn), NULL, &pds[i]);
+		}
 		nev = WaitEventSetWait(set, ms, ev, lengthof(ev), PG_WAIT_EXTENSION);
 		FreeWaitEventSet(set);
 		for (i = 0; i < nev; i++)
@@ -391,7 +383,8 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 			if (ev[i].events & WL_LATCH_SET)
 				ResetLatch(MyLatch);
 			else if (pd != NULL && !pd->done &&
-					 call_read(&calls[pd - pds], pd))
+					 (pd->connecting ? !conn_step(&calls[pd - pds], pd)
+					  : call_read(&calls[pd - pds], pd)))
 			{
 				pd->done = true;
 				left--;
@@ -400,7 +393,10 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 		CHECK_FOR_INTERRUPTS();
 	}
 	for (i = 0; i < n; i++)
-		if (!pds[i].done)
+		if (!pds[i].done && pds[i].connecting)
+			se_error_set(&calls[i].err, 500, "connect_transport_exception",
+						 "[%s] connect timed out", calls[i].node);
+		else if (!pds[i].done)
 			se_error_set(&calls[i].err, 504, "receive_timeout_transport_exception",
 						 "[%s][%s] request timed out", calls[i].node, calls[i].action);
 	abandon(calls, pds, n);

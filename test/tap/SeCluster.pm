@@ -126,7 +126,8 @@ sub new_node
 		  . "search_engine.cluster_name = '$self->{name}'\n"
 		  . "search_engine.node_roles = '$roles'\n"
 		  . "search_engine.etcd_endpoints = '${\ $self->endpoints}'\n"
-		  . "search_engine.publish_conninfo = 'host=127.0.0.1 port=$port dbname=postgres'\n"
+		  # the test servers listen on a Unix socket only
+		  . "search_engine.publish_conninfo = 'host=${\ $_[0]->host} port=$port dbname=postgres'\n"
 		  . "search_engine.cluster_lease_ttl = " . ($opts{ttl} // 5) . "\n"
 		  . "search_engine.search_threads = 1\n"
 		  . ($opts{extra} // '');
