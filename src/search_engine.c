@@ -55,6 +55,9 @@ _PG_init(void)
 	se_guc_define();
 	se_search_interrupts_init();
 	se_nodes_register_actions();
+	se_bulk_register_actions();
+	se_search_register_actions();
+	se_search_remote_register_actions();
 	se_state_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;

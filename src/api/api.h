@@ -89,10 +89,12 @@ typedef struct SeWriteItem
 	int64		if_primary_term;
 	const char *body;
 	size_t		body_len;
+	const char *uuid;			/* a peer's item: the index uuid it routed to */
 	/* routing result */
 	SeIndexMeta *im;
 	int			shard;
-	int			slot;
+	int			slot;			/* SE_SLOT_REMOTE: on node */
+	const char *node;
 	/* outcome */
 	bool		done;
 	SeItemResp	resp;
@@ -110,11 +112,14 @@ typedef struct SeBulkOptions
 	bool		require_alias;
 	bool		authorized;		/* the caller checked write on every item's index */
 	bool		no_auto_create; /* a missing index fails its items (by-query write-back) */
+	bool		local_only;		/* a peer's sub-request: shards elsewhere fail, never forwarded */
 	int			retried;		/* out: rounds retried after 429s */
 } SeBulkOptions;
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
 					   SeResponse *r, SeError *err);
 extern void se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts);
+#define SE_SLOT_REMOTE (-3)
+extern void se_bulk_register_actions(void);
 /* A new auto-generated document id (ES style, 20 chars). */
 extern char *se_auto_id(void);
 /* ES's UNASSIGNED_SEQ_NO: an if_seq_no the request did not give */
@@ -166,10 +171,36 @@ extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err);
 extern bool se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err);
 extern void se_search_interrupts_init(void);
+extern void se_search_register_actions(void);
 
 /* in search_pool.c */
-typedef struct SePoolSearch SePoolSearch;
+struct SeSearchRequest;
 struct SeSearchShard;
+struct SeShardTransport;
+typedef struct SePoolSearch SePoolSearch;
+typedef struct SeSearchKnobs
+{
+	bool		block_max;
+	int			delay_ms;		/* search_debug_delay (tests) */
+	int			max_clauses;
+} SeSearchKnobs;
+extern void se_search_common_encode(const SeJson *body, const SeSearchParams *p, int window,
+									StringInfo out);
+extern struct SeSearchRequest *se_search_common_request(const char *common, Size common_len,
+														SeSearchKnobs *knobs, SeError *err);
+/* in search_remote.c */
+typedef struct SeRemoteSearch SeRemoteSearch;
+extern void se_search_remote_register_actions(void);
+extern SeRemoteSearch *se_search_remote_begin(const SeJson *body, const SeSearchParams *p,
+											  int window, struct SeSearchShard *shards,
+											  int nshards, const struct SeShardTransport *pool);
+extern const struct SeShardTransport *se_search_remote_transport(SeRemoteSearch *rs);
+extern bool se_search_remote_count(const SeJson *body, struct SeSearchShard *shards,
+								   int nshards, int64 *count, SeError *err);
+extern void se_search_query_phase_with(struct SeSearchRequest *sreq, const SeSearchKnobs *knobs,
+									   struct SeSearchShard *sh, int shard_idx, StringInfo out);
+struct SeSearchShard;
+struct SeShardTransport;
 extern SePoolSearch *se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
 											 int window, struct SeSearchShard *shards,
 											 SeIndexMeta **metas, int nshards);

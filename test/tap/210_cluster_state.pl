@@ -122,16 +122,56 @@ for my $n (qw(n1 n2 n3))
 is(scalar(split /,/, $fields{n3}), 20, 'twenty concurrent mapping updates from two nodes all landed');
 ok($fields{n1} eq $fields{n3} && $fields{n2} eq $fields{n3}, 'and every node applied the same mapping');
 
-# ---- writes to a shard on another node: refused clearly until requests cross nodes
-($status, $body) = req('n3', 'GET', '/books/_search');
-is("$status $body->{error}{type}", '503 no_shard_available_action_exception',
-	'a search that needs another node\'s shard says so (503), never a wrong answer');
+# ---- requests across nodes: bulk, get, mget, search and count through any node
+# the same documents on a single-node server: the answers must be the same
+my $ref = SeTest::new_node('ref', write_threads => 1);
+$ref->safe_psql('postgres', q{SELECT search_engine.create_index('books',
+	'{"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{"title":{"type":"text"}}}}')});
+my @words = qw(alpha beta gamma delta epsilon zeta eta theta iota kappa);
+my $ndjson = '';
+for my $i (1 .. 200)
+{
+	my $title = join(' ', map { $words[($i * $_ + $_) % @words] } 1 .. (1 + $i % 5));
+	$ndjson .= qq({"index":{"_id":"d$i"}}\n{"title":"$title","n":$i}\n);
+}
+for my $target ($node{n3}, $ref)
+{
+	my $out = $target->safe_psql('postgres',
+		"SELECT (search_engine.bulk(\$b\$$ndjson\$b\$, 'books', 'true'))::jsonb->>'errors'");
+	is($out, 'false', 'bulk of 200 documents without errors (' . $target->name . ')');
+}
+is($node{n3}->safe_psql('postgres', "SELECT search_engine.count('books', NULL)"), '200',
+	'count through the coordinating-only node sees both data nodes\' shards');
+my $q = '{"query":{"match":{"title":"alpha gamma"}},"size":15}';
+my $want = $ref->safe_psql('postgres',
+	"SELECT string_agg((h->>'_id') || ':' || (h->>'_score'), ',') FROM jsonb_array_elements((search_engine.search('books', '$q'))->'hits'->'hits') h");
+for my $n (qw(n1 n2 n3))
+{
+	is($node{$n}->safe_psql('postgres',
+		"SELECT string_agg((h->>'_id') || ':' || (h->>'_score'), ',') FROM jsonb_array_elements((search_engine.search('books', '$q'))->'hits'->'hits') h"),
+		$want, "search through $n: the single node's hits, order and scores");
+}
+is($node{n1}->safe_psql('postgres',
+	"SELECT (search_engine.search('books', '{\"query\":{\"match_all\":{}},\"sort\":[{\"n\":\"desc\"}],\"from\":3,\"size\":4}'))->'hits'->'hits' @? '\$[*] ? (@._source.n == 197)'"),
+	't', 'a sorted, paged search merges both nodes\' shards');
+is($node{n3}->safe_psql('postgres',
+	"SELECT string_agg((search_engine.get_doc('books', 'd' || i))->>'found', ',') FROM generate_series(1, 6) i"),
+	'true,true,true,true,true,true', 'get through the coordinating-only node finds documents on both data nodes');
+is($node{n3}->safe_psql('postgres',
+	"SELECT (search_engine.get_doc('books', 'd7'))->'_source'->>'n'"), '7', 'with their source');
+my $items = $node{n3}->safe_psql('postgres',
+	"SELECT string_agg(i->(SELECT k FROM jsonb_object_keys(i) k)->>'status', ',') FROM jsonb_array_elements((search_engine.bulk("
+	  . "\$b\$" . qq({"create":{"_id":"d1"}}\n{"title":"dup"}\n{"create":{"_id":"d2"}}\n{"title":"dup"}\n{"create":{"_id":"new1"}}\n{"title":"new"}\n)
+	  . "\$b\$, 'books'))::jsonb->'items') i");
+is($items, '409,409,201',
+	'per-item outcomes come back from the nodes holding the shards');
 
 # ---- delete through a non-master: gone on every node, shards closed
 ($status, $body) = req($other, 'DELETE', '/books');
 is($status, 200, 'delete through a non-master node');
 is(join(',', map { (req($_, 'GET', '/books'))[0] } qw(n1 n2 n3)), '404,404,404',
 	'the index is gone on every node');
+$ref->stop;
 ok($cluster->wait_for('the data nodes closed their shards of books', 20, sub {
 	!grep { $node{$_}->safe_psql('postgres', "SELECT count(*) FROM search_engine.shards") ne '0' } qw(n1 n2)
 }), 'the data nodes stopped their shards of the deleted index');
