@@ -70,6 +70,7 @@ extern bool se_op_force_merge(const char *expr, int max_num_segments, SeResponse
 extern bool se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_ms, SeResponse *r, SeError *err);
 /* a bulk's auto-creation of index name (exists already: fine) */
 extern bool se_index_auto_create(const char *name, SeError *err);
+extern void se_index_ops_register_actions(void);
 /* a router found a shard of im without a slot: start im's shards if open */
 extern bool se_index_open_routed(const SeIndexMeta *im, SeError *err);
 /* index meta of one concrete, open index (404 / index_closed_exception) */

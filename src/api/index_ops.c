@@ -10,6 +10,7 @@
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
 #include "utils/timestamp.h"
@@ -21,7 +22,9 @@
 #include "security/acl.h"
 #include "shard/engine.h"
 #include "shard/snapshot.h"
+#include "transport/transport.h"
 #include "util/fileio.h"
+#include "util/varint.h"
 
 /*
  * Lifecycle locks.  Create, auto-create, open, close, delete and mapping
@@ -667,7 +670,220 @@ se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 	return true;
 }
 
-/* Run a control request on every shard of the matching open indices. */
+/* Shards of one broadcast on this node: their slots, names, failures. */
+typedef struct BroadcastShards
+{
+	int			n;
+	int			cap;
+	int		   *slots;
+	const char **index;
+	int		   *shard;
+} BroadcastShards;
+
+static void
+broadcast_add(BroadcastShards *b, int slot, const char *index, int shard)
+{
+	if (b->n == b->cap)
+	{
+		b->cap = Max(16, b->cap * 2);
+		b->slots = b->slots ? repalloc(b->slots, sizeof(int) * b->cap) : palloc(sizeof(int) * b->cap);
+		b->index = b->index ? repalloc(b->index, sizeof(char *) * b->cap) : palloc(sizeof(char *) * b->cap);
+		b->shard = b->shard ? repalloc(b->shard, sizeof(int) * b->cap) : palloc(sizeof(int) * b->cap);
+	}
+	b->slots[b->n] = slot;
+	b->index[b->n] = index;
+	b->shard[b->n] = shard;
+	b->n++;
+}
+
+/*
+ * Refresh, flush or force-merge the shards of b (this node's); returns how
+ * many succeeded and appends ES's failure entries to failures.  Refresh
+ * and flush go to every shard at once (their owners work in parallel);
+ * force merges run one shard after another, as ES's force_merge pool of
+ * one thread does; a shard whose merge failed (a full disk, say) is
+ * reported with its reason, as ES lists shard failures.
+ */
+static int
+broadcast_local(BroadcastShards *b, SeRequestKind kind, int64 arg, StringInfo failures)
+{
+	int			ok = 0;
+	int			i;
+
+	if (kind != SE_REQ_FORCE_MERGE)
+		return se_queue_control_many(b->slots, b->n, kind, arg);
+	for (i = 0; i < b->n; i++)
+	{
+		const char *why = SeSlots[b->slots[i]].failure;
+
+		if (se_queue_control(b->slots[i], kind, arg))
+		{
+			ok++;
+			continue;
+		}
+		appendStringInfo(failures, "%s{\"index\":", failures->len ? "," : "");
+		se_json_write_string(failures, b->index[i], strlen(b->index[i]));
+		appendStringInfo(failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
+						 "\"reason\":{\"type\":\"shard_failed_exception\",\"reason\":", b->shard[i]);
+		why = why[0] ? why : "force merge failed";
+		se_json_write_string(failures, why, strlen(why));
+		appendStringInfoString(failures, "}}");
+	}
+	return ok;
+}
+
+/*
+ * Transport action "broadcast_shards": a peer's refresh/flush/force merge
+ * of shards of this node.  Payload: kind, arg, count, then per shard
+ * index name, uuid, shard.  Answer: shards attempted, succeeded, and the
+ * failures' JSON.
+ */
+static bool
+broadcast_shards_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	SeRequestKind kind;
+	int64		arg;
+	uint64		n,
+				i;
+	BroadcastShards b = {0};
+	StringInfoData failures;
+	int			ok;
+
+	se_wire_init(&r, payload, len);
+	kind = (SeRequestKind) se_wire_vint(&r);
+	arg = se_wire_svint(&r);
+	n = se_wire_vint(&r);
+	if (r.bad || (kind != SE_REQ_REFRESH && kind != SE_REQ_FLUSH && kind != SE_REQ_FORCE_MERGE))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed broadcast_shards request");
+		return false;
+	}
+	for (i = 0; i < n; i++)
+	{
+		char	   *index = se_wire_str(&r, NULL);
+		char	   *uuid = se_wire_str(&r, NULL);
+		int			shard = (int) se_wire_vint(&r);
+		SeIndexMeta *im;
+		SeError		serr;
+		int			slot;
+
+		if (r.bad || index == NULL || uuid == NULL)
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed broadcast_shards request");
+			return false;
+		}
+		im = se_state_find(se_state_current(), index);
+		se_error_init(&serr);
+		if (im == NULL || strcmp(im->uuid, uuid) != 0 || !se_state_shard_local(im, shard))
+			continue;			/* not a shard of ours any more: counted failed */
+		slot = se_snapshot_slot(im, shard, &serr);
+		if (slot >= 0)
+			broadcast_add(&b, slot, im->name, shard);
+	}
+	initStringInfo(&failures);
+	ok = broadcast_local(&b, kind, arg, &failures);
+	se_put_vint(reply, (uint64) ok);
+	se_put_str(reply, failures.data, failures.len);
+	return true;
+}
+
+void
+se_index_ops_register_actions(void)
+{
+	se_transport_register("broadcast_shards", broadcast_shards_action);
+}
+
+/*
+ * Send the shards of other nodes their part of a broadcast (one request per
+ * node, all at once); returns how many succeeded there.
+ */
+static int
+broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
+				 StringInfo failures)
+{
+	List	   *nodes = NIL;
+	ListCell   *lc,
+			   *ln;
+	SeTransportCall *calls;
+	SeClusterView *v;
+	int			ok = 0;
+	int			k = 0;
+	int			i;
+
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
+				!list_member(nodes, makeString(im->shard_nodes[s])))
+				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
+	}
+	*attempted = 0;
+	if (nodes == NIL)
+		return 0;
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	foreach(ln, nodes)
+	{
+		const char *node = strVal(lfirst(ln));
+		StringInfoData shards;
+		StringInfoData payload;
+		int			n = 0;
+
+		initStringInfo(&shards);
+		foreach(lc, targets)
+		{
+			SeIndexMeta *im = lfirst(lc);
+			int			s;
+
+			for (s = 0; s < im->settings.number_of_shards; s++)
+				if (!se_state_shard_local(im, s) && strcmp(im->shard_nodes[s], node) == 0)
+				{
+					se_put_str(&shards, im->name, strlen(im->name));
+					se_put_str(&shards, im->uuid, strlen(im->uuid));
+					se_put_vint(&shards, (uint64) s);
+					n++;
+				}
+		}
+		*attempted += n;
+		initStringInfo(&payload);
+		se_put_vint(&payload, (uint64) kind);
+		se_put_svint(&payload, arg);
+		se_put_vint(&payload, (uint64) n);
+		appendBinaryStringInfo(&payload, shards.data, shards.len);
+		calls[k].node = node;
+		calls[k].conninfo = "";
+		for (i = 0; i < v->nmembers; i++)
+			if (strcmp(v->members[i].name, node) == 0)
+				calls[k].conninfo = v->members[i].conninfo;
+		calls[k].action = "broadcast_shards";
+		calls[k].payload = payload.data;
+		calls[k].payload_len = payload.len;
+		k++;
+	}
+	/* a force merge may take long; ES waits for it */
+	se_transport_call_each(calls, k, kind == SE_REQ_FORCE_MERGE ? 3600 * 1000 : 120000);
+	for (i = 0; i < k; i++)
+	{
+		SeWireReader r;
+		int			len;
+		char	   *f;
+
+		if (!calls[i].ok)
+			continue;			/* that node's shards count as failed */
+		se_wire_init(&r, calls[i].reply.data, calls[i].reply.len);
+		ok += (int) se_wire_vint(&r);
+		f = se_wire_str(&r, &len);
+		if (!r.bad && f && len > 0)
+			appendStringInfo(failures, "%s%.*s", failures->len ? "," : "", len, f);
+	}
+	return ok;
+}
+
 static bool
 broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeError *err)
 {
@@ -676,20 +892,14 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 										 false, err);
 	ListCell   *lc;
 	int			total = 0,
-				ok = 0;
-	int		   *slots;
-	const char **slot_index;
-	int		   *slot_shard;
-	int			nslots = 0;
-	int			cap = 16;
+				ok = 0,
+				attempted = 0;
+	BroadcastShards b = {0};
 	StringInfoData failures;
 
 	se_require_started();
 	if (se_error_is_set(err))
 		return false;
-	slots = palloc(sizeof(int) * cap);
-	slot_index = palloc(sizeof(char *) * cap);
-	slot_shard = palloc(sizeof(int) * cap);
 	initStringInfo(&failures);
 	foreach(lc, targets)
 	{
@@ -701,57 +911,20 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 			SeError		serr;
 			int			slot;
 
+			total += 1 + im->settings.number_of_replicas;
+			if (!se_state_shard_local(im, s))
+				continue;
 			se_error_init(&serr);
 			slot = se_snapshot_slot(im, s, &serr);
-			total += 1 + im->settings.number_of_replicas;
-			if (slot < 0)
-				continue;
-			if (nslots == cap)
-			{
-				cap *= 2;
-				slots = repalloc(slots, sizeof(int) * cap);
-				slot_index = repalloc(slot_index, sizeof(char *) * cap);
-				slot_shard = repalloc(slot_shard, sizeof(int) * cap);
-			}
-			slot_index[nslots] = im->name;
-			slot_shard[nslots] = s;
-			slots[nslots++] = slot;
+			if (slot >= 0)
+				broadcast_add(&b, slot, im->name, s);
 		}
 	}
-
-	/*
-	 * Refresh and flush go to every shard at once (their owners work in
-	 * parallel); force merges run one shard after another, as ES's
-	 * force_merge pool of one thread does; a shard whose merge failed (a
-	 * full disk, say) is reported with its reason, as ES lists shard
-	 * failures.
-	 */
-	if (kind == SE_REQ_FORCE_MERGE)
-	{
-		int			i;
-
-		for (i = 0; i < nslots; i++)
-		{
-			const char *why = SeSlots[slots[i]].failure;
-
-			if (se_queue_control(slots[i], kind, arg))
-			{
-				ok++;
-				continue;
-			}
-			appendStringInfo(&failures, "%s{\"index\":", failures.len ? "," : "");
-			se_json_write_string(&failures, slot_index[i], strlen(slot_index[i]));
-			appendStringInfo(&failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
-							 "\"reason\":{\"type\":\"shard_failed_exception\",\"reason\":", slot_shard[i]);
-			why = why[0] ? why : "force merge failed";
-			se_json_write_string(&failures, why, strlen(why));
-			appendStringInfoString(&failures, "}}");
-		}
-	}
-	else
-		ok = se_queue_control_many(slots, nslots, kind, arg);
+	ok = broadcast_remote(targets, kind, arg, &attempted, &failures);
+	ok += broadcast_local(&b, kind, arg, &failures);
+	attempted += b.n;
 	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":%d",
-					 total, ok, nslots - ok);
+					 total, ok, attempted - ok);
 	if (failures.len > 0)
 		appendStringInfo(&r->body, ",\"failures\":[%s]", failures.data);
 	appendStringInfoString(&r->body, "}}");

@@ -166,6 +166,15 @@ my $items = $node{n3}->safe_psql('postgres',
 is($items, '409,409,201',
 	'per-item outcomes come back from the nodes holding the shards');
 
+# refresh through the coordinating-only node reaches both data nodes' shards
+my $more = join('', map { qq({"index":{"_id":"late$_"}}\n{"title":"late"}\n) } 1 .. 10);
+$node{n3}->safe_psql('postgres', "SELECT search_engine.bulk(\$b\$$more\$b\$, 'books', 'false')");
+($status, $body) = req('n3', 'POST', '/books/_refresh');
+is("$body->{_shards}{total}/$body->{_shards}{successful}/$body->{_shards}{failed}", '2/2/0',
+	'_refresh through the coordinating-only node refreshes both data nodes\' shards');
+is($node{n1}->safe_psql('postgres', "SELECT search_engine.count('books', '{\"query\":{\"match\":{\"title\":\"late\"}}}')"),
+	'10', 'and the refreshed documents are searchable from every node');
+
 # ---- delete through a non-master: gone on every node, shards closed
 ($status, $body) = req($other, 'DELETE', '/books');
 is($status, 200, 'delete through a non-master node');
