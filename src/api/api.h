@@ -229,6 +229,8 @@ extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
 /* in cluster_ops.c */
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
 
+extern void se_cat_register_actions(void);
+
 /* in nodes.c */
 extern void se_nodes_register_actions(void);
 extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);

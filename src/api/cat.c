@@ -19,8 +19,11 @@
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "nodes/value.h"
 #include "security/acl.h"
 #include "node/node.h"
+#include "transport/transport.h"
+#include "util/varint.h"
 
 typedef struct CatTable
 {
@@ -201,16 +204,124 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
  * ES _cat/shards: one row per shard copy (primaries only: no replicas yet),
  * with the write worker that owns it on this node (an extension column).
  */
+/* Transport action "shard_stats": every shard slot of this node. */
+static bool
+shard_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *sl = &SeSlots[i];
+
+		if (sl->state == SE_SLOT_FREE)
+			continue;
+		se_put_str(reply, sl->index_uuid, strlen(sl->index_uuid));
+		se_put_vint(reply, (uint64) sl->shard);
+		se_put_vint(reply, (uint64) sl->state);
+		se_put_vint(reply, pg_atomic_read_u64(&sl->docs_count));
+		se_put_vint(reply, pg_atomic_read_u64(&sl->store_bytes));
+		se_put_vint(reply, (uint64) sl->owner);
+	}
+	return true;
+}
+
+void
+se_cat_register_actions(void)
+{
+	se_transport_register("shard_stats", shard_stats_action);
+}
+
+/* One shard as a node reported it. */
+typedef struct ShardStat
+{
+	const char *node;
+	char	   *uuid;
+	int			shard;
+	SeSlotState state;
+	uint64		docs;
+	uint64		bytes;
+	int			owner;
+} ShardStat;
+
+/*
+ * The slots of the other nodes that hold shards of targets (one request
+ * per node, all at once); a node that does not answer leaves its shards
+ * UNASSIGNED in the table, as ES's _cat shows what it cannot reach.
+ */
+static List *
+remote_shard_stats(List *targets, const SeClusterView *v)
+{
+	List	   *nodes = NIL;
+	List	   *stats = NIL;
+	ListCell   *lc;
+	SeTransportCall *calls;
+	int			k = 0;
+	int			i;
+
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
+				!list_member(nodes, makeString(im->shard_nodes[s])))
+				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
+	}
+	if (nodes == NIL)
+		return NIL;
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	foreach(lc, nodes)
+	{
+		calls[k].node = strVal(lfirst(lc));
+		calls[k].conninfo = "";
+		for (i = 0; i < v->nmembers; i++)
+			if (strcmp(v->members[i].name, calls[k].node) == 0)
+				calls[k].conninfo = v->members[i].conninfo;
+		calls[k].action = "shard_stats";
+		k++;
+	}
+	se_transport_call_each(calls, k, 10000);
+	for (i = 0; i < k; i++)
+	{
+		SeWireReader r;
+
+		if (!calls[i].ok)
+			continue;
+		se_wire_init(&r, calls[i].reply.data, calls[i].reply.len);
+		while (r.p < r.end && !r.bad)
+		{
+			ShardStat  *st = palloc0(sizeof(ShardStat));
+
+			st->node = calls[i].node;
+			st->uuid = se_wire_str(&r, NULL);
+			st->shard = (int) se_wire_vint(&r);
+			st->state = (SeSlotState) se_wire_vint(&r);
+			st->docs = se_wire_vint(&r);
+			st->bytes = se_wire_vint(&r);
+			st->owner = (int) se_wire_vint(&r);
+			if (!r.bad && st->uuid)
+				stats = lappend(stats, st);
+		}
+	}
+	return stats;
+}
+
 static bool
 collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "state", "docs", "store",
 	"ip", "node", "write_worker"};
 	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	List	   *remote;
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
+	se_cluster_view(v);
+	remote = remote_shard_stats(targets, v);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -218,27 +329,58 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			int			slot = se_slot_find(im->uuid, s);
 			char	  **row = palloc0(sizeof(char *) * t->ncols);
-			SeSlotState state = slot >= 0 ? SeSlots[slot].state : SE_SLOT_FREE;
+			ShardStat	here;
+			ShardStat  *st = NULL;
 
+			if (se_state_shard_local(im, s))
+			{
+				int			slot = se_slot_find(im->uuid, s);
+
+				if (slot >= 0)
+				{
+					here.node = se_node_name_get();
+					here.state = SeSlots[slot].state;
+					here.docs = pg_atomic_read_u64(&SeSlots[slot].docs_count);
+					/* store size: segment files only, as ES reports it */
+					here.bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
+					here.owner = SeSlots[slot].owner;
+					st = &here;
+				}
+			}
+			else
+			{
+				ListCell   *lr;
+
+				foreach(lr, remote)
+				{
+					ShardStat  *r = lfirst(lr);
+
+					if (r->shard == s && strcmp(r->uuid, im->uuid) == 0 &&
+						strcmp(r->node, im->shard_nodes[s]) == 0)
+						st = r;
+				}
+			}
 			row[0] = im->name;
 			row[1] = psprintf("%d", s);
 			row[2] = "p";
-			row[3] = state == SE_SLOT_STARTED ? "STARTED" :
-				state == SE_SLOT_OPENING ? "INITIALIZING" : "UNASSIGNED";
-			if (state == SE_SLOT_STARTED)
+			row[3] = st == NULL ? "UNASSIGNED" : st->state == SE_SLOT_STARTED ? "STARTED" :
+				st->state == SE_SLOT_OPENING ? "INITIALIZING" : "UNASSIGNED";
+			if (st && st->state == SE_SLOT_STARTED)
 			{
-				uint64		bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
-
-				row[4] = psprintf(UINT64_FORMAT, pg_atomic_read_u64(&SeSlots[slot].docs_count));
-				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : human_bytes(bytes);
+				row[4] = psprintf(UINT64_FORMAT, st->docs);
+				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : human_bytes(st->bytes);
 			}
-			if (state != SE_SLOT_FREE)
+			if (st)
 			{
+				int			i;
+
 				row[6] = "127.0.0.1";
-				row[7] = (char *) se_node_name_get();
-				row[8] = psprintf("%d", SeSlots[slot].owner);
+				for (i = 0; i < v->nmembers; i++)
+					if (strcmp(v->members[i].name, st->node) == 0)
+						row[6] = (char *) se_conninfo_host(v->members[i].conninfo);
+				row[7] = (char *) st->node;
+				row[8] = psprintf("%d", st->owner);
 			}
 			t->rows = lappend(t->rows, row);
 		}

@@ -174,6 +174,12 @@ is("$body->{_shards}{total}/$body->{_shards}{successful}/$body->{_shards}{failed
 	'_refresh through the coordinating-only node refreshes both data nodes\' shards');
 is($node{n1}->safe_psql('postgres', "SELECT search_engine.count('books', '{\"query\":{\"match\":{\"title\":\"late\"}}}')"),
 	'10', 'and the refreshed documents are searchable from every node');
+($status, $body) = req('n3', 'GET', '/_cat/shards/books?format=json&h=shard,state,docs,node');
+is(join(',', sort map { "$_->{node}:$_->{state}" } @$body), 'n1:STARTED,n2:STARTED',
+	'_cat/shards on the coordinating-only node shows each shard started on its node');
+my $docs = 0;
+$docs += $_->{docs} for @$body;
+is($docs, 211, 'with the documents each node holds');
 
 # ---- delete through a non-master: gone on every node, shards closed
 ($status, $body) = req($other, 'DELETE', '/books');
