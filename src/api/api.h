@@ -230,6 +230,20 @@ extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
 
 extern void se_cat_register_actions(void);
+/* A shard as the node holding it has it (cat.c): _cat/shards, health. */
+typedef struct SeShardView
+{
+	const char *node;
+	char	   *uuid;
+	int			shard;
+	int			state;			/* SeSlotState */
+	uint64		docs;
+	uint64		bytes;
+	int			owner;
+} SeShardView;
+struct SeClusterView;
+extern List *se_remote_shard_stats(List *targets, const struct SeClusterView *v);
+extern bool se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out);
 
 /* in nodes.c */
 extern void se_nodes_register_actions(void);

@@ -232,25 +232,15 @@ se_cat_register_actions(void)
 	se_transport_register("shard_stats", shard_stats_action);
 }
 
-/* One shard as a node reported it. */
-typedef struct ShardStat
-{
-	const char *node;
-	char	   *uuid;
-	int			shard;
-	SeSlotState state;
-	uint64		docs;
-	uint64		bytes;
-	int			owner;
-} ShardStat;
+typedef SeShardView ShardStat;
 
 /*
  * The slots of the other nodes that hold shards of targets (one request
  * per node, all at once); a node that does not answer leaves its shards
  * UNASSIGNED in the table, as ES's _cat shows what it cannot reach.
  */
-static List *
-remote_shard_stats(List *targets, const SeClusterView *v)
+List *
+se_remote_shard_stats(List *targets, const SeClusterView *v)
 {
 	List	   *nodes = NIL;
 	List	   *stats = NIL;
@@ -308,6 +298,45 @@ remote_shard_stats(List *targets, const SeClusterView *v)
 	return stats;
 }
 
+/*
+ * Shard s of im as its node has it: this node's slot, or what its node
+ * reported in remote (se_remote_shard_stats); false when nobody has it.
+ */
+bool
+se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
+{
+	ListCell   *lr;
+
+	if (se_state_shard_local(im, s))
+	{
+		int			slot = se_slot_find(im->uuid, s);
+
+		if (slot < 0)
+			return false;
+		out->node = se_node_name_get();
+		out->uuid = (char *) im->uuid;
+		out->shard = s;
+		out->state = SeSlots[slot].state;
+		out->docs = pg_atomic_read_u64(&SeSlots[slot].docs_count);
+		/* store size: segment files only, as ES reports it */
+		out->bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
+		out->owner = SeSlots[slot].owner;
+		return true;
+	}
+	foreach(lr, remote)
+	{
+		SeShardView *r = lfirst(lr);
+
+		if (r->shard == s && strcmp(r->uuid, im->uuid) == 0 &&
+			strcmp(r->node, im->shard_nodes[s]) == 0)
+		{
+			*out = *r;
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool
 collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
@@ -321,7 +350,7 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	if (se_error_is_set(err))
 		return false;
 	se_cluster_view(v);
-	remote = remote_shard_stats(targets, v);
+	remote = se_remote_shard_stats(targets, v);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -330,37 +359,9 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
 			char	  **row = palloc0(sizeof(char *) * t->ncols);
-			ShardStat	here;
-			ShardStat  *st = NULL;
+			ShardStat	view;
+			ShardStat  *st = se_shard_view(im, s, remote, &view) ? &view : NULL;
 
-			if (se_state_shard_local(im, s))
-			{
-				int			slot = se_slot_find(im->uuid, s);
-
-				if (slot >= 0)
-				{
-					here.node = se_node_name_get();
-					here.state = SeSlots[slot].state;
-					here.docs = pg_atomic_read_u64(&SeSlots[slot].docs_count);
-					/* store size: segment files only, as ES reports it */
-					here.bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
-					here.owner = SeSlots[slot].owner;
-					st = &here;
-				}
-			}
-			else
-			{
-				ListCell   *lr;
-
-				foreach(lr, remote)
-				{
-					ShardStat  *r = lfirst(lr);
-
-					if (r->shard == s && strcmp(r->uuid, im->uuid) == 0 &&
-						strcmp(r->node, im->shard_nodes[s]) == 0)
-						st = r;
-				}
-			}
 			row[0] = im->name;
 			row[1] = psprintf("%d", s);
 			row[2] = "p";

@@ -957,6 +957,12 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 	bool		red = false,
 				yellow = false;
 
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	List	   *remote;
+
+	se_cluster_view(v);
+	/* shards on other nodes: as their nodes have them */
+	remote = se_remote_shard_stats(targets, v);
 	*active_primary = *initializing = *unassigned = *active = 0;
 	foreach(lc, targets)
 	{
@@ -967,8 +973,8 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			int			slot = se_slot_find(im->uuid, s);
-			int			st = slot >= 0 ? SeSlots[slot].state : SE_SLOT_FREE;
+			SeShardView view;
+			int			st = se_shard_view(im, s, remote, &view) ? view.state : SE_SLOT_FREE;
 
 			if (st == SE_SLOT_STARTED)
 			{

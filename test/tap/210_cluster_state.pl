@@ -180,6 +180,9 @@ is(join(',', sort map { "$_->{node}:$_->{state}" } @$body), 'n1:STARTED,n2:START
 my $docs = 0;
 $docs += $_->{docs} for @$body;
 is($docs, 211, 'with the documents each node holds');
+($status, $body) = req('n3', 'GET', '/_cluster/health/books');
+is("$body->{status} $body->{active_primary_shards}", 'green 2',
+	'_cluster/health on the coordinating-only node counts the shards started on the data nodes');
 
 # ---- delete through a non-master: gone on every node, shards closed
 ($status, $body) = req($other, 'DELETE', '/books');
