@@ -11,18 +11,19 @@
 #   3. the time for every node to apply a committed cluster state change
 #      (ROUNDS mapping updates through the master; each node polls its applied
 #      version): median and max.
-#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 CLUSTER_DIR=...)
+#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 CLUSTER_DIR=... PARTS="1 2 3")
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_cluster_bench}
 CLIENTS=${CLIENTS:-2}
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-30}
+PARTS=${PARTS:-1 2 3}
 PGDIR=$CLUSTER_DIR/solo
+ETCD_BASE=${ETCD_BASE:-23890}
+PG_BASE=${PG_BASE:-5611}
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/cluster.sh"
 need_root
-ETCD_BASE=${ETCD_BASE:-23890}
-PG_BASE=${PG_BASE:-5611}
 
 build_private
 make -C "$BENCH/loadgen" -s >/dev/null
@@ -41,6 +42,9 @@ dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
 OUT=$CLUSTER_DIR/results
 mkdir -p "$OUT"
 
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+if part 1; then
 echo "== 1. ingest: $CORPUS_DOCS documents, $CLIENTS clients"
 for target in solo n3; do
   port=$([ $target = solo ] && echo $SOLO || echo $N3)
@@ -57,7 +61,9 @@ a, b = solo["docs_per_s_searchable"], n3["docs_per_s_searchable"]
 print(f"single node: {a:.0f} docs/s; cluster through n3: {b:.0f} docs/s; "
       f"time ratio cluster/single = {a / b:.2f}")
 PY
+fi
 
+if part 2; then
 echo "== 2. search: top-10, 1 client, ${DURATION}s"
 for target in solo n3; do
   port=$([ $target = solo ] && echo $SOLO || echo $N3)
@@ -75,7 +81,9 @@ c50, c99 = lat(f"{d}/query-n3.json")
 print(f"server-side latency, single node: p50 {s50:.2f} ms p99 {s99:.2f} ms; cluster through n3: p50 {c50:.2f} ms p99 {c99:.2f} ms; "
       f"p50 ratio = {c50 / s50:.2f}")
 PY
+fi
 
+if part 3; then
 echo "== 3. applying a committed state change on every node: $ROUNDS mapping updates"
 version() { PORT=$1 sqlv -c "SELECT (search_engine.request('GET', '/_cluster/state/version')).body->>'version'"; }
 poll_sql="DO \$\$ DECLARE v0 bigint := (search_engine.request('GET', '/_cluster/state/version')).body->>'version';
@@ -86,7 +94,7 @@ BEGIN
     EXIT WHEN ((search_engine.request('GET', '/_cluster/state/version')).body->>'version')::bigint > v0;
     PERFORM pg_sleep(0.001);
   END LOOP;
-  RAISE NOTICE 'applied %', extract(epoch FROM clock_timestamp());
+  RAISE WARNING 'applied %', extract(epoch FROM clock_timestamp());
 END \$\$;"
 : > "$OUT/apply.txt"
 for r in $(seq 1 "$ROUNDS"); do
@@ -104,7 +112,8 @@ for r in $(seq 1 "$ROUNDS"); do
   for port in $((PG_BASE + 1)) $((PG_BASE + 2)) $N3; do cat "$OUT/apply.$port"; done |
     awk -v t0="$t0" '{ if (NR == 1 || $1 > max) max = $1; if (NR == 1 || $1 < min) min = $1 } END { printf "%.1f\n", (max - min) * 1000 }' >> "$OUT/apply.txt"
 done
-sort -n "$OUT/apply.txt" | awk '{ a[NR] = $1 } END { printf "spread between the first and the last node to apply a change: median %.1f ms, max %.1f ms (%d rounds)\n", a[int((NR + 1) / 2)], a[NR], NR }'
+sort -n "$OUT/apply.txt" | awk '{ a[NR] = $1 } END { printf "from the master applying a change to the last node applying it: median %.1f ms, max %.1f ms (%d rounds)\n", a[int((NR + 1) / 2)], a[NR], NR }'
+fi
 
 echo
 echo "Results in $OUT.  Stop: for n in n1 n2 n3 solo; do $REPO/test/pg_instance.sh stop $CLUSTER_DIR/\$n; done; kill \$(cat $CLUSTER_DIR/etcd/*.pid)"
