@@ -122,8 +122,8 @@ extern int	se_search_max_clause_count;
  * set.  The hook may leave by a longjmp of its own (the server's runs
  * CHECK_FOR_INTERRUPTS, whose ereport does so; search memory is request
  * memory and nothing is locked), or return false: the shard query phase
- * in progress then stops and fails with task_cancelled_exception (outside
- * a query phase false is ignored).  The same checks enforce a request's
+ * or scan in progress then stops and fails with task_cancelled_exception
+ * (outside them false is ignored).  The same checks enforce a request's
  * "timeout": a shard's query phase that runs past it stops and keeps the
  * hits collected so far ("timed_out": true, as ES).
  */
