@@ -149,6 +149,9 @@ extern char *se_nuls_replaced(const char *s, int len, const char *with, int *out
 /* ES's limit on a written document's _id (512 bytes) */
 extern bool se_doc_id_check(const char *id, SeError *err);
 
+/* in rest.c: a time value as ES's TimeValue reads it, in ms (-1: "-1") */
+extern bool se_rest_time_value(const char *name, const char *v, int64 *ms, SeError *err);
+
 /* in search_ops.c */
 typedef struct SeSearchParams
 {
@@ -157,6 +160,7 @@ typedef struct SeSearchParams
 	const char *q;				/* URI query (simple query string) */
 	const char *routing;
 	int64		track_total_hits;	/* -2 = body */
+	const char *timeout;		/* URL "timeout" as given (NULL: the body's) */
 } SeSearchParams;
 extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 						 SeResponse *r, SeError *err);
@@ -171,7 +175,8 @@ extern void se_search_interrupts_init(void);
 typedef struct SePoolSearch SePoolSearch;
 struct SeSearchShard;
 extern SePoolSearch *se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
-											 int window, struct SeSearchShard *shards,
+											 int64 url_timeout_ms, int window,
+											 struct SeSearchShard *shards,
 											 SeIndexMeta **metas, int nshards);
 extern const struct SeShardTransport *se_search_pool_transport(SePoolSearch *ps);
 extern void se_search_pool_finish(SePoolSearch *ps);

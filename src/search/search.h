@@ -61,6 +61,8 @@ extern SeSearchRequest *se_search_parse(const SeJson *body,
 
 /* Overrides from URL parameters (size, from); negative = unchanged. */
 extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
+/* The URL "timeout", which overrides the body's, as ES's; -1 = none */
+extern void se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms);
 
 /* Count-only request for _count bodies ({"query":..}). */
 extern SeSearchRequest *se_search_parse_count(const SeJson *body, SeError *err);
