@@ -57,6 +57,8 @@ extern bool se_search_parallel;
 extern int	se_search_parallel_min_docs;
 extern int	se_search_debug_delay_ms;
 extern bool se_debug_waitpoints;
+extern int	se_sql_script_timeout_ms;
+extern int	se_sql_script_memory_kb;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
