@@ -705,9 +705,10 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 	/*
 	 * Refresh and flush go to every shard at once (their owners work in
 	 * parallel); force merges run one shard after another, as ES's
-	 * force_merge pool of one thread does; a shard whose merge failed (a
-	 * full disk, say) is reported with its reason, as ES lists shard
-	 * failures.
+	 * force_merge pool of one thread does; a shard whose merge failed is
+	 * reported with its reason, as ES lists shard failures: a merge with no
+	 * room for its output (io_exception) leaves its shard open, any other
+	 * failure fails the shard.
 	 */
 	if (kind == SE_REQ_FORCE_MERGE)
 	{
@@ -715,17 +716,22 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 
 		for (i = 0; i < nslots; i++)
 		{
-			const char *why = SeSlots[slots[i]].failure;
+			SeShardSlot *s = &SeSlots[slots[i]];
+			bool		abandoned;
+			const char *why;
 
 			if (se_queue_control(slots[i], kind, arg))
 			{
 				ok++;
 				continue;
 			}
+			abandoned = s->state == SE_SLOT_STARTED && s->merge_failure[0];
+			why = abandoned ? s->merge_failure : s->failure;
 			appendStringInfo(&failures, "%s{\"index\":", failures.len ? "," : "");
 			se_json_write_string(&failures, slot_index[i], strlen(slot_index[i]));
 			appendStringInfo(&failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
-							 "\"reason\":{\"type\":\"shard_failed_exception\",\"reason\":", slot_shard[i]);
+							 "\"reason\":{\"type\":\"%s\",\"reason\":", slot_shard[i],
+							 abandoned ? "io_exception" : "shard_failed_exception");
 			why = why[0] ? why : "force merge failed";
 			se_json_write_string(&failures, why, strlen(why));
 			appendStringInfoString(&failures, "}}");

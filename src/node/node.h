@@ -96,6 +96,7 @@ typedef struct SeShardSlot
 	bool		failure_corrupted;	/* failed with INDEX_CORRUPTED */
 	bool		failure_disk_full;	/* failed on ENOSPC/EDQUOT: its owner retries,
 									 * readers keep the published list */
+	char		merge_failure[256];	/* why the last force merge was abandoned */
 	/* published snapshot (under lock) */
 	uint64		snapshot_gen;
 	int			nsegments;
