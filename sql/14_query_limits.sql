@@ -75,6 +75,32 @@ SELECT search_engine.search('limits', '{"timeout": "1m", "query": {"match": {"bo
 SELECT search_engine.search('limits', '{"timeout": "0ms", "query": {"match": {"body": "w3"}}}') - 'took';
 SELECT es_error('/limits/_search', '{"timeout": "10"}');
 SELECT es_error('/limits/_search', '{"timeout": "1.5s"}');
+-- ... and the URL's "timeout", which overrides the body's (ES reads the
+-- URL parameters after the body); read as ES reads a time value
+CREATE FUNCTION timed(path text, body jsonb) RETURNS text LANGUAGE sql AS
+$$ SELECT r.status || coalesce(' ' || (r.body->'error'->>'type') || ': ' || (r.body->'error'->>'reason'),
+       format(' timed_out %s, %s hits, total %s %s', r.body->'timed_out', jsonb_array_length(r.body->'hits'->'hits'),
+              r.body->'hits'->'total'->'value', r.body->'hits'->'total'->>'relation'))
+     FROM search_engine.request('POST', path, body::text) r $$;
+SELECT p, b, timed(p, b::jsonb)
+  FROM (VALUES ('/limits/_search?timeout=0ms', '{"query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=0', '{"query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=1m', '{"query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=-1', '{"query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=%201S%20', '{"query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=500micros', '{"query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=0ms', '{"timeout": "1m", "query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=1m', '{"timeout": "0ms", "query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=-1', '{"timeout": "0ms", "query": {"match": {"body": "w3"}}}'),
+               ('/limits/_search?timeout=10', '{}'),
+               ('/limits/_search?timeout=00', '{}'),
+               ('/limits/_search?timeout=1.5s', '{}'),
+               ('/limits/_search?timeout=-5s', '{}'),
+               ('/limits/_search?timeout=s', '{}'),
+               ('/limits/_search?timeout=1x', '{}'),
+               ('/limits/_search?timeout=99999999999999999999ms', '{}'),
+               ('/limits/_search?timeout=', '{}'),
+               ('/limits/_search?timeout=1x', '{"timeout": "1.5s"}')) AS v(p, b);
 
 DROP ROLE limits_reader;
 SELECT search_engine.delete_index('limits');

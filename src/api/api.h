@@ -155,6 +155,9 @@ extern char *se_nuls_replaced(const char *s, int len, const char *with, int *out
 /* ES's limit on a written document's _id (512 bytes) */
 extern bool se_doc_id_check(const char *id, SeError *err);
 
+/* in rest.c: a time value as ES's TimeValue reads it, in ms (-1: "-1") */
+extern bool se_rest_time_value(const char *name, const char *v, int64 *ms, SeError *err);
+
 /* in search_ops.c */
 typedef struct SeSearchParams
 {
@@ -163,6 +166,7 @@ typedef struct SeSearchParams
 	const char *q;				/* URI query (simple query string) */
 	const char *routing;
 	int64		track_total_hits;	/* -2 = body */
+	const char *timeout;		/* URL "timeout" as given (NULL: the body's) */
 } SeSearchParams;
 extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 						 SeResponse *r, SeError *err);
@@ -185,16 +189,17 @@ typedef struct SeSearchKnobs
 	int			delay_ms;		/* search_debug_delay (tests) */
 	int			max_clauses;
 } SeSearchKnobs;
-extern void se_search_common_encode(const SeJson *body, const SeSearchParams *p, int window,
-									StringInfo out);
+extern void se_search_common_encode(const SeJson *body, const SeSearchParams *p,
+									int64 url_timeout_ms, int window, StringInfo out);
 extern struct SeSearchRequest *se_search_common_request(const char *common, Size common_len,
 														SeSearchKnobs *knobs, SeError *err);
 /* in search_remote.c */
 typedef struct SeRemoteSearch SeRemoteSearch;
 extern void se_search_remote_register_actions(void);
 extern SeRemoteSearch *se_search_remote_begin(const SeJson *body, const SeSearchParams *p,
-											  int window, struct SeSearchShard *shards,
-											  int nshards, const struct SeShardTransport *pool);
+											  int64 url_timeout_ms, int window,
+											  struct SeSearchShard *shards, int nshards,
+											  const struct SeShardTransport *pool);
 extern const struct SeShardTransport *se_search_remote_transport(SeRemoteSearch *rs);
 extern bool se_search_remote_count(const SeJson *body, struct SeSearchShard *shards,
 								   int nshards, int64 *count, SeError *err);
@@ -203,7 +208,8 @@ extern void se_search_query_phase_with(struct SeSearchRequest *sreq, const SeSea
 struct SeSearchShard;
 struct SeShardTransport;
 extern SePoolSearch *se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
-											 int window, struct SeSearchShard *shards,
+											 int64 url_timeout_ms, int window,
+											 struct SeSearchShard *shards,
 											 SeIndexMeta **metas, int nshards);
 extern const struct SeShardTransport *se_search_pool_transport(SePoolSearch *ps);
 extern void se_search_pool_finish(SePoolSearch *ps);

@@ -13,10 +13,11 @@
  * the matching live documents, runs the script, and writes back through
  * the shards' write path (se_bulk_execute) with if_seq_no/if_primary_term,
  * so concurrent writes surface as counted version conflicts.  Batches are
- * throttled by requests_per_second (rethrottle changes it on the fly) and
- * checked for cancellation.  The last slice to finish writes the ES
- * response into the task file, where get_task finds it even after a
- * restart.
+ * throttled by requests_per_second (rethrottle changes it on the fly);
+ * cancellation is seen before every document and inside a shard's scan
+ * (the search interrupt hook, slice_interrupt_check).  The last slice to
+ * finish writes the ES response into the task file, where get_task finds
+ * it even after a restart.
  *
  *-------------------------------------------------------------------------
  */
@@ -1052,6 +1053,24 @@ claim_siblings(SliceRun *run, int nrefs, int r)
 	LWLockRelease(&SeTasks->lock);
 }
 
+/*
+ * The task whose slice this worker is stepping (-1: none).  The search
+ * module's interrupt hook of a task worker reads it: a scan of a shard
+ * for a cancelled task stops at its next check (every 1024 units of
+ * work, tens of microseconds), not at the end of the shard.
+ */
+static int	stepping_task = -1;
+
+static bool
+slice_interrupt_check(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (stepping_task < 0)
+		return true;
+	/* unlocked: a stale false only delays the stop to the next check */
+	return !SeTasks->tasks[stepping_task].cancel_requested && !se_bgw_got_sigterm;
+}
+
 static bool
 task_cancelled(int t)
 {
@@ -1142,6 +1161,17 @@ process_batch(SliceRun *run, SeSearchShard *shard, const char *index, int from, 
 		if (run->max_docs >= 0 && run->processed >= run->max_docs)
 		{
 			run->stop = true;
+			break;
+		}
+		/*
+		 * Cancelled (or shutting down) between two documents: the batch
+		 * is not sent, as ES checks before each bulk; what earlier
+		 * batches wrote stays written.
+		 */
+		if (SeTasks->tasks[run->task].cancel_requested || se_bgw_got_sigterm)
+		{
+			run->stop = true;
+			nitems = 0;
 			break;
 		}
 		run->processed++;
@@ -1621,10 +1651,17 @@ run_step(SliceRun *run)
 			return;
 		case RUN_NEXT_SHARD:
 			release_shard(run);
+			if (task_cancelled(run->task))
+				run->stop = true;
 			if (!run->stop && next_shard(run, &err))
 				run->step = RUN_BATCHES;
-			else if (!se_error_is_set(&err))
+			else if (!se_error_is_set(&err) ||
+					 strcmp(err.type, "task_cancelled_exception") == 0)
+			{
+				/* a scan stopped by the cancel is no failure: the task is cancelled */
+				release_shard(run);
 				run->step = RUN_DONE;
+			}
 			else
 				break;
 			return;
@@ -1784,6 +1821,7 @@ run_step_as_owner(SliceRun *run, Oid worker_user)
 {
 	SetUserIdAndSecContext(run->owner, SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	MemoryContextSwitchTo(run->cxt);
+	stepping_task = run->task;
 	PG_TRY();
 	{
 		run_step(run);
@@ -1802,6 +1840,7 @@ run_step_as_owner(SliceRun *run, Oid worker_user)
 		run->step = RUN_DONE;
 	}
 	PG_END_TRY();
+	stepping_task = -1;
 	SetUserIdAndSecContext(worker_user, 0);
 }
 
@@ -1857,6 +1896,7 @@ se_task_worker_main(Datum arg)
 	se_bgw_start();
 	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
 	worker_user = GetUserId();
+	se_search_interrupt_hook = slice_interrupt_check;
 	/* scripts name what they call from pg_catalog, or schema-qualified */
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
 							 GUC_ACTION_SET, true, 0, false);

@@ -701,8 +701,9 @@ broadcast_add(BroadcastShards *b, int slot, const char *index, int shard)
  * many succeeded and appends ES's failure entries to failures.  Refresh
  * and flush go to every shard at once (their owners work in parallel);
  * force merges run one shard after another, as ES's force_merge pool of
- * one thread does; a shard whose merge failed (a full disk, say) is
- * reported with its reason, as ES lists shard failures.
+ * one thread does; a shard whose merge failed is reported with its reason,
+ * as ES lists shard failures: a merge with no room for its output
+ * (io_exception) leaves its shard open, any other failure fails the shard.
  */
 static int
 broadcast_local(BroadcastShards *b, SeRequestKind kind, int64 arg, StringInfo failures)
@@ -714,17 +715,23 @@ broadcast_local(BroadcastShards *b, SeRequestKind kind, int64 arg, StringInfo fa
 		return se_queue_control_many(b->slots, b->n, kind, arg);
 	for (i = 0; i < b->n; i++)
 	{
-		const char *why = SeSlots[b->slots[i]].failure;
+		SeShardSlot *sl = &SeSlots[b->slots[i]];
+		bool		abandoned;
+		const char *why;
 
 		if (se_queue_control(b->slots[i], kind, arg))
 		{
 			ok++;
 			continue;
 		}
+		/* a merge with no room for its output leaves its shard open */
+		abandoned = sl->state == SE_SLOT_STARTED && sl->merge_failure[0];
+		why = abandoned ? sl->merge_failure : sl->failure;
 		appendStringInfo(failures, "%s{\"index\":", failures->len ? "," : "");
 		se_json_write_string(failures, b->index[i], strlen(b->index[i]));
 		appendStringInfo(failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
-						 "\"reason\":{\"type\":\"shard_failed_exception\",\"reason\":", b->shard[i]);
+						 "\"reason\":{\"type\":\"%s\",\"reason\":", b->shard[i],
+						 abandoned ? "io_exception" : "shard_failed_exception");
 		why = why[0] ? why : "force merge failed";
 		se_json_write_string(failures, why, strlen(why));
 		appendStringInfoString(failures, "}}");

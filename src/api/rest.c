@@ -267,56 +267,68 @@ param_float(const RestReq *rq, const char *name)
 	return *end == '\0' ? (float4) d : get_float4_nan();
 }
 
+/* s without its leading and trailing white space, as Java's trim; in place */
+static char *
+trim(char *s)
+{
+	size_t		len;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && isspace((unsigned char) s[len - 1]))
+		s[--len] = '\0';
+	return s;
+}
+
 /*
- * A time URL parameter in milliseconds, as ES's TimeValue parses it: a
- * whole number with a unit (nanos, micros, ms, s, m, h, d), or -1 (no
- * limit, here INT_MAX ms) or 0 without one.
+ * A time value as ES's TimeValue.parseTimeValue reads a URL parameter:
+ * lower-cased and trimmed, a whole number (Java's parseLong) with a unit
+ * (nanos, micros, ms, s, m, h, d), or exactly "-1" or "0".  In
+ * milliseconds, a sub-millisecond value rounded up (it still limits);
+ * -1 for "-1" with or without a unit.
  */
-static bool
-param_time_ms(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
+bool
+se_rest_time_value(const char *name, const char *v, int64 *ms, SeError *err)
 {
 	static const struct
 	{
 		const char *unit;
-		double		ms;
+		int64		num;		/* value * num / den milliseconds */
+		int64		den;
 	}			units[] = {
-		{"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1}, {"s", 1000}, {"m", 60000},
-		{"h", 3600000}, {"d", 86400000}
+		{"nanos", 1, 1000000}, {"micros", 1, 1000}, {"ms", 1, 1}, {"s", 1000, 1},
+		{"m", 60000, 1}, {"h", 3600000, 1}, {"d", 86400000, 1}
 	};
-	const char *v = param(rq, name);
+	char	   *t = pstrdup(v);
 	size_t		len;
 	int			i;
 
-	if (v == NULL)
-	{
-		*out = dflt;
-		return true;
-	}
-	len = strlen(v);
-	if (strspn(v, "0") == len && len > 0)
-	{
-		*out = 0;
-		return true;
-	}
-	if (strcmp(v, "-1") == 0)
-	{
-		*out = PG_INT32_MAX;
-		return true;
-	}
+	for (len = 0; t[len]; len++)
+		t[len] = pg_ascii_tolower((unsigned char) t[len]);
+	t = trim(t);
+	len = strlen(t);
 	for (i = 0; i < lengthof(units); i++)
 	{
 		size_t		ul = strlen(units[i].unit);
 		char	   *num;
 		char	   *end;
-		long long	n;
+		int64		n;
 
-		if (len <= ul || strcmp(v + len - ul, units[i].unit) != 0)
+		/* "ms" also ends in "s": the table has it first */
+		if (len < ul || strcmp(t + len - ul, units[i].unit) != 0)
 			continue;
-		num = pnstrdup(v, len - ul);
+		num = trim(pnstrdup(t, len - ul));
 		errno = 0;
-		n = strtoll(num, &end, 10);
-		if (*end != '\0' || errno == ERANGE || !(isdigit((unsigned char) num[0]) || num[0] == '-'))
-			break;
+		n = strtoi64(num, &end, 10);
+		if (num[0] == '\0' || *end != '\0' || errno == ERANGE)
+		{
+			bool		fractional = num[0] != '\0' && (strtod(num, &end), *end == '\0');
+
+			se_error_set(err, 400, "illegal_argument_exception", "failed to parse [%s]%s", v,
+						 fractional ? ", fractional time values are not supported" : "");
+			return false;
+		}
 		if (n < -1)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
@@ -324,17 +336,41 @@ param_time_ms(const RestReq *rq, const char *name, int dflt, int *out, SeError *
 						 name, v);
 			return false;
 		}
-		*out = n == -1 ? PG_INT32_MAX : (int) Min((double) n * units[i].ms, (double) PG_INT32_MAX);
+		if (n == -1)
+			*ms = -1;
+		else if (n > PG_INT64_MAX / units[i].num)
+			*ms = PG_INT64_MAX;
+		else
+			*ms = (n * units[i].num + units[i].den - 1) / units[i].den;
 		return true;
 	}
-	if (i < lengthof(units))
-		se_error_set(err, 400, "illegal_argument_exception", "failed to parse [%s]%s", v,
-					 strchr(v, '.') ? ", fractional time values are not supported" : "");
-	else
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "failed to parse setting [%s] with value [%s] as a time value: unit is missing or unrecognized",
-					 name, v);
+	if (strcmp(t, "0") == 0 || strcmp(t, "-1") == 0)
+	{
+		*ms = t[0] == '0' ? 0 : -1;
+		return true;
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "failed to parse setting [%s] with value [%s] as a time value: unit is missing or unrecognized",
+				 name, v);
 	return false;
+}
+
+/* A time URL parameter in whole milliseconds up to INT_MAX ("-1": INT_MAX). */
+static bool
+param_time_ms(const RestReq *rq, const char *name, int dflt, int *out, SeError *err)
+{
+	const char *v = param(rq, name);
+	int64		ms;
+
+	if (v == NULL)
+	{
+		*out = dflt;
+		return true;
+	}
+	if (!se_rest_time_value(name, v, &ms, err))
+		return false;
+	*out = ms < 0 ? PG_INT32_MAX : (int) Min(ms, PG_INT32_MAX);
+	return true;
 }
 
 /* Parse the JSON body (NULL when empty). */
@@ -409,6 +445,7 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	sp.q = param(rq, "q");
 	sp.routing = param(rq, "routing");
 	sp.track_total_hits = -2;
+	sp.timeout = param(rq, "timeout");
 	return se_op_search(rq->index ? rq->index : "_all", body, &sp, r, err);
 }
 

@@ -203,6 +203,7 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	int			nshards = 0;
 	SeSearchResult *res;
 	int			window = -1;
+	int64		url_timeout_ms = -2;	/* -2: none given */
 	ListCell   *lc;
 	long		secs;
 	int			usecs;
@@ -231,14 +232,21 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 		return false;
 	if (p && (p->from >= 0 || p->size >= 0))
 		se_search_set_from_size(req, p->from, p->size);
+	/* the URL's timeout overrides the body's, read after it, as ES does */
+	if (p && p->timeout)
+	{
+		if (!se_rest_time_value("timeout", p->timeout, &url_timeout_ms, err))
+			return false;
+		se_search_set_timeout(req, url_timeout_ms);
+	}
 	shards = acquire_all(indices, p ? p->routing : NULL, &nshards, &metas, err);
 	if (shards == NULL)
 		return false;
-	pool = se_search_pool_dispatch(body, p, window, shards, metas, nshards);
+	pool = se_search_pool_dispatch(body, p, url_timeout_ms, window, shards, metas, nshards);
 	PG_TRY();
 	{
-		SeRemoteSearch *rs = se_search_remote_begin(body, p, window, shards, nshards,
-													 se_search_pool_transport(pool));
+		SeRemoteSearch *rs = se_search_remote_begin(body, p, url_timeout_ms, window, shards,
+													 nshards, se_search_pool_transport(pool));
 
 		res = se_search_run_remote(req, shards, nshards,
 								   rs ? se_search_remote_transport(rs)

@@ -8,10 +8,11 @@
  * sends one shard-level query request per other shard (up to one per
  * search worker; the rest also run in the backend) to the pool.  All
  * requests of a search live in one DSM segment: a header, the common part
- * (the request body as JSON text, the URL from/size, max_result_window and
- * the session's query knobs), and per shard its address (index uuid,
- * shard, mapping version), its point in time (the segment and live-docs
- * generations the backend is searching) and an shm_mq for the answer.
+ * (the request body as JSON text, the URL from/size/timeout,
+ * max_result_window and the session's query knobs), and per shard its
+ * address (index uuid, shard, mapping version), its point in time (the
+ * segment and live-docs generations the backend is searching) and an
+ * shm_mq for the answer.
  * Requests and answers are serialized messages, not pointers: the same
  * request and the same answer (search/shard_wire.c) are what the
  * multi-node transport will carry.
@@ -85,13 +86,13 @@ struct SePoolSearch
  * ---------------------------------------------------------------------
  */
 /*
- * What every shard request of a search shares: the body, URL from/size,
- * max_result_window and the session's query knobs (the pool's workers and
+ * What every shard request of a search shares: the body, URL from/size
+ * and timeout (-2: none), max_result_window and the session's query knobs (the pool's workers and
  * other nodes decode it with se_search_common_request).
  */
 void
-se_search_common_encode(const SeJson *body, const SeSearchParams *p, int window,
-						StringInfo out)
+se_search_common_encode(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
+						int window, StringInfo out)
 {
 	StringInfoData text;
 
@@ -101,6 +102,7 @@ se_search_common_encode(const SeJson *body, const SeSearchParams *p, int window,
 	se_put_str(out, body ? text.data : NULL, text.len);
 	se_put_svint(out, p ? p->from : -1);
 	se_put_svint(out, p ? p->size : -1);
+	se_put_svint(out, url_timeout_ms);
 	se_put_svint(out, window);
 	se_put_vint(out, se_search_block_max ? 1 : 0);
 	se_put_vint(out, (uint64) se_search_debug_delay_ms);
@@ -186,7 +188,8 @@ mark_cancelled(dsm_segment *seg, Datum arg)
  * nothing could be queued: run everything here.
  */
 SePoolSearch *
-se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p, int window,
+se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
+						int64 url_timeout_ms, int window,
 						SeSearchShard *shards, SeIndexMeta **metas, int nshards)
 {
 	SePoolSearch *ps;
@@ -227,7 +230,7 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p, int window,
 		return NULL;
 
 	initStringInfo(&common);
-	se_search_common_encode(body, p, window, &common);
+	se_search_common_encode(body, p, url_timeout_ms, window, &common);
 	reqs = palloc(sizeof(StringInfoData) * nreq);
 	size = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
 	size += MAXALIGN(common.len);
@@ -375,6 +378,7 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 	int			from,
 				size,
 				window;
+	int64		url_timeout_ms;
 	uint64		n;
 	SeJson	   *body = NULL;
 	SeSearchRequest *sreq;
@@ -383,6 +387,7 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 	body_text = se_wire_str(&c, NULL);
 	from = (int) se_wire_svint(&c);
 	size = (int) se_wire_svint(&c);
+	url_timeout_ms = se_wire_svint(&c);
 	window = (int) se_wire_svint(&c);
 	knobs->block_max = se_wire_vint(&c) != 0;
 	knobs->delay_ms = (int) se_wire_vint(&c);
@@ -406,6 +411,8 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 		return NULL;
 	if (from >= 0 || size >= 0)
 		se_search_set_from_size(sreq, from, size);
+	if (url_timeout_ms != -2)
+		se_search_set_timeout(sreq, url_timeout_ms);
 	return sreq;
 }
 

@@ -423,8 +423,9 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
  * NULL when no shard is elsewhere (pool is then the transport to use).
  */
 SeRemoteSearch *
-se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int window,
-					   SeSearchShard *shards, int nshards, const SeShardTransport *pool)
+se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
+					   int window, SeSearchShard *shards, int nshards,
+					   const SeShardTransport *pool)
 {
 	SeRemoteSearch *rs;
 	StringInfoData common;
@@ -469,7 +470,7 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int window,
 	v = palloc(sizeof(SeClusterView));
 	se_cluster_view(v);
 	initStringInfo(&common);
-	se_search_common_encode(body, p, window, &common);
+	se_search_common_encode(body, p, url_timeout_ms, window, &common);
 	k = 0;
 	foreach(lc, rs->nodes)
 	{

@@ -37,6 +37,8 @@ char	   *se_publish_conninfo = NULL;
 int			se_search_debug_delay_ms = 0;
 bool		se_search_parallel = true;
 int			se_search_parallel_min_docs = 1000000;
+int			se_sql_script_memory_kb = 64 * 1024;
+int			se_sql_script_timeout_ms = 1000;
 int			se_search_queue_size = 1000;
 int			se_search_threads = -1;
 char	   *se_transport_conninfo = NULL;
@@ -381,6 +383,18 @@ se_guc_define(void)
 							"-1 means the number of CPUs; 0 runs every shard in the searching backend.",
 							&se_search_threads, -1, -1, SE_MAX_SEARCH_THREADS,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.sql_script_memory",
+							"Memory one run of a lang sql update script may take.",
+							"The task worker's data segment may grow by this much while the script's statement runs; past it the document fails with script_exception. 0 means no limit.",
+							&se_sql_script_memory_kb, 64 * 1024, 0, INT_MAX / 2,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.sql_script_timeout",
+							"Time one run of a lang sql update script may take.",
+							"Past it the script's statement is cancelled and the document fails with script_exception. 0 means no limit.",
+							&se_sql_script_timeout_ms, 1000, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.task_threads",
 							"Number of task workers running update/delete-by-query and reindex slices.",

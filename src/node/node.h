@@ -57,6 +57,8 @@ extern bool se_search_parallel;
 extern int	se_search_parallel_min_docs;
 extern int	se_search_debug_delay_ms;
 extern bool se_debug_waitpoints;
+extern int	se_sql_script_timeout_ms;
+extern int	se_sql_script_memory_kb;
 
 extern void se_guc_define(void);
 extern const char *se_data_directory(void);
@@ -94,6 +96,7 @@ typedef struct SeShardSlot
 	bool		failure_corrupted;	/* failed with INDEX_CORRUPTED */
 	bool		failure_disk_full;	/* failed on ENOSPC/EDQUOT: its owner retries,
 									 * readers keep the published list */
+	char		merge_failure[256];	/* why the last force merge was abandoned */
 	/* published snapshot (under lock) */
 	uint64		snapshot_gen;
 	int			nsegments;

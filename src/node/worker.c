@@ -269,7 +269,7 @@ run_control(int e)
 			if (sh)
 			{
 				current_slot = slot;
-				se_shard_force_merge(sh, (int) qe->arg);
+				failed = !se_shard_force_merge(sh, (int) qe->arg);
 			}
 			else
 				failed = true;
@@ -311,6 +311,23 @@ static int	current_control = -1;
  * deleted since (its slot may even hold another shard now): then bi fails
  * with the error a router would give now, and false is returned.
  */
+/*
+ * Fail sub on a full disk with ES's flood-stage block (429, which clients
+ * retry), naming the write error: the answer for the batch that hit the
+ * full disk and for every write to the shard until its owner recovers it.
+ */
+static void
+fail_sub_disk_full(SeBulkSub *sub, int requester, const char *cause)
+{
+	char		msg[sizeof(sub->failure)];
+
+	snprintf(msg, sizeof(msg),
+			 "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, "
+			 "index has read-only-allow-delete block]; shard [%d] retries when space is freed: %s",
+			 sub->index_name, sub->shard, cause);
+	fail_sub(sub, requester, 429, "cluster_block_exception", msg);
+}
+
 static bool
 routed_shard_open(BatchItem *bi, SeShard *sh)
 {
@@ -324,12 +341,12 @@ routed_shard_open(BatchItem *bi, SeShard *sh)
 	se_error_init(&err);
 	if (s->state == SE_SLOT_FAILED && s->shard == sub->shard &&
 		strcmp(s->index_uuid, sub->index_uuid) == 0 && s->failure_disk_full)
-		se_error_set(&err, 429, "cluster_block_exception",
-					 "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, "
-					 "index has read-only-allow-delete block]; shard [%d] retries when space is freed: %s",
-					 sub->index_name, sub->shard, s->failure);
-	else if (s->state == SE_SLOT_FAILED && s->shard == sub->shard &&
-			 strcmp(s->index_uuid, sub->index_uuid) == 0)
+	{
+		fail_sub_disk_full(sub, bi->requester, s->failure);
+		return false;
+	}
+	if (s->state == SE_SLOT_FAILED && s->shard == sub->shard &&
+		strcmp(s->index_uuid, sub->index_uuid) == 0)
 		se_error_set(&err, 500, "shard_failed_exception", "%s",
 					 s->failure[0] ? s->failure : "shard failed");
 	else
@@ -339,8 +356,13 @@ routed_shard_open(BatchItem *bi, SeShard *sh)
 	return false;
 }
 
+/*
+ * Let go of the batch; failed: an ERROR stopped it, and the sub-requests
+ * not answered yet fail with it (disk_full: as writes to a shard failed
+ * on a full disk do).
+ */
 static void
-release_batch(bool failed, const char *type, const char *msg)
+release_batch(bool failed, bool disk_full, const char *type, const char *msg)
 {
 	int			i,
 				j;
@@ -349,7 +371,12 @@ release_batch(bool failed, const char *type, const char *msg)
 	{
 		if (items[i].sub && failed &&
 			pg_atomic_read_u32(&items[i].sub->state) == SE_SUB_PENDING)
-			fail_sub(items[i].sub, items[i].requester, 500, type, msg);
+		{
+			if (disk_full)
+				fail_sub_disk_full(items[i].sub, items[i].requester, msg);
+			else
+				fail_sub(items[i].sub, items[i].requester, 500, type, msg);
+		}
 		se_queue_bulk_done(my_worker, items[i].bytes, items[i].applied);
 	}
 	for (i = 0; i < nitems_batch; i++)
@@ -470,7 +497,7 @@ process_batch(void)
 	for (i = 0; i < n; i++)
 		if (items[i].sub)
 			finish_sub(&items[i]);
-	release_batch(false, NULL, NULL);
+	release_batch(false, false, NULL, NULL);
 	if (n > 0)
 		pg_atomic_write_u64(&SeShmem->last_bulk_at, (uint64) GetCurrentTimestamp());
 
@@ -568,10 +595,13 @@ se_write_worker_main(Datum arg)
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
 	{
 		ErrorData  *edata;
+		bool		disk_full;
 
 		HOLD_INTERRUPTS();
 		MemoryContextSwitchTo(loop_cxt);
 		edata = CopyErrorData();
+		disk_full = edata->sqlerrcode == ERRCODE_DISK_FULL ||
+			edata->saved_errno == ENOSPC || edata->saved_errno == EDQUOT;
 		EmitErrorReport();
 		FlushErrorState();
 		LWLockReleaseAll();
@@ -579,7 +609,7 @@ se_write_worker_main(Datum arg)
 		/* failing to start: exit, the postmaster restarts us after a pause */
 		if (!started)
 			proc_exit(1);
-		release_batch(true,
+		release_batch(true, disk_full,
 					  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
 					  edata->message);
 		if (current_slot >= 0)
@@ -594,9 +624,7 @@ se_write_worker_main(Datum arg)
 			if (sh != NULL)
 				se_shard_discard(sh);
 			SeSlots[current_slot].failure_corrupted = (edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED);
-			SeSlots[current_slot].failure_disk_full =
-				edata->sqlerrcode == ERRCODE_DISK_FULL ||
-				edata->saved_errno == ENOSPC || edata->saved_errno == EDQUOT;
+			SeSlots[current_slot].failure_disk_full = disk_full;
 			if (SeSlots[current_slot].failure_disk_full)
 				schedule_disk_retry(current_slot);
 			(void) se_slot_advance(current_slot, SE_SLOT_FAILED, edata->message);

@@ -45,7 +45,9 @@ void
 se_search_stop_arm(SeSearchStop *stop, int64 timeout_ms)
 {
 	stop->reason = SE_STOP_NONE;
-	stop->deadline_us = timeout_ms < 0 ? 0 : now_us() + timeout_ms * 1000;
+	/* a timeout of centuries is none (and its microseconds would overflow) */
+	stop->deadline_us = timeout_ms < 0 || timeout_ms > PG_INT64_MAX / 4000 ? 0 :
+		now_us() + timeout_ms * 1000;
 	current_stop = stop;
 	/* the first unit of work checks: a timeout of 0 stops there */
 	se_search_budget = timeout_ms == 0 ? 0 : SE_SEARCH_CHECK_INTERVAL;

@@ -542,6 +542,12 @@ se_search_set_from_size(SeSearchRequest *req, int from, int size)
 		req->size = size;
 }
 
+void
+se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms)
+{
+	req->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+}
+
 SeSearchRequest *
 se_search_parse_count(const SeJson *body, SeError *err)
 {

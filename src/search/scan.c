@@ -6,7 +6,8 @@
  *
  * Used by update-by-query, delete-by-query and reindex: the caller holds
  * the snapshot for the whole job, so documents it rewrites (which land in
- * new segments) are not seen again.
+ * new segments) are not seen again.  Like the query phase, a scan stops
+ * at the next interrupt check once the caller's hook says so.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,14 +16,13 @@
 #include "search/search.h"
 #include "search/search_int.h"
 
-bool
-se_search_scan(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
-			   void *arg, SeError *err)
+static bool
+scan_segments(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
+			  void *arg, SeError *err)
 {
 	SeWeight   *w;
 	int			s;
 
-	se_search_stop_disarm();	/* none is left over from an ereport */
 	/* a NULL query matches everything */
 	w = se_weight_build(req->query, shard, false, err);
 	if (w == NULL)
@@ -61,4 +61,29 @@ se_search_scan(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
 		}
 	}
 	return true;
+}
+
+/*
+ * The scan runs under a landing point as the query phase does: when the
+ * interrupt hook says stop (a cancelled task), it leaves from the check
+ * that saw it and fails with task_cancelled_exception.  fn is never
+ * jumped over: checks are made in the scorers, between its calls.
+ */
+bool
+se_search_scan(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
+			   void *arg, SeError *err)
+{
+	SeSearchStop *stop = palloc0(sizeof(SeSearchStop));
+	volatile bool ok = false;
+
+	se_search_stop_arm(stop, -1);
+	if (setjmp(stop->jb) == 0)
+		ok = scan_segments(req, shard, fn, arg, err);
+	se_search_stop_disarm();
+	if (stop->reason == SE_STOP_ABANDONED)
+	{
+		se_error_set(err, 400, "task_cancelled_exception", "task cancelled");
+		return false;
+	}
+	return ok;
 }

@@ -67,6 +67,8 @@ extern SeSearchRequest *se_search_parse(const SeJson *body,
 
 /* Overrides from URL parameters (size, from); negative = unchanged. */
 extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
+/* The URL "timeout", which overrides the body's, as ES's; -1 = none */
+extern void se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms);
 
 /* Count-only request for _count bodies ({"query":..}). */
 extern SeSearchRequest *se_search_parse_count(const SeJson *body, SeError *err);
@@ -128,8 +130,8 @@ extern int	se_search_max_clause_count;
  * set.  The hook may leave by a longjmp of its own (the server's runs
  * CHECK_FOR_INTERRUPTS, whose ereport does so; search memory is request
  * memory and nothing is locked), or return false: the shard query phase
- * in progress then stops and fails with task_cancelled_exception (outside
- * a query phase false is ignored).  The same checks enforce a request's
+ * or scan in progress then stops and fails with task_cancelled_exception
+ * (outside them false is ignored).  The same checks enforce a request's
  * "timeout": a shard's query phase that runs past it stops and keeps the
  * hits collected so far ("timed_out": true, as ES).
  */

@@ -1917,13 +1917,49 @@ se_shard_flush(SeShard *sh)
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
 }
 
-void
+/*
+ * Merge down to max_segments.  A merge whose output cannot be written for
+ * want of space (ENOSPC, EDQUOT) is abandoned -- its partial file is
+ * already gone (se_file_write_plain) and its inputs were not touched --
+ * and the shard stays open: false, with the reason in the slot's
+ * merge_failure.  Merges done before it are kept.  Any other error fails
+ * the shard as before.
+ */
+bool
 se_shard_force_merge(SeShard *sh, int max_segments)
 {
+	SeShardSlot *slot = &SeSlots[sh->slot];
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool ok = true;
+
+	slot->merge_failure[0] = '\0';
 	se_shard_refresh(sh);
 	merge_abandon(sh);
-	maybe_merge(sh, Max(1, max_segments));
+	PG_TRY();
+	{
+		maybe_merge(sh, Max(1, max_segments));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_DISK_FULL &&
+			edata->saved_errno != ENOSPC && edata->saved_errno != EDQUOT)
+			PG_RE_THROW();
+		FlushErrorState();
+		ereport(WARNING,
+				(errmsg("force merge of shard [%s][%d] abandoned: %s",
+						sh->index_name, sh->shard, edata->message)));
+		strlcpy(slot->merge_failure, edata->message, sizeof(slot->merge_failure));
+		/* maybe_merge sorted by size for the round that failed */
+		qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
+		ok = false;
+	}
+	PG_END_TRY();
 	publish(sh);
+	return ok;
 }
 
 /* ---------- open / recover / close ---------- */

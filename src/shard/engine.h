@@ -108,7 +108,9 @@ extern void se_shard_publish_mapping(SeShard *sh);
 extern void se_shard_sync_translog(SeShard *sh);
 extern void se_shard_refresh(SeShard *sh);
 extern void se_shard_flush(SeShard *sh);
-extern void se_shard_force_merge(SeShard *sh, int max_segments);
+/* false: a merge found no room for its output and was abandoned, the shard
+ * stays open (the reason is in its slot's merge_failure) */
+extern bool se_shard_force_merge(SeShard *sh, int max_segments);
 extern void se_shard_close(SeShard *sh, bool flush);
 extern void se_shard_discard(SeShard *sh);
 extern void se_shard_remove_files(const char *uuid, int shard);

@@ -48,11 +48,27 @@ se_file_write_plain(const char *path, const char *data, size_t len, bool sync)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", path)));
-	write_all(fd, path, data, len);
-	if (sync && pg_fsync(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", path)));
+
+	/*
+	 * A failed write (a full disk) leaves neither its descriptor -- the
+	 * workers have no transaction whose end would close it -- nor a
+	 * partial file.
+	 */
+	PG_TRY();
+	{
+		write_all(fd, path, data, len);
+		if (sync && pg_fsync(fd) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not fsync file \"%s\": %m", path)));
+	}
+	PG_CATCH();
+	{
+		(void) CloseTransientFile(fd);
+		(void) unlink(path);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	if (CloseTransientFile(fd) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),

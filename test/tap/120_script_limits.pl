@@ -11,7 +11,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use Time::HiRes qw(usleep time);
 use SeTest;
 
 my $node = SeTest::new_node('limits', write_threads => 1,
@@ -71,6 +71,48 @@ for my $case ([ 'endless loop', $endless, $statements ], [ 'unbounded allocation
 	is($type, 'script_exception', "update_by_query, $what: as a script_exception");
 	like($why, $reason, "update_by_query, $what: naming the limit ($why)");
 }
+
+# 1b. lang sql scripts have a time and a memory budget of their own: a
+# script that sleeps 30 s, or one that asks for 200 MB at once or builds
+# a string of 200 MB row by row, fails its document with a
+# script_exception naming the limit; the task completes and the next
+# script runs
+is($node->safe_psql('postgres', q{SELECT string_agg(name || ' ' || context || ' ' || setting || unit, ', ' ORDER BY name)
+	FROM pg_settings WHERE name IN ('search_engine.sql_script_timeout', 'search_engine.sql_script_memory')}),
+	'search_engine.sql_script_memory sighup 65536kB, search_engine.sql_script_timeout sighup 1000ms',
+	'lang sql budgets: sighup settings, 1 s and 64 MB by default');
+
+sub sql_script_case
+{
+	my ($what, $script, $reason, $within) = @_;
+	my $start = time;
+	my ($updated, $nfail, $type, $why, $canceled) = split /\|/, $node->safe_psql('postgres',
+		"SELECT r->'updated', jsonb_array_length(r->'failures'), r->'failures'->0->'cause'->>'type', r->'failures'->0->'cause'->>'reason', r->>'canceled' FROM ("
+		  . "SELECT search_engine.update_by_query('lim', '{\"query\": {\"ids\": {\"values\": [\"1\", \"2\"]}}, \"script\": {\"lang\": \"sql\", \"source\": \"$script\"}}', conflicts => 'proceed') r) x");
+	my $took = time - $start;
+	is($updated, '0', "lang sql, $what: nothing updated");
+	is($nfail, '2', "lang sql, $what: each document failed, the task went on");
+	is($type, 'script_exception', "lang sql, $what: as a script_exception");
+	like($why, $reason, "lang sql, $what: naming the limit ($why)");
+	is($canceled, '', "lang sql, $what: the task completed");
+	cmp_ok($took, '<', $within, sprintf('lang sql, %s: two documents within %d s (%.1f s)', $what, $within, $took));
+}
+
+my $sql_memory = qr/^sql script exceeded the memory limit of 67108864 bytes \(search_engine.sql_script_memory\): out of memory$/;
+sql_script_case('sleep', q{(SELECT $1 FROM pg_sleep(30))},
+	qr/^sql script exceeded the time limit of 1000 ms \(search_engine.sql_script_timeout\)$/, 10);
+# this machine faults fresh pages in slowly: give the memory cases time
+$node->safe_psql('postgres', q{ALTER SYSTEM SET search_engine.sql_script_timeout = '5min'});
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+usleep(500_000);
+sql_script_case('200 MB at once', q{$1 || jsonb_build_object(''len'', length(repeat(repeat(''x'', 10000), 20000)))},
+	$sql_memory, 30);
+sql_script_case('200 MB row by row', q{(SELECT $1 || jsonb_build_object(''len'', length(string_agg(repeat(repeat(''x'', 1000), 1000), ''''))) FROM generate_series(1, 200) g)},
+	$sql_memory, 60);
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET search_engine.sql_script_timeout});
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+is($node->safe_psql('postgres', q{SELECT search_engine.update_by_query('lim', '{"query": {"ids": {"values": ["1"]}}, "script": {"lang": "sql", "source": "$1 || jsonb_build_object(''sql'', 1)"}}')->'updated'}),
+	'1', 'lang sql: the next script runs');
 
 # 2. _update and bulk update (write worker): the item fails, the shard does not
 like(update_doc($endless), qr/^22023\|script_exception\|.*$statements/, '_update, endless loop: 22023 naming the limit');

@@ -1,9 +1,9 @@
 # Every long search is interruptible: a sloppy phrase of 3000 terms over
 # long documents takes many seconds, and statement_timeout,
 # pg_cancel_backend, pg_terminate_backend and the search's own "timeout"
-# must end it within a fraction of a second -- in the backend, and in the
-# search workers running its other shards, which must be idle again soon
-# after.  Before the search module checked for interrupts, the search ran
+# (in the body or the URL) must end it within a fraction of a second -- in
+# the backend, and in the search workers running its other shards, which
+# must be idle again soon after.  Before the search module checked for interrupts, the search ran
 # to its end (42 s past a 1 s statement_timeout in the issue).
 use strict;
 use warnings;
@@ -151,6 +151,20 @@ for my $mode ('backend', 'parallel')
 	cmp_ok($took_ms, '<', 500, "$mode: quickly (took < 500 ms)");
 	cmp_ok($took, '<', 2.0, "$mode: the client has its answer within 2 s");
 	note(sprintf('%s: "timeout": "50ms": took %d ms, the client answered after %.3f s', $mode, $took_ms, $took));
+
+	# the URL's ?timeout= does the same, over the body's (in the search
+	# workers too: they would run their shard for seconds)
+	$start = time;
+	my ($status, $url_timed_out, $url_relation, $url_took_ms) = split /\|/, $node->safe_psql('postgres',
+		"$set SELECT status, body->>'timed_out', body->'hits'->'total'->>'relation', body->>'took'
+		   FROM search_engine.request('POST', '/long/_search?timeout=50ms', (SELECT body || '{\"timeout\": \"1m\"}' FROM q)::text)",
+		connstr => $reader);
+	$took = time - $start;
+	is($status, '200', "$mode: ?timeout=50ms: 200");
+	is($url_timed_out, 'true', "$mode: ?timeout=50ms over the body's 1m answers timed_out");
+	is($url_relation, 'gte', "$mode: ?timeout=50ms: with the count as a lower bound");
+	cmp_ok($url_took_ms, '<', 500, "$mode: ?timeout=50ms: quickly (took < 500 ms)");
+	note(sprintf('%s: ?timeout=50ms: took %d ms, the client answered after %.3f s', $mode, $url_took_ms, $took));
 	if ($mode eq 'parallel')
 	{
 		cmp_ok($node->safe_psql('postgres', q{SELECT completed FROM search_engine.thread_pool WHERE name = 'search'}),

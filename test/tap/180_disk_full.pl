@@ -5,8 +5,9 @@
 # segments, every acknowledged document stays readable, writes get 429
 # cluster_block_exception; once the filler is deleted, its owner recovers
 # the shard by itself (back-off 1 s doubling to 30 s), without close/open.
-# A force_merge that runs out of space reports the shard failure and
-# leaves the shard readable.
+# The batch that hits the full disk gets the same 429 as the writes after
+# it.  A force_merge that runs out of space is abandoned: it reports the
+# failure, deletes its partial output and leaves the shard started.
 use strict;
 use warnings;
 use FindBin;
@@ -104,6 +105,15 @@ for my $round (1 .. 200)
 }
 ok(defined $failed_res, 'writes fail once the disk is full') or diag("free: " . free_bytes());
 like($failed_res // '', qr/No space left on device|cluster_block_exception/, 'with a clear error');
+# the batch that hit the full disk is answered as every later write is:
+# 429 cluster_block_exception (which clients retry) naming the write error
+my @refused = grep { $_->{status} != 200 && $_->{status} != 201 }
+  map { values %$_ } @{ decode_json($failed_res // '{"items": []}')->{items} };
+ok(@refused > 0, 'the first failing bulk has refused items');
+is(join(',', sort keys %{ { map { $_->{status} => 1 } @refused } }), '429',
+	'the batch that hit the full disk is answered 429, not 500') or diag($failed_res);
+is(scalar(grep { ($_->{error}{type} // '') eq 'cluster_block_exception' && ($_->{error}{reason} // '') =~ /No space left on device/ } @refused),
+	scalar @refused, 'as cluster_block_exception naming the write error');
 
 ($a, $res) = bulk('d', 1, 'false');
 like($res, qr/"status"\s*:\s*(429|500|503)/, 'a write to the failed shard is refused');
@@ -139,10 +149,17 @@ for (1 .. 8)
 }
 my $before = hits('m');
 fill(256 * 1024);
+my $free_before = free_bytes();
 my $fm = q1(q{SELECT search_engine.force_merge('m', 1)});
 note("force_merge: $fm");
 like($fm, qr/"failed"\s*:\s*[1-9]/, 'force_merge on a full disk reports the shard failure') or diag($fm);
 like($fm, qr/No space left on device/, 'with the reason');
+like($fm, qr/"type"\s*:\s*"io_exception"/, 'as an io_exception of the merge, not a failed shard');
+# the merge is abandoned, not the shard: its partial output is gone and
+# the shard is open at once (no failure, no recovery)
+cmp_ok(free_bytes(), '>=', $free_before - 64 * 1024, 'the partial merge output was deleted');
+is(q1(q{SELECT string_agg(state, ',') FROM search_engine.shards WHERE index = 'm'}), 'STARTED',
+	'the shard stays started');
 is(hits('m'), $before, 'the shard stays readable');
 unlink($filler);
 
