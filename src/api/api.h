@@ -54,6 +54,9 @@ extern void se_require_started(void);
 
 /* in index_ops.c */
 extern bool se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_create_index_wait(const char *name, const SeJson *body,
+									int wait_for_active_shards, int timeout_ms,
+									SeResponse *r, SeError *err);
 extern bool se_op_delete_index(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_get_index(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_index_exists(const char *expr);

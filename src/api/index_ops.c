@@ -367,17 +367,78 @@ create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
 	return ok;
 }
 
-bool
-se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
+/*
+ * Whether every shard of index name has wait active copies (ES's
+ * wait_for_active_shards; -1 = all copies).  Only primaries exist (no
+ * replication yet), so a shard has one active copy once its primary
+ * started on its node, and asking for more than one waits in vain.
+ */
+static bool
+shards_active(const char *name, int wait)
 {
+	SeIndexMeta *im = se_state_find(se_state_current(), name);
+	SeClusterView *v;
+	List	   *remote;
+	int			s;
+
+	if (im == NULL || im->closed)
+		return false;
+	if (wait < 0)
+		wait = 1 + im->settings.number_of_replicas;
+	if (wait == 0)
+		return true;
+	if (wait > 1)
+		return false;
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	remote = se_remote_shard_stats(list_make1(im), v);
+	for (s = 0; s < im->settings.number_of_shards; s++)
+	{
+		SeShardView view;
+
+		if (!se_shard_view(im, s, remote, &view) || view.state != SE_SLOT_STARTED)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * PUT /{index}: create it, then wait (up to timeout_ms) until its shards
+ * have wait_for_active_shards active copies on their nodes, as ES does;
+ * shards_acknowledged says whether they did in time.
+ */
+bool
+se_op_create_index_wait(const char *name, const SeJson *body, int wait_for_active_shards,
+						int timeout_ms, SeResponse *r, SeError *err)
+{
+	TimestampTz deadline;
+	bool		active;
+
 	se_require_started();
 	if (!se_acl_check(name, SE_ACL_MANAGE, err) || !create_index(name, body, false, err))
 		return false;
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	while (!(active = shards_active(name, wait_for_active_shards)) &&
+		   GetCurrentTimestamp() < deadline)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 	r->status = 200;
-	appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"index\":");
+	appendStringInfo(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":%s,\"index\":",
+					 active ? "true" : "false");
 	se_json_write_string(&r->body, name, strlen(name));
 	appendStringInfoChar(&r->body, '}');
 	return true;
+}
+
+bool
+se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
+{
+	/* ES's defaults: the primaries, 30 s */
+	return se_op_create_index_wait(name, body, 1, 30000, r, err);
 }
 
 /* A bulk's auto-creation of index name, with default settings. */

@@ -565,6 +565,30 @@ h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
 		se_op_nodes_stats(nodes, timeout, r, err);
 }
 
+/* PUT /{index}?wait_for_active_shards=N|all&timeout=T */
+static bool
+h_create_index(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *w = param(rq, "wait_for_active_shards");
+	int			wait = 1;
+	int			timeout;
+	SeJson	   *body;
+
+	if (w && strcmp(w, "all") == 0)
+		wait = -1;
+	else if (w && !param_int(rq, "wait_for_active_shards", 1, &wait, err))
+		return false;
+	if (wait < -1)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "shard count cannot be a negative value");
+		return false;
+	}
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		json_body(rq, &body, err) &&
+		se_op_create_index_wait(rq->index, body, wait, timeout, r, err);
+}
+
 static bool
 h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -714,7 +738,7 @@ static const RestRoute routes[] = {
 	{POST, "/_update_by_query/{task_id}/_rethrottle", h_rethrottle},
 	{POST, "/_delete_by_query/{task_id}/_rethrottle", h_rethrottle},
 	{POST, "/_reindex/{task_id}/_rethrottle", h_rethrottle},
-	{PUT, "/{index}", .body_op = se_op_create_index},
+	{PUT, "/{index}", h_create_index},
 	{GET, "/{index}", .index_op = se_op_get_index},
 	{HEAD, "/{index}", h_index_exists},
 	{DELETE, "/{index}", .index_op = se_op_delete_index},
