@@ -69,10 +69,10 @@ is(join(',', map { $_->{name} } values %{ $body->{nodes} }), 'n1', '_nodes/_loca
 	'{"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{"title":{"type":"text"}}}}');
 is($status, 200, 'create index through the coordinating-only node') or diag(explain $body);
 is($body->{shards_acknowledged}, JSON::PP::true, 'and it answers once both shards started on their nodes');
-my $t0 = time;
+my $w0 = time;
 ($status, $body) = req('n3', 'PUT', '/waiting?wait_for_active_shards=2&timeout=1s',
 	'{"settings":{"number_of_shards":1,"number_of_replicas":1}}');
-ok($status == 200 && !$body->{shards_acknowledged} && time - $t0 < 5,
+ok($status == 200 && !$body->{shards_acknowledged} && time - $w0 < 5,
 	'wait_for_active_shards=2 without replicas built: created, shards_acknowledged false after the timeout');
 req('n3', 'DELETE', '/waiting');
 my %uuid;
