@@ -18,8 +18,10 @@ ifneq ($(DUP_BASENAMES),)
 $(error sources share a basename: $(DUP_BASENAMES); rename one (header dependencies are tracked per basename))
 endif
 
-PG_CPPFLAGS = -I$(srcdir)/src
-SHLIB_LINK = -lzstd
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+SHLIB_LINK = -lzstd -lcurl
+# the transport's peer connections (as postgres_fdw links it)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=test/results

@@ -33,6 +33,18 @@ BEGIN
   END IF;
 END
 $$;
+-- Peers of a cluster log in to each other as a member of this role (the
+-- libpq transport); its logins are given with PostgreSQL's own
+-- authentication (SCRAM or certificates through pg_hba.conf).
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'search_engine_node') THEN
+    CREATE ROLE search_engine_node NOLOGIN;
+  END IF;
+END
+$$;
+COMMENT ON ROLE search_engine_node IS
+  'search_engine cluster peers: the role other nodes log in as (through a LOGIN member of it) to reach this node''s shards';
 GRANT search_engine_user TO search_engine_read;
 GRANT search_engine_read TO search_engine_write;
 GRANT search_engine_write TO search_engine_admin;
@@ -216,6 +228,28 @@ CREATE FUNCTION _cat_shards(OUT index text, OUT shard int, OUT prirep text, OUT 
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_shards' LANGUAGE C VOLATILE;
 CREATE VIEW shards AS SELECT * FROM _cat_shards();
 
+-- ---------- transport ----------
+-- Peers call _transport over libpq (src/transport): one action of a node's
+-- request on this node.  Only search_engine_node may, the role peers log
+-- in as (a LOGIN role made a member of it, authenticated as pg_hba.conf
+-- says: SCRAM or certificates).
+CREATE FUNCTION _transport(action text, payload bytea) RETURNS bytea
+AS 'MODULE_PATHNAME', 'se_sql_transport' LANGUAGE C VOLATILE STRICT;
+-- The nodes of the cluster as this node applied them (one on a
+-- single-node cluster); term is the master's.
+CREATE FUNCTION _cluster_nodes(OUT name text, OUT ephemeral_id text, OUT "node.role" text,
+                               OUT master boolean, OUT attributes text, OUT conninfo text,
+                               OUT ip text, OUT disk_total_bytes bigint, OUT disk_free_bytes bigint,
+                               OUT started_at timestamptz, OUT term bigint)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_nodes' LANGUAGE C VOLATILE;
+CREATE VIEW nodes AS SELECT * FROM _cluster_nodes();
+
+-- One fenced write of state/<key_suffix> through the master (value NULL:
+-- delete); the etcd revision it was applied at.  Superusers only: for
+-- operators and tests (nothing is granted on it below).
+CREATE FUNCTION _cluster_commit(key_suffix text, value text) RETURNS bigint
+AS 'MODULE_PATHNAME', 'se_sql_cluster_commit' LANGUAGE C VOLATILE;
+
 -- ---------- privileges ----------
 -- Functions are for search_engine_user (so for every group role and every
 -- role given an index grant); each checks the caller's privileges on the
@@ -225,7 +259,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
-  _cat_segments(), _cat_shards(), get_mapping(text), get_index(text), cluster_health(text, text, int),
+  _cat_segments(), _cat_shards(), _cluster_nodes(), get_mapping(text), get_index(text), cluster_health(text, text, int),
   _tasks(), get_task(text, boolean),
   bulk(text, text, text, int),
   index_doc(text, text, jsonb, text, text, text, bigint, bigint),
@@ -238,11 +272,13 @@ GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(t
   close_index(text), open_index(text), flush(text), force_merge(text, int), verify_index(text),
   request(text, text, text)
   TO search_engine_user;
-GRANT SELECT ON indices, thread_pool, segments, shards, tasks, index_grants TO search_engine_user;
+GRANT SELECT ON indices, thread_pool, segments, shards, nodes, tasks, index_grants TO search_engine_user;
 
 GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, regrole),
   _acl_validate(text, text) TO search_engine_admin;
 GRANT SELECT, INSERT, DELETE ON _index_grants TO search_engine_admin;
+GRANT USAGE ON SCHEMA @extschema@ TO search_engine_node;
+GRANT EXECUTE ON FUNCTION _transport(text, bytea) TO search_engine_node;
 
 -- =====================================================================
 -- Foreign data wrapper (src/fdw): indices as foreign tables.

@@ -14,7 +14,10 @@
 #include "storage/ipc.h"
 
 #include "node/node.h"
+#include "api/api.h"
 #include "api/byquery.h"
+#include "cluster/state.h"
+#include "cluster/coordinator.h"
 
 PG_MODULE_MAGIC;
 
@@ -51,6 +54,13 @@ _PG_init(void)
 
 	se_guc_define();
 	se_search_interrupts_init();
+	se_nodes_register_actions();
+	se_bulk_register_actions();
+	se_search_register_actions();
+	se_search_remote_register_actions();
+	se_index_ops_register_actions();
+	se_cat_register_actions();
+	se_state_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;
@@ -61,4 +71,5 @@ _PG_init(void)
 	se_merge_register();
 	se_task_workers_register();
 	se_search_workers_register();
+	se_coordinator_register();
 }

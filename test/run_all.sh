@@ -26,7 +26,7 @@ as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- env PATH="$PGBIN:$PATH" "$@"; else env PATH="$PGBIN:$PATH" "$@"; fi
 }
 
-WORK=$(mktemp -d /tmp/se-tests.XXXXXX)
+WORK=$(mktemp -d "${SE_TEST_TMP:-/tmp}/se-tests.XXXXXX")
 cp -a "$TOP/." "$WORK/"
 [ "$(id -u)" = 0 ] && chown -R postgres:postgres "$WORK"
 

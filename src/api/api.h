@@ -54,6 +54,9 @@ extern void se_require_started(void);
 
 /* in index_ops.c */
 extern bool se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_create_index_wait(const char *name, const SeJson *body,
+									int wait_for_active_shards, int timeout_ms,
+									SeResponse *r, SeError *err);
 extern bool se_op_delete_index(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_get_index(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_index_exists(const char *expr);
@@ -70,6 +73,7 @@ extern bool se_op_force_merge(const char *expr, int max_num_segments, SeResponse
 extern bool se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_ms, SeResponse *r, SeError *err);
 /* a bulk's auto-creation of index name (exists already: fine) */
 extern bool se_index_auto_create(const char *name, SeError *err);
+extern void se_index_ops_register_actions(void);
 /* a router found a shard of im without a slot: start im's shards if open */
 extern bool se_index_open_routed(const SeIndexMeta *im, SeError *err);
 /* index meta of one concrete, open index (404 / index_closed_exception) */
@@ -89,10 +93,12 @@ typedef struct SeWriteItem
 	int64		if_primary_term;
 	const char *body;
 	size_t		body_len;
+	const char *uuid;			/* a peer's item: the index uuid it routed to */
 	/* routing result */
 	SeIndexMeta *im;
 	int			shard;
-	int			slot;
+	int			slot;			/* SE_SLOT_REMOTE: on node */
+	const char *node;
 	/* outcome */
 	bool		done;
 	SeItemResp	resp;
@@ -110,11 +116,14 @@ typedef struct SeBulkOptions
 	bool		require_alias;
 	bool		authorized;		/* the caller checked write on every item's index */
 	bool		no_auto_create; /* a missing index fails its items (by-query write-back) */
+	bool		local_only;		/* a peer's sub-request: shards elsewhere fail, never forwarded */
 	int			retried;		/* out: rounds retried after 429s */
 } SeBulkOptions;
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
 					   SeResponse *r, SeError *err);
 extern void se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts);
+#define SE_SLOT_REMOTE (-3)
+extern void se_bulk_register_actions(void);
 /* A new auto-generated document id (ES style, 20 chars). */
 extern char *se_auto_id(void);
 /* ES's UNASSIGNED_SEQ_NO: an if_seq_no the request did not give */
@@ -170,10 +179,37 @@ extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err);
 extern bool se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err);
 extern void se_search_interrupts_init(void);
+extern void se_search_register_actions(void);
 
 /* in search_pool.c */
-typedef struct SePoolSearch SePoolSearch;
+struct SeSearchRequest;
 struct SeSearchShard;
+struct SeShardTransport;
+typedef struct SePoolSearch SePoolSearch;
+typedef struct SeSearchKnobs
+{
+	bool		block_max;
+	int			delay_ms;		/* search_debug_delay (tests) */
+	int			max_clauses;
+} SeSearchKnobs;
+extern void se_search_common_encode(const SeJson *body, const SeSearchParams *p,
+									int64 url_timeout_ms, int window, StringInfo out);
+extern struct SeSearchRequest *se_search_common_request(const char *common, Size common_len,
+														SeSearchKnobs *knobs, SeError *err);
+/* in search_remote.c */
+typedef struct SeRemoteSearch SeRemoteSearch;
+extern void se_search_remote_register_actions(void);
+extern SeRemoteSearch *se_search_remote_begin(const SeJson *body, const SeSearchParams *p,
+											  int64 url_timeout_ms, int window,
+											  struct SeSearchShard *shards, int nshards,
+											  const struct SeShardTransport *pool);
+extern const struct SeShardTransport *se_search_remote_transport(SeRemoteSearch *rs);
+extern bool se_search_remote_count(const SeJson *body, struct SeSearchShard *shards,
+								   int nshards, int64 *count, SeError *err);
+extern void se_search_query_phase_with(struct SeSearchRequest *sreq, const SeSearchKnobs *knobs,
+									   struct SeSearchShard *sh, int shard_idx, StringInfo out);
+struct SeSearchShard;
+struct SeShardTransport;
 extern SePoolSearch *se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
 											 int64 url_timeout_ms, int window,
 											 struct SeSearchShard *shards,
@@ -184,10 +220,44 @@ extern void se_search_workers_register(void);
 PGDLLEXPORT void se_search_worker_main(Datum arg);
 
 /* in cat.c */
-extern bool se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
-extern bool se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err);
-extern bool se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
-extern bool se_op_cat_shards(const char *expr, bool json, bool header, SeResponse *r, SeError *err);
+/* _cat URL parameters: format=json, v (header), h (columns), full_id */
+typedef struct SeCatParams
+{
+	bool		json;
+	bool		v;
+	const char *h;
+	bool		full_id;
+} SeCatParams;
+extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
+
+/* in cluster_ops.c */
+extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
+
+extern void se_cat_register_actions(void);
+/* A shard as the node holding it has it (cat.c): _cat/shards, health. */
+typedef struct SeShardView
+{
+	const char *node;
+	char	   *uuid;
+	int			shard;
+	int			state;			/* SeSlotState */
+	uint64		docs;
+	uint64		bytes;
+	int			owner;
+} SeShardView;
+struct SeClusterView;
+extern List *se_remote_shard_stats(List *targets, const struct SeClusterView *v);
+extern bool se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out);
+
+/* in nodes.c */
+extern void se_nodes_register_actions(void);
+extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
+extern List *se_nodes_thread_pool_rows(void);
 extern const char *se_node_name_get(void);
 
 #endif

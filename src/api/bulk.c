@@ -24,9 +24,13 @@
 #include "utils/wait_event.h"
 
 #include "api/api.h"
+#include "cluster/coordinator.h"
+#include "libpq/pqformat.h"
+#include "nodes/value.h"
 #include "node/node.h"
 #include "security/acl.h"
 #include "shard/bulk_protocol.h"
+#include "transport/transport.h"
 #include "util/hash.h"
 
 /* SeWriteItem (api.h) is one bulk item: request, routing and outcome. */
@@ -445,9 +449,31 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			item_fail(it, 400, "index_closed_exception", "closed");
 			continue;
 		}
+		if (it->uuid && strcmp(it->uuid, it->im->uuid) != 0)
+		{
+			/* a peer routed it to an index of that name that is gone */
+			item_fail(it, 404, "index_not_found_exception",
+					  psprintf("no such index [%s]", it->index));
+			continue;
+		}
 		r = it->routing ? it->routing : it->id;
 		it->shard = se_routing_shard(r, strlen(r), it->im->settings.number_of_shards,
 									 it->im->settings.routing_num_shards);
+		if (!se_state_shard_local(it->im, it->shard))
+		{
+			const char *node = it->im->shard_nodes[it->shard];
+
+			if (opts->local_only || node[0] == '\0')
+			{
+				item_fail(it, 503, "no_shard_available_action_exception",
+						  psprintf("[%s][%d] is not on node [%s]%s", it->index, it->shard,
+								   se_node_name_get(), node[0] ? "" : ": it is unassigned"));
+				continue;
+			}
+			it->slot = SE_SLOT_REMOTE;
+			it->node = node;
+			continue;
+		}
 		if (slot_of[it->shard] == -2)
 			slot_of[it->shard] = se_slot_find(it->im->uuid, it->shard);
 		it->slot = slot_of[it->shard];
@@ -533,7 +559,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 		BulkItem   *it = &items[i];
 
 		sub_of[i] = -1;
-		if (it->done)
+		if (it->done || it->slot == SE_SLOT_REMOTE)
 			continue;
 		for (s = 0; s < nsubs; s++)
 			if (slots[s] == it->slot)
@@ -759,6 +785,234 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	}
 }
 
+/* ---------- items on other nodes: the "bulk_items" transport action ---------- */
+
+/* ES's bulk timeout (1m): how long a node's share of a bulk may take */
+#define SE_BULK_REMOTE_TIMEOUT_MS	60000
+
+#define REMOTE_FLAG_AUTO_ID		0x01
+#define REMOTE_FLAG_ROUTING		0x02
+
+static void
+put_string(StringInfo buf, const char *s)
+{
+	pq_sendint32(buf, (int32) strlen(s));
+	pq_sendbytes(buf, s, strlen(s));
+}
+
+static char *
+get_string(StringInfo buf)
+{
+	int32		len = pq_getmsgint(buf, 4);
+
+	if (len < 0 || len > buf->len - buf->cursor)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("malformed bulk_items transport message")));
+	return pnstrdup(pq_getmsgbytes(buf, len), len);
+}
+
+/* One node's items of this round, as the peer's handler reads them. */
+static void
+encode_items(BulkItem *items, int n, const char *node, const SeBulkOptions *opts,
+			 StringInfo buf, int *nsent)
+{
+	int			i,
+				count = 0;
+
+	pq_sendbyte(buf, (uint8) opts->refresh);
+	for (i = 0; i < n; i++)
+		if (!items[i].done && items[i].slot == SE_SLOT_REMOTE && strcmp(items[i].node, node) == 0)
+			count++;
+	pq_sendint32(buf, count);
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+
+		if (it->done || it->slot != SE_SLOT_REMOTE || strcmp(it->node, node) != 0)
+			continue;
+		pq_sendbyte(buf, (uint8) it->op);
+		pq_sendbyte(buf, (it->auto_id ? REMOTE_FLAG_AUTO_ID : 0) |
+					(it->routing ? REMOTE_FLAG_ROUTING : 0));
+		put_string(buf, it->index);
+		put_string(buf, it->im->uuid);
+		put_string(buf, it->id);
+		if (it->routing)
+			put_string(buf, it->routing);
+		pq_sendint64(buf, it->if_seq_no);
+		pq_sendint64(buf, it->if_primary_term);
+		pq_sendint32(buf, (int32) it->body_len);
+		pq_sendbytes(buf, it->body, it->body_len);
+	}
+	*nsent = count;
+}
+
+/* Transport action "bulk_items": a peer's items for shards of this node. */
+static bool
+bulk_items_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	StringInfoData buf;
+	SeBulkOptions opts;
+	BulkItem   *items;
+	int			n,
+				i;
+
+	buf.data = (char *) payload;
+	buf.len = (int) len;
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	memset(&opts, 0, sizeof(opts));
+	opts.refresh = (SeRefresh) pq_getmsgbyte(&buf);
+	opts.authorized = true;		/* the coordinating node checked write */
+	opts.no_auto_create = true;
+	opts.local_only = true;
+	n = pq_getmsgint(&buf, 4);
+	if (n < 0 || n > buf.len)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed bulk_items request");
+		return false;
+	}
+	items = palloc0(sizeof(BulkItem) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+		int			flags;
+
+		it->op = (SeItemOp) pq_getmsgbyte(&buf);
+		flags = pq_getmsgbyte(&buf);
+		it->auto_id = (flags & REMOTE_FLAG_AUTO_ID) != 0;
+		it->index = get_string(&buf);
+		it->uuid = get_string(&buf);
+		it->id = get_string(&buf);
+		it->routing = (flags & REMOTE_FLAG_ROUTING) ? get_string(&buf) : NULL;
+		it->if_seq_no = pq_getmsgint64(&buf);
+		it->if_primary_term = pq_getmsgint64(&buf);
+		it->body_len = pq_getmsgint(&buf, 4);
+		if (it->body_len > (size_t) (buf.len - buf.cursor))
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed bulk_items request");
+			return false;
+		}
+		it->body = pq_getmsgbytes(&buf, it->body_len);
+	}
+	se_bulk_execute(items, n, &opts);
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+
+		pq_sendint16(reply, it->resp.status);
+		pq_sendbyte(reply, it->resp.result);
+		pq_sendint64(reply, it->resp.version);
+		pq_sendint64(reply, it->resp.seq_no);
+		pq_sendint64(reply, it->resp.primary_term);
+		pq_sendbyte(reply, it->forced_refresh ? 1 : 0);
+		pq_sendbyte(reply, it->err_type ? 1 : 0);
+		if (it->err_type)
+		{
+			put_string(reply, it->err_type);
+			put_string(reply, it->err_reason ? it->err_reason : "");
+		}
+	}
+	return true;
+}
+
+void
+se_bulk_register_actions(void)
+{
+	se_transport_register("bulk_items", bulk_items_action);
+}
+
+/* Read a node's answer into its items (in the order they were sent). */
+static void
+decode_outcomes(BulkItem *items, int n, const char *node, StringInfo reply)
+{
+	int			i;
+
+	reply->cursor = 0;
+	for (i = 0; i < n; i++)
+	{
+		BulkItem   *it = &items[i];
+
+		if (it->done || it->slot != SE_SLOT_REMOTE || strcmp(it->node, node) != 0)
+			continue;
+		memset(&it->resp, 0, sizeof(it->resp));
+		it->resp.status = pq_getmsgint(reply, 2);
+		it->resp.result = pq_getmsgbyte(reply);
+		it->resp.version = pq_getmsgint64(reply);
+		it->resp.seq_no = pq_getmsgint64(reply);
+		it->resp.primary_term = pq_getmsgint64(reply);
+		it->resp.err_off = -1;
+		it->forced_refresh = pq_getmsgbyte(reply) != 0;
+		it->err_type = NULL;
+		if (pq_getmsgbyte(reply))
+		{
+			it->err_type = get_string(reply);
+			it->err_reason = get_string(reply);
+		}
+		/* the node's full queue: retried here, as a local rejection is */
+		it->done = !(it->resp.status == 429 && it->err_type &&
+					 strcmp(it->err_type, "es_rejected_execution_exception") == 0);
+	}
+}
+
+/*
+ * Send the items routed to other nodes' shards, one request per node at
+ * once, and take their outcomes; a node that cannot be reached fails its
+ * items with the transport's error.
+ */
+static void
+run_remote(BulkItem *items, int n, const SeBulkOptions *opts)
+{
+	List	   *nodes = NIL;
+	SeClusterView *v;
+	SeTransportCall *calls;
+	ListCell   *lc;
+	int			i,
+				c;
+
+	for (i = 0; i < n; i++)
+		if (!items[i].done && items[i].slot == SE_SLOT_REMOTE &&
+			!list_member(nodes, makeString((char *) items[i].node)))
+			nodes = lappend(nodes, makeString((char *) items[i].node));
+	if (nodes == NIL)
+		return;
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	c = 0;
+	foreach(lc, nodes)
+	{
+		const char *node = strVal(lfirst(lc));
+		StringInfoData buf;
+		int			nsent;
+
+		initStringInfo(&buf);
+		encode_items(items, n, node, opts, &buf, &nsent);
+		calls[c].node = node;
+		calls[c].conninfo = "";
+		for (i = 0; i < v->nmembers; i++)
+			if (strcmp(v->members[i].name, node) == 0)
+				calls[c].conninfo = v->members[i].conninfo;
+		calls[c].action = "bulk_items";
+		calls[c].payload = buf.data;
+		calls[c].payload_len = buf.len;
+		c++;
+	}
+	se_transport_call_each(calls, c, SE_BULK_REMOTE_TIMEOUT_MS);
+	for (c = 0; c < list_length(nodes); c++)
+	{
+		if (calls[c].ok)
+		{
+			decode_outcomes(items, n, calls[c].node, &calls[c].reply);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			if (!items[i].done && items[i].slot == SE_SLOT_REMOTE &&
+				strcmp(items[i].node, calls[c].node) == 0)
+				item_fail(&items[i], calls[c].err.status, calls[c].err.type, calls[c].err.reason);
+	}
+}
+
 /*
  * Route, queue and wait for items (the bulk coordinator without NDJSON):
  * the write seam for update-by-query, reindex and the FDW.  Items must
@@ -776,6 +1030,7 @@ se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 		int			i;
 		int			pending = 0;
 
+		run_remote(items, n, opts);
 		run_round(items, n, opts);
 		for (i = 0; i < n; i++)
 			if (!items[i].done)

@@ -15,28 +15,28 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "api/api.h"
+#include "cluster/coordinator.h"
+#include "nodes/value.h"
 #include "security/acl.h"
 #include "node/node.h"
+#include "transport/transport.h"
+#include "util/varint.h"
 
 typedef struct CatTable
 {
 	int			ncols;
 	const char **cols;
 	List	   *rows;			/* of char ** (ncols strings) */
+	const char *defaults;		/* shown without h=: comma list; NULL = all */
 } CatTable;
 
 const char *
 se_node_name_get(void)
 {
-	static char host[256];
-
-	if (se_node_name && se_node_name[0])
-		return se_node_name;
-	if (host[0] == '\0' && gethostname(host, sizeof(host) - 1) != 0)
-		strlcpy(host, "node-1", sizeof(host));
-	return host;
+	return se_cluster_node_name();
 }
 
 static char *
@@ -64,6 +64,7 @@ cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with
 	t->ncols = ncols;
 	t->cols = cols;
 	t->rows = NIL;
+	t->defaults = NULL;
 	return targets;
 }
 
@@ -134,50 +135,17 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	return true;
 }
 
+/* One row per pool of every node that answers (api/nodes.c asks them). */
 static void
 collect_thread_pool(CatTable *t)
 {
 	static const char *cols[] = {"node_name", "name", "threads", "active", "queue",
 	"queue_size", "rejected", "completed"};
-	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
-	int			active = 0,
-				queued;
-	uint64		rejected,
-				completed;
-	int			i;
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
-	/* ES view: a busy thread is active, every other task is queued */
-	SpinLockAcquire(&SeShmem->queue_mutex);
-	for (i = 0; i < SeShmem->nworkers; i++)
-		if (SeShmem->workers[i].active > 0)
-			active++;
-	queued = Max(0, SeShmem->queued - active);
-	rejected = SeShmem->rejected;
-	completed = SeShmem->completed;
-	SpinLockRelease(&SeShmem->queue_mutex);
-	row[0] = (char *) se_node_name_get();
-	row[1] = "write";
-	row[2] = psprintf("%d", SeShmem->nworkers);
-	row[3] = psprintf("%d", active);
-	row[4] = psprintf("%d", queued);
-	row[5] = psprintf("%d", se_write_queue_size);
-	row[6] = psprintf(UINT64_FORMAT, rejected);
-	row[7] = psprintf(UINT64_FORMAT, completed);
-	t->rows = list_make1(row);
-
-	se_search_queue_stats(&active, &queued, &rejected, &completed);
-	row = palloc0(sizeof(char *) * lengthof(cols));
-	row[0] = (char *) se_node_name_get();
-	row[1] = "search";
-	row[2] = psprintf("%d", se_search_queue_workers());
-	row[3] = psprintf("%d", active);
-	row[4] = psprintf("%d", queued);
-	row[5] = psprintf("%d", se_search_queue_size);
-	row[6] = psprintf(UINT64_FORMAT, rejected);
-	row[7] = psprintf(UINT64_FORMAT, completed);
-	t->rows = lappend(t->rows, row);
+	t->defaults = NULL;
+	t->rows = se_nodes_thread_pool_rows();
 }
 
 static bool
@@ -236,16 +204,153 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
  * ES _cat/shards: one row per shard copy (primaries only: no replicas yet),
  * with the write worker that owns it on this node (an extension column).
  */
+/* Transport action "shard_stats": every shard slot of this node. */
+static bool
+shard_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *sl = &SeSlots[i];
+
+		if (sl->state == SE_SLOT_FREE)
+			continue;
+		se_put_str(reply, sl->index_uuid, strlen(sl->index_uuid));
+		se_put_vint(reply, (uint64) sl->shard);
+		se_put_vint(reply, (uint64) sl->state);
+		se_put_vint(reply, pg_atomic_read_u64(&sl->docs_count));
+		se_put_vint(reply, pg_atomic_read_u64(&sl->store_bytes));
+		se_put_vint(reply, (uint64) sl->owner);
+	}
+	return true;
+}
+
+void
+se_cat_register_actions(void)
+{
+	se_transport_register("shard_stats", shard_stats_action);
+}
+
+typedef SeShardView ShardStat;
+
+/*
+ * The slots of the other nodes that hold shards of targets (one request
+ * per node, all at once); a node that does not answer leaves its shards
+ * UNASSIGNED in the table, as ES's _cat shows what it cannot reach.
+ */
+List *
+se_remote_shard_stats(List *targets, const SeClusterView *v)
+{
+	List	   *nodes = NIL;
+	List	   *stats = NIL;
+	ListCell   *lc;
+	SeTransportCall *calls;
+	int			k = 0;
+	int			i;
+
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
+				!list_member(nodes, makeString(im->shard_nodes[s])))
+				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
+	}
+	if (nodes == NIL)
+		return NIL;
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	foreach(lc, nodes)
+	{
+		calls[k].node = strVal(lfirst(lc));
+		calls[k].conninfo = "";
+		for (i = 0; i < v->nmembers; i++)
+			if (strcmp(v->members[i].name, calls[k].node) == 0)
+				calls[k].conninfo = v->members[i].conninfo;
+		calls[k].action = "shard_stats";
+		k++;
+	}
+	se_transport_call_each(calls, k, 10000);
+	for (i = 0; i < k; i++)
+	{
+		SeWireReader r;
+
+		if (!calls[i].ok)
+			continue;
+		se_wire_init(&r, calls[i].reply.data, calls[i].reply.len);
+		while (r.p < r.end && !r.bad)
+		{
+			ShardStat  *st = palloc0(sizeof(ShardStat));
+
+			st->node = calls[i].node;
+			st->uuid = se_wire_str(&r, NULL);
+			st->shard = (int) se_wire_vint(&r);
+			st->state = (SeSlotState) se_wire_vint(&r);
+			st->docs = se_wire_vint(&r);
+			st->bytes = se_wire_vint(&r);
+			st->owner = (int) se_wire_vint(&r);
+			if (!r.bad && st->uuid)
+				stats = lappend(stats, st);
+		}
+	}
+	return stats;
+}
+
+/*
+ * Shard s of im as its node has it: this node's slot, or what its node
+ * reported in remote (se_remote_shard_stats); false when nobody has it.
+ */
+bool
+se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
+{
+	ListCell   *lr;
+
+	if (se_state_shard_local(im, s))
+	{
+		int			slot = se_slot_find(im->uuid, s);
+
+		if (slot < 0)
+			return false;
+		out->node = se_node_name_get();
+		out->uuid = (char *) im->uuid;
+		out->shard = s;
+		out->state = SeSlots[slot].state;
+		out->docs = pg_atomic_read_u64(&SeSlots[slot].docs_count);
+		/* store size: segment files only, as ES reports it */
+		out->bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
+		out->owner = SeSlots[slot].owner;
+		return true;
+	}
+	foreach(lr, remote)
+	{
+		SeShardView *r = lfirst(lr);
+
+		if (r->shard == s && strcmp(r->uuid, im->uuid) == 0 &&
+			strcmp(r->node, im->shard_nodes[s]) == 0)
+		{
+			*out = *r;
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool
 collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "state", "docs", "store",
 	"ip", "node", "write_worker"};
 	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	List	   *remote;
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
+	se_cluster_view(v);
+	remote = se_remote_shard_stats(targets, v);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -253,27 +358,30 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			int			slot = se_slot_find(im->uuid, s);
 			char	  **row = palloc0(sizeof(char *) * t->ncols);
-			SeSlotState state = slot >= 0 ? SeSlots[slot].state : SE_SLOT_FREE;
+			ShardStat	view;
+			ShardStat  *st = se_shard_view(im, s, remote, &view) ? &view : NULL;
 
 			row[0] = im->name;
 			row[1] = psprintf("%d", s);
 			row[2] = "p";
-			row[3] = state == SE_SLOT_STARTED ? "STARTED" :
-				state == SE_SLOT_OPENING ? "INITIALIZING" : "UNASSIGNED";
-			if (state == SE_SLOT_STARTED)
+			row[3] = st == NULL ? "UNASSIGNED" : st->state == SE_SLOT_STARTED ? "STARTED" :
+				st->state == SE_SLOT_OPENING ? "INITIALIZING" : "UNASSIGNED";
+			if (st && st->state == SE_SLOT_STARTED)
 			{
-				uint64		bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
-
-				row[4] = psprintf(UINT64_FORMAT, pg_atomic_read_u64(&SeSlots[slot].docs_count));
-				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : human_bytes(bytes);
+				row[4] = psprintf(UINT64_FORMAT, st->docs);
+				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : human_bytes(st->bytes);
 			}
-			if (state != SE_SLOT_FREE)
+			if (st)
 			{
+				int			i;
+
 				row[6] = "127.0.0.1";
-				row[7] = (char *) se_node_name_get();
-				row[8] = psprintf("%d", SeSlots[slot].owner);
+				for (i = 0; i < v->nmembers; i++)
+					if (strcmp(v->members[i].name, st->node) == 0)
+						row[6] = (char *) se_conninfo_host(v->members[i].conninfo);
+				row[7] = (char *) st->node;
+				row[8] = psprintf("%d", st->owner);
 			}
 			t->rows = lappend(t->rows, row);
 		}
@@ -281,14 +389,144 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	return true;
 }
 
-/* ES _cat output: aligned text (header with v) or a JSON array of objects. */
+/*
+ * ES _cat/nodes: one row per member of the applied cluster view (the one
+ * node on a single-node cluster).
+ */
 static void
-cat_format(const CatTable *t, bool json, bool header, StringInfo out)
+collect_nodes(CatTable *t, const SeClusterView *v, bool full_id)
 {
+	static const char *cols[] = {"id", "ip", "disk.total", "disk.used", "disk.avail",
+	"disk.used_percent", "node.role", "master", "name"};
+	int			i;
+
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	t->rows = NIL;
+	t->defaults = "ip,node.role,master,name";
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+		char	  **row = palloc0(sizeof(char *) * t->ncols);
+		int64		used = m->disk_total_bytes - m->disk_free_bytes;
+
+		row[0] = full_id ? pstrdup(m->ephemeral_id) : pnstrdup(m->ephemeral_id, 4);
+		row[1] = (char *) se_conninfo_host(m->conninfo);
+		if (m->disk_total_bytes > 0)
+		{
+			row[2] = human_bytes(m->disk_total_bytes);
+			row[3] = human_bytes(used);
+			row[4] = human_bytes(m->disk_free_bytes);
+			row[5] = psprintf("%.2f", 100.0 * used / m->disk_total_bytes);
+		}
+		row[6] = se_node_roles_letters(m->roles);
+		row[7] = strcmp(m->ephemeral_id, v->master_ephemeral_id) == 0 ? "*" : "-";
+		row[8] = pstrdup(m->name);
+		t->rows = lappend(t->rows, row);
+	}
+}
+
+/* ES _cat/master: the elected master; 503 when this node knows none. */
+static bool
+collect_master(CatTable *t, const SeClusterView *v, SeError *err)
+{
+	static const char *cols[] = {"id", "host", "ip", "node"};
+	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
+	const char *host = NULL;
+	int			i;
+
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	t->defaults = NULL;
+	if (v->master[0] == '\0')
+	{
+		se_error_set(err, 503, "master_not_discovered_exception",
+					 "no master is known to node [%s]", v->local_name);
+		return false;
+	}
+	for (i = 0; i < v->nmembers; i++)
+		if (strcmp(v->members[i].ephemeral_id, v->master_ephemeral_id) == 0)
+			host = se_conninfo_host(v->members[i].conninfo);
+	row[0] = pstrdup(v->master_ephemeral_id);
+	row[1] = row[2] = (char *) (host ? host : "");
+	row[3] = pstrdup(v->master);
+	t->rows = list_make1(row);
+	return true;
+}
+
+/* Is column col in the comma list (entries may use '*' wildcards)? */
+static bool
+column_listed(const char *list, const char *col)
+{
+	char	   *copy = pstrdup(list);
+	char	   *save = NULL;
+	char	   *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (se_wildcard_match(tok, col))
+			return true;
+	return false;
+}
+
+/*
+ * Keep the columns h names, in h's order (each entry may be a '*'
+ * pattern; names of no column are skipped, as ES's RestTable does), or
+ * without h the table's default columns.
+ */
+static void
+cat_select(CatTable *t, const char *h)
+{
+	int		   *pick = palloc(sizeof(int) * t->ncols * 2 + 1);
+	int			npick = 0;
+	const char **cols;
 	ListCell   *lc;
 	int			i;
 
-	if (json)
+	if (h == NULL && t->defaults == NULL)
+		return;
+	if (h != NULL)
+	{
+		char	   *copy = pstrdup(h);
+		char	   *save = NULL;
+		char	   *tok;
+
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			for (i = 0; i < t->ncols && npick < t->ncols * 2; i++)
+				if (se_wildcard_match(tok, t->cols[i]))
+					pick[npick++] = i;
+	}
+	else
+		for (i = 0; i < t->ncols; i++)
+			if (column_listed(t->defaults, t->cols[i]))
+				pick[npick++] = i;
+	cols = palloc(sizeof(char *) * Max(npick, 1));
+	for (i = 0; i < npick; i++)
+		cols[i] = t->cols[pick[i]];
+	foreach(lc, t->rows)
+	{
+		char	  **row = lfirst(lc);
+		char	  **out = palloc0(sizeof(char *) * Max(npick, 1));
+
+		for (i = 0; i < npick; i++)
+			out[i] = row[pick[i]];
+		lfirst(lc) = out;
+	}
+	t->cols = cols;
+	t->ncols = npick;
+}
+
+/* ES _cat output: aligned text (header with v) or a JSON array of objects. */
+static void
+cat_format(CatTable *t, const SeCatParams *p, SeResponse *r)
+{
+	StringInfo	out = &r->body;
+	bool		header = p->v;
+	ListCell   *lc;
+	int			i;
+
+	cat_select(t, p->h);
+	r->is_text = !p->json;
+	if (p->json)
 	{
 		bool		first = true;
 
@@ -318,7 +556,7 @@ cat_format(const CatTable *t, bool json, bool header, StringInfo out)
 		return;
 	}
 	{
-		int		   *w = palloc0(sizeof(int) * t->ncols);
+		int		   *w = palloc0(sizeof(int) * Max(t->ncols, 1));
 
 		for (i = 0; i < t->ncols; i++)
 			w[i] = header ? strlen(t->cols[i]) : 0;
@@ -347,53 +585,76 @@ cat_format(const CatTable *t, bool json, bool header, StringInfo out)
 }
 
 bool
-se_op_cat_indices(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
+se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
 	CatTable	t;
 
 	se_require_started();
 	if (!collect_indices(expr, &t, false, err))
 		return false;
-	cat_format(&t, json, header, &r->body);
-	r->is_text = !json;
+	cat_format(&t, p, r);
 	return true;
 }
 
 bool
-se_op_cat_thread_pool(bool json, bool header, SeResponse *r, SeError *err)
+se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err)
 {
 	CatTable	t;
 
 	se_require_started();
 	collect_thread_pool(&t);
-	cat_format(&t, json, header, &r->body);
-	r->is_text = !json;
+	cat_format(&t, p, r);
 	return true;
 }
 
 bool
-se_op_cat_shards(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
+se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
 	CatTable	t;
 
 	se_require_started();
 	if (!collect_shards(expr, &t, false, err))
 		return false;
-	cat_format(&t, json, header, &r->body);
-	r->is_text = !json;
+	cat_format(&t, p, r);
 	return true;
 }
 
 bool
-se_op_cat_segments(const char *expr, bool json, bool header, SeResponse *r, SeError *err)
+se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
 	CatTable	t;
 
 	se_require_started();
 	if (!collect_segments(expr, &t, err))
 		return false;
-	cat_format(&t, json, header, &r->body);
-	r->is_text = !json;
+	cat_format(&t, p, r);
+	return true;
+}
+
+bool
+se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+
+	se_require_started();
+	se_cluster_view(v);
+	collect_nodes(&t, v, p->full_id);
+	cat_format(&t, p, r);
+	return true;
+}
+
+bool
+se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+
+	se_require_started();
+	se_cluster_view(v);
+	if (!collect_master(&t, v, err))
+		return false;
+	cat_format(&t, p, r);
 	return true;
 }
 
@@ -486,5 +747,40 @@ se_sql_cat_segments(PG_FUNCTION_ARGS)
 	if (!collect_segments(NULL, &t, &err))
 		se_raise(&err);
 	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
+}
+
+/* search_engine.nodes: the members of the applied cluster view. */
+PG_FUNCTION_INFO_V1(se_sql_nodes);
+Datum
+se_sql_nodes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			i;
+
+	se_require_started();
+	se_cluster_view(v);
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+		Datum		values[11];
+		bool		nulls[11] = {0};
+
+		values[0] = CStringGetTextDatum(m->name);
+		values[1] = CStringGetTextDatum(m->ephemeral_id);
+		values[2] = CStringGetTextDatum(se_node_roles_letters(m->roles));
+		values[3] = BoolGetDatum(strcmp(m->ephemeral_id, v->master_ephemeral_id) == 0);
+		values[4] = CStringGetTextDatum(m->attributes);
+		values[5] = CStringGetTextDatum(m->conninfo);
+		values[6] = CStringGetTextDatum(se_conninfo_host(m->conninfo));
+		values[7] = Int64GetDatum(m->disk_total_bytes);
+		values[8] = Int64GetDatum(m->disk_free_bytes);
+		values[9] = TimestampTzGetDatum(time_t_to_timestamptz((pg_time_t) (m->started_at / 1000)));
+		values[10] = Int64GetDatum(strcmp(m->ephemeral_id, v->master_ephemeral_id) == 0 ? v->term : 0);
+		nulls[10] = values[10] == Int64GetDatum(0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

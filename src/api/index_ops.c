@@ -10,17 +10,21 @@
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "api/api.h"
+#include "cluster/coordinator.h"
 #include "node/node.h"
 #include "security/acl.h"
 #include "shard/engine.h"
 #include "shard/snapshot.h"
+#include "transport/transport.h"
 #include "util/fileio.h"
+#include "util/varint.h"
 
 /*
  * Lifecycle locks.  Create, auto-create, open, close, delete and mapping
@@ -232,6 +236,9 @@ open_shards(const SeIndexMeta *im, bool room_held, SeError *err)
 	}
 	for (s = 0; s < n; s++)
 	{
+		slots[s] = -1;
+		if (!se_state_shard_local(im, s))
+			continue;			/* its node starts it */
 		for (;;)
 		{
 			slots[s] = se_slot_allocate(im->uuid, s);
@@ -254,6 +261,8 @@ open_shards(const SeIndexMeta *im, bool room_held, SeError *err)
 		(void) se_queue_control_many(opening, nopening, SE_REQ_OPEN_SHARD, 0);
 	for (s = 0; s < n; s++)
 	{
+		if (slots[s] < 0)
+			continue;
 		if (se_slot_wait_while(slots[s], SE_SLOT_OPENING, 60000) != SE_SLOT_STARTED)
 		{
 			se_error_set(err, 500, "shard_failed_exception",
@@ -358,17 +367,78 @@ create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
 	return ok;
 }
 
-bool
-se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
+/*
+ * Whether every shard of index name has wait active copies (ES's
+ * wait_for_active_shards; -1 = all copies).  Only primaries exist (no
+ * replication yet), so a shard has one active copy once its primary
+ * started on its node, and asking for more than one waits in vain.
+ */
+static bool
+shards_active(const char *name, int wait)
 {
+	SeIndexMeta *im = se_state_find(se_state_current(), name);
+	SeClusterView *v;
+	List	   *remote;
+	int			s;
+
+	if (im == NULL || im->closed)
+		return false;
+	if (wait < 0)
+		wait = 1 + im->settings.number_of_replicas;
+	if (wait == 0)
+		return true;
+	if (wait > 1)
+		return false;
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	remote = se_remote_shard_stats(list_make1(im), v);
+	for (s = 0; s < im->settings.number_of_shards; s++)
+	{
+		SeShardView view;
+
+		if (!se_shard_view(im, s, remote, &view) || view.state != SE_SLOT_STARTED)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * PUT /{index}: create it, then wait (up to timeout_ms) until its shards
+ * have wait_for_active_shards active copies on their nodes, as ES does;
+ * shards_acknowledged says whether they did in time.
+ */
+bool
+se_op_create_index_wait(const char *name, const SeJson *body, int wait_for_active_shards,
+						int timeout_ms, SeResponse *r, SeError *err)
+{
+	TimestampTz deadline;
+	bool		active;
+
 	se_require_started();
 	if (!se_acl_check(name, SE_ACL_MANAGE, err) || !create_index(name, body, false, err))
 		return false;
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	while (!(active = shards_active(name, wait_for_active_shards)) &&
+		   GetCurrentTimestamp() < deadline)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 	r->status = 200;
-	appendStringInfoString(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":true,\"index\":");
+	appendStringInfo(&r->body, "{\"acknowledged\":true,\"shards_acknowledged\":%s,\"index\":",
+					 active ? "true" : "false");
 	se_json_write_string(&r->body, name, strlen(name));
 	appendStringInfoChar(&r->body, '}');
 	return true;
+}
+
+bool
+se_op_create_index(const char *name, const SeJson *body, SeResponse *r, SeError *err)
+{
+	/* ES's defaults: the primaries, 30 s */
+	return se_op_create_index_wait(name, body, 1, 30000, r, err);
 }
 
 /* A bulk's auto-creation of index name, with default settings. */
@@ -390,12 +460,23 @@ se_index_open_routed(const SeIndexMeta *im, SeError *err)
 	NameLocks	locks;
 	SeIndexStatus status;
 	bool		ok;
+	int			s;
 
 	lock_names(list_make1(im->name), &locks);
 	status = se_state_index_status(im->uuid);
 	if (status != SE_INDEX_OPEN)
 		se_index_status_error(status, im->name, err);
 	ok = status == SE_INDEX_OPEN && open_shards(im, false, err);
+	for (s = 0; ok && s < im->settings.number_of_shards; s++)
+		if (!se_state_shard_local(im, s))
+		{
+			/* writing to another node's shard: not built yet */
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is on node [%s]: requests to shards on other nodes are "
+						 "not built yet", im->name, s,
+						 im->shard_nodes[s][0] ? im->shard_nodes[s] : "(unassigned)");
+			ok = false;
+		}
 	unlock_names(&locks);
 	return ok;
 }
@@ -650,7 +731,227 @@ se_op_open_close(const char *expr, bool close, SeResponse *r, SeError *err)
 	return true;
 }
 
-/* Run a control request on every shard of the matching open indices. */
+/* Shards of one broadcast on this node: their slots, names, failures. */
+typedef struct BroadcastShards
+{
+	int			n;
+	int			cap;
+	int		   *slots;
+	const char **index;
+	int		   *shard;
+} BroadcastShards;
+
+static void
+broadcast_add(BroadcastShards *b, int slot, const char *index, int shard)
+{
+	if (b->n == b->cap)
+	{
+		b->cap = Max(16, b->cap * 2);
+		b->slots = b->slots ? repalloc(b->slots, sizeof(int) * b->cap) : palloc(sizeof(int) * b->cap);
+		b->index = b->index ? repalloc(b->index, sizeof(char *) * b->cap) : palloc(sizeof(char *) * b->cap);
+		b->shard = b->shard ? repalloc(b->shard, sizeof(int) * b->cap) : palloc(sizeof(int) * b->cap);
+	}
+	b->slots[b->n] = slot;
+	b->index[b->n] = index;
+	b->shard[b->n] = shard;
+	b->n++;
+}
+
+/*
+ * Refresh, flush or force-merge the shards of b (this node's); returns how
+ * many succeeded and appends ES's failure entries to failures.  Refresh
+ * and flush go to every shard at once (their owners work in parallel);
+ * force merges run one shard after another, as ES's force_merge pool of
+ * one thread does; a shard whose merge failed is reported with its reason,
+ * as ES lists shard failures: a merge with no room for its output
+ * (io_exception) leaves its shard open, any other failure fails the shard.
+ */
+static int
+broadcast_local(BroadcastShards *b, SeRequestKind kind, int64 arg, StringInfo failures)
+{
+	int			ok = 0;
+	int			i;
+
+	if (kind != SE_REQ_FORCE_MERGE)
+		return se_queue_control_many(b->slots, b->n, kind, arg);
+	for (i = 0; i < b->n; i++)
+	{
+		SeShardSlot *sl = &SeSlots[b->slots[i]];
+		bool		abandoned;
+		const char *why;
+
+		if (se_queue_control(b->slots[i], kind, arg))
+		{
+			ok++;
+			continue;
+		}
+		/* a merge with no room for its output leaves its shard open */
+		abandoned = sl->state == SE_SLOT_STARTED && sl->merge_failure[0];
+		why = abandoned ? sl->merge_failure : sl->failure;
+		appendStringInfo(failures, "%s{\"index\":", failures->len ? "," : "");
+		se_json_write_string(failures, b->index[i], strlen(b->index[i]));
+		appendStringInfo(failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
+						 "\"reason\":{\"type\":\"%s\",\"reason\":", b->shard[i],
+						 abandoned ? "io_exception" : "shard_failed_exception");
+		why = why[0] ? why : "force merge failed";
+		se_json_write_string(failures, why, strlen(why));
+		appendStringInfoString(failures, "}}");
+	}
+	return ok;
+}
+
+/*
+ * Transport action "broadcast_shards": a peer's refresh/flush/force merge
+ * of shards of this node.  Payload: kind, arg, count, then per shard
+ * index name, uuid, shard.  Answer: shards attempted, succeeded, and the
+ * failures' JSON.
+ */
+static bool
+broadcast_shards_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	SeRequestKind kind;
+	int64		arg;
+	uint64		n,
+				i;
+	BroadcastShards b = {0};
+	StringInfoData failures;
+	int			ok;
+
+	se_wire_init(&r, payload, len);
+	kind = (SeRequestKind) se_wire_vint(&r);
+	arg = se_wire_svint(&r);
+	n = se_wire_vint(&r);
+	if (r.bad || (kind != SE_REQ_REFRESH && kind != SE_REQ_FLUSH && kind != SE_REQ_FORCE_MERGE))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed broadcast_shards request");
+		return false;
+	}
+	for (i = 0; i < n; i++)
+	{
+		char	   *index = se_wire_str(&r, NULL);
+		char	   *uuid = se_wire_str(&r, NULL);
+		int			shard = (int) se_wire_vint(&r);
+		SeIndexMeta *im;
+		SeError		serr;
+		int			slot;
+
+		if (r.bad || index == NULL || uuid == NULL)
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed broadcast_shards request");
+			return false;
+		}
+		im = se_state_find(se_state_current(), index);
+		se_error_init(&serr);
+		if (im == NULL || strcmp(im->uuid, uuid) != 0 || !se_state_shard_local(im, shard))
+			continue;			/* not a shard of ours any more: counted failed */
+		slot = se_snapshot_slot(im, shard, &serr);
+		if (slot >= 0)
+			broadcast_add(&b, slot, im->name, shard);
+	}
+	initStringInfo(&failures);
+	ok = broadcast_local(&b, kind, arg, &failures);
+	se_put_vint(reply, (uint64) ok);
+	se_put_str(reply, failures.data, failures.len);
+	return true;
+}
+
+void
+se_index_ops_register_actions(void)
+{
+	se_transport_register("broadcast_shards", broadcast_shards_action);
+}
+
+/*
+ * Send the shards of other nodes their part of a broadcast (one request per
+ * node, all at once); returns how many succeeded there.
+ */
+static int
+broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
+				 StringInfo failures)
+{
+	List	   *nodes = NIL;
+	ListCell   *lc,
+			   *ln;
+	SeTransportCall *calls;
+	SeClusterView *v;
+	int			ok = 0;
+	int			k = 0;
+	int			i;
+
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
+				!list_member(nodes, makeString(im->shard_nodes[s])))
+				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
+	}
+	*attempted = 0;
+	if (nodes == NIL)
+		return 0;
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	foreach(ln, nodes)
+	{
+		const char *node = strVal(lfirst(ln));
+		StringInfoData shards;
+		StringInfoData payload;
+		int			n = 0;
+
+		initStringInfo(&shards);
+		foreach(lc, targets)
+		{
+			SeIndexMeta *im = lfirst(lc);
+			int			s;
+
+			for (s = 0; s < im->settings.number_of_shards; s++)
+				if (!se_state_shard_local(im, s) && strcmp(im->shard_nodes[s], node) == 0)
+				{
+					se_put_str(&shards, im->name, strlen(im->name));
+					se_put_str(&shards, im->uuid, strlen(im->uuid));
+					se_put_vint(&shards, (uint64) s);
+					n++;
+				}
+		}
+		*attempted += n;
+		initStringInfo(&payload);
+		se_put_vint(&payload, (uint64) kind);
+		se_put_svint(&payload, arg);
+		se_put_vint(&payload, (uint64) n);
+		appendBinaryStringInfo(&payload, shards.data, shards.len);
+		calls[k].node = node;
+		calls[k].conninfo = "";
+		for (i = 0; i < v->nmembers; i++)
+			if (strcmp(v->members[i].name, node) == 0)
+				calls[k].conninfo = v->members[i].conninfo;
+		calls[k].action = "broadcast_shards";
+		calls[k].payload = payload.data;
+		calls[k].payload_len = payload.len;
+		k++;
+	}
+	/* a force merge may take long; ES waits for it */
+	se_transport_call_each(calls, k, kind == SE_REQ_FORCE_MERGE ? 3600 * 1000 : 120000);
+	for (i = 0; i < k; i++)
+	{
+		SeWireReader r;
+		int			len;
+		char	   *f;
+
+		if (!calls[i].ok)
+			continue;			/* that node's shards count as failed */
+		se_wire_init(&r, calls[i].reply.data, calls[i].reply.len);
+		ok += (int) se_wire_vint(&r);
+		f = se_wire_str(&r, &len);
+		if (!r.bad && f && len > 0)
+			appendStringInfo(failures, "%s%.*s", failures->len ? "," : "", len, f);
+	}
+	return ok;
+}
+
 static bool
 broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeError *err)
 {
@@ -659,20 +960,14 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 										 false, err);
 	ListCell   *lc;
 	int			total = 0,
-				ok = 0;
-	int		   *slots;
-	const char **slot_index;
-	int		   *slot_shard;
-	int			nslots = 0;
-	int			cap = 16;
+				ok = 0,
+				attempted = 0;
+	BroadcastShards b = {0};
 	StringInfoData failures;
 
 	se_require_started();
 	if (se_error_is_set(err))
 		return false;
-	slots = palloc(sizeof(int) * cap);
-	slot_index = palloc(sizeof(char *) * cap);
-	slot_shard = palloc(sizeof(int) * cap);
 	initStringInfo(&failures);
 	foreach(lc, targets)
 	{
@@ -684,63 +979,20 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 			SeError		serr;
 			int			slot;
 
+			total += 1 + im->settings.number_of_replicas;
+			if (!se_state_shard_local(im, s))
+				continue;
 			se_error_init(&serr);
 			slot = se_snapshot_slot(im, s, &serr);
-			total += 1 + im->settings.number_of_replicas;
-			if (slot < 0)
-				continue;
-			if (nslots == cap)
-			{
-				cap *= 2;
-				slots = repalloc(slots, sizeof(int) * cap);
-				slot_index = repalloc(slot_index, sizeof(char *) * cap);
-				slot_shard = repalloc(slot_shard, sizeof(int) * cap);
-			}
-			slot_index[nslots] = im->name;
-			slot_shard[nslots] = s;
-			slots[nslots++] = slot;
+			if (slot >= 0)
+				broadcast_add(&b, slot, im->name, s);
 		}
 	}
-
-	/*
-	 * Refresh and flush go to every shard at once (their owners work in
-	 * parallel); force merges run one shard after another, as ES's
-	 * force_merge pool of one thread does; a shard whose merge failed is
-	 * reported with its reason, as ES lists shard failures: a merge with no
-	 * room for its output (io_exception) leaves its shard open, any other
-	 * failure fails the shard.
-	 */
-	if (kind == SE_REQ_FORCE_MERGE)
-	{
-		int			i;
-
-		for (i = 0; i < nslots; i++)
-		{
-			SeShardSlot *s = &SeSlots[slots[i]];
-			bool		abandoned;
-			const char *why;
-
-			if (se_queue_control(slots[i], kind, arg))
-			{
-				ok++;
-				continue;
-			}
-			abandoned = s->state == SE_SLOT_STARTED && s->merge_failure[0];
-			why = abandoned ? s->merge_failure : s->failure;
-			appendStringInfo(&failures, "%s{\"index\":", failures.len ? "," : "");
-			se_json_write_string(&failures, slot_index[i], strlen(slot_index[i]));
-			appendStringInfo(&failures, ",\"shard\":%d,\"status\":\"INTERNAL_SERVER_ERROR\","
-							 "\"reason\":{\"type\":\"%s\",\"reason\":", slot_shard[i],
-							 abandoned ? "io_exception" : "shard_failed_exception");
-			why = why[0] ? why : "force merge failed";
-			se_json_write_string(&failures, why, strlen(why));
-			appendStringInfoString(&failures, "}}");
-		}
-	}
-	else
-		ok = se_queue_control_many(slots, nslots, kind, arg);
+	ok = broadcast_remote(targets, kind, arg, &attempted, &failures);
+	ok += broadcast_local(&b, kind, arg, &failures);
+	attempted += b.n;
 	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":%d",
-					 total, ok, nslots - ok);
+					 total, ok, attempted - ok);
 	if (failures.len > 0)
 		appendStringInfo(&r->body, ",\"failures\":[%s]", failures.data);
 	appendStringInfoString(&r->body, "}}");
@@ -773,6 +1025,12 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 	bool		red = false,
 				yellow = false;
 
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	List	   *remote;
+
+	se_cluster_view(v);
+	/* shards on other nodes: as their nodes have them */
+	remote = se_remote_shard_stats(targets, v);
 	*active_primary = *initializing = *unassigned = *active = 0;
 	foreach(lc, targets)
 	{
@@ -783,8 +1041,8 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			int			slot = se_slot_find(im->uuid, s);
-			int			st = slot >= 0 ? SeSlots[slot].state : SE_SLOT_FREE;
+			SeShardView view;
+			int			st = se_shard_view(im, s, remote, &view) ? view.state : SE_SLOT_FREE;
 
 			if (st == SE_SLOT_STARTED)
 			{
@@ -826,6 +1084,9 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 				act;
 	const char *status;
 	bool		timed_out = false;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			data_nodes = 0;
+	int			i;
 
 	se_require_started();
 	for (;;)
@@ -846,15 +1107,22 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	se_cluster_view(v);
+	for (i = 0; i < v->nmembers; i++)
+		if (v->members[i].roles & SE_NODE_ROLE_DATA)
+			data_nodes++;
 	r->status = timed_out ? 408 : 200;
+	appendStringInfoString(&r->body, "{\"cluster_name\":");
+	se_json_write_string(&r->body, v->cluster_name, -1);
 	appendStringInfo(&r->body,
-					 "{\"cluster_name\":\"search_engine\",\"status\":\"%s\",\"timed_out\":%s,"
-					 "\"number_of_nodes\":1,\"number_of_data_nodes\":1,"
+					 ",\"status\":\"%s\",\"timed_out\":%s,"
+					 "\"number_of_nodes\":%d,\"number_of_data_nodes\":%d,"
 					 "\"active_primary_shards\":%d,\"active_shards\":%d,\"relocating_shards\":0,"
 					 "\"initializing_shards\":%d,\"unassigned_shards\":%d,\"delayed_unassigned_shards\":0,"
 					 "\"number_of_pending_tasks\":0,\"number_of_in_flight_fetch\":0,"
 					 "\"task_max_waiting_in_queue_millis\":0,\"active_shards_percent_as_number\":%.1f}",
-					 status, timed_out ? "true" : "false", ap, act, init, unas,
+					 status, timed_out ? "true" : "false", v->nmembers, data_nodes,
+					 ap, act, init, unas,
 					 (act + init + unas) > 0 ? 100.0 * act / (act + init + unas) : 100.0);
 	return true;
 }

@@ -29,6 +29,7 @@
 
 #include "api/api.h"
 #include "api/byquery.h"
+#include "cluster/coordinator.h"
 
 #define MAX_PARTS 8
 
@@ -398,8 +399,8 @@ static bool
 h_main(RestReq *rq, SeResponse *r, SeError *err)
 {
 	appendStringInfo(&r->body,
-					 "{\"name\":\"%s\",\"cluster_name\":\"search_engine\",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}",
-					 se_node_name_get());
+					 "{\"name\":\"%s\",\"cluster_name\":\"%s\",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}",
+					 se_node_name_get(), se_cluster_name);
 	return true;
 }
 
@@ -521,22 +522,71 @@ h_task_cancel(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_cancel_task(rq->task_id, r, err);
 }
 
-/* _cat/{indices,segments,shards,thread_pool}[/{index}] */
+/* _cat/{indices,segments,shards,thread_pool}[/{index}], _cat/{nodes,master} */
 static bool
 h_cat(RestReq *rq, SeResponse *r, SeError *err)
 {
 	const char *what = rq->parts[1];
 	const char *format = param(rq, "format");
-	bool		json = format && strcmp(format, "json") == 0;
-	bool		v = param_bool(rq, "v");
+	SeCatParams p;
 
+	p.json = format && strcmp(format, "json") == 0;
+	p.v = param_bool(rq, "v");
+	p.h = param(rq, "h");
+	p.full_id = param_bool(rq, "full_id");
 	if (strcmp(what, "indices") == 0)
-		return se_op_cat_indices(rq->index, json, v, r, err);
+		return se_op_cat_indices(rq->index, &p, r, err);
 	if (strcmp(what, "segments") == 0)
-		return se_op_cat_segments(rq->index, json, v, r, err);
+		return se_op_cat_segments(rq->index, &p, r, err);
 	if (strcmp(what, "shards") == 0)
-		return se_op_cat_shards(rq->index, json, v, r, err);
-	return se_op_cat_thread_pool(json, v, r, err);
+		return se_op_cat_shards(rq->index, &p, r, err);
+	if (strcmp(what, "nodes") == 0)
+		return se_op_cat_nodes(&p, r, err);
+	if (strcmp(what, "master") == 0)
+		return se_op_cat_master(&p, r, err);
+	return se_op_cat_thread_pool(&p, r, err);
+}
+
+/* _cluster/state[/{metrics}] */
+static bool
+h_cluster_state(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_cluster_state(rq->nparts > 2 ? rq->parts[2] : NULL, r, err);
+}
+
+/* _nodes/stats, _nodes/{node_id}/stats[/{metric}] (every metric is thread_pool) */
+static bool
+h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *nodes = strcmp(rq->parts[1], "stats") == 0 ? NULL : rq->parts[1];
+	int			timeout;
+
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		se_op_nodes_stats(nodes, timeout, r, err);
+}
+
+/* PUT /{index}?wait_for_active_shards=N|all&timeout=T */
+static bool
+h_create_index(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *w = param(rq, "wait_for_active_shards");
+	int			wait = 1;
+	int			timeout;
+	SeJson	   *body;
+
+	if (w && strcmp(w, "all") == 0)
+		wait = -1;
+	else if (w && !param_int(rq, "wait_for_active_shards", 1, &wait, err))
+		return false;
+	if (wait < -1)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "shard count cannot be a negative value");
+		return false;
+	}
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		json_body(rq, &body, err) &&
+		se_op_create_index_wait(rq->index, body, wait, timeout, r, err);
 }
 
 static bool
@@ -669,18 +719,26 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/segments", h_cat},
 	{GET, "/_cat/shards", h_cat},
 	{GET, "/_cat/thread_pool", h_cat},
+	{GET, "/_cat/nodes", h_cat},
+	{GET, "/_cat/master", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
+	{GET, "/_nodes/stats", h_nodes_stats},
+	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
+	{GET, "/_nodes/{node_id}/stats", h_nodes_stats},
+	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
+	{GET, "/_cluster/state", h_cluster_state},
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},
+	{GET, "/_cluster/state/{metric}", h_cluster_state},
 	{GET, "/_tasks/{task_id}", h_task_get},
 	{POST, "/_tasks/{task_id}/_cancel", h_task_cancel},
 	{POST, "/_update_by_query/{task_id}/_rethrottle", h_rethrottle},
 	{POST, "/_delete_by_query/{task_id}/_rethrottle", h_rethrottle},
 	{POST, "/_reindex/{task_id}/_rethrottle", h_rethrottle},
-	{PUT, "/{index}", .body_op = se_op_create_index},
+	{PUT, "/{index}", h_create_index},
 	{GET, "/{index}", .index_op = se_op_get_index},
 	{HEAD, "/{index}", h_index_exists},
 	{DELETE, "/{index}", .index_op = se_op_delete_index},

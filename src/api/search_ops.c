@@ -16,10 +16,12 @@
 #include "utils/timestamp.h"
 
 #include "api/api.h"
+#include "cluster/coordinator.h"
 #include "node/node.h"
 #include "search/search.h"
 #include "security/acl.h"
 #include "shard/snapshot.h"
+#include "transport/transport.h"
 #include "util/hash.h"
 
 /*
@@ -98,7 +100,18 @@ acquire_all(List *indices, const char *routing, int *nshards,
 		{
 			if (only >= 0 && s != only)
 				continue;
-			if (!se_snapshot_acquire(im, s, &shards[n], err))
+			if (!se_state_shard_local(im, s))
+			{
+				/* searched on its node (search_remote.c) */
+				shards[n].index = im->name;
+				shards[n].shard = s;
+				shards[n].mapping = im->mapping;
+				shards[n].index_uuid = im->uuid;
+				shards[n].max_terms_count = im->settings.max_terms_count;
+				shards[n].max_regex_length = im->settings.max_regex_length;
+				shards[n].node = im->shard_nodes[s];
+			}
+			else if (!se_snapshot_acquire(im, s, &shards[n], err))
 				return NULL;
 			if (metas)
 				(*metas)[n] = im;
@@ -230,8 +243,20 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (shards == NULL)
 		return false;
 	pool = se_search_pool_dispatch(body, p, url_timeout_ms, window, shards, metas, nshards);
-	res = se_search_run_remote(req, shards, nshards, se_search_pool_transport(pool), err);
-	se_search_pool_finish(pool);
+	PG_TRY();
+	{
+		SeRemoteSearch *rs = se_search_remote_begin(body, p, url_timeout_ms, window, shards,
+													 nshards, se_search_pool_transport(pool));
+
+		res = se_search_run_remote(req, shards, nshards,
+								   rs ? se_search_remote_transport(rs)
+								   : se_search_pool_transport(pool), err);
+	}
+	PG_FINALLY();
+	{
+		se_search_pool_finish(pool);
+	}
+	PG_END_TRY();
 	if (res == NULL)
 		return false;
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
@@ -266,14 +291,156 @@ se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
 	shards = acquire_all(indices, NULL, &nshards, NULL, err);
 	if (shards == NULL)
 		return false;
-	if (!se_search_count(req, shards, nshards, &c, err))
-		return false;
+	/* shards on other nodes count there (here they look empty) */
+	{
+		int64		elsewhere;
+
+		if (!se_search_remote_count(body, shards, nshards, &elsewhere, err) ||
+			!se_search_count(req, shards, nshards, &c, err))
+			return false;
+		c += elsewhere;
+	}
 	if (count)
 		*count = c;
 	if (r)
 		appendStringInfo(&r->body, "{\"count\":" INT64_FORMAT ",\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":0}}",
 						 c, nshards, nshards);
 	return true;
+}
+
+#define SE_GET_REMOTE_TIMEOUT_MS 30000
+
+static bool get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
+					bool source_only, StringInfo out, SeError *err);
+
+/* A get on this node for a peer (which checked read): never forwarded again. */
+static bool serving_get = false;
+
+/*
+ * get_one for a shard on another node: the "get_doc" transport action.
+ * The reply is 'F' (found) or 'N', then what get_one wrote there.
+ */
+static bool
+get_remote(SeIndexMeta *im, int shard, const char *id, const char *routing,
+		   bool with_source, bool source_only, StringInfo out, SeError *err)
+{
+	const char *node = im->shard_nodes[shard];
+	SeClusterView *v;
+	SeTransportCall call;
+	StringInfoData payload;
+	int			i;
+
+	if (serving_get || node[0] == '\0')
+	{
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] is not on node [%s]%s", im->name, shard, se_node_name_get(),
+					 node[0] ? "" : ": it is unassigned");
+		return false;
+	}
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	memset(&call, 0, sizeof(call));
+	call.node = node;
+	call.conninfo = "";
+	for (i = 0; i < v->nmembers; i++)
+		if (strcmp(v->members[i].name, node) == 0)
+			call.conninfo = v->members[i].conninfo;
+	initStringInfo(&payload);
+	appendStringInfoString(&payload, "{\"index\":");
+	se_json_write_string(&payload, im->name, -1);
+	appendStringInfoString(&payload, ",\"uuid\":");
+	se_json_write_string(&payload, im->uuid, -1);
+	appendStringInfoString(&payload, ",\"id\":");
+	se_json_write_string(&payload, id, -1);
+	if (routing)
+	{
+		appendStringInfoString(&payload, ",\"routing\":");
+		se_json_write_string(&payload, routing, -1);
+	}
+	appendStringInfo(&payload, ",\"with_source\":%s,\"source_only\":%s}",
+					 with_source ? "true" : "false", source_only ? "true" : "false");
+	call.action = "get_doc";
+	call.payload = payload.data;
+	call.payload_len = payload.len;
+	se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
+	if (!call.ok)
+	{
+		se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
+		return false;
+	}
+	if (call.reply.len < 1)
+	{
+		se_error_set(err, 500, "remote_transport_exception", "[%s][get_doc] empty answer", node);
+		return false;
+	}
+	appendBinaryStringInfo(out, call.reply.data + 1, call.reply.len - 1);
+	return call.reply.data[0] == 'F';
+}
+
+static const char *
+payload_str(const SeJson *j, const char *key)
+{
+	const SeJson *v = se_json_get(j, key);
+
+	return v && v->type == SE_JSON_STRING ? v->u.s.str : NULL;
+}
+
+/* Transport action "get_doc": a peer's get of a document on this node. */
+static bool
+get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeJsonParseOptions opts = {16, false};
+	SeJson	   *j = se_json_parse(payload, len, &opts, err);
+	const char *index,
+			   *uuid,
+			   *id;
+	SeIndexMeta *im;
+	bool		found;
+	int			mark;
+
+	if (j == NULL)
+		return false;
+	index = payload_str(j, "index");
+	uuid = payload_str(j, "uuid");
+	id = payload_str(j, "id");
+	if (index == NULL || uuid == NULL || id == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed get_doc request");
+		return false;
+	}
+	im = se_index_for_read(index, err);
+	if (im == NULL)
+		return false;
+	if (strcmp(im->uuid, uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, index, err);
+		return false;
+	}
+	mark = reply->len;			/* the reply may hold the transport's framing */
+	appendStringInfoChar(reply, 'N');
+	serving_get = true;
+	PG_TRY();
+	{
+		found = get_one(im, id, payload_str(j, "routing"),
+						se_json_get(j, "with_source")->type == SE_JSON_TRUE,
+						se_json_get(j, "source_only")->type == SE_JSON_TRUE, reply, err);
+	}
+	PG_FINALLY();
+	{
+		serving_get = false;
+	}
+	PG_END_TRY();
+	if (se_error_is_set(err))
+		return false;
+	if (found)
+		reply->data[mark] = 'F';
+	return true;
+}
+
+void
+se_search_register_actions(void)
+{
+	se_transport_register("get_doc", get_doc_action);
 }
 
 /* Realtime lookup of one id; appends the GET body, returns found. */
@@ -286,6 +453,9 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
 										 im->settings.routing_num_shards);
 	SeSearchShard sh;
 	int			i;
+
+	if (!se_state_shard_local(im, shard))
+		return get_remote(im, shard, id, routing, with_source, source_only, out, err);
 
 	se_snapshot_refresh_if_needed(im, shard);
 	if (!se_snapshot_acquire(im, shard, &sh, err))

@@ -85,9 +85,14 @@ struct SePoolSearch
  * Coordinator side
  * ---------------------------------------------------------------------
  */
-static void
-encode_common(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
-			  int window, StringInfo out)
+/*
+ * What every shard request of a search shares: the body, URL from/size
+ * and timeout (-2: none), max_result_window and the session's query knobs (the pool's workers and
+ * other nodes decode it with se_search_common_request).
+ */
+void
+se_search_common_encode(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
+						int window, StringInfo out)
 {
 	StringInfoData text;
 
@@ -225,7 +230,7 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
 		return NULL;
 
 	initStringInfo(&common);
-	encode_common(body, p, url_timeout_ms, window, &common);
+	se_search_common_encode(body, p, url_timeout_ms, window, &common);
 	reqs = palloc(sizeof(StringInfoData) * nreq);
 	size = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
 	size += MAXALIGN(common.len);
@@ -360,20 +365,88 @@ debug_delay(int ms)
  * Run one shard request; appends the answer to out, or nothing when this
  * worker cannot serve it (the coordinator then runs the shard).
  */
-static void
-run_request(const char *common, Size common_len, const char *req, Size req_len,
-			StringInfo out)
+/*
+ * The search request of a shard request's common part, and the knobs of
+ * the session that sent it; NULL (err set) if it does not parse.
+ */
+SeSearchRequest *
+se_search_common_request(const char *common, Size common_len, SeSearchKnobs *knobs,
+						 SeError *err)
 {
 	SeWireReader c;
-	SeWireReader r;
 	char	   *body_text;
 	int			from,
 				size,
 				window;
 	int64		url_timeout_ms;
-	bool		block_max;
-	int			delay;
-	int			max_clauses;
+	uint64		n;
+	SeJson	   *body = NULL;
+	SeSearchRequest *sreq;
+
+	se_wire_init(&c, common, common_len);
+	body_text = se_wire_str(&c, NULL);
+	from = (int) se_wire_svint(&c);
+	size = (int) se_wire_svint(&c);
+	url_timeout_ms = se_wire_svint(&c);
+	window = (int) se_wire_svint(&c);
+	knobs->block_max = se_wire_vint(&c) != 0;
+	knobs->delay_ms = (int) se_wire_vint(&c);
+	n = se_wire_vint(&c);
+	knobs->max_clauses = (int) Min(n, INT_MAX);
+	if (c.bad)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed shard search request");
+		return NULL;
+	}
+	if (body_text)
+	{
+		SeJsonParseOptions opts = {0};
+
+		body = se_json_parse(body_text, strlen(body_text), &opts, err);
+		if (body == NULL)
+			return NULL;
+	}
+	sreq = se_search_parse(body, window, err);
+	if (sreq == NULL)
+		return NULL;
+	if (from >= 0 || size >= 0)
+		se_search_set_from_size(sreq, from, size);
+	if (url_timeout_ms != -2)
+		se_search_set_timeout(sreq, url_timeout_ms);
+	return sreq;
+}
+
+/* The query phase of sreq on sh under the sender's knobs, into out. */
+void
+se_search_query_phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs,
+						   SeSearchShard *sh, int shard_idx, StringInfo out)
+{
+	bool		saved_block_max = se_search_block_max;
+	int			saved_max_clauses = se_search_max_clause_count;
+
+	se_search_block_max = knobs->block_max;
+	se_search_max_clause_count = knobs->max_clauses;
+	PG_TRY();
+	{
+		se_search_query_phase(sreq, sh, shard_idx, out);
+	}
+	PG_FINALLY();
+	{
+		se_search_block_max = saved_block_max;
+		se_search_max_clause_count = saved_max_clauses;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Run one shard request; appends the answer to out, or nothing when this
+ * worker cannot serve it (the coordinator then runs the shard).
+ */
+static void
+run_request(const char *common, Size common_len, const char *req, Size req_len,
+			StringInfo out)
+{
+	SeWireReader r;
 	char	   *uuid;
 	int			shard;
 	int64		mapping_version;
@@ -387,21 +460,10 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 	SeIndexMeta *im;
 	SeSearchShard sh;
 	SeError		err;
-	SeJson	   *body = NULL;
 	SeSearchRequest *sreq;
-	bool		saved_block_max = se_search_block_max;
-	int			saved_max_clauses = se_search_max_clause_count;
+	SeSearchKnobs knobs;
 
-	se_wire_init(&c, common, common_len);
-	body_text = se_wire_str(&c, NULL);
-	from = (int) se_wire_svint(&c);
-	size = (int) se_wire_svint(&c);
-	url_timeout_ms = se_wire_svint(&c);
-	window = (int) se_wire_svint(&c);
-	block_max = se_wire_vint(&c) != 0;
-	delay = (int) se_wire_vint(&c);
-	n = se_wire_vint(&c);
-	max_clauses = (int) Min(n, INT_MAX);
+	se_error_init(&err);
 	se_wire_init(&r, req, req_len);
 	uuid = se_wire_str(&r, NULL);
 	shard = (int) se_wire_vint(&r);
@@ -416,46 +478,20 @@ run_request(const char *common, Size common_len, const char *req, Size req_len,
 		gens[i] = se_wire_vint(&r);
 		dels[i] = se_wire_vint(&r);
 	}
-	if (c.bad || r.bad || uuid == NULL)
+	if (r.bad || uuid == NULL)
 		return;
-	if (delay > 0 && !debug_delay(delay))
+	sreq = se_search_common_request(common, common_len, &knobs, &err);
+	if (sreq == NULL)
 		return;
-
-	se_error_init(&err);
+	if (knobs.delay_ms > 0 && !debug_delay(knobs.delay_ms))
+		return;
 	st = se_state_current();
 	im = se_state_find_uuid(st, uuid);
 	if (im == NULL || im->closed || im->mapping_version != mapping_version)
 		return;
 	if (!se_snapshot_acquire_at(im, shard, gens, dels, nseg, &sh, &err))
 		return;
-	if (body_text)
-	{
-		SeJsonParseOptions opts = {0};
-
-		body = se_json_parse(body_text, strlen(body_text), &opts, &err);
-		if (body == NULL)
-			return;
-	}
-	sreq = se_search_parse(body, window, &err);
-	if (sreq == NULL)
-		return;
-	if (from >= 0 || size >= 0)
-		se_search_set_from_size(sreq, from, size);
-	if (url_timeout_ms != -2)
-		se_search_set_timeout(sreq, url_timeout_ms);
-	/* the session's query knobs */
-	se_search_block_max = block_max;
-	se_search_max_clause_count = max_clauses;
-	PG_TRY();
-	{
-		se_search_query_phase(sreq, &sh, shard_idx, out);
-	}
-	PG_FINALLY();
-	{
-		se_search_block_max = saved_block_max;
-		se_search_max_clause_count = saved_max_clauses;
-	}
-	PG_END_TRY();
+	se_search_query_phase_with(sreq, &knobs, &sh, shard_idx, out);
 }
 
 static void

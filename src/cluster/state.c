@@ -21,7 +21,9 @@
 #include "utils/timestamp.h"
 
 #include "analysis/analysis.h"
+#include "cluster/coordinator.h"
 #include "cluster/state.h"
+#include "cluster/state_int.h"
 #include "index/segment.h"
 #include "util/fileio.h"
 #include "util/hash.h"
@@ -721,6 +723,57 @@ cmp_index_name(const void *a, const void *b)
 	return strcmp((*(SeIndexMeta *const *) a)->name, (*(SeIndexMeta *const *) b)->name);
 }
 
+/* Keep st's indices sorted by name (se_state_find's binary search). */
+void
+se_state_sort(SeClusterState *st)
+{
+	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
+}
+
+/* One index of the state from its JSON object (the file's or etcd's). */
+SeIndexMeta *
+se_state_index_from_json(const SeJson *j, SeError *err)
+{
+	SeIndexMeta *im = palloc0(sizeof(SeIndexMeta));
+	SeMappingLimits limits;
+	StringInfoData buf;
+	const SeJson *v;
+
+	im->name = pstrdup(se_json_get(j, "name")->u.s.str);
+	strlcpy(im->uuid, se_json_get(j, "uuid")->u.s.str, sizeof(im->uuid));
+	im->closed = se_json_get(j, "closed")->type == SE_JSON_TRUE;
+	im->creation_date = se_json_get(j, "creation_date")->u.n.i;
+	im->primary_term = se_json_get(j, "primary_term")->u.n.i;
+	im->mapping_version = se_json_get(j, "mapping_version")->u.n.i;
+	if (!se_settings_parse(se_json_get(j, "settings"), &im->settings, false, err))
+		return NULL;
+	limits.total_fields_limit = INT_MAX;
+	limits.depth_limit = INT_MAX;
+	im->mapping = se_mapping_from_json(se_json_get(j, "mappings"), &limits, err);
+	if (im->mapping == NULL)
+		return NULL;
+	initStringInfo(&buf);
+	se_mapping_to_json(im->mapping, &buf);
+	im->mappings_json = buf.data;
+	/* cluster mode only: etcd's revision of the index's key, its shards' nodes */
+	v = se_json_get(j, "mod_revision");
+	im->mod_revision = v && v->type == SE_JSON_NUMBER ? v->u.n.i : 0;
+	v = se_json_get(j, "routing");
+	if (v && v->type == SE_JSON_ARRAY && v->u.a.count == im->settings.number_of_shards)
+	{
+		int			s;
+
+		im->shard_nodes = palloc0(sizeof(char *) * v->u.a.count);
+		for (s = 0; s < v->u.a.count; s++)
+		{
+			const SeJson *node = se_json_get(v->u.a.items[s], "node");
+
+			im->shard_nodes[s] = pstrdup(node && node->type == SE_JSON_STRING ? node->u.s.str : "");
+		}
+	}
+	return im;
+}
+
 static SeClusterState *
 state_from_json(const char *data, size_t len, SeError *err)
 {
@@ -740,32 +793,44 @@ state_from_json(const char *data, size_t len, SeError *err)
 	st->nindices = indices->u.a.count;
 	st->indices = palloc0(sizeof(SeIndexMeta *) * Max(1, st->nindices));
 	for (i = 0; i < st->nindices; i++)
-	{
-		SeJson	   *j = indices->u.a.items[i];
-		SeIndexMeta *im = palloc0(sizeof(SeIndexMeta));
-		SeMappingLimits limits;
-		StringInfoData buf;
-
-		im->name = pstrdup(se_json_get(j, "name")->u.s.str);
-		strlcpy(im->uuid, se_json_get(j, "uuid")->u.s.str, sizeof(im->uuid));
-		im->closed = se_json_get(j, "closed")->type == SE_JSON_TRUE;
-		im->creation_date = se_json_get(j, "creation_date")->u.n.i;
-		im->primary_term = se_json_get(j, "primary_term")->u.n.i;
-		im->mapping_version = se_json_get(j, "mapping_version")->u.n.i;
-		if (!se_settings_parse(se_json_get(j, "settings"), &im->settings, false, err))
+		if ((st->indices[i] = se_state_index_from_json(indices->u.a.items[i], err)) == NULL)
 			return NULL;
-		limits.total_fields_limit = INT_MAX;
-		limits.depth_limit = INT_MAX;
-		im->mapping = se_mapping_from_json(se_json_get(j, "mappings"), &limits, err);
-		if (im->mapping == NULL)
-			return NULL;
-		initStringInfo(&buf);
-		se_mapping_to_json(im->mapping, &buf);
-		im->mappings_json = buf.data;
-		st->indices[i] = im;
-	}
 	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
 	return st;
+}
+
+/*
+ * One index as JSON: what the file holds and what the master writes to
+ * etcd (without mod_revision, which etcd assigns).
+ */
+void
+se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out)
+{
+	appendStringInfoString(out, "{\"name\":");
+	se_json_write_string(out, im->name, strlen(im->name));
+	appendStringInfo(out, ",\"uuid\":\"%s\",\"closed\":%s,\"creation_date\":" INT64_FORMAT
+					 ",\"primary_term\":" INT64_FORMAT ",\"mapping_version\":" INT64_FORMAT ",\"settings\":",
+					 im->uuid, im->closed ? "true" : "false", im->creation_date,
+					 im->primary_term, im->mapping_version);
+	settings_to_flat_json(&im->settings, out);
+	appendStringInfoString(out, ",\"mappings\":");
+	appendStringInfoString(out, im->mappings_json);
+	if (im->shard_nodes)
+	{
+		int			s;
+
+		appendStringInfoString(out, ",\"routing\":[");
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			appendStringInfoString(out, s ? ",{\"node\":" : "{\"node\":");
+			se_json_write_string(out, im->shard_nodes[s], strlen(im->shard_nodes[s]));
+			appendStringInfoChar(out, '}');
+		}
+		appendStringInfoChar(out, ']');
+	}
+	if (with_revision && im->mod_revision > 0)
+		appendStringInfo(out, ",\"mod_revision\":" INT64_FORMAT, im->mod_revision);
+	appendStringInfoChar(out, '}');
 }
 
 static void
@@ -778,27 +843,16 @@ state_to_json(const SeClusterState *st, StringInfo out)
 	appendStringInfoString(out, ",\"indices\":[");
 	for (i = 0; i < st->nindices; i++)
 	{
-		SeIndexMeta *im = st->indices[i];
-
 		if (i > 0)
 			appendStringInfoChar(out, ',');
-		appendStringInfoString(out, "{\"name\":");
-		se_json_write_string(out, im->name, strlen(im->name));
-		appendStringInfo(out, ",\"uuid\":\"%s\",\"closed\":%s,\"creation_date\":" INT64_FORMAT
-						 ",\"primary_term\":" INT64_FORMAT ",\"mapping_version\":" INT64_FORMAT ",\"settings\":",
-						 im->uuid, im->closed ? "true" : "false", im->creation_date,
-						 im->primary_term, im->mapping_version);
-		settings_to_flat_json(&im->settings, out);
-		appendStringInfoString(out, ",\"mappings\":");
-		appendStringInfoString(out, im->mappings_json);
-		appendStringInfoChar(out, '}');
+		se_state_index_to_json(st->indices[i], true, out);
 	}
 	appendStringInfoString(out, "]}");
 }
 
 /* Read the state file (or an empty state); caller holds state_lock. */
-static SeClusterState *
-state_load_file(void)
+SeClusterState *
+se_state_load_file(void)
 {
 	char	   *path = state_path();
 	size_t		len;
@@ -834,8 +888,8 @@ state_load_file(void)
 	return st;
 }
 
-static void
-state_save_file(SeClusterState *st)
+void
+se_state_save_file(SeClusterState *st)
 {
 	StringInfoData buf;
 	uint8		zero_id[SE_SEGMENT_ID_LEN] = {0};
@@ -869,7 +923,7 @@ se_state_current(void)
 
 		PG_TRY();
 		{
-			st = state_load_file();
+			st = se_state_load_file();
 		}
 		PG_CATCH();
 		{
@@ -935,7 +989,6 @@ se_state_find_uuid(const SeClusterState *st, const char *uuid)
  * context, let the caller change it, save with version+1 and publish.
  * With write false, the caller only reads the latest file (shared lock).
  */
-typedef bool (*StateMutator) (SeClusterState *st, void *arg, SeError *err);
 
 static bool
 state_with_file(StateMutator fn, void *arg, SeError *err, bool write)
@@ -949,14 +1002,14 @@ state_with_file(StateMutator fn, void *arg, SeError *err, bool write)
 	LWLockAcquire(&SeShmem->state_lock, write ? LW_EXCLUSIVE : LW_SHARED);
 	PG_TRY();
 	{
-		SeClusterState *st = state_load_file();
+		SeClusterState *st = se_state_load_file();
 
 		ok = fn(st, arg, err);
 		if (ok && write)
 		{
 			st->version = Max(st->version, pg_atomic_read_u64(&SeShmem->state_version)) + 1;
 			qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
-			state_save_file(st);
+			se_state_save_file(st);
 			pg_atomic_write_u64(&SeShmem->state_version, st->version);
 		}
 	}
@@ -976,9 +1029,12 @@ state_with_file(StateMutator fn, void *arg, SeError *err, bool write)
 	return ok;
 }
 
+/* Change the state: the file on a single node, etcd through the master. */
 static bool
 state_mutate(StateMutator fn, void *arg, SeError *err)
 {
+	if (!se_cluster_single_node())
+		return se_state_commit(fn, arg, err);
 	return state_with_file(fn, arg, err, true);
 }
 
@@ -1133,6 +1189,8 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 	se_mapping_to_json(im->mapping, &buf);
 	im->mappings_json = buf.data;
 
+	if (!se_cluster_single_node())
+		se_state_allocate_shards(st, im);
 	st->indices = repalloc(st->indices, sizeof(SeIndexMeta *) * (st->nindices + 1));
 	st->indices[st->nindices++] = im;
 	strlcpy(a->uuid, im->uuid, sizeof(a->uuid));
@@ -1150,12 +1208,19 @@ se_state_create_index(const char *name, const SeJson *body, SeError *err)
 {
 	CreateArgs	a;
 	SeIndexMeta *im;
+	bool		ok;
 
 	if (!se_index_name_valid(name, err))
 		return NULL;
 	a.name = name;
 	a.body = body;
-	if (!state_mutate(mutate_create, &a, err))
+	if (se_state_forwarded(&(StateOp) {"create", name, NULL, false, body}, &ok, err))
+	{
+		if (!ok)
+			return NULL;
+		strlcpy(a.uuid, se_state_forwarded_uuid, sizeof(a.uuid));
+	}
+	else if (!state_mutate(mutate_create, &a, err))
 		return NULL;
 	se_debug_waitpoint("se:create_index:after_state");
 	im = se_state_find(se_state_current(), name);
@@ -1188,6 +1253,10 @@ mutate_delete(SeClusterState *st, void *arg, SeError *err)
 bool
 se_state_delete_index(const char *name, SeError *err)
 {
+	bool		ok;
+
+	if (se_state_forwarded(&(StateOp) {"delete", name, NULL, false, NULL}, &ok, err))
+		return ok;
 	return state_mutate(mutate_delete, (void *) name, err);
 }
 
@@ -1215,8 +1284,11 @@ mutate_close(SeClusterState *st, void *arg, SeError *err)
 bool
 se_state_set_closed(const char *name, bool closed, SeError *err)
 {
+	bool		ok;
 	CloseArgs	a;
 
+	if (se_state_forwarded(&(StateOp) {"close", name, NULL, closed, NULL}, &ok, err))
+		return ok;
 	a.name = name;
 	a.closed = closed;
 	return state_mutate(mutate_close, &a, err);
@@ -1251,8 +1323,11 @@ mutate_settings(SeClusterState *st, void *arg, SeError *err)
 bool
 se_state_update_settings(const char *name, const SeJson *settings, SeError *err)
 {
+	bool		ok;
 	SettingsArgs a;
 
+	if (se_state_forwarded(&(StateOp) {"settings", name, NULL, false, settings}, &ok, err))
+		return ok;
 	a.name = name;
 	a.settings = settings;
 	return state_mutate(mutate_settings, &a, err);
@@ -1295,8 +1370,11 @@ mutate_mapping(SeClusterState *st, void *arg, SeError *err)
 bool
 se_state_put_mapping(const char *name, const SeJson *mappings, SeError *err)
 {
+	bool		ok;
 	MappingArgs a;
 
+	if (se_state_forwarded(&(StateOp) {"mapping", name, NULL, false, mappings}, &ok, err))
+		return ok;
 	a.name = name;
 	a.uuid = NULL;
 	a.mappings = mappings;
@@ -1306,6 +1384,7 @@ se_state_put_mapping(const char *name, const SeJson *mappings, SeError *err)
 bool
 se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m, SeError *err)
 {
+	bool		ok;
 	MappingArgs a;
 	StringInfoData buf;
 	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
@@ -1317,5 +1396,45 @@ se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m, SeError *er
 	a.mappings = se_json_parse(buf.data, buf.len, &opts, err);
 	if (a.mappings == NULL)
 		return false;
+	if (se_state_forwarded(&(StateOp) {"dynamic_mapping", NULL, uuid, false, a.mappings},
+						&ok, err))
+		return ok;
 	return state_mutate(mutate_mapping, &a, err);
+}
+
+/*
+ * Run a mutation a peer forwarded to this node, the master (the peer made
+ * the privilege checks); uuid_out gets a created index's uuid.
+ */
+bool
+se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
+{
+	if (strcmp(op->op, "create") == 0)
+	{
+		SeIndexMeta *im = se_state_create_index(op->name, op->body, err);
+
+		if (im != NULL)
+			strlcpy(uuid_out, im->uuid, SE_UUID_LEN + 1);
+		return im != NULL;
+	}
+	if (strcmp(op->op, "delete") == 0)
+		return se_state_delete_index(op->name, err);
+	if (strcmp(op->op, "close") == 0)
+		return se_state_set_closed(op->name, op->flag, err);
+	if (strcmp(op->op, "settings") == 0)
+		return se_state_update_settings(op->name, op->body, err);
+	if (strcmp(op->op, "mapping") == 0)
+		return se_state_put_mapping(op->name, op->body, err);
+	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
+	{
+		MappingArgs a;
+
+		a.name = NULL;
+		a.uuid = op->uuid;
+		a.mappings = op->body;
+		return state_mutate(mutate_mapping, &a, err);
+	}
+	se_error_set(err, 400, "illegal_argument_exception", "unknown cluster state operation [%s]",
+				 op->op);
+	return false;
 }

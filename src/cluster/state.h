@@ -57,6 +57,10 @@ typedef struct SeIndexMeta
 	SeIndexSettings settings;
 	char	   *mappings_json;	/* canonical, as se_mapping_to_json writes it */
 	SeMapping  *mapping;		/* parsed from mappings_json */
+	/* cluster mode (etcd): */
+	int64		mod_revision;	/* etcd revision of the index's key */
+	char	  **shard_nodes;	/* per shard, the node holding it ("" = none);
+								 * NULL: every shard is on this node */
 } SeIndexMeta;
 
 typedef struct SeClusterState
@@ -125,6 +129,11 @@ extern bool se_state_put_mapping(const char *name, const SeJson *mappings,
 /* Merge a shard's dynamically grown mapping into the index's mapping. */
 extern bool se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m,
 										   SeError *err);
+
+/* in state_sync.c: the state in etcd (cluster mode) */
+extern bool se_state_shard_local(const SeIndexMeta *im, int shard);
+extern void se_state_register_actions(void);
+extern void se_state_sync_init(void);
 
 /* Random ES-style uuid (base64url of 16 random bytes, 22 chars). */
 extern void se_make_uuid(char out[SE_UUID_LEN + 1]);

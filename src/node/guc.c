@@ -12,20 +12,28 @@
 #include "utils/memutils.h"
 #include "utils/varlena.h"
 
+#include "cluster/coordinator.h"
 #include "node/node.h"
 #include "node/tasks.h"
 #include "search/search.h"
+#include "transport/transport_int.h"
 
 char	   *se_allowed_script_languages = NULL;
+int			se_cluster_lease_ttl = 5;
+char	   *se_cluster_name = NULL;
 char	   *se_database = NULL;
 char	   *se_data_directory_setting = NULL;
 bool		se_debug_waitpoints = false;
+char	   *se_etcd_endpoints = NULL;
 int			se_index_buffer_size_kb = 256 * 1024;
 int			se_indexing_pressure_limit_kb = 64 * 1024;
 int			se_max_document_size_kb = 100 * 1024;
 int			se_max_shards = 1024;
 int			se_merge_threads = 1;
+char	   *se_node_attributes = NULL;
 char	   *se_node_name = NULL;
+char	   *se_node_roles = NULL;
+char	   *se_publish_conninfo = NULL;
 int			se_search_debug_delay_ms = 0;
 bool		se_search_parallel = true;
 int			se_search_parallel_min_docs = 1000000;
@@ -33,6 +41,7 @@ int			se_sql_script_memory_kb = 64 * 1024;
 int			se_sql_script_timeout_ms = 1000;
 int			se_search_queue_size = 1000;
 int			se_search_threads = -1;
+char	   *se_transport_conninfo = NULL;
 int			se_write_queue_size = 10000;
 int			se_write_threads = 0;
 
@@ -134,6 +143,89 @@ se_script_lang_allowed(const char *lang, SeError *err)
 	return true;
 }
 
+/*
+ * A cluster setting refused while the server starts: PostgreSQL would only
+ * warn and use the default (a node asked to be coordinating-only would
+ * then be master-eligible), so se_guc_define refuses to start instead.
+ */
+static bool cluster_setting_rejected = false;
+
+static bool
+cluster_setting_refused(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+		cluster_setting_rejected = true;
+	return false;
+}
+
+/* node_roles: master and data, each at most once; empty is coordinating-only. */
+static bool
+check_node_roles(char **newval, void **extra, GucSource source)
+{
+	int			roles;
+	char	   *detail;
+
+	if (se_node_roles_parse(*newval, &roles, &detail))
+		return true;
+	GUC_check_errdetail("%s", detail);
+	return cluster_setting_refused();
+}
+
+static bool
+check_node_attributes(char **newval, void **extra, GucSource source)
+{
+	char	   *detail;
+
+	if (se_node_attributes_parse(*newval, &detail))
+		return true;
+	GUC_check_errdetail("%s", detail);
+	return cluster_setting_refused();
+}
+
+/* Names that become one part of an etcd key: no '/', and not empty. */
+static bool
+check_key_part(char **newval, void **extra, GucSource source)
+{
+	if (strchr(*newval, '/') != NULL)
+	{
+		GUC_check_errdetail("The name becomes part of the cluster's etcd keys, so it cannot contain \"/\".");
+		return cluster_setting_refused();
+	}
+	return true;
+}
+
+static bool
+check_cluster_name(char **newval, void **extra, GucSource source)
+{
+	if ((*newval)[0] == '\0')
+	{
+		GUC_check_errdetail("The cluster name cannot be empty.");
+		return cluster_setting_refused();
+	}
+	return check_key_part(newval, extra, source);
+}
+
+/* etcd_endpoints: empty, or comma-separated http:// or https:// URLs. */
+static bool
+check_etcd_endpoints(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	char	   *save = NULL;
+	char	   *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		while (*tok == ' ')
+			tok++;
+		if (strncmp(tok, "http://", 7) != 0 && strncmp(tok, "https://", 8) != 0)
+		{
+			GUC_check_errdetail("etcd endpoint \"%s\" is not an http:// or https:// URL.", tok);
+			return cluster_setting_refused();
+		}
+	}
+	return true;
+}
+
 /* Number of online CPUs: ES's default write pool size. */
 static int
 cpu_count(void)
@@ -154,6 +246,18 @@ se_guc_define(void)
 							   PGC_SIGHUP, GUC_LIST_INPUT,
 							   check_allowed_script_languages, assign_allowed_script_languages, NULL);
 
+	DefineCustomIntVariable("search_engine.cluster_lease_ttl",
+							"Time to live of this node's etcd lease (membership and mastership).",
+							"A master that cannot renew its lease stops acting as master before this much time has passed since its last renewal.",
+							&se_cluster_lease_ttl, 5, 2, 3600,
+							PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.cluster_name",
+							   "Name of the cluster this node belongs to.",
+							   "Nodes with the same etcd endpoints and cluster name form one cluster; its keys live under /search_engine/<cluster_name>/.",
+							   &se_cluster_name, "search_engine",
+							   PGC_POSTMASTER, 0, check_cluster_name, NULL, NULL);
+
 	DefineCustomStringVariable("search_engine.data_directory",
 							   "Directory holding indices, translogs and the cluster state.",
 							   "Empty means $PGDATA/search_engine.",
@@ -171,6 +275,12 @@ se_guc_define(void)
 							 "See se_debug_waitpoint; makes lifecycle races deterministic in tests.",
 							 &se_debug_waitpoints, false,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.etcd_endpoints",
+							   "etcd endpoints (v3 JSON gateway URLs, comma-separated) of the cluster's coordination store.",
+							   "Empty means a single-node cluster: no etcd, this node is its own master.",
+							   &se_etcd_endpoints, "",
+							   PGC_POSTMASTER, GUC_LIST_INPUT, check_etcd_endpoints, NULL, NULL);
 
 	DefineCustomBoolVariable("search_engine.block_max",
 							 "Let top-k searches skip postings blocks that cannot make the top hits.",
@@ -220,10 +330,28 @@ se_guc_define(void)
 							&se_merge_threads, 1, 0, SE_MAX_MERGE_THREADS,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
+	DefineCustomStringVariable("search_engine.node_attributes",
+							   "Attributes of this node as key:value pairs, e.g. zone:a,box_type:hot.",
+							   "Elasticsearch's node.attr.*; allocation filtering and awareness use them.",
+							   &se_node_attributes, "",
+							   PGC_POSTMASTER, 0, check_node_attributes, NULL, NULL);
+
 	DefineCustomStringVariable("search_engine.node_name",
 							   "Name of this node, as shown by _cat APIs and task ids.",
 							   "Empty means the host name.",
 							   &se_node_name, "",
+							   PGC_POSTMASTER, 0, check_key_part, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.node_roles",
+							   "Roles of this node: master (master-eligible), data; empty for a coordinating-only node.",
+							   NULL,
+							   &se_node_roles, "master,data",
+							   PGC_POSTMASTER, GUC_LIST_INPUT, check_node_roles, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.publish_conninfo",
+							   "libpq connection string other nodes use to reach this node.",
+							   "Peers log in as a member of search_engine_node with PostgreSQL's own authentication.",
+							   &se_publish_conninfo, "",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.search_debug_delay",
@@ -274,6 +402,12 @@ se_guc_define(void)
 							&se_task_threads, 2, 1, SE_MAX_WRITE_THREADS,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
+	DefineCustomStringVariable("search_engine.transport_conninfo",
+							   "libpq options this node adds when it connects to a peer (user, passfile, sslmode, certificates).",
+							   "They are added to the peer's published conninfo and win over it.",
+							   &se_transport_conninfo, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+
 	DefineCustomIntVariable("search_engine.write_queue_size",
 							"Bound of the node's write queue, in shard sub-requests.",
 							"Sub-requests that do not fit are rejected with es_rejected_execution_exception (429).",
@@ -287,6 +421,11 @@ se_guc_define(void)
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("search_engine");
+	if (cluster_setting_rejected)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid search_engine cluster settings"),
+				 errhint("Correct the settings the warnings above name; a node does not start with a role, attribute, name or endpoint it was not given.")));
 
 	if (se_write_threads == 0)
 		se_write_threads = cpu_count();

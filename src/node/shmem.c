@@ -12,6 +12,7 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 
+#include "cluster/coordinator.h"
 #include "node/node.h"
 #include "node/tasks.h"
 
@@ -44,6 +45,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(shmem_size());
 	RequestAddinShmemSpace(se_tasks_shmem_size());
 	RequestAddinShmemSpace(se_search_queue_shmem_size());
+	RequestAddinShmemSpace(se_cluster_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -106,6 +108,7 @@ se_shmem_startup(void)
 	}
 	se_tasks_shmem_init();
 	se_search_queue_shmem_init();
+	se_cluster_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

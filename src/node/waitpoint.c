@@ -14,9 +14,13 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lock.h"
+#include "utils/wait_event.h"
 
 #include "node/node.h"
 
@@ -33,4 +37,35 @@ se_debug_waitpoint(const char *name)
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (key >> 32), (uint32) key, 1);
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	LockRelease(&tag, ShareLock, false);
+}
+
+/*
+ * The same for a process without a transaction (the coordinator): with
+ * debug_waitpoints on, wait while the file <PGDATA>/search_engine_pause_<name>
+ * exists.  A test creates the file, lets the process reach the point, acts
+ * (e.g. lets the process's etcd lease lapse), then removes the file.
+ */
+void
+se_debug_pausepoint(const char *name)
+{
+	char	   *path;
+	struct stat st;
+	bool		logged = false;
+
+	if (!se_debug_waitpoints)
+		return;
+	path = psprintf("%s/search_engine_pause_%s", DataDir, name);
+	while (stat(path, &st) == 0)
+	{
+		if (!logged)
+			ereport(LOG, (errmsg("search_engine: paused at debug point \"%s\" while %s exists", name, path)));
+		logged = true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (logged)
+		ereport(LOG, (errmsg("search_engine: resumed at debug point \"%s\"", name)));
+	pfree(path);
 }

@@ -88,7 +88,8 @@ node_bootstrap(void)
 		if (im->closed)
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
-			(void) se_slot_allocate(im->uuid, s);
+			if (se_state_shard_local(im, s))
+				(void) se_slot_allocate(im->uuid, s);
 	}
 	/* wake every worker to pick up its slots */
 	for (i = 0; i < SeShmem->nworkers; i++)

@@ -760,28 +760,38 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 	appendStringInfoChar(out, ']');
 }
 
-static bool
-fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
-		  bool scores, const SeSortKey *keys, SeHit *hit, SeError *err)
+bool
+se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+					SeHit *hit, SeError *err)
 {
-	SeSegmentReader *r = shard->segments[d->seg];
+	SeSegmentReader *r;
 	const char *id;
 	int			idlen = 0;
 
-	memset(hit, 0, sizeof(*hit));
-	hit->shard_idx = d->shard_idx;
-	hit->segment = d->seg;
-	hit->doc = d->doc;
-	hit->score = scores ? d->score : NAN;
-	id = se_segment_doc_id(r, d->doc, &idlen);
+	if (segment < 0 || segment >= shard->nsegments || shard->segments == NULL)
+	{
+		se_error_set(err, 500, "illegal_state_exception",
+					 "fetch of segment [%d] of a shard with %d segments", segment,
+					 shard->nsegments);
+		return false;
+	}
+	r = shard->segments[segment];
+	if (doc < 0 || doc >= se_segment_max_doc(r))
+	{
+		se_error_set(err, 500, "illegal_state_exception", "fetch of doc [%d] past the segment",
+					 (int) doc);
+		return false;
+	}
+	id = se_segment_doc_id(r, doc, &idlen);
 	hit->id = id ? pnstrdup(id, idlen) : pstrdup("");
 	initStringInfo(&hit->source);
+	hit->has_source = false;
 	if (req->source.fetch)
 	{
 		StringInfoData raw;
 
 		initStringInfo(&raw);
-		if (!se_segment_source(r, d->doc, &raw))
+		if (!se_segment_source(r, doc, &raw))
 		{
 			const SeError *serr = se_segment_error(r);
 
@@ -803,6 +813,24 @@ fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
 		}
 		hit->has_source = true;
 	}
+	return true;
+}
+
+/* One hit of the merged top: its id and source (here or elsewhere), score, sort values. */
+static bool
+fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
+		  bool scores, const SeSortKey *keys, SeHit *hit, bool fetched, SeError *err)
+{
+	if (!fetched)
+	{
+		memset(hit, 0, sizeof(*hit));
+		if (!se_search_fetch_doc(req, shard, d->seg, d->doc, hit, err))
+			return false;
+	}
+	hit->shard_idx = d->shard_idx;
+	hit->segment = d->seg;
+	hit->doc = d->doc;
+	hit->score = scores ? d->score : NAN;
 	if (req->nsort > 0)
 	{
 		StringInfoData sj;
@@ -845,6 +873,19 @@ shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
 			}
 		}
 		pfree(msg.data);
+	}
+	if (shards[i].node != NULL)
+	{
+		/* on another node: no answer is that shard's failure */
+		memset(out, 0, sizeof(*out));
+		out->shard_idx = i;
+		out->max_score = NAN;
+		out->failed = true;
+		se_error_init(&out->error);
+		se_error_set(&out->error, 500, "remote_transport_exception",
+					 "[%s][%d] no answer from node [%s]", shards[i].index, shards[i].shard,
+					 shards[i].node);
+		return true;
 	}
 	return se_search_query_shard(req, &shards[i], i, ntop, false, out, err);
 }
@@ -976,13 +1017,45 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 
 	res->nhits = Max(0, Min(nall - req->from, req->size));
 	res->hits = palloc0(sizeof(SeHit) * Max(1, res->nhits));
+	/* the hits of shards on other nodes: fetched there, all at once */
+	if (t != NULL && t->fetch != NULL)
+	{
+		SeHit	   *far = palloc0(sizeof(SeHit) * Max(1, res->nhits));
+		int		   *at = palloc(sizeof(int) * Max(1, res->nhits));
+		int			nfar = 0;
+
+		for (i = 0; i < res->nhits; i++)
+		{
+			const SeTopDoc *d = &all[req->from + i];
+
+			if (shards[d->shard_idx].node == NULL)
+				continue;
+			far[nfar].shard_idx = d->shard_idx;
+			far[nfar].segment = d->seg;
+			far[nfar].doc = d->doc;
+			at[nfar++] = i;
+		}
+		if (nfar > 0 && !t->fetch(t->arg, far, nfar, err))
+			return NULL;
+		for (j = 0; j < nfar; j++)
+			res->hits[at[j]] = far[j];
+	}
 	for (i = 0; i < res->nhits; i++)
 	{
 		const SeTopDoc *d = &all[req->from + i];
+		bool		fetched = shards[d->shard_idx].node != NULL;
 
+		if (fetched && (t == NULL || t->fetch == NULL))
+		{
+			se_error_set(err, 500, "illegal_state_exception",
+						 "a hit of shard [%s][%d] on node [%s] cannot be fetched",
+						 shards[d->shard_idx].index, shards[d->shard_idx].shard,
+						 shards[d->shard_idx].node);
+			return NULL;
+		}
 		SE_SEARCH_TICK(16);		/* a _source block may be decompressed */
 		if (!fetch_hit(req, &shards[d->shard_idx], d, scores, keys,
-					   &res->hits[i], err))
+					   &res->hits[i], fetched, err))
 			return NULL;
 	}
 	return res;

@@ -38,6 +38,12 @@ typedef struct SeSearchShard
 	/* the index's query limits; 0 = ES's defaults (below) */
 	int			max_terms_count;	/* index.max_terms_count */
 	int			max_regex_length;	/* index.max_regex_length */
+	/*
+	 * Not NULL: the shard is on that node.  Its query phase arrives through
+	 * the transport's receive (nsegments says how many segments it has
+	 * there, segments is NULL) and its hits through the transport's fetch.
+	 */
+	const char *node;
 } SeSearchShard;
 
 #define SE_MAX_TERMS_COUNT_DEFAULT	65536
@@ -152,7 +158,21 @@ typedef struct SeShardTransport
 	const bool *remote;			/* per shard: its query phase was sent */
 	/* Wait for shard i's answer into msg; false = none, run it here. */
 	bool		(*receive) (void *arg, int shard_idx, StringInfo msg);
+
+	/*
+	 * Fetch the n hits whose shards are on other nodes (hits[i].shard_idx,
+	 * segment and doc set): fill id, source and has_source.  NULL when no
+	 * shard is elsewhere.
+	 */
+	bool		(*fetch) (void *arg, SeHit *hits, int n, SeError *err);
 } SeShardTransport;
+
+/* A query phase message telling that shard shard_idx failed with e. */
+extern void se_search_wire_shard_failed(StringInfo out, int shard_idx, const SeError *e);
+
+/* Fetch one doc's id and (filtered) source into hit, as a search's hits get them. */
+extern bool se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment,
+								int32 doc, SeHit *hit, SeError *err);
 
 extern void se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard,
 								  int shard_idx, StringInfo out);

@@ -98,6 +98,16 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 	}
 }
 
+void
+se_search_wire_shard_failed(StringInfo out, int shard_idx, const SeError *e)
+{
+	se_put_vint(out, WIRE_VERSION);
+	se_put_vint(out, WIRE_TOP_DOCS);
+	se_put_vint(out, (uint64) shard_idx);
+	se_put_vint(out, 1);
+	put_error(out, e);
+}
+
 /*
  * Decode a query phase message for shard shard_idx of a search over
  * nshards shards (nsegments[i] segments each) expecting nkeys sort values

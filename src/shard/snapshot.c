@@ -98,7 +98,13 @@ se_snapshot_slot(const SeIndexMeta *im, int shard, SeError *err)
 	if (slot < 0)
 	{
 		se_state_shard_unavailable(im->uuid, im->name, shard,
-								   "shard is not allocated on this node", err);
+								   se_state_shard_local(im, shard)
+								   ? "shard is not allocated on this node"
+								   : psprintf("shard is on node [%s]: reading shards of other "
+											  "nodes is not built yet",
+											  im->shard_nodes[shard][0]
+											  ? im->shard_nodes[shard] : "(unassigned)"),
+								   err);
 		return -1;
 	}
 	st = (SeSlotState) SeSlots[slot].state;
@@ -187,6 +193,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	out->index = im->name;
 	out->shard = shard;
 	out->mapping = im->mapping;
+	out->node = NULL;			/* here */
 
 	out->index_uuid = im->uuid;
 	out->max_terms_count = im->settings.max_terms_count;

@@ -73,6 +73,16 @@ se_error_sqlstate(const char *type)
 		{"no_shard_available_action_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
 		{"shard_failed_exception", ERRCODE_INTERNAL_ERROR},
 		{"unsupported_operation_exception", ERRCODE_FEATURE_NOT_SUPPORTED},
+		{"connect_transport_exception", ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION},
+		{"node_disconnected_exception", ERRCODE_CONNECTION_FAILURE},
+		{"receive_timeout_transport_exception", ERRCODE_CONNECTION_FAILURE},
+		{"remote_transport_exception", ERRCODE_CONNECTION_EXCEPTION},
+		{"action_not_found_transport_exception", ERRCODE_FEATURE_NOT_SUPPORTED},
+		{"etcd_unavailable_exception", ERRCODE_CONNECTION_FAILURE},
+		{"etcd_exception", ERRCODE_SYSTEM_ERROR},	/* etcd answered an error */
+		{"master_not_discovered_exception", ERRCODE_CONNECTION_FAILURE},
+		{"process_cluster_event_timeout_exception", ERRCODE_QUERY_CANCELED},
+		{"illegal_state_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
 	};
 	int			i;
 

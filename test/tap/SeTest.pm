@@ -22,7 +22,9 @@ sub new_node
 	  . "search_engine.database = 'postgres'\n"
 	  . "max_worker_processes = 16\n"
 	  . "search_engine.write_threads = " . ($opts{write_threads} // 2) . "\n";
-	$conf .= $opts{extra} if $opts{extra};
+	# extra: more settings, or a sub that makes them from the node (its port)
+	$conf .= ref $opts{extra} eq 'CODE' ? $opts{extra}->($node) : $opts{extra}
+	  if $opts{extra};
 	$node->append_conf('postgresql.conf', $conf);
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION search_engine');

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The cost of the cluster on this machine, as root: a three-node cluster
+# (n1, n2 master-eligible data nodes, n3 coordinating-only, three etcd
+# members) against one single-node server, built from the same commit,
+# with the same index (bench/lib/debian_index.json: 2 shards) and the same
+# clients.
+#   1. bulk ingest of the Debian corpus through n3 vs into the single node
+#      (se-loadgen, CLIENTS clients, 1000-document requests, until searchable);
+#   2. top-10 search latency through n3 vs on the single node (se-loadgen
+#      query, one client, DURATION seconds, the Debian queries);
+#   3. the time for every node to apply a committed cluster state change
+#      (ROUNDS mapping updates through the master; each node polls its applied
+#      version): median and max.
+#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 CLUSTER_DIR=... PARTS="1 2 3")
+set -euo pipefail
+CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_cluster_bench}
+CLIENTS=${CLIENTS:-2}
+DURATION=${DURATION:-15}
+ROUNDS=${ROUNDS:-30}
+PARTS=${PARTS:-1 2 3}
+PGDIR=$CLUSTER_DIR/solo
+ETCD_BASE=${ETCD_BASE:-23890}
+PG_BASE=${PG_BASE:-5611}
+source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/cluster.sh"
+need_root
+
+build_private
+make -C "$BENCH/loadgen" -s >/dev/null
+L=$BENCH/loadgen/se-loadgen
+corpus_ready
+echo "== commit $PRIVATE_REV; cluster in $CLUSTER_DIR"
+etcd_start
+node_start n1 1 master,data
+node_start n2 2 master,data
+node_start n3 3 ''
+SOLO=$((PG_BASE + 4))
+PGDIR=$CLUSTER_DIR/solo PORT=$SOLO server_start
+N3=$((PG_BASE + 3))
+cluster_wait "$N3" 3
+dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
+OUT=$CLUSTER_DIR/results
+mkdir -p "$OUT"
+
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+if part 1; then
+echo "== 1. ingest: $CORPUS_DOCS documents, $CLIENTS clients"
+for target in solo n3; do
+  port=$([ $target = solo ] && echo $SOLO || echo $N3)
+  "$L" ingest -d "$(dsn $port)" --corpus "$DATA/debian.ndjson" --index debian \
+    --index-body "$BENCH/lib/debian_index.json" --clients "$CLIENTS" --batch 1000 \
+    --progress never -q --json "$OUT/ingest-$target.json"
+done
+python3 - "$OUT" <<'PY'
+import json, sys
+d = sys.argv[1]
+solo = json.load(open(f"{d}/ingest-solo.json"))
+n3 = json.load(open(f"{d}/ingest-n3.json"))
+a, b = solo["docs_per_s_searchable"], n3["docs_per_s_searchable"]
+print(f"single node: {a:.0f} docs/s; cluster through n3: {b:.0f} docs/s; "
+      f"time ratio cluster/single = {a / b:.2f}")
+PY
+fi
+
+if part 2; then
+echo "== 2. search: top-10, 1 client, ${DURATION}s"
+for target in solo n3; do
+  port=$([ $target = solo ] && echo $SOLO || echo $N3)
+  "$L" query -d "$(dsn $port)" --index debian --queries "$BENCH/loadgen/queries/debian.queries" \
+    --clients 1 --duration "$DURATION" --progress never -q --json "$OUT/query-$target.json"
+done
+python3 - "$OUT" <<'PY'
+import json, sys
+d = sys.argv[1]
+def lat(f):
+    j = json.load(open(f))["server_ms"]
+    return j["p50"], j["p99"]
+s50, s99 = lat(f"{d}/query-solo.json")
+c50, c99 = lat(f"{d}/query-n3.json")
+print(f"server-side latency, single node: p50 {s50:.2f} ms p99 {s99:.2f} ms; cluster through n3: p50 {c50:.2f} ms p99 {c99:.2f} ms; "
+      f"p50 ratio = {c50 / s50:.2f}")
+PY
+fi
+
+if part 3; then
+echo "== 3. applying a committed state change on every node: $ROUNDS mapping updates"
+version() { PORT=$1 sqlv -c "SELECT (search_engine.request('GET', '/_cluster/state/version')).body->>'version'"; }
+poll_sql="DO \$\$ DECLARE v0 bigint := (search_engine.request('GET', '/_cluster/state/version')).body->>'version';
+BEGIN
+  PERFORM pg_advisory_lock(4242);   -- the writer holds it until it is about to commit
+  PERFORM pg_advisory_unlock(4242);
+  LOOP
+    EXIT WHEN ((search_engine.request('GET', '/_cluster/state/version')).body->>'version')::bigint > v0;
+    PERFORM pg_sleep(0.001);
+  END LOOP;
+  RAISE WARNING 'applied %', extract(epoch FROM clock_timestamp());
+END \$\$;"
+: > "$OUT/apply.txt"
+for r in $(seq 1 "$ROUNDS"); do
+  # pollers on every node wait for the version to move; the master's commit starts the clock
+  pids=()
+  for port in $((PG_BASE + 1)) $((PG_BASE + 2)) $N3; do
+    ( PORT=$port sql -c "$poll_sql" 2>&1 | sed -n 's/.*applied \([0-9.]*\).*/\1/p' > "$OUT/apply.$port" ) &
+    pids+=($!)
+  done
+  sleep 0.3
+  t0=$(PORT=$N3 sqlv -c "SELECT extract(epoch FROM clock_timestamp()) FROM (SELECT search_engine.put_mapping('debian', '{\"properties\":{\"f$r\":{\"type\":\"keyword\"}}}')) x" | tail -1)
+  wait "${pids[@]}"
+  # the commit returns once the master applied it; t0 is taken after it, so
+  # use the latest node minus the earliest as the spread, and latest - start
+  for port in $((PG_BASE + 1)) $((PG_BASE + 2)) $N3; do cat "$OUT/apply.$port"; done |
+    awk -v t0="$t0" '{ if (NR == 1 || $1 > max) max = $1; if (NR == 1 || $1 < min) min = $1 } END { printf "%.1f\n", (max - min) * 1000 }' >> "$OUT/apply.txt"
+done
+sort -n "$OUT/apply.txt" | awk '{ a[NR] = $1 } END { printf "from the master applying a change to the last node applying it: median %.1f ms, max %.1f ms (%d rounds)\n", a[int((NR + 1) / 2)], a[NR], NR }'
+fi
+
+echo
+echo "Results in $OUT.  Stop: for n in n1 n2 n3 solo; do $REPO/test/pg_instance.sh stop $CLUSTER_DIR/\$n; done; kill \$(cat $CLUSTER_DIR/etcd/*.pid)"

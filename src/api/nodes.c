@@ -1,0 +1,281 @@
+/*-------------------------------------------------------------------------
+ *
+ * nodes.c
+ *	  Node-level APIs answered by every node of the cluster: _nodes/stats
+ *	  and _cat/thread_pool.
+ *
+ * The coordinating node asks each member for its own figures through the
+ * transport ("node_stats", answered by the same function it runs for
+ * itself, without a connection to itself) and assembles ES's answer.  A
+ * member that does not answer in time is counted in _nodes.failed with
+ * its error, as ES does; the others are still reported.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "api/api.h"
+#include "cluster/coordinator.h"
+#include "node/node.h"
+#include "transport/transport.h"
+
+/* ES's default node request timeout is 30 s; _cat waits less */
+#define NODE_STATS_TIMEOUT_MS	10000
+
+/* The write and search pools' figures, in the ES view. */
+static void
+pool_stats_json(StringInfo out)
+{
+	int			active = 0,
+				queued;
+	uint64		rejected,
+				completed;
+	int			i;
+
+	SpinLockAcquire(&SeShmem->queue_mutex);
+	for (i = 0; i < SeShmem->nworkers; i++)
+		if (SeShmem->workers[i].active > 0)
+			active++;
+	/* a busy thread is active, every other task is queued */
+	queued = Max(0, SeShmem->queued - active);
+	rejected = SeShmem->rejected;
+	completed = SeShmem->completed;
+	SpinLockRelease(&SeShmem->queue_mutex);
+	appendStringInfo(out, "{\"write\":{\"threads\":%d,\"queue\":%d,\"active\":%d,\"queue_size\":%d,"
+					 "\"rejected\":" UINT64_FORMAT ",\"completed\":" UINT64_FORMAT "}",
+					 SeShmem->nworkers, queued, active, se_write_queue_size, rejected, completed);
+	se_search_queue_stats(&active, &queued, &rejected, &completed);
+	appendStringInfo(out, ",\"search\":{\"threads\":%d,\"queue\":%d,\"active\":%d,\"queue_size\":%d,"
+					 "\"rejected\":" UINT64_FORMAT ",\"completed\":" UINT64_FORMAT "}}",
+					 se_search_queue_workers(), queued, active, se_search_queue_size,
+					 rejected, completed);
+}
+
+/* Transport action "node_stats": this node's stats object. */
+static bool
+node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeClusterMember m;
+
+	se_cluster_local_member(&m);
+	appendStringInfoString(reply, "{\"name\":");
+	se_json_write_string(reply, m.name, strlen(m.name));
+	appendStringInfoString(reply, ",\"roles\":");
+	se_node_roles_json(m.roles, reply);
+	appendStringInfoString(reply, ",\"thread_pool\":");
+	pool_stats_json(reply);
+	appendStringInfoChar(reply, '}');
+	return true;
+}
+
+void
+se_nodes_register_actions(void)
+{
+	se_transport_register("node_stats", node_stats_action);
+}
+
+/*
+ * Ask every member of the cluster (this node in-process, the others over
+ * the transport) for action's answer; calls[i] matches v->members[i].
+ */
+static SeTransportCall *
+gather(const SeClusterView *v, const char *action, SeTransportHandler local, int timeout_ms)
+{
+	SeTransportCall *calls = palloc0(sizeof(SeTransportCall) * Max(1, v->nmembers));
+	SeTransportCall *remote = palloc0(sizeof(SeTransportCall) * Max(1, v->nmembers));
+	int		   *remote_of = palloc(sizeof(int) * Max(1, v->nmembers));
+	int			nremote = 0;
+	int			i;
+
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+		SeTransportCall *c = &calls[i];
+
+		c->node = m->name;
+		c->conninfo = m->conninfo;
+		c->action = action;
+		if (strcmp(m->name, v->local_name) == 0)
+		{
+			initStringInfo(&c->reply);
+			se_error_init(&c->err);
+			c->ok = local(NULL, 0, &c->reply, &c->err);
+		}
+		else
+		{
+			remote[nremote] = *c;
+			remote_of[nremote++] = i;
+		}
+	}
+	se_transport_call_each(remote, nremote, timeout_ms);
+	for (i = 0; i < nremote; i++)
+		calls[remote_of[i]] = remote[i];
+	return calls;
+}
+
+/* The members' node_stats answers, parsed; NULL for a member that failed. */
+static SeJson **
+gather_stats(const SeClusterView *v, int timeout_ms, SeTransportCall **calls_out)
+{
+	SeTransportCall *calls = gather(v, "node_stats", node_stats_action, timeout_ms);
+	SeJson	  **stats = palloc0(sizeof(SeJson *) * Max(1, v->nmembers));
+	int			i;
+
+	for (i = 0; i < v->nmembers; i++)
+	{
+		SeJsonParseOptions opts = {64, false};
+
+		if (calls[i].ok)
+			stats[i] = se_json_parse(calls[i].reply.data, calls[i].reply.len, &opts, &calls[i].err);
+		calls[i].ok = stats[i] != NULL;
+	}
+	*calls_out = calls;
+	return stats;
+}
+
+/* Whether node filter f (ES node spec: _all, _local, _master, names) has m. */
+static bool
+node_selected(const char *f, const SeClusterView *v, const SeClusterMember *m)
+{
+	char	   *list,
+			   *tok,
+			   *save;
+
+	if (f == NULL || f[0] == '\0')
+		return true;
+	list = pstrdup(f);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		if (strcmp(tok, "_all") == 0 ||
+			(strcmp(tok, "_local") == 0 && strcmp(m->name, v->local_name) == 0) ||
+			(strcmp(tok, "_master") == 0 && strcmp(m->name, v->master) == 0) ||
+			strcmp(tok, m->ephemeral_id) == 0 || se_wildcard_match(tok, m->name))
+			return true;
+	}
+	return false;
+}
+
+/* Keep only the members node filter f selects. */
+static void
+select_nodes(SeClusterView *v, const char *f)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < v->nmembers; i++)
+		if (node_selected(f, v, &v->members[i]))
+			v->members[n++] = v->members[i];
+	v->nmembers = n;
+}
+
+/* GET /_nodes/stats, /_nodes/{node_id}/stats: thread pools per node. */
+bool
+se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeTransportCall *calls;
+	SeJson	  **stats;
+	StringInfoData failures;
+	int			nfailed = 0;
+	int			i;
+	bool		first = true;
+
+	se_require_started();
+	se_cluster_view(v);
+	select_nodes(v, nodes);
+	stats = gather_stats(v, timeout_ms, &calls);
+	initStringInfo(&failures);
+	for (i = 0; i < v->nmembers; i++)
+		if (!calls[i].ok)
+		{
+			appendStringInfoString(&failures, nfailed++ ? "," : "");
+			appendStringInfoString(&failures, "{\"type\":\"failed_node_exception\",\"reason\":");
+			se_json_write_string(&failures, calls[i].err.reason, strlen(calls[i].err.reason));
+			appendStringInfoString(&failures, ",\"node_id\":");
+			se_json_write_string(&failures, v->members[i].ephemeral_id,
+								 strlen(v->members[i].ephemeral_id));
+			appendStringInfo(&failures, ",\"caused_by\":{\"type\":\"%s\"}}", calls[i].err.type);
+		}
+	appendStringInfo(&r->body, "{\"_nodes\":{\"total\":%d,\"successful\":%d,\"failed\":%d",
+					 v->nmembers, v->nmembers - nfailed, nfailed);
+	if (nfailed > 0)
+		appendStringInfo(&r->body, ",\"failures\":[%s]", failures.data);
+	appendStringInfoString(&r->body, "},\"cluster_name\":");
+	se_json_write_string(&r->body, v->cluster_name, strlen(v->cluster_name));
+	appendStringInfoString(&r->body, ",\"nodes\":{");
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+
+		if (stats[i] == NULL)
+			continue;
+		if (!first)
+			appendStringInfoChar(&r->body, ',');
+		first = false;
+		se_json_write_string(&r->body, m->ephemeral_id, strlen(m->ephemeral_id));
+		appendStringInfoString(&r->body, ":{\"timestamp\":");
+		appendStringInfo(&r->body, INT64_FORMAT, se_now_millis());
+		appendStringInfoString(&r->body, ",\"name\":");
+		se_json_write_string(&r->body, m->name, strlen(m->name));
+		appendStringInfoString(&r->body, ",\"transport_address\":");
+		{
+			char	   *addr = psprintf("%s:%s", se_conninfo_host(m->conninfo),
+										se_conninfo_port(m->conninfo));
+
+			se_json_write_string(&r->body, addr, strlen(addr));
+		}
+		appendStringInfoString(&r->body, ",\"roles\":");
+		se_node_roles_json(m->roles, &r->body);
+		appendStringInfoString(&r->body, ",\"thread_pool\":");
+		se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
+		appendStringInfoChar(&r->body, '}');
+	}
+	appendStringInfoString(&r->body, "}}");
+	return true;
+}
+
+/*
+ * Rows of _cat/thread_pool for every member that answered (node_name,
+ * name, threads, active, queue, queue_size, rejected, completed): a
+ * member that does not answer is left out, as ES's _cat does.
+ */
+List *
+se_nodes_thread_pool_rows(void)
+{
+	static const char *pools[] = {"write", "search"};
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeTransportCall *calls;
+	SeJson	  **stats;
+	List	   *rows = NIL;
+	int			i,
+				p;
+
+	se_cluster_view(v);
+	stats = gather_stats(v, NODE_STATS_TIMEOUT_MS, &calls);
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeJson *tp = stats[i] ? se_json_get(stats[i], "thread_pool") : NULL;
+
+		for (p = 0; tp && p < lengthof(pools); p++)
+		{
+			const SeJson *pool = se_json_get(tp, pools[p]);
+			static const char *fields[] = {"threads", "active", "queue", "queue_size",
+			"rejected", "completed"};
+			char	  **row = palloc0(sizeof(char *) * 8);
+			int			f;
+
+			if (pool == NULL || pool->type != SE_JSON_OBJECT)
+				continue;
+			row[0] = v->members[i].name;
+			row[1] = (char *) pools[p];
+			for (f = 0; f < lengthof(fields); f++)
+			{
+				const SeJson *n = se_json_get(pool, fields[f]);
+
+				row[2 + f] = psprintf(INT64_FORMAT, n && n->type == SE_JSON_NUMBER ? n->u.n.i : 0);
+			}
+			rows = lappend(rows, row);
+		}
+	}
+	return rows;
+}

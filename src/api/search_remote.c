@@ -1,0 +1,645 @@
+/*-------------------------------------------------------------------------
+ *
+ * search_remote.c
+ *	  Searching and counting shards that live on other nodes, over the
+ *	  transport: query then fetch.
+ *
+ * The coordinating backend sends one "shard_query" per node holding some
+ * of the search's shards (the search's common part, as the search pool's
+ * workers get it, and the shards with their place in the search) before
+ * it searches its own shards.  The node runs each shard's query phase on
+ * a snapshot it keeps pinned in a search context and answers the
+ * query-phase messages, each shard's segment count with it.  The
+ * coordinator merges every shard's top docs exactly as for local shards
+ * (se_search_run_remote), then sends one "shard_fetch" per node that holds
+ * winners, naming the context: the node reads id and _source of exactly
+ * those docs from the same point in time.
+ *
+ * A context lives in the serving backend, which serves one coordinating
+ * process over one pooled connection and so one search at a time: a new
+ * shard_query frees the contexts before it, a fetch frees its own, and the
+ * backend's exit frees the rest.  A node that does not answer fails its
+ * shards (ES's shard failures: the others' hits are still returned); a
+ * node that answered the query but not the fetch fails the search.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "api/api.h"
+#include "cluster/coordinator.h"
+#include "search/search.h"
+#include "shard/snapshot.h"
+#include "transport/transport.h"
+#include "util/varint.h"
+
+/* ES's default search timeout is none; a node's answer is bounded here */
+#define SE_REMOTE_SEARCH_TIMEOUT_MS	120000
+
+/* ---------------------------------------------------------------------
+ * Serving side: contexts
+ * ---------------------------------------------------------------------
+ */
+typedef struct SearchContext
+{
+	uint64		id;
+	MemoryContext cxt;
+	SeSearchRequest *req;
+	int			nshards;
+	int		   *idx;			/* the coordinator's shard index of each */
+	SeSearchShard *shards;		/* pinned snapshots (nsegments 0: failed) */
+} SearchContext;
+
+static SearchContext *context = NULL;	/* the one live context, if any */
+
+static void
+context_free(void)
+{
+	int			i;
+
+	if (context == NULL)
+		return;
+	for (i = 0; i < context->nshards; i++)
+		if (context->shards[i].segments != NULL)
+			se_snapshot_pin(&context->shards[i], false);
+	MemoryContextDelete(context->cxt);
+	context = NULL;
+}
+
+static const char *
+conninfo_of(const SeClusterView *v, const char *node)
+{
+	int			i;
+
+	for (i = 0; i < v->nmembers; i++)
+		if (strcmp(v->members[i].name, node) == 0)
+			return v->members[i].conninfo;
+	return "";
+}
+
+/*
+ * Transport action "shard_query": the query phase of this node's shards of
+ * a search.  Payload: context id, the common part, then per shard index
+ * name, uuid, shard number and its index in the coordinator's search.
+ * Answer per shard: its index, segment count, query-phase message.
+ */
+static bool
+shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	uint64		id;
+	const char *common;
+	int			common_len;
+	uint64		n;
+	SeSearchKnobs knobs;
+	MemoryContext old;
+	SearchContext *ctx;
+	int			i;
+
+	context_free();
+	se_wire_init(&r, payload, len);
+	id = se_wire_vint(&r);
+	common = se_wire_str(&r, &common_len);
+	n = se_wire_vint(&r);
+	if (r.bad || common == NULL || n > 100000)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed shard_query request");
+		return false;
+	}
+	ctx = MemoryContextAllocZero(TopMemoryContext, sizeof(SearchContext));
+	ctx->id = id;
+	ctx->cxt = AllocSetContextCreate(TopMemoryContext, "search_engine search context",
+									 ALLOCSET_DEFAULT_SIZES);
+	context = ctx;
+	old = MemoryContextSwitchTo(ctx->cxt);
+	ctx->req = se_search_common_request(common, common_len, &knobs, err);
+	if (ctx->req == NULL)
+	{
+		MemoryContextSwitchTo(old);
+		context_free();
+		return false;
+	}
+	ctx->nshards = (int) n;
+	ctx->idx = palloc0(sizeof(int) * Max(1, n));
+	ctx->shards = palloc0(sizeof(SeSearchShard) * Max(1, n));
+	for (i = 0; i < ctx->nshards; i++)
+	{
+		char	   *index = se_wire_str(&r, NULL);
+		char	   *uuid = se_wire_str(&r, NULL);
+		int			shard = (int) se_wire_vint(&r);
+		SeIndexMeta *im;
+		SeError		serr;
+		StringInfoData msg;
+
+		ctx->idx[i] = (int) se_wire_vint(&r);
+		if (r.bad || index == NULL || uuid == NULL)
+		{
+			MemoryContextSwitchTo(old);
+			context_free();
+			se_error_set(err, 400, "illegal_argument_exception", "malformed shard_query request");
+			return false;
+		}
+		se_error_init(&serr);
+		initStringInfo(&msg);
+		im = se_state_find(se_state_current(), index);
+		if (im == NULL || strcmp(im->uuid, uuid) != 0)
+			se_index_status_error(SE_INDEX_MISSING, index, &serr);
+		else if (!se_state_shard_local(im, shard))
+			se_error_set(&serr, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is not on node [%s]", index, shard, se_node_name_get());
+		else if (se_snapshot_acquire(im, shard, &ctx->shards[i], &serr))
+		{
+			se_snapshot_pin(&ctx->shards[i], true);
+			se_search_query_phase_with(ctx->req, &knobs, &ctx->shards[i], ctx->idx[i], &msg);
+		}
+		if (se_error_is_set(&serr))
+		{
+			memset(&ctx->shards[i], 0, sizeof(SeSearchShard));
+			se_search_wire_shard_failed(&msg, ctx->idx[i], &serr);
+		}
+		se_put_vint(reply, (uint64) ctx->idx[i]);
+		se_put_vint(reply, (uint64) ctx->shards[i].nsegments);
+		se_put_str(reply, msg.data, msg.len);
+	}
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * Transport action "shard_fetch": id and _source of docs of the context's
+ * shards.  Payload: context id, then per doc shard index, segment, doc.
+ * Answer per doc: id, whether it has a source, the source.
+ */
+static bool
+shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	uint64		id;
+	uint64		n;
+	uint64		i;
+
+	se_wire_init(&r, payload, len);
+	id = se_wire_vint(&r);
+	n = se_wire_vint(&r);
+	if (r.bad || context == NULL || context->id != id)
+	{
+		se_error_set(err, 500, "search_context_missing_exception",
+					 "No search context found for id [" UINT64_FORMAT "]", id);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+	{
+		int			idx = (int) se_wire_vint(&r);
+		int			seg = (int) se_wire_vint(&r);
+		int32		doc = (int32) se_wire_vint(&r);
+		SeSearchShard *sh = NULL;
+		SeHit		hit;
+		int			k;
+
+		for (k = 0; k < context->nshards; k++)
+			if (context->idx[k] == idx)
+				sh = &context->shards[k];
+		if (r.bad || sh == NULL)
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed shard_fetch request");
+			return false;
+		}
+		memset(&hit, 0, sizeof(hit));
+		CHECK_FOR_INTERRUPTS();
+		if (!se_search_fetch_doc(context->req, sh, seg, doc, &hit, err))
+			return false;
+		se_put_str(reply, hit.id, strlen(hit.id));
+		se_put_vint(reply, hit.has_source ? 1 : 0);
+		se_put_str(reply, hit.source.data, hit.source.len);
+	}
+	context_free();
+	return true;
+}
+
+/*
+ * Transport action "shard_count": the number of docs of this node's
+ * shards matching a count request.  Payload: the body (or none), then per
+ * shard index name, uuid, shard number.  Answer: the count.
+ */
+static bool
+shard_count_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	char	   *body_text;
+	SeJson	   *body = NULL;
+	SeSearchRequest *req;
+	SeSearchShard *shards;
+	uint64		n;
+	int			i;
+	int64		count = 0;
+
+	se_wire_init(&r, payload, len);
+	body_text = se_wire_str(&r, NULL);
+	n = se_wire_vint(&r);
+	if (r.bad || n > 100000)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed shard_count request");
+		return false;
+	}
+	if (body_text)
+	{
+		SeJsonParseOptions opts = {0};
+
+		if ((body = se_json_parse(body_text, strlen(body_text), &opts, err)) == NULL)
+			return false;
+	}
+	if ((req = se_search_parse_count(body, err)) == NULL)
+		return false;
+	shards = palloc0(sizeof(SeSearchShard) * Max(1, n));
+	for (i = 0; i < (int) n; i++)
+	{
+		char	   *index = se_wire_str(&r, NULL);
+		char	   *uuid = se_wire_str(&r, NULL);
+		int			shard = (int) se_wire_vint(&r);
+		SeIndexMeta *im;
+
+		if (r.bad || index == NULL || uuid == NULL)
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed shard_count request");
+			return false;
+		}
+		im = se_state_find(se_state_current(), index);
+		if (im == NULL || strcmp(im->uuid, uuid) != 0)
+		{
+			se_index_status_error(SE_INDEX_MISSING, index, err);
+			return false;
+		}
+		if (!se_state_shard_local(im, shard))
+		{
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is not on node [%s]", index, shard, se_node_name_get());
+			return false;
+		}
+		if (!se_snapshot_acquire(im, shard, &shards[i], err))
+			return false;
+	}
+	if (!se_search_count(req, shards, (int) n, &count, err))
+		return false;
+	se_put_svint(reply, count);
+	return true;
+}
+
+void
+se_search_remote_register_actions(void)
+{
+	se_transport_register("shard_query", shard_query_action);
+	se_transport_register("shard_fetch", shard_fetch_action);
+	se_transport_register("shard_count", shard_count_action);
+}
+
+/* ---------------------------------------------------------------------
+ * Coordinating side
+ * ---------------------------------------------------------------------
+ */
+struct SeRemoteSearch
+{
+	SeSearchShard *shards;
+	int			nshards;
+	const SeShardTransport *pool;	/* the local search pool's, or NULL */
+	bool	   *remote;			/* per shard: answered elsewhere */
+	StringInfoData *msgs;		/* per node shard: its query-phase message */
+	List	   *nodes;			/* of char *: the nodes queried */
+	uint64	   *context_ids;	/* per node */
+	SeShardTransport transport;
+};
+
+static uint64 next_context_id = 0;
+
+static int
+node_pos(List *nodes, const char *node)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, nodes)
+	{
+		if (strcmp(lfirst(lc), node) == 0)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+static bool
+remote_receive(void *arg, int i, StringInfo msg)
+{
+	SeRemoteSearch *rs = arg;
+
+	if (rs->shards[i].node != NULL)
+	{
+		appendBinaryStringInfo(msg, rs->msgs[i].data, rs->msgs[i].len);
+		return true;
+	}
+	return rs->pool != NULL && rs->pool->remote[i] && rs->pool->receive(rs->pool->arg, i, msg);
+}
+
+static bool
+remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
+{
+	SeRemoteSearch *rs = arg;
+	int			nnodes = list_length(rs->nodes);
+	SeTransportCall *calls = palloc0(sizeof(SeTransportCall) * Max(1, nnodes));
+	StringInfoData *payloads = palloc0(sizeof(StringInfoData) * Max(1, nnodes));
+	int		   *counts = palloc0(sizeof(int) * Max(1, nnodes));
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			ncalls = 0;
+	int			k,
+				i;
+
+	se_cluster_view(v);
+	for (k = 0; k < nnodes; k++)
+	{
+		for (i = 0; i < n; i++)
+			if (strcmp(rs->shards[hits[i].shard_idx].node, list_nth(rs->nodes, k)) == 0)
+				counts[k]++;
+		if (counts[k] == 0)
+			continue;
+		initStringInfo(&payloads[k]);
+		se_put_vint(&payloads[k], rs->context_ids[k]);
+		se_put_vint(&payloads[k], (uint64) counts[k]);
+		for (i = 0; i < n; i++)
+			if (strcmp(rs->shards[hits[i].shard_idx].node, list_nth(rs->nodes, k)) == 0)
+			{
+				se_put_vint(&payloads[k], (uint64) hits[i].shard_idx);
+				se_put_vint(&payloads[k], (uint64) hits[i].segment);
+				se_put_vint(&payloads[k], (uint64) hits[i].doc);
+			}
+		calls[ncalls].node = list_nth(rs->nodes, k);
+		calls[ncalls].conninfo = conninfo_of(v, calls[ncalls].node);
+		calls[ncalls].action = "shard_fetch";
+		calls[ncalls].payload = payloads[k].data;
+		calls[ncalls].payload_len = payloads[k].len;
+		ncalls++;
+	}
+	se_transport_call_each(calls, ncalls, SE_REMOTE_SEARCH_TIMEOUT_MS);
+	for (k = 0; k < ncalls; k++)
+	{
+		SeWireReader r;
+
+		if (!calls[k].ok)
+		{
+			se_error_set(err, calls[k].err.status, calls[k].err.type, "%s", calls[k].err.reason);
+			return false;
+		}
+		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
+		for (i = 0; i < n; i++)
+		{
+			int			len;
+			char	   *id;
+			char	   *src;
+
+			if (strcmp(rs->shards[hits[i].shard_idx].node, calls[k].node) != 0)
+				continue;
+			id = se_wire_str(&r, NULL);
+			hits[i].has_source = se_wire_vint(&r) != 0;
+			src = se_wire_str(&r, &len);
+			if (r.bad)
+			{
+				se_error_set(err, 500, "remote_transport_exception",
+							 "[%s][shard_fetch] malformed answer", calls[k].node);
+				return false;
+			}
+			hits[i].id = id ? id : pstrdup("");
+			initStringInfo(&hits[i].source);
+			if (src)
+				appendBinaryStringInfo(&hits[i].source, src, len);
+		}
+	}
+	return true;
+}
+
+/*
+ * Run the query phase of the shards that are on other nodes (all at once),
+ * and return the transport se_search_run_remote takes: those shards'
+ * answers, and pool's for the local shards it sent to search workers.
+ * NULL when no shard is elsewhere (pool is then the transport to use).
+ */
+SeRemoteSearch *
+se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
+					   int window, SeSearchShard *shards, int nshards,
+					   const SeShardTransport *pool)
+{
+	SeRemoteSearch *rs;
+	StringInfoData common;
+	SeTransportCall *calls;
+	SeClusterView *v;
+	ListCell   *lc;
+	int			nnodes;
+	int			i,
+				k;
+
+	for (i = 0; i < nshards; i++)
+		if (shards[i].node != NULL)
+			break;
+	if (i == nshards)
+		return NULL;
+	rs = palloc0(sizeof(SeRemoteSearch));
+	rs->shards = shards;
+	rs->nshards = nshards;
+	rs->pool = pool;
+	rs->remote = palloc0(sizeof(bool) * nshards);
+	rs->msgs = palloc0(sizeof(StringInfoData) * nshards);
+	for (i = 0; i < nshards; i++)
+	{
+		initStringInfo(&rs->msgs[i]);
+		rs->remote[i] = shards[i].node != NULL || (pool != NULL && pool->remote[i]);
+		if (shards[i].node != NULL && shards[i].node[0] == '\0')
+		{
+			/* placed on no node: that shard fails */
+			SeError		e;
+
+			se_error_init(&e);
+			se_error_set(&e, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is not assigned to any node", shards[i].index, shards[i].shard);
+			se_search_wire_shard_failed(&rs->msgs[i], i, &e);
+		}
+		else if (shards[i].node != NULL && node_pos(rs->nodes, shards[i].node) < 0)
+			rs->nodes = lappend(rs->nodes, (char *) shards[i].node);
+	}
+	nnodes = list_length(rs->nodes);
+	rs->context_ids = palloc0(sizeof(uint64) * nnodes);
+	calls = palloc0(sizeof(SeTransportCall) * nnodes);
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	initStringInfo(&common);
+	se_search_common_encode(body, p, url_timeout_ms, window, &common);
+	k = 0;
+	foreach(lc, rs->nodes)
+	{
+		const char *node = lfirst(lc);
+		StringInfoData payload;
+		int			count = 0;
+
+		rs->context_ids[k] = ++next_context_id;
+		for (i = 0; i < nshards; i++)
+			if (shards[i].node && strcmp(shards[i].node, node) == 0)
+				count++;
+		initStringInfo(&payload);
+		se_put_vint(&payload, rs->context_ids[k]);
+		se_put_str(&payload, common.data, common.len);
+		se_put_vint(&payload, (uint64) count);
+		for (i = 0; i < nshards; i++)
+			if (shards[i].node && strcmp(shards[i].node, node) == 0)
+			{
+				se_put_str(&payload, shards[i].index, strlen(shards[i].index));
+				se_put_str(&payload, shards[i].index_uuid, strlen(shards[i].index_uuid));
+				se_put_vint(&payload, (uint64) shards[i].shard);
+				se_put_vint(&payload, (uint64) i);
+			}
+		calls[k].node = node;
+		calls[k].conninfo = conninfo_of(v, node);
+		calls[k].action = "shard_query";
+		calls[k].payload = payload.data;
+		calls[k].payload_len = payload.len;
+		k++;
+	}
+	se_transport_call_each(calls, nnodes, SE_REMOTE_SEARCH_TIMEOUT_MS);
+	for (k = 0; k < nnodes; k++)
+	{
+		SeWireReader r;
+		bool		bad = !calls[k].ok;
+
+		if (calls[k].ok)
+		{
+			se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
+			for (i = 0; i < nshards; i++)
+			{
+				uint64		idx,
+							nseg;
+				int			len;
+				char	   *msg;
+
+				if (!shards[i].node || strcmp(shards[i].node, calls[k].node) != 0)
+					continue;
+				idx = se_wire_vint(&r);
+				nseg = se_wire_vint(&r);
+				msg = se_wire_str(&r, &len);
+				if (r.bad || idx != (uint64) i || nseg > SE_MAX_SEGMENTS)
+				{
+					bad = true;
+					se_error_set(&calls[k].err, 500, "remote_transport_exception",
+								 "[%s][shard_query] malformed answer", calls[k].node);
+					break;
+				}
+				shards[i].nsegments = (int) nseg;
+				if (msg)
+					appendBinaryStringInfo(&rs->msgs[i], msg, len);
+			}
+		}
+		if (!bad)
+			continue;
+		/* the node's shards failed, with its error */
+		for (i = 0; i < nshards; i++)
+			if (shards[i].node && strcmp(shards[i].node, calls[k].node) == 0)
+			{
+				resetStringInfo(&rs->msgs[i]);
+				shards[i].nsegments = 0;
+				se_search_wire_shard_failed(&rs->msgs[i], i, &calls[k].err);
+			}
+	}
+	rs->transport.arg = rs;
+	rs->transport.remote = rs->remote;
+	rs->transport.receive = remote_receive;
+	rs->transport.fetch = remote_fetch;
+	return rs;
+}
+
+const SeShardTransport *
+se_search_remote_transport(SeRemoteSearch *rs)
+{
+	return &rs->transport;
+}
+
+/*
+ * Count the docs of the shards on other nodes matching body (one request
+ * per node, all at once); false (err set) if a node fails.
+ */
+bool
+se_search_remote_count(const SeJson *body, SeSearchShard *shards, int nshards, int64 *count,
+					   SeError *err)
+{
+	List	   *nodes = NIL;
+	SeTransportCall *calls;
+	SeClusterView *v;
+	StringInfoData text;
+	ListCell   *lc;
+	int			i,
+				k = 0;
+
+	*count = 0;
+	for (i = 0; i < nshards; i++)
+	{
+		if (shards[i].node != NULL && shards[i].node[0] == '\0')
+		{
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is not assigned to any node", shards[i].index, shards[i].shard);
+			return false;
+		}
+		if (shards[i].node != NULL && node_pos(nodes, shards[i].node) < 0)
+			nodes = lappend(nodes, (char *) shards[i].node);
+	}
+	if (nodes == NIL)
+		return true;
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	initStringInfo(&text);
+	if (body)
+		se_json_write(&text, body);
+	foreach(lc, nodes)
+	{
+		const char *node = lfirst(lc);
+		StringInfoData payload;
+		int			n = 0;
+
+		for (i = 0; i < nshards; i++)
+			if (shards[i].node && strcmp(shards[i].node, node) == 0)
+				n++;
+		initStringInfo(&payload);
+		se_put_str(&payload, body ? text.data : NULL, text.len);
+		se_put_vint(&payload, (uint64) n);
+		for (i = 0; i < nshards; i++)
+			if (shards[i].node && strcmp(shards[i].node, node) == 0)
+			{
+				se_put_str(&payload, shards[i].index, strlen(shards[i].index));
+				se_put_str(&payload, shards[i].index_uuid, strlen(shards[i].index_uuid));
+				se_put_vint(&payload, (uint64) shards[i].shard);
+			}
+		calls[k].node = node;
+		calls[k].conninfo = conninfo_of(v, node);
+		calls[k].action = "shard_count";
+		calls[k].payload = payload.data;
+		calls[k].payload_len = payload.len;
+		k++;
+	}
+	se_transport_call_each(calls, k, SE_REMOTE_SEARCH_TIMEOUT_MS);
+	for (i = 0; i < k; i++)
+	{
+		SeWireReader r;
+		int64		c;
+
+		if (!calls[i].ok)
+		{
+			se_error_set(err, calls[i].err.status, calls[i].err.type, "%s", calls[i].err.reason);
+			return false;
+		}
+		se_wire_init(&r, calls[i].reply.data, calls[i].reply.len);
+		c = se_wire_svint(&r);
+		if (r.bad)
+		{
+			se_error_set(err, 500, "remote_transport_exception",
+						 "[%s][shard_count] malformed answer", calls[i].node);
+			return false;
+		}
+		*count += c;
+	}
+	return true;
+}

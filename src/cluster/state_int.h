@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * state_int.h
+ *	  What state.c (the state, its file) and state_sync.c (the state in
+ *	  etcd, through the master) share.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_CLUSTER_STATE_INT_H
+#define SE_CLUSTER_STATE_INT_H
+
+#include "cluster/state.h"
+
+/* A change to a loaded state; false (err set) leaves it unwritten. */
+typedef bool (*StateMutator) (SeClusterState *st, void *arg, SeError *err);
+
+/* A mutation as sent to the master (the public function's arguments). */
+typedef struct StateOp
+{
+	const char *op;				/* create, delete, close, settings, mapping,
+								 * dynamic_mapping */
+	const char *name;
+	const char *uuid;
+	bool		flag;			/* close: closed */
+	const SeJson *body;
+} StateOp;
+
+/* in state.c; the caller holds state_lock */
+extern SeClusterState *se_state_load_file(void);
+extern void se_state_save_file(SeClusterState *st);
+extern void se_state_sort(SeClusterState *st);
+extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);
+extern SeIndexMeta *se_state_index_from_json(const SeJson *j, SeError *err);
+extern bool se_state_run_op(const StateOp *op, char *uuid_out, SeError *err);
+
+/* in state_sync.c */
+extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);
+extern char se_state_forwarded_uuid[SE_UUID_LEN + 1];
+extern bool se_state_commit(StateMutator fn, void *arg, SeError *err);
+extern void se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im);
+
+#endif							/* SE_CLUSTER_STATE_INT_H */

@@ -1,0 +1,664 @@
+/*-------------------------------------------------------------------------
+ *
+ * state_sync.c
+ *	  The cluster state in etcd: mutations through the master, applied on
+ *	  every node from the coordinator's watch.
+ *
+ * With search_engine.etcd_endpoints set, an index's metadata lives in etcd
+ * under /search_engine/<cluster>/state/indices/<name> (the JSON of one
+ * index, as the state file holds it, with its shards' nodes).  The local
+ * state file becomes this node's applied copy: the coordinator worker
+ * calls our hook for every event under state/ in revision order, we write
+ * the index into the file, bump the shared version (so every process
+ * reloads, as on one node) and start or stop this node's shards to match.
+ *
+ * Only the master decides.  A node that is not the acting master sends
+ * the mutation (the public se_state_* call's arguments) to the master
+ * over the transport ("state_update"), which runs the same function; the
+ * master loads its applied copy, runs the mutator, and commits the indices
+ * that changed as one etcd transaction, each key compared with the
+ * revision the master read (a concurrent change makes it read again and
+ * retry) and the whole fenced on the master's term by the coordinator.
+ * The caller returns once its own node has applied the change.
+ *
+ * Placement (issue 14's rule, until the allocator comes): each shard of a
+ * new index goes to the data node with the fewest shards of that index,
+ * then the fewest in all, then by name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "cluster/coordinator.h"
+#include "cluster/state.h"
+#include "cluster/state_int.h"
+#include "transport/transport.h"
+
+#define INDEX_KEY_PREFIX	"indices/"
+#define COMMIT_TRIES		8
+
+char		se_state_forwarded_uuid[SE_UUID_LEN + 1];
+
+/* This process serves a forwarded mutation: never forward it again. */
+static bool serving_forward = false;
+
+/* ---------- waiting for this node to apply a revision ---------- */
+
+static int64
+applied_revision(void)
+{
+	int64		r;
+
+	LWLockAcquire(&SeCluster->lock, LW_SHARED);
+	r = SeCluster->applied_revision;
+	LWLockRelease(&SeCluster->lock);
+	return r;
+}
+
+/* Wait until this node applied revision; 503 after timeout_ms. */
+static bool
+wait_applied(int64 revision, int timeout_ms, SeError *err)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+
+	ConditionVariablePrepareToSleep(&SeCluster->applied_cv);
+	while (applied_revision() < revision)
+	{
+		long		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+
+		if (left <= 0)
+		{
+			ConditionVariableCancelSleep();
+			se_error_set(err, 503, "process_cluster_event_timeout_exception",
+						 "failed to apply cluster state revision [" INT64_FORMAT "] on node [%s] "
+						 "within [%dms]", revision, se_cluster_node_name(), timeout_ms);
+			return false;
+		}
+		(void) ConditionVariableTimedSleep(&SeCluster->applied_cv, Min(left, 1000),
+										   PG_WAIT_EXTENSION);
+		CHECK_FOR_INTERRUPTS();
+	}
+	ConditionVariableCancelSleep();
+	return true;
+}
+
+/* ---------- forwarding to the master ---------- */
+
+static void
+op_to_json(const StateOp *op, StringInfo out)
+{
+	appendStringInfoString(out, "{\"op\":");
+	se_json_write_string(out, op->op, strlen(op->op));
+	if (op->name)
+	{
+		appendStringInfoString(out, ",\"name\":");
+		se_json_write_string(out, op->name, strlen(op->name));
+	}
+	if (op->uuid)
+	{
+		appendStringInfoString(out, ",\"uuid\":");
+		se_json_write_string(out, op->uuid, strlen(op->uuid));
+	}
+	appendStringInfo(out, ",\"flag\":%s", op->flag ? "true" : "false");
+	if (op->body)
+	{
+		appendStringInfoString(out, ",\"body\":");
+		se_json_write(out, op->body);
+	}
+	appendStringInfoChar(out, '}');
+}
+
+static const char *
+json_str(const SeJson *obj, const char *key)
+{
+	const SeJson *v = se_json_get(obj, key);
+
+	return v && v->type == SE_JSON_STRING ? v->u.s.str : NULL;
+}
+
+/*
+ * When this node is in a cluster and is not the acting master, send op to
+ * the master and wait until this node applied the result: true, with *ok
+ * the outcome (and se_state_forwarded_uuid a created index's uuid).  False
+ * when the caller is to run op itself.
+ */
+bool
+se_state_forwarded(const StateOp *op, bool *ok, SeError *err)
+{
+	SeClusterView *v;
+	SeTransportCall call;
+	StringInfoData payload;
+	const SeClusterMember *master = NULL;
+	SeJson	   *reply;
+	SeJsonParseOptions opts = {16, false};
+	const SeJson *rev;
+	int			i;
+
+	*ok = false;
+	if (se_cluster_single_node() || serving_forward)
+		return false;
+	v = palloc(sizeof(SeClusterView));
+	se_cluster_view(v);
+	if (v->acting_master)
+		return false;
+	for (i = 0; i < v->nmembers; i++)
+		if (v->master[0] && strcmp(v->members[i].name, v->master) == 0)
+			master = &v->members[i];
+	if (master == NULL)
+	{
+		se_error_set(err, 503, "master_not_discovered_exception",
+					 "no master is known to node [%s]", v->local_name);
+		return true;
+	}
+	initStringInfo(&payload);
+	op_to_json(op, &payload);
+	memset(&call, 0, sizeof(call));
+	call.node = master->name;
+	call.conninfo = master->conninfo;
+	call.action = "state_update";
+	call.payload = payload.data;
+	call.payload_len = payload.len;
+	se_transport_call_each(&call, 1, SE_CLUSTER_COMMIT_TIMEOUT_MS + 5000);
+	if (!call.ok)
+	{
+		*err = call.err;
+		return true;
+	}
+	reply = se_json_parse(call.reply.data, call.reply.len, &opts, err);
+	rev = reply ? se_json_get(reply, "revision") : NULL;
+	if (rev == NULL || rev->type != SE_JSON_NUMBER)
+	{
+		se_error_set(err, 500, "remote_transport_exception",
+					 "[%s][state_update] malformed answer", master->name);
+		return true;
+	}
+	strlcpy(se_state_forwarded_uuid, json_str(reply, "uuid") ? json_str(reply, "uuid") : "",
+			sizeof(se_state_forwarded_uuid));
+	*ok = wait_applied(rev->u.n.i, SE_CLUSTER_COMMIT_TIMEOUT_MS, err);
+	return true;
+}
+
+/* Transport action "state_update": run a forwarded mutation (master). */
+static bool
+state_update_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+	SeJson	   *j = se_json_parse(payload, len, &opts, err);
+	StateOp		op;
+	char		uuid[SE_UUID_LEN + 1] = "";
+	bool		ok;
+	const SeJson *flag;
+
+	if (j == NULL || json_str(j, "op") == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed cluster state operation");
+		return false;
+	}
+	op.op = json_str(j, "op");
+	op.name = json_str(j, "name");
+	op.uuid = json_str(j, "uuid");
+	flag = se_json_get(j, "flag");
+	op.flag = flag && flag->type == SE_JSON_TRUE;
+	op.body = se_json_get(j, "body");
+	serving_forward = true;
+	PG_TRY();
+	{
+		ok = se_state_run_op(&op, uuid, err);
+	}
+	PG_FINALLY();
+	{
+		serving_forward = false;
+	}
+	PG_END_TRY();
+	if (!ok)
+		return false;
+	appendStringInfo(reply, "{\"revision\":" INT64_FORMAT ",\"uuid\":\"%s\"}",
+					 applied_revision(), uuid);
+	return true;
+}
+
+void
+se_state_register_actions(void)
+{
+	se_transport_register("state_update", state_update_action);
+}
+
+/* ---------- committing on the master ---------- */
+
+typedef struct Before
+{
+	char	   *name;
+	char	   *json;			/* without mod_revision */
+	int64		mod_revision;
+	bool		seen;			/* still in the state after the mutator */
+} Before;
+
+/*
+ * On the master: run fn over the applied state and commit the indices it
+ * changed, each compared with the revision read; retried when another
+ * change came first.
+ */
+bool
+se_state_commit(StateMutator fn, void *arg, SeError *err)
+{
+	int			try;
+
+	for (try = 0; try < COMMIT_TRIES; try++)
+	{
+		MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
+													  "search_engine state commit",
+													  ALLOCSET_DEFAULT_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(scratch);
+		SeClusterState *st;
+		Before	   *before;
+		int			nbefore;
+		SeEtcdCmp  *cmps;
+		SeEtcdOp   *ops;
+		int			n = 0;
+		int			i,
+					k;
+		int64		revision = 0;
+		bool		conflict = false;
+		bool		ok;
+
+		LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
+		PG_TRY();
+		{
+			st = se_state_load_file();
+		}
+		PG_CATCH();
+		{
+			LWLockRelease(&SeShmem->state_lock);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		LWLockRelease(&SeShmem->state_lock);
+
+		nbefore = st->nindices;
+		before = palloc0(sizeof(Before) * Max(1, nbefore));
+		for (i = 0; i < nbefore; i++)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			se_state_index_to_json(st->indices[i], false, &buf);
+			before[i].name = st->indices[i]->name;
+			before[i].json = buf.data;
+			before[i].mod_revision = st->indices[i]->mod_revision;
+		}
+		ok = fn(st, arg, err);
+		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 1));
+		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 1));
+		for (i = 0; ok && i < st->nindices; i++)
+		{
+			SeIndexMeta *im = st->indices[i];
+			StringInfoData buf;
+			Before	   *b = NULL;
+
+			for (k = 0; k < nbefore; k++)
+				if (strcmp(before[k].name, im->name) == 0)
+					b = &before[k];
+			initStringInfo(&buf);
+			se_state_index_to_json(im, false, &buf);
+			if (b)
+				b->seen = true;
+			if (b && strcmp(b->json, buf.data) == 0)
+				continue;
+			cmps[n].key = se_cluster_key(psprintf("state/" INDEX_KEY_PREFIX "%s", im->name));
+			cmps[n].target = b ? SE_ETCD_MOD : SE_ETCD_CREATE;
+			cmps[n].op = SE_ETCD_EQUAL;
+			cmps[n].number = b ? b->mod_revision : 0;
+			ops[n].kind = SE_ETCD_OP_PUT;
+			ops[n].key = cmps[n].key;
+			ops[n].value = buf.data;
+			ops[n].value_len = buf.len;
+			n++;
+		}
+		for (k = 0; ok && k < nbefore; k++)
+		{
+			if (before[k].seen)
+				continue;
+			cmps[n].key = se_cluster_key(psprintf("state/" INDEX_KEY_PREFIX "%s", before[k].name));
+			cmps[n].target = SE_ETCD_MOD;
+			cmps[n].op = SE_ETCD_EQUAL;
+			cmps[n].number = before[k].mod_revision;
+			ops[n].kind = SE_ETCD_OP_DELETE;
+			ops[n].key = cmps[n].key;
+			n++;
+		}
+		if (ok && n > 0)
+			ok = se_cluster_commit_if(cmps, n, ops, n, &revision, &conflict, err);
+		MemoryContextSwitchTo(old);
+		if (!ok && err->reason)
+			err->reason = pstrdup(err->reason);
+		MemoryContextDelete(scratch);
+		if (!conflict)
+			return ok;
+		/* another change came first: read the state it made, then again */
+		if (!wait_applied(revision, SE_CLUSTER_COMMIT_TIMEOUT_MS, err))
+			return false;
+	}
+	se_error_set(err, 503, "process_cluster_event_timeout_exception",
+				 "cluster state update lost %d races in a row", COMMIT_TRIES);
+	return false;
+}
+
+/* ---------- placement ---------- */
+
+/* Shards of the state on node (of index uuid when given). */
+static int
+shards_on(const SeClusterState *st, const SeIndexMeta *extra, const char *node,
+		  const char *uuid)
+{
+	int			n = 0;
+	int			i,
+				s;
+
+	for (i = 0; i <= st->nindices; i++)
+	{
+		const SeIndexMeta *im = i < st->nindices ? st->indices[i] : extra;
+
+		if (im == NULL || im->shard_nodes == NULL || (uuid && strcmp(im->uuid, uuid) != 0))
+			continue;
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (im->shard_nodes[s] && strcmp(im->shard_nodes[s], node) == 0)
+				n++;
+	}
+	return n;
+}
+
+/*
+ * Place the shards of new index im: each on the data node with the fewest
+ * shards of im, then the fewest in all, then the first by name.  No data
+ * node: the shards stay unassigned ("").
+ */
+void
+se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			s,
+				i;
+
+	se_cluster_view(v);
+	im->shard_nodes = palloc0(sizeof(char *) * im->settings.number_of_shards);
+	for (s = 0; s < im->settings.number_of_shards; s++)
+		im->shard_nodes[s] = "";
+	for (s = 0; s < im->settings.number_of_shards; s++)
+	{
+		const char *best = NULL;
+		int			best_mine = 0,
+					best_all = 0;
+
+		for (i = 0; i < v->nmembers; i++)
+		{
+			const SeClusterMember *m = &v->members[i];
+			int			mine,
+						all;
+
+			if (!(m->roles & SE_NODE_ROLE_DATA))
+				continue;
+			mine = shards_on(st, im, m->name, im->uuid);
+			all = shards_on(st, im, m->name, NULL);
+			if (best == NULL || mine < best_mine || (mine == best_mine && all < best_all))
+			{
+				best = m->name;
+				best_mine = mine;
+				best_all = all;
+			}
+		}
+		if (best)
+			im->shard_nodes[s] = pstrdup(best);
+	}
+}
+
+/* ---------- applying etcd's events on this node ---------- */
+
+/* Whether shard of im lives on this node. */
+bool
+se_state_shard_local(const SeIndexMeta *im, int shard)
+{
+	if (im->shard_nodes == NULL)
+		return true;
+	return strcmp(im->shard_nodes[shard], se_cluster_node_name()) == 0;
+}
+
+static void
+wake_write_workers(void)
+{
+	int			i;
+
+	for (i = 0; i < SeShmem->nworkers; i++)
+		if (SeShmem->workers[i].procno >= 0)
+			SetLatch(&ProcGlobal->allProcs[SeShmem->workers[i].procno].procLatch);
+}
+
+/*
+ * Bring this node's shards of one index in line with its new metadata
+ * (NULL: deleted): start the open index's shards placed here, stop the
+ * others.  The owners do the work; nobody waits for it here.
+ */
+static void
+reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
+{
+	int			s;
+
+	if (was && (now == NULL || strcmp(was->uuid, now->uuid) != 0))
+	{
+		for (s = 0; s < was->settings.number_of_shards; s++)
+			(void) se_slot_mark_closing(was->uuid, s, true);
+	}
+	if (now == NULL)
+		return;
+	for (s = 0; s < now->settings.number_of_shards; s++)
+	{
+		bool		here = se_state_shard_local(now, s);
+
+		if (now->closed || !here)
+			(void) se_slot_mark_closing(now->uuid, s, !here);
+		else if (se_slot_find(now->uuid, s) < 0)
+		{
+			int			used;
+
+			if (se_slot_missing(now->uuid, s + 1, &used) > 0 && used >= SeShmem->nslots)
+			{
+				ereport(WARNING,
+						(errmsg("search_engine: node [%s] has no free shard slot for [%s][%d]",
+								se_cluster_node_name(), now->name, s),
+						 errhint("Raise search_engine.max_shards and restart the server.")));
+				continue;
+			}
+			(void) se_slot_allocate(now->uuid, s);
+		}
+	}
+}
+
+/* During a full reload: the indices seen so far (name -> JSON). */
+static MemoryContext reload_cxt = NULL;
+static List *reload_names = NIL;
+static List *reload_values = NIL;
+static List *reload_revisions = NIL;
+
+static SeIndexMeta *
+parse_index(const char *value, int len, int64 revision)
+{
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+	SeError		err;
+	SeJson	   *j;
+	SeIndexMeta *im;
+
+	se_error_init(&err);
+	j = se_json_parse(value, len, &opts, &err);
+	im = j ? se_state_index_from_json(j, &err) : NULL;
+	if (im == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("search_engine: ignoring an invalid index in the cluster state: %s",
+						err.reason ? err.reason : "?"),
+				 errdetail("corrupt_state_exception")));
+		return NULL;
+	}
+	im->mod_revision = revision;
+	return im;
+}
+
+/* Write st as the applied state and publish it (state_lock held). */
+static void
+publish(SeClusterState *st)
+{
+	se_state_sort(st);
+	st->version = Max(st->version, pg_atomic_read_u64(&SeShmem->state_version)) + 1;
+	se_state_save_file(st);
+	pg_atomic_write_u64(&SeShmem->state_version, st->version);
+}
+
+/* Reconcile this node's shards for each (was, now) pair; wake the owners. */
+static void
+reconcile_all(List *was, List *now)
+{
+	ListCell   *a,
+			   *b;
+
+	forboth(a, was, b, now)
+		reconcile(lfirst(a), lfirst(b));
+	wake_write_workers();
+}
+
+static void
+apply_event(const char *suffix, const char *value, int value_len, bool is_delete,
+			int64 revision)
+{
+	const char *name;
+	SeClusterState *st;
+	SeIndexMeta *im = NULL;
+	SeIndexMeta *was = NULL;
+	int			i;
+
+	if (strncmp(suffix, INDEX_KEY_PREFIX, strlen(INDEX_KEY_PREFIX)) != 0)
+		return;
+	name = suffix + strlen(INDEX_KEY_PREFIX);
+	if (reload_cxt != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(reload_cxt);
+
+		if (!is_delete)
+		{
+			reload_names = lappend(reload_names, pstrdup(name));
+			reload_values = lappend(reload_values, pnstrdup(value, value_len));
+			reload_revisions = lappend(reload_revisions, palloc(sizeof(int64)));
+			*(int64 *) llast(reload_revisions) = revision;
+		}
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	if (!is_delete && (im = parse_index(value, value_len, revision)) == NULL)
+		return;
+	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		st = se_state_load_file();
+		for (i = 0; i < st->nindices; i++)
+			if (strcmp(st->indices[i]->name, name) == 0)
+			{
+				was = st->indices[i];
+				st->indices[i] = st->indices[--st->nindices];
+				break;
+			}
+		if (im)
+		{
+			st->indices = repalloc(st->indices, sizeof(SeIndexMeta *) * (st->nindices + 1));
+			st->indices[st->nindices++] = im;
+		}
+		publish(st);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&SeShmem->state_lock);
+	}
+	PG_END_TRY();
+	reconcile_all(list_make1(was), list_make1(im));
+}
+
+static void
+reload_begin(int64 revision)
+{
+	if (reload_cxt)
+		MemoryContextDelete(reload_cxt);
+	reload_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine state reload",
+									   ALLOCSET_DEFAULT_SIZES);
+	reload_names = reload_values = reload_revisions = NIL;
+}
+
+/* The whole state was re-read: it is exactly the indices seen since begin. */
+static void
+reload_end(int64 revision)
+{
+	MemoryContext cxt = reload_cxt;
+	List	   *was = NIL,
+			   *now = NIL;
+
+	reload_cxt = NULL;
+	if (cxt == NULL)
+		return;
+	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		SeClusterState *st = se_state_load_file();
+		SeIndexMeta **indices = palloc0(sizeof(SeIndexMeta *) * Max(1, list_length(reload_names)));
+		int			n = 0;
+		int			i;
+		ListCell   *ln,
+				   *lv,
+				   *lr;
+
+		forthree(ln, reload_names, lv, reload_values, lr, reload_revisions)
+		{
+			SeIndexMeta *im = parse_index(lfirst(lv), strlen(lfirst(lv)), *(int64 *) lfirst(lr));
+			SeIndexMeta *old = NULL;
+
+			if (im == NULL)
+				continue;
+			for (i = 0; i < st->nindices; i++)
+				if (st->indices[i] && strcmp(st->indices[i]->name, im->name) == 0)
+				{
+					old = st->indices[i];
+					st->indices[i] = NULL;
+				}
+			was = lappend(was, old);
+			now = lappend(now, im);
+			indices[n++] = im;
+		}
+		for (i = 0; i < st->nindices; i++)
+			if (st->indices[i])
+			{
+				was = lappend(was, st->indices[i]);
+				now = lappend(now, NULL);
+			}
+		st->indices = indices;
+		st->nindices = n;
+		publish(st);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&SeShmem->state_lock);
+		MemoryContextDelete(cxt);
+	}
+	PG_END_TRY();
+	reconcile_all(was, now);
+}
+
+/* Called in the coordinator worker at its start. */
+void
+se_state_sync_init(void)
+{
+	se_cluster_state_apply_hook = apply_event;
+	se_cluster_state_full_reload_begin = reload_begin;
+	se_cluster_state_full_reload_end = reload_end;
+}

@@ -1,0 +1,136 @@
+/*-------------------------------------------------------------------------
+ *
+ * actions.c
+ *	  The serving side of the transport: search_engine._transport(action,
+ *	  payload), which runs a registered action's handler for a peer.
+ *
+ * Actions are registered by the layers that own them (at _PG_init, so
+ * every process knows them), which keeps this layer below theirs.  Only
+ * members of search_engine_node (and superusers) may call _transport: the
+ * peer checked the requesting role's privileges before it sent the
+ * request, as ES's coordinating node does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+
+#include "transport/transport.h"
+#include "transport/transport_int.h"
+
+#define SE_TRANSPORT_MAX_ACTIONS 32
+
+typedef struct Action
+{
+	const char *name;
+	SeTransportHandler fn;
+} Action;
+
+static Action actions[SE_TRANSPORT_MAX_ACTIONS];
+static int	nactions = 0;
+
+void
+se_transport_register(const char *action, SeTransportHandler fn)
+{
+	if (nactions == SE_TRANSPORT_MAX_ACTIONS)
+		elog(ERROR, "too many search_engine transport actions");
+	actions[nactions].name = action;
+	actions[nactions].fn = fn;
+	nactions++;
+}
+
+void
+se_transport_raise(const SeError *err)
+{
+	ereport(ERROR,
+			(errcode(se_error_sqlstate(err->type)),
+			 errmsg("%s", err->reason ? err->reason : err->type),
+			 errdetail("%s", err->type)));
+	pg_unreachable();
+}
+
+/* Fill c's outcome from a reply's bytes. */
+void
+se_transport_reply_decode(SeTransportCall *c, const char *data, int len)
+{
+	if (len >= 1 && data[0] == SE_TRANSPORT_REPLY_OK)
+	{
+		appendBinaryStringInfo(&c->reply, data + 1, len - 1);
+		return;
+	}
+	if (len >= 6 && data[0] == SE_TRANSPORT_REPLY_ERROR)
+	{
+		uint32		status = ((uint32) (uint8) data[1] << 24) | ((uint32) (uint8) data[2] << 16) |
+			((uint32) (uint8) data[3] << 8) | (uint32) (uint8) data[4];
+		const char *type = data + 5;
+		int			tlen = strnlen(type, len - 5);
+
+		if (tlen < len - 5)
+		{
+			se_error_set(&c->err, (int) status, pnstrdup(type, tlen), "%.*s",
+						 len - 6 - tlen, type + tlen + 1);
+			return;
+		}
+	}
+	se_error_set(&c->err, 500, "remote_transport_exception",
+				 "[%s][%s] malformed reply (%d bytes)", c->node, c->action, len);
+}
+
+static bool
+may_serve(void)
+{
+	Oid			node_role = get_role_oid("search_engine_node", true);
+
+	return superuser() || (OidIsValid(node_role) && has_privs_of_role(GetUserId(), node_role));
+}
+
+PG_FUNCTION_INFO_V1(se_sql_transport);
+Datum
+se_sql_transport(PG_FUNCTION_ARGS)
+{
+	char	   *action = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bytea	   *payload = PG_GETARG_BYTEA_PP(1);
+	StringInfoData reply;
+	SeError		err;
+	bytea	   *out;
+	int			i;
+
+	if (!may_serve())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for search_engine transport action \"%s\"", action),
+				 errdetail("security_exception"),
+				 errhint("Peers log in as a member of search_engine_node.")));
+	se_error_init(&err);
+	initStringInfo(&reply);
+	appendStringInfoChar(&reply, SE_TRANSPORT_REPLY_OK);
+	for (i = 0; i < nactions; i++)
+		if (strcmp(actions[i].name, action) == 0)
+			break;
+	if (i == nactions)
+		se_error_set(&err, 400, "action_not_found_transport_exception",
+					 "No handler for action [%s]", action);
+	else
+		(void) actions[i].fn(VARDATA_ANY(payload), VARSIZE_ANY_EXHDR(payload), &reply, &err);
+	if (se_error_is_set(&err))
+	{
+		const char *reason = err.reason ? err.reason : "";
+
+		resetStringInfo(&reply);
+		appendStringInfoChar(&reply, SE_TRANSPORT_REPLY_ERROR);
+		appendStringInfoChar(&reply, (char) ((uint32) err.status >> 24));
+		appendStringInfoChar(&reply, (char) ((uint32) err.status >> 16));
+		appendStringInfoChar(&reply, (char) ((uint32) err.status >> 8));
+		appendStringInfoChar(&reply, (char) (uint32) err.status);
+		appendBinaryStringInfo(&reply, err.type, strlen(err.type) + 1);
+		appendBinaryStringInfo(&reply, reason, strlen(reason));
+	}
+	out = palloc(VARHDRSZ + reply.len);
+	SET_VARSIZE(out, VARHDRSZ + reply.len);
+	memcpy(VARDATA(out), reply.data, reply.len);
+	PG_RETURN_BYTEA_P(out);
+}

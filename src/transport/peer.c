@@ -1,0 +1,441 @@
+/*-------------------------------------------------------------------------
+ *
+ * peer.c
+ *	  The calling side of the transport: pooled libpq connections to peers
+ *	  and asynchronous fan-out of requests.
+ *
+ * Each backend (or worker) keeps at most one connection per peer, opened
+ * on first use and kept while it stays healthy.  A call that fails on the
+ * connection, times out or is interrupted closes it (a query may still be
+ * running there: it is cancelled first), so a connection in the pool is
+ * always idle.  Connections are opened without blocking: every wait is on
+ * the socket and the process latch, bounded by the call's deadline, with
+ * CHECK_FOR_INTERRUPTS between, so statement_timeout and pg_cancel_backend
+ * act at once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type_d.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "node/node.h"
+#include "transport/transport.h"
+#include "transport/transport_int.h"
+
+typedef struct Peer
+{
+	char	   *node;			/* TopMemoryContext */
+	char	   *conninfo;
+	PGconn	   *conn;			/* NULL: not connected */
+} Peer;
+
+static Peer *peers = NULL;
+static int	npeers = 0;
+static int	maxpeers = 0;
+
+/* Close p's connection, cancelling a query that may still run there. */
+static void
+peer_drop(Peer *p, bool cancel)
+{
+	if (p->conn == NULL)
+		return;
+	if (cancel && PQtransactionStatus(p->conn) == PQTRANS_ACTIVE)
+	{
+		PGcancel   *c = PQgetCancel(p->conn);
+		char		buf[256];
+
+		if (c)
+		{
+			(void) PQcancel(c, buf, sizeof(buf));
+			PQfreeCancel(c);
+		}
+	}
+	PQfinish(p->conn);
+	p->conn = NULL;
+}
+
+void
+se_transport_disconnect_all(void)
+{
+	int			i;
+
+	for (i = 0; i < npeers; i++)
+		peer_drop(&peers[i], true);
+}
+
+/* The pool entry of node (created empty), its conninfo brought up to date. */
+static Peer *
+peer_get(const char *node, const char *conninfo)
+{
+	Peer	   *p = NULL;
+	int			i;
+
+	for (i = 0; i < npeers; i++)
+		if (strcmp(peers[i].node, node) == 0)
+			p = &peers[i];
+	if (p == NULL)
+	{
+		if (npeers == maxpeers)
+		{
+			maxpeers = Max(8, maxpeers * 2);
+			peers = peers == NULL
+				? MemoryContextAllocZero(TopMemoryContext, sizeof(Peer) * maxpeers)
+				: repalloc(peers, sizeof(Peer) * maxpeers);
+		}
+		p = &peers[npeers++];
+		p->node = MemoryContextStrdup(TopMemoryContext, node);
+		p->conninfo = NULL;
+		p->conn = NULL;
+	}
+	if (p->conninfo == NULL || strcmp(p->conninfo, conninfo) != 0)
+	{
+		peer_drop(p, true);
+		if (p->conninfo)
+			pfree(p->conninfo);
+		p->conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
+	}
+	return p;
+}
+
+static long
+ms_left(TimestampTz deadline)
+{
+	long		ms = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+
+	return Max(ms, 0);
+}
+
+/*
+ * Start connecting p: the peer's conninfo, then this node's
+ * transport_conninfo, whose keywords win.  The connection is finished by
+ * conn_step as its socket becomes ready.
+ */
+static bool
+peer_connect_start(Peer *p, SeError *err)
+{
+	PQconninfoOption *extra = NULL;
+	PQconninfoOption *o;
+	const char *keys[64];
+	const char *vals[64];
+	int			n = 0;
+	char	   *msg = NULL;
+	PGconn	   *conn;
+
+	if (se_transport_conninfo && se_transport_conninfo[0])
+	{
+		extra = PQconninfoParse(se_transport_conninfo, &msg);
+		if (extra == NULL)
+		{
+			se_error_set(err, 500, "connect_transport_exception",
+						 "[%s] invalid search_engine.transport_conninfo: %s",
+						 p->node, msg ? msg : "out of memory");
+			PQfreemem(msg);
+			return false;
+		}
+	}
+	keys[n] = "dbname";
+	vals[n++] = p->conninfo;
+	keys[n] = "fallback_application_name";
+	vals[n++] = "search_engine transport";
+	for (o = extra; o && o->keyword && n < lengthof(keys) - 1; o++)
+		if (o->val && o->val[0])
+		{
+			keys[n] = o->keyword;
+			vals[n++] = o->val;
+		}
+	keys[n] = NULL;
+	vals[n] = NULL;
+	conn = PQconnectStartParams(keys, vals, 1);
+	if (extra)
+		PQconninfoFree(extra);
+	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
+	{
+		se_error_set(err, 500, "connect_transport_exception", "[%s] connect failed: %s",
+					 p->node, conn ? pchomp(PQerrorMessage(conn)) : "out of memory");
+		PQfinish(conn);
+		return false;
+	}
+	p->conn = conn;
+	return true;
+}
+
+/* Per call, while it runs. */
+typedef struct Pending
+{
+	Peer	   *peer;
+	bool		connecting;		/* the connection is being made */
+	PostgresPollingStatusType polling;	/* while connecting */
+	bool		flushing;		/* the request is not all sent yet */
+	bool		done;
+	PGresult   *res;			/* the one result row */
+} Pending;
+
+/* Send c's query on its (idle, connected) peer; false = c is over. */
+static bool
+call_send(SeTransportCall *c, Pending *pd)
+{
+	Oid			types[2] = {TEXTOID, BYTEAOID};
+	const char *values[2];
+	int			lengths[2];
+	int			formats[2] = {0, 1};
+	int			rc;
+
+	values[0] = c->action;
+	lengths[0] = strlen(c->action);
+	values[1] = c->payload ? c->payload : "";
+	lengths[1] = (int) c->payload_len;
+	if (!PQsendQueryParams(pd->peer->conn, "SELECT search_engine._transport($1, $2)", 2,
+						   types, values, lengths, formats, 1) ||
+		(rc = PQflush(pd->peer->conn)) < 0)
+	{
+		se_error_set(&c->err, 500, "node_disconnected_exception", "[%s] send failed: %s",
+					 c->node, pchomp(PQerrorMessage(pd->peer->conn)));
+		peer_drop(pd->peer, false);
+		return false;
+	}
+	pd->flushing = rc == 1;
+	return true;
+}
+
+/* Begin c: on a pooled connection, or a new one; false = c is over. */
+static bool
+call_start(SeTransportCall *c, Pending *pd)
+{
+	pd->peer = peer_get(c->node, c->conninfo);
+	if (pd->peer->conn != NULL && PQstatus(pd->peer->conn) != CONNECTION_OK)
+		peer_drop(pd->peer, false);
+	if (pd->peer->conn != NULL)
+		return call_send(c, pd);
+	if (!peer_connect_start(pd->peer, &c->err))
+		return false;
+	pd->connecting = true;
+	pd->polling = PGRES_POLLING_WRITING;
+	return true;
+}
+
+/* The connection of c advanced; false = c is over (failed). */
+static bool
+conn_step(SeTransportCall *c, Pending *pd)
+{
+	PGconn	   *conn = pd->peer->conn;
+
+	pd->polling = PQconnectPoll(conn);
+	if (pd->polling == PGRES_POLLING_FAILED)
+	{
+		se_error_set(&c->err, 500, "connect_transport_exception", "[%s] connect failed: %s",
+					 c->node, pchomp(PQerrorMessage(conn)));
+		peer_drop(pd->peer, false);
+		return false;
+	}
+	if (pd->polling != PGRES_POLLING_OK)
+		return true;
+	pd->connecting = false;
+	if (PQsetnonblocking(conn, 1) != 0)
+	{
+		se_error_set(&c->err, 500, "connect_transport_exception", "[%s] %s",
+					 c->node, pchomp(PQerrorMessage(conn)));
+		peer_drop(pd->peer, false);
+		return false;
+	}
+	return call_send(c, pd);
+}
+
+/* Take what arrived for c; true once its answer is complete. */
+static bool
+call_read(SeTransportCall *c, Pending *pd)
+{
+	PGconn	   *conn = pd->peer->conn;
+
+	if (pd->flushing)
+	{
+		int			rc = PQflush(conn);
+
+		if (rc < 0)
+			goto broken;
+		pd->flushing = rc == 1;
+	}
+	if (!PQconsumeInput(conn))
+		goto broken;
+	while (!PQisBusy(conn))
+	{
+		PGresult   *res = PQgetResult(conn);
+
+		if (res == NULL)
+		{
+			/* the query is over; the connection is idle again */
+			if (pd->res != NULL)
+			{
+				se_transport_reply_decode(c, PQgetvalue(pd->res, 0, 0),
+										  PQgetlength(pd->res, 0, 0));
+				PQclear(pd->res);
+				pd->res = NULL;
+			}
+			else if (!se_error_is_set(&c->err))
+				goto broken;
+			return true;
+		}
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+			PQnfields(res) == 1 && !PQgetisnull(res, 0, 0) && pd->res == NULL)
+			pd->res = res;
+		else
+		{
+			/* the peer raised an ERROR: ES calls it a remote transport failure */
+			if (!se_error_is_set(&c->err))
+				se_error_set(&c->err, 500, "remote_transport_exception", "[%s][%s] %s",
+							 c->node, c->action,
+							 PQresultErrorMessage(res)[0] ? pchomp(PQresultErrorMessage(res))
+							 : "unexpected answer");
+			PQclear(res);
+			if (pd->res)
+				PQclear(pd->res);
+			pd->res = NULL;
+		}
+	}
+	return false;
+
+broken:
+	if (!se_error_is_set(&c->err))
+		se_error_set(&c->err, 500, "node_disconnected_exception", "[%s] connection lost: %s",
+					 c->node, pchomp(PQerrorMessage(conn)));
+	if (pd->res)
+		PQclear(pd->res);
+	pd->res = NULL;
+	peer_drop(pd->peer, false);
+	return true;
+}
+
+/* Abandon the calls still running: their connections close. */
+static void
+abandon(SeTransportCall *calls, Pending *pds, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (pds[i].done)
+			continue;
+		if (pds[i].res)
+			PQclear(pds[i].res);
+		pds[i].res = NULL;
+		if (pds[i].peer)
+			peer_drop(pds[i].peer, true);
+		pds[i].done = true;
+	}
+}
+
+/*
+ * Start every call, then serve their sockets (connecting, sending,
+ * reading) in one wait until all are over or the deadline passed.
+ */
+static void
+fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
+{
+	int			left = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		initStringInfo(&calls[i].reply);
+		se_error_init(&calls[i].err);
+		calls[i].ok = false;
+		pds[i].done = !call_start(&calls[i], &pds[i]);
+		if (!pds[i].done)
+			left++;
+	}
+	while (left > 0)
+	{
+		WaitEventSet *set;
+		WaitEvent	ev[16];
+		long		ms = ms_left(deadline);
+		int			nev;
+
+		if (ms <= 0)
+			break;
+		set = CreateWaitEventSet(CurrentMemoryContext, left + 2);
+		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		for (i = 0; i < n; i++)
+		{
+			int			events;
+
+			if (pds[i].done)
+				continue;
+			if (pds[i].connecting)
+				events = pds[i].polling == PGRES_POLLING_READING
+					? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+			else
+				events = WL_SOCKET_READABLE | (pds[i].flushing ? WL_SOCKET_WRITEABLE : 0);
+			AddWaitEventToSet(set, events, PQsocket(pds[i].peer->conn), NULL, &pds[i]);
+		}
+		nev = WaitEventSetWait(set, ms, ev, lengthof(ev), PG_WAIT_EXTENSION);
+		FreeWaitEventSet(set);
+		for (i = 0; i < nev; i++)
+		{
+			Pending    *pd = ev[i].user_data;
+
+			if (ev[i].events & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+			else if (pd != NULL && !pd->done &&
+					 (pd->connecting ? !conn_step(&calls[pd - pds], pd)
+					  : call_read(&calls[pd - pds], pd)))
+			{
+				pd->done = true;
+				left--;
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	for (i = 0; i < n; i++)
+		if (!pds[i].done && pds[i].connecting)
+			se_error_set(&calls[i].err, 500, "connect_transport_exception",
+						 "[%s] connect timed out", calls[i].node);
+		else if (!pds[i].done)
+			se_error_set(&calls[i].err, 504, "receive_timeout_transport_exception",
+						 "[%s][%s] request timed out", calls[i].node, calls[i].action);
+	abandon(calls, pds, n);
+	for (i = 0; i < n; i++)
+		calls[i].ok = !se_error_is_set(&calls[i].err);
+}
+
+/*
+ * Send every call, then wait for all answers until timeout_ms: each call
+ * ends ok (reply) or with its own error; none raises.
+ */
+void
+se_transport_call_each(SeTransportCall *calls, int ncalls, int timeout_ms)
+{
+	Pending    *pds = palloc0(sizeof(Pending) * Max(1, ncalls));
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+
+	PG_TRY();
+	{
+		fan_out(calls, pds, ncalls, deadline);
+	}
+	PG_CATCH();
+	{
+		/* interrupted: no connection may stay with a query running */
+		abandon(calls, pds, ncalls);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pfree(pds);
+}
+
+/* As se_transport_call_each, then raise the first failure (call order). */
+void
+se_transport_call_all_or_error(SeTransportCall *calls, int ncalls, int timeout_ms)
+{
+	int			i;
+
+	se_transport_call_each(calls, ncalls, timeout_ms);
+	for (i = 0; i < ncalls; i++)
+		if (!calls[i].ok)
+			se_transport_raise(&calls[i].err);
+}

@@ -1,0 +1,61 @@
+/*-------------------------------------------------------------------------
+ *
+ * transport.h
+ *	  Node-to-node requests over libpq.
+ *
+ * A request is an action name and an opaque payload; the peer runs the
+ * action's handler inside SELECT search_engine._transport(action, payload)
+ * and answers with a reply: the handler's bytes, or its ES error.  The
+ * caller's side keeps one connection per peer per backend, sends all the
+ * calls of a fan-out before waiting for any, waits on the sockets with the
+ * latch (so interrupts act at once) and bounds every wait.  The failure
+ * policy is in the function's name, as in Citus:
+ *
+ *	se_transport_call_each			every call gets its own outcome
+ *	se_transport_call_all_or_error	the first failure is raised as ERROR
+ *
+ * Peers log in with PostgreSQL's own authentication: the peer's published
+ * conninfo plus this node's search_engine.transport_conninfo (user,
+ * passfile, sslmode, certificates).  The role must be a member of
+ * search_engine_node, which alone may execute _transport: a node trusts
+ * the privilege checks its peer made for the request, as ES's transport
+ * layer does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_TRANSPORT_H
+#define SE_TRANSPORT_H
+
+#include "util/se_common.h"
+
+#include "lib/stringinfo.h"
+
+typedef struct SeTransportCall
+{
+	/* in */
+	const char *node;			/* the peer's node name (errors, pooling) */
+	const char *conninfo;		/* the peer's publish_conninfo */
+	const char *action;			/* a registered action name */
+	const char *payload;
+	size_t		payload_len;
+	/* out */
+	bool		ok;				/* reply holds the handler's answer */
+	StringInfoData reply;
+	SeError		err;			/* when !ok: the peer's ES error, or ours */
+} SeTransportCall;
+
+/* in peer.c */
+extern void se_transport_call_each(SeTransportCall *calls, int ncalls, int timeout_ms);
+extern void se_transport_call_all_or_error(SeTransportCall *calls, int ncalls,
+										   int timeout_ms);
+extern void se_transport_disconnect_all(void);
+
+/*
+ * in actions.c: the server side.  A handler answers into reply, or fails
+ * with err (sent back to the caller as the same ES error).
+ */
+typedef bool (*SeTransportHandler) (const char *payload, size_t len,
+									StringInfo reply, SeError *err);
+extern void se_transport_register(const char *action, SeTransportHandler fn);
+
+#endif							/* SE_TRANSPORT_H */

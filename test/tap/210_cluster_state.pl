@@ -1,0 +1,252 @@
+# The cluster state in etcd and the libpq transport, on three PostgreSQL
+# nodes (two master-eligible data nodes, one coordinating-only) over a real
+# three-member etcd cluster: index metadata changed through any node is
+# decided by the master and applied everywhere, concurrent changes to one
+# index lose nothing, the shards are placed on the data nodes, and
+# _nodes/stats gathers every node's figures over libpq with ES's failure
+# reporting (a peer that refuses the transport role, a peer that hangs).
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use POSIX ();
+use SeTest;
+use SeCluster;
+
+my $TTL = 5;
+my $cluster = SeCluster->new(etcd_members => 3, name => 'tap210');
+my %node;
+for my $n (qw(n1 n2 n3))
+{
+	# peers log in to each other as the transport role
+	$node{$n} = $cluster->new_node($n, ttl => $TTL, roles => ($n eq 'n3' ? '' : 'master,data'),
+		extra => "search_engine.transport_conninfo = 'user=se_peer'\n");
+	$node{$n}->safe_psql('postgres',
+		"CREATE ROLE se_peer LOGIN IN ROLE search_engine_node; CREATE ROLE outsider LOGIN");
+}
+
+sub req
+{
+	my ($n, $method, $path, $body) = @_;
+	my $b = defined $body ? "'" . $body . "'" : 'NULL';
+	my ($ret, $out, $err) = $node{$n}->psql('postgres',
+		"SELECT status || ' ' || coalesce(body::text, 'null') FROM search_engine.request('$method', '$path', $b)",
+		on_error_stop => 0);
+	return (0, { error => $err }) if $ret != 0 || $out !~ /^(\d+) (.*)$/s;
+	return ($1, JSON::PP::decode_json($2));
+}
+
+my $master;
+ok($cluster->wait_for('a master all agree on', 30, sub {
+	my $m = SeCluster::master_of($node{n1});
+	return 0 if $m eq '' || grep { SeCluster::master_of($node{$_}) ne $m } qw(n2 n3);
+	return 0 if grep { keys(%{ SeCluster::nodes_of($node{$_}) }) != 3 } qw(n1 n2 n3);
+	$master = $m;
+}), "the nodes agree on master $master");
+my ($other) = grep { $_ ne $master } qw(n1 n2);
+
+# ---- _nodes/stats and _cat/thread_pool over the transport
+my ($status, $body) = req('n3', 'GET', '/_nodes/stats');
+is($status, 200, '_nodes/stats answers on a coordinating-only node');
+is("$body->{_nodes}{total}/$body->{_nodes}{successful}/$body->{_nodes}{failed}", '3/3/0',
+	'_nodes/stats: every node answered');
+is(join(',', sort map { $_->{name} } values %{ $body->{nodes} }), 'n1,n2,n3', 'one entry per node');
+ok((grep { defined $_->{thread_pool}{write}{rejected} && defined $_->{thread_pool}{write}{queue} }
+	values %{ $body->{nodes} }) == 3, 'each node reports its write thread pool');
+is($node{n1}->safe_psql('postgres',
+	"SELECT string_agg(node_name || ':' || name, ',' ORDER BY node_name, name) FROM search_engine.thread_pool"),
+	'n1:search,n1:write,n2:search,n2:write,n3:search,n3:write',
+	'_cat/thread_pool (the thread_pool view) lists every node\'s pools');
+($status, $body) = req('n1', 'GET', '/_nodes/_local/stats/thread_pool');
+is(join(',', map { $_->{name} } values %{ $body->{nodes} }), 'n1', '_nodes/_local/stats is this node alone');
+
+# ---- index metadata through the master, from any node
+($status, $body) = req('n3', 'PUT', '/books',
+	'{"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{"title":{"type":"text"}}}}');
+is($status, 200, 'create index through the coordinating-only node') or diag(explain $body);
+is($body->{shards_acknowledged}, JSON::PP::true, 'and it answers once both shards started on their nodes');
+my $w0 = time;
+($status, $body) = req('n3', 'PUT', '/waiting?wait_for_active_shards=2&timeout=1s',
+	'{"settings":{"number_of_shards":1,"number_of_replicas":1}}');
+ok($status == 200 && !$body->{shards_acknowledged} && time - $w0 < 5,
+	'wait_for_active_shards=2 without replicas built: created, shards_acknowledged false after the timeout');
+req('n3', 'DELETE', '/waiting');
+my %uuid;
+for my $n (qw(n1 n2 n3))
+{
+	($status, $body) = req($n, 'GET', '/books');
+	$uuid{$n} = $status == 200 ? $body->{books}{settings}{index}{uuid} : "status $status";
+}
+ok($uuid{n1} && $uuid{n1} eq $uuid{n2} && $uuid{n2} eq $uuid{n3},
+	"every node has the index with one uuid ($uuid{n1})");
+($status, $body) = req($other, 'PUT', '/books', '{}');
+is("$status $body->{error}{type}", '400 resource_already_exists_exception',
+	'creating it again on another node is refused by the master');
+
+# the shards are placed one per data node, never on the coordinating-only node
+($status, $body) = req('n3', 'GET', '/_cluster/state/routing_table,nodes,metadata');
+my $shards = $body->{routing_table}{indices}{books}{shards};
+my $placed = join(',', sort map { $body->{nodes}{ $shards->{$_}[0]{node} // '' }{name} // 'none' } keys %$shards);
+is($placed, 'n1,n2', "the two shards are on the two data nodes ($placed)");
+is($body->{metadata}{indices}{books}{state}, 'open', '_cluster/state carries the index metadata');
+is($body->{metadata}{indices}{books}{mappings}{properties}{title}{type}, 'text', 'with its mappings');
+
+# concurrent mapping updates of one index from two nodes: both land
+my @kids;
+for my $i (0 .. 1)
+{
+	my $n = $i == 0 ? 'n1' : 'n2';
+	my $pid = fork();
+	if ($pid == 0)
+	{
+		my $failed = 0;
+		for my $k (1 .. 10)
+		{
+			my ($ret, $out, $err) = $node{$n}->psql('postgres',
+				"SELECT search_engine.put_mapping('books', '{\"properties\":{\"f_${n}_$k\":{\"type\":\"keyword\"}}}')");
+			if ($ret != 0)
+			{
+				print STDERR "put_mapping on $n: $err\n";
+				$failed = 1;
+			}
+		}
+		# no END blocks in the child: they would stop the test's servers
+		POSIX::_exit($failed);
+	}
+	push @kids, $pid;
+}
+waitpid($_, 0) for @kids;
+my %fields;
+for my $n (qw(n1 n2 n3))
+{
+	($status, $body) = req($n, 'GET', '/books/_mapping');
+	$fields{$n} = join(',', sort grep { /^f_/ } keys %{ $body->{books}{mappings}{properties} });
+}
+is(scalar(split /,/, $fields{n3}), 20, 'twenty concurrent mapping updates from two nodes all landed');
+ok($fields{n1} eq $fields{n3} && $fields{n2} eq $fields{n3}, 'and every node applied the same mapping');
+
+# ---- requests across nodes: bulk, get, mget, search and count through any node
+# the same documents on a single-node server: the answers must be the same
+my $ref = SeTest::new_node('ref', write_threads => 1);
+$ref->safe_psql('postgres', q{SELECT search_engine.create_index('books',
+	'{"settings":{"number_of_shards":2,"number_of_replicas":0},"mappings":{"properties":{"title":{"type":"text"}}}}')});
+my @words = qw(alpha beta gamma delta epsilon zeta eta theta iota kappa);
+my $ndjson = '';
+for my $i (1 .. 200)
+{
+	my $title = join(' ', map { $words[($i * $_ + $_) % @words] } 1 .. (1 + $i % 5));
+	$ndjson .= qq({"index":{"_id":"d$i"}}\n{"title":"$title","n":$i}\n);
+}
+for my $target ($node{n3}, $ref)
+{
+	my $out = $target->safe_psql('postgres',
+		"SELECT (search_engine.bulk(\$b\$$ndjson\$b\$, 'books', 'true'))::jsonb->>'errors'");
+	is($out, 'false', 'bulk of 200 documents without errors (' . $target->name . ')');
+}
+is($node{n3}->safe_psql('postgres', "SELECT search_engine.count('books', NULL)"), '200',
+	'count through the coordinating-only node sees both data nodes\' shards');
+my $q = '{"query":{"match":{"title":"alpha gamma"}},"size":15}';
+my $want = $ref->safe_psql('postgres',
+	"SELECT string_agg((h->>'_id') || ':' || (h->>'_score'), ',') FROM jsonb_array_elements((search_engine.search('books', '$q'))->'hits'->'hits') h");
+for my $n (qw(n1 n2 n3))
+{
+	is($node{$n}->safe_psql('postgres',
+		"SELECT string_agg((h->>'_id') || ':' || (h->>'_score'), ',') FROM jsonb_array_elements((search_engine.search('books', '$q'))->'hits'->'hits') h"),
+		$want, "search through $n: the single node's hits, order and scores");
+}
+is($node{n1}->safe_psql('postgres',
+	"SELECT (search_engine.search('books', '{\"query\":{\"match_all\":{}},\"sort\":[{\"n\":\"desc\"}],\"from\":3,\"size\":4}'))->'hits'->'hits' @? '\$[*] ? (@._source.n == 197)'"),
+	't', 'a sorted, paged search merges both nodes\' shards');
+is($node{n3}->safe_psql('postgres',
+	"SELECT string_agg((search_engine.get_doc('books', 'd' || i))->>'found', ',') FROM generate_series(1, 6) i"),
+	'true,true,true,true,true,true', 'get through the coordinating-only node finds documents on both data nodes');
+is($node{n3}->safe_psql('postgres',
+	"SELECT (search_engine.get_doc('books', 'd7'))->'_source'->>'n'"), '7', 'with their source');
+my $items = $node{n3}->safe_psql('postgres',
+	"SELECT string_agg(i->(SELECT k FROM jsonb_object_keys(i) k)->>'status', ',') FROM jsonb_array_elements((search_engine.bulk("
+	  . "\$b\$" . qq({"create":{"_id":"d1"}}\n{"title":"dup"}\n{"create":{"_id":"d2"}}\n{"title":"dup"}\n{"create":{"_id":"new1"}}\n{"title":"new"}\n)
+	  . "\$b\$, 'books'))::jsonb->'items') i");
+is($items, '409,409,201',
+	'per-item outcomes come back from the nodes holding the shards');
+
+# refresh through the coordinating-only node reaches both data nodes' shards
+my $more = join('', map { qq({"index":{"_id":"late$_"}}\n{"title":"late"}\n) } 1 .. 10);
+$node{n3}->safe_psql('postgres', "SELECT search_engine.bulk(\$b\$$more\$b\$, 'books', 'false')");
+($status, $body) = req('n3', 'POST', '/books/_refresh');
+is("$body->{_shards}{total}/$body->{_shards}{successful}/$body->{_shards}{failed}", '2/2/0',
+	'_refresh through the coordinating-only node refreshes both data nodes\' shards');
+is($node{n1}->safe_psql('postgres', "SELECT search_engine.count('books', '{\"query\":{\"match\":{\"title\":\"late\"}}}')"),
+	'10', 'and the refreshed documents are searchable from every node');
+($status, $body) = req('n3', 'GET', '/_cat/shards/books?format=json&h=shard,state,docs,node');
+is(join(',', sort map { "$_->{node}:$_->{state}" } @$body), 'n1:STARTED,n2:STARTED',
+	'_cat/shards on the coordinating-only node shows each shard started on its node');
+my $docs = 0;
+$docs += $_->{docs} for @$body;
+is($docs, 211, 'with the documents each node holds');
+($status, $body) = req('n3', 'GET', '/_cluster/health/books');
+is("$body->{status} $body->{active_primary_shards}", 'green 2',
+	'_cluster/health on the coordinating-only node counts the shards started on the data nodes');
+
+# ---- delete through a non-master: gone on every node, shards closed
+($status, $body) = req($other, 'DELETE', '/books');
+is($status, 200, 'delete through a non-master node');
+is(join(',', map { (req($_, 'GET', '/books'))[0] } qw(n1 n2 n3)), '404,404,404',
+	'the index is gone on every node');
+$ref->stop;
+ok($cluster->wait_for('the data nodes closed their shards of books', 20, sub {
+	!grep { $node{$_}->safe_psql('postgres', "SELECT count(*) FROM search_engine.shards") ne '0' } qw(n1 n2)
+}), 'the data nodes stopped their shards of the deleted index');
+
+# ---- the transport's failures, reported per node as ES does
+$node{n1}->safe_psql('postgres', "ALTER SYSTEM SET search_engine.transport_conninfo = 'user=outsider'; SELECT pg_reload_conf()");
+usleep(300_000);
+($status, $body) = req('n1', 'GET', '/_nodes/stats');
+is("$body->{_nodes}{successful}/$body->{_nodes}{failed}", '1/2',
+	'a transport login without search_engine_node fails on both peers');
+like($body->{_nodes}{failures}[0]{reason} // '', qr/permission denied/,
+	'and the failure says the peer refused the role');
+$node{n1}->safe_psql('postgres', "ALTER SYSTEM RESET search_engine.transport_conninfo; SELECT pg_reload_conf()");
+$node{n1}->safe_psql('postgres', "ALTER SYSTEM SET search_engine.transport_conninfo = 'user=se_peer'; SELECT pg_reload_conf()");
+usleep(300_000);
+
+my ($r, $o, $e) = $node{n2}->psql('postgres',
+	"SET ROLE outsider; SELECT search_engine._transport('node_stats', '')");
+like($e, qr/permission denied/, 'a role outside search_engine_node cannot call _transport');
+($r, $o, $e) = $node{n2}->psql('postgres',
+	"SET ROLE se_peer; SELECT encode(search_engine._transport('no_such_action', ''), 'escape')");
+like($o, qr/action_not_found_transport_exception/, 'an unknown action is ES\'s action_not_found_transport_exception');
+
+# a peer that hangs: the deadline holds and the others still answer
+my @stopped = (SeTest::postmaster_pid($node{n2}));
+push @stopped, grep { /^\d+$/ } split /\s+/, `pgrep -P $stopped[0]`;
+kill 'STOP', @stopped;
+my $t0 = time;
+($status, $body) = req('n3', 'GET', '/_nodes/stats?timeout=1s');
+my $took = time - $t0;
+kill 'CONT', @stopped;
+is("$body->{_nodes}{successful}/$body->{_nodes}{failed}", '2/1', 'a stopped peer is one failed node');
+ok($took < 4, sprintf('_nodes/stats?timeout=1s answered in %.2fs despite it', $took));
+
+# ---- a new master after kill -9 still decides, from the state in etcd
+SeTest::crash($node{$master});
+SeTest::after_crash($node{$master});
+ok($cluster->wait_for("$other becomes master", 2 * $TTL + 10,
+	sub { SeCluster::master_of($node{$other}) eq $other }), "$other took over");
+($status, $body) = req('n3', 'PUT', '/after', '{"settings":{"number_of_shards":1,"number_of_replicas":0}}');
+is($status, 200, 'the new master creates an index requested on another node');
+($status, $body) = req($other, 'GET', '/after');
+is($status, 200, 'and it is applied on the master');
+$node{$master}->start;
+ok($cluster->wait_for('the restarted node applied the state', 30, sub {
+	(req($master, 'GET', '/after'))[0] == 200
+}), 'the restarted old master reads the index created while it was down');
+
+my $log = join('', map { slurp_file($node{$_}->logfile) } qw(n1 n2 n3));
+unlike($log, qr/PANIC|terminated by signal 11|TRAP:/, 'no crash in any server log');
+
+$cluster->teardown;
+done_testing();
