@@ -1239,6 +1239,73 @@ watch_consume(SeEtcdWatch *w, void *caller, SeEtcdEvent **events, int *n,
 	return SE_ETCD_WATCH_OK;
 }
 
+typedef enum WatchStart
+{
+	WATCH_CREATED,
+	WATCH_REFUSED,				/* etcd answered no: do not fail over */
+	WATCH_UNAVAILABLE			/* try the next endpoint */
+} WatchStart;
+
+/*
+ * Drive a just-opened watch until etcd acknowledges it, refuses it, or the
+ * endpoint fails (5xx, broken, no acknowledgement within the timeout, or
+ * a member without a leader); *why says what happened.  The acknowledgement
+ * stays in the backlog for the first poll.
+ */
+static WatchStart
+watch_await_created(SeEtcdWatch *w, char **why)
+{
+	SeEtcd	   *c = w->c;
+	const char *endpoint = c->endpoints[w->endpoint];
+	int64		deadline = now_ms() + c->timeout_ms;
+
+	for (;;)
+	{
+		long		status = 0;
+		int			vlen;
+		int64		left;
+
+		watch_drive(w);
+		curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &status);
+		vlen = first_value_len(w->buf.data, w->buf.len);
+		if (status >= 500 || (w->ended && vlen == 0))
+		{
+			*why = watch_end_reason(w);
+			return WATCH_UNAVAILABLE;
+		}
+		if (vlen > 0)
+		{
+			SeError		perr;
+			SeJson	   *msg;
+			const char *m;
+
+			se_error_init(&perr);
+			msg = se_json_parse(w->buf.data, vlen, NULL, &perr);
+			if (msg != NULL && json_bool(se_json_get(msg, "result"), "created"))
+			{
+				w->created = true;
+				return WATCH_CREATED;
+			}
+			m = error_message(msg);
+			*why = psprintf("etcd [%s] refused the watch: %s", endpoint,
+							m ? m : (msg ? "no created acknowledgement" : perr.reason));
+			return m != NULL && strstr(m, "no leader") != NULL ?
+				WATCH_UNAVAILABLE : WATCH_REFUSED;
+		}
+		left = deadline - now_ms();
+		if (left <= 0)
+		{
+			*why = psprintf("etcd [%s] did not acknowledge the watch within %d ms",
+							endpoint, c->timeout_ms);
+			return WATCH_UNAVAILABLE;
+		}
+#ifndef SE_FRONTEND
+		CHECK_FOR_INTERRUPTS();
+#endif
+		watch_wait(w, (int) Min(left, 100));
+	}
+}
+
 SeEtcdWatch *
 se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 					SeError *err)
@@ -1284,8 +1351,8 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	for (i = 0; i < c->nendpoints; i++)
 	{
 		int			idx = (c->current + i) % c->nendpoints;
-		int64		deadline = now_ms() + c->timeout_ms;
-		long		status = 0;
+		char	   *why = NULL;
+		WatchStart	res;
 
 		if (!watch_open(w, idx))
 		{
@@ -1294,59 +1361,21 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 			se_etcd_watch_stop(w);
 			return NULL;
 		}
-		for (;;)
+		res = watch_await_created(w, &why);
+		if (res == WATCH_CREATED)
 		{
-			int64		left;
-
-			watch_drive(w);
-			curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &status);
-			if (status >= 500)
-				break;			/* etcd is unavailable there: next endpoint */
-			if (!w->created && w->buf.len > 0)
-			{
-				/* look at the first message without consuming it */
-				int			vlen = first_value_len(w->buf.data, w->buf.len);
-
-				if (vlen > 0)
-				{
-					SeError		perr;
-					SeJson	   *msg;
-
-					se_error_init(&perr);
-					msg = se_json_parse(w->buf.data, vlen, NULL, &perr);
-					if (msg != NULL && json_bool(se_json_get(msg, "result"), "created"))
-						w->created = true;
-					else
-					{
-						const char *m = error_message(msg);
-
-						scratch_end(caller);
-						se_error_set(err, 500, SE_ETCD_ERROR,
-									 "etcd [%s] refused the watch: %s", c->endpoints[idx],
-									 m ? m : (msg ? "no created acknowledgement" : perr.reason));
-						se_etcd_watch_stop(w);
-						return NULL;
-					}
-				}
-			}
-			if (w->created)
-			{
-				c->current = idx;
-				scratch_end(caller);
-				return w;
-			}
-			left = deadline - now_ms();
-			if (w->ended || left <= 0)
-				break;
-#ifndef SE_FRONTEND
-			CHECK_FOR_INTERRUPTS();
-#endif
-			watch_wait(w, (int) Min(left, 100));
+			c->current = idx;
+			scratch_end(caller);
+			return w;
 		}
-		appendStringInfo(&tried, "%s%s", tried.len ? "; " : "",
-						 w->ended || status >= 500 ? watch_end_reason(w) :
-						 psprintf("etcd [%s] did not acknowledge the watch within %d ms",
-								  c->endpoints[idx], c->timeout_ms));
+		if (res == WATCH_REFUSED)
+		{
+			scratch_end(caller);
+			se_error_set(err, 500, SE_ETCD_ERROR, "%s", why);
+			se_etcd_watch_stop(w);
+			return NULL;
+		}
+		appendStringInfo(&tried, "%s%s", tried.len ? "; " : "", why);
 	}
 	c->current = (c->current + 1) % c->nendpoints;
 	scratch_end(caller);

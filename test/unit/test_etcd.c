@@ -481,6 +481,19 @@ check_faults(const char *base, int port)
 	w = se_etcd_watch_start(c, "/f/", 0, E());
 	UT_CHECK(w == NULL && strcmp(err.type, SE_ETCD_UNAVAILABLE) == 0 &&
 			 strstr(err.reason, "HTTP 503"), "no endpoint accepts the watch: %s", REASON);
+
+	/* a refusal is etcd's answer, unless the member has no leader */
+	control(base, "{\"watch\": \"error:etcdserver: no leader\"}");
+	w = se_etcd_watch_start(c, "/f/", 0, E());
+	UT_CHECK(w == NULL && strcmp(err.type, SE_ETCD_UNAVAILABLE) == 0 &&
+			 strstr(err.reason, "[http://localhost") && strstr(err.reason, "[http://127.0.0.1") &&
+			 strstr(err.reason, "no leader"), "members without a leader are passed over: %s",
+			 REASON);
+	control(base, "{\"watch\": \"error:etcdserver: permission denied\"}");
+	w = se_etcd_watch_start(c, "/f/", 0, E());
+	UT_CHECK(w == NULL && strcmp(err.type, SE_ETCD_ERROR) == 0 &&
+			 strstr(err.reason, "permission denied"), "a refused watch: %s", REASON);
+	control(base, "{\"watch\": \"normal\"}");
 	se_etcd_close(c);
 
 	/* framing: split messages, two per chunk */
