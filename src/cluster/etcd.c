@@ -203,6 +203,21 @@ append_prefix_end(StringInfo out, bool *first, const char *key)
 	pfree(end);
 }
 
+/*
+ * Append "key" and, for a prefix, "range_end"; the empty prefix is every
+ * key, which etcd spells key "\0" .. range_end "\0".
+ */
+static void
+append_key_range(StringInfo out, bool *first, const char *key, bool prefix)
+{
+	if (prefix && key[0] == '\0')
+		append_b64_field(out, first, "key", "\0", 1);
+	else
+		append_b64_field(out, first, "key", key, strlen(key));
+	if (prefix)
+		append_prefix_end(out, first, key);
+}
+
 /* An int64 field written as a string or a number; 0 when absent or bad. */
 static int64
 json_int64(const SeJson *obj, const char *name)
@@ -726,10 +741,7 @@ se_etcd_range(SeEtcd *c, const char *key, bool prefix,
 	*nkvs = 0;
 	initStringInfo(&body);
 	appendStringInfoChar(&body, '{');
-	append_b64_field(&body, &first, "key", prefix && key[0] == '\0' ? "\0" : key,
-					 prefix && key[0] == '\0' ? 1 : strlen(key));
-	if (prefix)
-		append_prefix_end(&body, &first, key);
+	append_key_range(&body, &first, key, prefix);
 	appendStringInfoChar(&body, '}');
 	resp = request(c, "/v3/kv/range", body.data, &e);
 	if (resp != NULL)
@@ -779,10 +791,7 @@ se_etcd_delete(SeEtcd *c, const char *key, bool prefix, int64 *deleted,
 	se_error_init(&e);
 	initStringInfo(&body);
 	appendStringInfoChar(&body, '{');
-	append_b64_field(&body, &first, "key", prefix && key[0] == '\0' ? "\0" : key,
-					 prefix && key[0] == '\0' ? 1 : strlen(key));
-	if (prefix)
-		append_prefix_end(&body, &first, key);
+	append_key_range(&body, &first, key, prefix);
 	appendStringInfoChar(&body, '}');
 	resp = request(c, "/v3/kv/deleterange", body.data, &e);
 	if (resp != NULL)
@@ -800,7 +809,6 @@ static void
 append_op(StringInfo body, const SeEtcdOp *op)
 {
 	bool		first = true;
-	bool		all = op->prefix && op->key[0] == '\0';
 
 	switch (op->kind)
 	{
@@ -816,10 +824,7 @@ append_op(StringInfo body, const SeEtcdOp *op)
 		case SE_ETCD_OP_RANGE:
 			appendStringInfoString(body, op->kind == SE_ETCD_OP_DELETE ?
 								   "{\"request_delete_range\":{" : "{\"request_range\":{");
-			append_b64_field(body, &first, "key", all ? "\0" : op->key,
-							 all ? 1 : strlen(op->key));
-			if (op->prefix)
-				append_prefix_end(body, &first, op->key);
+			append_key_range(body, &first, op->key, op->prefix);
 			break;
 	}
 	appendStringInfoString(body, "}}");
@@ -1315,7 +1320,6 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	StringInfoData tried;
 	bool		first = true;
 	int			i;
-	bool		all = prefix[0] == '\0';
 	void	   *caller;
 	void	   *cxt = NULL;
 #ifndef SE_FRONTEND
@@ -1335,8 +1339,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	initStringInfo(&w->buf);
 	initStringInfo(&body);
 	appendStringInfoString(&body, "{\"create_request\":{");
-	append_b64_field(&body, &first, "key", all ? "\0" : prefix, all ? 1 : strlen(prefix));
-	append_prefix_end(&body, &first, prefix);
+	append_key_range(&body, &first, prefix, true);
 	if (start_revision > 0)
 		append_int_field(&body, &first, "start_revision", start_revision);
 	appendStringInfoString(&body, "}}");

@@ -311,7 +311,7 @@ check_watch(SeEtcd *c, const char *base)
 	t0 = now_s();
 	st = se_etcd_watch_poll(w, 300, &evs, &n, &rev, &crev, E());
 	UT_CHECK(st == SE_ETCD_WATCH_OK && n == 0, "a quiet watch polls empty (st=%d n=%d)", st, n);
-	UT_CHECK(now_s() - t0 >= 0.25 && now_s() - t0 < 2, "the poll waited its timeout: %.2f s",
+	UT_CHECK(now_s() - t0 >= 0.25 && now_s() - t0 < 3, "the poll waited its timeout: %.2f s",
 			 now_s() - t0);
 
 	se_etcd_put(c, "/w/a", "1", 1, 0, NULL, E());
@@ -456,13 +456,14 @@ check_faults(const char *base, int port)
 	UT_CHECK(!se_etcd_put(c, "/f/a", "1", 1, 0, NULL, E()) &&
 			 strcmp(err.type, SE_ETCD_UNAVAILABLE) == 0 && strstr(err.reason, "timed out"),
 			 "a stall times out: %s", REASON);
-	UT_CHECK(now_s() - t0 < 1.5, "within the timeout: %.2f s", now_s() - t0);
+	/* 0.5 s, well before the 3 s stall ends (slack for a loaded machine) */
+	UT_CHECK(now_s() - t0 < 2.5, "within the timeout: %.2f s", now_s() - t0);
 	se_etcd_close(c);
 	c = se_etcd_connect(twice, 500, E());
 	control(base, "{\"hang\": 1, \"ms\": 3000}");
 	t0 = now_s();
 	UT_CHECK(se_etcd_put(c, "/f/a", "1", 1, 0, NULL, E()), "a stall fails over: %s", REASON);
-	UT_CHECK(now_s() - t0 < 1.5, "after one timeout: %.2f s", now_s() - t0);
+	UT_CHECK(now_s() - t0 < 2.5, "after one timeout: %.2f s", now_s() - t0);
 
 	/* watch: failover at start, when the stream stalls, or answers 5xx */
 	se_etcd_close(c);
