@@ -31,8 +31,8 @@
  *
  * In the server a pending cancel or die aborts a transfer, and the call
  * then runs CHECK_FOR_INTERRUPTS.  Not supported yet: TLS client
- * certificates and etcd authentication (https:// endpoints work with the
- * system's CAs).
+ * certificates and etcd authentication (https:// endpoints get libcurl's
+ * defaults, the system's CAs; untested).
  *
  * Call se_etcd_global_init() once per process before the first connect
  * (curl_global_init is not thread-safe and must precede any other curl
