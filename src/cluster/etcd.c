@@ -604,11 +604,7 @@ se_etcd_close(SeEtcd *c)
 #ifndef SE_FRONTEND
 	MemoryContextDelete(c->cxt);	/* runs client_release */
 #else
-	client_release(c);
-	for (int i = 0; i < c->nendpoints; i++)
-		pfree(c->endpoints[i]);
-	pfree(c->endpoints);
-	pfree(c);
+	client_release(c);			/* standalone, like the scratch, its memory leaks */
 #endif
 }
 
@@ -725,31 +721,45 @@ bad_answer(SeEtcd *c, const char *what, SeError *e)
 	return false;
 }
 
+/* The body {"key": ..., "range_end": ...} of a range or a delete. */
+static char *
+key_range_body(const char *key, bool prefix)
+{
+	StringInfoData body;
+	bool		first = true;
+
+	initStringInfo(&body);
+	appendStringInfoChar(&body, '{');
+	append_key_range(&body, &first, key, prefix);
+	appendStringInfoChar(&body, '}');
+	return body.data;
+}
+
+static int64
+header_revision(const SeJson *resp)
+{
+	return json_int64(se_json_get(resp, "header"), "revision");
+}
+
 bool
 se_etcd_range(SeEtcd *c, const char *key, bool prefix,
 			  SeEtcdKv **kvs, int *nkvs, int64 *revision, SeError *err)
 {
 	void	   *caller = scratch_begin(c);
-	StringInfoData body;
 	SeError		e;
 	SeJson	   *resp;
-	bool		first = true;
 	int			cap = 0;
 
 	se_error_init(&e);
 	*kvs = NULL;
 	*nkvs = 0;
-	initStringInfo(&body);
-	appendStringInfoChar(&body, '{');
-	append_key_range(&body, &first, key, prefix);
-	appendStringInfoChar(&body, '}');
-	resp = request(c, "/v3/kv/range", body.data, &e);
+	resp = request(c, "/v3/kv/range", key_range_body(key, prefix), &e);
 	if (resp != NULL)
 	{
 		if (!append_kvs(resp, kvs, nkvs, &cap, caller))
 			bad_answer(c, "range answer", &e);
 		if (revision)
-			*revision = json_int64(se_json_get(resp, "header"), "revision");
+			*revision = header_revision(resp);
 	}
 	return finish(caller, &e, err);
 }
@@ -774,7 +784,7 @@ se_etcd_put(SeEtcd *c, const char *key, const char *value, int value_len,
 	appendStringInfoChar(&body, '}');
 	resp = request(c, "/v3/kv/put", body.data, &e);
 	if (resp != NULL && revision)
-		*revision = json_int64(se_json_get(resp, "header"), "revision");
+		*revision = header_revision(resp);
 	return finish(caller, &e, err);
 }
 
@@ -783,23 +793,17 @@ se_etcd_delete(SeEtcd *c, const char *key, bool prefix, int64 *deleted,
 			   int64 *revision, SeError *err)
 {
 	void	   *caller = scratch_begin(c);
-	StringInfoData body;
 	SeError		e;
 	SeJson	   *resp;
-	bool		first = true;
 
 	se_error_init(&e);
-	initStringInfo(&body);
-	appendStringInfoChar(&body, '{');
-	append_key_range(&body, &first, key, prefix);
-	appendStringInfoChar(&body, '}');
-	resp = request(c, "/v3/kv/deleterange", body.data, &e);
+	resp = request(c, "/v3/kv/deleterange", key_range_body(key, prefix), &e);
 	if (resp != NULL)
 	{
 		if (deleted)
 			*deleted = json_int64(resp, "deleted");
 		if (revision)
-			*revision = json_int64(se_json_get(resp, "header"), "revision");
+			*revision = header_revision(resp);
 	}
 	return finish(caller, &e, err);
 }
@@ -899,7 +903,7 @@ se_etcd_txn(SeEtcd *c, const SeEtcdCmp *cmps, int ncmp,
 
 		*succeeded = json_bool(resp, "succeeded");
 		if (revision)
-			*revision = json_int64(se_json_get(resp, "header"), "revision");
+			*revision = header_revision(resp);
 		if (responses != NULL && responses->type != SE_JSON_ARRAY)
 			bad_answer(c, "txn answer", &e);
 		else if (responses != NULL && range_kvs != NULL)
@@ -1193,7 +1197,7 @@ watch_consume(SeEtcdWatch *w, void *caller, SeEtcdEvent **events, int *n,
 		}
 		if (json_bool(res, "created"))
 			w->created = true;
-		w->revision = Max(w->revision, json_int64(se_json_get(res, "header"), "revision"));
+		w->revision = Max(w->revision, header_revision(res));
 		if (json_int64(res, "compact_revision") != 0)
 		{
 			*compact = json_int64(res, "compact_revision");
@@ -1480,13 +1484,6 @@ se_etcd_watch_stop(SeEtcdWatch *w)
 #ifndef SE_FRONTEND
 	MemoryContextDelete(w->cxt);	/* runs watch_release */
 #else
-	watch_release(w);
-	pfree(w->buf.data);
-	pfree(w->body);
-	if (w->url)
-		pfree(w->url);
-	if (w->pending_reason)
-		pfree(w->pending_reason);
-	pfree(w);
+	watch_release(w);			/* standalone, its memory leaks */
 #endif
 }
