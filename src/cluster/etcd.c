@@ -203,6 +203,21 @@ append_prefix_end(StringInfo out, bool *first, const char *key)
 	pfree(end);
 }
 
+/*
+ * Append "key" and, for a prefix, "range_end"; the empty prefix is every
+ * key, which etcd spells key "\0" .. range_end "\0".
+ */
+static void
+append_key_range(StringInfo out, bool *first, const char *key, bool prefix)
+{
+	if (prefix && key[0] == '\0')
+		append_b64_field(out, first, "key", "\0", 1);
+	else
+		append_b64_field(out, first, "key", key, strlen(key));
+	if (prefix)
+		append_prefix_end(out, first, key);
+}
+
 /* An int64 field written as a string or a number; 0 when absent or bad. */
 static int64
 json_int64(const SeJson *obj, const char *name)
@@ -589,11 +604,7 @@ se_etcd_close(SeEtcd *c)
 #ifndef SE_FRONTEND
 	MemoryContextDelete(c->cxt);	/* runs client_release */
 #else
-	client_release(c);
-	for (int i = 0; i < c->nendpoints; i++)
-		pfree(c->endpoints[i]);
-	pfree(c->endpoints);
-	pfree(c);
+	client_release(c);			/* standalone, like the scratch, its memory leaks */
 #endif
 }
 
@@ -710,34 +721,45 @@ bad_answer(SeEtcd *c, const char *what, SeError *e)
 	return false;
 }
 
+/* The body {"key": ..., "range_end": ...} of a range or a delete. */
+static char *
+key_range_body(const char *key, bool prefix)
+{
+	StringInfoData body;
+	bool		first = true;
+
+	initStringInfo(&body);
+	appendStringInfoChar(&body, '{');
+	append_key_range(&body, &first, key, prefix);
+	appendStringInfoChar(&body, '}');
+	return body.data;
+}
+
+static int64
+header_revision(const SeJson *resp)
+{
+	return json_int64(se_json_get(resp, "header"), "revision");
+}
+
 bool
 se_etcd_range(SeEtcd *c, const char *key, bool prefix,
 			  SeEtcdKv **kvs, int *nkvs, int64 *revision, SeError *err)
 {
 	void	   *caller = scratch_begin(c);
-	StringInfoData body;
 	SeError		e;
 	SeJson	   *resp;
-	bool		first = true;
 	int			cap = 0;
 
 	se_error_init(&e);
 	*kvs = NULL;
 	*nkvs = 0;
-	initStringInfo(&body);
-	appendStringInfoChar(&body, '{');
-	append_b64_field(&body, &first, "key", prefix && key[0] == '\0' ? "\0" : key,
-					 prefix && key[0] == '\0' ? 1 : strlen(key));
-	if (prefix)
-		append_prefix_end(&body, &first, key);
-	appendStringInfoChar(&body, '}');
-	resp = request(c, "/v3/kv/range", body.data, &e);
+	resp = request(c, "/v3/kv/range", key_range_body(key, prefix), &e);
 	if (resp != NULL)
 	{
 		if (!append_kvs(resp, kvs, nkvs, &cap, caller))
 			bad_answer(c, "range answer", &e);
 		if (revision)
-			*revision = json_int64(se_json_get(resp, "header"), "revision");
+			*revision = header_revision(resp);
 	}
 	return finish(caller, &e, err);
 }
@@ -762,7 +784,7 @@ se_etcd_put(SeEtcd *c, const char *key, const char *value, int value_len,
 	appendStringInfoChar(&body, '}');
 	resp = request(c, "/v3/kv/put", body.data, &e);
 	if (resp != NULL && revision)
-		*revision = json_int64(se_json_get(resp, "header"), "revision");
+		*revision = header_revision(resp);
 	return finish(caller, &e, err);
 }
 
@@ -771,26 +793,17 @@ se_etcd_delete(SeEtcd *c, const char *key, bool prefix, int64 *deleted,
 			   int64 *revision, SeError *err)
 {
 	void	   *caller = scratch_begin(c);
-	StringInfoData body;
 	SeError		e;
 	SeJson	   *resp;
-	bool		first = true;
 
 	se_error_init(&e);
-	initStringInfo(&body);
-	appendStringInfoChar(&body, '{');
-	append_b64_field(&body, &first, "key", prefix && key[0] == '\0' ? "\0" : key,
-					 prefix && key[0] == '\0' ? 1 : strlen(key));
-	if (prefix)
-		append_prefix_end(&body, &first, key);
-	appendStringInfoChar(&body, '}');
-	resp = request(c, "/v3/kv/deleterange", body.data, &e);
+	resp = request(c, "/v3/kv/deleterange", key_range_body(key, prefix), &e);
 	if (resp != NULL)
 	{
 		if (deleted)
 			*deleted = json_int64(resp, "deleted");
 		if (revision)
-			*revision = json_int64(se_json_get(resp, "header"), "revision");
+			*revision = header_revision(resp);
 	}
 	return finish(caller, &e, err);
 }
@@ -800,7 +813,6 @@ static void
 append_op(StringInfo body, const SeEtcdOp *op)
 {
 	bool		first = true;
-	bool		all = op->prefix && op->key[0] == '\0';
 
 	switch (op->kind)
 	{
@@ -816,10 +828,7 @@ append_op(StringInfo body, const SeEtcdOp *op)
 		case SE_ETCD_OP_RANGE:
 			appendStringInfoString(body, op->kind == SE_ETCD_OP_DELETE ?
 								   "{\"request_delete_range\":{" : "{\"request_range\":{");
-			append_b64_field(body, &first, "key", all ? "\0" : op->key,
-							 all ? 1 : strlen(op->key));
-			if (op->prefix)
-				append_prefix_end(body, &first, op->key);
+			append_key_range(body, &first, op->key, op->prefix);
 			break;
 	}
 	appendStringInfoString(body, "}}");
@@ -894,7 +903,7 @@ se_etcd_txn(SeEtcd *c, const SeEtcdCmp *cmps, int ncmp,
 
 		*succeeded = json_bool(resp, "succeeded");
 		if (revision)
-			*revision = json_int64(se_json_get(resp, "header"), "revision");
+			*revision = header_revision(resp);
 		if (responses != NULL && responses->type != SE_JSON_ARRAY)
 			bad_answer(c, "txn answer", &e);
 		else if (responses != NULL && range_kvs != NULL)
@@ -1188,7 +1197,7 @@ watch_consume(SeEtcdWatch *w, void *caller, SeEtcdEvent **events, int *n,
 		}
 		if (json_bool(res, "created"))
 			w->created = true;
-		w->revision = Max(w->revision, json_int64(se_json_get(res, "header"), "revision"));
+		w->revision = Max(w->revision, header_revision(res));
 		if (json_int64(res, "compact_revision") != 0)
 		{
 			*compact = json_int64(res, "compact_revision");
@@ -1239,6 +1248,73 @@ watch_consume(SeEtcdWatch *w, void *caller, SeEtcdEvent **events, int *n,
 	return SE_ETCD_WATCH_OK;
 }
 
+typedef enum WatchStart
+{
+	WATCH_CREATED,
+	WATCH_REFUSED,				/* etcd answered no: do not fail over */
+	WATCH_UNAVAILABLE			/* try the next endpoint */
+} WatchStart;
+
+/*
+ * Drive a just-opened watch until etcd acknowledges it, refuses it, or the
+ * endpoint fails (5xx, broken, no acknowledgement within the timeout, or
+ * a member without a leader); *why says what happened.  The acknowledgement
+ * stays in the backlog for the first poll.
+ */
+static WatchStart
+watch_await_created(SeEtcdWatch *w, char **why)
+{
+	SeEtcd	   *c = w->c;
+	const char *endpoint = c->endpoints[w->endpoint];
+	int64		deadline = now_ms() + c->timeout_ms;
+
+	for (;;)
+	{
+		long		status = 0;
+		int			vlen;
+		int64		left;
+
+		watch_drive(w);
+		curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &status);
+		vlen = first_value_len(w->buf.data, w->buf.len);
+		if (status >= 500 || (w->ended && vlen == 0))
+		{
+			*why = watch_end_reason(w);
+			return WATCH_UNAVAILABLE;
+		}
+		if (vlen > 0)
+		{
+			SeError		perr;
+			SeJson	   *msg;
+			const char *m;
+
+			se_error_init(&perr);
+			msg = se_json_parse(w->buf.data, vlen, NULL, &perr);
+			if (msg != NULL && json_bool(se_json_get(msg, "result"), "created"))
+			{
+				w->created = true;
+				return WATCH_CREATED;
+			}
+			m = error_message(msg);
+			*why = psprintf("etcd [%s] refused the watch: %s", endpoint,
+							m ? m : (msg ? "no created acknowledgement" : perr.reason));
+			return m != NULL && strstr(m, "no leader") != NULL ?
+				WATCH_UNAVAILABLE : WATCH_REFUSED;
+		}
+		left = deadline - now_ms();
+		if (left <= 0)
+		{
+			*why = psprintf("etcd [%s] did not acknowledge the watch within %d ms",
+							endpoint, c->timeout_ms);
+			return WATCH_UNAVAILABLE;
+		}
+#ifndef SE_FRONTEND
+		CHECK_FOR_INTERRUPTS();
+#endif
+		watch_wait(w, (int) Min(left, 100));
+	}
+}
+
 SeEtcdWatch *
 se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 					SeError *err)
@@ -1248,7 +1324,6 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	StringInfoData tried;
 	bool		first = true;
 	int			i;
-	bool		all = prefix[0] == '\0';
 	void	   *caller;
 	void	   *cxt = NULL;
 #ifndef SE_FRONTEND
@@ -1268,8 +1343,7 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	initStringInfo(&w->buf);
 	initStringInfo(&body);
 	appendStringInfoString(&body, "{\"create_request\":{");
-	append_b64_field(&body, &first, "key", all ? "\0" : prefix, all ? 1 : strlen(prefix));
-	append_prefix_end(&body, &first, prefix);
+	append_key_range(&body, &first, prefix, true);
 	if (start_revision > 0)
 		append_int_field(&body, &first, "start_revision", start_revision);
 	appendStringInfoString(&body, "}}");
@@ -1284,8 +1358,8 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 	for (i = 0; i < c->nendpoints; i++)
 	{
 		int			idx = (c->current + i) % c->nendpoints;
-		int64		deadline = now_ms() + c->timeout_ms;
-		long		status = 0;
+		char	   *why = NULL;
+		WatchStart	res;
 
 		if (!watch_open(w, idx))
 		{
@@ -1294,59 +1368,21 @@ se_etcd_watch_start(SeEtcd *c, const char *prefix, int64 start_revision,
 			se_etcd_watch_stop(w);
 			return NULL;
 		}
-		for (;;)
+		res = watch_await_created(w, &why);
+		if (res == WATCH_CREATED)
 		{
-			int64		left;
-
-			watch_drive(w);
-			curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &status);
-			if (status >= 500)
-				break;			/* etcd is unavailable there: next endpoint */
-			if (!w->created && w->buf.len > 0)
-			{
-				/* look at the first message without consuming it */
-				int			vlen = first_value_len(w->buf.data, w->buf.len);
-
-				if (vlen > 0)
-				{
-					SeError		perr;
-					SeJson	   *msg;
-
-					se_error_init(&perr);
-					msg = se_json_parse(w->buf.data, vlen, NULL, &perr);
-					if (msg != NULL && json_bool(se_json_get(msg, "result"), "created"))
-						w->created = true;
-					else
-					{
-						const char *m = error_message(msg);
-
-						scratch_end(caller);
-						se_error_set(err, 500, SE_ETCD_ERROR,
-									 "etcd [%s] refused the watch: %s", c->endpoints[idx],
-									 m ? m : (msg ? "no created acknowledgement" : perr.reason));
-						se_etcd_watch_stop(w);
-						return NULL;
-					}
-				}
-			}
-			if (w->created)
-			{
-				c->current = idx;
-				scratch_end(caller);
-				return w;
-			}
-			left = deadline - now_ms();
-			if (w->ended || left <= 0)
-				break;
-#ifndef SE_FRONTEND
-			CHECK_FOR_INTERRUPTS();
-#endif
-			watch_wait(w, (int) Min(left, 100));
+			c->current = idx;
+			scratch_end(caller);
+			return w;
 		}
-		appendStringInfo(&tried, "%s%s", tried.len ? "; " : "",
-						 w->ended || status >= 500 ? watch_end_reason(w) :
-						 psprintf("etcd [%s] did not acknowledge the watch within %d ms",
-								  c->endpoints[idx], c->timeout_ms));
+		if (res == WATCH_REFUSED)
+		{
+			scratch_end(caller);
+			se_error_set(err, 500, SE_ETCD_ERROR, "%s", why);
+			se_etcd_watch_stop(w);
+			return NULL;
+		}
+		appendStringInfo(&tried, "%s%s", tried.len ? "; " : "", why);
 	}
 	c->current = (c->current + 1) % c->nendpoints;
 	scratch_end(caller);
@@ -1448,13 +1484,6 @@ se_etcd_watch_stop(SeEtcdWatch *w)
 #ifndef SE_FRONTEND
 	MemoryContextDelete(w->cxt);	/* runs watch_release */
 #else
-	watch_release(w);
-	pfree(w->buf.data);
-	pfree(w->body);
-	if (w->url)
-		pfree(w->url);
-	if (w->pending_reason)
-		pfree(w->pending_reason);
-	pfree(w);
+	watch_release(w);			/* standalone, its memory leaks */
 #endif
 }

@@ -18,9 +18,21 @@
  * both in the server and standalone (SE_FRONTEND) for unit tests, so its
  * results are palloc'd arrays rather than Lists.  Everything returned is
  * palloc'd in CurrentMemoryContext at the time of the call; the SeEtcd and
- * SeEtcdWatch handles live in the context current when they were made.
- * Keys are NUL-terminated strings; values are byte strings with a length
- * (and a NUL after them, for convenience).
+ * SeEtcdWatch handles live in the context current when they were made, and
+ * resetting or deleting that context closes them (their sockets included),
+ * so an error unwinding past them leaks nothing.  Stop a client's watches
+ * before closing the client.  Keys are NUL-terminated strings; values are
+ * byte strings with a length (and a NUL after them, for convenience).
+ *
+ * A mutation that timed out may have been applied before the client moved
+ * on, and is then sent again to the next endpoint: write transactions that
+ * can recognise their own earlier success (compare on a value only this
+ * node writes; read the key in the else branch).
+ *
+ * In the server a pending cancel or die aborts a transfer, and the call
+ * then runs CHECK_FOR_INTERRUPTS.  Not supported yet: TLS client
+ * certificates and etcd authentication (https:// endpoints get libcurl's
+ * defaults, the system's CAs; untested).
  *
  * Call se_etcd_global_init() once per process before the first connect
  * (curl_global_init is not thread-safe and must precede any other curl

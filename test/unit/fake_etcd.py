@@ -12,6 +12,8 @@ Faults are armed through POST /fake/control with a JSON object:
   {"watch": "split"}           each watch message is sent in two chunks
   {"watch": "pair"}            two watch messages in one chunk
   {"watch": "close"}           after the created ack, half a message, then close
+  {"watch": "error:MESSAGE"}   refuse the watch with a stream error (as the
+                               gateway relays one: HTTP 200, {"error": {...}})
   {"watch": "normal"}
 GET /fake/stats answers {"connections": N, "requests": N, "watches": N,
 "no_hasleader": N} (requests that did not ask for a member with a leader).
@@ -297,6 +299,12 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         mode = faults["watch"]
         msgs = []
+        if mode.startswith("error:"):
+            self.chunk(json.dumps({"error": {"grpc_code": 14, "http_code": 503,
+                                             "message": mode[6:],
+                                             "http_status": "Service Unavailable"}}).encode())
+            self.chunk(b"")
+            return
 
         def send(obj):
             data = json.dumps({"result": obj}).encode() + b"\n"
