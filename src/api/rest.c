@@ -398,9 +398,12 @@ json_body(const RestReq *rq, SeJson **out, SeError *err)
 static bool
 h_main(RestReq *rq, SeResponse *r, SeError *err)
 {
-	appendStringInfo(&r->body,
-					 "{\"name\":\"%s\",\"cluster_name\":\"%s\",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}",
-					 se_node_name_get(), se_cluster_name);
+	appendStringInfoString(&r->body, "{\"name\":");
+	se_json_write_string(&r->body, se_node_name_get(), -1);
+	appendStringInfoString(&r->body, ",\"cluster_name\":");
+	se_json_write_string(&r->body, se_cluster_name, -1);
+	appendStringInfoString(&r->body,
+						   ",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}");
 	return true;
 }
 

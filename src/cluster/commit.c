@@ -443,3 +443,33 @@ se_commit_answer(int slot, uint64 generation, bool ok, int64 revision, const SeE
 	SpinLockRelease(&SeCluster->commit_mutex);
 	ConditionVariableBroadcast(&SeCluster->commit_cv);
 }
+
+/*
+ * At the coordinator's start: commits a previous run took and never
+ * answered (it exited) are answered with an error, abandoned ones freed.
+ */
+void
+se_commit_worker_start(void)
+{
+	int			i;
+
+	SpinLockAcquire(&SeCluster->commit_mutex);
+	for (i = 0; i < SE_CLUSTER_COMMIT_SLOTS; i++)
+	{
+		SeCommitSlot *cs = &SeCluster->commits[i];
+
+		if (cs->state == SE_COMMIT_ABANDONED)
+			cs->state = SE_COMMIT_FREE;
+		else if (cs->state == SE_COMMIT_RUNNING)
+		{
+			cs->ok = false;
+			cs->err_status = 503;
+			strlcpy(cs->err_type, "process_cluster_event_timeout_exception", sizeof(cs->err_type));
+			strlcpy(cs->err_reason, "the coordinator restarted while it ran this cluster state commit; it may or may not have been applied",
+					sizeof(cs->err_reason));
+			cs->state = SE_COMMIT_DONE;
+		}
+	}
+	SpinLockRelease(&SeCluster->commit_mutex);
+	ConditionVariableBroadcast(&SeCluster->commit_cv);
+}

@@ -931,6 +931,7 @@ se_coordinator_main(Datum arg)
 	/* index metadata events go to cluster/state_sync.c */
 	se_state_sync_init();
 
+	se_commit_worker_start();
 	LWLockAcquire(&SeCluster->lock, LW_EXCLUSIVE);
 	SeCluster->worker_procno = MyProc->pgprocno;
 	SeCluster->acting_master = false;

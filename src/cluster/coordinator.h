@@ -196,6 +196,7 @@ extern SeEtcdOp *se_commit_read_ops(int slot, int *nops, SeEtcdCmp **cmps, int *
 #define SE_COMMIT_CONFLICT "cluster_state_conflict"
 extern void se_commit_answer(int slot, uint64 generation, bool ok, int64 revision,
 							 const SeError *err);
+extern void se_commit_worker_start(void);
 
 /* in coordinator.c */
 extern void se_coordinator_register(void);

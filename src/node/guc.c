@@ -205,6 +205,31 @@ check_cluster_name(char **newval, void **extra, GucSource source)
 	return check_key_part(newval, extra, source);
 }
 
+/*
+ * publish_conninfo is published to every node and shown to every user of
+ * the extension: it must not carry a password (peers bring their own
+ * credentials: a passfile or certificates).
+ */
+static bool
+check_publish_conninfo(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+
+	for (; (p = strstr(p, "password")) != NULL; p++)
+	{
+		const char *q = p + strlen("password");
+
+		while (*q == ' ')
+			q++;
+		if (*q == '=' && (p == *newval || p[-1] == ' ' || p[-1] == '&' || p[-1] == '?'))
+		{
+			GUC_check_errdetail("The connection string is published to every node; peers authenticate with their own credentials (a passfile or certificates), so it cannot hold a password.");
+			return cluster_setting_refused();
+		}
+	}
+	return true;
+}
+
 /* etcd_endpoints: empty, or comma-separated http:// or https:// URLs. */
 static bool
 check_etcd_endpoints(char **newval, void **extra, GucSource source)
@@ -352,7 +377,7 @@ se_guc_define(void)
 							   "libpq connection string other nodes use to reach this node.",
 							   "Peers log in as a member of search_engine_node with PostgreSQL's own authentication.",
 							   &se_publish_conninfo, "",
-							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+							   PGC_POSTMASTER, 0, check_publish_conninfo, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.search_debug_delay",
 							"Testing only: search workers wait this long before running a shard request.",

@@ -199,6 +199,16 @@ $took = $cluster->wait_for("$successor rejoins under $stopped", 20, sub {
 });
 ok(defined $took, "$successor follows $stopped and is a member again");
 
+# ---- one etcd member dies: the nodes fail over to the others, nothing changes
+$published = $cluster->published;
+my $before = "$published->{master}/$published->{term}";
+$cluster->kill_etcd(1);
+sleep($TTL + 2);
+$published = $cluster->published;
+is("$published->{master}/$published->{term}", $before,
+	'with one etcd member of three gone the master keeps its term (the nodes failed over)');
+ok(defined agreed(qw(n1 n2 n3)), 'and every node still agrees on it and on the members');
+
 # ---- the master loses etcd: it stops acting, and still serves local reads
 $m = $node{$stopped};
 $m->safe_psql('postgres', q{SELECT search_engine.create_index('local', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}')});
@@ -221,14 +231,22 @@ ok(defined $took, 'without etcd the node knows no master (503 master_not_discove
 is($m->safe_psql('postgres', q{SELECT search_engine.search('local', '{"query": {"match": {"t": "kept"}}}')->'hits'->'total'->>'value'}),
 	'2', 'and still answers a search on its local index');
 
+# ---- etcd comes back: the nodes reconnect, rejoin and elect a master again
+$cluster->restart_etcd;
+$took = $cluster->wait_for('the nodes rejoin and agree on a master', 30, sub { agreed(qw(n1 n2 n3)) });
+ok(defined $took, sprintf('etcd back, the nodes rejoined and agree on a master after %.1fs', $took // -1));
+
 # ---- a setting PostgreSQL would only warn about keeps the node from starting
 my $bad = PostgreSQL::Test::Cluster->new('badroles');
 $bad->init;
 $bad->append_conf('postgresql.conf', "shared_preload_libraries = 'search_engine'\n"
-	  . "search_engine.node_roles = 'master,ingest'\n");
-ok(!$bad->start(fail_ok => 1), 'a node with an unknown role does not start');
-like(slurp_file($bad->logfile), qr/Unknown node role "ingest".*FATAL:  invalid search_engine cluster settings/s,
-	'and says which setting is wrong');
+	  . "search_engine.node_roles = 'master,ingest'\n"
+	  . "search_engine.publish_conninfo = 'host=10.0.0.1 password=secret'\n");
+ok(!$bad->start(fail_ok => 1), 'a node with an unknown role or a published password does not start');
+my $badlog = slurp_file($bad->logfile);
+like($badlog, qr/Unknown node role "ingest".*FATAL:  invalid search_engine cluster settings/s,
+	'and says the role is unknown');
+like($badlog, qr/cannot hold a password/, 'and that the published connection string holds a password');
 
 $cluster->teardown;
 done_testing();

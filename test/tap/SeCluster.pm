@@ -83,17 +83,28 @@ sub etcd_healthy
 	return $healthy == scalar(@{ $self->{etcd} });
 }
 
-# kill every etcd member (SIGKILL: as a lost network or host would look)
+# kill etcd members (SIGKILL: as a lost host would look): the ones whose
+# numbers (1-based) are given, else all
 sub kill_etcd
 {
-	my ($self) = @_;
-	for my $m (@{ $self->{etcd} })
+	my ($self, @which) = @_;
+	@which = (1 .. scalar @{ $self->{etcd} }) unless @which;
+	for my $i (@which)
 	{
+		my $m = $self->{etcd}[ $i - 1 ];
 		next unless $m->{pid};
 		kill 'KILL', $m->{pid};
 		waitpid($m->{pid}, 0);
 		$m->{pid} = undef;
 	}
+}
+
+# start the killed members again on their data directories
+sub restart_etcd
+{
+	my ($self) = @_;
+	$self->start_etcd($_) for grep { !$_->{pid} } @{ $self->{etcd} };
+	$self->wait_for('etcd members healthy again', 60, sub { $self->etcd_healthy });
 }
 
 # etcdctl get of one key under the cluster's prefix: its value, or undef
