@@ -250,8 +250,7 @@ typedef struct SeShardView
 	uint64		bytes;
 	int			owner;
 } SeShardView;
-struct SeClusterView;
-extern List *se_remote_shard_stats(List *targets, const struct SeClusterView *v);
+extern List *se_remote_shard_stats(List *targets);
 extern bool se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out);
 
 /* in nodes.c */

@@ -964,7 +964,6 @@ static void
 run_remote(BulkItem *items, int n, const SeBulkOptions *opts)
 {
 	List	   *nodes = NIL;
-	SeClusterView *v;
 	SeTransportCall *calls;
 	ListCell   *lc;
 	int			i,
@@ -976,8 +975,6 @@ run_remote(BulkItem *items, int n, const SeBulkOptions *opts)
 			nodes = lappend(nodes, makeString((char *) items[i].node));
 	if (nodes == NIL)
 		return;
-	v = palloc(sizeof(SeClusterView));
-	se_cluster_view(v);
 	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
 	c = 0;
 	foreach(lc, nodes)
@@ -989,10 +986,7 @@ run_remote(BulkItem *items, int n, const SeBulkOptions *opts)
 		initStringInfo(&buf);
 		encode_items(items, n, node, opts, &buf, &nsent);
 		calls[c].node = node;
-		calls[c].conninfo = "";
-		for (i = 0; i < v->nmembers; i++)
-			if (strcmp(v->members[i].name, node) == 0)
-				calls[c].conninfo = v->members[i].conninfo;
+		calls[c].conninfo = se_cluster_conninfo(node);
 		calls[c].action = "bulk_items";
 		calls[c].payload = buf.data;
 		calls[c].payload_len = buf.len;

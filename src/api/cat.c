@@ -240,7 +240,7 @@ typedef SeShardView ShardStat;
  * UNASSIGNED in the table, as ES's _cat shows what it cannot reach.
  */
 List *
-se_remote_shard_stats(List *targets, const SeClusterView *v)
+se_remote_shard_stats(List *targets)
 {
 	List	   *nodes = NIL;
 	List	   *stats = NIL;
@@ -249,26 +249,14 @@ se_remote_shard_stats(List *targets, const SeClusterView *v)
 	int			k = 0;
 	int			i;
 
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-		int			s;
-
-		for (s = 0; s < im->settings.number_of_shards; s++)
-			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
-				!list_member(nodes, makeString(im->shard_nodes[s])))
-				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
-	}
+	nodes = se_state_nodes_elsewhere(targets);
 	if (nodes == NIL)
 		return NIL;
 	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
 	foreach(lc, nodes)
 	{
-		calls[k].node = strVal(lfirst(lc));
-		calls[k].conninfo = "";
-		for (i = 0; i < v->nmembers; i++)
-			if (strcmp(v->members[i].name, calls[k].node) == 0)
-				calls[k].conninfo = v->members[i].conninfo;
+		calls[k].node = lfirst(lc);
+		calls[k].conninfo = se_cluster_conninfo(calls[k].node);
 		calls[k].action = "shard_stats";
 		k++;
 	}
@@ -350,7 +338,7 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	if (se_error_is_set(err))
 		return false;
 	se_cluster_view(v);
-	remote = se_remote_shard_stats(targets, v);
+	remote = se_remote_shard_stats(targets);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);

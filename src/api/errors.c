@@ -30,11 +30,7 @@ se_response_init(SeResponse *r)
 void
 se_raise(const SeError *err)
 {
-	ereport(ERROR,
-			(errcode(se_error_sqlstate(err->type)),
-			 errmsg("%s", err->reason ? err->reason : err->type),
-			 errdetail("%s", err->type)));
-	pg_unreachable();
+	se_error_raise(err);
 }
 
 /* ES error body: {"error":{"root_cause":[..],"type":..,"reason":..},"status":N} */

@@ -377,7 +377,6 @@ static bool
 shards_active(const char *name, int wait)
 {
 	SeIndexMeta *im = se_state_find(se_state_current(), name);
-	SeClusterView *v;
 	List	   *remote;
 	int			s;
 
@@ -389,9 +388,7 @@ shards_active(const char *name, int wait)
 		return true;
 	if (wait > 1)
 		return false;
-	v = palloc(sizeof(SeClusterView));
-	se_cluster_view(v);
-	remote = se_remote_shard_stats(list_make1(im), v);
+	remote = se_remote_shard_stats(list_make1(im));
 	for (s = 0; s < im->settings.number_of_shards; s++)
 	{
 		SeShardView view;
@@ -874,30 +871,18 @@ broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
 	ListCell   *lc,
 			   *ln;
 	SeTransportCall *calls;
-	SeClusterView *v;
 	int			ok = 0;
 	int			k = 0;
 	int			i;
 
-	foreach(lc, targets)
-	{
-		SeIndexMeta *im = lfirst(lc);
-		int			s;
-
-		for (s = 0; s < im->settings.number_of_shards; s++)
-			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
-				!list_member(nodes, makeString(im->shard_nodes[s])))
-				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
-	}
+	nodes = se_state_nodes_elsewhere(targets);
 	*attempted = 0;
 	if (nodes == NIL)
 		return 0;
 	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
-	v = palloc(sizeof(SeClusterView));
-	se_cluster_view(v);
 	foreach(ln, nodes)
 	{
-		const char *node = strVal(lfirst(ln));
+		const char *node = lfirst(ln);
 		StringInfoData shards;
 		StringInfoData payload;
 		int			n = 0;
@@ -924,10 +909,7 @@ broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
 		se_put_vint(&payload, (uint64) n);
 		appendBinaryStringInfo(&payload, shards.data, shards.len);
 		calls[k].node = node;
-		calls[k].conninfo = "";
-		for (i = 0; i < v->nmembers; i++)
-			if (strcmp(v->members[i].name, node) == 0)
-				calls[k].conninfo = v->members[i].conninfo;
+		calls[k].conninfo = se_cluster_conninfo(node);
 		calls[k].action = "broadcast_shards";
 		calls[k].payload = payload.data;
 		calls[k].payload_len = payload.len;
@@ -1025,12 +1007,8 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 	bool		red = false,
 				yellow = false;
 
-	SeClusterView *v = palloc(sizeof(SeClusterView));
-	List	   *remote;
-
-	se_cluster_view(v);
 	/* shards on other nodes: as their nodes have them */
-	remote = se_remote_shard_stats(targets, v);
+	List	   *remote = se_remote_shard_stats(targets);
 	*active_primary = *initializing = *unassigned = *active = 0;
 	foreach(lc, targets)
 	{

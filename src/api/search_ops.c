@@ -325,10 +325,8 @@ get_remote(SeIndexMeta *im, int shard, const char *id, const char *routing,
 		   bool with_source, bool source_only, StringInfo out, SeError *err)
 {
 	const char *node = im->shard_nodes[shard];
-	SeClusterView *v;
 	SeTransportCall call;
 	StringInfoData payload;
-	int			i;
 
 	if (serving_get || node[0] == '\0')
 	{
@@ -337,14 +335,9 @@ get_remote(SeIndexMeta *im, int shard, const char *id, const char *routing,
 					 node[0] ? "" : ": it is unassigned");
 		return false;
 	}
-	v = palloc(sizeof(SeClusterView));
-	se_cluster_view(v);
 	memset(&call, 0, sizeof(call));
 	call.node = node;
-	call.conninfo = "";
-	for (i = 0; i < v->nmembers; i++)
-		if (strcmp(v->members[i].name, node) == 0)
-			call.conninfo = v->members[i].conninfo;
+	call.conninfo = se_cluster_conninfo(node);
 	initStringInfo(&payload);
 	appendStringInfoString(&payload, "{\"index\":");
 	se_json_write_string(&payload, im->name, -1);

@@ -69,17 +69,6 @@ context_free(void)
 	context = NULL;
 }
 
-static const char *
-conninfo_of(const SeClusterView *v, const char *node)
-{
-	int			i;
-
-	for (i = 0; i < v->nmembers; i++)
-		if (strcmp(v->members[i].name, node) == 0)
-			return v->members[i].conninfo;
-	return "";
-}
-
 /*
  * Transport action "shard_query": the query phase of this node's shards of
  * a search.  Payload: context id, the common part, then per shard index
@@ -349,12 +338,10 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 	SeTransportCall *calls = palloc0(sizeof(SeTransportCall) * Max(1, nnodes));
 	StringInfoData *payloads = palloc0(sizeof(StringInfoData) * Max(1, nnodes));
 	int		   *counts = palloc0(sizeof(int) * Max(1, nnodes));
-	SeClusterView *v = palloc(sizeof(SeClusterView));
 	int			ncalls = 0;
 	int			k,
 				i;
 
-	se_cluster_view(v);
 	for (k = 0; k < nnodes; k++)
 	{
 		for (i = 0; i < n; i++)
@@ -373,7 +360,7 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 				se_put_vint(&payloads[k], (uint64) hits[i].doc);
 			}
 		calls[ncalls].node = list_nth(rs->nodes, k);
-		calls[ncalls].conninfo = conninfo_of(v, calls[ncalls].node);
+		calls[ncalls].conninfo = se_cluster_conninfo(calls[ncalls].node);
 		calls[ncalls].action = "shard_fetch";
 		calls[ncalls].payload = payloads[k].data;
 		calls[ncalls].payload_len = payloads[k].len;
@@ -430,7 +417,6 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 	SeRemoteSearch *rs;
 	StringInfoData common;
 	SeTransportCall *calls;
-	SeClusterView *v;
 	ListCell   *lc;
 	int			nnodes;
 	int			i,
@@ -467,8 +453,6 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 	nnodes = list_length(rs->nodes);
 	rs->context_ids = palloc0(sizeof(uint64) * nnodes);
 	calls = palloc0(sizeof(SeTransportCall) * nnodes);
-	v = palloc(sizeof(SeClusterView));
-	se_cluster_view(v);
 	initStringInfo(&common);
 	se_search_common_encode(body, p, url_timeout_ms, window, &common);
 	k = 0;
@@ -495,7 +479,7 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 				se_put_vint(&payload, (uint64) i);
 			}
 		calls[k].node = node;
-		calls[k].conninfo = conninfo_of(v, node);
+		calls[k].conninfo = se_cluster_conninfo(node);
 		calls[k].action = "shard_query";
 		calls[k].payload = payload.data;
 		calls[k].payload_len = payload.len;
@@ -568,7 +552,6 @@ se_search_remote_count(const SeJson *body, SeSearchShard *shards, int nshards, i
 {
 	List	   *nodes = NIL;
 	SeTransportCall *calls;
-	SeClusterView *v;
 	StringInfoData text;
 	ListCell   *lc;
 	int			i,
@@ -589,8 +572,6 @@ se_search_remote_count(const SeJson *body, SeSearchShard *shards, int nshards, i
 	if (nodes == NIL)
 		return true;
 	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
-	v = palloc(sizeof(SeClusterView));
-	se_cluster_view(v);
 	initStringInfo(&text);
 	if (body)
 		se_json_write(&text, body);
@@ -614,7 +595,7 @@ se_search_remote_count(const SeJson *body, SeSearchShard *shards, int nshards, i
 				se_put_vint(&payload, (uint64) shards[i].shard);
 			}
 		calls[k].node = node;
-		calls[k].conninfo = conninfo_of(v, node);
+		calls[k].conninfo = se_cluster_conninfo(node);
 		calls[k].action = "shard_count";
 		calls[k].payload = payload.data;
 		calls[k].payload_len = payload.len;

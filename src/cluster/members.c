@@ -396,3 +396,21 @@ se_cluster_node_name(void)
 		strlcpy(host, "node-1", sizeof(host));
 	return host;
 }
+
+/*
+ * The conninfo node publishes, as this node applied the membership ("" when
+ * it is not a member: a connection to it then fails).
+ */
+char *
+se_cluster_conninfo(const char *node)
+{
+	char	   *conninfo = NULL;
+	int			i;
+
+	LWLockAcquire(&SeCluster->lock, LW_SHARED);
+	for (i = 0; i < SeCluster->nmembers; i++)
+		if (strcmp(SeCluster->members[i].name, node) == 0)
+			conninfo = pstrdup(SeCluster->members[i].conninfo);
+	LWLockRelease(&SeCluster->lock);
+	return conninfo ? conninfo : pstrdup("");
+}

@@ -132,6 +132,7 @@ extern bool se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m,
 
 /* in state_sync.c: the state in etcd (cluster mode) */
 extern bool se_state_shard_local(const SeIndexMeta *im, int shard);
+extern List *se_state_nodes_elsewhere(List *indices);
 extern void se_state_register_actions(void);
 extern void se_state_sync_init(void);
 

@@ -30,6 +30,7 @@
 #include "util/se_common.h"
 
 #include "miscadmin.h"
+#include "nodes/value.h"
 #include "pgstat.h"
 #include "storage/condition_variable.h"
 #include "storage/proc.h"
@@ -427,6 +428,29 @@ se_state_shard_local(const SeIndexMeta *im, int shard)
 	if (im->shard_nodes == NULL)
 		return true;
 	return strcmp(im->shard_nodes[shard], se_cluster_node_name()) == 0;
+}
+
+/* The other nodes holding shards of the indices (SeIndexMeta *): names. */
+List *
+se_state_nodes_elsewhere(List *indices)
+{
+	List	   *nodes = NIL;
+	ListCell   *lc;
+
+	foreach(lc, indices)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (!se_state_shard_local(im, s) && im->shard_nodes[s][0] &&
+				!list_member(nodes, makeString(im->shard_nodes[s])))
+				nodes = lappend(nodes, makeString(im->shard_nodes[s]));
+	}
+	/* as plain strings for the callers */
+	foreach(lc, nodes)
+		lfirst(lc) = strVal(lfirst(lc));
+	return nodes;
 }
 
 static void

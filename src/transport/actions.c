@@ -43,16 +43,6 @@ se_transport_register(const char *action, SeTransportHandler fn)
 	nactions++;
 }
 
-void
-se_transport_raise(const SeError *err)
-{
-	ereport(ERROR,
-			(errcode(se_error_sqlstate(err->type)),
-			 errmsg("%s", err->reason ? err->reason : err->type),
-			 errdetail("%s", err->type)));
-	pg_unreachable();
-}
-
 /* Fill c's outcome from a reply's bytes. */
 void
 se_transport_reply_decode(SeTransportCall *c, const char *data, int len)

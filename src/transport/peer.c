@@ -437,5 +437,5 @@ se_transport_call_all_or_error(SeTransportCall *calls, int ncalls, int timeout_m
 	se_transport_call_each(calls, ncalls, timeout_ms);
 	for (i = 0; i < ncalls; i++)
 		if (!calls[i].ok)
-			se_transport_raise(&calls[i].err);
+			se_error_raise(&calls[i].err);
 }

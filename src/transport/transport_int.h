@@ -22,6 +22,5 @@ extern char *se_transport_conninfo;
 
 /* in actions.c */
 extern void se_transport_reply_decode(SeTransportCall *c, const char *data, int len);
-extern void se_transport_raise(const SeError *err) pg_attribute_noreturn();
 
 #endif							/* SE_TRANSPORT_INT_H */

@@ -39,6 +39,17 @@ se_error_set(SeError *err, int status, const char *type, const char *fmt,...)
 
 #include "utils/elog.h"
 
+/* ERROR with err's SQLSTATE, its reason, and the ES type in errdetail. */
+void
+se_error_raise(const SeError *err)
+{
+	ereport(ERROR,
+			(errcode(se_error_sqlstate(err->type)),
+			 errmsg("%s", err->reason ? err->reason : err->type),
+			 errdetail("%s", err->type)));
+	pg_unreachable();
+}
+
 /* SQLSTATE for an ES error type: standard codes where one fits. */
 int
 se_error_sqlstate(const char *type)

@@ -58,6 +58,7 @@ extern void se_error_set(SeError *err, int status, const char *type,
 #ifndef SE_FRONTEND
 /* in util/error.c: SQLSTATE for an ES error type */
 extern int	se_error_sqlstate(const char *type);
+extern void se_error_raise(const SeError *err) pg_attribute_noreturn();
 #endif
 
 #endif							/* SE_COMMON_H */
