@@ -125,16 +125,36 @@ se_file_read_all(const char *path, size_t *len, bool missing_ok)
 	return buf;
 }
 
+/*
+ * Create a directory and its missing parents.  pg_mkdir_p stops with
+ * EEXIST, before creating the levels below, when another process creates
+ * a parent between its stat and its mkdir (the owners of two shards of a
+ * new index create both shard directories at once): so try again until
+ * the whole path is a directory.  Each try gets at least one level further.
+ */
 void
 se_mkdir_p(const char *path)
 {
-	char	   *p = pstrdup(path);
+	int			tries;
 
-	if (pg_mkdir_p(p, pg_dir_create_mode) != 0 && errno != EEXIST)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", path)));
-	pfree(p);
+	for (tries = 0;; tries++)
+	{
+		char	   *p = pstrdup(path);	/* pg_mkdir_p truncates it on failure */
+		int			rc = pg_mkdir_p(p, pg_dir_create_mode);
+		int			save_errno = errno;
+		struct stat st;
+
+		pfree(p);
+		if (rc == 0 || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+			return;
+		if (save_errno != EEXIST || tries >= 16)
+		{
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not create directory \"%s\": %m", path)));
+		}
+	}
 }
 
 /*
