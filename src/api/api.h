@@ -247,6 +247,7 @@ typedef struct SeShardView
 	int			shard;
 	int			state;			/* SeSlotState */
 	uint64		docs;
+	uint64		deleted;
 	uint64		bytes;
 	int			owner;
 } SeShardView;

@@ -70,8 +70,8 @@ cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with
 
 /* Per-index totals over its shards on this node. */
 static void
-index_totals(const SeIndexMeta *im, uint64 *docs, uint64 *deleted, uint64 *bytes,
-			 int *started)
+index_totals(const SeIndexMeta *im, List *remote, uint64 *docs, uint64 *deleted,
+			 uint64 *bytes, int *started)
 {
 	int			s;
 
@@ -79,16 +79,15 @@ index_totals(const SeIndexMeta *im, uint64 *docs, uint64 *deleted, uint64 *bytes
 	*started = 0;
 	for (s = 0; s < im->settings.number_of_shards; s++)
 	{
-		int			slot = se_slot_find(im->uuid, s);
+		SeShardView view;
 
-		if (slot < 0)
+		if (!se_shard_view(im, s, remote, &view))
 			continue;
-		if (SeSlots[slot].state == SE_SLOT_STARTED)
+		if (view.state == SE_SLOT_STARTED)
 			(*started)++;
-		*docs += pg_atomic_read_u64(&SeSlots[slot].docs_count);
-		*deleted += pg_atomic_read_u64(&SeSlots[slot].docs_deleted);
-		/* store size: segment files only, as ES reports it */
-		*bytes += pg_atomic_read_u64(&SeSlots[slot].store_bytes);
+		*docs += view.docs;
+		*deleted += view.deleted;
+		*bytes += view.bytes;
 	}
 }
 
@@ -98,10 +97,13 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
 	"docs.count", "docs.deleted", "store.size", "pri.store.size"};
 	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, true, err);
+	List	   *remote;
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
+	/* shards on other nodes: their figures as their nodes have them */
+	remote = se_remote_shard_stats(targets);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -111,7 +113,7 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 					bytes;
 		int			started;
 
-		index_totals(im, &docs, &deleted, &bytes, &started);
+		index_totals(im, remote, &docs, &deleted, &bytes, &started);
 		if (im->closed)
 			row[0] = NULL;
 		else if (started < im->settings.number_of_shards)
@@ -222,6 +224,7 @@ shard_stats_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_vint(reply, pg_atomic_read_u64(&sl->docs_count));
 		se_put_vint(reply, pg_atomic_read_u64(&sl->store_bytes));
 		se_put_vint(reply, (uint64) sl->owner);
+		se_put_vint(reply, pg_atomic_read_u64(&sl->docs_deleted));
 	}
 	return true;
 }
@@ -279,6 +282,7 @@ se_remote_shard_stats(List *targets)
 			st->docs = se_wire_vint(&r);
 			st->bytes = se_wire_vint(&r);
 			st->owner = (int) se_wire_vint(&r);
+			st->deleted = se_wire_vint(&r);
 			if (!r.bad && st->uuid)
 				stats = lappend(stats, st);
 		}
@@ -306,6 +310,7 @@ se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
 		out->shard = s;
 		out->state = SeSlots[slot].state;
 		out->docs = pg_atomic_read_u64(&SeSlots[slot].docs_count);
+		out->deleted = pg_atomic_read_u64(&SeSlots[slot].docs_deleted);
 		/* store size: segment files only, as ES reports it */
 		out->bytes = pg_atomic_read_u64(&SeSlots[slot].store_bytes);
 		out->owner = SeSlots[slot].owner;

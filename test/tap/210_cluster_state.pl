@@ -187,6 +187,8 @@ is(join(',', sort map { "$_->{node}:$_->{state}" } @$body), 'n1:STARTED,n2:START
 my $docs = 0;
 $docs += $_->{docs} for @$body;
 is($docs, 211, 'with the documents each node holds');
+is($node{n3}->safe_psql('postgres', "SELECT \"docs.count\" || ' ' || health FROM search_engine.indices WHERE index = 'books'"),
+	'211 green', '_cat/indices (the indices view) adds up the shards of every node');
 ($status, $body) = req('n3', 'GET', '/_cluster/health/books');
 is("$body->{status} $body->{active_primary_shards}", 'green 2',
 	'_cluster/health on the coordinating-only node counts the shards started on the data nodes');
