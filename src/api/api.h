@@ -198,6 +198,9 @@ extern struct SeSearchRequest *se_search_common_request(const char *common, Size
 														SeSearchKnobs *knobs, SeError *err);
 /* in search_remote.c */
 typedef struct SeRemoteSearch SeRemoteSearch;
+struct SeWireReader;
+extern void se_peer_shard_put(StringInfo out, const char *index, const char *uuid, int shard);
+extern SeIndexMeta *se_peer_shard_get(struct SeWireReader *r, int *shard, SeError *err);
 extern void se_search_remote_register_actions(void);
 extern SeRemoteSearch *se_search_remote_begin(const SeJson *body, const SeSearchParams *p,
 											  int64 url_timeout_ms, int window,

@@ -826,22 +826,21 @@ broadcast_shards_action(const char *payload, size_t len, StringInfo reply, SeErr
 	}
 	for (i = 0; i < n; i++)
 	{
-		char	   *index = se_wire_str(&r, NULL);
-		char	   *uuid = se_wire_str(&r, NULL);
-		int			shard = (int) se_wire_vint(&r);
-		SeIndexMeta *im;
 		SeError		serr;
+		int			shard;
+		SeIndexMeta *im;
 		int			slot;
 
-		if (r.bad || index == NULL || uuid == NULL)
+		se_error_init(&serr);
+		im = se_peer_shard_get(&r, &shard, &serr);
+		if (r.bad)
 		{
 			se_error_set(err, 400, "illegal_argument_exception", "malformed broadcast_shards request");
 			return false;
 		}
-		im = se_state_find(se_state_current(), index);
-		se_error_init(&serr);
-		if (im == NULL || strcmp(im->uuid, uuid) != 0 || !se_state_shard_local(im, shard))
+		if (im == NULL)
 			continue;			/* not a shard of ours any more: counted failed */
+		se_error_init(&serr);
 		slot = se_snapshot_slot(im, shard, &serr);
 		if (slot >= 0)
 			broadcast_add(&b, slot, im->name, shard);
@@ -896,9 +895,7 @@ broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
 			for (s = 0; s < im->settings.number_of_shards; s++)
 				if (!se_state_shard_local(im, s) && strcmp(im->shard_nodes[s], node) == 0)
 				{
-					se_put_str(&shards, im->name, strlen(im->name));
-					se_put_str(&shards, im->uuid, strlen(im->uuid));
-					se_put_vint(&shards, (uint64) s);
+					se_peer_shard_put(&shards, im->name, im->uuid, s);
 					n++;
 				}
 		}

@@ -40,6 +40,55 @@
 #define SE_REMOTE_SEARCH_TIMEOUT_MS	120000
 
 /* ---------------------------------------------------------------------
+ * A shard named in a peer's request
+ * ---------------------------------------------------------------------
+ */
+
+/* Name shard of index (name, uuid) in a request to the node holding it. */
+void
+se_peer_shard_put(StringInfo out, const char *index, const char *uuid, int shard)
+{
+	se_put_str(out, index, strlen(index));
+	se_put_str(out, uuid, strlen(uuid));
+	se_put_vint(out, (uint64) shard);
+}
+
+/*
+ * Read a shard named by se_peer_shard_put: its index here, or NULL with
+ * err set -- 400 (r->bad) for a malformed request, 404 when the index is
+ * gone or is another of that name, 503 when the shard is not on this node
+ * (any more).
+ */
+SeIndexMeta *
+se_peer_shard_get(SeWireReader *r, int *shard, SeError *err)
+{
+	char	   *index = se_wire_str(r, NULL);
+	char	   *uuid = se_wire_str(r, NULL);
+	SeIndexMeta *im;
+
+	*shard = (int) se_wire_vint(r);
+	if (r->bad || index == NULL || uuid == NULL)
+	{
+		r->bad = true;
+		se_error_set(err, 400, "illegal_argument_exception", "malformed shard request");
+		return NULL;
+	}
+	im = se_state_find(se_state_current(), index);
+	if (im == NULL || strcmp(im->uuid, uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, index, err);
+		return NULL;
+	}
+	if (!se_state_shard_local(im, *shard))
+	{
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] is not on node [%s]", index, *shard, se_node_name_get());
+		return NULL;
+	}
+	return im;
+}
+
+/* ---------------------------------------------------------------------
  * Serving side: contexts
  * ---------------------------------------------------------------------
  */
@@ -116,30 +165,23 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 	ctx->shards = palloc0(sizeof(SeSearchShard) * Max(1, n));
 	for (i = 0; i < ctx->nshards; i++)
 	{
-		char	   *index = se_wire_str(&r, NULL);
-		char	   *uuid = se_wire_str(&r, NULL);
-		int			shard = (int) se_wire_vint(&r);
 		SeIndexMeta *im;
 		SeError		serr;
 		StringInfoData msg;
+		int			shard;
 
+		se_error_init(&serr);
+		im = se_peer_shard_get(&r, &shard, &serr);
 		ctx->idx[i] = (int) se_wire_vint(&r);
-		if (r.bad || index == NULL || uuid == NULL)
+		if (r.bad)
 		{
 			MemoryContextSwitchTo(old);
 			context_free();
 			se_error_set(err, 400, "illegal_argument_exception", "malformed shard_query request");
 			return false;
 		}
-		se_error_init(&serr);
 		initStringInfo(&msg);
-		im = se_state_find(se_state_current(), index);
-		if (im == NULL || strcmp(im->uuid, uuid) != 0)
-			se_index_status_error(SE_INDEX_MISSING, index, &serr);
-		else if (!se_state_shard_local(im, shard))
-			se_error_set(&serr, 503, "no_shard_available_action_exception",
-						 "[%s][%d] is not on node [%s]", index, shard, se_node_name_get());
-		else if (se_snapshot_acquire(im, shard, &ctx->shards[i], &serr))
+		if (im != NULL && se_snapshot_acquire(im, shard, &ctx->shards[i], &serr))
 		{
 			se_snapshot_pin(&ctx->shards[i], true);
 			se_search_query_phase_with(ctx->req, &knobs, &ctx->shards[i], ctx->idx[i], &msg);
@@ -245,29 +287,10 @@ shard_count_action(const char *payload, size_t len, StringInfo reply, SeError *e
 	shards = palloc0(sizeof(SeSearchShard) * Max(1, n));
 	for (i = 0; i < (int) n; i++)
 	{
-		char	   *index = se_wire_str(&r, NULL);
-		char	   *uuid = se_wire_str(&r, NULL);
-		int			shard = (int) se_wire_vint(&r);
-		SeIndexMeta *im;
+		int			shard;
+		SeIndexMeta *im = se_peer_shard_get(&r, &shard, err);
 
-		if (r.bad || index == NULL || uuid == NULL)
-		{
-			se_error_set(err, 400, "illegal_argument_exception", "malformed shard_count request");
-			return false;
-		}
-		im = se_state_find(se_state_current(), index);
-		if (im == NULL || strcmp(im->uuid, uuid) != 0)
-		{
-			se_index_status_error(SE_INDEX_MISSING, index, err);
-			return false;
-		}
-		if (!se_state_shard_local(im, shard))
-		{
-			se_error_set(err, 503, "no_shard_available_action_exception",
-						 "[%s][%d] is not on node [%s]", index, shard, se_node_name_get());
-			return false;
-		}
-		if (!se_snapshot_acquire(im, shard, &shards[i], err))
+		if (im == NULL || !se_snapshot_acquire(im, shard, &shards[i], err))
 			return false;
 	}
 	if (!se_search_count(req, shards, (int) n, &count, err))
@@ -473,9 +496,8 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 		for (i = 0; i < nshards; i++)
 			if (shards[i].node && strcmp(shards[i].node, node) == 0)
 			{
-				se_put_str(&payload, shards[i].index, strlen(shards[i].index));
-				se_put_str(&payload, shards[i].index_uuid, strlen(shards[i].index_uuid));
-				se_put_vint(&payload, (uint64) shards[i].shard);
+				se_peer_shard_put(&payload, shards[i].index, shards[i].index_uuid,
+								  shards[i].shard);
 				se_put_vint(&payload, (uint64) i);
 			}
 		calls[k].node = node;
@@ -590,9 +612,8 @@ se_search_remote_count(const SeJson *body, SeSearchShard *shards, int nshards, i
 		for (i = 0; i < nshards; i++)
 			if (shards[i].node && strcmp(shards[i].node, node) == 0)
 			{
-				se_put_str(&payload, shards[i].index, strlen(shards[i].index));
-				se_put_str(&payload, shards[i].index_uuid, strlen(shards[i].index_uuid));
-				se_put_vint(&payload, (uint64) shards[i].shard);
+				se_peer_shard_put(&payload, shards[i].index, shards[i].index_uuid,
+								  shards[i].shard);
 			}
 		calls[k].node = node;
 		calls[k].conninfo = se_cluster_conninfo(node);
