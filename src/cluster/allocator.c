@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "cluster/allocator.h"
+#include "util/match.h"
 
 static void count_awareness_values(SeAllocModel *m);
 
@@ -463,38 +464,6 @@ se_alloc_check_invariants(const SeAllocModel *m, SeError *err)
  * ---------------------------------------------------------------------
  */
 
-/* '*' matches any run of characters */
-static bool
-glob_match(const char *pat, const char *s)
-{
-	const char *star = NULL,
-			   *ss = NULL;
-
-	while (*s)
-	{
-		if (*pat == '*')
-		{
-			star = pat++;
-			ss = s;
-		}
-		else if (*pat == *s)
-		{
-			pat++;
-			s++;
-		}
-		else if (star)
-		{
-			pat = star + 1;
-			s = ++ss;
-		}
-		else
-			return false;
-	}
-	while (*pat == '*')
-		pat++;
-	return *pat == '\0';
-}
-
 static const char *
 node_attr(const SeAllocNode *n, const char *key)
 {
@@ -521,7 +490,7 @@ filter_matches(const SeAllocFilter *f, const SeAllocNode *n)
 	if (v == NULL)
 		return false;
 	for (i = 0; i < f->nvalues; i++)
-		if (glob_match(f->values[i], v))
+		if (se_wildcard_match(f->values[i], v))
 			return true;
 	return false;
 }

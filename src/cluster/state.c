@@ -24,6 +24,7 @@
 #include "cluster/coordinator.h"
 #include "cluster/state.h"
 #include "cluster/state_int.h"
+#include "util/units.h"
 #include "index/segment.h"
 #include "util/fileio.h"
 #include "util/hash.h"
@@ -89,109 +90,9 @@ se_make_uuid(char out[SE_UUID_LEN + 1])
 	out[SE_UUID_LEN] = '\0';
 }
 
-/* ---------- time and size values ---------- */
-
-/* ES time value ("1s", "500ms", "2m", "-1") in milliseconds. */
-static bool
-parse_time_value(const char *s, int64 *ms)
-{
-	char	   *end;
-	double		v;
-
-	if (strcmp(s, "-1") == 0)
-	{
-		*ms = -1;
-		return true;
-	}
-	v = strtod(s, &end);
-	if (end == s || v < 0)
-		return false;
-	if (strcmp(end, "ms") == 0)
-		*ms = (int64) v;
-	else if (strcmp(end, "s") == 0)
-		*ms = (int64) (v * 1000);
-	else if (strcmp(end, "m") == 0)
-		*ms = (int64) (v * 60000);
-	else if (strcmp(end, "h") == 0)
-		*ms = (int64) (v * 3600000);
-	else if (strcmp(end, "d") == 0)
-		*ms = (int64) (v * 86400000);
-	else if (*end == '\0' && v == 0)
-		*ms = 0;
-	else
-		return false;
-	return true;
-}
-
-static bool
-parse_byte_size(const char *s, int64 *bytes)
-{
-	char	   *end;
-	double		v = strtod(s, &end);
-	double		mult;
-
-	if (end == s || v < 0)
-		return false;
-	if (pg_strcasecmp(end, "b") == 0 || *end == '\0')
-		mult = 1;
-	else if (pg_strcasecmp(end, "kb") == 0)
-		mult = 1024.0;
-	else if (pg_strcasecmp(end, "mb") == 0)
-		mult = 1024.0 * 1024;
-	else if (pg_strcasecmp(end, "gb") == 0)
-		mult = 1024.0 * 1024 * 1024;
-	else if (pg_strcasecmp(end, "tb") == 0)
-		mult = 1024.0 * 1024 * 1024 * 1024;
-	else
-		return false;
-	*bytes = (int64) (v * mult);
-	return true;
-}
-
-static void
-format_time_value(int64 ms, StringInfo out)
-{
-	if (ms < 0)
-		appendStringInfoString(out, "-1");
-	else if (ms % 1000 == 0)
-		appendStringInfo(out, INT64_FORMAT "s", ms / 1000);
-	else
-		appendStringInfo(out, INT64_FORMAT "ms", ms);
-}
-
-static void
-format_byte_size(int64 b, StringInfo out)
-{
-	if (b % (1024 * 1024 * 1024) == 0 && b > 0)
-		appendStringInfo(out, INT64_FORMAT "gb", b / (1024 * 1024 * 1024));
-	else if (b % (1024 * 1024) == 0 && b > 0)
-		appendStringInfo(out, INT64_FORMAT "mb", b / (1024 * 1024));
-	else if (b % 1024 == 0 && b > 0)
-		appendStringInfo(out, INT64_FORMAT "kb", b / 1024);
-	else
-		appendStringInfo(out, INT64_FORMAT "b", b);
-}
-
 /* ---------- settings ---------- */
 
 /* A scalar setting value as text (ES accepts numbers and strings). */
-static char *
-scalar_text(const SeJson *v)
-{
-	switch (v->type)
-	{
-		case SE_JSON_STRING:
-			return pstrdup(v->u.s.str);
-		case SE_JSON_NUMBER:
-			return pnstrdup(v->u.n.text, v->u.n.len);
-		case SE_JSON_TRUE:
-			return pstrdup("true");
-		case SE_JSON_FALSE:
-			return pstrdup("false");
-		default:
-			return NULL;
-	}
-}
 
 static bool
 int_setting(const char *key, const char *val, int min, int max, int *out, SeError *err)
@@ -231,7 +132,7 @@ double_setting(const char *key, const char *val, double min, double max, double 
 static bool
 bytes_setting(const char *key, const char *val, int64 min, int64 *out, SeError *err)
 {
-	if (!parse_byte_size(val, out) || *out < min)
+	if (!se_parse_byte_size(val, out) || *out < min)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "failed to parse setting [index.%s] with value [%s] as a size in bytes (at least " INT64_FORMAT "b)",
@@ -271,7 +172,7 @@ static bool
 apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 			  bool for_update, SeError *err)
 {
-	char	   *val = scalar_text(v);
+	char	   *val = se_json_scalar_text(v);
 
 	if (val == NULL)
 	{
@@ -296,7 +197,7 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, 1024 * 1024, &s->routing_num_shards, err);
 	if (strcmp(key, "refresh_interval") == 0)
 	{
-		if (!parse_time_value(val, &s->refresh_interval_ms))
+		if (!se_parse_time_value(val, &s->refresh_interval_ms))
 			goto bad_time;
 		return true;
 	}
@@ -316,7 +217,7 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 	}
 	if (strcmp(key, "translog.sync_interval") == 0)
 	{
-		if (!parse_time_value(val, &s->sync_interval_ms) || s->sync_interval_ms < 100)
+		if (!se_parse_time_value(val, &s->sync_interval_ms) || s->sync_interval_ms < 100)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
 						 "failed to parse value [%s] for setting [index.translog.sync_interval], must be >= [100ms]", val);
@@ -326,7 +227,7 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 	}
 	if (strcmp(key, "translog.flush_threshold_size") == 0)
 	{
-		if (!parse_byte_size(val, &s->flush_threshold_bytes) || s->flush_threshold_bytes < 56)
+		if (!se_parse_byte_size(val, &s->flush_threshold_bytes) || s->flush_threshold_bytes < 56)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
 						 "failed to parse setting [index.translog.flush_threshold_size] with value [%s] as a size in bytes", val);
@@ -456,13 +357,13 @@ merge_settings_to_json(const SeIndexSettings *s, StringInfo out)
 		appendStringInfo(&pol, ",\"max_merge_at_once\":\"%d\"", p->max_merge_at_once);
 	if (p->floor_segment_bytes != d->floor_segment_bytes)
 	{
-		format_byte_size(p->floor_segment_bytes, &tmp);
+		se_format_byte_size(p->floor_segment_bytes, &tmp);
 		appendStringInfo(&pol, ",\"floor_segment\":\"%s\"", tmp.data);
 		resetStringInfo(&tmp);
 	}
 	if (p->max_merged_segment_bytes != d->max_merged_segment_bytes)
 	{
-		format_byte_size(p->max_merged_segment_bytes, &tmp);
+		se_format_byte_size(p->max_merged_segment_bytes, &tmp);
 		appendStringInfo(&pol, ",\"max_merged_segment\":\"%s\"", tmp.data);
 	}
 	if (p->deletes_pct_allowed != d->deletes_pct_allowed)
@@ -494,14 +395,14 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 	appendStringInfo(out, "\"number_of_shards\":\"%d\",", s->number_of_shards);
 	appendStringInfo(out, "\"number_of_replicas\":\"%d\",", s->number_of_replicas);
 	appendStringInfo(out, "\"routing_num_shards\":\"%d\",", s->routing_num_shards);
-	format_time_value(s->refresh_interval_ms, &tmp);
+	se_format_time_value(s->refresh_interval_ms, &tmp);
 	appendStringInfo(out, "\"refresh_interval\":\"%s\",", tmp.data);
 	resetStringInfo(&tmp);
-	format_time_value(s->sync_interval_ms, &tmp);
+	se_format_time_value(s->sync_interval_ms, &tmp);
 	appendStringInfo(out, "\"translog\":{\"durability\":\"%s\",\"sync_interval\":\"%s\",",
 					 s->durability_async ? "async" : "request", tmp.data);
 	resetStringInfo(&tmp);
-	format_byte_size(s->flush_threshold_bytes, &tmp);
+	se_format_byte_size(s->flush_threshold_bytes, &tmp);
 	appendStringInfo(out, "\"flush_threshold_size\":\"%s\"},", tmp.data);
 	appendStringInfo(out, "\"mapping\":{\"total_fields\":{\"limit\":\"%d\"},\"depth\":{\"limit\":\"%d\"}},",
 					 s->total_fields_limit, s->depth_limit);
@@ -530,10 +431,10 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	initStringInfo(&tmp);
 	appendStringInfo(out, "{\"number_of_shards\":%d,\"number_of_replicas\":%d,\"number_of_routing_shards\":%d,",
 					 s->number_of_shards, s->number_of_replicas, s->routing_num_shards);
-	format_time_value(s->refresh_interval_ms, &tmp);
+	se_format_time_value(s->refresh_interval_ms, &tmp);
 	appendStringInfo(out, "\"refresh_interval\":\"%s\",", tmp.data);
 	resetStringInfo(&tmp);
-	format_time_value(s->sync_interval_ms, &tmp);
+	se_format_time_value(s->sync_interval_ms, &tmp);
 	appendStringInfo(out, "\"translog.durability\":\"%s\",\"translog.sync_interval\":\"%s\",",
 					 s->durability_async ? "async" : "request", tmp.data);
 	appendStringInfo(out, "\"translog.flush_threshold_size\":\"" INT64_FORMAT "b\",", s->flush_threshold_bytes);
@@ -622,26 +523,6 @@ se_index_name_valid(const char *name, SeError *err)
 		return false;
 	}
 	return true;
-}
-
-/* Match s against pat, where '*' matches any run of characters. */
-bool
-se_wildcard_match(const char *pat, const char *s)
-{
-	if (*pat == '\0')
-		return *s == '\0';
-	if (*pat == '*')
-	{
-		for (;;)
-		{
-			if (se_wildcard_match(pat + 1, s))
-				return true;
-			if (*s == '\0')
-				return false;
-			s++;
-		}
-	}
-	return *s == *pat && se_wildcard_match(pat + 1, s + 1);
 }
 
 List *

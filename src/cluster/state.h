@@ -22,6 +22,7 @@
 
 #include "nodes/pg_list.h"
 #include "util/json.h"
+#include "util/match.h"
 #include "index/merge_policy.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
@@ -106,8 +107,6 @@ extern List *se_state_resolve_filtered(const SeClusterState *st, const char *exp
 									   bool include_closed, SeIndexFilter filter,
 									   void *arg, SeError *err);
 
-/* '*' wildcard match (index patterns, task action filters). */
-extern bool se_wildcard_match(const char *pat, const char *s);
 
 /* Validate an ES index name; sets 400 invalid_index_name_exception. */
 extern bool se_index_name_valid(const char *name, SeError *err);

@@ -6,7 +6,7 @@
  *	  bookkeeping equal to a recount, the same input giving the same
  *	  result, a balanced cluster producing no moves).
  */
-/* SOURCES: src/cluster/allocator.c src/util/error.c */
+/* SOURCES: src/cluster/allocator.c src/util/match.c src/util/error.c */
 #include "util/se_common.h"
 
 #include <math.h>
