@@ -677,7 +677,43 @@ state_from_json(const char *data, size_t len, SeError *err)
 		if ((st->indices[i] = se_state_index_from_json(indices->u.a.items[i], err)) == NULL)
 			return NULL;
 	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
+	if (!se_state_settings_from_json(se_json_get(root, "settings"), st, err))
+		return NULL;
 	return st;
+}
+
+/*
+ * The cluster settings of the state: {"persistent":{..},"transient":{..}}
+ * (flat), and in the file also etcd's mod_revision of their key.
+ */
+void
+se_state_settings_to_json(const SeClusterState *st, bool with_revision, StringInfo out)
+{
+	appendStringInfoString(out, "{\"persistent\":");
+	se_csettings_layer_to_json(&st->persistent, out);
+	appendStringInfoString(out, ",\"transient\":");
+	se_csettings_layer_to_json(&st->transient, out);
+	if (with_revision && st->settings_mod_revision > 0)
+		appendStringInfo(out, ",\"mod_revision\":" INT64_FORMAT, st->settings_mod_revision);
+	appendStringInfoChar(out, '}');
+}
+
+bool
+se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err)
+{
+	const SeJson *rev;
+
+	memset(&st->persistent, 0, sizeof(st->persistent));
+	memset(&st->transient, 0, sizeof(st->transient));
+	st->settings_mod_revision = 0;
+	if (j == NULL)				/* a state written before cluster settings */
+		return true;
+	if (!se_csettings_layer_from_json(se_json_get(j, "persistent"), &st->persistent, err) ||
+		!se_csettings_layer_from_json(se_json_get(j, "transient"), &st->transient, err))
+		return false;
+	rev = se_json_get(j, "mod_revision");
+	st->settings_mod_revision = rev && rev->type == SE_JSON_NUMBER ? rev->u.n.i : 0;
+	return true;
 }
 
 /*
@@ -728,7 +764,9 @@ state_to_json(const SeClusterState *st, StringInfo out)
 			appendStringInfoChar(out, ',');
 		se_state_index_to_json(st->indices[i], true, out);
 	}
-	appendStringInfoString(out, "]}");
+	appendStringInfoString(out, "],\"settings\":");
+	se_state_settings_to_json(st, true, out);
+	appendStringInfoChar(out, '}');
 }
 
 /* Read the state file (or an empty state); caller holds state_lock. */
@@ -1201,6 +1239,54 @@ mutate_settings(SeClusterState *st, void *arg, SeError *err)
 }
 
 /* PUT /{index}/_settings: change dynamic settings of one index. */
+static bool
+mutate_cluster_settings(SeClusterState *st, void *arg, SeError *err)
+{
+	return se_csettings_update((const SeJson *) arg, &st->persistent, &st->transient, NULL, err);
+}
+
+bool
+se_state_put_cluster_settings(const SeJson *body, StringInfo answer, SeError *err)
+{
+	const SeClusterState *cur = se_state_current();
+	SeSettingsLayer p = cur->persistent;
+	SeSettingsLayer t = cur->transient;
+	bool		ok;
+
+	/* refuse bad input here, and answer with what this request sets */
+	if (!se_csettings_update(body, &p, &t, answer, err))
+		return false;
+	if (se_state_forwarded(&(StateOp) {"cluster_settings", NULL, NULL, false, body}, &ok, err))
+		return ok;
+	return state_mutate(mutate_cluster_settings, (void *) body, err);
+}
+
+static bool
+mutate_clear_transient(SeClusterState *st, void *arg, SeError *err)
+{
+	bool	   *changed = arg;
+
+	*changed = st->transient.n > 0;
+	memset(&st->transient, 0, sizeof(st->transient));
+	return true;
+}
+
+/* At a single node's start (cluster mode: the cluster's settings stay). */
+void
+se_state_clear_transient_settings(void)
+{
+	SeError		err;
+	bool		changed = false;
+
+	if (!se_cluster_single_node())
+		return;
+	se_error_init(&err);
+	if (se_state_current()->transient.n > 0 &&
+		!state_mutate(mutate_clear_transient, &changed, &err))
+		elog(WARNING, "search_engine: could not clear transient cluster settings: %s",
+			 err.reason ? err.reason : "?");
+}
+
 bool
 se_state_update_settings(const char *name, const SeJson *settings, SeError *err)
 {
@@ -1306,6 +1392,8 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_update_settings(op->name, op->body, err);
 	if (strcmp(op->op, "mapping") == 0)
 		return se_state_put_mapping(op->name, op->body, err);
+	if (strcmp(op->op, "cluster_settings") == 0)
+		return se_state_put_cluster_settings(op->body, NULL, err);
 	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
 	{
 		MappingArgs a;

@@ -23,6 +23,7 @@
 #include "nodes/pg_list.h"
 #include "util/json.h"
 #include "util/match.h"
+#include "cluster/cluster_settings.h"
 #include "index/merge_policy.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
@@ -70,6 +71,10 @@ typedef struct SeClusterState
 	char	   *cluster_uuid;
 	int			nindices;
 	SeIndexMeta **indices;		/* sorted by name */
+	/* PUT /_cluster/settings (cluster mode: etcd key state/settings) */
+	SeSettingsLayer persistent;
+	SeSettingsLayer transient;
+	int64		settings_mod_revision;
 } SeClusterState;
 
 /* This process's current copy (reloaded when the version moved). */
@@ -117,6 +122,15 @@ extern bool se_state_update_settings(const char *name, const SeJson *settings,
 extern bool se_settings_parse(const SeJson *settings, SeIndexSettings *out,
 							  bool for_update, SeError *err);
 extern void se_settings_to_json(const SeIndexMeta *im, StringInfo out);
+
+/*
+ * PUT /_cluster/settings: validated on this node's copy (answer: ES's body),
+ * then committed through the master.  A single node forgets its transient
+ * settings when it restarts, as a whole ES cluster does.
+ */
+extern bool se_state_put_cluster_settings(const SeJson *body, StringInfo answer,
+										  SeError *err);
+extern void se_state_clear_transient_settings(void);
 
 /* Mutations (take the state lock, write the file, bump the version). */
 extern SeIndexMeta *se_state_create_index(const char *name, const SeJson *body,
