@@ -44,3 +44,43 @@ RESET ROLE;
 DROP ROLE se_settings_user;
 -- back to the defaults for the tests that follow
 SELECT search_engine.put_cluster_settings('{"persistent": {"cluster.*": null}, "transient": {"cluster.*": null}}');
+-- index-level allocation settings and blocks (index.blocks.*)
+SELECT search_engine.create_index('blk', '{"settings": {"number_of_shards": 2,
+  "index.routing.allocation.require.box_type": "hot",
+  "index": {"routing": {"allocation": {"total_shards_per_node": 1, "exclude": {"_name": "n9"}}},
+            "unassigned.node_left.delayed_timeout": "5m", "allocation.max_retries": 3}}}');
+SELECT body->'blk'->'settings'->'index'->'routing' AS routing,
+       body->'blk'->'settings'->'index'->'unassigned' AS unassigned,
+       body->'blk'->'settings'->'index'->'allocation' AS allocation
+  FROM search_engine.request('GET', '/blk/_settings');
+-- an empty value removes a filter
+SELECT search_engine.put_settings('blk', '{"index.routing.allocation.exclude._name": ""}');
+SELECT body->'blk'->'settings'->'index'->'routing' AS routing FROM search_engine.request('GET', '/blk/_settings');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/blk/_settings', '{"index.blocks.write": "maybe"}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/blk/_settings', '{"index.routing.allocation.enable": "sometimes"}');
+SELECT search_engine.index_doc('blk', '1', '{"t": "before the block"}', 'true')->>'result';
+-- the write block: documents refused (403), mappings may still change
+SELECT search_engine.put_settings('blk', '{"index": {"blocks": {"write": true}}}');
+SELECT body->'blk'->'settings'->'index'->'blocks' AS blocks FROM search_engine.request('GET', '/blk/_settings');
+SELECT search_engine.index_doc('blk', '2', '{"t": "blocked"}');
+SELECT jsonb_path_query(search_engine.bulk(E'{"index": {"_id": "3"}}\n{"t": "x"}\n{"delete": {"_id": "1"}}\n', 'blk')::jsonb,
+                        '$.items[*].*.error.type') AS item_errors;
+SELECT search_engine.put_mapping('blk', '{"properties": {"k": {"type": "keyword"}}}');
+-- the flood stage's block: 429, mapping changes refused too, reads go on
+SELECT search_engine.put_settings('blk', '{"index.blocks.write": false, "index.blocks.read_only_allow_delete": true}');
+SELECT jsonb_path_query(search_engine.bulk(E'{"index": {"_id": "3"}}\n{"t": "x"}\n', 'blk')::jsonb, '$.items[*].*.status') AS status;
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/blk/_doc/4', '{"t": "y"}');
+SELECT status, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/blk/_mapping', '{"properties": {"k2": {"type": "keyword"}}}');
+SELECT search_engine.count('blk') AS count;
+-- lifted: writes again
+SELECT search_engine.put_settings('blk', '{"index.blocks.read_only_allow_delete": null}');
+SELECT body->'blk'->'settings'->'index' ? 'blocks' AS has_blocks FROM search_engine.request('GET', '/blk/_settings');
+SELECT search_engine.index_doc('blk', '4', '{"t": "after"}', 'true')->>'result';
+-- a blocked index can still be deleted
+SELECT search_engine.put_settings('blk', '{"index.blocks.read_only": true}');
+SELECT search_engine.index_doc('blk', '5', '{"t": "no"}');
+SELECT search_engine.delete_index('blk');

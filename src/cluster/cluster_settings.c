@@ -164,6 +164,26 @@ layer_copy(const SeSettingsLayer *l)
 	return c;
 }
 
+void
+se_csettings_layer_put(SeSettingsLayer *l, const char *key, const char *value)
+{
+	int			i;
+
+	if (value)
+	{
+		layer_set(l, key, value);
+		return;
+	}
+	if ((i = layer_find(l, key)) >= 0)
+		layer_remove_at(l, i);
+}
+
+SeSettingsLayer
+se_csettings_layer_copy(const SeSettingsLayer *l)
+{
+	return layer_copy(l);
+}
+
 const char *
 se_csettings_get(const SeSettingsLayer *persistent, const SeSettingsLayer *transient,
 				 const char *key)

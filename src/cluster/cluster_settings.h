@@ -53,6 +53,10 @@ extern void se_csettings_layer_nested(const SeSettingsLayer *l, StringInfo out);
 extern bool se_csettings_layer_from_json(const SeJson *obj, SeSettingsLayer *l,
 										 SeError *err);
 
+/* Set (value NULL: remove) a key of a layer; copy: a layer of its own. */
+extern void se_csettings_layer_put(SeSettingsLayer *l, const char *key, const char *value);
+extern SeSettingsLayer se_csettings_layer_copy(const SeSettingsLayer *l);
+
 /* The effective value of key (transient, persistent, default; NULL if none). */
 extern const char *se_csettings_get(const SeSettingsLayer *persistent,
 									const SeSettingsLayer *transient,

@@ -58,6 +58,10 @@ static const SeIndexSettings default_settings = {
 		.deletes_pct_allowed = SE_MERGE_DEFAULT_DELETES_PCT,
 	},
 	.merge_max_thread_count = 1,
+	.total_shards_per_node = -1,
+	.allocation_enable = 0,
+	.max_retries = 5,
+	.delayed_timeout_ms = 60000,
 };
 
 static char *
@@ -167,6 +171,104 @@ apply_merge_setting(SeIndexSettings *s, const char *key, const char *val,
 	return false;
 }
 
+static bool
+bool_setting(const char *key, const char *val, bool *out, SeError *err)
+{
+	if (strcmp(val, "true") == 0 || strcmp(val, "false") == 0)
+	{
+		*out = val[0] == 't';
+		return true;
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "Failed to parse value [%s] as only [true] or [false] are allowed for setting [index.%s]",
+				 val, key);
+	return false;
+}
+
+static const char *const allocation_enable_names[] = {"all", "primaries", "new_primaries", "none", NULL};
+
+static bool
+is_allocation_setting(const char *key)
+{
+	return strncmp(key, "blocks.", 7) == 0 || strncmp(key, "routing.allocation.", 19) == 0 ||
+		strcmp(key, "allocation.max_retries") == 0 ||
+		strcmp(key, "unassigned.node_left.delayed_timeout") == 0;
+}
+
+/* the text of an allocation setting's default ("" removes a filter) */
+static const char *
+allocation_setting_default(const char *key)
+{
+	if (strncmp(key, "blocks.", 7) == 0)
+		return "false";
+	if (strcmp(key, "routing.allocation.total_shards_per_node") == 0)
+		return "-1";
+	if (strcmp(key, "routing.allocation.enable") == 0)
+		return "all";
+	if (strcmp(key, "allocation.max_retries") == 0)
+		return "5";
+	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0)
+		return "1m";
+	return "";
+}
+
+/* index.blocks.*, index.routing.allocation.*, index.allocation.max_retries, ... */
+static bool
+apply_allocation_setting(SeIndexSettings *s, const char *key, const char *val, SeError *err)
+{
+	static const char *const kinds[] = {"include.", "exclude.", "require.", NULL};
+	int			k;
+
+	if (strcmp(key, "blocks.write") == 0)
+		return bool_setting(key, val, &s->blocks_write, err);
+	if (strcmp(key, "blocks.read_only") == 0)
+		return bool_setting(key, val, &s->blocks_read_only, err);
+	if (strcmp(key, "blocks.read_only_allow_delete") == 0)
+		return bool_setting(key, val, &s->blocks_read_only_allow_delete, err);
+	if (strcmp(key, "routing.allocation.total_shards_per_node") == 0)
+		return int_setting(key, val, -1, INT_MAX, &s->total_shards_per_node, err);
+	if (strcmp(key, "allocation.max_retries") == 0)
+		return int_setting(key, val, 0, INT_MAX, &s->max_retries, err);
+	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0)
+	{
+		if (!se_parse_time_value(val, &s->delayed_timeout_ms) || s->delayed_timeout_ms < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "failed to parse setting [index.%s] with value [%s] as a time value", key, val);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "routing.allocation.enable") == 0)
+	{
+		for (k = 0; allocation_enable_names[k]; k++)
+			if (strcmp(val, allocation_enable_names[k]) == 0)
+			{
+				s->allocation_enable = k;
+				return true;
+			}
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "illegal value can't update [index.routing.allocation.enable] from [%s] to [%s]",
+					 allocation_enable_names[s->allocation_enable], val);
+		return false;
+	}
+	for (k = 0; kinds[k]; k++)
+	{
+		const char *rest = key + strlen("routing.allocation.");
+
+		if (strncmp(rest, kinds[k], strlen(kinds[k])) == 0 && rest[strlen(kinds[k])] != '\0')
+		{
+			/* an empty value removes the filter, as ES */
+			se_csettings_layer_put(&s->allocation_filters, rest, val[0] ? val : NULL);
+			return true;
+		}
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "unknown setting [index.%s] please check that any required plugins are installed, or check the breaking changes documentation for removed settings",
+				 key);
+	return false;
+}
+
 /* Apply one flat setting (without "index." prefix). */
 static bool
 apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
@@ -174,6 +276,9 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 {
 	char	   *val = se_json_scalar_text(v);
 
+	/* null resets a block or allocation setting to its default, as ES */
+	if (v->type == SE_JSON_NULL && is_allocation_setting(key))
+		return apply_allocation_setting(s, key, allocation_setting_default(key), err);
 	if (val == NULL)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
@@ -247,6 +352,8 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, INT_MAX, &s->max_regex_length, err);
 	if (strncmp(key, "merge.", 6) == 0)
 		return apply_merge_setting(s, key, val, err);
+	if (is_allocation_setting(key))
+		return apply_allocation_setting(s, key, val, err);
 	if (strcmp(key, "codec") == 0)
 	{
 		if (strcmp(val, "default") == 0)
@@ -318,6 +425,8 @@ se_settings_parse(const SeJson *settings, SeIndexSettings *out, bool for_update,
 {
 	if (!for_update)
 		*out = default_settings;
+	/* out may share its filters with the state it was copied from */
+	out->allocation_filters = se_csettings_layer_copy(&out->allocation_filters);
 	if (settings == NULL || settings->type == SE_JSON_NULL)
 		goto done;
 	if (settings->type != SE_JSON_OBJECT)
@@ -335,6 +444,66 @@ done:
 			out->routing_num_shards = se_routing_num_shards(out->number_of_shards);
 	}
 	return true;
+}
+
+/*
+ * Blocks and allocation settings that differ from the defaults, each as
+ * ,"key":"value" -- flat ("blocks.write") or nested under "blocks" and
+ * "routing"/"allocation"/"unassigned" objects.
+ */
+static void
+allocation_settings_to_json(const SeIndexSettings *s, bool flat, StringInfo out)
+{
+	SeSettingsLayer l = se_csettings_layer_copy(&s->allocation_filters);
+	SeSettingsLayer all = {0};
+	int			i;
+
+	for (i = 0; i < l.n; i++)
+		se_csettings_layer_put(&all, psprintf("routing.allocation.%s", l.keys[i]), l.values[i]);
+	if (s->blocks_write)
+		se_csettings_layer_put(&all, "blocks.write", "true");
+	if (s->blocks_read_only)
+		se_csettings_layer_put(&all, "blocks.read_only", "true");
+	if (s->blocks_read_only_allow_delete)
+		se_csettings_layer_put(&all, "blocks.read_only_allow_delete", "true");
+	if (s->total_shards_per_node != default_settings.total_shards_per_node)
+		se_csettings_layer_put(&all, "routing.allocation.total_shards_per_node",
+							   psprintf("%d", s->total_shards_per_node));
+	if (s->allocation_enable != default_settings.allocation_enable)
+		se_csettings_layer_put(&all, "routing.allocation.enable",
+							   allocation_enable_names[s->allocation_enable]);
+	if (s->max_retries != default_settings.max_retries)
+		se_csettings_layer_put(&all, "allocation.max_retries", psprintf("%d", s->max_retries));
+	if (s->delayed_timeout_ms != default_settings.delayed_timeout_ms)
+	{
+		StringInfoData t;
+
+		initStringInfo(&t);
+		se_format_time_value(s->delayed_timeout_ms, &t);
+		se_csettings_layer_put(&all, "unassigned.node_left.delayed_timeout", t.data);
+	}
+	if (all.n == 0)
+		return;
+	if (flat)
+	{
+		for (i = 0; i < all.n; i++)
+		{
+			appendStringInfoChar(out, ',');
+			se_json_write_string(out, all.keys[i], strlen(all.keys[i]));
+			appendStringInfoChar(out, ':');
+			se_json_write_string(out, all.values[i], strlen(all.values[i]));
+		}
+	}
+	else
+	{
+		StringInfoData nested;
+
+		/* {"allocation":..,"blocks":..}: its members, without the braces */
+		initStringInfo(&nested);
+		se_csettings_layer_nested(&all, &nested);
+		appendStringInfoChar(out, ',');
+		appendBinaryStringInfo(out, nested.data + 1, nested.len - 2);
+	}
 }
 
 /*
@@ -412,7 +581,9 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 		appendStringInfo(out, "\"max_terms_count\":\"%d\",", s->max_terms_count);
 	if (s->max_regex_length != default_settings.max_regex_length)
 		appendStringInfo(out, "\"max_regex_length\":\"%d\",", s->max_regex_length);
-	appendStringInfo(out, "\"codec\":\"%s\",", s->best_compression ? "best_compression" : "default");
+	appendStringInfo(out, "\"codec\":\"%s\"", s->best_compression ? "best_compression" : "default");
+	allocation_settings_to_json(s, false, out);
+	appendStringInfoChar(out, ',');
 	merge_settings_to_json(s, out);
 	appendStringInfoString(out, "\"uuid\":");
 	se_json_write_string(out, im->uuid, strlen(im->uuid));
@@ -449,6 +620,10 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 					 s->merge_policy.segments_per_tier, s->merge_policy.max_merge_at_once,
 					 s->merge_policy.floor_segment_bytes, s->merge_policy.max_merged_segment_bytes,
 					 s->merge_policy.deletes_pct_allowed, s->merge_max_thread_count);
+	/* the settings below only once set (a state file of before them reads the same) */
+	out->len--;					/* reopen the object */
+	allocation_settings_to_json(s, true, out);
+	appendStringInfoChar(out, '}');
 	pfree(tmp.data);
 }
 
@@ -1239,6 +1414,25 @@ mutate_settings(SeClusterState *st, void *arg, SeError *err)
 }
 
 /* PUT /{index}/_settings: change dynamic settings of one index. */
+bool
+se_index_write_blocked(const SeIndexMeta *im, bool metadata, SeError *err)
+{
+	const SeIndexSettings *s = &im->settings;
+
+	se_error_init(err);
+	if (s->blocks_read_only_allow_delete)
+		se_error_set(err, 429, "cluster_block_exception",
+					 "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];",
+					 im->name);
+	else if (s->blocks_read_only)
+		se_error_set(err, 403, "cluster_block_exception",
+					 "index [%s] blocked by: [FORBIDDEN/5/index read-only (api)];", im->name);
+	else if (s->blocks_write && !metadata)
+		se_error_set(err, 403, "cluster_block_exception",
+					 "index [%s] blocked by: [FORBIDDEN/8/index write (api)];", im->name);
+	return se_error_is_set(err);
+}
+
 static bool
 mutate_cluster_settings(SeClusterState *st, void *arg, SeError *err)
 {
@@ -1321,6 +1515,9 @@ mutate_mapping(SeClusterState *st, void *arg, SeError *err)
 					 a->name ? a->name : a->uuid);
 		return false;
 	}
+	/* an explicit mapping change obeys the read-only blocks */
+	if (a->name && se_index_write_blocked(im, true, err))
+		return false;
 	limits.total_fields_limit = im->settings.total_fields_limit;
 	limits.depth_limit = im->settings.depth_limit;
 	if (!se_mapping_merge(im->mapping, a->mappings, &limits, err))

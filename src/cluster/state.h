@@ -46,6 +46,17 @@ typedef struct SeIndexSettings
 	bool		best_compression;
 	SeMergePolicy merge_policy; /* index.merge.policy.* */
 	int			merge_max_thread_count; /* index.merge.scheduler.max_thread_count */
+	/* index.blocks.*: document writes (and, read-only, mapping changes) refused */
+	bool		blocks_write;
+	bool		blocks_read_only;
+	bool		blocks_read_only_allow_delete;	/* set by the flood stage too */
+	/* allocation (the master's allocator) */
+	int			total_shards_per_node;	/* index.routing.allocation.total_shards_per_node, -1 */
+	int			allocation_enable;	/* index.routing.allocation.enable (SeAllocEnable) */
+	int			max_retries;	/* index.allocation.max_retries */
+	int64		delayed_timeout_ms; /* index.unassigned.node_left.delayed_timeout */
+	/* index.routing.allocation.{include,exclude,require}.<attr>: "kind.attr" -> values */
+	SeSettingsLayer allocation_filters;
 } SeIndexSettings;
 
 typedef struct SeIndexMeta
@@ -122,6 +133,14 @@ extern bool se_state_update_settings(const char *name, const SeJson *settings,
 extern bool se_settings_parse(const SeJson *settings, SeIndexSettings *out,
 							  bool for_update, SeError *err);
 extern void se_settings_to_json(const SeIndexMeta *im, StringInfo out);
+
+/*
+ * Is a write to im refused by one of its index.blocks.* settings?  Then
+ * err holds ES's cluster_block_exception: 429 for the flood stage's
+ * read_only_allow_delete, 403 for write and read_only.  metadata: a
+ * mapping change (blocked by the read-only blocks, not by write).
+ */
+extern bool se_index_write_blocked(const SeIndexMeta *im, bool metadata, SeError *err);
 
 /*
  * PUT /_cluster/settings: validated on this node's copy (answer: ES's body),
