@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "cluster/allocator.h"
+#include "util/json.h"
 #include "util/match.h"
 
 static void count_awareness_values(SeAllocModel *m);
@@ -1733,4 +1734,226 @@ se_alloc_explain(SeAllocModel *m, int id, SeAllocNodeDecision *decisions,
 			remain->verdicts = ex.v;
 		}
 	}
+}
+
+const char *
+se_unassigned_reason_name(SeUnassignedReason r)
+{
+	switch (r)
+	{
+		case SE_UNASSIGNED_INDEX_CREATED:
+			return "INDEX_CREATED";
+		case SE_UNASSIGNED_NODE_LEFT:
+			return "NODE_LEFT";
+		case SE_UNASSIGNED_ALLOCATION_FAILED:
+			return "ALLOCATION_FAILED";
+		case SE_UNASSIGNED_REROUTE_CANCELLED:
+			return "REROUTE_CANCELLED";
+		case SE_UNASSIGNED_REPLICA_ADDED:
+			return "REPLICA_ADDED";
+		case SE_UNASSIGNED_INDEX_REOPENED:
+			return "INDEX_REOPENED";
+		case SE_UNASSIGNED_CLUSTER_RECOVERED:
+			return "CLUSTER_RECOVERED";
+	}
+	return "INDEX_CREATED";
+}
+
+static void
+json_str(StringInfo out, const char *s)
+{
+	se_json_write_string(out, s ? s : "", -1);
+}
+
+static const char *
+decision_lower(SeDecisionType d)
+{
+	return d == SE_DECISION_YES ? "yes" : d == SE_DECISION_THROTTLE ? "throttled" : "no";
+}
+
+static void
+deciders_json(const SeAllocNodeDecision *d, bool include_yes, StringInfo out)
+{
+	int			k;
+	bool		first = true;
+
+	appendStringInfoChar(out, '[');
+	for (k = 0; k < d->nverdicts; k++)
+	{
+		const SeAllocVerdict *v = &d->verdicts[k];
+
+		if (v->type == SE_DECISION_YES && !include_yes)
+			continue;
+		if (!first)
+			appendStringInfoChar(out, ',');
+		first = false;
+		appendStringInfoString(out, "{\"decider\":");
+		json_str(out, v->decider);
+		appendStringInfo(out, ",\"decision\":\"%s\",\"explanation\":", se_decision_name(v->type));
+		json_str(out, v->explanation);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoChar(out, ']');
+}
+
+static void
+node_head_json(const SeAllocNode *n, StringInfo out)
+{
+	int			a;
+
+	appendStringInfoString(out, "\"node_id\":");
+	json_str(out, n->id);
+	appendStringInfoString(out, ",\"node_name\":");
+	json_str(out, n->name);
+	appendStringInfoString(out, ",\"transport_address\":");
+	json_str(out, n->transport_address ? n->transport_address : n->host);
+	appendStringInfoString(out, ",\"node_attributes\":{");
+	for (a = 0; a < n->nattrs; a++)
+	{
+		if (a)
+			appendStringInfoChar(out, ',');
+		json_str(out, n->attrs[a].key);
+		appendStringInfoChar(out, ':');
+		json_str(out, n->attrs[a].value);
+	}
+	appendStringInfoChar(out, '}');
+}
+
+/* the data nodes' decisions, ranked by weight (1 = the allocator's choice) */
+static void
+node_decisions_json(SeAllocModel *m, SeAllocNodeDecision *d, int skip_node,
+					bool include_yes, StringInfo out)
+{
+	int			i,
+				rank = 0;
+	bool		first = true;
+
+	appendStringInfoString(out, "\"node_allocation_decisions\":[");
+	for (i = 0; i < m->nnodes; i++)
+	{
+		if (!m->nodes[d[i].node].data)
+			continue;
+		rank++;
+		if (d[i].node == skip_node)
+			continue;
+		if (!first)
+			appendStringInfoChar(out, ',');
+		first = false;
+		appendStringInfoChar(out, '{');
+		node_head_json(&m->nodes[d[i].node], out);
+		appendStringInfo(out, ",\"node_decision\":\"%s\",\"weight_ranking\":%d,\"deciders\":",
+						 decision_lower(d[i].type), rank);
+		deciders_json(&d[i], include_yes, out);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoChar(out, ']');
+}
+
+void
+se_alloc_explain_json(SeAllocModel *m, int id, bool include_yes, StringInfo out)
+{
+	SeAllocCopy *c = &m->copies[id];
+	SeAllocNodeDecision *d = palloc0(sizeof(SeAllocNodeDecision) * Max(m->nnodes, 1));
+	SeAllocNodeDecision remain;
+	int			i;
+	bool		any_yes = false,
+				any_throttle = false;
+
+	se_alloc_explain(m, id, d, &remain);
+	for (i = 0; i < m->nnodes; i++)
+		if (m->nodes[d[i].node].data && d[i].node != c->node)
+		{
+			any_yes |= d[i].type == SE_DECISION_YES;
+			any_throttle |= d[i].type == SE_DECISION_THROTTLE;
+		}
+	appendStringInfoString(out, "{\"index\":");
+	json_str(out, m->indices[c->index].name);
+	appendStringInfo(out, ",\"shard\":%d,\"primary\":%s,\"current_state\":\"%s\"",
+					 c->shard, c->primary ? "true" : "false",
+					 c->state == SE_COPY_UNASSIGNED ? "unassigned" :
+					 c->state == SE_COPY_INITIALIZING ? "initializing" :
+					 c->state == SE_COPY_RELOCATING ? "relocating" : "started");
+	if (c->state == SE_COPY_UNASSIGNED)
+	{
+		const char *can;
+		const char *why;
+
+		appendStringInfo(out, ",\"unassigned_info\":{\"reason\":\"%s\",\"at_millis\":" INT64_FORMAT
+						 ",\"failed_allocation_attempts\":%d}",
+						 se_unassigned_reason_name(c->reason), c->unassigned_at_ms, c->failed_attempts);
+		if (c->primary && c->data_node >= 0 && !m->nodes[c->data_node].data)
+		{
+			can = "no_valid_shard_copy";
+			why = "Elasticsearch can't allocate this shard because there are no copies of its data in the cluster. Elasticsearch will allocate this shard when a node holding a good copy of its data joins the cluster. If no such node is available, restore this index from a recent snapshot.";
+		}
+		else if (delayed(m, c))
+		{
+			can = "allocation_delayed";
+			why = "The node containing this shard copy recently left the cluster. Elasticsearch is waiting for it to return. If the node does not return within [index.unassigned.node_left.delayed_timeout] then Elasticsearch will allocate this shard to another node.";
+		}
+		else if (any_yes)
+		{
+			can = "yes";
+			why = "Elasticsearch can allocate the shard.";
+		}
+		else if (any_throttle)
+		{
+			can = "throttled";
+			why = "Elasticsearch is currently busy with other activities. It expects to be able to allocate this shard when those activities finish. Please wait.";
+		}
+		else
+		{
+			can = "no";
+			why = "Elasticsearch isn't allowed to allocate this shard to any of the nodes in the cluster. Choose a node to which you expect this shard to be allocated, find this node in the node-by-node explanation, and address the reasons which prevent Elasticsearch from allocating this shard there.";
+		}
+		appendStringInfo(out, ",\"can_allocate\":\"%s\",\"allocate_explanation\":", can);
+		json_str(out, why);
+		appendStringInfoChar(out, ',');
+		node_decisions_json(m, d, -1, include_yes, out);
+	}
+	else
+	{
+		int			rank = 0;
+
+		for (i = 0; i < m->nnodes; i++)
+			if (m->nodes[d[i].node].data)
+			{
+				rank++;
+				if (d[i].node == c->node)
+					break;
+			}
+		appendStringInfoString(out, ",\"current_node\":{\"id\":");
+		json_str(out, m->nodes[c->node].id);
+		appendStringInfoString(out, ",\"name\":");
+		json_str(out, m->nodes[c->node].name);
+		appendStringInfoString(out, ",\"transport_address\":");
+		json_str(out, m->nodes[c->node].transport_address ? m->nodes[c->node].transport_address
+				 : m->nodes[c->node].host);
+		appendStringInfo(out, ",\"weight_ranking\":%d}", rank);
+		appendStringInfo(out, ",\"can_remain_on_current_node\":\"%s\"",
+						 remain.type == SE_DECISION_NO ? "no" : "yes");
+		if (remain.type == SE_DECISION_NO)
+		{
+			appendStringInfoString(out, ",\"can_remain_decisions\":");
+			deciders_json(&remain, include_yes, out);
+			appendStringInfo(out, ",\"can_move_to_other_node\":\"%s\",\"move_explanation\":",
+							 any_yes ? "yes" : any_throttle ? "throttled" : "no");
+			json_str(out, any_yes ? "Elasticsearch can move the shard to another node."
+					 : any_throttle ? "Elasticsearch is currently busy with other activities. It expects to be able to move this shard when those activities finish. Please wait."
+					 : "This shard may not remain on its current node, but Elasticsearch isn't allowed to move it to another node. Choose a node to which you expect this shard to be allocated, find this node in the node-by-node explanation, and address the reasons which prevent Elasticsearch from allocating this shard there.");
+		}
+		else
+		{
+			bool		may = rebalance_allowed(m) && copy_may_rebalance(m, c);
+
+			appendStringInfo(out, ",\"can_rebalance_cluster\":\"%s\",\"can_rebalance_to_other_node\":\"%s\",\"rebalance_explanation\":",
+							 may ? "yes" : "no", may && any_yes ? "yes" : "no");
+			json_str(out, !may ? "Elasticsearch is not allowed to rebalance the cluster now: the rebalancing setting forbids it, or a shard copy is unassigned or initializing."
+					 : any_yes ? "This shard is in a well-balanced location and can remain here, though other nodes would also accept it."
+					 : "Elasticsearch cannot rebalance this shard to another node since there is no node to which allocation is permitted which would improve the cluster balance. If you expect this shard to be rebalanced to another node, find this node in the node-by-node explanation and address the reasons which prevent Elasticsearch from rebalancing this shard there.");
+		}
+		appendStringInfoChar(out, ',');
+		node_decisions_json(m, d, c->node, include_yes, out);
+	}
+	appendStringInfoChar(out, '}');
 }

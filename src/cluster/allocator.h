@@ -121,6 +121,7 @@ typedef struct SeAllocNode
 	const char *id;				/* ephemeral id; the model's order breaks ties */
 	const char *name;
 	const char *host;
+	const char *transport_address;	/* for explain; NULL: host */
 	int			nattrs;
 	SeAllocAttr *attrs;
 	bool		data;			/* holds shards (coordinating/master-only: false) */
@@ -295,6 +296,17 @@ extern void se_alloc_retry_failed(SeAllocModel *m);
 extern void se_alloc_explain(SeAllocModel *m, int copy,
 							 SeAllocNodeDecision *decisions,
 							 SeAllocNodeDecision *remain);
+
+/*
+ * GET /_cluster/allocation/explain for copy, in ES's shape: current state,
+ * unassigned_info, can_allocate / can_remain_on_current_node /
+ * can_move_to_other_node / can_rebalance_*, and node_allocation_decisions
+ * ranked by weight, each with the deciders that said NO or THROTTLE (every
+ * decider with include_yes_decisions).  now_ms: the settings' now_ms.
+ */
+extern void se_alloc_explain_json(SeAllocModel *m, int copy, bool include_yes_decisions,
+								  StringInfo out);
+extern const char *se_unassigned_reason_name(SeUnassignedReason r);
 
 /* The copy ids of (index, shard): first and count. */
 extern int	se_alloc_shard_copies(const SeAllocModel *m, int index, int shard, int *ncopies);

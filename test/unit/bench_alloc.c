@@ -22,7 +22,7 @@
  *
  *	  usage: bench_alloc INITIAL_MAX SIZE [SIZE...] (copies)
  */
-/* SOURCES: src/cluster/allocator.c src/util/match.c src/util/error.c */
+/* SOURCES: src/cluster/allocator.c src/util/match.c src/util/json.c src/util/error.c */
 #include "util/se_common.h"
 
 #include <stdlib.h>

@@ -6,12 +6,13 @@
  *	  bookkeeping equal to a recount, the same input giving the same
  *	  result, a balanced cluster producing no moves).
  */
-/* SOURCES: src/cluster/allocator.c src/util/match.c src/util/error.c */
+/* SOURCES: src/cluster/allocator.c src/util/match.c src/util/json.c src/util/error.c */
 #include "util/se_common.h"
 
 #include <math.h>
 
 #include "cluster/allocator.h"
+#include "util/json.h"
 #include "unit_test.h"
 
 /* ---- building models ---- */
@@ -711,6 +712,79 @@ test_commands(void)
 			 "with it, an empty primary on n1");
 }
 
+static SeJson *
+explain_json(SeAllocModel *m, int copy, bool yes)
+{
+	StringInfoData s;
+	SeError		err;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j;
+
+	initStringInfo(&s);
+	se_alloc_explain_json(m, copy, yes, &s);
+	se_error_init(&err);
+	j = se_json_parse(s.data, s.len, &opts, &err);
+	UT_CHECK(j != NULL, "explain writes valid JSON: %s", s.data);
+	return j;
+}
+
+static const char *
+jstr(const SeJson *o, const char *k)
+{
+	const SeJson *v = se_json_get(o, k);
+
+	return v && v->type == SE_JSON_STRING ? v->u.s.str : "";
+}
+
+static void
+test_explain_json(void)
+{
+	Builder		b;
+	SeJson	   *j;
+	const SeJson *nd;
+	int			ix;
+
+	b_init(&b, 2);
+	b_attr(&b, 0, "box_type", "cold");
+	b_attr(&b, 1, "box_type", "cold");
+	ix = b_index(&b, "logs", 1, 0);
+	b.m.indices[ix].filters.require = filter1("box_type", "hot", NULL);
+	b.m.indices[ix].filters.nrequire = 1;
+	prepare(&b.m);
+	se_alloc_reroute(&b.m);
+	j = explain_json(&b.m, 0, false);
+	nd = se_json_get(j, "node_allocation_decisions");
+	UT_CHECK(strcmp(jstr(j, "current_state"), "unassigned") == 0 &&
+			 strcmp(jstr(j, "can_allocate"), "no") == 0 &&
+			 strcmp(jstr(se_json_get(j, "unassigned_info"), "reason"), "INDEX_CREATED") == 0,
+			 "an unassigned copy no node takes");
+	UT_CHECK(nd && nd->type == SE_JSON_ARRAY && nd->u.a.count == 2 &&
+			 strcmp(jstr(nd->u.a.items[0], "node_decision"), "no") == 0 &&
+			 se_json_get(nd->u.a.items[0], "deciders")->u.a.count == 1 &&
+			 strcmp(jstr(se_json_get(nd->u.a.items[0], "deciders")->u.a.items[0], "decider"), "filter") == 0,
+			 "each node names the decider that says no (and only it)");
+	j = explain_json(&b.m, 0, true);
+	nd = se_json_get(j, "node_allocation_decisions");
+	UT_CHECK(se_json_get(nd->u.a.items[0], "deciders")->u.a.count > 5, "include_yes_decisions lists them all");
+
+	/* a started copy that may not remain, with a node to go to */
+	b.m.indices[ix].filters.nrequire = 0;
+	se_alloc_reroute(&b.m);
+	start_all(&b.m);
+	b.m.indices[ix].filters.exclude = filter1("_name", b.m.nodes[b.m.copies[0].node].name, NULL);
+	b.m.indices[ix].filters.nexclude = 1;
+	j = explain_json(&b.m, 0, false);
+	UT_CHECK(strcmp(jstr(j, "current_state"), "started") == 0 &&
+			 strcmp(jstr(j, "can_remain_on_current_node"), "no") == 0 &&
+			 strcmp(jstr(j, "can_move_to_other_node"), "yes") == 0 &&
+			 se_json_get(j, "current_node") != NULL,
+			 "a copy excluded from its node can move");
+	b.m.indices[ix].filters.nexclude = 0;
+	j = explain_json(&b.m, 0, false);
+	UT_CHECK(strcmp(jstr(j, "can_remain_on_current_node"), "yes") == 0 &&
+			 strcmp(jstr(j, "can_rebalance_cluster"), "yes") == 0, "and stays once allowed");
+}
+
 /* ---- property tests on random clusters ---- */
 
 static SeAllocModel *
@@ -833,6 +907,7 @@ main(void)
 	test_existing_store_and_node_left();
 	test_rebalance();
 	test_commands();
+	test_explain_json();
 	test_properties();
 	return ut_finish("test_allocator");
 }
