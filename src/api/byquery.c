@@ -1612,6 +1612,7 @@ typedef struct ShardRef
 {
 	char	   *index;
 	int			shard;
+	bool		local;			/* on this node (else a child task's) */
 } ShardRef;
 
 typedef enum RunStep
@@ -1655,12 +1656,30 @@ slice_start(SliceRun *run, SeError *err)
 		{
 			run->refs[run->nrefs].index = pstrdup(im->name);
 			run->refs[run->nrefs].shard = s;
+			run->refs[run->nrefs].local = se_state_shard_local(im, s);
 			run->nrefs++;
 		}
 	}
 	/* max_docs is divided among slices, as ES does */
 	run->max_docs = run->rq.max_docs < 0 ? -1 :
 		run->rq.max_docs / nslices + (sid < run->rq.max_docs % nslices ? 1 : 0);
+	if (run->max_docs >= 0 && nslices < run->nrefs)
+	{
+		/*
+		 * The slice's shards may be on several nodes, each running its part:
+		 * its limit is divided among its shards, and this part takes those
+		 * of its own, so the parts never exceed it together (one node: all).
+		 */
+		int64		limit = run->max_docs;
+		int			k = (run->nrefs - sid + nslices - 1) / nslices;
+		int			j = 0;
+		int			r;
+
+		run->max_docs = 0;
+		for (r = sid; r < run->nrefs; r += nslices, j++)
+			if (run->refs[r].local)
+				run->max_docs += limit / k + (j < limit % k ? 1 : 0);
+	}
 	if (run->rq.script.present)
 	{
 		run->runner = se_script_runner_create(&run->rq.script, err);

@@ -222,6 +222,9 @@ my @ubq_ops = (
 	[ 'n3', 'delete_by_query', q{'ubq', '{"query":{"range":{"n":{"gte":250,"lte":280}}}}', slices => '6'} ],
 	[ 'n3', 'reindex', q{'{"source":{"index":"ubq","query":{"range":{"n":{"lt":100}}}},"dest":{"index":"ubq_copy"},"script":{"source":"ctx._source.copied = true"}}', slices => '2'} ],
 	[ 'n2', 'update_by_query', q{'ubq', '{"query":{"match":{"title":"doc"}},"script":{"source":"ctx._source.tail = ctx._id"}}', slices => '1'} ],
+	# max_docs: a slice's shards on two nodes share its limit, never exceeding it
+	[ 'n3', 'update_by_query', q{'ubq', '{"max_docs":10}', slices => '3'} ],
+	[ 'n1', 'update_by_query', q{'ubq', '{"max_docs":7}', slices => '1'} ],
 );
 for my $op (@ubq_ops)
 {
