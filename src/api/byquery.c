@@ -17,7 +17,8 @@
  * cancellation is seen before every document and inside a shard's scan
  * (the search interrupt hook, slice_interrupt_check).  The last slice to
  * finish writes the ES response into the task file, where get_task finds
- * it even after a restart.
+ * it even after a restart.  In a cluster a task's slices also run as
+ * child tasks on the other nodes holding its shards (see "Across nodes").
  *
  *-------------------------------------------------------------------------
  */
