@@ -3104,6 +3104,54 @@ tasks_row_from_json(ReturnSetInfo *rsinfo, const SeJson *root)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/*
+ * The running tasks of the other nodes (a node that does not answer is
+ * left out); their finished tasks stay in their nodes' files.
+ */
+static void
+remote_running_rows(ReturnSetInfo *rsinfo)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			i;
+
+	se_cluster_view(v);
+	for (i = 0; i < v->nmembers && !v->single_node; i++)
+	{
+		SeResponse	r;
+		SeError		e;
+		SeJson	   *nodes;
+		SeJson	   *tasks;
+		SeJsonParseOptions opts = {0};
+		int			k;
+
+		if (strcmp(v->members[i].name, v->local_name) == 0)
+			continue;
+		se_response_init(&r);
+		se_error_init(&e);
+		/* the answer is the node's member of "nodes": make it an object */
+		appendStringInfoChar(&r.body, '{');
+		if (!forward_task_op(v->members[i].name, "list", NULL, 0, NULL, &r, &e))
+			continue;
+		appendStringInfoChar(&r.body, '}');
+		nodes = se_json_parse(r.body.data, r.body.len, &opts, &e);
+		tasks = nodes && nodes->u.o.count == 1 ?
+			se_json_get(nodes->u.o.members[0].value, "tasks") : NULL;
+		for (k = 0; tasks && tasks->type == SE_JSON_OBJECT && k < tasks->u.o.count; k++)
+		{
+			SeJson	   *root;
+			StringInfoData b;
+
+			initStringInfo(&b);
+			appendStringInfoString(&b, "{\"completed\":false,\"task\":");
+			se_json_write(&b, tasks->u.o.members[k].value);
+			appendStringInfoChar(&b, '}');
+			root = se_json_parse(b.data, b.len, &opts, &e);
+			if (root)
+				tasks_row_from_json(rsinfo, root);
+		}
+	}
+}
+
 PG_FUNCTION_INFO_V1(se_sql_tasks);
 Datum
 se_sql_tasks(PG_FUNCTION_ARGS)
@@ -3153,6 +3201,7 @@ se_sql_tasks(PG_FUNCTION_ARGS)
 		foreach(lc, running)
 			tasks_row_from_json(rsinfo, lfirst(lc));
 	}
+	remote_running_rows(rsinfo);
 	/* finished ones from their files */
 	dir = se_tasks_dir();
 	d = AllocateDir(dir);

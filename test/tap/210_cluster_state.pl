@@ -270,6 +270,9 @@ ok($cluster->wait_for('the children on both data nodes', 10, sub {
 	}
 	return $body->{nodes}{n3}{tasks}{$task} && $children{n1} && $children{n2};
 }), 'GET /_tasks through n1 lists the parent on n3 and its children on n1 and n2');
+is($node{n3}->safe_psql('postgres',
+	"SET ROLE ubq_user; SELECT string_agg(node, ',' ORDER BY node) FROM search_engine.tasks WHERE status = 'running'"),
+	'n1,n2,n3', 'and the tasks view on n3 shows the running tasks of every node');
 ($status, $body) = req('n2', 'GET', "/_tasks/$task");
 is("$status $body->{completed} $body->{task}{node}", "200 0 n3", 'get_task of n3\'s task through n2');
 ($status, $body) = req('n3', 'GET', "/_tasks/$children{n1}");
