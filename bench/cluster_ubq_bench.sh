@@ -20,7 +20,8 @@ source "$(dirname "$0")/lib/cluster.sh"
 need_root
 
 build_private
-make -C "$BENCH/loadgen" -s >/dev/null
+# the system libpq headers: the private install has no libpq-dev
+make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/bin/pg_config >/dev/null
 L=$BENCH/loadgen/se-loadgen
 corpus_ready
 echo "== commit $PRIVATE_REV; cluster in $CLUSTER_DIR"
