@@ -330,8 +330,7 @@ write_slices(StringInfo out, int t, bool with_state)
 	for (i = 0; i < tk->nslices; i++)
 	{
 		SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
-
-		SeSliceCounters c = sl->c;
+		SeSliceCounters c = sl->c;	/* its part here and on other nodes */
 
 		se_slice_counters_add(&c, &sl->rc);
 		if (i > 0)
@@ -441,7 +440,8 @@ read_task_file(int64 id, SeError *err)
 
 /*
  * Parse "node:id" (or a bare number): digits only, as Long.parseLong takes
- * them, and the node part must be this node's whole name.
+ * them; the node part is this node's whole name, or another member's
+ * (*remote: that node answers).
  */
 static bool
 parse_task_id(const char *s, int64 *id, char **remote, SeError *err)
