@@ -259,7 +259,7 @@ my $task = $node{n3}->safe_psql('postgres',
 like($task, qr/^n3:\d+$/, "the task belongs to the coordinating node ($task)");
 my %children;
 ok($cluster->wait_for('the children on both data nodes', 10, sub {
-	($status, $body) = req('n1', 'GET', '/_tasks?actions=*byquery');
+	($status, $body) = req('n3', 'GET', '/_tasks?actions=*byquery');
 	%children = ();
 	for my $n (keys %{ $body->{nodes} })
 	{
@@ -269,7 +269,10 @@ ok($cluster->wait_for('the children on both data nodes', 10, sub {
 		}
 	}
 	return $body->{nodes}{n3}{tasks}{$task} && $children{n1} && $children{n2};
-}), 'GET /_tasks through n1 lists the parent on n3 and its children on n1 and n2');
+}), 'GET /_tasks through n3 lists the parent on n3 and its children on n1 and n2');
+($status, $body) = req('n1', 'GET', '/_tasks?actions=*byquery');
+is(join(',', map { scalar(keys %{ $body->{nodes}{$_}{tasks} }) } qw(n1 n2 n3)), '1,1,1',
+	'and so does GET /_tasks through a data node');
 is($node{n3}->safe_psql('postgres',
 	"SET ROLE ubq_user; SELECT string_agg(node, ',' ORDER BY node) FROM search_engine.tasks WHERE status = 'running'"),
 	'n1,n2,n3', 'and the tasks view on n3 shows the running tasks of every node');
