@@ -32,11 +32,14 @@ extern void se_state_sort(SeClusterState *st);
 extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);
 extern SeIndexMeta *se_state_index_from_json(const SeJson *j, SeError *err);
 extern bool se_state_run_op(const StateOp *op, char *uuid_out, SeError *err);
+extern int64 se_state_now_millis(void);
 
 /* in state_sync.c */
 extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);
 extern char se_state_forwarded_uuid[SE_UUID_LEN + 1];
 extern bool se_state_commit(StateMutator fn, void *arg, SeError *err);
 extern void se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im);
+extern void se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s,
+								 const char *reason);
 
 #endif							/* SE_CLUSTER_STATE_INT_H */
