@@ -23,7 +23,8 @@
  *
  * Placement (issue 14's rule, until the allocator comes): each shard of a
  * new index goes to the data node with the fewest shards of that index,
- * then the fewest in all, then by name.
+ * then the fewest in all, then by name, INITIALIZING under a fresh
+ * allocation id; its node reports it started or failed (shard_state.c).
  *
  *-------------------------------------------------------------------------
  */
