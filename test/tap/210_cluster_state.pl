@@ -111,6 +111,16 @@ like($routing{n3}, qr/^0:STARTED:n\d:[\w-]{22},1:STARTED:n\d:[\w-]{22}$/,
 	"_cluster/state: both shards STARTED with allocation ids ($routing{n3})");
 ok($routing{n1} eq $routing{n3} && $routing{n2} eq $routing{n3},
 	'every node shows the same routing, allocation ids included');
+# the master checks a report against its state: a stale allocation id changes nothing
+my ($n0) = $routing{n3} =~ /^0:STARTED:(n\d):/;
+my $stale = qq({"node":"$n0","shards":[{"index_uuid":"$uuid{n1}","shard":0,"allocation_id":"AAAAAAAAAAAAAAAAAAAAAA","message":"x"}]});
+my (undef, $so) = $node{$master}->psql('postgres',
+	"SET ROLE se_peer; SELECT encode(search_engine._transport('shard_failed', '$stale'), 'escape')");
+like($so, qr/"applied":0/, 'a shard_failed naming a stale allocation id is ignored by the master');
+is(routing_of('n3', 'books'), $routing{n3}, 'and the routing is unchanged');
+(undef, $so) = $node{$other}->psql('postgres',
+	"SET ROLE se_peer; SELECT encode(search_engine._transport('shard_started', '$stale'), 'escape')");
+like($so, qr/not_master_exception/, 'a node that is not the master refuses shard reports');
 ($status, $body) = req('n2', 'GET', '/_cluster/state/routing_nodes,nodes');
 my %by_node = map { $body->{nodes}{$_}{name} => join(',', map { "$_->{index}/$_->{shard}:$_->{state}" }
 	grep { $_->{index} eq 'books' } @{ $body->{routing_nodes}{nodes}{$_} }) } keys %{ $body->{routing_nodes}{nodes} };
