@@ -137,10 +137,10 @@ is("$body->{status} $body->{active_shards} $body->{initializing_shards} $body->{
 is("$status $body->{shards_acknowledged}", '200 1', "create through $other waits for the master's routing");
 like(routing_of($master, 'via_other'), qr/^0:STARTED:n\d:\S+,1:STARTED:n\d:\S+,2:STARTED:n\d:\S+$/,
 	'the master\'s state has its three shards STARTED');
-req('n3', 'DELETE', '/via_other');
 
 # a shard whose open fails on its node: shard_failed makes it UNASSIGNED
 my @dirs = map { $node{$_}->data_dir . '/search_engine/indices' } qw(n1 n2);
+my @modes = map { (stat $_)[2] & 07777 } @dirs;
 chmod 0555, @dirs;
 ($status, $body) = req('n3', 'PUT', '/broken?wait_for_active_shards=0',
 	'{"settings":{"number_of_shards":2,"number_of_replicas":0}}');
@@ -148,7 +148,9 @@ is($status, 200, 'an index whose shards cannot be created on their nodes is stil
 ok($cluster->wait_for('the failed shards become unassigned', 20, sub {
 	routing_of('n3', 'broken') eq '0:UNASSIGNED:none:none,1:UNASSIGNED:none:none' }),
 	'both shards failed to open and the master unassigned them: ' . routing_of('n3', 'broken'));
-chmod 0755, @dirs;
+chmod $modes[$_], $dirs[$_] for 0 .. $#dirs;
+# (deleted only now: its nodes could not remove its directories before)
+req('n3', 'DELETE', '/via_other');
 ($status, $body) = req('n1', 'GET', '/_cluster/state/routing_table');
 my $u = $body->{routing_table}{indices}{broken}{shards}{0}[0];
 is("$u->{unassigned_info}{reason} $u->{unassigned_info}{failed_attempts}", 'ALLOCATION_FAILED 1',
