@@ -136,8 +136,9 @@ for r in $(seq 1 "$ROUNDS"); do
   END \$\$;" 2>&1 | sed -n 's/.*started \([0-9.]*\).*/\1/p' > "$OUT/started.$r" ) &
   poller=$!
   sleep 0.2
-  t0=$(PORT=$N3 sqlv -c "SELECT extract(epoch FROM clock_timestamp()) FROM (SELECT 1) x" -c \
-    "SELECT status FROM search_engine.request('PUT', '/started_$r?wait_for_active_shards=0', '{\"settings\":{\"number_of_shards\":2,\"number_of_replicas\":0}}')" | head -1)
+  out=$(PORT=$N3 sqlv -c "SELECT extract(epoch FROM clock_timestamp()) FROM (SELECT 1) x" -c \
+    "SELECT status FROM search_engine.request('PUT', '/started_$r?wait_for_active_shards=0', '{\"settings\":{\"number_of_shards\":2,\"number_of_replicas\":0}}')")
+  t0=${out%%$'\n'*}
   wait $poller
   awk -v t0="$t0" '{ printf "%.1f\n", ($1 - t0) * 1000 }' "$OUT/started.$r" >> "$OUT/started.txt"
   PORT=$N3 sqlv -c "SELECT status FROM search_engine.request('DELETE', '/started_$r', NULL)" >/dev/null
