@@ -10,14 +10,17 @@
 #      query, one client, DURATION seconds, the Debian queries);
 #   3. the time for every node to apply a committed cluster state change
 #      (ROUNDS mapping updates through the master; each node polls its applied
-#      version): median and max.
-#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 CLUSTER_DIR=... PARTS="1 2 3")
+#      version): median and max;
+#   4. the time from PUT /{index} through n3 (2 shards, one per data node) to
+#      every shard STARTED in the master's applied state (the data nodes'
+#      shard_started reports committed), ROUNDS indices: median and max.
+#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 CLUSTER_DIR=... PARTS="1 2 3 4")
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_cluster_bench}
 CLIENTS=${CLIENTS:-2}
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-30}
-PARTS=${PARTS:-1 2 3}
+PARTS=${PARTS:-1 2 3 4}
 PGDIR=$CLUSTER_DIR/solo
 ETCD_BASE=${ETCD_BASE:-23890}
 PG_BASE=${PG_BASE:-5611}
@@ -113,6 +116,34 @@ for r in $(seq 1 "$ROUNDS"); do
     awk -v t0="$t0" '{ if (NR == 1 || $1 > max) max = $1; if (NR == 1 || $1 < min) min = $1 } END { printf "%.1f\n", (max - min) * 1000 }' >> "$OUT/apply.txt"
 done
 sort -n "$OUT/apply.txt" | awk '{ a[NR] = $1 } END { printf "from the master applying a change to the last node applying it: median %.1f ms, max %.1f ms (%d rounds)\n", a[int((NR + 1) / 2)], a[NR], NR }'
+fi
+
+if part 4; then
+echo "== 4. PUT /{index} through n3 to every shard STARTED in the master's state: $ROUNDS indices"
+master=$(PORT=$N3 sqlv -c "SELECT (search_engine.request('GET', '/_cat/master?format=json')).body->0->>'node'")
+MPORT=$((PG_BASE + ${master#n}))
+: > "$OUT/started.txt"
+for r in $(seq 1 "$ROUNDS"); do
+  # the master polls its own applied routing until both shards are STARTED
+  ( PORT=$MPORT sql -c "DO \$\$ BEGIN
+    LOOP
+      EXIT WHEN (SELECT count(*) FROM jsonb_each((search_engine.request('GET', '/_cluster/state/routing_table')).body
+                   #> '{routing_table,indices,started_$r,shards}') s, jsonb_array_elements(s.value) c
+                 WHERE c->>'state' = 'STARTED') = 2;
+      PERFORM pg_sleep(0.001);
+    END LOOP;
+    RAISE WARNING 'started %', extract(epoch FROM clock_timestamp());
+  END \$\$;" 2>&1 | sed -n 's/.*started \([0-9.]*\).*/\1/p' > "$OUT/started.$r" ) &
+  poller=$!
+  sleep 0.2
+  out=$(PORT=$N3 sqlv -c "SELECT extract(epoch FROM clock_timestamp()) FROM (SELECT 1) x" -c \
+    "SELECT status FROM search_engine.request('PUT', '/started_$r?wait_for_active_shards=0', '{\"settings\":{\"number_of_shards\":2,\"number_of_replicas\":0}}')")
+  t0=${out%%$'\n'*}
+  wait $poller
+  awk -v t0="$t0" '{ printf "%.1f\n", ($1 - t0) * 1000 }' "$OUT/started.$r" >> "$OUT/started.txt"
+  PORT=$N3 sqlv -c "SELECT status FROM search_engine.request('DELETE', '/started_$r', NULL)" >/dev/null
+done
+sort -n "$OUT/started.txt" | awk '{ a[NR] = $1 } END { printf "from PUT through n3 to both shards STARTED in the master'"'"'s state: median %.1f ms, max %.1f ms (%d indices)\n", a[int((NR + 1) / 2)], a[NR], NR }'
 fi
 
 echo

@@ -62,6 +62,7 @@ _PG_init(void)
 	se_cat_register_actions();
 	se_state_register_actions();
 	se_byquery_register_actions();
+	se_shard_state_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;
@@ -73,4 +74,5 @@ _PG_init(void)
 	se_task_workers_register();
 	se_search_workers_register();
 	se_coordinator_register();
+	se_shard_state_register();
 }

@@ -68,7 +68,10 @@ cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with
 	return targets;
 }
 
-/* Per-index totals over its shards on this node. */
+/*
+ * Per-index totals over its shards as their nodes have them; started
+ * counts the copies the routing (or, on one node, the slots) says started.
+ */
 static void
 index_totals(const SeIndexMeta *im, List *remote, uint64 *docs, uint64 *deleted,
 			 uint64 *bytes, int *started)
@@ -81,10 +84,10 @@ index_totals(const SeIndexMeta *im, List *remote, uint64 *docs, uint64 *deleted,
 	{
 		SeShardView view;
 
+		if (se_state_shard_state(im, s) == SE_SHARD_STARTED)
+			(*started)++;
 		if (!se_shard_view(im, s, remote, &view))
 			continue;
-		if (view.state == SE_SLOT_STARTED)
-			(*started)++;
 		*docs += view.docs;
 		*deleted += view.deleted;
 		*bytes += view.bytes;
@@ -150,16 +153,182 @@ collect_thread_pool(CatTable *t)
 	t->rows = se_nodes_thread_pool_rows();
 }
 
+/* The published segments of slot (at most SE_MAX_SEGMENTS): how many. */
+static int
+slot_segments(int slot, SeSegRef *refs)
+{
+	int			n;
+
+	LWLockAcquire(&SeSlots[slot].lock, LW_SHARED);
+	n = SeSlots[slot].nsegments;
+	memcpy(refs, SeSlots[slot].segs, sizeof(SeSegRef) * n);
+	LWLockRelease(&SeSlots[slot].lock);
+	return n;
+}
+
+/*
+ * Transport action "shard_segments": the published segments of each shard
+ * the request names (se_peer_shard_put), in its order; a shard that is not
+ * open here has none.
+ */
+static bool
+shard_segments_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+
+	se_wire_init(&r, payload, len);
+	while (r.p < r.end && !r.bad)
+	{
+		SeError		serr;
+		int			shard;
+		SeIndexMeta *im;
+		int			slot;
+		SeSegRef	refs[SE_MAX_SEGMENTS];
+		int			n = 0;
+		int			i;
+
+		se_error_init(&serr);
+		im = se_peer_shard_get(&r, &shard, &serr);
+		if (r.bad)
+		{
+			*err = serr;
+			return false;
+		}
+		if (im && (slot = se_slot_find(im->uuid, shard)) >= 0)
+			n = slot_segments(slot, refs);
+		se_put_vint(reply, (uint64) n);
+		for (i = 0; i < n; i++)
+		{
+			se_put_vint(reply, refs[i].seg_gen);
+			se_put_vint(reply, refs[i].max_doc);
+			se_put_vint(reply, refs[i].live_docs);
+			se_put_vint(reply, refs[i].size_bytes);
+			se_put_vint(reply, refs[i].committed ? 1 : 0);
+		}
+	}
+	return true;
+}
+
+/* A shard's segments as its node published them (_cat/segments). */
+typedef struct ShardSegments
+{
+	const SeIndexMeta *im;
+	int			shard;
+	const char *node;
+	int			nsegments;
+	SeSegRef   *segs;
+} ShardSegments;
+
+/*
+ * The segments of targets' shards on other nodes: one shard_segments
+ * request per node, all at once; a node that does not answer lists none
+ * (ES's _cat shows what it reaches).
+ */
+static List *
+remote_segments(List *targets)
+{
+	List	   *nodes = se_state_nodes_elsewhere(targets);
+	List	   *out = NIL;
+	SeTransportCall *calls;
+	List	  **asked;
+	ListCell   *lc;
+	int			k = 0;
+	int			i;
+
+	if (nodes == NIL)
+		return NIL;
+	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
+	asked = palloc0(sizeof(List *) * list_length(nodes));
+	foreach(lc, nodes)
+	{
+		StringInfoData payload;
+		ListCell   *li;
+
+		initStringInfo(&payload);
+		foreach(li, targets)
+		{
+			SeIndexMeta *im = lfirst(li);
+			int			s;
+
+			for (s = 0; s < im->settings.number_of_shards; s++)
+				if (!se_state_shard_local(im, s) && strcmp(im->shard_nodes[s], lfirst(lc)) == 0)
+				{
+					ShardSegments *ss = palloc0(sizeof(ShardSegments));
+
+					ss->im = im;
+					ss->shard = s;
+					ss->node = lfirst(lc);
+					asked[k] = lappend(asked[k], ss);
+					se_peer_shard_put(&payload, im->name, im->uuid, s);
+				}
+		}
+		calls[k].node = lfirst(lc);
+		calls[k].conninfo = se_cluster_conninfo(calls[k].node);
+		calls[k].action = "shard_segments";
+		calls[k].payload = payload.data;
+		calls[k].payload_len = payload.len;
+		k++;
+	}
+	se_transport_call_each(calls, k, 10000);
+	for (i = 0; i < k; i++)
+	{
+		SeWireReader r;
+
+		if (!calls[i].ok)
+			continue;
+		se_wire_init(&r, calls[i].reply.data, calls[i].reply.len);
+		foreach(lc, asked[i])
+		{
+			ShardSegments *ss = lfirst(lc);
+			int			n = (int) se_wire_vint(&r);
+			int			j;
+
+			if (r.bad || n < 0 || n > SE_MAX_SEGMENTS)
+				break;
+			ss->segs = palloc0(sizeof(SeSegRef) * Max(1, n));
+			for (j = 0; j < n; j++)
+			{
+				ss->segs[j].seg_gen = se_wire_vint(&r);
+				ss->segs[j].max_doc = (uint32) se_wire_vint(&r);
+				ss->segs[j].live_docs = (uint32) se_wire_vint(&r);
+				ss->segs[j].size_bytes = se_wire_vint(&r);
+				ss->segs[j].committed = se_wire_vint(&r) != 0;
+			}
+			if (r.bad)
+				break;
+			ss->nsegments = n;
+			out = lappend(out, ss);
+		}
+	}
+	return out;
+}
+
+/* The host of node name in v ("127.0.0.1" when it is not known). */
+static const char *
+node_host(const SeClusterView *v, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < v->nmembers; i++)
+		if (strcmp(v->members[i].name, name) == 0)
+			return se_conninfo_host(v->members[i].conninfo);
+	return "127.0.0.1";
+}
+
 static bool
 collect_segments(const char *expr, CatTable *t, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "ip", "segment", "generation",
 	"docs.count", "docs.deleted", "size", "committed", "searchable", "version", "compound"};
 	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	List	   *remote;
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
 		return false;
+	se_cluster_view(v);
+	remote = remote_segments(targets);
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
@@ -167,17 +336,36 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			int			slot = se_slot_find(im->uuid, s);
-			SeSegRef	refs[SE_MAX_SEGMENTS];
-			int			n,
+			SeSegRef	local[SE_MAX_SEGMENTS];
+			SeSegRef   *refs = local;
+			const char *node = se_node_name_get();
+			int			n = 0,
 						i;
 
-			if (slot < 0)
-				continue;
-			LWLockAcquire(&SeSlots[slot].lock, LW_SHARED);
-			n = SeSlots[slot].nsegments;
-			memcpy(refs, SeSlots[slot].segs, sizeof(SeSegRef) * n);
-			LWLockRelease(&SeSlots[slot].lock);
+			if (se_state_shard_local(im, s))
+			{
+				int			slot = se_slot_find(im->uuid, s);
+
+				if (slot < 0)
+					continue;
+				n = slot_segments(slot, local);
+			}
+			else
+			{
+				ListCell   *lr;
+
+				foreach(lr, remote)
+				{
+					ShardSegments *ss = lfirst(lr);
+
+					if (ss->im == im && ss->shard == s)
+					{
+						refs = ss->segs;
+						n = ss->nsegments;
+						node = ss->node;
+					}
+				}
+			}
 			for (i = 0; i < n; i++)
 			{
 				char	  **row = palloc0(sizeof(char *) * t->ncols);
@@ -185,7 +373,7 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 				row[0] = im->name;
 				row[1] = psprintf("%d", s);
 				row[2] = "p";
-				row[3] = "127.0.0.1";
+				row[3] = (char *) node_host(v, node);
 				row[4] = psprintf("_" UINT64_FORMAT, refs[i].seg_gen);
 				row[5] = psprintf(UINT64_FORMAT, refs[i].seg_gen);
 				row[6] = psprintf("%u", refs[i].live_docs);
@@ -233,6 +421,7 @@ void
 se_cat_register_actions(void)
 {
 	se_transport_register("shard_stats", shard_stats_action);
+	se_transport_register("shard_segments", shard_segments_action);
 }
 
 typedef SeShardView ShardStat;
@@ -354,27 +543,25 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 			char	  **row = palloc0(sizeof(char *) * t->ncols);
 			ShardStat	view;
 			ShardStat  *st = se_shard_view(im, s, remote, &view) ? &view : NULL;
+			SeShardState state = se_state_shard_state(im, s);
 
 			row[0] = im->name;
 			row[1] = psprintf("%d", s);
 			row[2] = "p";
-			row[3] = st == NULL ? "UNASSIGNED" : st->state == SE_SLOT_STARTED ? "STARTED" :
-				st->state == SE_SLOT_OPENING ? "INITIALIZING" : "UNASSIGNED";
-			if (st && st->state == SE_SLOT_STARTED)
+			row[3] = (char *) se_shard_state_name(state);
+			if (st && st->state == SE_SLOT_STARTED && state == SE_SHARD_STARTED)
 			{
 				row[4] = psprintf(UINT64_FORMAT, st->docs);
 				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : human_bytes(st->bytes);
 			}
-			if (st)
+			if (state != SE_SHARD_UNASSIGNED)
 			{
-				int			i;
+				const char *node = im->shard_nodes ? im->shard_nodes[s] : se_node_name_get();
 
-				row[6] = "127.0.0.1";
-				for (i = 0; i < v->nmembers; i++)
-					if (strcmp(v->members[i].name, st->node) == 0)
-						row[6] = (char *) se_conninfo_host(v->members[i].conninfo);
-				row[7] = (char *) st->node;
-				row[8] = psprintf("%d", st->owner);
+				row[6] = (char *) node_host(v, node);
+				row[7] = (char *) node;
+				if (st)
+					row[8] = psprintf("%d", st->owner);
 			}
 			t->rows = lappend(t->rows, row);
 		}

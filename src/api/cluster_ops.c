@@ -8,14 +8,16 @@
  * node is its own master.  metadata and routing_table come from this
  * node's applied copy of the index metadata (cluster/state.c, kept from
  * etcd by cluster/state_sync.c), filtered by the caller's privileges as
- * _cat is.  A shard's state is this node's own knowledge: STARTED or
- * INITIALIZING for a shard it holds, INITIALIZING for one placed on
- * another node (data nodes do not report started shards to the master
- * yet), UNASSIGNED for one placed nowhere.
+ * _cat is.  A shard copy's state and allocation id are the master's
+ * committed routing (data nodes report started and failed shards to it,
+ * cluster/shard_state.c), so every node shows the same table; on a single
+ * node, which has no routing, a shard is STARTED once its slot is open.
  *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
+
+#include <time.h>
 
 #include "fmgr.h"
 #include "postmaster/postmaster.h"
@@ -28,8 +30,8 @@
 #include "security/acl.h"
 
 /*
- * The metrics ES's /_cluster/state/{metrics} takes, in its order; the
- * first six are filled, the others accepted and left out for now.
+ * The metrics ES's /_cluster/state/{metrics} takes, in its order; all but
+ * customs are filled (customs is accepted and left out).
  */
 static const char *const state_metrics[] = {
 	"version", "master_node", "blocks", "nodes",
@@ -157,24 +159,126 @@ ephemeral_of(const SeClusterView *v, const char *name)
 	return NULL;
 }
 
-static const char *
-shard_state(const SeIndexMeta *im, int shard, const char *node_id)
+/* ms since the epoch as ES writes unassigned_info.at (UTC, ms). */
+static char *
+epoch_millis_iso(int64 ms)
 {
-	int			slot;
+	time_t		secs = (time_t) (ms / 1000);
+	struct tm	tm;
 
-	if (node_id == NULL)
-		return "UNASSIGNED";
-	if (!se_state_shard_local(im, shard))
-		return "INITIALIZING";
-	slot = se_slot_find(im->uuid, shard);
-	if (slot >= 0 && SeSlots[slot].state == SE_SLOT_STARTED)
-		return "STARTED";
-	return slot >= 0 ? "INITIALIZING" : "UNASSIGNED";
+	gmtime_r(&secs, &tm);
+	return psprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+					tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (ms % 1000));
+}
+
+/* One shard copy as ES writes it in routing_table and routing_nodes. */
+static void
+shard_copy_json(const SeClusterView *v, const SeIndexMeta *im, int s, StringInfo out)
+{
+	const char *node_id = im->shard_nodes
+		? ephemeral_of(v, im->shard_nodes[s]) : v->local_ephemeral_id;
+	SeShardState state = se_state_shard_state(im, s);
+	const SeShardCopy *c = im->shard_copies ? &im->shard_copies[s] : NULL;
+
+	if (state == SE_SHARD_UNASSIGNED)
+		node_id = NULL;
+	appendStringInfo(out, "{\"state\":\"%s\",\"primary\":true,\"node\":",
+					 se_shard_state_name(state));
+	if (node_id)
+		se_json_write_string(out, node_id, -1);
+	else
+		appendStringInfoString(out, "null");
+	appendStringInfo(out, ",\"relocating_node\":null,\"shard\":%d,\"index\":", s);
+	se_json_write_string(out, im->name, -1);
+	if (c && state != SE_SHARD_STARTED)
+		appendStringInfo(out, ",\"recovery_source\":{\"type\":\"%s\"}",
+						 c->unassigned_reason && strcmp(c->unassigned_reason, "INDEX_CREATED") == 0
+						 ? "EMPTY_STORE" : "EXISTING_STORE");
+	if (c && c->allocation_id[0])
+		appendStringInfo(out, ",\"allocation_id\":{\"id\":\"%s\"}", c->allocation_id);
+	if (c && c->unassigned_reason)
+	{
+		appendStringInfoString(out, ",\"unassigned_info\":{\"reason\":");
+		se_json_write_string(out, c->unassigned_reason, -1);
+		appendStringInfoString(out, ",\"at\":");
+		se_json_write_string(out, epoch_millis_iso(c->unassigned_at), -1);
+		if (c->failed_attempts > 0)
+			appendStringInfo(out, ",\"failed_attempts\":%d", c->failed_attempts);
+		appendStringInfoString(out, ",\"delayed\":false");
+		if (c->unassigned_details)
+		{
+			appendStringInfoString(out, ",\"details\":");
+			se_json_write_string(out, c->unassigned_details, -1);
+		}
+		appendStringInfo(out, ",\"allocation_status\":\"%s\"}",
+						 state == SE_SHARD_UNASSIGNED ? "no_attempt" : "awaiting_info");
+	}
+	appendStringInfoChar(out, '}');
+}
+
+/*
+ * routing_nodes: the open indices' shard copies by node (ES's node id),
+ * the unassigned ones apart.
+ */
+static void
+routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
+{
+	ListCell   *lc;
+	bool		first = true;
+	int			i;
+
+	appendStringInfoString(out, ",\"routing_nodes\":{\"unassigned\":[");
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; !im->closed && s < im->settings.number_of_shards; s++)
+			if (se_state_shard_state(im, s) == SE_SHARD_UNASSIGNED)
+			{
+				if (!first)
+					appendStringInfoChar(out, ',');
+				first = false;
+				shard_copy_json(v, im, s, out);
+			}
+	}
+	appendStringInfoString(out, "],\"nodes\":{");
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		se_json_write_string(out, m->ephemeral_id, -1);
+		appendStringInfoString(out, ":[");
+		first = true;
+		foreach(lc, targets)
+		{
+			SeIndexMeta *im = lfirst(lc);
+			int			s;
+
+			for (s = 0; !im->closed && s < im->settings.number_of_shards; s++)
+			{
+				bool		on_m = im->shard_nodes ? strcmp(im->shard_nodes[s], m->name) == 0
+					: strcmp(m->ephemeral_id, v->local_ephemeral_id) == 0;
+
+				if (!on_m || se_state_shard_state(im, s) == SE_SHARD_UNASSIGNED)
+					continue;
+				if (!first)
+					appendStringInfoChar(out, ',');
+				first = false;
+				shard_copy_json(v, im, s, out);
+			}
+		}
+		appendStringInfoChar(out, ']');
+	}
+	appendStringInfoString(out, "}}");
 }
 
 /* metadata and/or routing_table of the indices the caller may see. */
 static bool
-indices_json(const SeClusterView *v, bool metadata, bool routing, StringInfo out, SeError *err)
+indices_json(const SeClusterView *v, bool metadata, bool routing, bool routing_nodes,
+			 StringInfo out, SeError *err)
 {
 	List	   *targets = se_acl_resolve("_all", SE_ACL_VIEW, true, err);
 	ListCell   *lc;
@@ -226,23 +330,16 @@ indices_json(const SeClusterView *v, bool metadata, bool routing, StringInfo out
 			appendStringInfoString(out, ":{\"shards\":{");
 			for (s = 0; s < im->settings.number_of_shards; s++)
 			{
-				const char *node_id = im->shard_nodes
-					? ephemeral_of(v, im->shard_nodes[s]) : v->local_ephemeral_id;
-
-				appendStringInfo(out, "%s\"%d\":[{\"state\":\"%s\",\"primary\":true,\"node\":",
-								 s ? "," : "", s, shard_state(im, s, node_id));
-				if (node_id)
-					se_json_write_string(out, node_id, -1);
-				else
-					appendStringInfoString(out, "null");
-				appendStringInfo(out, ",\"relocating_node\":null,\"shard\":%d,\"index\":", s);
-				se_json_write_string(out, im->name, -1);
-				appendStringInfoString(out, "}]");
+				appendStringInfo(out, "%s\"%d\":[", s ? "," : "", s);
+				shard_copy_json(v, im, s, out);
+				appendStringInfoChar(out, ']');
 			}
 			appendStringInfoString(out, "}}");
 		}
 		appendStringInfoString(out, "}}");
 	}
+	if (routing_nodes)
+		routing_nodes_json(v, targets, out);
 	return true;
 }
 
@@ -278,8 +375,9 @@ se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err)
 		appendStringInfoString(out, ",\"blocks\":{}");
 	if (mask & METRIC(3))
 		nodes_json(v, out);
-	if ((mask & (METRIC(4) | METRIC(5))) &&
-		!indices_json(v, (mask & METRIC(4)) != 0, (mask & METRIC(5)) != 0, out, err))
+	if ((mask & (METRIC(4) | METRIC(5) | METRIC(6))) &&
+		!indices_json(v, (mask & METRIC(4)) != 0, (mask & METRIC(5)) != 0,
+					  (mask & METRIC(6)) != 0, out, err))
 		return false;
 	appendStringInfoChar(out, '}');
 	return true;

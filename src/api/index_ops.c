@@ -369,15 +369,16 @@ create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
 
 /*
  * Whether every shard of index name has wait active copies (ES's
- * wait_for_active_shards; -1 = all copies).  Only primaries exist (no
- * replication yet), so a shard has one active copy once its primary
- * started on its node, and asking for more than one waits in vain.
+ * wait_for_active_shards; -1 = all copies) in this node's applied state,
+ * as ES's ActiveShardsObserver watches the cluster state: in a cluster
+ * the master's routing (a copy is active once its node reported it
+ * started), on a single node the local slots.  Only primaries exist (no
+ * replication yet), so asking for more than one copy waits in vain.
  */
 static bool
 shards_active(const char *name, int wait)
 {
 	SeIndexMeta *im = se_state_find(se_state_current(), name);
-	List	   *remote;
 	int			s;
 
 	if (im == NULL || im->closed)
@@ -388,14 +389,9 @@ shards_active(const char *name, int wait)
 		return true;
 	if (wait > 1)
 		return false;
-	remote = se_remote_shard_stats(list_make1(im));
 	for (s = 0; s < im->settings.number_of_shards; s++)
-	{
-		SeShardView view;
-
-		if (!se_shard_view(im, s, remote, &view) || view.state != SE_SLOT_STARTED)
+		if (se_state_shard_state(im, s) != SE_SHARD_STARTED)
 			return false;
-	}
 	return true;
 }
 
@@ -996,7 +992,11 @@ se_op_force_merge(const char *expr, int max_num_segments, SeResponse *r, SeError
 	return broadcast(expr, SE_REQ_FORCE_MERGE, max_num_segments, r, err);
 }
 
-/* Health of the matching indices: red / yellow / green as ES computes it. */
+/*
+ * Health of the matching indices: red / yellow / green as ES computes it,
+ * from the shard copies' states in this node's applied state (the
+ * master's routing in a cluster).
+ */
 static const char *
 health_counts(List *targets, int *active_primary, int *initializing, int *unassigned, int *active)
 {
@@ -1004,8 +1004,6 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 	bool		red = false,
 				yellow = false;
 
-	/* shards on other nodes: as their nodes have them */
-	List	   *remote = se_remote_shard_stats(targets);
 	*active_primary = *initializing = *unassigned = *active = 0;
 	foreach(lc, targets)
 	{
@@ -1016,15 +1014,14 @@ health_counts(List *targets, int *active_primary, int *initializing, int *unassi
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			SeShardView view;
-			int			st = se_shard_view(im, s, remote, &view) ? view.state : SE_SLOT_FREE;
+			SeShardState st = se_state_shard_state(im, s);
 
-			if (st == SE_SLOT_STARTED)
+			if (st == SE_SHARD_STARTED)
 			{
 				(*active_primary)++;
 				(*active)++;
 			}
-			else if (st == SE_SLOT_OPENING)
+			else if (st == SE_SHARD_INITIALIZING)
 			{
 				(*initializing)++;
 				red = true;

@@ -786,6 +786,92 @@ se_state_sort(SeClusterState *st)
 	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
 }
 
+static const char *
+json_string_or(const SeJson *obj, const char *key, const char *dflt)
+{
+	const SeJson *v = obj ? se_json_get(obj, key) : NULL;
+
+	return v && v->type == SE_JSON_STRING ? v->u.s.str : dflt;
+}
+
+static int64
+json_int_or(const SeJson *obj, const char *key, int64 dflt)
+{
+	const SeJson *v = obj ? se_json_get(obj, key) : NULL;
+
+	return v && v->type == SE_JSON_NUMBER ? v->u.n.i : dflt;
+}
+
+const char *
+se_shard_state_name(SeShardState state)
+{
+	switch (state)
+	{
+		case SE_SHARD_STARTED:
+			return "STARTED";
+		case SE_SHARD_INITIALIZING:
+			return "INITIALIZING";
+		default:
+			return "UNASSIGNED";
+	}
+}
+
+/*
+ * One routing entry of the state's JSON: {node, state, allocation_id,
+ * unassigned_info {reason, at, details, failed_attempts}}.  An entry
+ * without a state (written before shards reported their start) is
+ * INITIALIZING where it has a node.
+ */
+static void
+shard_copy_from_json(const SeJson *e, char **node, SeShardCopy *c)
+{
+	const char *st = json_string_or(e, "state", NULL);
+	const SeJson *ui = se_json_get(e, "unassigned_info");
+
+	*node = pstrdup(json_string_or(e, "node", ""));
+	if (st && strcmp(st, "STARTED") == 0)
+		c->state = SE_SHARD_STARTED;
+	else if (st ? strcmp(st, "INITIALIZING") == 0 : (*node)[0] != '\0')
+		c->state = SE_SHARD_INITIALIZING;
+	else
+		c->state = SE_SHARD_UNASSIGNED;
+	strlcpy(c->allocation_id, json_string_or(e, "allocation_id", ""), sizeof(c->allocation_id));
+	if (ui && ui->type == SE_JSON_OBJECT)
+	{
+		c->unassigned_reason = pstrdup(json_string_or(ui, "reason", "INDEX_CREATED"));
+		c->unassigned_at = json_int_or(ui, "at", 0);
+		if (json_string_or(ui, "details", NULL))
+			c->unassigned_details = pstrdup(json_string_or(ui, "details", NULL));
+		c->failed_attempts = (int) json_int_or(ui, "failed_attempts", 0);
+	}
+	else if (c->state != SE_SHARD_STARTED)
+		c->unassigned_reason = "INDEX_CREATED";
+}
+
+static void
+shard_copy_to_json(const char *node, const SeShardCopy *c, StringInfo out)
+{
+	appendStringInfoString(out, "{\"node\":");
+	se_json_write_string(out, node, strlen(node));
+	appendStringInfo(out, ",\"state\":\"%s\"", se_shard_state_name(c->state));
+	if (c->allocation_id[0])
+		appendStringInfo(out, ",\"allocation_id\":\"%s\"", c->allocation_id);
+	if (c->unassigned_reason)
+	{
+		appendStringInfoString(out, ",\"unassigned_info\":{\"reason\":");
+		se_json_write_string(out, c->unassigned_reason, strlen(c->unassigned_reason));
+		appendStringInfo(out, ",\"at\":" INT64_FORMAT ",\"failed_attempts\":%d",
+						 c->unassigned_at, c->failed_attempts);
+		if (c->unassigned_details)
+		{
+			appendStringInfoString(out, ",\"details\":");
+			se_json_write_string(out, c->unassigned_details, strlen(c->unassigned_details));
+		}
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoChar(out, '}');
+}
+
 /* One index of the state from its JSON object (the file's or etcd's). */
 SeIndexMeta *
 se_state_index_from_json(const SeJson *j, SeError *err)
@@ -820,12 +906,9 @@ se_state_index_from_json(const SeJson *j, SeError *err)
 		int			s;
 
 		im->shard_nodes = palloc0(sizeof(char *) * v->u.a.count);
+		im->shard_copies = palloc0(sizeof(SeShardCopy) * v->u.a.count);
 		for (s = 0; s < v->u.a.count; s++)
-		{
-			const SeJson *node = se_json_get(v->u.a.items[s], "node");
-
-			im->shard_nodes[s] = pstrdup(node && node->type == SE_JSON_STRING ? node->u.s.str : "");
-		}
+			shard_copy_from_json(v->u.a.items[s], &im->shard_nodes[s], &im->shard_copies[s]);
 	}
 	return im;
 }
@@ -914,9 +997,9 @@ se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out
 		appendStringInfoString(out, ",\"routing\":[");
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			appendStringInfoString(out, s ? ",{\"node\":" : "{\"node\":");
-			se_json_write_string(out, im->shard_nodes[s], strlen(im->shard_nodes[s]));
-			appendStringInfoChar(out, '}');
+			if (s > 0)
+				appendStringInfoChar(out, ',');
+			shard_copy_to_json(im->shard_nodes[s], &im->shard_copies[s], out);
 		}
 		appendStringInfoChar(out, ']');
 	}
@@ -1201,6 +1284,14 @@ se_state_shard_unavailable(const char *uuid, const char *name, int shard,
 					 "[%s][%d] %s", name, shard, why);
 }
 
+/* Now, in ms since the Unix epoch (creation dates, unassigned_info.at). */
+int64
+se_state_now_millis(void)
+{
+	return (int64) (GetCurrentTimestamp() / 1000) +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * 86400 * 1000);
+}
+
 typedef struct CreateArgs
 {
 	const char *name;
@@ -1255,8 +1346,7 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 	im->name = pstrdup(a->name);
 	se_make_uuid(im->uuid);
 	im->closed = false;
-	im->creation_date = (int64) ((GetCurrentTimestamp() / 1000) +
-								 ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * 86400 * 1000));
+	im->creation_date = se_state_now_millis();
 	im->primary_term = 1;
 	im->mapping_version = 1;
 	if (!se_settings_parse(settings, &im->settings, false, err))
@@ -1370,6 +1460,32 @@ mutate_close(SeClusterState *st, void *arg, SeError *err)
 	{
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", a->name);
 		return false;
+	}
+	/*
+	 * Reopened in a cluster: its shards recover again, each copy
+	 * INITIALIZING under a new allocation id on its node (ES's
+	 * INDEX_REOPENED), an unassigned one placed anew.
+	 */
+	if (im->closed && !a->closed && im->shard_copies)
+	{
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			SeShardCopy *c = &im->shard_copies[s];
+
+			if (im->shard_nodes[s][0] == '\0')
+			{
+				se_state_place_shard(st, im, s, "INDEX_REOPENED");
+				continue;
+			}
+			c->state = SE_SHARD_INITIALIZING;
+			se_make_uuid(c->allocation_id);
+			c->unassigned_reason = "INDEX_REOPENED";
+			c->unassigned_at = se_state_now_millis();
+			c->unassigned_details = NULL;
+			c->failed_attempts = 0;
+		}
 	}
 	im->closed = a->closed;
 	return true;

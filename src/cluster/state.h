@@ -59,6 +59,31 @@ typedef struct SeIndexSettings
 	SeSettingsLayer allocation_filters;
 } SeIndexSettings;
 
+/* A shard copy's state in the routing table, as ES's ShardRoutingState. */
+typedef enum SeShardState
+{
+	SE_SHARD_UNASSIGNED = 0,
+	SE_SHARD_INITIALIZING,
+	SE_SHARD_STARTED
+} SeShardState;
+
+/*
+ * One shard copy as the master decided it (cluster mode): its state, the
+ * allocation id the master gave it when it placed it (a data node's
+ * shard_started/shard_failed must name it, so a stale report is ignored),
+ * and, while it is not started, why it was unassigned (ES's
+ * UnassignedInfo: reason, when, details, failed attempts).
+ */
+typedef struct SeShardCopy
+{
+	SeShardState state;
+	char		allocation_id[SE_UUID_LEN + 1];	/* "" when unassigned */
+	char	   *unassigned_reason;	/* NULL once started */
+	int64		unassigned_at;	/* ms since the epoch */
+	char	   *unassigned_details; /* NULL: none */
+	int			failed_attempts;
+} SeShardCopy;
+
 typedef struct SeIndexMeta
 {
 	char	   *name;
@@ -74,6 +99,7 @@ typedef struct SeIndexMeta
 	int64		mod_revision;	/* etcd revision of the index's key */
 	char	  **shard_nodes;	/* per shard, the node holding it ("" = none);
 								 * NULL: every shard is on this node */
+	SeShardCopy *shard_copies;	/* per shard, with shard_nodes */
 } SeIndexMeta;
 
 typedef struct SeClusterState
@@ -164,9 +190,16 @@ extern bool se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m,
 
 /* in state_sync.c: the state in etcd (cluster mode) */
 extern bool se_state_shard_local(const SeIndexMeta *im, int shard);
+extern SeShardState se_state_shard_state(const SeIndexMeta *im, int shard);
+extern const char *se_shard_state_name(SeShardState state);
 extern List *se_state_nodes_elsewhere(List *indices);
 extern void se_state_register_actions(void);
 extern void se_state_sync_init(void);
+
+/* in shard_state.c: shard_started / shard_failed, ES's ShardStateAction */
+extern void se_shard_state_register(void);
+extern void se_shard_state_register_actions(void);
+PGDLLEXPORT void se_shard_state_main(Datum arg);
 
 /* Random ES-style uuid (base64url of 16 random bytes, 22 chars). */
 extern void se_make_uuid(char out[SE_UUID_LEN + 1]);

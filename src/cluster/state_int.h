@@ -35,11 +35,14 @@ extern bool se_state_run_op(const StateOp *op, char *uuid_out, SeError *err);
 extern void se_state_settings_to_json(const SeClusterState *st, bool with_revision,
 									  StringInfo out);
 extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err);
+extern int64 se_state_now_millis(void);
 
 /* in state_sync.c */
 extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);
 extern char se_state_forwarded_uuid[SE_UUID_LEN + 1];
 extern bool se_state_commit(StateMutator fn, void *arg, SeError *err);
 extern void se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im);
+extern void se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s,
+								 const char *reason);
 
 #endif							/* SE_CLUSTER_STATE_INT_H */

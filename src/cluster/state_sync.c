@@ -23,7 +23,8 @@
  *
  * Placement (issue 14's rule, until the allocator comes): each shard of a
  * new index goes to the data node with the fewest shards of that index,
- * then the fewest in all, then by name.
+ * then the fewest in all, then by name, INITIALIZING under a fresh
+ * allocation id; its node reports it started or failed (shard_state.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -402,47 +403,68 @@ shards_on(const SeClusterState *st, const SeIndexMeta *extra, const char *node,
 }
 
 /*
- * Place the shards of new index im: each on the data node with the fewest
- * shards of im, then the fewest in all, then the first by name.  No data
- * node: the shards stay unassigned ("").
+ * Place shard s of im (in st or about to be): on the data node with the
+ * fewest shards of im, then the fewest in all, then the first by name,
+ * INITIALIZING with a fresh allocation id.  No data node: it stays
+ * UNASSIGNED ("" as its node), reason kept for ES's unassigned_info.
  */
+void
+se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s, const char *reason)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeShardCopy *c = &im->shard_copies[s];
+	const char *best = NULL;
+	int			best_mine = 0,
+				best_all = 0;
+	int			i;
+
+	/* im is counted once, whether st holds it yet (a reopen) or not (a create) */
+	const SeIndexMeta *extra = se_state_find(st, im->name) == im ? NULL : im;
+
+	se_cluster_view(v);
+	im->shard_nodes[s] = "";
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+		int			mine,
+					all;
+
+		if (!(m->roles & SE_NODE_ROLE_DATA))
+			continue;
+		mine = shards_on(st, extra, m->name, im->uuid);
+		all = shards_on(st, extra, m->name, NULL);
+		if (best == NULL || mine < best_mine || (mine == best_mine && all < best_all))
+		{
+			best = m->name;
+			best_mine = mine;
+			best_all = all;
+		}
+	}
+	memset(c, 0, sizeof(*c));
+	c->unassigned_reason = pstrdup(reason);
+	c->unassigned_at = se_state_now_millis();
+	if (best == NULL)
+	{
+		c->state = SE_SHARD_UNASSIGNED;
+		return;
+	}
+	im->shard_nodes[s] = pstrdup(best);
+	c->state = SE_SHARD_INITIALIZING;
+	se_make_uuid(c->allocation_id);
+}
+
+/* Place the shards of new index im (see se_state_place_shard). */
 void
 se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im)
 {
-	SeClusterView *v = palloc(sizeof(SeClusterView));
-	int			s,
-				i;
+	int			s;
 
-	se_cluster_view(v);
 	im->shard_nodes = palloc0(sizeof(char *) * im->settings.number_of_shards);
+	im->shard_copies = palloc0(sizeof(SeShardCopy) * im->settings.number_of_shards);
 	for (s = 0; s < im->settings.number_of_shards; s++)
 		im->shard_nodes[s] = "";
 	for (s = 0; s < im->settings.number_of_shards; s++)
-	{
-		const char *best = NULL;
-		int			best_mine = 0,
-					best_all = 0;
-
-		for (i = 0; i < v->nmembers; i++)
-		{
-			const SeClusterMember *m = &v->members[i];
-			int			mine,
-						all;
-
-			if (!(m->roles & SE_NODE_ROLE_DATA))
-				continue;
-			mine = shards_on(st, im, m->name, im->uuid);
-			all = shards_on(st, im, m->name, NULL);
-			if (best == NULL || mine < best_mine || (mine == best_mine && all < best_all))
-			{
-				best = m->name;
-				best_mine = mine;
-				best_all = all;
-			}
-		}
-		if (best)
-			im->shard_nodes[s] = pstrdup(best);
-	}
+		se_state_place_shard(st, im, s, "INDEX_CREATED");
 }
 
 /* ---------- applying etcd's events on this node ---------- */
@@ -454,6 +476,32 @@ se_state_shard_local(const SeIndexMeta *im, int shard)
 	if (im->shard_nodes == NULL)
 		return true;
 	return strcmp(im->shard_nodes[shard], se_cluster_node_name()) == 0;
+}
+
+/*
+ * The state of shard s of im that describes the cluster: the master's
+ * routing in cluster mode; on a single node (no routing) the local slot's,
+ * STARTED once open.
+ */
+SeShardState
+se_state_shard_state(const SeIndexMeta *im, int shard)
+{
+	int			slot;
+
+	if (im->shard_copies)
+		return im->shard_copies[shard].state;
+	slot = se_slot_find(im->uuid, shard);
+	if (slot < 0)
+		return SE_SHARD_UNASSIGNED;
+	switch (SeSlots[slot].state)
+	{
+		case SE_SLOT_STARTED:
+			return SE_SHARD_STARTED;
+		case SE_SLOT_OPENING:
+			return SE_SHARD_INITIALIZING;
+		default:
+			return SE_SHARD_UNASSIGNED;
+	}
 }
 
 /* The other nodes holding shards of the indices (SeIndexMeta *): names. */
@@ -510,8 +558,13 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 	{
 		bool		here = se_state_shard_local(now, s);
 
+		/*
+		 * A shard moved to another node leaves its files behind to be
+		 * deleted; one the master unassigned (it failed here) keeps them,
+		 * as ES keeps a failed shard's store.
+		 */
 		if (now->closed || !here)
-			(void) se_slot_mark_closing(now->uuid, s, !here);
+			(void) se_slot_mark_closing(now->uuid, s, !here && now->shard_nodes[s][0] != '\0');
 		else if (se_slot_find(now->uuid, s) < 0)
 		{
 			int			used;

@@ -94,6 +94,84 @@ my $placed = join(',', sort map { $body->{nodes}{ $shards->{$_}[0]{node} // '' }
 is($placed, 'n1,n2', "the two shards are on the two data nodes ($placed)");
 is($body->{metadata}{indices}{books}{state}, 'open', '_cluster/state carries the index metadata');
 is($body->{metadata}{indices}{books}{mappings}{properties}{title}{type}, 'text', 'with its mappings');
+# every node shows the master's routing: each copy STARTED (its data node
+# reported it to the master) under one allocation id, on the node holding it
+sub routing_of
+{
+	my ($n, $index) = @_;
+	my ($st, $b) = req($n, 'GET', '/_cluster/state/routing_table,nodes');
+	my $sh = $b->{routing_table}{indices}{$index}{shards} // {};
+	return join(',', map {
+		my $c = $sh->{$_}[0];
+		"$_:$c->{state}:" . ($b->{nodes}{ $c->{node} // '' }{name} // 'none') . ':' . ($c->{allocation_id}{id} // 'none')
+	} sort keys %$sh);
+}
+my %routing = map { $_ => routing_of($_, 'books') } qw(n1 n2 n3);
+like($routing{n3}, qr/^0:STARTED:n\d:[\w-]{22},1:STARTED:n\d:[\w-]{22}$/,
+	"_cluster/state: both shards STARTED with allocation ids ($routing{n3})");
+ok($routing{n1} eq $routing{n3} && $routing{n2} eq $routing{n3},
+	'every node shows the same routing, allocation ids included');
+# the master checks a report against its state: a stale allocation id changes nothing
+my ($n0) = $routing{n3} =~ /^0:STARTED:(n\d):/;
+my $stale = qq({"node":"$n0","shards":[{"index_uuid":"$uuid{n1}","shard":0,"allocation_id":"AAAAAAAAAAAAAAAAAAAAAA","message":"x"}]});
+my (undef, $so) = $node{$master}->psql('postgres',
+	"SET ROLE se_peer; SELECT encode(search_engine._transport('shard_failed', '$stale'), 'escape')");
+like($so, qr/"applied":0/, 'a shard_failed naming a stale allocation id is ignored by the master');
+is(routing_of('n3', 'books'), $routing{n3}, 'and the routing is unchanged');
+(undef, $so) = $node{$other}->psql('postgres',
+	"SET ROLE se_peer; SELECT encode(search_engine._transport('shard_started', '$stale'), 'escape')");
+like($so, qr/not_master_exception/, 'a node that is not the master refuses shard reports');
+($status, $body) = req('n2', 'GET', '/_cluster/state/routing_nodes,nodes');
+my %by_node = map { $body->{nodes}{$_}{name} => join(',', map { "$_->{index}/$_->{shard}:$_->{state}" }
+	grep { $_->{index} eq 'books' } @{ $body->{routing_nodes}{nodes}{$_} }) } keys %{ $body->{routing_nodes}{nodes} };
+is(join(';', map { "$_=" . ($by_node{$_} // '') } sort keys %by_node),
+	join(';', map { my $n = $_; "$n=" . join(',', map { "books/$_->[0]:STARTED" } grep { $_->[1] eq $n }
+		map { [ (split /:/)[0, 2] ] } split /,/, $routing{n3}) } qw(n1 n2 n3)),
+	'routing_nodes lists each copy under its node, none under the coordinating-only node');
+($status, $body) = req('n1', 'GET', '/_cluster/health/books');
+is("$body->{status} $body->{active_shards} $body->{initializing_shards} $body->{unassigned_shards}",
+	'green 2 0 0', '_cluster/health from the routing: green, both shards active');
+
+# created through a non-master data node: started as well, seen everywhere
+($status, $body) = req($other, 'PUT', '/via_other', '{"settings":{"number_of_shards":3,"number_of_replicas":0}}');
+is("$status $body->{shards_acknowledged}", '200 1', "create through $other waits for the master's routing");
+like(routing_of($master, 'via_other'), qr/^0:STARTED:n\d:\S+,1:STARTED:n\d:\S+,2:STARTED:n\d:\S+$/,
+	'the master\'s state has its three shards STARTED');
+ok($cluster->wait_for('every node applied the started shards', 10, sub {
+	my %r = map { $_ => routing_of($_, 'via_other') } qw(n1 n2 n3);
+	$r{n1} eq $r{n2} && $r{n2} eq $r{n3} && $r{n1} eq routing_of($master, 'via_other') }),
+	'and so has every node\'s');
+
+# a shard whose open fails on its node: shard_failed makes it UNASSIGNED
+my @dirs = map { $node{$_}->data_dir . '/search_engine/indices' } qw(n1 n2);
+my @modes = map { (stat $_)[2] & 07777 } @dirs;
+chmod 0555, @dirs;
+($status, $body) = req('n3', 'PUT', '/broken?wait_for_active_shards=0',
+	'{"settings":{"number_of_shards":2,"number_of_replicas":0}}');
+is($status, 200, 'an index whose shards cannot be created on their nodes is still created');
+ok($cluster->wait_for('the failed shards become unassigned', 20, sub {
+	routing_of('n3', 'broken') eq '0:UNASSIGNED:none:none,1:UNASSIGNED:none:none' }),
+	'both shards failed to open and the master unassigned them: ' . routing_of('n3', 'broken'));
+chmod $modes[$_], $dirs[$_] for 0 .. $#dirs;
+# (deleted only now: its nodes could not remove its directories before)
+req('n3', 'DELETE', '/via_other');
+($status, $body) = req('n1', 'GET', '/_cluster/state/routing_table');
+my $u = $body->{routing_table}{indices}{broken}{shards}{0}[0];
+is("$u->{unassigned_info}{reason} $u->{unassigned_info}{failed_attempts}", 'ALLOCATION_FAILED 1',
+	'with ES\'s unassigned_info');
+like($u->{unassigned_info}{details} // '', qr/failed shard on node \[n\d\]/, 'saying which node failed it');
+($status, $body) = req('n2', 'GET', '/_cluster/health/broken');
+is("$body->{status} $body->{unassigned_shards}", 'red 2', '_cluster/health: red, two unassigned shards');
+($status, $body) = req('n3', 'GET', '/_cat/shards/broken?format=json&h=shard,state,node');
+is(join(',', map { "$_->{shard}:$_->{state}:" . ($_->{node} // '') } sort { $a->{shard} <=> $b->{shard} } @$body),
+	'0:UNASSIGNED:,1:UNASSIGNED:', '_cat/shards shows them unassigned, on no node');
+req('n3', 'POST', '/broken/_close');
+($status, $body) = req('n3', 'POST', '/broken/_open');
+ok($cluster->wait_for('the reopened index starts', 20, sub {
+	routing_of('n3', 'broken') =~ /^0:STARTED:n\d:\S+,1:STARTED:n\d:\S+$/ }),
+	'reopened once the directory is writable: placed again and STARTED');
+req('n3', 'DELETE', '/broken');
+
 
 # concurrent mapping updates of one index from two nodes: both land
 my @kids;
@@ -189,6 +267,11 @@ $docs += $_->{docs} for @$body;
 is($docs, 211, 'with the documents each node holds');
 is($node{n3}->safe_psql('postgres', "SELECT \"docs.count\" || ' ' || health FROM search_engine.indices WHERE index = 'books'"),
 	'211 green', '_cat/indices (the indices view) adds up the shards of every node');
+($status, $body) = req('n3', 'GET', '/_cat/segments/books?format=json&h=shard,docs.count');
+my %segdocs;
+$segdocs{ $_->{shard} } += $_->{'docs.count'} for @$body;
+ok(keys(%segdocs) == 2 && $segdocs{0} + $segdocs{1} == 211,
+	'_cat/segments on the coordinating-only node lists the segments of both data nodes\' shards');
 ($status, $body) = req('n3', 'GET', '/_cluster/health/books');
 is("$body->{status} $body->{active_primary_shards}", 'green 2',
 	'_cluster/health on the coordinating-only node counts the shards started on the data nodes');
