@@ -615,6 +615,15 @@ h_cluster_settings(RestReq *rq, SeResponse *r, SeError *err)
 }
 
 static bool
+h_allocation_explain(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body = NULL;
+
+	return (rq->body == NULL || json_body(rq, &body, err)) &&
+		se_op_allocation_explain(body, param_bool(rq, "include_yes_decisions"), r, err);
+}
+
+static bool
 h_index_exists(RestReq *rq, SeResponse *r, SeError *err)
 {
 	r->status = se_op_index_exists(rq->index) ? 200 : 404;
@@ -742,6 +751,7 @@ static const RestRoute routes[] = {
 	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
 	{GET, "/_cluster/state", h_cluster_state},
 	{GET | PUT, "/_cluster/settings", h_cluster_settings},
+	{GET | POST, "/_cluster/allocation/explain", h_allocation_explain},
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
