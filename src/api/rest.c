@@ -545,6 +545,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_shards(rq->index, &p, r, err);
 	if (strcmp(what, "nodes") == 0)
 		return se_op_cat_nodes(&p, r, err);
+	if (strcmp(what, "allocation") == 0)
+		return se_op_cat_allocation(&p, r, err);
 	if (strcmp(what, "master") == 0)
 		return se_op_cat_master(&p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
@@ -744,6 +746,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/thread_pool", h_cat},
 	{GET, "/_cat/nodes", h_cat},
 	{GET, "/_cat/master", h_cat},
+	{GET, "/_cat/allocation", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},

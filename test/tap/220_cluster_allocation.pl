@@ -75,6 +75,9 @@ is($node{n1}->safe_psql('postgres', q{SELECT search_engine.cluster_settings(true
 ok($cluster->wait_for('spread placed', 20, sub { routing('n3', 'spread') eq 'n2:STARTED n2:STARTED' }),
 	'with exclude._name n1 a new index goes to n2 only');
 req('n3', 'PUT', '/_cluster/settings', '{"persistent": {"cluster.routing.allocation.exclude._name": null}}');
+($status, $body) = req('n3', 'GET', '/_cat/allocation?format=json&h=node,shards,disk.total');
+is(join(' ', map { "$_->{node}=$_->{shards}" } @$body), 'n1=3 n2=2', '_cat/allocation: the copies per data node');
+ok(!grep({ !$_->{'disk.total'} } @$body), 'with their disks');
 
 # ---- nowhere to go: unassigned, and explain says why
 ($status, $body) = req('n3', 'PUT', '/warm?wait_for_active_shards=0',
@@ -93,6 +96,8 @@ is("$status $body->{index}", '200 warm', 'explain without a body: the unassigned
 like($body->{note}, qr/randomly chosen unassigned shard/, 'with ES\'s note');
 ($status, $body) = req('n2', 'GET', '/_cluster/health/warm');
 is($body->{status}, 'red', 'the index is red');
+($status, $body) = req('n3', 'GET', '/_cat/allocation?format=json&h=node,shards');
+is($body->[-1]{node} . '=' . $body->[-1]{shards}, 'UNASSIGNED=1', '_cat/allocation counts the unassigned copy');
 # the filter changes: the reroute that commits the change places the copy
 ($status) = req('n3', 'PUT', '/warm/_settings', '{"index.routing.allocation.require.box_type": "cold"}');
 ok($cluster->wait_for('warm placed', 20, sub { routing('n3', 'warm') eq 'n2:STARTED' }),
