@@ -244,6 +244,8 @@ extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err
 extern bool se_op_cluster_settings_get(bool flat, bool include_defaults, SeResponse *r,
 									   SeError *err);
 extern bool se_op_cluster_settings_put(const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_cluster_reroute(const SeJson *body, bool dry_run, bool explain,
+								  bool retry_failed, SeResponse *r, SeError *err);
 extern bool se_op_allocation_explain(const SeJson *body, bool include_yes, SeResponse *r,
 									 SeError *err);
 

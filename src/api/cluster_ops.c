@@ -477,3 +477,13 @@ se_op_allocation_explain(const SeJson *body, bool include_yes, SeResponse *r, Se
 		return false;
 	return se_state_allocation_explain(NULL, 0, true, include_yes, &r->body, err);
 }
+
+/* POST /_cluster/reroute: administrators only; through the master */
+bool
+se_op_cluster_reroute(const SeJson *body, bool dry_run, bool explain, bool retry_failed,
+					  SeResponse *r, SeError *err)
+{
+	if (!se_acl_cluster_manage_check("cluster:admin/reroute", err))
+		return false;
+	return se_state_cluster_reroute(body, dry_run, explain, retry_failed, &r->body, err);
+}

@@ -617,6 +617,16 @@ h_cluster_settings(RestReq *rq, SeResponse *r, SeError *err)
 }
 
 static bool
+h_cluster_reroute(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body = NULL;
+
+	return json_body(rq, &body, err) &&
+		se_op_cluster_reroute(body, param_bool(rq, "dry_run"), param_bool(rq, "explain"),
+							  param_bool(rq, "retry_failed"), r, err);
+}
+
+static bool
 h_allocation_explain(RestReq *rq, SeResponse *r, SeError *err)
 {
 	SeJson	   *body = NULL;
@@ -755,6 +765,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cluster/state", h_cluster_state},
 	{GET | PUT, "/_cluster/settings", h_cluster_settings},
 	{GET | POST, "/_cluster/allocation/explain", h_allocation_explain},
+	{POST, "/_cluster/reroute", h_cluster_reroute},
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},

@@ -30,6 +30,7 @@
 #include "cluster/coordinator.h"
 #include "cluster/state.h"
 #include "cluster/state_int.h"
+#include "util/json.h"
 
 static const char *const reason_names[] = {
 	"INDEX_CREATED", "NODE_LEFT", "ALLOCATION_FAILED", "REROUTE_CANCELLED",
@@ -273,6 +274,61 @@ unassign_departed(SeClusterState *st, const SeClusterView *v)
 	return changed;
 }
 
+/*
+ * The model's copies back into the state: a copy placed is INITIALIZING
+ * on its node under a fresh allocation id, one unassigned (a cancel) loses
+ * its node; a started copy's data is where it runs.  True if any changed.
+ */
+static bool
+write_back(Model *md)
+{
+	bool		changed = false;
+	int			i;
+
+	for (i = 0; i < md->m.ncopies; i++)
+	{
+		const SeAllocCopy *a = &md->m.copies[i];
+		SeIndexMeta *im = md->ims[a->index];
+		SeShardCopy *c = &im->shard_copies[a->shard];
+
+		if (a->state == SE_COPY_STARTED &&
+			(c->data_node == NULL || strcmp(c->data_node, im->shard_nodes[a->shard]) != 0))
+		{
+			c->data_node = pstrdup(im->shard_nodes[a->shard]);
+			changed = true;
+		}
+		if (a->state == SE_COPY_UNASSIGNED && c->failed_attempts != a->failed_attempts)
+		{
+			c->failed_attempts = a->failed_attempts;	/* retry_failed */
+			changed = true;
+		}
+		if (!a->changed)
+			continue;
+		if (a->state == SE_COPY_INITIALIZING)
+		{
+			im->shard_nodes[a->shard] = pstrdup(md->m.nodes[a->node].name);
+			c->state = SE_SHARD_INITIALIZING;
+			se_make_uuid(c->allocation_id);
+			/* an empty or stale primary forced here: the data is this node's now */
+			if (a->data_node < 0)
+				c->data_node = NULL;
+			changed = true;
+		}
+		else if (a->state == SE_COPY_UNASSIGNED)
+		{
+			im->shard_nodes[a->shard] = "";
+			c->state = SE_SHARD_UNASSIGNED;
+			c->allocation_id[0] = '\0';
+			c->unassigned_reason = (char *) se_unassigned_reason_name(a->reason);
+			c->unassigned_at = se_state_now_millis();
+			c->unassigned_details = NULL;
+			c->failed_attempts = a->failed_attempts;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
 /* Reroute st (cluster mode, on the master); true when it changed. */
 bool
 se_state_reroute(SeClusterState *st)
@@ -293,27 +349,7 @@ se_state_reroute(SeClusterState *st)
 	if (md == NULL)
 		return changed;
 	(void) se_alloc_reroute(&md->m);
-	for (i = 0; i < md->m.ncopies; i++)
-	{
-		const SeAllocCopy *a = &md->m.copies[i];
-		SeIndexMeta *im = md->ims[a->index];
-		SeShardCopy *c = &im->shard_copies[a->shard];
-
-		/* a started copy's data is where it runs */
-		if (a->state == SE_COPY_STARTED &&
-			(c->data_node == NULL || strcmp(c->data_node, im->shard_nodes[a->shard]) != 0))
-		{
-			c->data_node = pstrdup(im->shard_nodes[a->shard]);
-			changed = true;
-		}
-		if (!a->changed || a->state != SE_COPY_INITIALIZING)
-			continue;
-		/* placed: INITIALIZING under a fresh allocation id */
-		im->shard_nodes[a->shard] = pstrdup(md->m.nodes[a->node].name);
-		c->state = SE_SHARD_INITIALIZING;
-		se_make_uuid(c->allocation_id);
-		changed = true;
-	}
+	changed |= write_back(md);
 	/* the flood stage's block, set and lifted */
 	for (i = 0; i < md->m.nindices; i++)
 	{
@@ -389,4 +425,282 @@ se_state_allocation_explain(const char *index, int shard, bool primary,
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "unable to find any shards to explain [%s][%d] in the routing table", index, shard);
 	return false;
+}
+
+/* ---------- POST /_cluster/reroute ---------- */
+
+static const char *
+cmd_str(const SeJson *o, const char *k)
+{
+	const SeJson *v = se_json_get(o, k);
+
+	return v && v->type == SE_JSON_STRING ? v->u.s.str : NULL;
+}
+
+static bool
+cmd_bool(const SeJson *o, const char *k)
+{
+	const SeJson *v = se_json_get(o, k);
+
+	return v && v->type == SE_JSON_TRUE;
+}
+
+/* the copy [index][shard] (primary: the primary) of the model, or -1 */
+static int
+find_copy(Model *md, const char *index, int shard, bool primary)
+{
+	int			i;
+
+	for (i = 0; i < md->m.ncopies; i++)
+	{
+		const SeAllocCopy *a = &md->m.copies[i];
+
+		if (a->shard == shard && a->primary == primary &&
+			strcmp(md->m.indices[a->index].name, index) == 0)
+			return i;
+	}
+	return -1;
+}
+
+static int
+find_node(Model *md, const char *name)
+{
+	int			i;
+
+	for (i = 0; name && i < md->m.nnodes; i++)
+		if (strcmp(md->m.nodes[i].name, name) == 0 || strcmp(md->m.nodes[i].id, name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Apply one command of a reroute body to the model.  false with err set
+ * (ES's 400 illegal_argument_exception with the deciders' reasons).
+ */
+static bool
+apply_command(Model *md, const char *name, const SeJson *args, SeError *err)
+{
+	const char *index = cmd_str(args, "index");
+	const SeJson *shard_j = se_json_get(args, "shard");
+	int			shard = shard_j && shard_j->type == SE_JSON_NUMBER ? (int) shard_j->u.n.i : -1;
+	int			copy;
+
+	if (index == NULL || shard < 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[%s] requires index and shard", name);
+		return false;
+	}
+	if (strcmp(name, "move") == 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[move_allocation] can't move [%s][%d]: moving a shard copy is a peer recovery, which this cluster does not do yet",
+					 index, shard);
+		return false;
+	}
+	if (strcmp(name, "allocate_replica") == 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[allocate_replica] trying to allocate a replica shard [%s][%d], while corresponding primary shard has no replica copies (replicas are not built yet)",
+					 index, shard);
+		return false;
+	}
+	copy = find_copy(md, index, shard, true);
+	if (copy < 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[%s] failed to find [%s][%d] in the routing table", name, index, shard);
+		return false;
+	}
+	if (strcmp(name, "cancel") == 0)
+	{
+		int			node = find_node(md, cmd_str(args, "node"));
+
+		if (node < 0 || md->m.copies[copy].node != node)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[cancel_allocation] can't cancel [%s][%d], failed to find it on node %s",
+						 index, shard, cmd_str(args, "node") ? cmd_str(args, "node") : "(none)");
+			return false;
+		}
+		return se_alloc_cancel(&md->m, copy, cmd_bool(args, "allow_primary"), err);
+	}
+	if (strcmp(name, "allocate_stale_primary") == 0 || strcmp(name, "allocate_empty_primary") == 0)
+	{
+		int			node = find_node(md, cmd_str(args, "node"));
+
+		if (node < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[%s] could not resolve node [%s]", name,
+						 cmd_str(args, "node") ? cmd_str(args, "node") : "");
+			return false;
+		}
+		return se_alloc_allocate_primary(&md->m, copy, node, name[9] == 's',
+										 cmd_bool(args, "accept_data_loss"), err);
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "[cluster_reroute] unknown command [%s]", name);
+	return false;
+}
+
+/*
+ * Run a reroute body's commands (and retry_failed) on st; explanations,
+ * when not NULL, get ES's {"command", "parameters", "decisions"} entries
+ * and a failed command is explained instead of failing the request.
+ */
+static bool
+run_commands(SeClusterState *st, const SeJson *body, bool retry_failed,
+			 StringInfo explanations, SeError *err)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	const SeJson *cmds = body ? se_json_get(body, "commands") : NULL;
+	Model	   *md;
+	int			i;
+
+	se_cluster_view(v);
+	(void) unassign_departed(st, v);
+	md = build_model(st, v);
+	if (md == NULL)
+	{
+		if (cmds && cmds->type == SE_JSON_ARRAY && cmds->u.a.count > 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[cluster_reroute] there is no shard copy to route in this cluster");
+			return false;
+		}
+		return true;
+	}
+	if (retry_failed)
+		se_alloc_retry_failed(&md->m);
+	for (i = 0; cmds && cmds->type == SE_JSON_ARRAY && i < cmds->u.a.count; i++)
+	{
+		const SeJson *c = cmds->u.a.items[i];
+		const char *name;
+		const SeJson *args;
+		SeError		cerr;
+
+		if (c->type != SE_JSON_OBJECT || c->u.o.count != 1 ||
+			c->u.o.members[0].value->type != SE_JSON_OBJECT)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[cluster_reroute] each command is an object with one command name");
+			return false;
+		}
+		name = c->u.o.members[0].key;
+		args = c->u.o.members[0].value;
+		se_error_init(&cerr);
+		if (!apply_command(md, name, args, &cerr))
+		{
+			if (explanations == NULL)
+			{
+				*err = cerr;
+				return false;
+			}
+		}
+		if (explanations)
+		{
+			if (explanations->len > 1)
+				appendStringInfoChar(explanations, ',');
+			appendStringInfoString(explanations, "{\"command\":");
+			se_json_write_string(explanations, name, -1);
+			appendStringInfoString(explanations, ",\"parameters\":");
+			se_json_write(explanations, args);
+			appendStringInfo(explanations, ",\"decisions\":[{\"decider\":\"%s\",\"decision\":\"%s\",\"explanation\":",
+							 name, se_error_is_set(&cerr) ? "NO" : "YES");
+			se_json_write_string(explanations, se_error_is_set(&cerr) ? cerr.reason : "the command was applied", -1);
+			appendStringInfoString(explanations, "}]}");
+		}
+	}
+	(void) write_back(md);
+	return true;
+}
+
+typedef struct RerouteArgs
+{
+	const SeJson *body;
+	bool		retry_failed;
+} RerouteArgs;
+
+static bool
+mutate_reroute(SeClusterState *st, void *arg, SeError *err)
+{
+	RerouteArgs *a = arg;
+
+	return run_commands(st, a->body, a->retry_failed, NULL, err);
+}
+
+/* The master's side of a forwarded reroute (state.c's op "reroute"). */
+bool
+se_state_run_reroute(const SeJson *body, bool retry_failed, SeError *err)
+{
+	RerouteArgs a = {body, retry_failed};
+
+	return se_state_commit(mutate_reroute, &a, err);
+}
+
+/*
+ * POST /_cluster/reroute: the commands are tried on this node's applied
+ * state first (errors, explanations, dry_run), then committed through the
+ * master, whose reroute follows them in the same transaction.
+ */
+bool
+se_state_cluster_reroute(const SeJson *body, bool dry_run, bool explain, bool retry_failed,
+						 StringInfo answer, SeError *err)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	StringInfoData ex;
+	SeClusterState *copy;
+	bool		ok;
+
+	se_cluster_view(v);
+	if (v->single_node)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[cluster_reroute] a single node (no search_engine.etcd_endpoints) holds every shard itself: there is nothing to reroute");
+		return false;
+	}
+	if (body && body->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception", "[cluster_reroute] the body must be an object");
+		return false;
+	}
+	/* a scratch copy of the applied state: the try changes it */
+	{
+		StringInfoData js;
+		const SeClusterState *cur = se_state_current();
+		int			i;
+
+		copy = palloc0(sizeof(SeClusterState));
+		*copy = *cur;
+		copy->indices = palloc0(sizeof(SeIndexMeta *) * Max(cur->nindices, 1));
+		for (i = 0; i < cur->nindices; i++)
+		{
+			SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+			SeJson	   *j;
+
+			initStringInfo(&js);
+			se_state_index_to_json(cur->indices[i], true, &js);
+			j = se_json_parse(js.data, js.len, &opts, err);
+			if (j == NULL || (copy->indices[i] = se_state_index_from_json(j, err)) == NULL)
+				return false;
+		}
+	}
+	initStringInfo(&ex);
+	appendStringInfoChar(&ex, '[');
+	if (!run_commands(copy, body, retry_failed, explain ? &ex : NULL, err))
+		return false;
+	appendStringInfoChar(&ex, ']');
+	if (!dry_run)
+	{
+		if (!se_state_forwarded(&(StateOp) {"reroute", NULL, NULL, retry_failed, body}, &ok, err))
+			ok = se_state_run_reroute(body, retry_failed, err);
+		if (!ok)
+			return false;
+	}
+	appendStringInfoString(answer, "{\"acknowledged\":true");
+	if (explain)
+		appendStringInfo(answer, ",\"explanations\":%s", ex.data);
+	appendStringInfoChar(answer, '}');
+	return true;
 }

@@ -200,6 +200,8 @@ extern void se_state_sync_init(void);
 
 /* in reroute.c: the master's allocation (allocator.c) over the state */
 extern bool se_state_reroute(SeClusterState *st);
+extern bool se_state_cluster_reroute(const SeJson *body, bool dry_run, bool explain,
+									 bool retry_failed, StringInfo answer, SeError *err);
 extern bool se_state_allocation_explain(const char *index, int shard, bool primary,
 										bool include_yes, StringInfo out, SeError *err);
 

@@ -37,6 +37,9 @@ extern void se_state_settings_to_json(const SeClusterState *st, bool with_revisi
 									  StringInfo out);
 extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err);
 
+/* in reroute.c: the master's side of a forwarded POST /_cluster/reroute */
+extern bool se_state_run_reroute(const SeJson *body, bool retry_failed, SeError *err);
+
 /* in state_sync.c */
 extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);
 extern char se_state_forwarded_uuid[SE_UUID_LEN + 1];

@@ -106,6 +106,21 @@ ok($cluster->wait_for('warm placed', 20, sub { routing('n3', 'warm') eq 'n2:STAR
 is("$status $body->{current_state} $body->{current_node}{name} $body->{can_remain_on_current_node}",
 	'200 started n2 yes', 'explain of a started copy');
 
+# ---- POST /_cluster/reroute
+($status, $body) = req('n3', 'POST', '/_cluster/reroute',
+	'{"commands": [{"move": {"index": "warm", "shard": 0, "from_node": "n2", "to_node": "n1"}}]}');
+is("$status $body->{error}{type}", '400 illegal_argument_exception', 'move is refused (no peer recovery yet)');
+like($body->{error}{reason}, qr/\[move_allocation\] can't move \[warm\]\[0\]/, 'saying so');
+($status, $body) = req('n3', 'POST', '/_cluster/reroute?explain=true&dry_run=true',
+	'{"commands": [{"cancel": {"index": "warm", "shard": 0, "node": "n2"}}]}');
+is("$status $body->{explanations}[0]{command} $body->{explanations}[0]{decisions}[0]{decision}", '200 cancel NO',
+	'explain=true explains a refused command');
+like($body->{explanations}[0]{decisions}[0]{explanation}, qr/shard is primary/, 'a primary needs allow_primary');
+($status, $body) = req('n3', 'POST', '/_cluster/reroute?dry_run=true',
+	'{"commands": [{"cancel": {"index": "warm", "shard": 0, "node": "n2", "allow_primary": true}}]}');
+is($status, 200, 'a dry run of a cancel');
+is(routing('n3', 'warm'), 'n2:STARTED', 'changes nothing');
+
 # ---- documents on the cold node, and an index closed there
 req('n3', 'POST', '/warm/_bulk?refresh=true',
 	join('', map { qq({"index": {"_id": "$_"}}\\n{"n": $_}\\n) } 1 .. 20) =~ s/\\n/\n/gr);
@@ -127,6 +142,9 @@ ok($cluster->wait_for('n2 left', 30, sub { routing('n3', 'warm') eq '-:UNASSIGNE
 is("$body->{unassigned_info}{reason} $body->{can_allocate}", 'NODE_LEFT no_valid_shard_copy',
 	'explain: NODE_LEFT, and no other node holds its data (it is not rebuilt empty elsewhere)');
 is(routing('n3', 'spread'), '-:UNASSIGNED -:UNASSIGNED', 'nor are the others');
+($status, $body) = req('n3', 'POST', '/_cluster/reroute',
+	'{"commands": [{"allocate_empty_primary": {"index": "spread", "shard": 0, "node": "n1"}}]}');
+like("$status $body->{error}{reason}", qr/^400 .*accept_data_loss/, 'allocate_empty_primary wants accept_data_loss');
 $node{n2}->start;
 ok($cluster->wait_for('n2 back', 60, sub {
 	routing('n3', 'warm') eq 'n2:STARTED' && routing('n3', 'spread') eq 'n2:STARTED n2:STARTED'
@@ -139,6 +157,29 @@ ok($cluster->wait_for('shut open', 30, sub { routing('n3', 'shut') eq 'n2:STARTE
 ($status, $body) = req('n3', 'GET', '/shut/_count');
 is($body->{count}, 1, 'with its document');
 req('n3', 'PUT', '/_cluster/settings', '{"persistent": {"cluster.routing.allocation.enable": null}}');
+
+# ---- max retries: copies that fail to open on n2 stop being tried; retry_failed
+my $dir = $node{n2}->data_dir . '/search_engine/indices';
+my $mode = (stat $dir)[2] & 07777;
+chmod 0555, $dir;
+($status) = req('n3', 'PUT', '/fails?wait_for_active_shards=0',
+	'{"settings": {"number_of_shards": 1, "index.routing.allocation.require._name": "n2", "index.allocation.max_retries": 2}}');
+my $u;
+ok($cluster->wait_for('two failed attempts', 30, sub {
+	my ($s, $b) = req('n3', 'GET', '/_cluster/state/routing_table');
+	$u = $b->{routing_table}{indices}{fails}{shards}{0}[0];
+	$u->{state} eq 'UNASSIGNED' && ($u->{unassigned_info}{failed_attempts} // 0) == 2;
+}), 'a copy that fails to open is tried index.allocation.max_retries times');
+($status, $body) = req('n3', 'GET', '/_cluster/allocation/explain', '{"index": "fails", "shard": 0, "primary": true}');
+ok((grep { $_->{decider} eq 'max_retry' } @{ $body->{node_allocation_decisions}[0]{deciders} }),
+	'explain names max_retry');
+chmod $mode, $dir;
+sleep 6;    # a periodic reroute comes and goes: still not tried
+is(routing('n3', 'fails'), '-:UNASSIGNED', 'and then left unassigned');
+($status) = req('n3', 'POST', '/_cluster/reroute?retry_failed=true');
+is($status, 200, 'retry_failed');
+ok($cluster->wait_for('fails started', 30, sub { routing('n3', 'fails') eq 'n2:STARTED' }),
+	'the copy is tried again and starts');
 
 # ---- the flood stage: every node above it (watermarks as free bytes no disk has)
 ($status) = req('n3', 'PUT', '/_cluster/settings', '{"transient": {
