@@ -137,6 +137,10 @@ is("$body->{status} $body->{active_shards} $body->{initializing_shards} $body->{
 is("$status $body->{shards_acknowledged}", '200 1', "create through $other waits for the master's routing");
 like(routing_of($master, 'via_other'), qr/^0:STARTED:n\d:\S+,1:STARTED:n\d:\S+,2:STARTED:n\d:\S+$/,
 	'the master\'s state has its three shards STARTED');
+ok($cluster->wait_for('every node applied the started shards', 10, sub {
+	my %r = map { $_ => routing_of($_, 'via_other') } qw(n1 n2 n3);
+	$r{n1} eq $r{n2} && $r{n2} eq $r{n3} && $r{n1} eq routing_of($master, 'via_other') }),
+	'and so has every node\'s');
 
 # a shard whose open fails on its node: shard_failed makes it UNASSIGNED
 my @dirs = map { $node{$_}->data_dir . '/search_engine/indices' } qw(n1 n2);
