@@ -142,6 +142,13 @@ CREATE FUNCTION cluster_settings(flat_settings boolean DEFAULT false,
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_settings' LANGUAGE C STABLE;
 CREATE FUNCTION put_cluster_settings(body jsonb)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_put_cluster_settings' LANGUAGE C VOLATILE;
+-- GET /_cluster/allocation/explain (the copy named in body, else the first unassigned)
+CREATE FUNCTION allocation_explain(body jsonb DEFAULT NULL, include_yes_decisions boolean DEFAULT false)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_allocation_explain' LANGUAGE C STABLE;
+-- POST /_cluster/reroute (search_engine_admin)
+CREATE FUNCTION cluster_reroute(body jsonb DEFAULT NULL, dry_run boolean DEFAULT false,
+  explain boolean DEFAULT false, retry_failed boolean DEFAULT false)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_reroute' LANGUAGE C VOLATILE;
 CREATE FUNCTION bulk(body text, index text DEFAULT NULL, refresh text DEFAULT 'false',
                      max_retries int DEFAULT 0)
 RETURNS json AS 'MODULE_PATHNAME', 'se_sql_bulk' LANGUAGE C VOLATILE;
@@ -266,7 +273,8 @@ REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
   _cat_segments(), _cat_shards(), _cluster_nodes(), get_mapping(text), get_index(text), cluster_health(text, text, int),
-  cluster_settings(boolean, boolean), put_cluster_settings(jsonb),
+  cluster_settings(boolean, boolean), put_cluster_settings(jsonb), allocation_explain(jsonb, boolean),
+  cluster_reroute(jsonb, boolean, boolean, boolean),
   _tasks(), get_task(text, boolean),
   bulk(text, text, text, int),
   index_doc(text, text, jsonb, text, text, text, bigint, bigint),

@@ -237,12 +237,17 @@ extern bool se_op_cat_segments(const char *expr, const SeCatParams *p, SeRespons
 extern bool se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
 extern bool se_op_cluster_settings_get(bool flat, bool include_defaults, SeResponse *r,
 									   SeError *err);
 extern bool se_op_cluster_settings_put(const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_cluster_reroute(const SeJson *body, bool dry_run, bool explain,
+								  bool retry_failed, SeResponse *r, SeError *err);
+extern bool se_op_allocation_explain(const SeJson *body, bool include_yes, SeResponse *r,
+									 SeError *err);
 
 extern void se_cat_register_actions(void);
 /* A shard as the node holding it has it (cat.c): _cat/shards, health. */

@@ -570,6 +570,94 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 }
 
 /*
+ * ES _cat/allocation: per data node the shard copies the routing puts on
+ * it, their bytes (disk.indices) and the node's disk; a last row counts
+ * the unassigned copies.  Shards of every index count (node figures, as
+ * ES's cluster monitor API), though only administrators see the rows.
+ */
+static bool
+collect_allocation(CatTable *t, const SeClusterView *v, bool raw_bytes, SeError *err)
+{
+	static const char *cols[] = {"shards", "disk.indices", "disk.used", "disk.avail",
+	"disk.total", "disk.percent", "host", "ip", "node", "node.role"};
+	const SeClusterState *st = se_state_current();
+	List	   *all = NIL;
+	List	   *remote;
+	int		   *shards = palloc0(sizeof(int) * (v->nmembers + 1));
+	uint64	   *bytes = palloc0(sizeof(uint64) * (v->nmembers + 1));
+	int			unassigned = 0;
+	int			i,
+				s,
+				k;
+
+	if (!se_acl_cluster_manage_check("cluster:monitor/allocation", err))
+		return false;
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	t->rows = NIL;
+	t->defaults = NULL;
+	for (i = 0; i < st->nindices; i++)
+		all = lappend(all, st->indices[i]);
+	remote = se_remote_shard_stats(all);
+	for (i = 0; i < st->nindices; i++)
+	{
+		const SeIndexMeta *im = st->indices[i];
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			const char *node = im->shard_nodes ? im->shard_nodes[s] : v->local_name;
+			SeShardView view;
+
+			if (se_state_shard_state(im, s) == SE_SHARD_UNASSIGNED || node[0] == '\0')
+			{
+				/* a closed index's copies hold no slot on one node: not unassigned */
+				if (im->shard_copies || !im->closed)
+					unassigned++;
+				continue;
+			}
+			for (k = 0; k < v->nmembers; k++)
+				if (strcmp(v->members[k].name, node) == 0)
+					break;
+			shards[k]++;
+			if (!im->closed && se_shard_view(im, s, remote, &view))
+				bytes[k] += view.bytes;
+		}
+	}
+	for (k = 0; k < v->nmembers; k++)
+	{
+		const SeClusterMember *m = &v->members[k];
+		char	  **row;
+		int64		used = m->disk_total_bytes - m->disk_free_bytes;
+
+		if (!(m->roles & SE_NODE_ROLE_DATA))
+			continue;
+		row = palloc0(sizeof(char *) * t->ncols);
+		row[0] = psprintf("%d", shards[k]);
+		row[1] = raw_bytes ? psprintf(UINT64_FORMAT, bytes[k]) : human_bytes(bytes[k]);
+		if (m->disk_total_bytes > 0)
+		{
+			row[2] = raw_bytes ? psprintf(INT64_FORMAT, used) : human_bytes(used);
+			row[3] = raw_bytes ? psprintf(INT64_FORMAT, m->disk_free_bytes) : human_bytes(m->disk_free_bytes);
+			row[4] = raw_bytes ? psprintf(INT64_FORMAT, m->disk_total_bytes) : human_bytes(m->disk_total_bytes);
+			row[5] = psprintf("%d", (int) (100 * used / m->disk_total_bytes));
+		}
+		row[6] = row[7] = (char *) se_conninfo_host(m->conninfo);
+		row[8] = pstrdup(m->name);
+		row[9] = se_node_roles_letters(m->roles);
+		t->rows = lappend(t->rows, row);
+	}
+	if (unassigned > 0)
+	{
+		char	  **row = palloc0(sizeof(char *) * t->ncols);
+
+		row[0] = psprintf("%d", unassigned);
+		row[8] = "UNASSIGNED";
+		t->rows = lappend(t->rows, row);
+	}
+	return true;
+}
+
+/*
  * ES _cat/nodes: one row per member of the applied cluster view (the one
  * node on a single-node cluster).
  */
@@ -820,6 +908,20 @@ se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err)
 	se_require_started();
 	se_cluster_view(v);
 	collect_nodes(&t, v, p->full_id);
+	cat_format(&t, p, r);
+	return true;
+}
+
+bool
+se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+
+	se_require_started();
+	se_cluster_view(v);
+	if (!collect_allocation(&t, v, false, err))
+		return false;
 	cat_format(&t, p, r);
 	return true;
 }

@@ -441,3 +441,49 @@ se_op_cluster_settings_put(const SeJson *body, SeResponse *r, SeError *err)
 		return false;
 	return se_state_put_cluster_settings(body, &r->body, err);
 }
+
+/*
+ * GET /_cluster/allocation/explain: the copy named in the body ({"index",
+ * "shard", "primary"}) -- which needs view on the index -- or, without a
+ * body, the first unassigned copy (administrators: it may be any index's).
+ */
+bool
+se_op_allocation_explain(const SeJson *body, bool include_yes, SeResponse *r, SeError *err)
+{
+	const SeJson *ix = body ? se_json_get(body, "index") : NULL;
+	const SeJson *sh = body ? se_json_get(body, "shard") : NULL;
+	const SeJson *pr = body ? se_json_get(body, "primary") : NULL;
+
+	if (body && body->type == SE_JSON_OBJECT && body->u.o.count > 0)
+	{
+		if (ix == NULL || ix->type != SE_JSON_STRING || sh == NULL || sh->type != SE_JSON_NUMBER ||
+			!sh->u.n.is_int || pr == NULL || (pr->type != SE_JSON_TRUE && pr->type != SE_JSON_FALSE))
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: index must be specified;2: shard must be specified;3: primary must be specified;");
+			return false;
+		}
+		if (!se_acl_check(ix->u.s.str, SE_ACL_VIEW, err))
+			return false;
+		if (se_state_find(se_state_current(), ix->u.s.str) == NULL)
+		{
+			se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", ix->u.s.str);
+			return false;
+		}
+		return se_state_allocation_explain(ix->u.s.str, (int) sh->u.n.i, pr->type == SE_JSON_TRUE,
+										   include_yes, &r->body, err);
+	}
+	if (!se_acl_cluster_manage_check("cluster:monitor/allocation/explain", err))
+		return false;
+	return se_state_allocation_explain(NULL, 0, true, include_yes, &r->body, err);
+}
+
+/* POST /_cluster/reroute: administrators only; through the master */
+bool
+se_op_cluster_reroute(const SeJson *body, bool dry_run, bool explain, bool retry_failed,
+					  SeResponse *r, SeError *err)
+{
+	if (!se_acl_cluster_manage_check("cluster:admin/reroute", err))
+		return false;
+	return se_state_cluster_reroute(body, dry_run, explain, retry_failed, &r->body, err);
+}

@@ -545,6 +545,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_shards(rq->index, &p, r, err);
 	if (strcmp(what, "nodes") == 0)
 		return se_op_cat_nodes(&p, r, err);
+	if (strcmp(what, "allocation") == 0)
+		return se_op_cat_allocation(&p, r, err);
 	if (strcmp(what, "master") == 0)
 		return se_op_cat_master(&p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
@@ -612,6 +614,25 @@ h_cluster_settings(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cluster_settings_get(param_bool(rq, "flat_settings"),
 										  param_bool(rq, "include_defaults"), r, err);
 	return json_body(rq, &body, err) && se_op_cluster_settings_put(body, r, err);
+}
+
+static bool
+h_cluster_reroute(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body = NULL;
+
+	return json_body(rq, &body, err) &&
+		se_op_cluster_reroute(body, param_bool(rq, "dry_run"), param_bool(rq, "explain"),
+							  param_bool(rq, "retry_failed"), r, err);
+}
+
+static bool
+h_allocation_explain(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body = NULL;
+
+	return (rq->body == NULL || json_body(rq, &body, err)) &&
+		se_op_allocation_explain(body, param_bool(rq, "include_yes_decisions"), r, err);
 }
 
 static bool
@@ -735,6 +756,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/thread_pool", h_cat},
 	{GET, "/_cat/nodes", h_cat},
 	{GET, "/_cat/master", h_cat},
+	{GET, "/_cat/allocation", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
@@ -742,6 +764,8 @@ static const RestRoute routes[] = {
 	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
 	{GET, "/_cluster/state", h_cluster_state},
 	{GET | PUT, "/_cluster/settings", h_cluster_settings},
+	{GET | POST, "/_cluster/allocation/explain", h_allocation_explain},
+	{POST, "/_cluster/reroute", h_cluster_reroute},
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},

@@ -177,6 +177,40 @@ se_sql_put_cluster_settings(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(finish(se_op_cluster_settings_put(body, &r, &err), &r, &err));
 }
 
+/* allocation_explain(body, include_yes_decisions) */
+PG_FUNCTION_INFO_V1(se_sql_allocation_explain);
+Datum
+se_sql_allocation_explain(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+	SeJson	   *body;
+
+	se_response_init(&r);
+	se_error_init(&err);
+	body = body_arg(fcinfo, 0, &err);
+	PG_RETURN_DATUM(finish(se_op_allocation_explain(body, !PG_ARGISNULL(1) && PG_GETARG_BOOL(1),
+													&r, &err), &r, &err));
+}
+
+/* cluster_reroute(body, dry_run, explain, retry_failed) */
+PG_FUNCTION_INFO_V1(se_sql_cluster_reroute);
+Datum
+se_sql_cluster_reroute(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+	SeJson	   *body;
+
+	se_response_init(&r);
+	se_error_init(&err);
+	body = body_arg(fcinfo, 0, &err);
+	PG_RETURN_DATUM(finish(se_op_cluster_reroute(body, !PG_ARGISNULL(1) && PG_GETARG_BOOL(1),
+												 !PG_ARGISNULL(2) && PG_GETARG_BOOL(2),
+												 !PG_ARGISNULL(3) && PG_GETARG_BOOL(3),
+												 &r, &err), &r, &err));
+}
+
 PG_FUNCTION_INFO_V1(se_sql_close_index);
 Datum
 se_sql_close_index(PG_FUNCTION_ARGS)

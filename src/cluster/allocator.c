@@ -1448,8 +1448,11 @@ se_alloc_reroute(SeAllocModel *m)
 	Assert(m->prepared);
 	weights_init(m, &w);
 	changed += allocate_unassigned(m, &w);
-	changed += move_shards(m, &w);
-	changed += balance(m, &w);
+	if (!m->settings.no_relocation)
+	{
+		changed += move_shards(m, &w);
+		changed += balance(m, &w);
+	}
 	flood_stage(m);
 	return changed;
 }
@@ -1936,15 +1939,20 @@ se_alloc_explain_json(SeAllocModel *m, int id, bool include_yes, StringInfo out)
 		{
 			appendStringInfoString(out, ",\"can_remain_decisions\":");
 			deciders_json(&remain, include_yes, out);
+			if (m->settings.no_relocation)
+				any_yes = any_throttle = false;
 			appendStringInfo(out, ",\"can_move_to_other_node\":\"%s\",\"move_explanation\":",
 							 any_yes ? "yes" : any_throttle ? "throttled" : "no");
-			json_str(out, any_yes ? "Elasticsearch can move the shard to another node."
+			json_str(out, m->settings.no_relocation
+					 ? "This shard may not remain on its current node, and this cluster does not move shard copies yet (relocation is a peer recovery, not built)."
+					 : any_yes ? "Elasticsearch can move the shard to another node."
 					 : any_throttle ? "Elasticsearch is currently busy with other activities. It expects to be able to move this shard when those activities finish. Please wait."
 					 : "This shard may not remain on its current node, but Elasticsearch isn't allowed to move it to another node. Choose a node to which you expect this shard to be allocated, find this node in the node-by-node explanation, and address the reasons which prevent Elasticsearch from allocating this shard there.");
 		}
 		else
 		{
-			bool		may = rebalance_allowed(m) && copy_may_rebalance(m, c);
+			bool		may = rebalance_allowed(m) && copy_may_rebalance(m, c) &&
+				!m->settings.no_relocation;
 
 			appendStringInfo(out, ",\"can_rebalance_cluster\":\"%s\",\"can_rebalance_to_other_node\":\"%s\",\"rebalance_explanation\":",
 							 may ? "yes" : "no", may && any_yes ? "yes" : "no");

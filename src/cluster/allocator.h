@@ -197,6 +197,8 @@ typedef struct SeAllocSettings
 	const char ***awareness_force;
 	SeAllocFilters filters;		/* cluster.routing.allocation.* */
 	int64		now_ms;			/* for delayed allocation */
+	/* never move a copy (no step 2 and 3): relocation needs a peer recovery */
+	bool		no_relocation;
 } SeAllocSettings;
 
 /* bookkeeping, per node (see the header comment) */

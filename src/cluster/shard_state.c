@@ -16,8 +16,10 @@
  * unassigned_info) through the same compared, fenced commit as every
  * other change.
  *
- * The worker is a process of its own (registered on data nodes of a
- * cluster) because a report waits on the network and on the master's
+ * The worker is a process of its own (registered on data and
+ * master-eligible nodes of a cluster; on the acting master it also commits
+ * the reroutes that no request causes: membership changes, disk figures,
+ * delayed allocation) because a report waits on the network and on the master's
  * commit, which neither a write worker nor the coordinator may do.  A
  * report is retried with a backoff (100 ms doubling to 5 s) while there is
  * no master or the call fails, and sent again after a master change while
@@ -33,6 +35,7 @@
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "utils/memutils.h"
+#include "common/hashfn.h"
 #include "utils/timestamp.h"
 
 #include "cluster/coordinator.h"
@@ -408,10 +411,58 @@ next_due_ms(const SeClusterView *v, TimestampTz now)
 	return ms;
 }
 
+/* ---------- the master's side: reroutes of its own ---------- */
+
+#define REROUTE_EVERY_MS	5000
+
+static bool
+mutate_nothing(SeClusterState *st, void *arg, SeError *err)
+{
+	return true;
+}
+
+/*
+ * On the acting master: commit a reroute when the data members changed
+ * (a node left: its copies are unassigned; one came: copies wait for it)
+ * and every REROUTE_EVERY_MS (disk figures for the watermarks, delayed
+ * allocation).  se_state_commit reroutes after its (empty) change and
+ * writes only what the reroute changed.
+ */
+static void
+master_reroute(const SeClusterView *v, TimestampTz now)
+{
+	static uint32 last_members = 0;
+	static TimestampTz next_at = 0;
+	uint32		members = 0;
+	SeError		err;
+	int			i;
+
+	if (!v->acting_master)
+	{
+		last_members = 0;
+		return;
+	}
+	for (i = 0; i < v->nmembers; i++)
+		if (v->members[i].roles & SE_NODE_ROLE_DATA)
+			members = members * 31 + hash_bytes((const unsigned char *) v->members[i].name,
+												strlen(v->members[i].name));
+	members = members * 31 + v->nmembers + 1;
+	if (members == last_members && now < next_at)
+		return;
+	last_members = members;
+	next_at = TimestampTzPlusMilliseconds(now, REROUTE_EVERY_MS);
+	se_error_init(&err);
+	if (!se_state_commit(mutate_nothing, NULL, &err))
+		ereport(DEBUG1,
+				(errmsg("search_engine: reroute on master [%s] failed: %s", v->local_name,
+						err.reason ? err.reason : err.type)));
+}
+
 void
 se_shard_state_register(void)
 {
-	if (se_cluster_single_node() || !(se_node_roles_local() & SE_NODE_ROLE_DATA))
+	if (se_cluster_single_node() ||
+		!(se_node_roles_local() & (SE_NODE_ROLE_DATA | SE_NODE_ROLE_MASTER)))
 		return;
 	se_bgw_register("se_shard_state_main", "search_engine shard state", 1, false);
 }
@@ -437,6 +488,7 @@ se_shard_state_main(Datum arg)
 		scan_owed();
 		send_due(false, v, GetCurrentTimestamp());
 		send_due(true, v, GetCurrentTimestamp());
+		master_reroute(v, GetCurrentTimestamp());
 		wait_ms = next_due_ms(v, GetCurrentTimestamp());
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(loop_cxt);

@@ -836,6 +836,8 @@ shard_copy_from_json(const SeJson *e, char **node, SeShardCopy *c)
 	else
 		c->state = SE_SHARD_UNASSIGNED;
 	strlcpy(c->allocation_id, json_string_or(e, "allocation_id", ""), sizeof(c->allocation_id));
+	if (json_string_or(e, "data_node", NULL))
+		c->data_node = pstrdup(json_string_or(e, "data_node", NULL));
 	if (ui && ui->type == SE_JSON_OBJECT)
 	{
 		c->unassigned_reason = pstrdup(json_string_or(ui, "reason", "INDEX_CREATED"));
@@ -856,6 +858,11 @@ shard_copy_to_json(const char *node, const SeShardCopy *c, StringInfo out)
 	appendStringInfo(out, ",\"state\":\"%s\"", se_shard_state_name(c->state));
 	if (c->allocation_id[0])
 		appendStringInfo(out, ",\"allocation_id\":\"%s\"", c->allocation_id);
+	if (c->data_node)
+	{
+		appendStringInfoString(out, ",\"data_node\":");
+		se_json_write_string(out, c->data_node, strlen(c->data_node));
+	}
 	if (c->unassigned_reason)
 	{
 		appendStringInfoString(out, ",\"unassigned_info\":{\"reason\":");
@@ -1707,6 +1714,8 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_put_mapping(op->name, op->body, err);
 	if (strcmp(op->op, "cluster_settings") == 0)
 		return se_state_put_cluster_settings(op->body, NULL, err);
+	if (strcmp(op->op, "reroute") == 0)
+		return se_state_run_reroute(op->body, op->flag, err);
 	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
 	{
 		MappingArgs a;

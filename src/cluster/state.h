@@ -82,6 +82,8 @@ typedef struct SeShardCopy
 	int64		unassigned_at;	/* ms since the epoch */
 	char	   *unassigned_details; /* NULL: none */
 	int			failed_attempts;
+	char	   *data_node;		/* the node holding its data once it started
+								 * (a primary comes back only there); NULL: none */
 } SeShardCopy;
 
 typedef struct SeIndexMeta
@@ -195,6 +197,13 @@ extern const char *se_shard_state_name(SeShardState state);
 extern List *se_state_nodes_elsewhere(List *indices);
 extern void se_state_register_actions(void);
 extern void se_state_sync_init(void);
+
+/* in reroute.c: the master's allocation (allocator.c) over the state */
+extern bool se_state_reroute(SeClusterState *st);
+extern bool se_state_cluster_reroute(const SeJson *body, bool dry_run, bool explain,
+									 bool retry_failed, StringInfo answer, SeError *err);
+extern bool se_state_allocation_explain(const char *index, int shard, bool primary,
+										bool include_yes, StringInfo out, SeError *err);
 
 /* in shard_state.c: shard_started / shard_failed, ES's ShardStateAction */
 extern void se_shard_state_register(void);

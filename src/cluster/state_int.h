@@ -32,10 +32,13 @@ extern void se_state_sort(SeClusterState *st);
 extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);
 extern SeIndexMeta *se_state_index_from_json(const SeJson *j, SeError *err);
 extern bool se_state_run_op(const StateOp *op, char *uuid_out, SeError *err);
+extern int64 se_state_now_millis(void);
 extern void se_state_settings_to_json(const SeClusterState *st, bool with_revision,
 									  StringInfo out);
 extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err);
-extern int64 se_state_now_millis(void);
+
+/* in reroute.c: the master's side of a forwarded POST /_cluster/reroute */
+extern bool se_state_run_reroute(const SeJson *body, bool retry_failed, SeError *err);
 
 /* in state_sync.c */
 extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);

@@ -21,10 +21,10 @@
  * retry) and the whole fenced on the master's term by the coordinator.
  * The caller returns once its own node has applied the change.
  *
- * Placement (issue 14's rule, until the allocator comes): each shard of a
- * new index goes to the data node with the fewest shards of that index,
- * then the fewest in all, then by name, INITIALIZING under a fresh
- * allocation id; its node reports it started or failed (shard_state.c).
+ * Placement: every committed change is followed by a reroute (reroute.c,
+ * ES's balanced allocator and deciders) in the same transaction; a copy it
+ * places is INITIALIZING under a fresh allocation id, and its node reports
+ * it started or failed (shard_state.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -302,6 +302,9 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 			before[i].mod_revision = st->indices[i]->mod_revision;
 		}
 		ok = fn(st, arg, err);
+		/* every change is followed by a reroute, committed with it */
+		if (ok)
+			(void) se_state_reroute(st);
 		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 2));
 		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 2));
 		if (ok)
@@ -380,77 +383,24 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 
 /* ---------- placement ---------- */
 
-/* Shards of the state on node (of index uuid when given). */
-static int
-shards_on(const SeClusterState *st, const SeIndexMeta *extra, const char *node,
-		  const char *uuid)
-{
-	int			n = 0;
-	int			i,
-				s;
-
-	for (i = 0; i <= st->nindices; i++)
-	{
-		const SeIndexMeta *im = i < st->nindices ? st->indices[i] : extra;
-
-		if (im == NULL || im->shard_nodes == NULL || (uuid && strcmp(im->uuid, uuid) != 0))
-			continue;
-		for (s = 0; s < im->settings.number_of_shards; s++)
-			if (im->shard_nodes[s] && strcmp(im->shard_nodes[s], node) == 0)
-				n++;
-	}
-	return n;
-}
-
 /*
- * Place shard s of im (in st or about to be): on the data node with the
- * fewest shards of im, then the fewest in all, then the first by name,
- * INITIALIZING with a fresh allocation id.  No data node: it stays
- * UNASSIGNED ("" as its node), reason kept for ES's unassigned_info.
+ * A new or reopened copy without a node waits UNASSIGNED (reason kept for
+ * ES's unassigned_info) for the reroute that ends every commit
+ * (reroute.c), which places it -- INITIALIZING under a fresh allocation
+ * id -- in the same transaction.
  */
 void
 se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s, const char *reason)
 {
-	SeClusterView *v = palloc(sizeof(SeClusterView));
 	SeShardCopy *c = &im->shard_copies[s];
-	const char *best = NULL;
-	int			best_mine = 0,
-				best_all = 0;
-	int			i;
+	char	   *data_node = c->data_node;
 
-	/* im is counted once, whether st holds it yet (a reopen) or not (a create) */
-	const SeIndexMeta *extra = se_state_find(st, im->name) == im ? NULL : im;
-
-	se_cluster_view(v);
-	im->shard_nodes[s] = "";
-	for (i = 0; i < v->nmembers; i++)
-	{
-		const SeClusterMember *m = &v->members[i];
-		int			mine,
-					all;
-
-		if (!(m->roles & SE_NODE_ROLE_DATA))
-			continue;
-		mine = shards_on(st, extra, m->name, im->uuid);
-		all = shards_on(st, extra, m->name, NULL);
-		if (best == NULL || mine < best_mine || (mine == best_mine && all < best_all))
-		{
-			best = m->name;
-			best_mine = mine;
-			best_all = all;
-		}
-	}
 	memset(c, 0, sizeof(*c));
+	c->state = SE_SHARD_UNASSIGNED;
 	c->unassigned_reason = pstrdup(reason);
 	c->unassigned_at = se_state_now_millis();
-	if (best == NULL)
-	{
-		c->state = SE_SHARD_UNASSIGNED;
-		return;
-	}
-	im->shard_nodes[s] = pstrdup(best);
-	c->state = SE_SHARD_INITIALIZING;
-	se_make_uuid(c->allocation_id);
+	c->data_node = data_node;
+	im->shard_nodes[s] = "";
 }
 
 /* Place the shards of new index im (see se_state_place_shard). */

@@ -149,16 +149,21 @@ chmod 0555, @dirs;
 ($status, $body) = req('n3', 'PUT', '/broken?wait_for_active_shards=0',
 	'{"settings":{"number_of_shards":2,"number_of_replicas":0}}');
 is($status, 200, 'an index whose shards cannot be created on their nodes is still created');
-ok($cluster->wait_for('the failed shards become unassigned', 20, sub {
+ok($cluster->wait_for('the failed shards become unassigned', 40, sub {
 	routing_of('n3', 'broken') eq '0:UNASSIGNED:none:none,1:UNASSIGNED:none:none' }),
 	'both shards failed to open and the master unassigned them: ' . routing_of('n3', 'broken'));
+# the allocator tries a failed copy again, up to index.allocation.max_retries (5)
+my $u;
+$cluster->wait_for('five failed attempts', 30, sub {
+	($status, $body) = req('n1', 'GET', '/_cluster/state/routing_table');
+	$u = $body->{routing_table}{indices}{broken}{shards}{0}[0];
+	($u->{unassigned_info}{failed_attempts} // 0) == 5;
+});
 chmod $modes[$_], $dirs[$_] for 0 .. $#dirs;
 # (deleted only now: its nodes could not remove its directories before)
 req('n3', 'DELETE', '/via_other');
-($status, $body) = req('n1', 'GET', '/_cluster/state/routing_table');
-my $u = $body->{routing_table}{indices}{broken}{shards}{0}[0];
-is("$u->{unassigned_info}{reason} $u->{unassigned_info}{failed_attempts}", 'ALLOCATION_FAILED 1',
-	'with ES\'s unassigned_info');
+is("$u->{state} $u->{unassigned_info}{reason} $u->{unassigned_info}{failed_attempts}", 'UNASSIGNED ALLOCATION_FAILED 5',
+	'with ES\'s unassigned_info, after index.allocation.max_retries attempts');
 like($u->{unassigned_info}{details} // '', qr/failed shard on node \[n\d\]/, 'saying which node failed it');
 ($status, $body) = req('n2', 'GET', '/_cluster/health/broken');
 is("$body->{status} $body->{unassigned_shards}", 'red 2', '_cluster/health: red, two unassigned shards');
