@@ -9,7 +9,8 @@
  * search worker; the rest also run in the backend) to the pool.  All
  * requests of a search live in one DSM segment: a header, the common part
  * (the request body as JSON text, the URL from/size/timeout,
- * max_result_window and the session's query knobs), and per shard its
+ * max_result_window, the session's query knobs and, for
+ * dfs_query_then_fetch, the global term statistics), and per shard its
  * address (index uuid, shard, mapping version), its point in time (the
  * segment and live-docs generations the backend is searching) and an
  * shm_mq for the answer.
