@@ -6,6 +6,10 @@
 # same server and index.
 #   bench/dfs_bench.sh   (env: PORT, PGDIR, ROUNDS, REPS, WARMUP, SHARDS (4),
 #                         SKIP_BUILD=1: use the installation on PATH)
+#   CLUSTER=1 bench/dfs_bench.sh   the same on a three-node cluster (lib/cluster.sh:
+#                         n1, n2 data nodes, searched through the coordinating-only
+#                         n3; env CLUSTER_DIR, ETCD_BASE, PG_BASE), where the DFS
+#                         phase is one more round trip to each data node
 # Prints, per query and mode, min/median/max over ROUNDS of the per-round
 # median latency (server-side, plpgsql clock_timestamp), and the ratio of
 # the medians (dfs / query_then_fetch).
@@ -17,7 +21,27 @@ REPS=${REPS:-200}
 WARMUP=${WARMUP:-20}
 SHARDS=${SHARDS:-4}
 source "$(dirname "$0")/lib/common.sh"
-latency_server "shared_buffers = '256MB'"
+if [ "${CLUSTER:-0}" = 1 ]; then
+  CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/se_bench_dfs_cluster}
+  ETCD_BASE=${ETCD_BASE:-23990}
+  PG_BASE=${PG_BASE:-5711}
+  source "$BENCH/lib/cluster.sh"
+  need_root
+  [ "${SKIP_BUILD:-0}" = 1 ] || build_private
+  corpus_ready
+  cluster_cleanup() { for n in n1 n2 n3; do node_stop $n; done; etcd_stop; rm -rf "$CLUSTER_DIR"; }
+  [ -d "$CLUSTER_DIR" ] && cluster_cleanup
+  trap cluster_cleanup EXIT
+  etcd_start
+  node_start n1 1 master,data
+  node_start n2 2 master,data
+  node_start n3 3 ''
+  PORT=$((PG_BASE + 3))
+  cluster_wait "$PORT" 3
+  echo "cluster: n1, n2 data nodes; searches through the coordinating-only n3, nproc $(nproc)"
+else
+  latency_server "shared_buffers = '256MB'"
+fi
 
 sql -v body="$(sed "s/\"number_of_shards\": 2/\"number_of_shards\": $SHARDS/" "$BENCH/lib/debian_index.json")" >/dev/null <<'SQL'
 SELECT search_engine.create_index('debian', :'body');
@@ -25,6 +49,10 @@ SQL
 se_ingest debian >/dev/null
 echo "debian: $(se_docs_count debian) docs, $SHARDS shards"
 
+# each mode in a session of its own, the two alternating within a round:
+# searches of both modes in turns in one backend would measure glibc
+# returning the heap's top to the kernel (brk) after one and faulting it
+# back in for the other, not the search
 sql -f "$BENCH/lib/latency.sql"
 sql <<'SQL'
 CREATE TABLE IF NOT EXISTS bench.dfs (round int, q text, mode text, ms float8, top text);

@@ -13,6 +13,7 @@
 
 #include "miscadmin.h"
 #include "nodes/value.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "api/api.h"
@@ -214,18 +215,39 @@ parse_search_type(const char *type, bool *dfs, SeError *err)
  * query's terms, here and on the other nodes, summed and given to req (and
  * so to every shard's query phase, here, in the search pool and on the
  * other nodes, through the common part).  Shards whose node fails it fail.
+ * A local shard's weights are built in a context of their own, freed once
+ * its statistics are added: the query phase builds its own, and the
+ * request's memory stays what it is without DFS.
  */
 static bool
 dfs_phase(SeSearchRequest *req, const StringInfoData *common, SeSearchShard *shards,
 		  int nshards, SeDfsStats *global, SeError *err)
 {
+	MemoryContext cxt;
 	int			i;
 
 	if (!se_search_remote_dfs(common, shards, nshards, global, err))
 		return false;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine DFS phase",
+								ALLOCSET_DEFAULT_SIZES);
 	for (i = 0; i < nshards; i++)
-		if (shards[i].node == NULL && !se_search_dfs_phase(req, &shards[i], global, err))
-			return false;
+	{
+		MemoryContext old;
+		SeDfsStats *mine;
+		bool		ok;
+
+		if (shards[i].node != NULL)
+			continue;
+		old = MemoryContextSwitchTo(cxt);
+		mine = se_dfs_stats_create();
+		ok = se_search_dfs_phase(req, &shards[i], mine, err);
+		MemoryContextSwitchTo(old);
+		if (!ok)
+			return false;		/* err lives in cxt, freed with the request */
+		se_dfs_stats_add(global, mine);
+		MemoryContextReset(cxt);
+	}
+	MemoryContextDelete(cxt);
 	se_search_set_dfs(req, global);
 	return true;
 }
