@@ -310,7 +310,8 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 		return false;
 	initStringInfo(&common);
 	se_search_common_encode(body, p, url_timeout_ms, window, NULL, &common);
-	if (dfs)
+	/* one shard's statistics are the global ones: ES skips DFS there too */
+	if (dfs && nshards > 1)
 	{
 		SeDfsStats *global = se_dfs_stats_create();
 

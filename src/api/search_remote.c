@@ -228,6 +228,7 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 	uint64		i;
 	SeSearchKnobs knobs;
 	SeSearchRequest *req;
+	MemoryContext cxt;
 
 	se_wire_init(&r, payload, len);
 	common = se_wire_str(&r, &common_len);
@@ -239,11 +240,12 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 	}
 	if ((req = se_search_common_request(common, common_len, &knobs, err)) == NULL)
 		return false;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine shard_dfs",
+								ALLOCSET_DEFAULT_SIZES);
 	for (i = 0; i < n; i++)
 	{
 		SeError		serr;
 		SeSearchShard sh;
-		SeDfsStats *stats = se_dfs_stats_create();
 		int			shard;
 		SeIndexMeta *im;
 		uint64		idx;
@@ -262,21 +264,31 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 			se_put_vint(reply, DFS_ANSWER_SHARD_FAILED);
 			se_search_wire_put_error(reply, &serr);
 		}
-		else if (!se_search_dfs_phase_with(req, &knobs, &sh, stats, &serr))
-		{
-			se_put_vint(reply, DFS_ANSWER_ERROR);
-			se_search_wire_put_error(reply, &serr);
-		}
 		else
 		{
+			/* the weights go with cxt once the shard's answer is written */
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+			SeDfsStats *stats = se_dfs_stats_create();
 			StringInfoData enc;
 
 			initStringInfo(&enc);
-			se_dfs_stats_encode(stats, &enc);
-			se_put_vint(reply, DFS_ANSWER_STATS);
-			se_put_str(reply, enc.data, enc.len);
+			if (se_search_dfs_phase_with(req, &knobs, &sh, stats, &serr))
+			{
+				se_dfs_stats_encode(stats, &enc);
+				MemoryContextSwitchTo(old);
+				se_put_vint(reply, DFS_ANSWER_STATS);
+				se_put_str(reply, enc.data, enc.len);
+			}
+			else
+			{
+				MemoryContextSwitchTo(old);
+				se_put_vint(reply, DFS_ANSWER_ERROR);
+				se_search_wire_put_error(reply, &serr);
+			}
+			MemoryContextReset(cxt);
 		}
 	}
+	MemoryContextDelete(cxt);
 	return true;
 }
 
