@@ -19,14 +19,7 @@ REPS=${REPS:-200}
 WARMUP=${WARMUP:-20}
 CONTENTS_DOCS=${CONTENTS_DOCS:-1000000}
 source "$(dirname "$0")/lib/common.sh"
-need_root
-[ "${SKIP_BUILD:-0}" = 1 ] || build_private
-corpus_ready
-cleanup() { "$REPO/test/pg_instance.sh" stop "$PGDIR"; rm -rf "$PGDIR"; }
-[ -d "$PGDIR" ] && cleanup
-trap cleanup EXIT
-server_start "shared_buffers = '256MB'"
-echo "search_threads: $(sqlv -c 'SHOW search_engine.search_threads'), nproc $(nproc)"
+latency_server "shared_buffers = '256MB'"
 
 se_create_index debian
 se_ingest debian >/dev/null

@@ -16,5 +16,5 @@ SELECT search_engine.create_index('writer_index');
 SELECT status FROM search_engine.request('GET', '/');
 RESET ROLE;
 SELECT has_function_privilege('search_engine_admin', 'search_engine.request(text,text,text)', 'EXECUTE') AS admin_rest,
-       has_function_privilege('public', 'search_engine.search(text,jsonb)', 'EXECUTE') AS public_search;
+       has_function_privilege('public', 'search_engine.search(text,jsonb,text)', 'EXECUTE') AS public_search;
 DROP ROLE se_nobody; DROP ROLE se_reader; DROP ROLE se_writer;

@@ -170,7 +170,8 @@ CREATE FUNCTION get_doc(index text, id text, routing text DEFAULT NULL)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_get_doc' LANGUAGE C VOLATILE;
 CREATE FUNCTION mget(body jsonb, index text DEFAULT NULL)
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_mget' LANGUAGE C VOLATILE;
-CREATE FUNCTION search(index text, body jsonb DEFAULT '{}')
+CREATE FUNCTION search(index text, body jsonb DEFAULT '{}',
+                       search_type text DEFAULT 'query_then_fetch')
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_search' LANGUAGE C VOLATILE;
 CREATE FUNCTION count(index text, body jsonb DEFAULT '{}')
 RETURNS bigint AS 'MODULE_PATHNAME', 'se_sql_count' LANGUAGE C VOLATILE;
@@ -270,7 +271,7 @@ AS 'MODULE_PATHNAME', 'se_sql_cluster_commit' LANGUAGE C VOLATILE;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @extschema@ FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 
-GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
+GRANT EXECUTE ON FUNCTION search(text, jsonb, text), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
   _cat_segments(), _cat_shards(), _cluster_nodes(), get_mapping(text), get_index(text), cluster_health(text, text, int),
   cluster_settings(boolean, boolean), put_cluster_settings(jsonb), allocation_explain(jsonb, boolean),

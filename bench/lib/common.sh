@@ -41,6 +41,20 @@ build_private() {
   private_install "$PRIVDIR" "${BENCH_REV:-HEAD}"
 }
 
+# A fresh server for a latency benchmark: the build (unless SKIP_BUILD=1:
+# the installation on PATH), the corpus, and $PGDIR started anew (extra
+# args: postgresql.conf lines) and removed at exit.
+latency_server() {
+  need_root
+  [ "${SKIP_BUILD:-0}" = 1 ] || build_private
+  corpus_ready
+  [ -d "$PGDIR" ] && latency_server_cleanup
+  trap latency_server_cleanup EXIT
+  server_start "$@"
+  echo "search_threads: $(sqlv -c 'SHOW search_engine.search_threads'), nproc $(nproc)"
+}
+latency_server_cleanup() { "$REPO/test/pg_instance.sh" stop "$PGDIR"; rm -rf "$PGDIR"; }
+
 server_running() {
   [ -f "$PGDIR/PG_VERSION" ] &&
     as_pg "$(pg_config --bindir)/pg_ctl" -D "$PGDIR" status >/dev/null 2>&1

@@ -170,6 +170,7 @@ typedef struct SeSearchParams
 	const char *routing;
 	int64		track_total_hits;	/* -2 = body */
 	const char *timeout;		/* URL "timeout" as given (NULL: the body's) */
+	const char *search_type;	/* URL "search_type" (NULL: query_then_fetch) */
 } SeSearchParams;
 extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 						 SeResponse *r, SeError *err);
@@ -192,8 +193,10 @@ typedef struct SeSearchKnobs
 	int			delay_ms;		/* search_debug_delay (tests) */
 	int			max_clauses;
 } SeSearchKnobs;
+struct SeDfsStats;
 extern void se_search_common_encode(const SeJson *body, const SeSearchParams *p,
-									int64 url_timeout_ms, int window, StringInfo out);
+									int64 url_timeout_ms, int window,
+									const struct SeDfsStats *dfs, StringInfo out);
 extern struct SeSearchRequest *se_search_common_request(const char *common, Size common_len,
 														SeSearchKnobs *knobs, SeError *err);
 /* in search_remote.c */
@@ -202,8 +205,9 @@ struct SeWireReader;
 extern void se_peer_shard_put(StringInfo out, const char *index, const char *uuid, int shard);
 extern SeIndexMeta *se_peer_shard_get(struct SeWireReader *r, int *shard, SeError *err);
 extern void se_search_remote_register_actions(void);
-extern SeRemoteSearch *se_search_remote_begin(const SeJson *body, const SeSearchParams *p,
-											  int64 url_timeout_ms, int window,
+extern bool se_search_remote_dfs(const StringInfoData *common, struct SeSearchShard *shards,
+								 int nshards, struct SeDfsStats *into, SeError *err);
+extern SeRemoteSearch *se_search_remote_begin(const StringInfoData *common,
 											  struct SeSearchShard *shards, int nshards,
 											  const struct SeShardTransport *pool);
 extern const struct SeShardTransport *se_search_remote_transport(SeRemoteSearch *rs);
@@ -211,10 +215,12 @@ extern bool se_search_remote_count(const SeJson *body, struct SeSearchShard *sha
 								   int nshards, int64 *count, SeError *err);
 extern void se_search_query_phase_with(struct SeSearchRequest *sreq, const SeSearchKnobs *knobs,
 									   struct SeSearchShard *sh, int shard_idx, StringInfo out);
+extern bool se_search_dfs_phase_with(struct SeSearchRequest *sreq, const SeSearchKnobs *knobs,
+									 struct SeSearchShard *sh, struct SeDfsStats *into,
+									 SeError *err);
 struct SeSearchShard;
 struct SeShardTransport;
-extern SePoolSearch *se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
-											 int64 url_timeout_ms, int window,
+extern SePoolSearch *se_search_pool_dispatch(const StringInfoData *common,
 											 struct SeSearchShard *shards,
 											 SeIndexMeta **metas, int nshards);
 extern const struct SeShardTransport *se_search_pool_transport(SePoolSearch *ps);

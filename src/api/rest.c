@@ -449,6 +449,7 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	sp.routing = param(rq, "routing");
 	sp.track_total_hits = -2;
 	sp.timeout = param(rq, "timeout");
+	sp.search_type = param(rq, "search_type");
 	return se_op_search(rq->index ? rq->index : "_all", body, &sp, r, err);
 }
 

@@ -13,6 +13,7 @@
 
 #include "miscadmin.h"
 #include "nodes/value.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "api/api.h"
@@ -190,6 +191,67 @@ uri_query_body(const char *q, List *indices, SeError *err)
 	return se_json_parse(b.data, b.len, &opts, err);
 }
 
+/*
+ * URL search_type: false (err set) for a type ES does not know; *dfs for
+ * dfs_query_then_fetch.
+ */
+static bool
+parse_search_type(const char *type, bool *dfs, SeError *err)
+{
+	*dfs = false;
+	if (type == NULL || strcmp(type, "query_then_fetch") == 0)
+		return true;
+	if (strcmp(type, "dfs_query_then_fetch") == 0)
+	{
+		*dfs = true;
+		return true;
+	}
+	se_error_set(err, 400, "illegal_argument_exception", "No search type for [%s]", type);
+	return false;
+}
+
+/*
+ * The DFS phase of dfs_query_then_fetch: every shard's statistics of the
+ * query's terms, here and on the other nodes, summed and given to req (and
+ * so to every shard's query phase, here, in the search pool and on the
+ * other nodes, through the common part).  Shards whose node fails it fail.
+ * A local shard's weights are built in a context of their own, freed once
+ * its statistics are added: the query phase builds its own, and the
+ * request's memory stays what it is without DFS.
+ */
+static bool
+dfs_phase(SeSearchRequest *req, const StringInfoData *common, SeSearchShard *shards,
+		  int nshards, SeDfsStats *global, SeError *err)
+{
+	MemoryContext cxt;
+	int			i;
+
+	if (!se_search_remote_dfs(common, shards, nshards, global, err))
+		return false;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine DFS phase",
+								ALLOCSET_DEFAULT_SIZES);
+	for (i = 0; i < nshards; i++)
+	{
+		MemoryContext old;
+		SeDfsStats *mine;
+		bool		ok;
+
+		if (shards[i].node != NULL)
+			continue;
+		old = MemoryContextSwitchTo(cxt);
+		mine = se_dfs_stats_create();
+		ok = se_search_dfs_phase(req, &shards[i], mine, err);
+		MemoryContextSwitchTo(old);
+		if (!ok)
+			return false;		/* err lives in cxt, freed with the request */
+		se_dfs_stats_add(global, mine);
+		MemoryContextReset(cxt);
+	}
+	MemoryContextDelete(cxt);
+	se_search_set_dfs(req, global);
+	return true;
+}
+
 bool
 se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 			 SeResponse *r, SeError *err)
@@ -204,11 +266,15 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	SeSearchResult *res;
 	int			window = -1;
 	int64		url_timeout_ms = -2;	/* -2: none given */
+	bool		dfs;
+	StringInfoData common;
 	ListCell   *lc;
 	long		secs;
 	int			usecs;
 
 	se_require_started();
+	if (!parse_search_type(p ? p->search_type : NULL, &dfs, err))
+		return false;
 	indices = resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
@@ -242,11 +308,23 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	shards = acquire_all(indices, p ? p->routing : NULL, &nshards, &metas, err);
 	if (shards == NULL)
 		return false;
-	pool = se_search_pool_dispatch(body, p, url_timeout_ms, window, shards, metas, nshards);
+	initStringInfo(&common);
+	se_search_common_encode(body, p, url_timeout_ms, window, NULL, &common);
+	/* one shard's statistics are the global ones: ES skips DFS there too */
+	if (dfs && nshards > 1)
+	{
+		SeDfsStats *global = se_dfs_stats_create();
+
+		if (!dfs_phase(req, &common, shards, nshards, global, err))
+			return false;
+		resetStringInfo(&common);
+		se_search_common_encode(body, p, url_timeout_ms, window, global, &common);
+	}
+	pool = se_search_pool_dispatch(&common, shards, metas, nshards);
 	PG_TRY();
 	{
-		SeRemoteSearch *rs = se_search_remote_begin(body, p, url_timeout_ms, window, shards,
-													 nshards, se_search_pool_transport(pool));
+		SeRemoteSearch *rs = se_search_remote_begin(&common, shards, nshards,
+													 se_search_pool_transport(pool));
 
 		res = se_search_run_remote(req, shards, nshards,
 								   rs ? se_search_remote_transport(rs)

@@ -9,7 +9,8 @@
  * search worker; the rest also run in the backend) to the pool.  All
  * requests of a search live in one DSM segment: a header, the common part
  * (the request body as JSON text, the URL from/size/timeout,
- * max_result_window and the session's query knobs), and per shard its
+ * max_result_window, the session's query knobs and, for
+ * dfs_query_then_fetch, the global term statistics), and per shard its
  * address (index uuid, shard, mapping version), its point in time (the
  * segment and live-docs generations the backend is searching) and an
  * shm_mq for the answer.
@@ -87,12 +88,13 @@ struct SePoolSearch
  */
 /*
  * What every shard request of a search shares: the body, URL from/size
- * and timeout (-2: none), max_result_window and the session's query knobs (the pool's workers and
+ * and timeout (-2: none), max_result_window, the session's query knobs
+ * and the global statistics of a DFS phase, if any (the pool's workers and
  * other nodes decode it with se_search_common_request).
  */
 void
 se_search_common_encode(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
-						int window, StringInfo out)
+						int window, const SeDfsStats *dfs, StringInfo out)
 {
 	StringInfoData text;
 
@@ -107,6 +109,13 @@ se_search_common_encode(const SeJson *body, const SeSearchParams *p, int64 url_t
 	se_put_vint(out, se_search_block_max ? 1 : 0);
 	se_put_vint(out, (uint64) se_search_debug_delay_ms);
 	se_put_vint(out, (uint64) se_search_max_clause_count);
+	se_put_vint(out, dfs ? 1 : 0);
+	if (dfs)
+	{
+		resetStringInfo(&text);
+		se_dfs_stats_encode(dfs, &text);
+		se_put_str(out, text.data, text.len);
+	}
 	pfree(text.data);
 }
 
@@ -188,12 +197,10 @@ mark_cancelled(dsm_segment *seg, Datum arg)
  * nothing could be queued: run everything here.
  */
 SePoolSearch *
-se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
-						int64 url_timeout_ms, int window,
-						SeSearchShard *shards, SeIndexMeta **metas, int nshards)
+se_search_pool_dispatch(const StringInfoData *common, SeSearchShard *shards,
+						SeIndexMeta **metas, int nshards)
 {
 	SePoolSearch *ps;
-	StringInfoData common;
 	StringInfoData *reqs;
 	int			nworkers;
 	int			nreq;
@@ -229,11 +236,9 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
 	if (nreq <= 0)
 		return NULL;
 
-	initStringInfo(&common);
-	se_search_common_encode(body, p, url_timeout_ms, window, &common);
 	reqs = palloc(sizeof(StringInfoData) * nreq);
 	size = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
-	size += MAXALIGN(common.len);
+	size += MAXALIGN(common->len);
 	for (i = 0; i < nreq; i++)
 	{
 		initStringInfo(&reqs[i]);
@@ -252,9 +257,9 @@ se_search_pool_dispatch(const SeJson *body, const SeSearchParams *p,
 	hdr->nrequests = nreq;
 	off = MAXALIGN(offsetof(SearchDsmHeader, req) + sizeof(ShardRequestRef) * nreq);
 	hdr->common_off = off;
-	hdr->common_len = common.len;
-	memcpy((char *) hdr + off, common.data, common.len);
-	off += MAXALIGN(common.len);
+	hdr->common_len = common->len;
+	memcpy((char *) hdr + off, common->data, common->len);
+	off += MAXALIGN(common->len);
 	ps->nshards = nshards;
 	ps->remote = palloc0(sizeof(bool) * nshards);
 	ps->request = palloc(sizeof(int) * nshards);
@@ -381,6 +386,7 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 	int64		url_timeout_ms;
 	uint64		n;
 	SeJson	   *body = NULL;
+	SeDfsStats *dfs = NULL;
 	SeSearchRequest *sreq;
 
 	se_wire_init(&c, common, common_len);
@@ -393,7 +399,15 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 	knobs->delay_ms = (int) se_wire_vint(&c);
 	n = se_wire_vint(&c);
 	knobs->max_clauses = (int) Min(n, INT_MAX);
-	if (c.bad)
+	if (se_wire_vint(&c) != 0)
+	{
+		int			len;
+		char	   *blob = se_wire_str(&c, &len);
+
+		if (blob == NULL || (dfs = se_dfs_stats_decode(blob, len)) == NULL)
+			c.bad = true;
+	}
+	if (c.bad || c.p != c.end)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed shard search request");
 		return NULL;
@@ -413,22 +427,27 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 		se_search_set_from_size(sreq, from, size);
 	if (url_timeout_ms != -2)
 		se_search_set_timeout(sreq, url_timeout_ms);
+	se_search_set_dfs(sreq, dfs);
 	return sreq;
 }
 
-/* The query phase of sreq on sh under the sender's knobs, into out. */
-void
-se_search_query_phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs,
-						   SeSearchShard *sh, int shard_idx, StringInfo out)
+/* A shard's phase of sreq under the sender's knobs (query: into out; DFS: into dfs). */
+static bool
+phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs, SeSearchShard *sh,
+		   int shard_idx, StringInfo out, SeDfsStats *dfs, SeError *err)
 {
 	bool		saved_block_max = se_search_block_max;
 	int			saved_max_clauses = se_search_max_clause_count;
+	bool		ok = true;
 
 	se_search_block_max = knobs->block_max;
 	se_search_max_clause_count = knobs->max_clauses;
 	PG_TRY();
 	{
-		se_search_query_phase(sreq, sh, shard_idx, out);
+		if (dfs != NULL)
+			ok = se_search_dfs_phase(sreq, sh, dfs, err);
+		else
+			se_search_query_phase(sreq, sh, shard_idx, out);
 	}
 	PG_FINALLY();
 	{
@@ -436,6 +455,23 @@ se_search_query_phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs,
 		se_search_max_clause_count = saved_max_clauses;
 	}
 	PG_END_TRY();
+	return ok;
+}
+
+/* The query phase of sreq on sh under the sender's knobs, into out. */
+void
+se_search_query_phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs,
+						   SeSearchShard *sh, int shard_idx, StringInfo out)
+{
+	(void) phase_with(sreq, knobs, sh, shard_idx, out, NULL, NULL);
+}
+
+/* The DFS phase of sreq on sh under the sender's knobs, added to into. */
+bool
+se_search_dfs_phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs,
+						 SeSearchShard *sh, SeDfsStats *into, SeError *err)
+{
+	return phase_with(sreq, knobs, sh, -1, NULL, into, err);
 }
 
 /*

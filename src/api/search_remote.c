@@ -22,6 +22,13 @@
  * shards (ES's shard failures: the others' hits are still returned); a
  * node that answered the query but not the fetch fails the search.
  *
+ * dfs_query_then_fetch adds a "shard_dfs" round first: each node holding
+ * shards answers their term statistics (search/dfs.c); the coordinator
+ * sums them with its own shards' and sends the sums in the common part of
+ * shard_query.  A node that fails that round fails its shards, which are
+ * then not queried; a query that cannot be built fails the search, as in
+ * the query phase.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
@@ -199,6 +206,92 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 	return true;
 }
 
+/* Answer kinds of shard_dfs, per shard */
+#define DFS_ANSWER_STATS		0
+#define DFS_ANSWER_SHARD_FAILED 1	/* the shard is not searchable here */
+#define DFS_ANSWER_ERROR		2	/* the query fails (as its query phase would) */
+
+/*
+ * Transport action "shard_dfs": the DFS phase of this node's shards of a
+ * search.  Payload: the common part (as for shard_query), then per shard
+ * index name, uuid, shard number and its index in the coordinator's
+ * search.  Answer per shard: its index, an answer kind, then the encoded
+ * statistics or the error.
+ */
+static bool
+shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	const char *common;
+	int			common_len;
+	uint64		n;
+	uint64		i;
+	SeSearchKnobs knobs;
+	SeSearchRequest *req;
+	MemoryContext cxt;
+
+	se_wire_init(&r, payload, len);
+	common = se_wire_str(&r, &common_len);
+	n = se_wire_vint(&r);
+	if (r.bad || common == NULL || n > 100000)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed shard_dfs request");
+		return false;
+	}
+	if ((req = se_search_common_request(common, common_len, &knobs, err)) == NULL)
+		return false;
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "search_engine shard_dfs",
+								ALLOCSET_DEFAULT_SIZES);
+	for (i = 0; i < n; i++)
+	{
+		SeError		serr;
+		SeSearchShard sh;
+		int			shard;
+		SeIndexMeta *im;
+		uint64		idx;
+
+		se_error_init(&serr);
+		im = se_peer_shard_get(&r, &shard, &serr);
+		idx = se_wire_vint(&r);
+		if (r.bad)
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed shard_dfs request");
+			return false;
+		}
+		se_put_vint(reply, idx);
+		if (im == NULL || !se_snapshot_acquire(im, shard, &sh, &serr))
+		{
+			se_put_vint(reply, DFS_ANSWER_SHARD_FAILED);
+			se_search_wire_put_error(reply, &serr);
+		}
+		else
+		{
+			/* the weights go with cxt once the shard's answer is written */
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+			SeDfsStats *stats = se_dfs_stats_create();
+			StringInfoData enc;
+
+			initStringInfo(&enc);
+			if (se_search_dfs_phase_with(req, &knobs, &sh, stats, &serr))
+			{
+				se_dfs_stats_encode(stats, &enc);
+				MemoryContextSwitchTo(old);
+				se_put_vint(reply, DFS_ANSWER_STATS);
+				se_put_str(reply, enc.data, enc.len);
+			}
+			else
+			{
+				MemoryContextSwitchTo(old);
+				se_put_vint(reply, DFS_ANSWER_ERROR);
+				se_search_wire_put_error(reply, &serr);
+			}
+			MemoryContextReset(cxt);
+		}
+	}
+	MemoryContextDelete(cxt);
+	return true;
+}
+
 /*
  * Transport action "shard_fetch": id and _source of docs of the context's
  * shards.  Payload: context id, then per doc shard index, segment, doc.
@@ -302,6 +395,7 @@ shard_count_action(const char *payload, size_t len, StringInfo reply, SeError *e
 void
 se_search_remote_register_actions(void)
 {
+	se_transport_register("shard_dfs", shard_dfs_action);
 	se_transport_register("shard_query", shard_query_action);
 	se_transport_register("shard_fetch", shard_fetch_action);
 	se_transport_register("shard_count", shard_count_action);
@@ -338,6 +432,166 @@ node_pos(List *nodes, const char *node)
 		i++;
 	}
 	return -1;
+}
+
+/* Whether sh is searched on node (not failed in a DFS phase before). */
+static bool
+queried_on(const SeSearchShard *sh, const char *node)
+{
+	return sh->node != NULL && sh->failure == NULL && strcmp(sh->node, node) == 0;
+}
+
+/* The nodes holding shards to search (placed on a node, not failed yet). */
+static List *
+query_nodes(SeSearchShard *shards, int nshards)
+{
+	List	   *nodes = NIL;
+	int			i;
+
+	for (i = 0; i < nshards; i++)
+		if (shards[i].node != NULL && shards[i].node[0] != '\0' &&
+			shards[i].failure == NULL && node_pos(nodes, shards[i].node) < 0)
+			nodes = lappend(nodes, (char *) shards[i].node);
+	return nodes;
+}
+
+/* The calls asking each node of nodes for action on its shards of the search. */
+static SeTransportCall *
+shard_calls(List *nodes, const char *action, const StringInfoData *common,
+			const uint64 *context_ids, SeSearchShard *shards, int nshards)
+{
+	SeTransportCall *calls = palloc0(sizeof(SeTransportCall) * Max(1, list_length(nodes)));
+	ListCell   *lc;
+	int			k = 0;
+	int			i;
+
+	foreach(lc, nodes)
+	{
+		const char *node = lfirst(lc);
+		StringInfoData payload;
+		int			count = 0;
+
+		for (i = 0; i < nshards; i++)
+			if (queried_on(&shards[i], node))
+				count++;
+		initStringInfo(&payload);
+		if (context_ids)
+			se_put_vint(&payload, context_ids[k]);
+		se_put_str(&payload, common->data, common->len);
+		se_put_vint(&payload, (uint64) count);
+		for (i = 0; i < nshards; i++)
+			if (queried_on(&shards[i], node))
+			{
+				se_peer_shard_put(&payload, shards[i].index, shards[i].index_uuid,
+								  shards[i].shard);
+				se_put_vint(&payload, (uint64) i);
+			}
+		calls[k].node = node;
+		calls[k].conninfo = se_cluster_conninfo(node);
+		calls[k].action = action;
+		calls[k].payload = payload.data;
+		calls[k].payload_len = payload.len;
+		k++;
+	}
+	return calls;
+}
+
+/* The shards of node fail with e (before their query phase). */
+static void
+fail_node_shards(SeSearchShard *shards, int nshards, const char *node, const SeError *e)
+{
+	int			i;
+
+	for (i = 0; i < nshards; i++)
+		if (queried_on(&shards[i], node))
+		{
+			SeError    *copy = palloc(sizeof(SeError));
+
+			se_error_init(copy);
+			se_error_set(copy, e->status, e->type, "%s", e->reason);
+			shards[i].failure = copy;
+		}
+}
+
+/*
+ * The DFS phase of the shards on other nodes (all at once): add their
+ * statistics to into.  A node that does not answer, or a shard it cannot
+ * search, fails those shards (their failure is set); false with err set
+ * when the query cannot be built on a shard (the search fails).
+ */
+bool
+se_search_remote_dfs(const StringInfoData *common, SeSearchShard *shards, int nshards,
+					 SeDfsStats *into, SeError *err)
+{
+	List	   *nodes = query_nodes(shards, nshards);
+	int			nnodes = list_length(nodes);
+	SeTransportCall *calls;
+	int			k,
+				i;
+
+	if (nnodes == 0)
+		return true;
+	calls = shard_calls(nodes, "shard_dfs", common, NULL, shards, nshards);
+	se_transport_call_each(calls, nnodes, SE_REMOTE_SEARCH_TIMEOUT_MS);
+	for (k = 0; k < nnodes; k++)
+	{
+		SeWireReader r;
+		SeError		malformed;
+
+		if (!calls[k].ok)
+		{
+			fail_node_shards(shards, nshards, calls[k].node, &calls[k].err);
+			continue;
+		}
+		se_error_init(&malformed);
+		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
+		for (i = 0; i < nshards && !r.bad; i++)
+		{
+			uint64		kind;
+			SeError		e;
+
+			if (!queried_on(&shards[i], calls[k].node))
+				continue;
+			if (se_wire_vint(&r) != (uint64) i)
+				r.bad = true;
+			kind = se_wire_vint(&r);
+			se_error_init(&e);
+			if (kind == DFS_ANSWER_STATS)
+			{
+				int			len;
+				char	   *enc = se_wire_str(&r, &len);
+				SeDfsStats *st = enc ? se_dfs_stats_decode(enc, len) : NULL;
+
+				if (st == NULL)
+					r.bad = true;
+				else
+					se_dfs_stats_add(into, st);
+				continue;
+			}
+			se_search_wire_get_error(&r, &e);
+			if (r.bad || (kind != DFS_ANSWER_SHARD_FAILED && kind != DFS_ANSWER_ERROR))
+				r.bad = true;
+			else if (kind == DFS_ANSWER_ERROR)
+			{
+				se_error_set(err, e.status, e.type, "%s", e.reason);
+				return false;
+			}
+			else
+			{
+				SeError    *copy = palloc(sizeof(SeError));
+
+				*copy = e;
+				shards[i].failure = copy;
+			}
+		}
+		if (r.bad || r.p != r.end)
+		{
+			se_error_set(&malformed, 500, "remote_transport_exception",
+						 "[%s][shard_dfs] malformed answer", calls[k].node);
+			fail_node_shards(shards, nshards, calls[k].node, &malformed);
+		}
+	}
+	return true;
 }
 
 static bool
@@ -433,14 +687,11 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
  * NULL when no shard is elsewhere (pool is then the transport to use).
  */
 SeRemoteSearch *
-se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_timeout_ms,
-					   int window, SeSearchShard *shards, int nshards,
+se_search_remote_begin(const StringInfoData *common, SeSearchShard *shards, int nshards,
 					   const SeShardTransport *pool)
 {
 	SeRemoteSearch *rs;
-	StringInfoData common;
 	SeTransportCall *calls;
-	ListCell   *lc;
 	int			nnodes;
 	int			i,
 				k;
@@ -470,43 +721,13 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 						 "[%s][%d] is not assigned to any node", shards[i].index, shards[i].shard);
 			se_search_wire_shard_failed(&rs->msgs[i], i, &e);
 		}
-		else if (shards[i].node != NULL && node_pos(rs->nodes, shards[i].node) < 0)
-			rs->nodes = lappend(rs->nodes, (char *) shards[i].node);
 	}
+	rs->nodes = query_nodes(shards, nshards);
 	nnodes = list_length(rs->nodes);
-	rs->context_ids = palloc0(sizeof(uint64) * nnodes);
-	calls = palloc0(sizeof(SeTransportCall) * nnodes);
-	initStringInfo(&common);
-	se_search_common_encode(body, p, url_timeout_ms, window, &common);
-	k = 0;
-	foreach(lc, rs->nodes)
-	{
-		const char *node = lfirst(lc);
-		StringInfoData payload;
-		int			count = 0;
-
+	rs->context_ids = palloc0(sizeof(uint64) * Max(1, nnodes));
+	for (k = 0; k < nnodes; k++)
 		rs->context_ids[k] = ++next_context_id;
-		for (i = 0; i < nshards; i++)
-			if (shards[i].node && strcmp(shards[i].node, node) == 0)
-				count++;
-		initStringInfo(&payload);
-		se_put_vint(&payload, rs->context_ids[k]);
-		se_put_str(&payload, common.data, common.len);
-		se_put_vint(&payload, (uint64) count);
-		for (i = 0; i < nshards; i++)
-			if (shards[i].node && strcmp(shards[i].node, node) == 0)
-			{
-				se_peer_shard_put(&payload, shards[i].index, shards[i].index_uuid,
-								  shards[i].shard);
-				se_put_vint(&payload, (uint64) i);
-			}
-		calls[k].node = node;
-		calls[k].conninfo = se_cluster_conninfo(node);
-		calls[k].action = "shard_query";
-		calls[k].payload = payload.data;
-		calls[k].payload_len = payload.len;
-		k++;
-	}
+	calls = shard_calls(rs->nodes, "shard_query", common, rs->context_ids, shards, nshards);
 	se_transport_call_each(calls, nnodes, SE_REMOTE_SEARCH_TIMEOUT_MS);
 	for (k = 0; k < nnodes; k++)
 	{
@@ -523,7 +744,7 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 				int			len;
 				char	   *msg;
 
-				if (!shards[i].node || strcmp(shards[i].node, calls[k].node) != 0)
+				if (!queried_on(&shards[i], calls[k].node))
 					continue;
 				idx = se_wire_vint(&r);
 				nseg = se_wire_vint(&r);
@@ -544,7 +765,7 @@ se_search_remote_begin(const SeJson *body, const SeSearchParams *p, int64 url_ti
 			continue;
 		/* the node's shards failed, with its error */
 		for (i = 0; i < nshards; i++)
-			if (shards[i].node && strcmp(shards[i].node, calls[k].node) == 0)
+			if (queried_on(&shards[i], calls[k].node))
 			{
 				resetStringInfo(&rs->msgs[i]);
 				shards[i].nsegments = 0;

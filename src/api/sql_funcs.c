@@ -391,7 +391,7 @@ se_sql_mget(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(finish(se_op_mget(text_arg(fcinfo, 1), body, &r, &err), &r, &err));
 }
 
-/* search(index, body) */
+/* search(index, body, search_type): search_type as the URL parameter */
 PG_FUNCTION_INFO_V1(se_sql_search);
 Datum
 se_sql_search(PG_FUNCTION_ARGS)
@@ -399,11 +399,16 @@ se_sql_search(PG_FUNCTION_ARGS)
 	SeResponse	r;
 	SeError		err;
 	SeJson	   *body;
+	SeSearchParams sp;
 
 	se_response_init(&r);
 	se_error_init(&err);
 	body = body_arg(fcinfo, 1, &err);
-	PG_RETURN_DATUM(finish(se_op_search(text_arg(fcinfo, 0), body, NULL, &r, &err), &r, &err));
+	memset(&sp, 0, sizeof(sp));
+	sp.from = sp.size = -1;
+	sp.track_total_hits = -2;
+	sp.search_type = PG_NARGS() > 2 ? text_arg(fcinfo, 2) : NULL;
+	PG_RETURN_DATUM(finish(se_op_search(text_arg(fcinfo, 0), body, &sp, &r, &err), &r, &err));
 }
 
 /* count(index, body) */

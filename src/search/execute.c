@@ -516,7 +516,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	int			s,
 				i;
 
-	qr->w = se_weight_build(req->query, shard, qr->need_scores, err);
+	qr->w = se_weight_build(req->query, shard, qr->need_scores, req->dfs, NULL, err);
 	if (qr->w == NULL)
 		return false;
 	if (nkeys > 0)
@@ -846,11 +846,29 @@ fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
  * Entry points
  * ---------------------------------------------------------------------
  */
+/* Shard i's top docs as a failed shard's (the caller sets out->error). */
+static void
+shard_failed(SeShardTopDocs *out, int i)
+{
+	memset(out, 0, sizeof(*out));
+	out->shard_idx = i;
+	out->max_score = NAN;
+	out->failed = true;
+	se_error_init(&out->error);
+}
+
 /* Shard i's top docs: its answer when it was sent away, else run here. */
 static bool
 shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
 			   const SeShardTransport *t, SeShardTopDocs *out, SeError *err)
 {
+	if (shards[i].failure != NULL)
+	{
+		shard_failed(out, i);
+		se_error_set(&out->error, shards[i].failure->status, shards[i].failure->type,
+					 "%s", shards[i].failure->reason);
+		return true;
+	}
 	if (t != NULL && t->remote[i])
 	{
 		StringInfoData msg;
@@ -877,11 +895,7 @@ shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
 	if (shards[i].node != NULL)
 	{
 		/* on another node: no answer is that shard's failure */
-		memset(out, 0, sizeof(*out));
-		out->shard_idx = i;
-		out->max_score = NAN;
-		out->failed = true;
-		se_error_init(&out->error);
+		shard_failed(out, i);
 		se_error_set(&out->error, 500, "remote_transport_exception",
 					 "[%s][%d] no answer from node [%s]", shards[i].index, shards[i].shard,
 					 shards[i].node);

@@ -24,7 +24,7 @@ scan_segments(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
 	int			s;
 
 	/* a NULL query matches everything */
-	w = se_weight_build(req->query, shard, false, err);
+	w = se_weight_build(req->query, shard, false, NULL, NULL, err);
 	if (w == NULL)
 		return !se_error_is_set(err);
 	for (s = 0; s < shard->nsegments; s++)

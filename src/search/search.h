@@ -44,6 +44,11 @@ typedef struct SeSearchShard
 	 * there, segments is NULL) and its hits through the transport's fetch.
 	 */
 	const char *node;
+	/*
+	 * Not NULL: the shard failed before its query phase (its node failed
+	 * the DFS phase); it is not searched and counts as a failed shard.
+	 */
+	const SeError *failure;
 } SeSearchShard;
 
 #define SE_MAX_TERMS_COUNT_DEFAULT	65536
@@ -69,6 +74,25 @@ extern SeSearchRequest *se_search_parse(const SeJson *body,
 extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
 /* The URL "timeout", which overrides the body's, as ES's; -1 = none */
 extern void se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms);
+
+/*
+ * dfs_query_then_fetch.  The DFS phase of each shard adds the statistics
+ * of the terms and fields the query scores with to a set; the sum over
+ * all shards, given to the request, makes every shard's query phase score
+ * with it, so BM25 scores equal those of one shard holding every doc.
+ * The set travels between processes and nodes encoded (dfs.c).
+ */
+typedef struct SeDfsStats SeDfsStats;
+extern SeDfsStats *se_dfs_stats_create(void);
+extern bool se_search_dfs_phase(SeSearchRequest *req, SeSearchShard *shard,
+								SeDfsStats *into, SeError *err);
+/* Add from's figures to into's (another shard's, another node's). */
+extern void se_dfs_stats_add(SeDfsStats *into, const SeDfsStats *from);
+extern void se_dfs_stats_encode(const SeDfsStats *s, StringInfo out);
+/* NULL when data is not an encoded set */
+extern SeDfsStats *se_dfs_stats_decode(const char *data, size_t len);
+/* Score req's query phases with global (the DFS phase's sums); NULL: none. */
+extern void se_search_set_dfs(SeSearchRequest *req, const SeDfsStats *global);
 
 /* Count-only request for _count bodies ({"query":..}). */
 extern SeSearchRequest *se_search_parse_count(const SeJson *body, SeError *err);
@@ -166,6 +190,12 @@ typedef struct SeShardTransport
 	 */
 	bool		(*fetch) (void *arg, SeHit *hits, int n, SeError *err);
 } SeShardTransport;
+
+/* An error as the shard messages carry it (status, type, reason). */
+struct SeWireReader;
+extern void se_search_wire_put_error(StringInfo out, const SeError *e);
+/* Read one into e; r->bad when malformed. */
+extern void se_search_wire_get_error(struct SeWireReader *r, SeError *e);
 
 /* A query phase message telling that shard shard_idx failed with e. */
 extern void se_search_wire_shard_failed(StringInfo out, int shard_idx, const SeError *e);

@@ -180,6 +180,7 @@ struct SeSearchRequest
 	float		min_score;
 	int64		timeout_ms;		/* "timeout"; -1 = none */
 	SeSourceFilter source;
+	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -297,9 +298,55 @@ struct SeWeight
 	struct SeRegex *regex;
 };
 
-/* Build the weight tree of q for one shard; NULL with err on failure. */
+/*
+ * Build the weight tree of q for one shard; NULL with err on failure.
+ * BM25 weights score with global's statistics where it has them (the DFS
+ * phase's sums), else with the shard's; collect, when not NULL, records
+ * the shard's statistics of every scoring term and its field (dfs.c).
+ */
 extern SeWeight *se_weight_build(const SeQuery *q, SeSearchShard *shard,
-								 bool scoring, SeError *err);
+								 bool scoring, const SeDfsStats *global,
+								 SeDfsStats *collect, SeError *err);
+
+/* ---------------------------------------------------------------------
+ * DFS statistics (dfs.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeDfsTerm
+{
+	char	   *field;
+	char	   *term;			/* bytes (numeric terms may hold NULs) */
+	int			len;
+	int64		doc_freq;
+	int64		total_term_freq;
+} SeDfsTerm;
+
+typedef struct SeDfsField
+{
+	char	   *field;
+	SeFieldStats stats;			/* doc_count, sum_total_term_freq, sum_doc_freq */
+} SeDfsField;
+
+/* Sorted by (field, term) and unique once finished or added. */
+struct SeDfsStats
+{
+	int64		max_doc;
+	int			nterms;
+	int			terms_cap;
+	SeDfsTerm  *terms;
+	int			nfields;
+	int			fields_cap;
+	SeDfsField *fields;
+};
+
+extern void se_dfs_record_term(SeDfsStats *s, const char *field, const char *term,
+							   int len, int64 doc_freq, int64 total_term_freq);
+extern void se_dfs_record_field(SeDfsStats *s, const char *field,
+								const SeFieldStats *st);
+extern void se_dfs_stats_finish_shard(SeDfsStats *s);
+extern const SeDfsTerm *se_dfs_find_term(const SeDfsStats *s, const char *field,
+										 const char *term, int len);
+extern const SeDfsField *se_dfs_find_field(const SeDfsStats *s, const char *field);
 
 /* ---------------------------------------------------------------------
  * Scorers: per-segment doc iterators (scorer.c, phrase.c)

@@ -26,16 +26,16 @@
 #define WIRE_TOP_DOCS	1
 #define WIRE_ERROR		2
 
-static void
-put_error(StringInfo out, const SeError *e)
+void
+se_search_wire_put_error(StringInfo out, const SeError *e)
 {
 	se_put_vint(out, (uint64) Max(e->status, 0));
 	se_put_str(out, e->type, e->type ? strlen(e->type) : 0);
 	se_put_str(out, e->reason, e->reason ? strlen(e->reason) : 0);
 }
 
-static void
-get_error(SeWireReader *r, SeError *e)
+void
+se_search_wire_get_error(SeWireReader *r, SeError *e)
 {
 	int			status = (int) se_wire_vint(r);
 	char	   *type = se_wire_str(r, NULL);
@@ -62,7 +62,7 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 							   false, &top, &err))
 	{
 		se_put_vint(out, WIRE_ERROR);
-		put_error(out, &err);
+		se_search_wire_put_error(out, &err);
 		return;
 	}
 	se_put_vint(out, WIRE_TOP_DOCS);
@@ -70,7 +70,7 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 	se_put_vint(out, top.failed ? 1 : 0);
 	if (top.failed)
 	{
-		put_error(out, &top.error);
+		se_search_wire_put_error(out, &top.error);
 		return;
 	}
 	se_put_svint(out, top.total);
@@ -105,7 +105,7 @@ se_search_wire_shard_failed(StringInfo out, int shard_idx, const SeError *e)
 	se_put_vint(out, WIRE_TOP_DOCS);
 	se_put_vint(out, (uint64) shard_idx);
 	se_put_vint(out, 1);
-	put_error(out, e);
+	se_search_wire_put_error(out, e);
 }
 
 /*
@@ -137,7 +137,7 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 		SeError		e;
 
 		se_error_init(&e);
-		get_error(&r, &e);
+		se_search_wire_get_error(&r, &e);
 		if (r.bad || r.p != r.end)
 			return SE_WIRE_MALFORMED;
 		se_error_set(err, e.status, e.type, "%s", e.reason);
@@ -148,7 +148,7 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 	if (se_wire_vint(&r) != 0)
 	{
 		out->failed = true;
-		get_error(&r, &out->error);
+		se_search_wire_get_error(&r, &out->error);
 		return r.bad || r.p != r.end ? SE_WIRE_MALFORMED : SE_WIRE_OK;
 	}
 	out->total = se_wire_svint(&r);

@@ -40,6 +40,8 @@ typedef struct BuildCtx
 	SeError    *err;
 	int64		now_millis;		/* for date math; fixed per request */
 	int64		nclauses;		/* leaf clauses so far */
+	const SeDfsStats *global;	/* statistics to score with, or NULL */
+	SeDfsStats *collect;		/* the DFS phase's record, or NULL */
 } BuildCtx;
 
 /*
@@ -130,16 +132,26 @@ find_field(BuildCtx *c, const char *name)
 	return se_mapping_find(c->shard->mapping, name);
 }
 
-/* Field statistics of the shard; DOCS-only fields count one per posting. */
+/*
+ * Field statistics to score with: the global ones when the DFS phase has
+ * them, else the shard's (recorded for a DFS phase).  DOCS-only fields
+ * count one per posting, as Lucene reports their sum_total_term_freq.
+ */
 static void
 shard_field_stats(BuildCtx *c, const char *field, int64 *doc_count,
 				  int64 *sum_ttf)
 {
 	SeSearchShard *sh = c->shard;
+	SeFieldStats all = {0};
+	const SeDfsField *g;
 	int			s;
 
-	*doc_count = 0;
-	*sum_ttf = 0;
+	if (c->global != NULL && (g = se_dfs_find_field(c->global, field)) != NULL)
+	{
+		*doc_count = g->stats.doc_count;
+		*sum_ttf = g->stats.sum_total_term_freq;
+		return;
+	}
 	for (s = 0; s < sh->nsegments; s++)
 	{
 		SeSegmentReader *r = sh->segments[s];
@@ -149,12 +161,43 @@ shard_field_stats(BuildCtx *c, const char *field, int64 *doc_count,
 		if (f < 0)
 			continue;
 		se_segment_field_stats(r, f, &st);
-		*doc_count += st.doc_count;
+		all.doc_count += st.doc_count;
+		all.sum_doc_freq += st.sum_doc_freq;
 		if (se_segment_field_index_options(r, f) <= SE_IDX_DOCS)
-			*sum_ttf += st.sum_doc_freq;
+			all.sum_total_term_freq += st.sum_doc_freq;
 		else
-			*sum_ttf += st.sum_total_term_freq;
+			all.sum_total_term_freq += st.sum_total_term_freq;
 	}
+	if (c->collect != NULL)
+		se_dfs_record_field(c->collect, field, &all);
+	*doc_count = all.doc_count;
+	*sum_ttf = all.sum_total_term_freq;
+}
+
+/*
+ * The doc_freq to score term with: the global one when the DFS phase has
+ * it, else the shard's, df (recorded for a DFS phase, with its
+ * total_term_freq summed from the segments' term infos).
+ */
+static int64
+scoring_doc_freq(BuildCtx *c, const char *field, const char *term, int len,
+				 int64 df, const SeSegTerm *seg_terms)
+{
+	const SeDfsTerm *g;
+
+	if (c->global != NULL && (g = se_dfs_find_term(c->global, field, term, len)) != NULL)
+		return g->doc_freq;
+	if (c->collect != NULL)
+	{
+		int64		ttf = 0;
+		int			s;
+
+		for (s = 0; s < c->shard->nsegments; s++)
+			if (seg_terms[s].found)
+				ttf += seg_terms[s].ti.total_term_freq;
+		se_dfs_record_term(c->collect, field, term, len, df, ttf);
+	}
+	return df;
 }
 
 /* Locate a term in every segment; returns the shard's doc_freq. */
@@ -204,14 +247,24 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 	w->term_lens[0] = len;
 	w->seg_terms[0] = palloc0(sizeof(SeSegTerm) * nseg);
 	df = lookup_term(c, field, term, len, w->seg_terms[0]);
+	w->bm25 = bm25 && scoring;
+	if (df == 0 && w->bm25 && c->collect != NULL)
+	{
+		/* a shard without the term still counts in the sums (DFS phase) */
+		int64		doc_count,
+					sum_ttf;
+
+		(void) scoring_doc_freq(c, field, term, len, 0, w->seg_terms[0]);
+		shard_field_stats(c, field, &doc_count, &sum_ttf);
+	}
 	if (df == 0)
 		return none_weight();
-	w->bm25 = bm25 && scoring;
 	if (w->bm25)
 	{
 		int64		doc_count,
 					sum_ttf;
 
+		df = scoring_doc_freq(c, field, term, len, df, w->seg_terms[0]);
 		shard_field_stats(c, field, &doc_count, &sum_ttf);
 		if (doc_count < df)
 			doc_count = df;
@@ -518,6 +571,7 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	int			i;
 	int			nseg = Max(1, c->shard->nsegments);
 	double		idf_sum = 0;
+	bool		absent = false;
 	int64		doc_count,
 				sum_ttf;
 
@@ -561,11 +615,23 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 		w->positions[i] = tl.tokens[i].position - tl.tokens[0].position;
 		w->seg_terms[i] = palloc0(sizeof(SeSegTerm) * nseg);
 		df = lookup_term(c, f->path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
-		if (df == 0)
+		/* a DFS phase records every term, those after one this shard lacks */
+		if (df == 0 && c->collect == NULL)
 			return none_weight();
+		if (df == 0)
+		{
+			(void) scoring_doc_freq(c, f->path, w->terms[i], w->term_lens[i], 0,
+									w->seg_terms[i]);
+			absent = true;
+			continue;
+		}
+		df = scoring_doc_freq(c, f->path, w->terms[i], w->term_lens[i], df,
+							  w->seg_terms[i]);
 		/* the phrase's idf is the sum of its terms' float idfs */
 		idf_sum += se_bm25_idf(df, Max(doc_count, df));
 	}
+	if (absent)
+		return none_weight();
 	w->sim = palloc(sizeof(SeBM25));
 	se_bm25_init(w->sim, boost, (float) idf_sum, se_bm25_avgdl(sum_ttf, doc_count));
 	w->bm25 = scoring;
@@ -1269,12 +1335,14 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 
 SeWeight *
 se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
-				SeError *err)
+				const SeDfsStats *global, SeDfsStats *collect, SeError *err)
 {
 	BuildCtx	c;
 	SeWeight   *w;
 
 	c.shard = shard;
+	c.global = global;
+	c.collect = collect;
 	c.err = err;
 	c.now_millis = PG_INT64_MIN;
 	c.nclauses = 0;

@@ -194,6 +194,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	out->shard = shard;
 	out->mapping = im->mapping;
 	out->node = NULL;			/* here */
+	out->failure = NULL;
 
 	out->index_uuid = im->uuid;
 	out->max_terms_count = im->settings.max_terms_count;

@@ -241,6 +241,42 @@ for my $n (qw(n1 n2 n3))
 		"SELECT string_agg((h->>'_id') || ':' || (h->>'_score'), ',') FROM jsonb_array_elements((search_engine.search('books', '$q'))->'hits'->'hits') h"),
 		$want, "search through $n: the single node's hits, order and scores");
 }
+# dfs_query_then_fetch: the statistics of both nodes' shards, summed, so
+# the scores are those of one shard holding every document
+$ref->safe_psql('postgres', q{SELECT search_engine.create_index('books1',
+	'{"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":{"properties":{"title":{"type":"text"}}}}')});
+is($ref->safe_psql('postgres',
+	"SELECT (search_engine.bulk(\$b\$$ndjson\$b\$, 'books1', 'true'))::jsonb->>'errors'"), 'false',
+	'the same documents in a one-shard index on the single node');
+sub scores_by_id
+{
+	my ($target, $index, $query, $type) = @_;
+	return $target->safe_psql('postgres',
+		"SELECT string_agg((h->>'_id') || ':' || (h->>'_score'), ',' ORDER BY h->>'_id') FROM jsonb_array_elements("
+		  . "(search_engine.search('$index', '$query', '$type'))->'hits'->'hits') h");
+}
+for my $dq ('{"query":{"match":{"title":"alpha gamma kappa"}},"size":200}',
+	'{"query":{"match_phrase":{"title":"delta eta"}},"size":200}',
+	'{"query":{"bool":{"should":[{"match":{"title":"zeta"}},{"term":{"title":"eta"}}],"must_not":[{"match":{"title":"iota"}}]}},"size":200}')
+{
+	my $one = scores_by_id($ref, 'books1', $dq, 'query_then_fetch');
+	isnt(scores_by_id($node{n1}, 'books', $dq, 'query_then_fetch'), $one,
+		"without DFS the two nodes' shards score otherwise than one shard: $dq");
+	for my $n (qw(n1 n2 n3))
+	{
+		is(scores_by_id($node{$n}, 'books', $dq, 'dfs_query_then_fetch'), $one,
+			"dfs_query_then_fetch through $n: the one-shard index's hits and scores");
+	}
+}
+($status, $body) = req('n3', 'GET', '/books/_search?search_type=dfs_query_then_fetch&size=5',
+	'{"query":{"match":{"title":"alpha gamma kappa"}}}');
+my $rest_scores = join(',', map { $_->{_score} } @{ $body->{hits}{hits} });
+is($rest_scores, $ref->safe_psql('postgres',
+	"SELECT string_agg(h->>'_score', ',') FROM jsonb_array_elements((search_engine.search('books1', "
+	  . "'{\"query\":{\"match\":{\"title\":\"alpha gamma kappa\"}},\"size\":5}'))->'hits'->'hits') h"),
+	'?search_type=dfs_query_then_fetch through the REST router on the coordinating-only node: the top scores');
+($status, $body) = req('n3', 'GET', '/books/_search?search_type=nope', '{}');
+is("$status $body->{error}{type}", '400 illegal_argument_exception', 'an unknown search_type is a 400');
 is($node{n1}->safe_psql('postgres',
 	"SELECT (search_engine.search('books', '{\"query\":{\"match_all\":{}},\"sort\":[{\"n\":\"desc\"}],\"from\":3,\"size\":4}'))->'hits'->'hits' @? '\$[*] ? (@._source.n == 197)'"),
 	't', 'a sorted, paged search merges both nodes\' shards');

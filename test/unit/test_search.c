@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2406,6 +2406,123 @@ test_regexp(void)
 	UT_CHECK(search_on(&lim, 1, "{\"query\":{\"regexp\":{\"tag\":\"ééé\"}}}", &err) != NULL, "characters, not bytes");
 }
 
+/*
+ * dfs_query_then_fetch: the corpus's three segments as three one-segment
+ * shards.  Each shard scores with its own statistics, unlike the
+ * three-segment shard; with the DFS phase's sums (through the encoding)
+ * every hit's score is the three-segment shard's, bit for bit.
+ */
+static void
+test_dfs(void)
+{
+	static const char *const queries[] = {
+		"{\"query\":{\"match\":{\"body\":\"gamma delta zeta\"}},\"size\":100}",
+		"{\"query\":{\"match\":{\"body\":{\"query\":\"alpha beta\",\"operator\":\"and\"}}},\"size\":100}",
+		"{\"query\":{\"match_phrase\":{\"body\":{\"query\":\"alpha beta\",\"slop\":2}}},\"size\":100}",
+		"{\"query\":{\"multi_match\":{\"query\":\"alpha gamma\",\"fields\":[\"title^2\",\"body\"]}},\"size\":100}",
+		"{\"query\":{\"bool\":{\"should\":[{\"term\":{\"tag\":\"red\"}},{\"match\":{\"title\":\"beta\"}}],\"filter\":[{\"match\":{\"body\":\"alpha\"}}]}},\"size\":100}",
+	};
+	SeSearchShard parts[NSEGS];
+	SeError		err;
+	int			q,
+				s,
+				i;
+	bool		differs = false;
+
+	for (s = 0; s < NSEGS; s++)
+	{
+		parts[s] = shard;
+		parts[s].shard = s;
+		parts[s].nsegments = 1;
+		parts[s].segments = &readers[s];
+		parts[s].live_docs = &lives[s];
+		parts[s].seg_gens = parts[s].del_gens = NULL;
+	}
+	for (q = 0; q < lengthof(queries); q++)
+	{
+		SeSearchResult *whole = search_on(&shard, 1, queries[q], &err);
+		SeSearchResult *plain = search_on(parts, NSEGS, queries[q], &err);
+		SeSearchRequest *req;
+		SeDfsStats *global = se_dfs_stats_create();
+		SeDfsStats *decoded;
+		SeSearchResult *res;
+		StringInfoData enc;
+		bool		same = true;
+
+		se_error_init(&err);
+		req = se_search_parse(parse_json(queries[q]), 10000, &err);
+		for (s = 0; s < NSEGS && req; s++)
+			UT_CHECK(se_search_dfs_phase(req, &parts[s], global, &err), "dfs phase of %d: %s", s, err.reason);
+		initStringInfo(&enc);
+		se_dfs_stats_encode(global, &enc);
+		decoded = se_dfs_stats_decode(enc.data, enc.len);
+		UT_CHECK(decoded != NULL, "dfs stats decode");
+		if (req == NULL || decoded == NULL || whole == NULL || plain == NULL)
+			continue;
+		se_search_set_dfs(req, decoded);
+		res = se_search_run(req, parts, NSEGS, &err);
+		UT_CHECK(res && res->nhits == whole->nhits && res->nhits > 0, "dfs hits of %s", queries[q]);
+		for (i = 0; res && i < res->nhits; i++)
+		{
+			SeHit	   *h = find_hit(whole, res->hits[i].id);
+			SeHit	   *p = find_hit(plain, res->hits[i].id);
+
+			if (h == NULL || h->score != res->hits[i].score)
+				same = false;
+			if (p == NULL || p->score != res->hits[i].score)
+				differs = true;
+		}
+		UT_CHECK(same, "dfs scores equal the one shard's: %s", queries[q]);
+	}
+	UT_CHECK(differs, "without dfs the shards score differently");
+
+	/* sums: a term's doc_freq over the shards (deleted docs counted) */
+	{
+		SeDfsStats *a = se_dfs_stats_create();
+		SeDfsStats *b = se_dfs_stats_create();
+		SeSearchRequest *req;
+		const SeDfsTerm *t;
+		const SeDfsField *f;
+		int64		df = 0,
+					dc = 0;
+		StringInfoData enc;
+
+		se_error_init(&err);
+		req = se_search_parse(parse_json("{\"query\":{\"match\":{\"body\":\"gamma\"}}}"), 10000, &err);
+		UT_CHECK(req && se_search_dfs_phase(req, &parts[0], a, &err) &&
+				 se_search_dfs_phase(req, &parts[1], b, &err) &&
+				 se_search_dfs_phase(req, &parts[2], b, &err), "dfs phases");
+		se_dfs_stats_add(a, b);
+		for (i = 0; i < NDOCS; i++)
+		{
+			int			k;
+
+			dc += docs[i].nbody > 0;
+			for (k = 0; k < docs[i].nbody; k++)
+				if (strcmp(docs[i].body[k], "gamma") == 0)
+				{
+					df++;
+					break;
+				}
+		}
+		t = se_dfs_find_term(a, "body", "gamma", 5);
+		f = se_dfs_find_field(a, "body");
+		UT_CHECK(t && t->doc_freq == df, "summed doc_freq " INT64_FORMAT " of " INT64_FORMAT,
+				 t ? t->doc_freq : -1, df);
+		UT_CHECK(f && f->stats.doc_count == dc, "summed doc_count");
+		UT_CHECK(a->max_doc == NDOCS && a->nterms == 1 && a->nfields == 1, "one term, one field, max_doc");
+		UT_CHECK(se_dfs_find_term(a, "body", "gamm", 4) == NULL &&
+				 se_dfs_find_term(a, "title", "gamma", 5) == NULL, "lookups by field and term");
+		/* malformed encodings are refused, never half read */
+		initStringInfo(&enc);
+		se_dfs_stats_encode(a, &enc);
+		for (i = 0; i < enc.len; i++)
+			UT_CHECK(se_dfs_stats_decode(enc.data, i) == NULL, "truncated at %d refused", i);
+		enc.data[0] = 9;
+		UT_CHECK(se_dfs_stats_decode(enc.data, enc.len) == NULL, "unknown version refused");
+	}
+}
+
 int
 main(void)
 {
@@ -2423,6 +2540,7 @@ main(void)
 	test_exact_float();
 	test_topk_skipping();
 	test_shard_wire();
+	test_dfs();
 	test_interrupts();
 	test_limits();
 	test_regexp();
