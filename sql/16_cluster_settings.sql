@@ -49,7 +49,7 @@ SELECT search_engine.create_index('blk', '{"settings": {"number_of_shards": 2,
   "index.routing.allocation.require.box_type": "hot",
   "index": {"routing": {"allocation": {"total_shards_per_node": 1, "exclude": {"_name": "n9"}}},
             "unassigned.node_left.delayed_timeout": "5m", "allocation.max_retries": 3}}}');
-SELECT body->0->>'shards' AS shards, body->0->>'node' = current_setting('search_engine.node_name') AS this_node,
+SELECT (body->0->>'shards')::int = (SELECT count(*) FROM search_engine.shards) AS shards, body->0->>'node' = current_setting('search_engine.node_name') AS this_node,
        (body->0->>'disk.percent')::int BETWEEN 0 AND 100 AS disk, jsonb_array_length(body) AS rows
   FROM search_engine.request('GET', '/_cat/allocation?format=json');
 SELECT body->'blk'->'settings'->'index'->'routing' AS routing,
