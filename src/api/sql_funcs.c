@@ -31,6 +31,13 @@ finish(bool ok, SeResponse *r, SeError *err)
 	return se_response_jsonb(r);
 }
 
+/* a boolean argument, NULL as false */
+static bool
+bool_arg(FunctionCallInfo fcinfo, int n)
+{
+	return !PG_ARGISNULL(n) && PG_GETARG_BOOL(n);
+}
+
 static SeJson *
 body_arg(FunctionCallInfo fcinfo, int n, SeError *err)
 {
@@ -157,8 +164,8 @@ se_sql_cluster_settings(PG_FUNCTION_ARGS)
 
 	se_response_init(&r);
 	se_error_init(&err);
-	PG_RETURN_DATUM(finish(se_op_cluster_settings_get(!PG_ARGISNULL(0) && PG_GETARG_BOOL(0),
-													  !PG_ARGISNULL(1) && PG_GETARG_BOOL(1),
+	PG_RETURN_DATUM(finish(se_op_cluster_settings_get(bool_arg(fcinfo, 0),
+													  bool_arg(fcinfo, 1),
 													  &r, &err), &r, &err));
 }
 
@@ -189,7 +196,7 @@ se_sql_allocation_explain(PG_FUNCTION_ARGS)
 	se_response_init(&r);
 	se_error_init(&err);
 	body = body_arg(fcinfo, 0, &err);
-	PG_RETURN_DATUM(finish(se_op_allocation_explain(body, !PG_ARGISNULL(1) && PG_GETARG_BOOL(1),
+	PG_RETURN_DATUM(finish(se_op_allocation_explain(body, bool_arg(fcinfo, 1),
 													&r, &err), &r, &err));
 }
 
@@ -205,9 +212,9 @@ se_sql_cluster_reroute(PG_FUNCTION_ARGS)
 	se_response_init(&r);
 	se_error_init(&err);
 	body = body_arg(fcinfo, 0, &err);
-	PG_RETURN_DATUM(finish(se_op_cluster_reroute(body, !PG_ARGISNULL(1) && PG_GETARG_BOOL(1),
-												 !PG_ARGISNULL(2) && PG_GETARG_BOOL(2),
-												 !PG_ARGISNULL(3) && PG_GETARG_BOOL(3),
+	PG_RETURN_DATUM(finish(se_op_cluster_reroute(body, bool_arg(fcinfo, 1),
+												 bool_arg(fcinfo, 2),
+												 bool_arg(fcinfo, 3),
 												 &r, &err), &r, &err));
 }
 
