@@ -54,3 +54,19 @@ SET ROLE se_cluster_nobody;
 SELECT count(*) FROM search_engine.nodes;
 RESET ROLE;
 DROP ROLE se_cluster_reader; DROP ROLE se_cluster_nobody;
+-- _cluster/health: level, wait_for_nodes, wait_for_active_shards
+SELECT search_engine.create_index('hl', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0}}')->'acknowledged';
+SELECT status, body->>'status' AS health, body->'indices'->'hl' AS hl
+  FROM search_engine.request('GET', '/_cluster/health/hl?level=indices');
+SELECT status, body->'indices'->'hl'->'shards' AS shards
+  FROM search_engine.request('GET', '/_cluster/health/hl?level=shards');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cluster/health?level=nodes');
+SELECT status, body->>'timed_out' AS timed_out FROM search_engine.request('GET', '/_cluster/health/hl?wait_for_nodes=1');
+SELECT status, body->>'timed_out' AS timed_out FROM search_engine.request('GET', '/_cluster/health/hl?wait_for_nodes=ge(1)');
+SELECT status, body->>'timed_out' AS timed_out FROM search_engine.request('GET', '/_cluster/health/hl?wait_for_nodes=%3E%3D2&timeout=100ms');
+SELECT status, body->'error'->>'type' AS type FROM search_engine.request('GET', '/_cluster/health?wait_for_nodes=many');
+SELECT status, body->>'timed_out' AS timed_out, body->>'active_shards' AS active
+  FROM search_engine.request('GET', '/_cluster/health/hl?wait_for_active_shards=all');
+SELECT status, body->>'timed_out' AS timed_out
+  FROM search_engine.request('GET', '/_cluster/health/hl?wait_for_active_shards=3&timeout=100ms');
+SELECT search_engine.delete_index('hl')->'acknowledged';

@@ -70,7 +70,18 @@ extern bool se_op_refresh(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_flush(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_verify(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_force_merge(const char *expr, int max_num_segments, SeResponse *r, SeError *err);
-extern bool se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_ms, SeResponse *r, SeError *err);
+/* _cluster/health's waits and level */
+typedef struct SeHealthWait
+{
+	const char *wait_for_status;	/* NULL: none */
+	char		nodes_op;		/* wait_for_nodes: 0 none, '=', 'g' >=, 'l' <=, '>', '<' */
+	int			nodes;
+	int			active_shards;	/* wait_for_active_shards: 0 none, -1 all */
+	const char *level;			/* cluster (NULL), indices, shards */
+} SeHealthWait;
+extern bool se_parse_wait_for_nodes(const char *s, char *op, int *n, SeError *err);
+extern bool se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
+								 SeResponse *r, SeError *err);
 /* a bulk's auto-creation of index name (exists already: fine) */
 extern bool se_index_auto_create(const char *name, SeError *err);
 extern void se_index_ops_register_actions(void);

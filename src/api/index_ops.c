@@ -997,46 +997,114 @@ se_op_force_merge(const char *expr, int max_num_segments, SeResponse *r, SeError
  * from the shard copies' states in this node's applied state (the
  * master's routing in a cluster).
  */
-static const char *
-health_counts(List *targets, int *active_primary, int *initializing, int *unassigned, int *active)
+/* Shard copies by state, and the worst status (2 green, 1 yellow, 0 red). */
+typedef struct HealthCounts
+{
+	int			active_primary;
+	int			active;
+	int			initializing;
+	int			unassigned;
+	int			rank;
+} HealthCounts;
+
+static const char *const health_names[] = {"red", "yellow", "green"};
+
+static void
+health_add_shard(const SeIndexMeta *im, int s, HealthCounts *h)
+{
+	SeShardState st = se_state_shard_state(im, s);
+	int			rank = 2;
+
+	if (st == SE_SHARD_STARTED)
+	{
+		h->active_primary++;
+		h->active++;
+	}
+	else
+	{
+		if (st == SE_SHARD_INITIALIZING)
+			h->initializing++;
+		else
+			h->unassigned++;
+		rank = 0;
+	}
+	/* replicas are recorded, never allocated (issue 16) */
+	h->unassigned += im->settings.number_of_replicas;
+	if (im->settings.number_of_replicas > 0 && rank == 2)
+		rank = 1;
+	h->rank = Min(h->rank, rank);
+}
+
+static void
+health_counts_json(const HealthCounts *h, StringInfo out)
+{
+	appendStringInfo(out, "\"active_primary_shards\":%d,\"active_shards\":%d,\"relocating_shards\":0,"
+					 "\"initializing_shards\":%d,\"unassigned_shards\":%d",
+					 h->active_primary, h->active, h->initializing, h->unassigned);
+}
+
+/*
+ * The health of targets (open indices): totals in *total, and with level
+ * "indices" or "shards" ES's "indices" object into detail.
+ */
+static void
+health_collect(List *targets, const char *level, HealthCounts *total, StringInfo detail)
 {
 	ListCell   *lc;
-	bool		red = false,
-				yellow = false;
+	bool		first = true;
 
-	*active_primary = *initializing = *unassigned = *active = 0;
+	memset(total, 0, sizeof(*total));
+	total->rank = 2;
+	if (detail)
+		appendStringInfoString(detail, ",\"indices\":{");
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
+		HealthCounts ih = {0, 0, 0, 0, 2};
+		StringInfoData shards;
 		int			s;
 
 		if (im->closed)
 			continue;
+		initStringInfo(&shards);
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			SeShardState st = se_state_shard_state(im, s);
+			HealthCounts sh = {0, 0, 0, 0, 2};
 
-			if (st == SE_SHARD_STARTED)
+			health_add_shard(im, s, &sh);
+			health_add_shard(im, s, &ih);
+			if (detail && strcmp(level, "shards") == 0)
 			{
-				(*active_primary)++;
-				(*active)++;
+				appendStringInfo(&shards, "%s\"%d\":{\"status\":\"%s\",\"primary_active\":%s,"
+								 "\"active_shards\":%d,\"relocating_shards\":0,"
+								 "\"initializing_shards\":%d,\"unassigned_shards\":%d}",
+								 s ? "," : "", s, health_names[sh.rank],
+								 sh.active_primary ? "true" : "false", sh.active,
+								 sh.initializing, sh.unassigned);
 			}
-			else if (st == SE_SHARD_INITIALIZING)
-			{
-				(*initializing)++;
-				red = true;
-			}
-			else
-			{
-				(*unassigned)++;
-				red = true;
-			}
-			*unassigned += im->settings.number_of_replicas;
-			if (im->settings.number_of_replicas > 0)
-				yellow = true;
+		}
+		total->active_primary += ih.active_primary;
+		total->active += ih.active;
+		total->initializing += ih.initializing;
+		total->unassigned += ih.unassigned;
+		total->rank = Min(total->rank, ih.rank);
+		if (detail)
+		{
+			if (!first)
+				appendStringInfoChar(detail, ',');
+			first = false;
+			se_json_write_string(detail, im->name, -1);
+			appendStringInfo(detail, ":{\"status\":\"%s\",\"number_of_shards\":%d,\"number_of_replicas\":%d,",
+							 health_names[ih.rank], im->settings.number_of_shards,
+							 im->settings.number_of_replicas);
+			health_counts_json(&ih, detail);
+			if (strcmp(level, "shards") == 0)
+				appendStringInfo(detail, ",\"shards\":{%s}", shards.data);
+			appendStringInfoChar(detail, '}');
 		}
 	}
-	return red ? "red" : (yellow ? "yellow" : "green");
+	if (detail)
+		appendStringInfoChar(detail, '}');
 }
 
 static int
@@ -1045,30 +1113,105 @@ status_rank(const char *s)
 	return strcmp(s, "green") == 0 ? 2 : (strcmp(s, "yellow") == 0 ? 1 : 0);
 }
 
+/*
+ * ES's wait_for_nodes: "N", ">=N", "<=N", ">N", "<N", "ge(N)", "le(N)",
+ * "gt(N)", "lt(N)".  Sets *op ('=', 'g' >=, 'l' <=, '>', '<') and *n.
+ */
 bool
-se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_ms,
+se_parse_wait_for_nodes(const char *s, char *op, int *n, SeError *err)
+{
+	const char *num = s;
+	char	   *end;
+	long		v;
+	size_t		len;
+
+	*op = '=';
+	if (s == NULL)
+		return true;
+	len = strlen(s);
+	if (strncmp(s, ">=", 2) == 0 || strncmp(s, "<=", 2) == 0)
+	{
+		*op = s[0] == '>' ? 'g' : 'l';
+		num = s + 2;
+	}
+	else if (s[0] == '>' || s[0] == '<')
+	{
+		*op = s[0];
+		num = s + 1;
+	}
+	else if (len > 4 && s[2] == '(' && s[len - 1] == ')' &&
+			 (strncmp(s, "ge", 2) == 0 || strncmp(s, "le", 2) == 0 ||
+			  strncmp(s, "gt", 2) == 0 || strncmp(s, "lt", 2) == 0))
+	{
+		*op = s[1] == 'e' ? (s[0] == 'g' ? 'g' : 'l') : (s[0] == 'g' ? '>' : '<');
+		num = pnstrdup(s + 3, len - 4);
+	}
+	v = strtol(num, &end, 10);
+	if (*num == '\0' || *end != '\0' || v < 0 || v > INT_MAX)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "cannot parse wait_for_nodes [%s]: expected N, >=N, <=N, >N, <N, ge(N), le(N), gt(N) or lt(N)", s);
+		return false;
+	}
+	*n = (int) v;
+	return true;
+}
+
+static bool
+nodes_condition(char op, int want, int have)
+{
+	switch (op)
+	{
+		case 'g':
+			return have >= want;
+		case 'l':
+			return have <= want;
+		case '>':
+			return have > want;
+		case '<':
+			return have < want;
+		default:
+			return have == want;
+	}
+}
+
+bool
+se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 					 SeResponse *r, SeError *err)
 {
 	TimestampTz start = GetCurrentTimestamp();
-	int			ap,
-				init,
-				unas,
-				act;
-	const char *status;
+	HealthCounts h;
 	bool		timed_out = false;
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	int			data_nodes = 0;
 	int			i;
+	StringInfoData detail;
+	const char *level = w->level ? w->level : "cluster";
 
+	if (strcmp(level, "cluster") != 0 && strcmp(level, "indices") != 0 &&
+		strcmp(level, "shards") != 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "level must be one of [cluster, indices, shards] but was [%s]", level);
+		return false;
+	}
 	se_require_started();
 	for (;;)
 	{
 		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
+		bool		done;
+		int			copies;
 
 		if (se_error_is_set(err))
 			return false;
-		status = health_counts(targets, &ap, &init, &unas, &act);
-		if (wait_for_status == NULL || status_rank(status) >= status_rank(wait_for_status))
+		health_collect(targets, level, &h, NULL);
+		se_cluster_view(v);
+		copies = h.active + h.initializing + h.unassigned;
+		done = (w->wait_for_status == NULL || h.rank >= status_rank(w->wait_for_status)) &&
+			(w->nodes_op == 0 || nodes_condition(w->nodes_op, w->nodes, v->nmembers)) &&
+			(w->active_shards == 0 ||
+			 h.active >= (w->active_shards < 0 ? copies : w->active_shards));
+		if (done)
 			break;
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
 		{
@@ -1079,23 +1222,31 @@ se_op_cluster_health(const char *expr, const char *wait_for_status, int timeout_
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-	se_cluster_view(v);
+	initStringInfo(&detail);
+	if (strcmp(level, "cluster") != 0)
+	{
+		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
+
+		if (se_error_is_set(err))
+			return false;
+		health_collect(targets, level, &h, &detail);
+	}
 	for (i = 0; i < v->nmembers; i++)
 		if (v->members[i].roles & SE_NODE_ROLE_DATA)
 			data_nodes++;
 	r->status = timed_out ? 408 : 200;
 	appendStringInfoString(&r->body, "{\"cluster_name\":");
 	se_json_write_string(&r->body, v->cluster_name, -1);
+	appendStringInfo(&r->body, ",\"status\":\"%s\",\"timed_out\":%s,\"number_of_nodes\":%d,\"number_of_data_nodes\":%d,",
+					 health_names[h.rank], timed_out ? "true" : "false", v->nmembers, data_nodes);
+	health_counts_json(&h, &r->body);
 	appendStringInfo(&r->body,
-					 ",\"status\":\"%s\",\"timed_out\":%s,"
-					 "\"number_of_nodes\":%d,\"number_of_data_nodes\":%d,"
-					 "\"active_primary_shards\":%d,\"active_shards\":%d,\"relocating_shards\":0,"
-					 "\"initializing_shards\":%d,\"unassigned_shards\":%d,\"delayed_unassigned_shards\":0,"
+					 ",\"delayed_unassigned_shards\":0,"
 					 "\"number_of_pending_tasks\":0,\"number_of_in_flight_fetch\":0,"
-					 "\"task_max_waiting_in_queue_millis\":0,\"active_shards_percent_as_number\":%.1f}",
-					 status, timed_out ? "true" : "false", v->nmembers, data_nodes,
-					 ap, act, init, unas,
-					 (act + init + unas) > 0 ? 100.0 * act / (act + init + unas) : 100.0);
+					 "\"task_max_waiting_in_queue_millis\":0,\"active_shards_percent_as_number\":%.1f%s}",
+					 (h.active + h.initializing + h.unassigned) > 0
+					 ? 100.0 * h.active / (h.active + h.initializing + h.unassigned) : 100.0,
+					 detail.data);
 	return true;
 }
 

@@ -599,11 +599,20 @@ static bool
 h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 {
 	int			timeout;
-	const char *status;
+	SeHealthWait w = {0};
+	const char *nodes = param(rq, "wait_for_nodes");
+	const char *active = param(rq, "wait_for_active_shards");
 
+	w.level = param(rq, "level");
+	if (nodes && !se_parse_wait_for_nodes(nodes, &w.nodes_op, &w.nodes, err))
+		return false;
+	if (active && strcmp(active, "all") == 0)
+		w.active_shards = -1;
+	else if (active && !param_int(rq, "wait_for_active_shards", 0, &w.active_shards, err))
+		return false;
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
-		se_parse_health_status(param(rq, "wait_for_status"), &status, err) &&
-		se_op_cluster_health(rq->index, status, timeout, r, err);
+		se_parse_health_status(param(rq, "wait_for_status"), &w.wait_for_status, err) &&
+		se_op_cluster_health(rq->index, &w, timeout, r, err);
 }
 
 static bool

@@ -441,12 +441,12 @@ se_sql_cluster_health(PG_FUNCTION_ARGS)
 {
 	SeResponse	r;
 	SeError		err;
-	const char *status;
+	SeHealthWait w = {0};
 
 	se_response_init(&r);
 	se_error_init(&err);
-	PG_RETURN_DATUM(finish(se_parse_health_status(text_arg(fcinfo, 1), &status, &err) &&
-						   se_op_cluster_health(text_arg(fcinfo, 0), status,
+	PG_RETURN_DATUM(finish(se_parse_health_status(text_arg(fcinfo, 1), &w.wait_for_status, &err) &&
+						   se_op_cluster_health(text_arg(fcinfo, 0), &w,
 												PG_ARGISNULL(2) ? 30000 : PG_GETARG_INT32(2),
 												&r, &err), &r, &err));
 }
