@@ -471,7 +471,7 @@ emit_group(DvAggState *as, AggGroup *g, TupleDesc desc, Datum *values, bool *nul
 /* Run the aggregation of a pushed-down GROUP BY / aggregate query. */
 void
 se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
-				 SeEngineIndex *ei, SeSearchShard *shards, int nshards)
+				 const char *body, SeEngineIndex *ei, SeSearchShard *shards, int nshards)
 {
 	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 	DvAggState	as;
@@ -523,7 +523,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
 
 	if (counts_only)
 	{
-		int64		c = se_engine_count(req, shards, nshards);
+		int64		c = se_engine_count(body, shards, nshards);
 
 		for (i = 0; i < as.nspecs; i++)
 		{
@@ -535,7 +535,18 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
 		return;
 	}
 
-	se_engine_scan(req, shards, nshards, agg_doc, &as);
+	/*
+	 * Doc values are read here, so every shard must be here: the planner
+	 * pushes no other aggregate when a shard is on another node
+	 * (seGetForeignRelSize); a plan made before a shard moved away fails.
+	 */
+	if (se_engine_any_remote(shards, nshards))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("aggregates of foreign table \"%s\" were planned for shards of this node, and some shard of index \"%s\" is now on another node",
+						ss->tbl->relname, ss->tbl->index),
+				 errhint("Run the statement again: it is then planned for the shards where they are.")));
+	se_engine_scan(req, body, shards, nshards, false, agg_doc, &as);
 	if (!as.grouped && as.ngroups == 0)
 		(void) find_group(&as, "", 0);	/* no rows: one row of empty aggregates */
 	for (i = 0; i < as.ngroups; i++)

@@ -84,6 +84,7 @@ typedef struct SeRelInfo
 	Cost		per_row;
 	bool		qp_sort_ok;		/* query_pathkeys map to engine sort keys */
 	List	   *qp_sortkeys;
+	bool		some_remote;	/* some shard is on another node */
 
 	/* upper rels */
 	UpperRelationKind stage;
@@ -249,7 +250,7 @@ remote_count(SeRelInfo *fp, RelOptInfo *rel)
 	if (!se_engine_readable(fp->tbl->index) || !se_engine_open(fp->tbl->index, &ei, true))
 		return -1;
 	shards = se_engine_shards(&ei, &n);
-	return (double) se_engine_count(se_engine_parse(body.data, body.len, true), shards, n);
+	return (double) se_engine_count(body.data, shards, n);
 }
 
 static void
@@ -267,25 +268,15 @@ seGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	fp->tbl = se_fdw_table_get(foreigntableid);
 	if (se_engine_open(fp->tbl->index, &ei, true))
 	{
-		int			n,
-					s,
-					g;
-		SeSearchShard *shards;
+		int			s;
 
 		fp->mapping = ei.mapping;
+		for (s = 0; s < ei.im->settings.number_of_shards; s++)
+			if (!se_state_shard_local(ei.im, s))
+				fp->some_remote = true;
+		/* never analyzed: the live documents of the index */
 		if (baserel->tuples < 0 && se_engine_readable(fp->tbl->index))
-		{
-			/* never analyzed: the live documents of the index */
-			shards = se_engine_shards(&ei, &n);
-			docs = 0;
-			for (s = 0; s < n; s++)
-				for (g = 0; g < shards[s].nsegments; g++)
-				{
-					uint32		max = se_segment_max_doc(shards[s].segments[g]);
-
-					docs += shards[s].live_docs[g] ? se_livedocs_count(shards[s].live_docs[g], max) : max;
-				}
-		}
+			docs = se_engine_live_docs(fp->tbl->index);
 	}
 	fp->tuples = baserel->tuples >= 0 ? baserel->tuples : Max(docs, 0);
 	if (baserel->tuples < 0)
@@ -647,6 +638,17 @@ add_grouping_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped
 		}
 		else
 			return;
+	}
+	/*
+	 * Aggregates other than count(*) read doc values in this backend, so
+	 * they are pushed only when every shard is here; with shards on other
+	 * nodes PostgreSQL aggregates the rows of the (remote) scan.
+	 */
+	if (ifp->some_remote)
+	{
+		foreach(lc, specs)
+			if (linitial_int((List *) lfirst(lc)) != SE_AGG_COUNT_STAR)
+				return;
 	}
 	fp->outerrel = input_rel;
 	fp->pushdown_safe = true;

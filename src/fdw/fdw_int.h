@@ -60,7 +60,7 @@ extern char *se_fdw_request_text(ForeignScanState *node, SeScanState *ss, bool e
 
 /* in aggregate.c */
 extern void se_fdw_aggregate(ForeignScanState *node, SeScanState *ss,
-							 SeSearchRequest *req, SeEngineIndex *ei,
+							 SeSearchRequest *req, const char *body, SeEngineIndex *ei,
 							 SeSearchShard *shards, int nshards);
 
 #endif							/* SE_FDW_INT_H */

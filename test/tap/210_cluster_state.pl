@@ -193,6 +193,88 @@ is($node{n3}->safe_psql('postgres', "SELECT \"docs.count\" || ' ' || health FROM
 is("$body->{status} $body->{active_primary_shards}", 'green 2',
 	'_cluster/health on the coordinating-only node counts the shards started on the data nodes');
 
+# ---- the FDW against the cluster: a foreign table on any node sees the
+# whole index (local shards in-process, the others through the transport),
+# with the single-node server's answers
+$ref->safe_psql('postgres', "SELECT search_engine.bulk(\$b\$"
+	  . qq({"create":{"_id":"new1"}}\n{"title":"new"}\n) . $more . "\$b\$, 'books', 'true')");
+my $fdw_ddl = q{
+	CREATE SERVER se FOREIGN DATA WRAPPER search_engine;
+	CREATE FOREIGN TABLE books (_id text, title text, n bigint, _score real,
+		_seq_no bigint, _primary_term bigint) SERVER se OPTIONS (index 'books');
+	CREATE FOREIGN TABLE books_over (_id text, title text, n bigint)
+		SERVER se OPTIONS (index 'books', op_type 'index');
+};
+$_->safe_psql('postgres', $fdw_ddl) for ($node{n1}, $node{n3}, $ref);
+my %fdw_q = (
+	'count(*)' => 'SELECT count(*) FROM books',
+	'pushed-down match' => q{SELECT string_agg(_id, ',' ORDER BY _id) FROM books
+		WHERE title OPERATOR(search_engine.@@@) 'gamma' AND n > 20},
+	'ORDER BY _score LIMIT' => q{SELECT string_agg(_id || ':' || _score, ',') FROM
+		(SELECT _id, _score FROM books WHERE title OPERATOR(search_engine.@@@) 'alpha gamma'
+		 ORDER BY _score DESC LIMIT 12) s},
+	'ORDER BY a field OFFSET LIMIT' => q{SELECT string_agg(_id, ',') FROM
+		(SELECT _id FROM books ORDER BY n DESC NULLS LAST OFFSET 3 LIMIT 5) s},
+	'aggregates' => q{SELECT count(*) || ' ' || count(n) || ' ' || sum(n) || ' ' || min(n) || ' '
+		|| max(n) || ' ' || round(avg(n), 6) FROM books WHERE title OPERATOR(search_engine.@@@) 'beta'},
+	'GROUP BY' => q{SELECT string_agg(g, ',' ORDER BY g) FROM (SELECT (n / 50) || ':' || count(*)
+		|| ':' || sum(n) AS g FROM books WHERE n > 0 GROUP BY n / 50) s},
+	'GROUP BY a column' => q{SELECT string_agg(coalesce(n::text, 'null') || '=' || c, ',' ORDER BY n)
+		FROM (SELECT n, count(*) c FROM books GROUP BY n) s},
+	'lookup by _id' => q{SELECT string_agg(_id || ':' || n || ':' || title, ',' ORDER BY _id)
+		FROM books WHERE _id IN ('d7', 'd8', 'd150')},
+	'every row' => q{SELECT count(*) || ' ' || sum(n) || ' ' || sum(length(title)) FROM
+		(SELECT * FROM books OFFSET 0) s},
+);
+my %fdw_want = map { $_ => $ref->safe_psql('postgres', $fdw_q{$_}) } keys %fdw_q;
+for my $n (qw(n3 n1))
+{
+	for my $k (sort keys %fdw_q)
+	{
+		is($node{$n}->safe_psql('postgres', $fdw_q{$k}), $fdw_want{$k},
+			"foreign table on $n: $k as on one node");
+	}
+}
+like($fdw_want{'ORDER BY _score LIMIT'}, qr/^d\d+:\d/, 'the top-k query has hits');
+unlike($node{n3}->safe_psql('postgres', "EXPLAIN (COSTS OFF) $fdw_q{'ORDER BY _score LIMIT'}"),
+	qr/Sort|Limit/, 'ORDER BY _score LIMIT is the engine\'s top-k across the nodes');
+unlike($node{n3}->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $fdw_q{'GROUP BY a column'}"),
+	qr/aggregation over doc values/,
+	'with shards on other nodes PostgreSQL aggregates the rows (no doc-values pushdown)');
+like($ref->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $fdw_q{'GROUP BY a column'}"),
+	qr/aggregation over doc values/, 'while one node pushes it down');
+
+# writes of rows living on other nodes' shards: the scan carries their
+# _seq_no / _primary_term, bulk routes the conditional writes
+my $fdw_w = q{
+	UPDATE books SET n = n + 1000 WHERE _id IN ('d1', 'd2', 'd3', 'd4');
+	UPDATE books SET title = 'renamed' WHERE title OPERATOR(search_engine.@@@) 'late';
+	DELETE FROM books WHERE _id IN ('d5', 'd6', 'late1', 'new1');
+	INSERT INTO books_over VALUES ('d9', 'overwritten', 9), ('d10', 'overwritten', 10);
+};
+$_->safe_psql('postgres', $fdw_w) for ($node{n3}, $ref);
+my $after = q{SELECT count(*) || ' ' || sum(n) || ' ' || string_agg(_id || ':' || title || ':' || coalesce(n::text, ''), ','
+	ORDER BY _id) FROM books WHERE _id IN ('d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd9', 'd10', 'late1', 'late2', 'new1')
+	OR title OPERATOR(search_engine.@@@) 'renamed'};
+$fdw_want{after} = $ref->safe_psql('postgres', $after);
+like($fdw_want{after}, qr/^15 .*d1:.*:1001,/, 'the writes applied on one node');
+is($node{$_}->safe_psql('postgres', $after), $fdw_want{after},
+	"UPDATE / DELETE / INSERT through n3 of rows on the data nodes: read back through $_ as on one node")
+	for qw(n1 n3);
+is($node{n3}->safe_psql('postgres', 'SELECT count(*) FROM books'), $ref->safe_psql('postgres', 'SELECT count(*) FROM books'),
+	'and the count after them');
+# a conditional write whose read is stale fails (the remote scan's _seq_no is checked)
+my ($fret, $fout, $ferr) = $node{n3}->psql('postgres', q{
+	BEGIN;
+	UPDATE books SET n = 1 WHERE _id = 'd11';
+	SELECT search_engine.bulk($b${"index":{"_id":"d11"}}
+{"title":"meanwhile","n":11}
+$b$, 'books', 'true');
+	COMMIT;}, on_error_stop => 1);
+like($ferr, qr/version_conflict|40001|conflict/i, 'an UPDATE of a remote row changed after the scan fails at commit');
+is($node{n1}->safe_psql('postgres', "SELECT title FROM books WHERE _id = 'd11'"), 'meanwhile',
+	'and leaves the other write in place');
+
 # ---- delete through a non-master: gone on every node, shards closed
 ($status, $body) = req($other, 'DELETE', '/books');
 is($status, 200, 'delete through a non-master node');
