@@ -84,7 +84,6 @@ typedef struct SeRelInfo
 	Cost		per_row;
 	bool		qp_sort_ok;		/* query_pathkeys map to engine sort keys */
 	List	   *qp_sortkeys;
-	bool		some_remote;	/* some shard is on another node */
 
 	/* upper rels */
 	UpperRelationKind stage;
@@ -268,12 +267,7 @@ seGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	fp->tbl = se_fdw_table_get(foreigntableid);
 	if (se_engine_open(fp->tbl->index, &ei, true))
 	{
-		int			s;
-
 		fp->mapping = ei.mapping;
-		for (s = 0; s < ei.im->settings.number_of_shards; s++)
-			if (!se_state_shard_local(ei.im, s))
-				fp->some_remote = true;
 		/* never analyzed: the live documents of the index */
 		if (baserel->tuples < 0 && se_engine_readable(fp->tbl->index))
 			docs = se_engine_live_docs(fp->tbl->index);
@@ -638,17 +632,6 @@ add_grouping_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped
 		}
 		else
 			return;
-	}
-	/*
-	 * Aggregates other than count(*) read doc values in this backend, so
-	 * they are pushed only when every shard is here; with shards on other
-	 * nodes PostgreSQL aggregates the rows of the (remote) scan.
-	 */
-	if (ifp->some_remote)
-	{
-		foreach(lc, specs)
-			if (linitial_int((List *) lfirst(lc)) != SE_AGG_COUNT_STAR)
-				return;
 	}
 	fp->outerrel = input_rel;
 	fp->pushdown_safe = true;

@@ -301,6 +301,8 @@ extern void se_engine_scan(SeSearchRequest *req, const char *body,
 extern int64 se_engine_search(SeSearchRequest *req, const char *body,
 							  SeSearchShard *shards, int nshards, int from, int size,
 							  SeDocFn fn, void *arg);
+extern bool se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards,
+								 int nshards, SeDocFn fn, void *arg);
 /* body: a search or count body; only its query counts */
 extern int64 se_engine_count(const char *body, SeSearchShard *shards, int nshards);
 extern int64 se_engine_live_docs(const char *index);
@@ -331,6 +333,13 @@ extern void se_engine_scan_remote(const char *body, SeSearchShard *shards, int n
 extern void se_engine_get_remote(SeIndexMeta *im, int shard, const char *id,
 								 SeEngineDoc *out);
 extern void se_fdw_register_actions(void);
+struct SeTransportCall;
+struct SeWireReader;
+extern struct SeTransportCall *se_engine_call_shard_nodes(SeSearchShard *shards, int nshards,
+														  const char *action,
+														  const char *prefix, int prefix_len,
+														  int *ncalls);
+extern SeSearchShard *se_engine_peer_shards(struct SeWireReader *r, int *nshards, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Aggregates computed from doc values (shard_access.c, used by fdw.c)

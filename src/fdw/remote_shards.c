@@ -45,6 +45,7 @@
 #include "api/api.h"
 #include "cluster/coordinator.h"
 #include "fdw/fdw.h"
+#include "fdw/fdw_int.h"
 #include "shard/snapshot.h"
 #include "transport/transport.h"
 #include "util/varint.h"
@@ -387,6 +388,7 @@ se_fdw_register_actions(void)
 	se_transport_register("fdw_scan_next", fdw_scan_next_action);
 	se_transport_register("fdw_refresh", fdw_refresh_action);
 	se_transport_register("fdw_get", fdw_get_action);
+	se_transport_register("fdw_aggregate", se_fdw_aggregate_action);
 }
 
 /* ---------------------------------------------------------------------
@@ -465,17 +467,23 @@ malformed(const char *node, const char *action)
 	se_raise(&err);
 }
 
-/* fdw_refresh on every node holding some of the shards. */
-void
-se_engine_refresh_remote(SeSearchShard *shards, int nshards)
+/*
+ * Send action to every node holding some of the shards, all at once: the
+ * payload is prefix, then the count and names of that node's shards.  A
+ * failure is raised; *ncalls answers are returned, in node order.
+ */
+SeTransportCall *
+se_engine_call_shard_nodes(SeSearchShard *shards, int nshards, const char *action,
+						   const char *prefix, int prefix_len, int *ncalls)
 {
 	List	   *nodes = remote_nodes(shards, nshards);
 	SeTransportCall *calls;
 	ListCell   *lc;
 	int			k = 0;
 
+	*ncalls = 0;
 	if (nodes == NIL)
-		return;
+		return NULL;
 	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
 	foreach(lc, nodes)
 	{
@@ -487,14 +495,55 @@ se_engine_refresh_remote(SeSearchShard *shards, int nshards)
 			if (shards[i].node && strcmp(shards[i].node, lfirst(lc)) == 0)
 				n++;
 		initStringInfo(&payload);
+		appendBinaryStringInfo(&payload, prefix, prefix_len);
 		se_put_vint(&payload, (uint64) n);
 		for (i = 0; i < nshards; i++)
 			if (shards[i].node && strcmp(shards[i].node, lfirst(lc)) == 0)
 				se_peer_shard_put(&payload, shards[i].index, shards[i].index_uuid,
 								  shards[i].shard);
-		call_init(&calls[k++], lfirst(lc), "fdw_refresh", &payload);
+		call_init(&calls[k++], lfirst(lc), action, &payload);
 	}
 	se_transport_call_all_or_error(calls, k, SE_FDW_REMOTE_TIMEOUT_MS);
+	*ncalls = k;
+	return calls;
+}
+
+/*
+ * Serving side of se_engine_call_shard_nodes: snapshots of the shards the
+ * request names (after its prefix); NULL with err set when one is not here.
+ */
+SeSearchShard *
+se_engine_peer_shards(SeWireReader *r, int *nshards, SeError *err)
+{
+	uint64		n = se_wire_vint(r);
+	SeSearchShard *shards;
+	int			i;
+
+	if (r->bad || n > 100000)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed shard list");
+		return NULL;
+	}
+	shards = palloc0(sizeof(SeSearchShard) * Max(1, n));
+	for (i = 0; i < (int) n; i++)
+	{
+		int			shard;
+		SeIndexMeta *im = se_peer_shard_get(r, &shard, err);
+
+		if (im == NULL || !se_snapshot_acquire(im, shard, &shards[i], err))
+			return NULL;
+	}
+	*nshards = (int) n;
+	return shards;
+}
+
+/* fdw_refresh on every node holding some of the shards. */
+void
+se_engine_refresh_remote(SeSearchShard *shards, int nshards)
+{
+	int			n;
+
+	(void) se_engine_call_shard_nodes(shards, nshards, "fdw_refresh", "", 0, &n);
 }
 
 static uint64 next_scan_id = 0;

@@ -220,6 +220,15 @@ void
 se_engine_scan(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 			   int nshards, bool with_source, SeDocFn fn, void *arg)
 {
+	if (se_engine_scan_local(req, shards, nshards, fn, arg))
+		se_engine_scan_remote(body, shards, nshards, with_source, fn, arg);
+}
+
+/* The same over this node's shards only; false when fn stopped it. */
+bool
+se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+					 SeDocFn fn, void *arg)
+{
 	ScanArg		sa;
 	int			i;
 
@@ -237,8 +246,7 @@ se_engine_scan(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 		if (!se_search_scan(req, &shards[i], scan_cb, &sa, &err))
 			raise_if(&err);
 	}
-	if (!sa.stopped)
-		se_engine_scan_remote(body, shards, nshards, with_source, fn, arg);
+	return !sa.stopped;
 }
 
 /*

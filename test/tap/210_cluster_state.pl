@@ -238,11 +238,34 @@ for my $n (qw(n3 n1))
 like($fdw_want{'ORDER BY _score LIMIT'}, qr/^d\d+:\d/, 'the top-k query has hits');
 unlike($node{n3}->safe_psql('postgres', "EXPLAIN (COSTS OFF) $fdw_q{'ORDER BY _score LIMIT'}"),
 	qr/Sort|Limit/, 'ORDER BY _score LIMIT is the engine\'s top-k across the nodes');
-unlike($node{n3}->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $fdw_q{'GROUP BY a column'}"),
+like($node{n3}->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $fdw_q{'GROUP BY a column'}"),
 	qr/aggregation over doc values/,
-	'with shards on other nodes PostgreSQL aggregates the rows (no doc-values pushdown)');
-like($ref->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $fdw_q{'GROUP BY a column'}"),
-	qr/aggregation over doc values/, 'while one node pushes it down');
+	'GROUP BY is pushed down on a node without shards (the data nodes aggregate theirs)');
+
+# a remote scan longer than one batch (1000 documents) pages through its
+# node's scan context
+my $many = join('', map { qq({"index":{"_id":"m$_"}}\n{"k":"k@{[$_ % 7]}","n":$_}\n) } 1 .. 2600);
+for my $target ($node{n3}, $ref)
+{
+	$target->safe_psql('postgres', q{SELECT search_engine.create_index('many',
+		'{"settings":{"number_of_shards":2,"number_of_replicas":0}}')});
+	is($target->safe_psql('postgres',
+		"SELECT (search_engine.bulk(\$b\$$many\$b\$, 'many', 'true'))::jsonb->>'errors'"), 'false',
+		'2600 more documents (' . $target->name . ')');
+	$target->safe_psql('postgres', q{CREATE FOREIGN TABLE many (_id text, k text, n bigint)
+		SERVER se OPTIONS (index 'many')});
+}
+my $many_q = q{SELECT count(*) || ' ' || count(DISTINCT _id) || ' ' || sum(n) || ' ' || sum(length(k))
+	FROM (SELECT * FROM many OFFSET 0) s};
+is($node{n3}->safe_psql('postgres', $many_q), $ref->safe_psql('postgres', $many_q),
+	'every row of a scan of several batches per node, as on one node');
+like($node{n3}->safe_psql('postgres', $many_q), qr/^2600 2600 /, 'all of them');
+$many_q = q{SELECT string_agg(k || ':' || c || ':' || s, ',' ORDER BY k) FROM
+	(SELECT k, count(*) c, sum(n) s FROM many GROUP BY k) x};
+is($node{n3}->safe_psql('postgres', $many_q), $ref->safe_psql('postgres', $many_q),
+	'GROUP BY a keyword merges the nodes\' groups');
+($status, $body) = req('n3', 'DELETE', '/many');
+is($status, 200, 'the index of many documents is deleted again');
 
 # writes of rows living on other nodes' shards: the scan carries their
 # _seq_no / _primary_term, bulk routes the conditional writes
