@@ -283,7 +283,12 @@ fdw_scan_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 		sc->nshards = i + 1;
 	}
 	MemoryContextSwitchTo(old);
-	return scan_batch(reply, err) || (scan_context_free(), false);
+	if (!scan_batch(reply, err))
+	{
+		scan_context_free();
+		return false;
+	}
+	return true;
 
 fail:
 	MemoryContextSwitchTo(old);
@@ -561,6 +566,8 @@ se_engine_scan_remote(const char *body, SeSearchShard *shards, int nshards,
 	List	   *nodes = remote_nodes(shards, nshards);
 	int			nnodes = list_length(nodes);
 	SeTransportCall *calls;
+	SeTransportCall *round;
+	int		   *which;
 	uint64	   *ids;
 	bool	   *more;
 	StringInfoData *next;
@@ -574,6 +581,8 @@ se_engine_scan_remote(const char *body, SeSearchShard *shards, int nshards,
 	if (nodes == NIL)
 		return;
 	calls = palloc0(sizeof(SeTransportCall) * nnodes);
+	round = palloc0(sizeof(SeTransportCall) * nnodes);
+	which = palloc0(sizeof(int) * nnodes);
 	ids = palloc0(sizeof(uint64) * nnodes);
 	more = palloc0(sizeof(bool) * nnodes);
 	next = palloc0(sizeof(StringInfoData) * nnodes);
@@ -610,8 +619,6 @@ se_engine_scan_remote(const char *body, SeSearchShard *shards, int nshards,
 									  ALLOCSET_DEFAULT_SIZES);
 	while (!stopped)
 	{
-		SeTransportCall *round = palloc0(sizeof(SeTransportCall) * nnodes);
-		int		   *which = palloc0(sizeof(int) * nnodes);
 		int			nround = 0;
 		int			c;
 

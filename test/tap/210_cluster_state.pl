@@ -264,6 +264,17 @@ $many_q = q{SELECT string_agg(k || ':' || c || ':' || s, ',' ORDER BY k) FROM
 	(SELECT k, count(*) c, sum(n) s FROM many GROUP BY k) x};
 is($node{n3}->safe_psql('postgres', $many_q), $ref->safe_psql('postgres', $many_q),
 	'GROUP BY a keyword merges the nodes\' groups');
+# the index privilege is checked on the coordinating node, for the caller;
+# the data nodes serve their search_engine_node peer
+$node{n3}->safe_psql('postgres', 'GRANT SELECT ON books TO outsider');
+my $as_outsider = q{SET ROLE outsider; SELECT count(*) || ' ' || sum(n) FROM (SELECT * FROM books OFFSET 0) s};
+my ($pret, $pout, $perr) = $node{n3}->psql('postgres', $as_outsider);
+like($perr, qr/security_exception|permission|privilege/i,
+	'a role with SELECT on the foreign table but no read on the index is refused');
+$node{n3}->safe_psql('postgres', "SELECT search_engine.grant('read', 'books', 'outsider')");
+is($node{n3}->safe_psql('postgres', $as_outsider),
+	$node{n3}->safe_psql('postgres', q{SELECT count(*) || ' ' || sum(n) FROM (SELECT * FROM books OFFSET 0) s}),
+	'granted read on n3 alone, it reads the shards of the data nodes through n3');
 ($status, $body) = req('n3', 'DELETE', '/many');
 is($status, 200, 'the index of many documents is deleted again');
 
