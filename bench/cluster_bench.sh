@@ -135,7 +135,7 @@ BEGIN
     EXECUTE q;
     ms := ms || (extract(epoch FROM clock_timestamp() - t) * 1000)::numeric;
   END LOOP;
-  RETURN (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY m)::numeric, 1) FROM unnest(ms) m);
+  RETURN (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY m)::numeric, 2) FROM unnest(ms) m);
 END \$f\$;"
 queries=(
   "scan + aggregate|SELECT count(*), sum(installed_size), sum(length(package)) FROM debian_ft"

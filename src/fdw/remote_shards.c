@@ -19,7 +19,7 @@
  * The serving side walks one segment at a time: it collects the matching
  * doc numbers of that segment (4 bytes each) and sends them in batches of
  * at most SE_FDW_BATCH_DOCS documents or about SE_FDW_BATCH_BYTES of
- * _source, each with _id, _routing, _seq_no, _primary_term and _version
+ * _source (filtered as the request says: the fields the rows read), each with _id, _routing, _seq_no, _primary_term and _version
  * (what the rows and the conditional writes of UPDATE/DELETE need).  The
  * coordinating side asks every node at once for each round.  As with
  * search contexts, one context lives per serving backend (a pooled
@@ -156,19 +156,18 @@ next_segment(ScanContext *sc, SeError *err)
 
 /*
  * One batch: count, then per doc its shard index, _id, _routing, _seq_no,
- * _primary_term, _version and _source (or none); then whether more follow.
+ * _primary_term, _version and _source filtered by the request (or none);
+ * then whether more follow.
  */
 static bool
 scan_batch(StringInfo reply, SeError *err)
 {
 	ScanContext *sc = scan_context;
 	StringInfoData docs;
-	StringInfoData src;
 	int			n = 0;
 	bool		more = true;
 
 	initStringInfo(&docs);
-	initStringInfo(&src);
 	while (n < SE_FDW_BATCH_DOCS && docs.len < SE_FDW_BATCH_BYTES)
 	{
 		SeSearchShard *sh;
@@ -196,16 +195,15 @@ scan_batch(StringInfo reply, SeError *err)
 		se_put_svint(&docs, meta.version);
 		if (sc->with_source)
 		{
-			resetStringInfo(&src);
-			if (!se_segment_source(r, doc, &src))
-			{
-				const SeError *e = se_segment_error(r);
+			/* filtered by the request's _source: the fields the rows read */
+			SeHit		hit;
 
-				se_error_set(err, 500, "index_corrupted_exception", "%s",
-							 e && e->reason ? e->reason : "failed to read _source");
+			memset(&hit, 0, sizeof(hit));
+			if (!se_search_fetch_doc(sc->req, sh, sc->cur_seg, doc, &hit, err))
 				return false;
-			}
-			se_put_str(&docs, src.data, src.len);
+			se_put_str(&docs, hit.has_source ? hit.source.data : NULL, hit.source.len);
+			pfree(hit.id);
+			pfree(hit.source.data);
 		}
 		else
 			se_put_str(&docs, NULL, 0);

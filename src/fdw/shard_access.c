@@ -365,7 +365,7 @@ se_engine_live_docs(const char *index)
 	return total;
 }
 
-/* Append the stored _source of d (unfiltered). */
+/* Append the stored _source of d (unfiltered; of a remote doc, what the request asked for). */
 bool
 se_engine_source(SeDocRef *d, StringInfo out)
 {
@@ -373,7 +373,7 @@ se_engine_source(SeDocRef *d, StringInfo out)
 
 	if (d->shard->node != NULL)
 	{
-		/* its node sent it (scans asked for the whole _source) */
+		/* its node sent it, filtered as the request's _source says */
 		if (d->source == NULL)
 			elog(ERROR, "no _source was fetched for document \"%s\"", d->id);
 		appendBinaryStringInfo(out, d->source->data, d->source->len);
