@@ -278,6 +278,16 @@ is($node{n3}->safe_psql('postgres', $as_outsider),
 ($status, $body) = req('n3', 'DELETE', '/many');
 is($status, 200, 'the index of many documents is deleted again');
 
+# ANALYZE samples and IMPORT FOREIGN SCHEMA guesses columns through the
+# same remote scan
+my $sample_q = q{ANALYZE books; CREATE SCHEMA imp; IMPORT FOREIGN SCHEMA "books" FROM SERVER se INTO imp;
+	SELECT (SELECT reltuples FROM pg_class WHERE oid = 'books'::regclass) || ' ' ||
+	(SELECT string_agg(attname || ':' || format_type(atttypid, atttypmod), ',' ORDER BY attnum)
+	 FROM pg_attribute WHERE attrelid = 'imp.books'::regclass AND attnum > 0
+	   AND attname NOT LIKE 'f\\_n%') || ' ' || (SELECT count(*) FROM imp.books)};
+is($node{n3}->safe_psql('postgres', $sample_q), $ref->safe_psql('postgres', $sample_q),
+	'ANALYZE and IMPORT FOREIGN SCHEMA on n3 see what they see on one node (but the mapping updates above)');
+
 # writes of rows living on other nodes' shards: the scan carries their
 # _seq_no / _primary_term, bulk routes the conditional writes
 my $fdw_w = q{
