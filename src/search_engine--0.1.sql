@@ -136,6 +136,12 @@ CREATE FUNCTION cluster_health(index text DEFAULT NULL, wait_for_status text DEF
 RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_health' LANGUAGE C VOLATILE;
 
 -- ---------- writes (write) ----------
+-- GET/PUT /_cluster/settings (persistent and transient; PUT: search_engine_admin)
+CREATE FUNCTION cluster_settings(flat_settings boolean DEFAULT false,
+  include_defaults boolean DEFAULT false)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_cluster_settings' LANGUAGE C STABLE;
+CREATE FUNCTION put_cluster_settings(body jsonb)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'se_sql_put_cluster_settings' LANGUAGE C VOLATILE;
 CREATE FUNCTION bulk(body text, index text DEFAULT NULL, refresh text DEFAULT 'false',
                      max_retries int DEFAULT 0)
 RETURNS json AS 'MODULE_PATHNAME', 'se_sql_bulk' LANGUAGE C VOLATILE;
@@ -260,6 +266,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION search(text, jsonb), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
   _cat_segments(), _cat_shards(), _cluster_nodes(), get_mapping(text), get_index(text), cluster_health(text, text, int),
+  cluster_settings(boolean, boolean), put_cluster_settings(jsonb),
   _tasks(), get_task(text, boolean),
   bulk(text, text, text, int),
   index_doc(text, text, jsonb, text, text, text, bigint, bigint),

@@ -63,6 +63,7 @@ _PG_init(void)
 	se_index_ops_register_actions();
 	se_cat_register_actions();
 	se_state_register_actions();
+	se_byquery_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;

@@ -240,6 +240,9 @@ extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
+extern bool se_op_cluster_settings_get(bool flat, bool include_defaults, SeResponse *r,
+									   SeError *err);
+extern bool se_op_cluster_settings_put(const SeJson *body, SeResponse *r, SeError *err);
 
 extern void se_cat_register_actions(void);
 /* A shard as the node holding it has it (cat.c): _cat/shards, health. */

@@ -366,6 +366,7 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 	SeIndexMeta *last_im = NULL;
 	int		   *slot_of = NULL;
 	const char *checked_index = NULL;	/* the last index authorized */
+	SeError		block;
 
 	/* pass 1: auto-create missing indices (state reloads invalidate im pointers) */
 	for (i = 0; i < n; i++)
@@ -447,6 +448,11 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 		if (it->im->closed)
 		{
 			item_fail(it, 400, "index_closed_exception", "closed");
+			continue;
+		}
+		if (se_index_write_blocked(it->im, false, &block))
+		{
+			item_fail(it, block.status, block.type, block.reason);
 			continue;
 		}
 		if (it->uuid && strcmp(it->uuid, it->im->uuid) != 0)

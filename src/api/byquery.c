@@ -17,7 +17,8 @@
  * cancellation is seen before every document and inside a shard's scan
  * (the search interrupt hook, slice_interrupt_check).  The last slice to
  * finish writes the ES response into the task file, where get_task finds
- * it even after a restart.
+ * it even after a restart.  In a cluster a task's slices also run as
+ * child tasks on the other nodes holding its shards (see "Across nodes").
  *
  *-------------------------------------------------------------------------
  */
@@ -38,6 +39,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -51,10 +53,13 @@
 
 #include "api/api.h"
 #include "api/byquery.h"
+#include "cluster/coordinator.h"
+#include "cluster/state.h"
 #include "node/tasks.h"
 #include "security/acl.h"
 #include "search/search.h"
 #include "shard/snapshot.h"
+#include "transport/transport.h"
 #include "util/fileio.h"
 #include "util/hash.h"
 
@@ -143,6 +148,25 @@ typedef struct ByQueryRequest
 	bool		refresh;
 	int			nslices;
 } ByQueryRequest;
+
+/* across nodes (below) */
+#define BYQUERY_DISPATCH_TIMEOUT_MS	30000
+#define CHILD_POLL_TIMEOUT_MS		3000
+#define CHILD_POLL_INTERVAL_MS		250
+/* polls failing in a row before a child's node is given up */
+#define CHILD_MAX_POLL_FAILURES		3
+#define TASKS_REMOTE_TIMEOUT_MS		30000
+static bool poll_children(Oid worker_user);
+static bool dispatch_children(int t, int64 id, List *targets, const char *request_json,
+							  const char *description, SeError *err);
+static bool forward_task_op(const char *node, const char *op, const char *task_id, float4 rps,
+							const char *actions, SeResponse *r, SeError *err);
+static bool get_remote_task(const char *node, const char *task_id, bool wait_for_completion,
+							SeResponse *r, SeError *err);
+static void list_local_tasks(const char *actions, StringInfo out);
+static void task_failure(int t, const char *index, const char *id, const char *node,
+						 int status, const char *type, const char *reason);
+static bool serving_tasks_op;
 
 /* Slices: an integer or "auto" (the number of shards). */
 static bool
@@ -306,11 +330,13 @@ write_slices(StringInfo out, int t, bool with_state)
 	for (i = 0; i < tk->nslices; i++)
 	{
 		SeTaskSlice *sl = &SeTasks->slices[tk->first_slice + i];
+		SeSliceCounters c = sl->c;	/* its part here and on other nodes */
 
+		se_slice_counters_add(&c, &sl->rc);
 		if (i > 0)
 			appendStringInfoChar(out, ',');
 		appendStringInfo(out, "{\"slice_id\":%d,", i);
-		write_counters(out, &sl->c,
+		write_counters(out, &c,
 					   tk->requests_per_second < 0 ? -1 : tk->requests_per_second / tk->nslices);
 		if (with_state)
 			appendStringInfo(out, ",\"state\":\"%s\"",
@@ -348,6 +374,8 @@ task_info_json(int t, StringInfo out)
 	task_status_json(t, out);
 	appendStringInfoString(out, ",\"description\":");
 	se_json_write_string(out, tk->description, strlen(tk->description));
+	if (tk->parent[0])
+		appendStringInfo(out, ",\"parent_task_id\":\"%s\"", tk->parent);
 	appendStringInfo(out, ",\"start_time_in_millis\":" INT64_FORMAT ",\"running_time_in_nanos\":" INT64_FORMAT
 					 ",\"cancellable\":true,\"cancelled\":%s,\"headers\":{}}",
 					 tk->start_millis, (end - tk->start_millis) * 1000000,
@@ -412,10 +440,11 @@ read_task_file(int64 id, SeError *err)
 
 /*
  * Parse "node:id" (or a bare number): digits only, as Long.parseLong takes
- * them, and the node part must be this node's whole name.
+ * them; the node part is this node's whole name, or another member's
+ * (*remote: that node answers).
  */
 static bool
-parse_task_id(const char *s, int64 *id, SeError *err)
+parse_task_id(const char *s, int64 *id, char **remote, SeError *err)
 {
 	const char *colon = strrchr(s, ':');
 	const char *num = colon ? colon + 1 : s;
@@ -429,9 +458,18 @@ parse_task_id(const char *s, int64 *id, SeError *err)
 					 "malformed task id %s", s);
 		return false;
 	}
+	*remote = NULL;
 	if (colon && (strlen(se_node_name_get()) != (size_t) (colon - s) ||
 				  strncmp(s, se_node_name_get(), colon - s) != 0))
 	{
+		char	   *node = pnstrdup(s, colon - s);
+
+		/* another member's task: its node answers (a peer's call stops here) */
+		if (!serving_tasks_op && se_cluster_conninfo(node)[0] != '\0')
+		{
+			*remote = node;
+			return true;
+		}
 		se_error_set(err, 404, "resource_not_found_exception",
 					 "task [%s] belongs to a node that is not part of this cluster", s);
 		return false;
@@ -540,6 +578,36 @@ check_batch_window(const ByQueryRequest *rq, List *targets, SeError *err)
 		}
 	}
 	return true;
+}
+
+/* The task's file, with its request, before any slice runs. */
+static void
+store_task(int t, const char *request_json)
+{
+	PG_TRY();
+	{
+		write_task_file(t, request_json, false);
+	}
+	PG_CATCH();
+	{
+		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+		SeTasks->tasks[t].state = SE_TASK_COMPLETED;
+		LWLockRelease(&SeTasks->lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+static void
+queue_slices(int t)
+{
+	int			i;
+
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	for (i = 0; i < SeTasks->tasks[t].nslices; i++)
+		SeTasks->slices[SeTasks->tasks[t].first_slice + i].state = SE_SLICE_QUEUED;
+	LWLockRelease(&SeTasks->lock);
+	se_tasks_wake_workers();
 }
 
 bool
@@ -708,23 +776,18 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 	}
 	initStringInfo(&req);
 	write_request_json(&rq, &req);
-	PG_TRY();
+	store_task(t, req.data);
+	if (!dispatch_children(t, id, targets, req.data, description, err))
 	{
-		write_task_file(t, req.data, false);
-	}
-	PG_CATCH();
-	{
+		/* a node refused its part: the request fails, the parts started stop */
 		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
-		SeTasks->tasks[t].state = SE_TASK_COMPLETED;
+		SeTasks->tasks[t].failed = true;
+		SeTasks->tasks[t].cancel_requested = true;
 		LWLockRelease(&SeTasks->lock);
-		PG_RE_THROW();
+		queue_slices(t);
+		return false;
 	}
-	PG_END_TRY();
-	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
-	for (i = 0; i < rq.nslices; i++)
-		SeTasks->slices[SeTasks->tasks[t].first_slice + i].state = SE_SLICE_QUEUED;
-	LWLockRelease(&SeTasks->lock);
-	se_tasks_wake_workers();
+	queue_slices(t);
 
 	if (!o->wait_for_completion)
 	{
@@ -795,10 +858,13 @@ se_op_get_task(const char *task_id, bool wait_for_completion, SeResponse *r, SeE
 {
 	int64		id;
 	int			t;
+	char	   *remote;
 
 	se_require_started();
-	if (!parse_task_id(task_id, &id, err))
+	if (!parse_task_id(task_id, &id, &remote, err))
 		return false;
+	if (remote)
+		return get_remote_task(remote, task_id, wait_for_completion, r, err);
 	t = se_task_find(id);
 	if (t >= 0 && !task_visible(task_id, SeTasks->tasks[t].owner, err))
 		return false;
@@ -845,11 +911,23 @@ se_op_get_task(const char *task_id, bool wait_for_completion, SeResponse *r, SeE
 	return true;
 }
 
+/* This node's member of ES's "nodes" object, open at its "tasks". */
+static void
+node_member_open(StringInfo out)
+{
+	SeClusterMember m;
+
+	se_cluster_local_member(&m);
+	appendStringInfo(out, "\"%s\":{\"name\":\"%s\",\"roles\":", se_node_name_get(), se_node_name_get());
+	se_node_roles_json(m.roles, out);
+	appendStringInfoString(out, ",\"tasks\":{");
+}
+
 static void
 nodes_wrapper_open(StringInfo out)
 {
-	appendStringInfo(out, "{\"nodes\":{\"%s\":{\"name\":\"%s\",\"roles\":[\"data\",\"master\"],\"tasks\":{",
-					 se_node_name_get(), se_node_name_get());
+	appendStringInfoString(out, "{\"nodes\":{");
+	node_member_open(out);
 }
 
 static bool
@@ -868,18 +946,17 @@ action_matches(const char *pattern, const char *action)
 	return false;
 }
 
-bool
-se_op_list_tasks(const char *actions, SeResponse *r, SeError *err)
+/* This node's running tasks the caller may see: its "nodes" member. */
+static void
+list_local_tasks(const char *actions, StringInfo out)
 {
 	int			t;
 	bool		first = true;
-
 	Oid			owners[SE_MAX_TASKS];
 	bool		visible[SE_MAX_TASKS];
 
-	se_require_started();
 	visible_tasks(owners, visible);
-	nodes_wrapper_open(&r->body);
+	node_member_open(out);
 	LWLockAcquire(&SeTasks->lock, LW_SHARED);
 	for (t = 0; t < SE_MAX_TASKS; t++)
 	{
@@ -889,13 +966,62 @@ se_op_list_tasks(const char *actions, SeResponse *r, SeError *err)
 			tk->owner != owners[t] || !visible[t])
 			continue;
 		if (!first)
-			appendStringInfoChar(&r->body, ',');
+			appendStringInfoChar(out, ',');
 		first = false;
-		appendStringInfo(&r->body, "\"%s:" INT64_FORMAT "\":", se_node_name_get(), tk->id);
-		task_info_json(t, &r->body);
+		appendStringInfo(out, "\"%s:" INT64_FORMAT "\":", se_node_name_get(), tk->id);
+		task_info_json(t, out);
 	}
 	LWLockRelease(&SeTasks->lock);
-	appendStringInfoString(&r->body, "}}}}");
+	appendStringInfoString(out, "}}");
+}
+
+/*
+ * The running tasks of every node, under each node's name as ES lists
+ * them; a node that does not answer is in node_failures.
+ */
+bool
+se_op_list_tasks(const char *actions, SeResponse *r, SeError *err)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	StringInfoData failures;
+	int			i;
+
+	se_require_started();
+	se_cluster_view(v);
+	initStringInfo(&failures);
+	appendStringInfoString(&r->body, "{\"nodes\":{");
+	list_local_tasks(actions, &r->body);
+	for (i = 0; i < v->nmembers && !v->single_node; i++)
+	{
+		const char *node = v->members[i].name;
+		SeError		e;
+		int			mark;
+
+		if (strcmp(node, v->local_name) == 0)
+			continue;
+		se_error_init(&e);
+		appendStringInfoChar(&r->body, ',');
+		mark = r->body.len;
+		if (!forward_task_op(node, "list", NULL, 0, actions, r, &e))
+		{
+			r->body.len = mark - 1;
+			r->body.data[r->body.len] = '\0';
+			appendStringInfo(&failures, "%s{\"type\":\"failed_node_exception\",\"reason\":",
+							 failures.len ? "," : "");
+			se_json_write_string(&failures, psprintf("Failed node [%s]", node), -1);
+			appendStringInfoString(&failures, ",\"node_id\":");
+			se_json_write_string(&failures, node, -1);
+			appendStringInfoString(&failures, ",\"caused_by\":{\"type\":");
+			se_json_write_string(&failures, e.type ? e.type : "exception", -1);
+			appendStringInfoString(&failures, ",\"reason\":");
+			se_json_write_string(&failures, e.reason ? e.reason : "", -1);
+			appendStringInfoString(&failures, "}}");
+		}
+	}
+	appendStringInfoChar(&r->body, '}');
+	if (failures.len)
+		appendStringInfo(&r->body, ",\"node_failures\":[%s]", failures.data);
+	appendStringInfoChar(&r->body, '}');
 	return true;
 }
 
@@ -905,10 +1031,13 @@ modify_task(const char *task_id, bool cancel, float4 rps, SeResponse *r, SeError
 {
 	int64		id;
 	int			t;
+	char	   *remote;
 
 	se_require_started();
-	if (!parse_task_id(task_id, &id, err))
+	if (!parse_task_id(task_id, &id, &remote, err))
 		return false;
+	if (remote)
+		return forward_task_op(remote, cancel ? "cancel" : "rethrottle", task_id, rps, NULL, r, err);
 	t = se_task_find(id);
 	if (t < 0 || SeTasks->tasks[t].state != SE_TASK_RUNNING)
 	{
@@ -1082,23 +1211,46 @@ task_cancelled(int t)
 	return c;
 }
 
+/*
+ * A failure of task t, as ES lists them: a document's (index, id) or a
+ * node's (node) that could not do its part.
+ */
 static void
-add_failure(SliceRun *run, const char *index, const char *id, int status,
-			const char *type, const char *reason)
+task_failure(int t, const char *index, const char *id, const char *node,
+			 int status, const char *type, const char *reason)
 {
 	StringInfoData b;
 
 	initStringInfo(&b);
-	appendStringInfoString(&b, "{\"index\":");
-	se_json_write_string(&b, index, strlen(index));
-	appendStringInfoString(&b, ",\"id\":");
-	se_json_write_string(&b, id, strlen(id));
+	appendStringInfoChar(&b, '{');
+	if (index)
+	{
+		appendStringInfoString(&b, "\"index\":");
+		se_json_write_string(&b, index, strlen(index));
+	}
+	if (id)
+	{
+		appendStringInfoString(&b, ",\"id\":");
+		se_json_write_string(&b, id, strlen(id));
+	}
+	if (node)
+	{
+		appendStringInfoString(&b, index ? ",\"node\":" : "\"node\":");
+		se_json_write_string(&b, node, strlen(node));
+	}
 	appendStringInfo(&b, ",\"cause\":{\"type\":");
-	se_json_write_string(&b, type, strlen(type));
+	se_json_write_string(&b, type ? type : "exception", -1);
 	appendStringInfoString(&b, ",\"reason\":");
-	se_json_write_string(&b, reason, strlen(reason));
+	se_json_write_string(&b, reason ? reason : "", -1);
 	appendStringInfo(&b, "},\"status\":%d}", status);
-	se_task_add_failure(run->task, b.data);
+	se_task_add_failure(t, b.data);
+}
+
+static void
+add_failure(SliceRun *run, const char *index, const char *id, int status,
+			const char *type, const char *reason)
+{
+	task_failure(run->task, index, id, NULL, status, type, reason);
 }
 
 /* Abort the whole task (conflicts=abort, bulk failure). */
@@ -1120,7 +1272,8 @@ abort_task(SliceRun *run)
 static long
 throttle_wait_ms(SliceRun *run)
 {
-	float4		rps = SeTasks->tasks[run->task].requests_per_second;
+	float4		rps = SeTasks->tasks[run->task].requests_per_second *
+		SeTasks->tasks[run->task].rps_share;
 	int			nslices = SeTasks->tasks[run->task].nslices;
 	double		elapsed_ms,
 				target_ms;
@@ -1460,6 +1613,7 @@ typedef struct ShardRef
 {
 	char	   *index;
 	int			shard;
+	bool		local;			/* on this node (else a child task's) */
 } ShardRef;
 
 typedef enum RunStep
@@ -1503,12 +1657,30 @@ slice_start(SliceRun *run, SeError *err)
 		{
 			run->refs[run->nrefs].index = pstrdup(im->name);
 			run->refs[run->nrefs].shard = s;
+			run->refs[run->nrefs].local = se_state_shard_local(im, s);
 			run->nrefs++;
 		}
 	}
 	/* max_docs is divided among slices, as ES does */
 	run->max_docs = run->rq.max_docs < 0 ? -1 :
 		run->rq.max_docs / nslices + (sid < run->rq.max_docs % nslices ? 1 : 0);
+	if (run->max_docs >= 0 && nslices < run->nrefs)
+	{
+		/*
+		 * The slice's shards may be on several nodes, each running its part:
+		 * its limit is divided among its shards, and this part takes those
+		 * of its own, so the parts never exceed it together (one node: all).
+		 */
+		int64		limit = run->max_docs;
+		int			k = (run->nrefs - sid + nslices - 1) / nslices;
+		int			j = 0;
+		int			r;
+
+		run->max_docs = 0;
+		for (r = sid; r < run->nrefs; r += nslices, j++)
+			if (run->refs[r].local)
+				run->max_docs += limit / k + (j < limit % k ? 1 : 0);
+	}
 	if (run->rq.script.present)
 	{
 		run->runner = se_script_runner_create(&run->rq.script, err);
@@ -1587,6 +1759,15 @@ next_shard(SliceRun *run, SeError *err)
 		im = se_index_for_read(run->refs[r].index, err);
 		if (im == NULL)
 			return false;
+		if (!se_state_shard_local(im, run->refs[r].shard))
+		{
+			/* another node's: its child task of this task runs it */
+			if (im->shard_nodes[run->refs[r].shard][0] == '\0' &&
+				SeTasks->tasks[run->task].parent[0] == '\0')
+				add_failure(run, run->refs[r].index, "", 503, "no_shard_available_action_exception",
+							psprintf("[%s][%d] is unassigned", run->refs[r].index, run->refs[r].shard));
+			continue;
+		}
 		run->nmatch = 0;
 		if (run->hash_mod > 1)
 		{
@@ -1844,6 +2025,17 @@ run_step_as_owner(SliceRun *run, Oid worker_user)
 	SetUserIdAndSecContext(worker_user, 0);
 }
 
+/* Answer task t: the refresh it may ask for is the submitter's request too. */
+static void
+finalize_as_owner(int t, Oid owner, const char *request_json, Oid worker_user)
+{
+	SetUserIdAndSecContext(owner, SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	StartTransactionCommand();
+	finalize_task(t, request_json);
+	CommitTransactionCommand();
+	SetUserIdAndSecContext(worker_user, 0);
+}
+
 /* A finished run: mark its slices done, answer the task if it was the last. */
 static void
 run_end(SliceRun *run, Oid worker_user)
@@ -1867,17 +2059,11 @@ run_end(SliceRun *run, Oid worker_user)
 		run->claimed[i]->state = SE_SLICE_DONE;
 		SeTasks->tasks[t].slices_done++;
 	}
-	last = SeTasks->tasks[t].slices_done == SeTasks->tasks[t].nslices;
+	last = se_task_claim_finalize(t);
 	LWLockRelease(&SeTasks->lock);
 	if (last)
-	{
-		/* the refresh it may ask for is the submitter's request too */
-		SetUserIdAndSecContext(run->owner, SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		StartTransactionCommand();
-		finalize_task(t, run->request_json ? run->request_json : "{}");
-		CommitTransactionCommand();
-		SetUserIdAndSecContext(worker_user, 0);
-	}
+		finalize_as_owner(t, run->owner, run->request_json ? run->request_json : "{}",
+						  worker_user);
 	MemoryContextSwitchTo(TopMemoryContext);
 	MemoryContextDelete(run->cxt);
 	match_cache_sweep();		/* release snapshots of finished tasks */
@@ -1918,6 +2104,9 @@ se_task_worker_main(Datum arg)
 				break;
 			active[nactive++] = run_begin(i, cxt);
 		}
+		/* worker 0 follows the child tasks of this node's tasks on other nodes */
+		if (me == 0 && poll_children(worker_user))
+			wait_ms = Min(wait_ms, CHILD_POLL_INTERVAL_MS);
 		/* the next ready slice after the last one stepped */
 		for (k = 0; k < nactive && run == NULL; k++)
 		{
@@ -1970,6 +2159,739 @@ se_task_worker_main(Datum arg)
 	}
 	SeTasks->worker_procnos[me] = -1;
 	proc_exit(1);
+}
+
+/* ---------------------------------------------------------------------
+ * Across nodes: child tasks, their poller, the tasks API's routing
+ *
+ * In cluster mode the task on the node that took the request (the
+ * parent) runs its slices over the shards it holds; every other node
+ * holding shards of the source indices gets a child task (transport
+ * action byquery_slice) with the same request and slices, which its task
+ * workers run over that node's shards exactly as local slices, as the
+ * role that asked (carried by name).  Task worker 0 of the parent's node
+ * polls the children (tasks_op "get", CHILD_POLL_INTERVAL_MS) for their
+ * per-slice counters, sends them the parent's cancel and its throttle
+ * share, records a node that stops answering as a failure of the task,
+ * and answers the task once its slices and children are all done.
+ * ---------------------------------------------------------------------
+ */
+
+/* Serving a peer's tasks_op: never forwarded again. */
+static bool serving_tasks_op = false;
+
+static const char *
+json_str(const SeJson *j, const char *key)
+{
+	const SeJson *v = j ? se_json_get(j, key) : NULL;
+
+	return v && v->type == SE_JSON_STRING ? v->u.s.str : NULL;
+}
+
+static int64
+json_int(const SeJson *j, const char *key)
+{
+	const SeJson *v = j ? se_json_get(j, key) : NULL;
+
+	return v && v->type == SE_JSON_NUMBER ? (int64) v->u.n.d : 0;
+}
+
+/* The name of a role, carried to another node; "" if it is gone. */
+static const char *
+role_name(Oid role)
+{
+	char	   *n = GetUserNameFromId(role, true);
+
+	return n ? n : "";
+}
+
+/*
+ * The role of the name a peer sent: work done for a request runs as the
+ * role that asked, never as more.  It must exist on this node too (403).
+ */
+static Oid
+peer_role(const SeJson *j, const char *action, SeError *err)
+{
+	const char *name = json_str(j, "role");
+	Oid			role = name && name[0] ? get_role_oid(name, true) : InvalidOid;
+
+	if (!OidIsValid(role))
+		se_error_set(err, 403, "security_exception",
+					 "action [%s] is unauthorized for user [%s]: no such role on node [%s]",
+					 action, name ? name : "", se_node_name_get());
+	return role;
+}
+
+/* A failure of task t at the level of a node (it refused, or stopped answering). */
+static void
+node_failure(int t, const char *node, int status, const char *type, const char *reason)
+{
+	task_failure(t, NULL, NULL, node, status, type, reason);
+}
+
+/*
+ * Register a child of task t on every other node holding shards of the
+ * targets.  A node that refuses the request (4xx: the role is missing
+ * there, or a privilege) fails it as this node would; one that cannot be
+ * reached is a failure of the task.  Each child's part of the throttle is
+ * its part of the shards, as is this node's.
+ */
+static bool
+dispatch_children(int t, int64 id, List *targets, const char *request_json,
+				  const char *description, SeError *err)
+{
+	List	   *nodes = se_state_nodes_elsewhere(targets);
+	int			n = list_length(nodes);
+	int			total = Max(1, count_shards(targets));
+	int			local = 0;
+	SeTask	   *tk = &SeTasks->tasks[t];
+	SeTransportCall *calls;
+	ListCell   *lc;
+	int			k = 0;
+	int			i;
+
+	if (n == 0)
+		return true;
+	if (n > SE_MAX_TASK_CHILDREN)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "a by-query task reaches at most %d other nodes, this one %d",
+					 SE_MAX_TASK_CHILDREN, n);
+		return false;
+	}
+	foreach(lc, targets)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s;
+
+		for (s = 0; s < im->settings.number_of_shards; s++)
+			if (se_state_shard_local(im, s))
+				local++;
+	}
+	calls = palloc0(sizeof(SeTransportCall) * n);
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	tk->rps_share = (float4) local / total;
+	foreach(lc, nodes)
+	{
+		const char *node = lfirst(lc);
+		SeTaskChild *ch = &tk->children[k];
+		ListCell   *lc2;
+		int			mine = 0;
+
+		foreach(lc2, targets)
+		{
+			SeIndexMeta *im = lfirst(lc2);
+			int			s;
+
+			for (s = 0; s < im->settings.number_of_shards; s++)
+				if (strcmp(im->shard_nodes[s], node) == 0)
+					mine++;
+		}
+		memset(ch, 0, sizeof(*ch));
+		strlcpy(ch->node, node, sizeof(ch->node));
+		ch->share = (float4) mine / total;
+		ch->rps_sent = tk->requests_per_second < 0 ? -1 : tk->requests_per_second * ch->share;
+		k++;
+	}
+	tk->nchildren = n;
+	LWLockRelease(&SeTasks->lock);
+	for (i = 0; i < n; i++)
+	{
+		StringInfoData p;
+
+		initStringInfo(&p);
+		appendStringInfo(&p, "{\"parent\":\"%s:" INT64_FORMAT "\",\"role\":", se_node_name_get(), id);
+		se_json_write_string(&p, role_name(GetUserId()), -1);
+		appendStringInfo(&p, ",\"rps\":%g,\"description\":", (double) tk->children[i].rps_sent);
+		se_json_write_string(&p, description, -1);
+		appendStringInfo(&p, ",\"request\":%s}", request_json);
+		calls[i].node = pstrdup(tk->children[i].node);
+		calls[i].conninfo = se_cluster_conninfo(calls[i].node);
+		calls[i].action = "byquery_slice";
+		calls[i].payload = p.data;
+		calls[i].payload_len = p.len;
+	}
+	se_transport_call_each(calls, n, BYQUERY_DISPATCH_TIMEOUT_MS);
+	for (i = 0; i < n; i++)
+	{
+		SeTransportCall *c = &calls[i];
+		int64		cid = 0;
+
+		if (c->ok)
+		{
+			SeJsonParseOptions opts = {0};
+			SeJson	   *j = se_json_parse(c->reply.data, c->reply.len, &opts, &c->err);
+
+			cid = json_int(j, "id");
+			if (cid <= 0 && !se_error_is_set(&c->err))
+				se_error_set(&c->err, 500, "remote_transport_exception",
+							 "[%s][byquery_slice] malformed answer", c->node);
+		}
+		if (cid > 0)
+		{
+			LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+			tk->children[i].id = cid;
+			LWLockRelease(&SeTasks->lock);
+			continue;
+		}
+		if (c->err.status >= 400 && c->err.status < 500)
+		{
+			if (!se_error_is_set(err))
+				se_error_set(err, c->err.status, c->err.type, "%s", c->err.reason);
+		}
+		node_failure(t, c->node, c->err.status, c->err.type, c->err.reason);
+		LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+		tk->children[i].done = true;
+		tk->children_done++;
+		LWLockRelease(&SeTasks->lock);
+	}
+	return !se_error_is_set(err);
+}
+
+/* Transport action "byquery_slice": register a child task of a peer's task. */
+static bool
+byquery_slice_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j = se_json_parse(payload, len, &opts, err);
+	SeJson	   *req = j ? se_json_get(j, "request") : NULL;
+	const char *parent = json_str(j, "parent");
+	const char *description = json_str(j, "description");
+	SeJson	   *rpsj = j ? se_json_get(j, "rps") : NULL;
+	ByQueryRequest rq;
+	Oid			role;
+	Oid			save_user;
+	int			save_sec;
+	bool		ok;
+	int			t;
+	int64		id;
+	StringInfoData rj;
+
+	if (j == NULL)
+		return false;
+	if (req == NULL || req->type != SE_JSON_OBJECT || parent == NULL || description == NULL ||
+		rpsj == NULL || rpsj->type != SE_JSON_NUMBER)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed byquery_slice request");
+		return false;
+	}
+	role = peer_role(j, "indices:data/write/byquery", err);
+	if (!OidIsValid(role))
+		return false;
+	se_require_started();
+	/* the same checks as on the node that took the request, as that role */
+	GetUserIdAndSecContext(&save_user, &save_sec);
+	SetUserIdAndSecContext(role, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		ok = read_request_json(req, &rq, err);
+		if (ok)
+		{
+			(void) resolve_targets(&rq, err);
+			ok = !se_error_is_set(err);
+		}
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_user, save_sec);
+	}
+	PG_END_TRY();
+	if (!ok)
+		return false;
+	rq.refresh = false;			/* the parent refreshes once every part is done */
+	initStringInfo(&rj);
+	write_request_json(&rq, &rj);
+	se_tasks_bootstrap();
+	t = se_task_create(kind_action(rq.kind), description, rq.nslices,
+					   rpsj->u.n.d > 0 ? (float4) rpsj->u.n.d : -1, role, &id);
+	if (t < 0)
+	{
+		se_error_set(err, 429, "es_rejected_execution_exception",
+					 "rejected execution of %s: the task table is full", description);
+		return false;
+	}
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	strlcpy(SeTasks->tasks[t].parent, parent, sizeof(SeTasks->tasks[t].parent));
+	LWLockRelease(&SeTasks->lock);
+	store_task(t, rj.data);
+	queue_slices(t);
+	appendStringInfo(reply, "{\"id\":" INT64_FORMAT "}", id);
+	return true;
+}
+
+/* Counters of a status or response object. */
+static void
+counters_from_json(const SeJson *o, SeSliceCounters *c)
+{
+	c->total = json_int(o, "total");
+	c->updated = json_int(o, "updated");
+	c->created = json_int(o, "created");
+	c->deleted = json_int(o, "deleted");
+	c->batches = json_int(o, "batches");
+	c->version_conflicts = json_int(o, "version_conflicts");
+	c->noops = json_int(o, "noops");
+	c->retries_bulk = json_int(o ? se_json_get(o, "retries") : NULL, "bulk");
+	c->throttled_millis = json_int(o, "throttled_millis");
+}
+
+/*
+ * The children's per-slice counters as they last answered, kept by the
+ * poller (worker 0) in its own memory; the slices' rc in shared memory
+ * are their sums.
+ */
+typedef struct ChildCounters
+{
+	int64		task_id;
+	int			child;
+	int			nslices;
+	SeSliceCounters *c;
+} ChildCounters;
+
+static List *child_counters = NIL;
+
+static SeSliceCounters *
+child_counters_get(int64 task_id, int child, int nslices)
+{
+	ListCell   *lc;
+	ChildCounters *cc;
+	MemoryContext old;
+
+	foreach(lc, child_counters)
+	{
+		cc = lfirst(lc);
+		if (cc->task_id == task_id && cc->child == child)
+			return cc->c;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	cc = palloc0(sizeof(ChildCounters));
+	cc->task_id = task_id;
+	cc->child = child;
+	cc->nslices = nslices;
+	cc->c = palloc0(sizeof(SeSliceCounters) * nslices);
+	child_counters = lappend(child_counters, cc);
+	MemoryContextSwitchTo(old);
+	return cc->c;
+}
+
+/* rc of task t's slices: the sums of its children's; caller holds the lock. */
+static void
+sum_children(int t)
+{
+	SeTask	   *tk = &SeTasks->tasks[t];
+	ListCell   *lc;
+	int			i;
+
+	for (i = 0; i < tk->nslices; i++)
+		memset(&SeTasks->slices[tk->first_slice + i].rc, 0, sizeof(SeSliceCounters));
+	foreach(lc, child_counters)
+	{
+		ChildCounters *cc = lfirst(lc);
+
+		if (cc->task_id != tk->id)
+			continue;
+		for (i = 0; i < Min(cc->nslices, tk->nslices); i++)
+			se_slice_counters_add(&SeTasks->slices[tk->first_slice + i].rc, &cc->c[i]);
+	}
+}
+
+/* Forget the counters of tasks no longer running. */
+static void
+child_counters_sweep(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, child_counters)
+	{
+		ChildCounters *cc = lfirst(lc);
+		int			t = se_task_find(cc->task_id);
+
+		if (t < 0 || SeTasks->tasks[t].state != SE_TASK_RUNNING)
+		{
+			child_counters = foreach_delete_current(child_counters, lc);
+			pfree(cc->c);
+			pfree(cc);
+		}
+	}
+}
+
+typedef enum ChildOp
+{
+	CHILD_GET,
+	CHILD_CANCEL,
+	CHILD_RETHROTTLE
+} ChildOp;
+
+typedef struct ChildJob
+{
+	int			t;
+	int64		task_id;
+	int			child;
+	ChildOp		op;
+	float4		rps;
+	Oid			owner;
+} ChildJob;
+
+/* A child's answer to "get": its counters, and when done its failures. */
+static void
+child_answered(ChildJob *job, SeTransportCall *c, List **finalize)
+{
+	SeTask	   *tk = &SeTasks->tasks[job->t];
+	SeTaskChild *ch = &tk->children[job->child];
+	SeJsonParseOptions opts = {0};
+	SeJson	   *root = se_json_parse(c->reply.data, c->reply.len, &opts, &c->err);
+	bool		completed = root && se_json_get(root, "completed") &&
+		se_json_get(root, "completed")->type == SE_JSON_TRUE;
+	SeJson	   *src;
+	SeJson	   *slices;
+	SeJson	   *failures = NULL;
+	SeSliceCounters *cc = child_counters_get(job->task_id, job->child, tk->nslices);
+	int			i;
+
+	if (root == NULL)
+		return;
+	src = completed ? se_json_get(root, "response") : se_json_get(se_json_get(root, "task"), "status");
+	if (completed && src == NULL)
+	{
+		SeJson	   *e = se_json_get(root, "error");
+
+		node_failure(job->t, ch->node, 500, json_str(e, "type") ? json_str(e, "type") : "exception",
+					 json_str(e, "reason") ? json_str(e, "reason") : "the child task failed");
+	}
+	else if (src)
+	{
+		slices = se_json_get(src, "slices");
+		if (slices && slices->type == SE_JSON_ARRAY)
+		{
+			for (i = 0; i < slices->u.a.count; i++)
+			{
+				int			sid = (int) json_int(slices->u.a.items[i], "slice_id");
+
+				if (sid >= 0 && sid < tk->nslices)
+					counters_from_json(slices->u.a.items[i], &cc[sid]);
+			}
+		}
+		else
+			counters_from_json(src, &cc[0]);
+		failures = completed ? se_json_get(src, "failures") : NULL;
+		if (failures && failures->type == SE_JSON_ARRAY)
+			for (i = 0; i < failures->u.a.count; i++)
+			{
+				StringInfoData b;
+
+				initStringInfo(&b);
+				se_json_write(&b, failures->u.a.items[i]);
+				se_task_add_failure(job->t, b.data);
+			}
+	}
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	sum_children(job->t);
+	if (completed)
+	{
+		/* a part that failed (conflicts=abort, a bulk failure) aborts the task */
+		if ((failures && failures->type == SE_JSON_ARRAY && failures->u.a.count > 0) ||
+			src == NULL)
+		{
+			tk->failed = true;
+			tk->cancel_requested = true;
+		}
+		ch->done = true;
+		tk->children_done++;
+		if (se_task_claim_finalize(job->t))
+			*finalize = lappend_int(*finalize, job->t);
+	}
+	LWLockRelease(&SeTasks->lock);
+}
+
+/*
+ * A call to a child that failed: a cancel of a child already finished is
+ * no failure; else its node is given up after CHILD_MAX_POLL_FAILURES
+ * (the transport's deadline bounds each), with a failure of the task.
+ */
+static void
+child_unanswered(ChildJob *job, SeTransportCall *c, List **finalize)
+{
+	SeTask	   *tk = &SeTasks->tasks[job->t];
+	SeTaskChild *ch = &tk->children[job->child];
+	bool		give_up;
+
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	if (job->op == CHILD_CANCEL && c->err.status == 404)
+	{
+		ch->cancel_sent = true;
+		LWLockRelease(&SeTasks->lock);
+		return;
+	}
+	give_up = ++ch->poll_failures >= CHILD_MAX_POLL_FAILURES || c->err.status < 500;
+	LWLockRelease(&SeTasks->lock);
+	if (!give_up)
+		return;
+	node_failure(job->t, ch->node, c->err.status, c->err.type, c->err.reason);
+	LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+	ch->done = true;
+	tk->children_done++;
+	if (se_task_claim_finalize(job->t))
+		*finalize = lappend_int(*finalize, job->t);
+	LWLockRelease(&SeTasks->lock);
+}
+
+static void finalize_as_owner(int t, Oid owner, const char *request_json, Oid worker_user);
+
+/*
+ * One round of the poller (task worker 0): ask every running child for
+ * its status, or send it its parent's cancel or new throttle share.
+ * Returns whether children are still running (the worker then wakes
+ * every CHILD_POLL_INTERVAL_MS).
+ */
+static bool
+poll_children(Oid worker_user)
+{
+	static TimestampTz last_poll = 0;
+	ChildJob   *jobs;
+	SeTransportCall *calls;
+	int			n = 0;
+	int			t;
+	int			i;
+	List	   *finalize = NIL;
+	ListCell   *lc;
+	MemoryContext cxt,
+				old;
+
+	if (!TimestampDifferenceExceeds(last_poll, GetCurrentTimestamp(), CHILD_POLL_INTERVAL_MS))
+		return true;
+	last_poll = GetCurrentTimestamp();
+	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine child polls", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	jobs = palloc(sizeof(ChildJob) * SE_MAX_TASKS * SE_MAX_TASK_CHILDREN);
+	LWLockAcquire(&SeTasks->lock, LW_SHARED);
+	for (t = 0; t < SE_MAX_TASKS; t++)
+	{
+		SeTask	   *tk = &SeTasks->tasks[t];
+
+		if (tk->state != SE_TASK_RUNNING)
+			continue;
+		for (i = 0; i < tk->nchildren; i++)
+		{
+			SeTaskChild *ch = &tk->children[i];
+			float4		rps = tk->requests_per_second < 0 ? -1 : tk->requests_per_second * ch->share;
+			ChildJob   *job = &jobs[n];
+
+			if (ch->done || ch->id <= 0)
+				continue;
+			job->t = t;
+			job->task_id = tk->id;
+			job->child = i;
+			job->owner = tk->owner;
+			job->rps = rps;
+			job->op = tk->cancel_requested && !ch->cancel_sent ? CHILD_CANCEL :
+				(rps != ch->rps_sent && !tk->cancel_requested ? CHILD_RETHROTTLE : CHILD_GET);
+			n++;
+		}
+	}
+	LWLockRelease(&SeTasks->lock);
+	if (n == 0)
+	{
+		child_counters_sweep();
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		return false;
+	}
+	calls = palloc0(sizeof(SeTransportCall) * n);
+	StartTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	for (i = 0; i < n; i++)
+	{
+		SeTaskChild *ch = &SeTasks->tasks[jobs[i].t].children[jobs[i].child];
+		StringInfoData p;
+
+		initStringInfo(&p);
+		appendStringInfo(&p, "{\"op\":\"%s\",\"task\":\"%s:" INT64_FORMAT "\",\"rps\":%g,\"role\":",
+						 jobs[i].op == CHILD_CANCEL ? "cancel" :
+						 (jobs[i].op == CHILD_RETHROTTLE ? "rethrottle" : "get"),
+						 ch->node, ch->id, (double) jobs[i].rps);
+		se_json_write_string(&p, role_name(jobs[i].owner), -1);
+		appendStringInfoChar(&p, '}');
+		calls[i].node = pstrdup(ch->node);
+		calls[i].conninfo = se_cluster_conninfo(ch->node);
+		calls[i].action = "tasks_op";
+		calls[i].payload = p.data;
+		calls[i].payload_len = p.len;
+	}
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt);
+	se_transport_call_each(calls, n, CHILD_POLL_TIMEOUT_MS);
+	for (i = 0; i < n; i++)
+	{
+		ChildJob   *job = &jobs[i];
+		SeTaskChild *ch = &SeTasks->tasks[job->t].children[job->child];
+
+		if (SeTasks->tasks[job->t].id != job->task_id)
+			continue;
+		if (!calls[i].ok)
+			child_unanswered(job, &calls[i], &finalize);
+		else
+		{
+			LWLockAcquire(&SeTasks->lock, LW_EXCLUSIVE);
+			ch->poll_failures = 0;
+			if (job->op == CHILD_CANCEL)
+				ch->cancel_sent = true;
+			else if (job->op == CHILD_RETHROTTLE)
+				ch->rps_sent = job->rps;
+			LWLockRelease(&SeTasks->lock);
+			if (job->op == CHILD_GET)
+				child_answered(job, &calls[i], &finalize);
+		}
+	}
+	foreach(lc, finalize)
+	{
+		int			ft = lfirst_int(lc);
+		char	   *req = load_request(SeTasks->tasks[ft].id);
+
+		finalize_as_owner(ft, SeTasks->tasks[ft].owner, req ? req : "{}", worker_user);
+		MemoryContextSwitchTo(cxt);
+	}
+	child_counters_sweep();
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return true;
+}
+
+/* Send a tasks API call for a task of another node to that node. */
+static bool
+forward_task_op(const char *node, const char *op, const char *task_id, float4 rps,
+				const char *actions, SeResponse *r, SeError *err)
+{
+	SeTransportCall call;
+	StringInfoData p;
+
+	memset(&call, 0, sizeof(call));
+	initStringInfo(&p);
+	appendStringInfo(&p, "{\"op\":\"%s\",\"rps\":%g,\"role\":", op, (double) rps);
+	se_json_write_string(&p, role_name(GetUserId()), -1);
+	if (task_id)
+	{
+		appendStringInfoString(&p, ",\"task\":");
+		se_json_write_string(&p, task_id, -1);
+	}
+	if (actions)
+	{
+		appendStringInfoString(&p, ",\"actions\":");
+		se_json_write_string(&p, actions, -1);
+	}
+	appendStringInfoChar(&p, '}');
+	call.node = node;
+	call.conninfo = se_cluster_conninfo(node);
+	call.action = "tasks_op";
+	call.payload = p.data;
+	call.payload_len = p.len;
+	se_transport_call_each(&call, 1, TASKS_REMOTE_TIMEOUT_MS);
+	if (!call.ok)
+	{
+		se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
+		return false;
+	}
+	appendBinaryStringInfo(&r->body, call.reply.data, call.reply.len);
+	return true;
+}
+
+/*
+ * get_task of another node's task; waiting for its completion polls it,
+ * so no transport call is held open for the length of the task.
+ */
+static bool
+get_remote_task(const char *node, const char *task_id, bool wait_for_completion,
+				SeResponse *r, SeError *err)
+{
+	for (;;)
+	{
+		SeJsonParseOptions opts = {0};
+		SeJson	   *root;
+		SeJson	   *done;
+		int			mark = r->body.len;
+
+		if (!forward_task_op(node, "get", task_id, 0, NULL, r, err))
+			return false;
+		if (!wait_for_completion)
+			return true;
+		root = se_json_parse(r->body.data + mark, r->body.len - mark, &opts, err);
+		if (root == NULL)
+			return false;
+		done = se_json_get(root, "completed");
+		if (done == NULL || done->type != SE_JSON_FALSE)
+			return true;
+		r->body.len = mark;
+		r->body.data[mark] = '\0';
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 CHILD_POLL_INTERVAL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Transport action "tasks_op": the tasks API on this node for a peer,
+ * as the role that asked there (get, cancel, rethrottle, list).
+ */
+static bool
+tasks_op_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j = se_json_parse(payload, len, &opts, err);
+	const char *op = json_str(j, "op");
+	const char *task = json_str(j, "task");
+	SeJson	   *rpsj = j ? se_json_get(j, "rps") : NULL;
+	float4		rps = rpsj && rpsj->type == SE_JSON_NUMBER ? (float4) rpsj->u.n.d : -1;
+	SeResponse	r;
+	Oid			role;
+	Oid			save_user;
+	int			save_sec;
+	bool		ok = false;
+
+	if (j == NULL)
+		return false;
+	if (op == NULL || (strcmp(op, "list") != 0 && task == NULL))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed tasks_op request");
+		return false;
+	}
+	role = peer_role(j, "cluster:monitor/task", err);
+	if (!OidIsValid(role))
+		return false;
+	se_response_init(&r);
+	GetUserIdAndSecContext(&save_user, &save_sec);
+	SetUserIdAndSecContext(role, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	serving_tasks_op = true;
+	PG_TRY();
+	{
+		if (strcmp(op, "get") == 0)
+			ok = se_op_get_task(task, false, &r, err);
+		else if (strcmp(op, "cancel") == 0)
+			ok = se_op_cancel_task(task, &r, err);
+		else if (strcmp(op, "rethrottle") == 0)
+			ok = se_op_rethrottle_task(task, &rps, &r, err);
+		else if (strcmp(op, "list") == 0)
+		{
+			list_local_tasks(json_str(j, "actions"), &r.body);
+			ok = true;
+		}
+		else
+			se_error_set(err, 400, "illegal_argument_exception", "unknown tasks_op [%s]", op);
+	}
+	PG_FINALLY();
+	{
+		serving_tasks_op = false;
+		SetUserIdAndSecContext(save_user, save_sec);
+	}
+	PG_END_TRY();
+	if (ok)
+		appendBinaryStringInfo(reply, r.body.data, r.body.len);
+	return ok;
+}
+
+void
+se_byquery_register_actions(void)
+{
+	se_transport_register("byquery_slice", byquery_slice_action);
+	se_transport_register("tasks_op", tasks_op_action);
 }
 
 /* ---------------------------------------------------------------------
@@ -2182,6 +3104,54 @@ tasks_row_from_json(ReturnSetInfo *rsinfo, const SeJson *root)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/*
+ * The running tasks of the other nodes (a node that does not answer is
+ * left out); their finished tasks stay in their nodes' files.
+ */
+static void
+remote_running_rows(ReturnSetInfo *rsinfo)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			i;
+
+	se_cluster_view(v);
+	for (i = 0; i < v->nmembers && !v->single_node; i++)
+	{
+		SeResponse	r;
+		SeError		e;
+		SeJson	   *nodes;
+		SeJson	   *tasks;
+		SeJsonParseOptions opts = {0};
+		int			k;
+
+		if (strcmp(v->members[i].name, v->local_name) == 0)
+			continue;
+		se_response_init(&r);
+		se_error_init(&e);
+		/* the answer is the node's member of "nodes": make it an object */
+		appendStringInfoChar(&r.body, '{');
+		if (!forward_task_op(v->members[i].name, "list", NULL, 0, NULL, &r, &e))
+			continue;
+		appendStringInfoChar(&r.body, '}');
+		nodes = se_json_parse(r.body.data, r.body.len, &opts, &e);
+		tasks = nodes && nodes->u.o.count == 1 ?
+			se_json_get(nodes->u.o.members[0].value, "tasks") : NULL;
+		for (k = 0; tasks && tasks->type == SE_JSON_OBJECT && k < tasks->u.o.count; k++)
+		{
+			SeJson	   *root;
+			StringInfoData b;
+
+			initStringInfo(&b);
+			appendStringInfoString(&b, "{\"completed\":false,\"task\":");
+			se_json_write(&b, tasks->u.o.members[k].value);
+			appendStringInfoChar(&b, '}');
+			root = se_json_parse(b.data, b.len, &opts, &e);
+			if (root)
+				tasks_row_from_json(rsinfo, root);
+		}
+	}
+}
+
 PG_FUNCTION_INFO_V1(se_sql_tasks);
 Datum
 se_sql_tasks(PG_FUNCTION_ARGS)
@@ -2231,6 +3201,7 @@ se_sql_tasks(PG_FUNCTION_ARGS)
 		foreach(lc, running)
 			tasks_row_from_json(rsinfo, lfirst(lc));
 	}
+	remote_running_rows(rsinfo);
 	/* finished ones from their files */
 	dir = se_tasks_dir();
 	d = AllocateDir(dir);

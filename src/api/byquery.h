@@ -35,6 +35,7 @@ extern bool se_op_cancel_task(const char *task_id, SeResponse *r, SeError *err);
 extern bool se_op_rethrottle_task(const char *task_id, const float4 *rps,
 								  SeResponse *r, SeError *err);
 extern void se_task_workers_register(void);
+extern void se_byquery_register_actions(void);
 PGDLLEXPORT void se_task_worker_main(Datum arg);
 
 /* in script_runner.c: painless subset or lang "sql", one per slice */

@@ -324,3 +324,22 @@ se_sql_cluster_commit(PG_FUNCTION_ARGS)
 		se_raise(&err);
 	PG_RETURN_INT64(revision);
 }
+
+/* GET /_cluster/settings */
+bool
+se_op_cluster_settings_get(bool flat, bool include_defaults, SeResponse *r, SeError *err)
+{
+	const SeClusterState *st = se_state_current();
+
+	se_csettings_to_json(&st->persistent, &st->transient, flat, include_defaults, &r->body);
+	return true;
+}
+
+/* PUT /_cluster/settings: administrators only; through the master */
+bool
+se_op_cluster_settings_put(const SeJson *body, SeResponse *r, SeError *err)
+{
+	if (!se_acl_cluster_manage_check("cluster:admin/settings/update", err))
+		return false;
+	return se_state_put_cluster_settings(body, &r->body, err);
+}

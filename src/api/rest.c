@@ -604,6 +604,17 @@ h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 }
 
 static bool
+h_cluster_settings(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	if (rq->method == M_GET)
+		return se_op_cluster_settings_get(param_bool(rq, "flat_settings"),
+										  param_bool(rq, "include_defaults"), r, err);
+	return json_body(rq, &body, err) && se_op_cluster_settings_put(body, r, err);
+}
+
+static bool
 h_index_exists(RestReq *rq, SeResponse *r, SeError *err)
 {
 	r->status = se_op_index_exists(rq->index) ? 200 : 404;
@@ -730,6 +741,7 @@ static const RestRoute routes[] = {
 	{GET, "/_nodes/{node_id}/stats", h_nodes_stats},
 	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
 	{GET, "/_cluster/state", h_cluster_state},
+	{GET | PUT, "/_cluster/settings", h_cluster_settings},
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},

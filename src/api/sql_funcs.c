@@ -147,6 +147,36 @@ se_sql_put_settings(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(finish(se_op_put_settings(name, body, &r, &err), &r, &err));
 }
 
+/* cluster_settings(flat_settings, include_defaults) */
+PG_FUNCTION_INFO_V1(se_sql_cluster_settings);
+Datum
+se_sql_cluster_settings(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+
+	se_response_init(&r);
+	se_error_init(&err);
+	PG_RETURN_DATUM(finish(se_op_cluster_settings_get(!PG_ARGISNULL(0) && PG_GETARG_BOOL(0),
+													  !PG_ARGISNULL(1) && PG_GETARG_BOOL(1),
+													  &r, &err), &r, &err));
+}
+
+/* put_cluster_settings(body) */
+PG_FUNCTION_INFO_V1(se_sql_put_cluster_settings);
+Datum
+se_sql_put_cluster_settings(PG_FUNCTION_ARGS)
+{
+	SeResponse	r;
+	SeError		err;
+	SeJson	   *body;
+
+	se_response_init(&r);
+	se_error_init(&err);
+	body = body_arg(fcinfo, 0, &err);
+	PG_RETURN_DATUM(finish(se_op_cluster_settings_put(body, &r, &err), &r, &err));
+}
+
 PG_FUNCTION_INFO_V1(se_sql_close_index);
 Datum
 se_sql_close_index(PG_FUNCTION_ARGS)

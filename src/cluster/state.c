@@ -24,6 +24,7 @@
 #include "cluster/coordinator.h"
 #include "cluster/state.h"
 #include "cluster/state_int.h"
+#include "util/units.h"
 #include "index/segment.h"
 #include "util/fileio.h"
 #include "util/hash.h"
@@ -57,6 +58,10 @@ static const SeIndexSettings default_settings = {
 		.deletes_pct_allowed = SE_MERGE_DEFAULT_DELETES_PCT,
 	},
 	.merge_max_thread_count = 1,
+	.total_shards_per_node = -1,
+	.allocation_enable = 0,
+	.max_retries = 5,
+	.delayed_timeout_ms = 60000,
 };
 
 static char *
@@ -89,109 +94,9 @@ se_make_uuid(char out[SE_UUID_LEN + 1])
 	out[SE_UUID_LEN] = '\0';
 }
 
-/* ---------- time and size values ---------- */
-
-/* ES time value ("1s", "500ms", "2m", "-1") in milliseconds. */
-static bool
-parse_time_value(const char *s, int64 *ms)
-{
-	char	   *end;
-	double		v;
-
-	if (strcmp(s, "-1") == 0)
-	{
-		*ms = -1;
-		return true;
-	}
-	v = strtod(s, &end);
-	if (end == s || v < 0)
-		return false;
-	if (strcmp(end, "ms") == 0)
-		*ms = (int64) v;
-	else if (strcmp(end, "s") == 0)
-		*ms = (int64) (v * 1000);
-	else if (strcmp(end, "m") == 0)
-		*ms = (int64) (v * 60000);
-	else if (strcmp(end, "h") == 0)
-		*ms = (int64) (v * 3600000);
-	else if (strcmp(end, "d") == 0)
-		*ms = (int64) (v * 86400000);
-	else if (*end == '\0' && v == 0)
-		*ms = 0;
-	else
-		return false;
-	return true;
-}
-
-static bool
-parse_byte_size(const char *s, int64 *bytes)
-{
-	char	   *end;
-	double		v = strtod(s, &end);
-	double		mult;
-
-	if (end == s || v < 0)
-		return false;
-	if (pg_strcasecmp(end, "b") == 0 || *end == '\0')
-		mult = 1;
-	else if (pg_strcasecmp(end, "kb") == 0)
-		mult = 1024.0;
-	else if (pg_strcasecmp(end, "mb") == 0)
-		mult = 1024.0 * 1024;
-	else if (pg_strcasecmp(end, "gb") == 0)
-		mult = 1024.0 * 1024 * 1024;
-	else if (pg_strcasecmp(end, "tb") == 0)
-		mult = 1024.0 * 1024 * 1024 * 1024;
-	else
-		return false;
-	*bytes = (int64) (v * mult);
-	return true;
-}
-
-static void
-format_time_value(int64 ms, StringInfo out)
-{
-	if (ms < 0)
-		appendStringInfoString(out, "-1");
-	else if (ms % 1000 == 0)
-		appendStringInfo(out, INT64_FORMAT "s", ms / 1000);
-	else
-		appendStringInfo(out, INT64_FORMAT "ms", ms);
-}
-
-static void
-format_byte_size(int64 b, StringInfo out)
-{
-	if (b % (1024 * 1024 * 1024) == 0 && b > 0)
-		appendStringInfo(out, INT64_FORMAT "gb", b / (1024 * 1024 * 1024));
-	else if (b % (1024 * 1024) == 0 && b > 0)
-		appendStringInfo(out, INT64_FORMAT "mb", b / (1024 * 1024));
-	else if (b % 1024 == 0 && b > 0)
-		appendStringInfo(out, INT64_FORMAT "kb", b / 1024);
-	else
-		appendStringInfo(out, INT64_FORMAT "b", b);
-}
-
 /* ---------- settings ---------- */
 
 /* A scalar setting value as text (ES accepts numbers and strings). */
-static char *
-scalar_text(const SeJson *v)
-{
-	switch (v->type)
-	{
-		case SE_JSON_STRING:
-			return pstrdup(v->u.s.str);
-		case SE_JSON_NUMBER:
-			return pnstrdup(v->u.n.text, v->u.n.len);
-		case SE_JSON_TRUE:
-			return pstrdup("true");
-		case SE_JSON_FALSE:
-			return pstrdup("false");
-		default:
-			return NULL;
-	}
-}
 
 static bool
 int_setting(const char *key, const char *val, int min, int max, int *out, SeError *err)
@@ -231,7 +136,7 @@ double_setting(const char *key, const char *val, double min, double max, double 
 static bool
 bytes_setting(const char *key, const char *val, int64 min, int64 *out, SeError *err)
 {
-	if (!parse_byte_size(val, out) || *out < min)
+	if (!se_parse_byte_size(val, out) || *out < min)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "failed to parse setting [index.%s] with value [%s] as a size in bytes (at least " INT64_FORMAT "b)",
@@ -266,13 +171,114 @@ apply_merge_setting(SeIndexSettings *s, const char *key, const char *val,
 	return false;
 }
 
+static bool
+bool_setting(const char *key, const char *val, bool *out, SeError *err)
+{
+	if (strcmp(val, "true") == 0 || strcmp(val, "false") == 0)
+	{
+		*out = val[0] == 't';
+		return true;
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "Failed to parse value [%s] as only [true] or [false] are allowed for setting [index.%s]",
+				 val, key);
+	return false;
+}
+
+static const char *const allocation_enable_names[] = {"all", "primaries", "new_primaries", "none", NULL};
+
+static bool
+is_allocation_setting(const char *key)
+{
+	return strncmp(key, "blocks.", 7) == 0 || strncmp(key, "routing.allocation.", 19) == 0 ||
+		strcmp(key, "allocation.max_retries") == 0 ||
+		strcmp(key, "unassigned.node_left.delayed_timeout") == 0;
+}
+
+/* the text of an allocation setting's default ("" removes a filter) */
+static const char *
+allocation_setting_default(const char *key)
+{
+	if (strncmp(key, "blocks.", 7) == 0)
+		return "false";
+	if (strcmp(key, "routing.allocation.total_shards_per_node") == 0)
+		return "-1";
+	if (strcmp(key, "routing.allocation.enable") == 0)
+		return "all";
+	if (strcmp(key, "allocation.max_retries") == 0)
+		return "5";
+	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0)
+		return "1m";
+	return "";
+}
+
+/* index.blocks.*, index.routing.allocation.*, index.allocation.max_retries, ... */
+static bool
+apply_allocation_setting(SeIndexSettings *s, const char *key, const char *val, SeError *err)
+{
+	static const char *const kinds[] = {"include.", "exclude.", "require.", NULL};
+	int			k;
+
+	if (strcmp(key, "blocks.write") == 0)
+		return bool_setting(key, val, &s->blocks_write, err);
+	if (strcmp(key, "blocks.read_only") == 0)
+		return bool_setting(key, val, &s->blocks_read_only, err);
+	if (strcmp(key, "blocks.read_only_allow_delete") == 0)
+		return bool_setting(key, val, &s->blocks_read_only_allow_delete, err);
+	if (strcmp(key, "routing.allocation.total_shards_per_node") == 0)
+		return int_setting(key, val, -1, INT_MAX, &s->total_shards_per_node, err);
+	if (strcmp(key, "allocation.max_retries") == 0)
+		return int_setting(key, val, 0, INT_MAX, &s->max_retries, err);
+	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0)
+	{
+		if (!se_parse_time_value(val, &s->delayed_timeout_ms) || s->delayed_timeout_ms < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "failed to parse setting [index.%s] with value [%s] as a time value", key, val);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "routing.allocation.enable") == 0)
+	{
+		for (k = 0; allocation_enable_names[k]; k++)
+			if (strcmp(val, allocation_enable_names[k]) == 0)
+			{
+				s->allocation_enable = k;
+				return true;
+			}
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "illegal value can't update [index.routing.allocation.enable] from [%s] to [%s]",
+					 allocation_enable_names[s->allocation_enable], val);
+		return false;
+	}
+	for (k = 0; kinds[k]; k++)
+	{
+		const char *rest = key + strlen("routing.allocation.");
+
+		if (strncmp(rest, kinds[k], strlen(kinds[k])) == 0 && rest[strlen(kinds[k])] != '\0')
+		{
+			/* an empty value removes the filter, as ES */
+			se_csettings_layer_put(&s->allocation_filters, rest, val[0] ? val : NULL);
+			return true;
+		}
+	}
+	se_error_set(err, 400, "illegal_argument_exception",
+				 "unknown setting [index.%s] please check that any required plugins are installed, or check the breaking changes documentation for removed settings",
+				 key);
+	return false;
+}
+
 /* Apply one flat setting (without "index." prefix). */
 static bool
 apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 			  bool for_update, SeError *err)
 {
-	char	   *val = scalar_text(v);
+	char	   *val = se_json_scalar_text(v);
 
+	/* null resets a block or allocation setting to its default, as ES */
+	if (v->type == SE_JSON_NULL && is_allocation_setting(key))
+		return apply_allocation_setting(s, key, allocation_setting_default(key), err);
 	if (val == NULL)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
@@ -296,7 +302,7 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, 1024 * 1024, &s->routing_num_shards, err);
 	if (strcmp(key, "refresh_interval") == 0)
 	{
-		if (!parse_time_value(val, &s->refresh_interval_ms))
+		if (!se_parse_time_value(val, &s->refresh_interval_ms))
 			goto bad_time;
 		return true;
 	}
@@ -316,7 +322,7 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 	}
 	if (strcmp(key, "translog.sync_interval") == 0)
 	{
-		if (!parse_time_value(val, &s->sync_interval_ms) || s->sync_interval_ms < 100)
+		if (!se_parse_time_value(val, &s->sync_interval_ms) || s->sync_interval_ms < 100)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
 						 "failed to parse value [%s] for setting [index.translog.sync_interval], must be >= [100ms]", val);
@@ -326,7 +332,7 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 	}
 	if (strcmp(key, "translog.flush_threshold_size") == 0)
 	{
-		if (!parse_byte_size(val, &s->flush_threshold_bytes) || s->flush_threshold_bytes < 56)
+		if (!se_parse_byte_size(val, &s->flush_threshold_bytes) || s->flush_threshold_bytes < 56)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
 						 "failed to parse setting [index.translog.flush_threshold_size] with value [%s] as a size in bytes", val);
@@ -346,6 +352,8 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, INT_MAX, &s->max_regex_length, err);
 	if (strncmp(key, "merge.", 6) == 0)
 		return apply_merge_setting(s, key, val, err);
+	if (is_allocation_setting(key))
+		return apply_allocation_setting(s, key, val, err);
 	if (strcmp(key, "codec") == 0)
 	{
 		if (strcmp(val, "default") == 0)
@@ -417,6 +425,8 @@ se_settings_parse(const SeJson *settings, SeIndexSettings *out, bool for_update,
 {
 	if (!for_update)
 		*out = default_settings;
+	/* out may share its filters with the state it was copied from */
+	out->allocation_filters = se_csettings_layer_copy(&out->allocation_filters);
 	if (settings == NULL || settings->type == SE_JSON_NULL)
 		goto done;
 	if (settings->type != SE_JSON_OBJECT)
@@ -434,6 +444,66 @@ done:
 			out->routing_num_shards = se_routing_num_shards(out->number_of_shards);
 	}
 	return true;
+}
+
+/*
+ * Blocks and allocation settings that differ from the defaults, each as
+ * ,"key":"value" -- flat ("blocks.write") or nested under "blocks" and
+ * "routing"/"allocation"/"unassigned" objects.
+ */
+static void
+allocation_settings_to_json(const SeIndexSettings *s, bool flat, StringInfo out)
+{
+	SeSettingsLayer l = se_csettings_layer_copy(&s->allocation_filters);
+	SeSettingsLayer all = {0};
+	int			i;
+
+	for (i = 0; i < l.n; i++)
+		se_csettings_layer_put(&all, psprintf("routing.allocation.%s", l.keys[i]), l.values[i]);
+	if (s->blocks_write)
+		se_csettings_layer_put(&all, "blocks.write", "true");
+	if (s->blocks_read_only)
+		se_csettings_layer_put(&all, "blocks.read_only", "true");
+	if (s->blocks_read_only_allow_delete)
+		se_csettings_layer_put(&all, "blocks.read_only_allow_delete", "true");
+	if (s->total_shards_per_node != default_settings.total_shards_per_node)
+		se_csettings_layer_put(&all, "routing.allocation.total_shards_per_node",
+							   psprintf("%d", s->total_shards_per_node));
+	if (s->allocation_enable != default_settings.allocation_enable)
+		se_csettings_layer_put(&all, "routing.allocation.enable",
+							   allocation_enable_names[s->allocation_enable]);
+	if (s->max_retries != default_settings.max_retries)
+		se_csettings_layer_put(&all, "allocation.max_retries", psprintf("%d", s->max_retries));
+	if (s->delayed_timeout_ms != default_settings.delayed_timeout_ms)
+	{
+		StringInfoData t;
+
+		initStringInfo(&t);
+		se_format_time_value(s->delayed_timeout_ms, &t);
+		se_csettings_layer_put(&all, "unassigned.node_left.delayed_timeout", t.data);
+	}
+	if (all.n == 0)
+		return;
+	if (flat)
+	{
+		for (i = 0; i < all.n; i++)
+		{
+			appendStringInfoChar(out, ',');
+			se_json_write_string(out, all.keys[i], strlen(all.keys[i]));
+			appendStringInfoChar(out, ':');
+			se_json_write_string(out, all.values[i], strlen(all.values[i]));
+		}
+	}
+	else
+	{
+		StringInfoData nested;
+
+		/* {"allocation":..,"blocks":..}: its members, without the braces */
+		initStringInfo(&nested);
+		se_csettings_layer_nested(&all, &nested);
+		appendStringInfoChar(out, ',');
+		appendBinaryStringInfo(out, nested.data + 1, nested.len - 2);
+	}
 }
 
 /*
@@ -456,13 +526,13 @@ merge_settings_to_json(const SeIndexSettings *s, StringInfo out)
 		appendStringInfo(&pol, ",\"max_merge_at_once\":\"%d\"", p->max_merge_at_once);
 	if (p->floor_segment_bytes != d->floor_segment_bytes)
 	{
-		format_byte_size(p->floor_segment_bytes, &tmp);
+		se_format_byte_size(p->floor_segment_bytes, &tmp);
 		appendStringInfo(&pol, ",\"floor_segment\":\"%s\"", tmp.data);
 		resetStringInfo(&tmp);
 	}
 	if (p->max_merged_segment_bytes != d->max_merged_segment_bytes)
 	{
-		format_byte_size(p->max_merged_segment_bytes, &tmp);
+		se_format_byte_size(p->max_merged_segment_bytes, &tmp);
 		appendStringInfo(&pol, ",\"max_merged_segment\":\"%s\"", tmp.data);
 	}
 	if (p->deletes_pct_allowed != d->deletes_pct_allowed)
@@ -494,14 +564,14 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 	appendStringInfo(out, "\"number_of_shards\":\"%d\",", s->number_of_shards);
 	appendStringInfo(out, "\"number_of_replicas\":\"%d\",", s->number_of_replicas);
 	appendStringInfo(out, "\"routing_num_shards\":\"%d\",", s->routing_num_shards);
-	format_time_value(s->refresh_interval_ms, &tmp);
+	se_format_time_value(s->refresh_interval_ms, &tmp);
 	appendStringInfo(out, "\"refresh_interval\":\"%s\",", tmp.data);
 	resetStringInfo(&tmp);
-	format_time_value(s->sync_interval_ms, &tmp);
+	se_format_time_value(s->sync_interval_ms, &tmp);
 	appendStringInfo(out, "\"translog\":{\"durability\":\"%s\",\"sync_interval\":\"%s\",",
 					 s->durability_async ? "async" : "request", tmp.data);
 	resetStringInfo(&tmp);
-	format_byte_size(s->flush_threshold_bytes, &tmp);
+	se_format_byte_size(s->flush_threshold_bytes, &tmp);
 	appendStringInfo(out, "\"flush_threshold_size\":\"%s\"},", tmp.data);
 	appendStringInfo(out, "\"mapping\":{\"total_fields\":{\"limit\":\"%d\"},\"depth\":{\"limit\":\"%d\"}},",
 					 s->total_fields_limit, s->depth_limit);
@@ -511,7 +581,9 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 		appendStringInfo(out, "\"max_terms_count\":\"%d\",", s->max_terms_count);
 	if (s->max_regex_length != default_settings.max_regex_length)
 		appendStringInfo(out, "\"max_regex_length\":\"%d\",", s->max_regex_length);
-	appendStringInfo(out, "\"codec\":\"%s\",", s->best_compression ? "best_compression" : "default");
+	appendStringInfo(out, "\"codec\":\"%s\"", s->best_compression ? "best_compression" : "default");
+	allocation_settings_to_json(s, false, out);
+	appendStringInfoChar(out, ',');
 	merge_settings_to_json(s, out);
 	appendStringInfoString(out, "\"uuid\":");
 	se_json_write_string(out, im->uuid, strlen(im->uuid));
@@ -530,10 +602,10 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	initStringInfo(&tmp);
 	appendStringInfo(out, "{\"number_of_shards\":%d,\"number_of_replicas\":%d,\"number_of_routing_shards\":%d,",
 					 s->number_of_shards, s->number_of_replicas, s->routing_num_shards);
-	format_time_value(s->refresh_interval_ms, &tmp);
+	se_format_time_value(s->refresh_interval_ms, &tmp);
 	appendStringInfo(out, "\"refresh_interval\":\"%s\",", tmp.data);
 	resetStringInfo(&tmp);
-	format_time_value(s->sync_interval_ms, &tmp);
+	se_format_time_value(s->sync_interval_ms, &tmp);
 	appendStringInfo(out, "\"translog.durability\":\"%s\",\"translog.sync_interval\":\"%s\",",
 					 s->durability_async ? "async" : "request", tmp.data);
 	appendStringInfo(out, "\"translog.flush_threshold_size\":\"" INT64_FORMAT "b\",", s->flush_threshold_bytes);
@@ -548,6 +620,10 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 					 s->merge_policy.segments_per_tier, s->merge_policy.max_merge_at_once,
 					 s->merge_policy.floor_segment_bytes, s->merge_policy.max_merged_segment_bytes,
 					 s->merge_policy.deletes_pct_allowed, s->merge_max_thread_count);
+	/* the settings below only once set (a state file of before them reads the same) */
+	out->len--;					/* reopen the object */
+	allocation_settings_to_json(s, true, out);
+	appendStringInfoChar(out, '}');
 	pfree(tmp.data);
 }
 
@@ -622,26 +698,6 @@ se_index_name_valid(const char *name, SeError *err)
 		return false;
 	}
 	return true;
-}
-
-/* Match s against pat, where '*' matches any run of characters. */
-bool
-se_wildcard_match(const char *pat, const char *s)
-{
-	if (*pat == '\0')
-		return *s == '\0';
-	if (*pat == '*')
-	{
-		for (;;)
-		{
-			if (se_wildcard_match(pat + 1, s))
-				return true;
-			if (*s == '\0')
-				return false;
-			s++;
-		}
-	}
-	return *s == *pat && se_wildcard_match(pat + 1, s + 1);
 }
 
 List *
@@ -796,7 +852,43 @@ state_from_json(const char *data, size_t len, SeError *err)
 		if ((st->indices[i] = se_state_index_from_json(indices->u.a.items[i], err)) == NULL)
 			return NULL;
 	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
+	if (!se_state_settings_from_json(se_json_get(root, "settings"), st, err))
+		return NULL;
 	return st;
+}
+
+/*
+ * The cluster settings of the state: {"persistent":{..},"transient":{..}}
+ * (flat), and in the file also etcd's mod_revision of their key.
+ */
+void
+se_state_settings_to_json(const SeClusterState *st, bool with_revision, StringInfo out)
+{
+	appendStringInfoString(out, "{\"persistent\":");
+	se_csettings_layer_to_json(&st->persistent, out);
+	appendStringInfoString(out, ",\"transient\":");
+	se_csettings_layer_to_json(&st->transient, out);
+	if (with_revision && st->settings_mod_revision > 0)
+		appendStringInfo(out, ",\"mod_revision\":" INT64_FORMAT, st->settings_mod_revision);
+	appendStringInfoChar(out, '}');
+}
+
+bool
+se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err)
+{
+	const SeJson *rev;
+
+	memset(&st->persistent, 0, sizeof(st->persistent));
+	memset(&st->transient, 0, sizeof(st->transient));
+	st->settings_mod_revision = 0;
+	if (j == NULL)				/* a state written before cluster settings */
+		return true;
+	if (!se_csettings_layer_from_json(se_json_get(j, "persistent"), &st->persistent, err) ||
+		!se_csettings_layer_from_json(se_json_get(j, "transient"), &st->transient, err))
+		return false;
+	rev = se_json_get(j, "mod_revision");
+	st->settings_mod_revision = rev && rev->type == SE_JSON_NUMBER ? rev->u.n.i : 0;
+	return true;
 }
 
 /*
@@ -847,7 +939,9 @@ state_to_json(const SeClusterState *st, StringInfo out)
 			appendStringInfoChar(out, ',');
 		se_state_index_to_json(st->indices[i], true, out);
 	}
-	appendStringInfoString(out, "]}");
+	appendStringInfoString(out, "],\"settings\":");
+	se_state_settings_to_json(st, true, out);
+	appendStringInfoChar(out, '}');
 }
 
 /* Read the state file (or an empty state); caller holds state_lock. */
@@ -1321,6 +1415,73 @@ mutate_settings(SeClusterState *st, void *arg, SeError *err)
 
 /* PUT /{index}/_settings: change dynamic settings of one index. */
 bool
+se_index_write_blocked(const SeIndexMeta *im, bool metadata, SeError *err)
+{
+	const SeIndexSettings *s = &im->settings;
+
+	se_error_init(err);
+	if (s->blocks_read_only_allow_delete)
+		se_error_set(err, 429, "cluster_block_exception",
+					 "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];",
+					 im->name);
+	else if (s->blocks_read_only)
+		se_error_set(err, 403, "cluster_block_exception",
+					 "index [%s] blocked by: [FORBIDDEN/5/index read-only (api)];", im->name);
+	else if (s->blocks_write && !metadata)
+		se_error_set(err, 403, "cluster_block_exception",
+					 "index [%s] blocked by: [FORBIDDEN/8/index write (api)];", im->name);
+	return se_error_is_set(err);
+}
+
+static bool
+mutate_cluster_settings(SeClusterState *st, void *arg, SeError *err)
+{
+	return se_csettings_update((const SeJson *) arg, &st->persistent, &st->transient, NULL, err);
+}
+
+bool
+se_state_put_cluster_settings(const SeJson *body, StringInfo answer, SeError *err)
+{
+	const SeClusterState *cur = se_state_current();
+	SeSettingsLayer p = cur->persistent;
+	SeSettingsLayer t = cur->transient;
+	bool		ok;
+
+	/* refuse bad input here, and answer with what this request sets */
+	if (!se_csettings_update(body, &p, &t, answer, err))
+		return false;
+	if (se_state_forwarded(&(StateOp) {"cluster_settings", NULL, NULL, false, body}, &ok, err))
+		return ok;
+	return state_mutate(mutate_cluster_settings, (void *) body, err);
+}
+
+static bool
+mutate_clear_transient(SeClusterState *st, void *arg, SeError *err)
+{
+	bool	   *changed = arg;
+
+	*changed = st->transient.n > 0;
+	memset(&st->transient, 0, sizeof(st->transient));
+	return true;
+}
+
+/* At a single node's start (cluster mode: the cluster's settings stay). */
+void
+se_state_clear_transient_settings(void)
+{
+	SeError		err;
+	bool		changed = false;
+
+	if (!se_cluster_single_node())
+		return;
+	se_error_init(&err);
+	if (se_state_current()->transient.n > 0 &&
+		!state_mutate(mutate_clear_transient, &changed, &err))
+		elog(WARNING, "search_engine: could not clear transient cluster settings: %s",
+			 err.reason ? err.reason : "?");
+}
+
+bool
 se_state_update_settings(const char *name, const SeJson *settings, SeError *err)
 {
 	bool		ok;
@@ -1354,6 +1515,9 @@ mutate_mapping(SeClusterState *st, void *arg, SeError *err)
 					 a->name ? a->name : a->uuid);
 		return false;
 	}
+	/* an explicit mapping change obeys the read-only blocks */
+	if (a->name && se_index_write_blocked(im, true, err))
+		return false;
 	limits.total_fields_limit = im->settings.total_fields_limit;
 	limits.depth_limit = im->settings.depth_limit;
 	if (!se_mapping_merge(im->mapping, a->mappings, &limits, err))
@@ -1425,6 +1589,8 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_update_settings(op->name, op->body, err);
 	if (strcmp(op->op, "mapping") == 0)
 		return se_state_put_mapping(op->name, op->body, err);
+	if (strcmp(op->op, "cluster_settings") == 0)
+		return se_state_put_cluster_settings(op->body, NULL, err);
 	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
 	{
 		MappingArgs a;

@@ -22,6 +22,8 @@
 
 #include "nodes/pg_list.h"
 #include "util/json.h"
+#include "util/match.h"
+#include "cluster/cluster_settings.h"
 #include "index/merge_policy.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
@@ -44,6 +46,17 @@ typedef struct SeIndexSettings
 	bool		best_compression;
 	SeMergePolicy merge_policy; /* index.merge.policy.* */
 	int			merge_max_thread_count; /* index.merge.scheduler.max_thread_count */
+	/* index.blocks.*: document writes (and, read-only, mapping changes) refused */
+	bool		blocks_write;
+	bool		blocks_read_only;
+	bool		blocks_read_only_allow_delete;	/* set by the flood stage too */
+	/* allocation (the master's allocator) */
+	int			total_shards_per_node;	/* index.routing.allocation.total_shards_per_node, -1 */
+	int			allocation_enable;	/* index.routing.allocation.enable (SeAllocEnable) */
+	int			max_retries;	/* index.allocation.max_retries */
+	int64		delayed_timeout_ms; /* index.unassigned.node_left.delayed_timeout */
+	/* index.routing.allocation.{include,exclude,require}.<attr>: "kind.attr" -> values */
+	SeSettingsLayer allocation_filters;
 } SeIndexSettings;
 
 typedef struct SeIndexMeta
@@ -69,6 +82,10 @@ typedef struct SeClusterState
 	char	   *cluster_uuid;
 	int			nindices;
 	SeIndexMeta **indices;		/* sorted by name */
+	/* PUT /_cluster/settings (cluster mode: etcd key state/settings) */
+	SeSettingsLayer persistent;
+	SeSettingsLayer transient;
+	int64		settings_mod_revision;
 } SeClusterState;
 
 /* This process's current copy (reloaded when the version moved). */
@@ -106,8 +123,6 @@ extern List *se_state_resolve_filtered(const SeClusterState *st, const char *exp
 									   bool include_closed, SeIndexFilter filter,
 									   void *arg, SeError *err);
 
-/* '*' wildcard match (index patterns, task action filters). */
-extern bool se_wildcard_match(const char *pat, const char *s);
 
 /* Validate an ES index name; sets 400 invalid_index_name_exception. */
 extern bool se_index_name_valid(const char *name, SeError *err);
@@ -118,6 +133,23 @@ extern bool se_state_update_settings(const char *name, const SeJson *settings,
 extern bool se_settings_parse(const SeJson *settings, SeIndexSettings *out,
 							  bool for_update, SeError *err);
 extern void se_settings_to_json(const SeIndexMeta *im, StringInfo out);
+
+/*
+ * Is a write to im refused by one of its index.blocks.* settings?  Then
+ * err holds ES's cluster_block_exception: 429 for the flood stage's
+ * read_only_allow_delete, 403 for write and read_only.  metadata: a
+ * mapping change (blocked by the read-only blocks, not by write).
+ */
+extern bool se_index_write_blocked(const SeIndexMeta *im, bool metadata, SeError *err);
+
+/*
+ * PUT /_cluster/settings: validated on this node's copy (answer: ES's body),
+ * then committed through the master.  A single node forgets its transient
+ * settings when it restarts, as a whole ES cluster does.
+ */
+extern bool se_state_put_cluster_settings(const SeJson *body, StringInfo answer,
+										  SeError *err);
+extern void se_state_clear_transient_settings(void);
 
 /* Mutations (take the state lock, write the file, bump the version). */
 extern SeIndexMeta *se_state_create_index(const char *name, const SeJson *body,

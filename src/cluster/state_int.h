@@ -32,6 +32,9 @@ extern void se_state_sort(SeClusterState *st);
 extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);
 extern SeIndexMeta *se_state_index_from_json(const SeJson *j, SeError *err);
 extern bool se_state_run_op(const StateOp *op, char *uuid_out, SeError *err);
+extern void se_state_settings_to_json(const SeClusterState *st, bool with_revision,
+									  StringInfo out);
+extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err);
 
 /* in state_sync.c */
 extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);

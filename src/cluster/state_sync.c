@@ -43,6 +43,7 @@
 #include "transport/transport.h"
 
 #define INDEX_KEY_PREFIX	"indices/"
+#define SETTINGS_KEY		"settings"
 #define COMMIT_TRIES		8
 
 char		se_state_forwarded_uuid[SE_UUID_LEN + 1];
@@ -268,6 +269,8 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 		int64		revision = 0;
 		bool		conflict = false;
 		bool		ok;
+		StringInfoData settings_before;
+		int64		settings_revision;
 
 		LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
 		PG_TRY();
@@ -282,6 +285,9 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 		PG_END_TRY();
 		LWLockRelease(&SeShmem->state_lock);
 
+		initStringInfo(&settings_before);
+		se_state_settings_to_json(st, false, &settings_before);
+		settings_revision = st->settings_mod_revision;
 		nbefore = st->nindices;
 		before = palloc0(sizeof(Before) * Max(1, nbefore));
 		for (i = 0; i < nbefore; i++)
@@ -295,8 +301,28 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 			before[i].mod_revision = st->indices[i]->mod_revision;
 		}
 		ok = fn(st, arg, err);
-		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 1));
-		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 1));
+		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 2));
+		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 2));
+		if (ok)
+		{
+			StringInfoData buf;
+
+			/* the cluster settings: one key of their own */
+			initStringInfo(&buf);
+			se_state_settings_to_json(st, false, &buf);
+			if (strcmp(buf.data, settings_before.data) != 0)
+			{
+				cmps[n].key = se_cluster_key("state/" SETTINGS_KEY);
+				cmps[n].target = settings_revision > 0 ? SE_ETCD_MOD : SE_ETCD_CREATE;
+				cmps[n].op = SE_ETCD_EQUAL;
+				cmps[n].number = settings_revision;
+				ops[n].kind = SE_ETCD_OP_PUT;
+				ops[n].key = cmps[n].key;
+				ops[n].value = buf.data;
+				ops[n].value_len = buf.len;
+				n++;
+			}
+		}
 		for (i = 0; ok && i < st->nindices; i++)
 		{
 			SeIndexMeta *im = st->indices[i];
@@ -555,6 +581,48 @@ reconcile_all(List *was, List *now)
 	wake_write_workers();
 }
 
+/*
+ * The cluster settings key changed (or, in a full reload, was read; absent
+ * from a reload: is_delete).  Bad JSON keeps what this node had.
+ */
+static void
+apply_settings(const char *value, int value_len, bool is_delete, int64 revision)
+{
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+	SeError		err;
+	SeJson	   *j = NULL;
+	SeClusterState parsed;
+
+	se_error_init(&err);
+	memset(&parsed, 0, sizeof(parsed));
+	if (!is_delete &&
+		((j = se_json_parse(value, value_len, &opts, &err)) == NULL ||
+		 !se_state_settings_from_json(j, &parsed, &err)))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("search_engine: ignoring invalid cluster settings in the cluster state: %s",
+						err.reason ? err.reason : "?"),
+				 errdetail("corrupt_state_exception")));
+		return;
+	}
+	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		SeClusterState *st = se_state_load_file();
+
+		st->persistent = parsed.persistent;
+		st->transient = parsed.transient;
+		st->settings_mod_revision = is_delete ? 0 : revision;
+		publish(st);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&SeShmem->state_lock);
+	}
+	PG_END_TRY();
+}
+
 static void
 apply_event(const char *suffix, const char *value, int value_len, bool is_delete,
 			int64 revision)
@@ -565,6 +633,11 @@ apply_event(const char *suffix, const char *value, int value_len, bool is_delete
 	SeIndexMeta *was = NULL;
 	int			i;
 
+	if (strcmp(suffix, SETTINGS_KEY) == 0)
+	{
+		apply_settings(value, value_len, is_delete, revision);
+		return;
+	}
 	if (strncmp(suffix, INDEX_KEY_PREFIX, strlen(INDEX_KEY_PREFIX)) != 0)
 		return;
 	name = suffix + strlen(INDEX_KEY_PREFIX);

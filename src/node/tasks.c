@@ -207,6 +207,7 @@ se_task_create(const char *action, const char *description, int nslices,
 		tk->nslices = nslices;
 		tk->first_slice = start;
 		tk->requests_per_second = rps;
+		tk->rps_share = 1;
 		for (i = 0; i < nslices; i++)
 		{
 			SeTaskSlice *sl = &SeTasks->slices[start + i];
@@ -280,16 +281,38 @@ se_task_counters(int task, SeSliceCounters *sum)
 	memset(sum, 0, sizeof(*sum));
 	for (i = tk->first_slice; i < tk->first_slice + tk->nslices; i++)
 	{
-		SeSliceCounters *c = &SeTasks->slices[i].c;
-
-		sum->total += c->total;
-		sum->updated += c->updated;
-		sum->created += c->created;
-		sum->deleted += c->deleted;
-		sum->batches += c->batches;
-		sum->version_conflicts += c->version_conflicts;
-		sum->noops += c->noops;
-		sum->retries_bulk += c->retries_bulk;
-		sum->throttled_millis += c->throttled_millis;
+		se_slice_counters_add(sum, &SeTasks->slices[i].c);
+		se_slice_counters_add(sum, &SeTasks->slices[i].rc);
 	}
+}
+
+void
+se_slice_counters_add(SeSliceCounters *sum, const SeSliceCounters *c)
+{
+	sum->total += c->total;
+	sum->updated += c->updated;
+	sum->created += c->created;
+	sum->deleted += c->deleted;
+	sum->batches += c->batches;
+	sum->version_conflicts += c->version_conflicts;
+	sum->noops += c->noops;
+	sum->retries_bulk += c->retries_bulk;
+	sum->throttled_millis += c->throttled_millis;
+}
+
+/*
+ * A task is answered when its local slices and its children are all done;
+ * the last slice's worker or the children's poller may see that first,
+ * and exactly one of them writes the response.
+ */
+bool
+se_task_claim_finalize(int task)
+{
+	SeTask	   *tk = &SeTasks->tasks[task];
+
+	if (tk->finalizing || tk->slices_done < tk->nslices ||
+		tk->children_done < tk->nchildren)
+		return false;
+	tk->finalizing = true;
+	return true;
 }

@@ -18,6 +18,7 @@
 
 #include "postgres.h"
 
+#include "cluster/coordinator.h"
 #include "node/node.h"
 
 #define SE_MAX_TASKS		128
@@ -61,7 +62,28 @@ typedef struct SeTaskSlice
 	bool		cancelled;		/* stopped by cancellation */
 	bool		failed;
 	SeSliceCounters c;
+	SeSliceCounters rc;			/* this slice's parts on other nodes (child
+								 * tasks), as their last answer said */
 } SeTaskSlice;
+
+/*
+ * Cluster mode: a task's slices run where their shards are.  The task on
+ * the coordinating node (the parent) runs the parts over its own shards
+ * and has one child task per other node holding shards of the source
+ * indices; that node runs the same slices over its own shards.
+ */
+#define SE_MAX_TASK_CHILDREN 16
+
+typedef struct SeTaskChild
+{
+	char		node[SE_NODE_NAME_LEN];
+	int64		id;				/* the child's task number there; 0 = none */
+	float4		share;			/* its part of the shards (of the throttle) */
+	float4		rps_sent;		/* the throttle last sent to it */
+	bool		done;
+	bool		cancel_sent;
+	int			poll_failures;	/* consecutive, see SE_TASK_CHILD_MAX_FAILURES */
+} SeTaskChild;
 
 typedef struct SeTask
 {
@@ -82,6 +104,14 @@ typedef struct SeTask
 	bool		failed;
 	char		failures[SE_TASK_FAILURES];	/* JSON array elements, comma-separated */
 	int			failures_len;
+	float4		rps_share;		/* part of requests_per_second the local slices
+								 * get: 1, or the local shards' part when
+								 * children run the others */
+	char		parent[SE_NODE_NAME_LEN + 24];	/* "node:id" of the parent, "" */
+	int			nchildren;
+	int			children_done;
+	bool		finalizing;		/* someone is writing the response */
+	SeTaskChild children[SE_MAX_TASK_CHILDREN];
 } SeTask;
 
 typedef struct SeTaskShared
@@ -112,5 +142,8 @@ extern int	se_task_find(int64 id);
 extern void se_tasks_wake_workers(void);
 extern void se_task_add_failure(int task, const char *json);
 extern void se_task_counters(int task, SeSliceCounters *sum);
+extern void se_slice_counters_add(SeSliceCounters *sum, const SeSliceCounters *c);
+/* Caller holds the lock: may this call write task's response (once)? */
+extern bool se_task_claim_finalize(int task);
 
 #endif

@@ -80,6 +80,7 @@ node_bootstrap(void)
 	if (done)
 		return;
 	se_remove_leftover_indices();
+	se_state_clear_transient_settings();
 	st = se_state_current();
 	for (i = 0; i < st->nindices; i++)
 	{

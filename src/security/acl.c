@@ -222,6 +222,26 @@ forbidden(Oid role, const char *index, SeAclAction action, SeError *err)
 				 actions[action].granted_by);
 }
 
+/*
+ * Cluster-wide administration (cluster settings, reroute): the
+ * search_engine_admin role or a superuser, as ES's "manage" cluster
+ * privilege; ES's 403 otherwise.
+ */
+bool
+se_acl_cluster_manage_check(const char *es_action, SeError *err)
+{
+	char	   *user;
+
+	if (se_acl_is_admin(GetUserId()))
+		return true;
+	user = GetUserNameFromId(GetUserId(), true);
+	se_error_set(err, 403, "security_exception",
+				 "action [%s] is unauthorized for user [%s], this action is granted by "
+				 "the cluster privileges [manage,all] (role search_engine_admin)",
+				 es_action, user ? user : "?");
+	return false;
+}
+
 bool
 se_acl_role_check(Oid role, const char *index, SeAclAction action, SeError *err)
 {

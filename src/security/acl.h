@@ -48,6 +48,7 @@ extern bool se_acl_role_check(Oid role, const char *index, SeAclAction action, S
 extern List *se_acl_resolve(const char *expr, SeAclAction action, bool include_closed,
 							SeError *err);
 extern bool se_acl_is_admin(Oid role);
+extern bool se_acl_cluster_manage_check(const char *es_action, SeError *err);
 extern bool se_acl_may_steer(Oid owner);
 
 #endif

@@ -94,6 +94,8 @@ se_error_sqlstate(const char *type)
 		{"master_not_discovered_exception", ERRCODE_CONNECTION_FAILURE},
 		{"process_cluster_event_timeout_exception", ERRCODE_QUERY_CANCELED},
 		{"illegal_state_exception", ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE},
+		/* index.blocks.*: the index is read-only (429 at the flood stage) */
+		{"cluster_block_exception", ERRCODE_READ_ONLY_SQL_TRANSACTION},
 	};
 	int			i;
 

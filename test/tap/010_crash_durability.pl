@@ -77,5 +77,14 @@ for my $round (1 .. $rounds)
 	cmp_ok($searchable, '>=', scalar(@keys), "round $round: acknowledged documents are searchable after refresh");
 }
 ok(scalar(keys %acked) > 100, 'enough acknowledged documents were written: ' . scalar(keys %acked));
+
+# cluster settings: persistent ones survive a restart, transient ones do
+# not (as a whole ES cluster forgets them)
+$node->safe_psql('postgres', q{SELECT search_engine.put_cluster_settings('{"persistent": {"cluster.routing.allocation.enable": "primaries"}, "transient": {"cluster.routing.allocation.total_shards_per_node": 7}}')});
+$node->restart;
+SeTest::wait_ready($node);
+is($node->safe_psql('postgres', q{SELECT search_engine.cluster_settings(true)::text}),
+	'{"transient": {}, "persistent": {"cluster.routing.allocation.enable": "primaries"}}',
+	'after a restart the persistent cluster setting is kept, the transient one is gone');
 $node->stop;
 done_testing();

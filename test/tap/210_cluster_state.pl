@@ -319,14 +319,119 @@ like($ferr, qr/version_conflict|40001|conflict/i, 'an UPDATE of a remote row cha
 is($node{n1}->safe_psql('postgres', "SELECT title FROM books WHERE _id = 'd11'"), 'meanwhile',
 	'and leaves the other write in place');
 
+# ---- update/delete-by-query and reindex: slices run on the nodes holding their shards
+# (children of the coordinating node's task), with the single node's results
+for my $t ($node{n1}, $node{n2}, $node{n3}, $ref)
+{
+	$t->safe_psql('postgres', 'CREATE ROLE ubq_user IN ROLE search_engine_write');
+}
+$node{n3}->safe_psql('postgres', 'CREATE ROLE ubq_lone IN ROLE search_engine_write');
+my $ubq_docs = join('', map { qq({"index":{"_id":"u$_"}}\n{"n":$_,"tag":") . ($_ % 3 == 0 ? 'three' : 'other')
+	  . qq(","title":"doc $_"}\n) } 1 .. 300);
+for my $t ($node{n3}, $ref)
+{
+	for my $idx (qw(ubq ubq_copy))
+	{
+		$t->safe_psql('postgres', qq{SELECT search_engine.create_index('$idx',
+			'{"settings":{"number_of_shards":4,"number_of_replicas":0},"mappings":{"properties":{"n":{"type":"integer"},"tag":{"type":"keyword"},"title":{"type":"text"}}}}')});
+	}
+	is($t->safe_psql('postgres', "SELECT (search_engine.bulk(\$b\$$ubq_docs\$b\$, 'ubq', 'true'))::jsonb->>'errors'"),
+		'false', 'by-query documents loaded (' . $t->name . ')');
+}
+($status, $body) = req('n3', 'GET', '/_cat/shards/ubq?format=json&h=shard,node');
+is(join(',', sort map { $_->{node} } @$body), 'n1,n1,n2,n2', 'ubq has two shards on each data node');
+
+# each operation's counters (and per-slice updated/deleted), through a node or on the single node
+my @ubq_ops = (
+	[ 'n3', 'update_by_query', q{'ubq', '{"query":{"term":{"tag":"three"}},"script":{"source":"ctx._source.n += params.inc; ctx._source.seen = true","params":{"inc":1000}}}', slices => 'auto'} ],
+	[ 'n1', 'update_by_query', q{'ubq', '{"script":{"source":"if (ctx._source.n > 1000) { ctx.op = \"noop\" } else if (ctx._source.n <= 30) { ctx.op = \"delete\" } else { ctx._source.pass = 1 }"}}', slices => '3'} ],
+	[ 'n3', 'delete_by_query', q{'ubq', '{"query":{"range":{"n":{"gte":250,"lte":280}}}}', slices => '6'} ],
+	[ 'n3', 'reindex', q{'{"source":{"index":"ubq","query":{"range":{"n":{"lt":100}}}},"dest":{"index":"ubq_copy"},"script":{"source":"ctx._source.copied = true"}}', slices => '2'} ],
+	[ 'n2', 'update_by_query', q{'ubq', '{"query":{"match":{"title":"doc"}},"script":{"source":"ctx._source.tail = ctx._id"}}', slices => '1'} ],
+	# max_docs: a slice's shards on two nodes share its limit, never exceeding it
+	[ 'n3', 'update_by_query', q{'ubq', '{"max_docs":10}', slices => '3'} ],
+	[ 'n1', 'update_by_query', q{'ubq', '{"max_docs":7}', slices => '1'} ],
+);
+for my $op (@ubq_ops)
+{
+	my ($via, $fn, $args) = @$op;
+	my $sql = "SET ROLE ubq_user; SELECT concat_ws('/', r->'total', r->'updated', r->'created', r->'deleted', r->'noops', "
+	  . "r->'version_conflicts', jsonb_array_length(r->'failures'), "
+	  . "(SELECT string_agg((s->'updated')::text || ':' || (s->'deleted')::text, ',') FROM jsonb_array_elements(r->'slices') s)) "
+	  . "FROM search_engine.$fn($args, refresh => true) r";
+	my ($ret, $got, $err) = $node{$via}->psql('postgres', $sql);
+	my $want = $ref->safe_psql('postgres', $sql);
+	is($got, $want, "$fn ($args) through $via: the single node's counters ($want)") or diag($err);
+}
+for my $idx (qw(ubq ubq_copy))
+{
+	my $q = q{SELECT string_agg((h->>'_id') || '=' || (h->'_source')::text, ',' ORDER BY h->>'_id') FROM jsonb_array_elements((search_engine.search('IDX', '{"size":500,"query":{"match_all":{}}}'))->'hits'->'hits') h};
+	$q =~ s/IDX/$idx/;
+	my $want = $ref->safe_psql('postgres', $q);
+	ok(length($want) > 100 && $node{n3}->safe_psql('postgres', $q) eq $want,
+		"$idx afterwards: the single node's documents, every one");
+}
+my $mq = q{SELECT string_agg(h->>'_id', ',') FROM jsonb_array_elements((search_engine.search('ubq', '{"query":{"bool":{"must":{"match":{"title":"doc"}},"filter":{"exists":{"field":"seen"}}}},"sort":[{"n":"desc"}],"size":5}'))->'hits'->'hits') h};
+is($node{n1}->safe_psql('postgres', $mq), $ref->safe_psql('postgres', $mq), 'and the same search hits');
+
+# the role that asked runs the slices on every node: one missing there is refused
+my ($r0, $o0, $e0) = $node{n3}->psql('postgres', "SET ROLE ubq_lone; SELECT search_engine.update_by_query('ubq', '{}')");
+like($e0, qr/security_exception.*no such role on node|no such role on node/s,
+	'a role that does not exist on the data nodes: 403 security_exception');
+
+# ---- tasks cluster-wide: listed, read, rethrottled and cancelled through any node
+my $task = $node{n3}->safe_psql('postgres',
+	q{SET ROLE ubq_user; SELECT search_engine.update_by_query('ubq', '{"script":{"source":"ctx._source.slow = 1"}}', slices => 'auto', scroll_size => 2, requests_per_second => 4, wait_for_completion => false)->>'task'});
+like($task, qr/^n3:\d+$/, "the task belongs to the coordinating node ($task)");
+my %children;
+ok($cluster->wait_for('the children on both data nodes', 10, sub {
+	($status, $body) = req('n3', 'GET', '/_tasks?actions=*byquery');
+	%children = ();
+	for my $n (keys %{ $body->{nodes} })
+	{
+		for my $id (keys %{ $body->{nodes}{$n}{tasks} })
+		{
+			$children{$n} = $id if ($body->{nodes}{$n}{tasks}{$id}{parent_task_id} // '') eq $task;
+		}
+	}
+	return $body->{nodes}{n3}{tasks}{$task} && $children{n1} && $children{n2};
+}), 'GET /_tasks through n3 lists the parent on n3 and its children on n1 and n2');
+($status, $body) = req('n1', 'GET', '/_tasks?actions=*byquery');
+is(join(',', map { scalar(keys %{ $body->{nodes}{$_}{tasks} }) } qw(n1 n2 n3)), '1,1,1',
+	'and so does GET /_tasks through a data node');
+is($node{n3}->safe_psql('postgres',
+	"SET ROLE ubq_user; SELECT string_agg(node, ',' ORDER BY node) FROM search_engine.tasks WHERE status = 'running'"),
+	'n1,n2,n3', 'and the tasks view on n3 shows the running tasks of every node');
+($status, $body) = req('n2', 'GET', "/_tasks/$task");
+is("$status $body->{completed} $body->{task}{node}", "200 0 n3", 'get_task of n3\'s task through n2');
+($status, $body) = req('n3', 'GET', "/_tasks/$children{n1}");
+is("$status $body->{task}{parent_task_id}", "200 $task", 'a child read through n3 names its parent');
+($status, $body) = req('n1', 'POST', "/_update_by_query/$task/_rethrottle?requests_per_second=6");
+is($status, 200, 'rethrottle through n1');
+ok($cluster->wait_for('the child on n2 has its part of the new throttle', 10, sub {
+	($status, $body) = req('n3', 'GET', "/_tasks/$children{n2}");
+	($body->{task}{status}{requests_per_second} // 0) == 3;
+}), 'the parent divides the new throttle among its children (n2 holds half the shards: 3 of 6)');
+($status, $body) = req('n2', 'POST', "/_tasks/$task/_cancel");
+is($status, 200, 'cancel through n2');
+($status, $body) = req('n1', 'GET', "/_tasks/$task?wait_for_completion=true");
+ok($body->{completed} && ($body->{response}{canceled} // '') eq 'by user request'
+	&& $body->{response}{updated} < 270, "the cancelled task ends early ($body->{response}{updated} updated)")
+	or diag(explain $body);
+ok($cluster->wait_for('the children stopped too', 10, sub {
+	($status, $body) = req('n3', 'GET', '/_tasks?actions=*byquery');
+	!grep { %{ $body->{nodes}{$_}{tasks} } } keys %{ $body->{nodes} };
+}), 'cancelling the parent cancelled its children on the other nodes');
+($status, $body) = req('n3', 'GET', '/_tasks/n9:1');
+is($status, 404, 'a task of a node outside the cluster is 404');
+
 # ---- delete through a non-master: gone on every node, shards closed
 ($status, $body) = req($other, 'DELETE', '/books');
 is($status, 200, 'delete through a non-master node');
 is(join(',', map { (req($_, 'GET', '/books'))[0] } qw(n1 n2 n3)), '404,404,404',
 	'the index is gone on every node');
-$ref->stop;
 ok($cluster->wait_for('the data nodes closed their shards of books', 20, sub {
-	!grep { $node{$_}->safe_psql('postgres', "SELECT count(*) FROM search_engine.shards") ne '0' } qw(n1 n2)
+	!grep { $node{$_}->safe_psql('postgres', "SELECT count(*) FROM search_engine.shards WHERE index = 'books'") ne '0' } qw(n1 n2)
 }), 'the data nodes stopped their shards of the deleted index');
 
 # ---- the transport's failures, reported per node as ES does
@@ -360,8 +465,17 @@ is("$body->{_nodes}{successful}/$body->{_nodes}{failed}", '2/1', 'a stopped peer
 ok($took < 4, sprintf('_nodes/stats?timeout=1s answered in %.2fs despite it', $took));
 
 # ---- a new master after kill -9 still decides, from the state in etcd
+# (and a node holding a child of a running task dies with it: the task
+# records that node's failure instead of waiting for it forever)
+my $dying = $node{n3}->safe_psql('postgres',
+	q{SET ROLE ubq_user; SELECT search_engine.update_by_query('ubq', '{"script":{"source":"ctx._source.late = 1"}}', slices => 'auto', scroll_size => 5, requests_per_second => 40, wait_for_completion => false)->>'task'});
+usleep(500_000);
 SeTest::crash($node{$master});
 SeTest::after_crash($node{$master});
+($status, $body) = req('n3', 'GET', "/_tasks/$dying?wait_for_completion=true");
+ok($body->{completed} && (grep { ($_->{node} // '') eq $master } @{ $body->{response}{failures} // [] }),
+	"a task whose child's node died ends with that node's failure") or diag(explain $body);
+cmp_ok($body->{response}{updated} // 0, '>', 0, 'keeping what the surviving node updated');
 ok($cluster->wait_for("$other becomes master", 2 * $TTL + 10,
 	sub { SeCluster::master_of($node{$other}) eq $other }), "$other took over");
 ($status, $body) = req('n3', 'PUT', '/after', '{"settings":{"number_of_shards":1,"number_of_replicas":0}}');
@@ -376,5 +490,6 @@ ok($cluster->wait_for('the restarted node applied the state', 30, sub {
 my $log = join('', map { slurp_file($node{$_}->logfile) } qw(n1 n2 n3));
 unlike($log, qr/PANIC|terminated by signal 11|TRAP:/, 'no crash in any server log');
 
+$ref->stop;
 $cluster->teardown;
 done_testing();
