@@ -14,13 +14,18 @@
 #   4. the time from PUT /{index} through n3 (2 shards, one per data node) to
 #      every shard STARTED in the master's applied state (the data nodes'
 #      shard_started reports committed), ROUNDS indices: median and max.
-#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 CLUSTER_DIR=... PARTS="1 2 3 4")
+#   5. a foreign table over the index (src/fdw) through n3 vs on the single
+#      node: a scan + aggregate, a GROUP BY, count(*) and a top-10 query,
+#      REPS runs each after one warm-up, server-side median (needs the
+#      corpus loaded by part 1).
+#   bench/cluster_bench.sh     (CLIENTS=2 DURATION=15 ROUNDS=30 REPS=5 CLUSTER_DIR=... PARTS="1 2 3 4 5")
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_cluster_bench}
 CLIENTS=${CLIENTS:-2}
 DURATION=${DURATION:-15}
 ROUNDS=${ROUNDS:-30}
-PARTS=${PARTS:-1 2 3 4}
+REPS=${REPS:-5}
+PARTS=${PARTS:-1 2 3 4 5}
 PGDIR=$CLUSTER_DIR/solo
 ETCD_BASE=${ETCD_BASE:-23890}
 PG_BASE=${PG_BASE:-5611}
@@ -144,6 +149,49 @@ for r in $(seq 1 "$ROUNDS"); do
   PORT=$N3 sqlv -c "SELECT status FROM search_engine.request('DELETE', '/started_$r', NULL)" >/dev/null
 done
 sort -n "$OUT/started.txt" | awk '{ a[NR] = $1 } END { printf "from PUT through n3 to both shards STARTED in the master'"'"'s state: median %.1f ms, max %.1f ms (%d indices)\n", a[int((NR + 1) / 2)], a[NR], NR }'
+fi
+
+if part 5; then
+echo "== 5. foreign table: scan + aggregate, GROUP BY, count(*), top-10; median of $REPS"
+fdw_setup="CREATE SERVER IF NOT EXISTS se FOREIGN DATA WRAPPER search_engine;
+DROP FOREIGN TABLE IF EXISTS debian_ft;
+CREATE FOREIGN TABLE debian_ft (_id text, package text, section text, installed_size bigint,
+  description text, _score real) SERVER se OPTIONS (index 'debian');
+CREATE OR REPLACE FUNCTION pg_temp.median_ms(q text, reps int) RETURNS numeric LANGUAGE plpgsql AS \$f\$
+DECLARE t timestamptz; ms numeric[] := '{}';
+BEGIN
+  EXECUTE q;   -- warm-up
+  FOR i IN 1 .. reps LOOP
+    t := clock_timestamp();
+    EXECUTE q;
+    ms := ms || (extract(epoch FROM clock_timestamp() - t) * 1000)::numeric;
+  END LOOP;
+  RETURN (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY m)::numeric, 2) FROM unnest(ms) m);
+END \$f\$;"
+queries=(
+  "scan + aggregate|SELECT count(*), sum(installed_size), sum(length(package)) FROM debian_ft"
+  "GROUP BY section|SELECT section, count(*), avg(installed_size) FROM debian_ft GROUP BY section"
+  "count(*)|SELECT count(*) FROM debian_ft"
+  "top-10 @@@|SELECT _id, _score FROM debian_ft WHERE description OPERATOR(search_engine.@@@) 'network file system' ORDER BY _score DESC LIMIT 10"
+)
+: > "$OUT/fdw.tsv"
+for target in solo n3; do
+  port=$([ $target = solo ] && echo $SOLO || echo $N3)
+  for qq in "${queries[@]}"; do
+    name=${qq%%|*}; q=${qq#*|}
+    ms=$(PORT=$port sqlv -c "$fdw_setup" -c "SELECT pg_temp.median_ms(\$q\$$q\$q\$, $REPS)" | tail -1)
+    printf '%s\t%s\t%s\n' "$target" "$name" "$ms" >> "$OUT/fdw.tsv"
+  done
+done
+# the same answers from both
+for qq in "${queries[@]:0:2}"; do
+  q=${qq#*|}
+  a=$(PORT=$SOLO sqlv -c "$fdw_setup" -c "SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM ($q) x" | tail -1)
+  b=$(PORT=$N3 sqlv -c "$fdw_setup" -c "SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM ($q) x" | tail -1)
+  [ "$a" = "$b" ] || { echo "different answers through n3 for: $q" >&2; exit 1; }
+done
+awk -F'\t' '{ v[$2, $1] = $3; if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+  END { for (i = 1; i <= n; i++) { k = order[i]; printf "%s: single node %s ms, through n3 %s ms (%.1fx)\n", k, v[k, "solo"], v[k, "n3"], v[k, "n3"] / v[k, "solo"] } }' "$OUT/fdw.tsv"
 fi
 
 echo

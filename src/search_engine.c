@@ -18,6 +18,7 @@
 #include "api/byquery.h"
 #include "cluster/state.h"
 #include "cluster/coordinator.h"
+#include "fdw/fdw.h"
 
 PG_MODULE_MAGIC;
 
@@ -58,6 +59,7 @@ _PG_init(void)
 	se_bulk_register_actions();
 	se_search_register_actions();
 	se_search_remote_register_actions();
+	se_fdw_register_actions();
 	se_index_ops_register_actions();
 	se_cat_register_actions();
 	se_state_register_actions();

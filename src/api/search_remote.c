@@ -295,7 +295,8 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 /*
  * Transport action "shard_fetch": id and _source of docs of the context's
  * shards.  Payload: context id, then per doc shard index, segment, doc.
- * Answer per doc: id, whether it has a source, the source.
+ * Answer per doc: id, whether it has a source, the source, then _routing,
+ * _seq_no, _primary_term and _version (the FDW's rows carry them).
  */
 static bool
 shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -321,6 +322,7 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		int32		doc = (int32) se_wire_vint(&r);
 		SeSearchShard *sh = NULL;
 		SeHit		hit;
+		SeDocMeta	meta;
 		int			k;
 
 		for (k = 0; k < context->nshards; k++)
@@ -338,6 +340,11 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_str(reply, hit.id, strlen(hit.id));
 		se_put_vint(reply, hit.has_source ? 1 : 0);
 		se_put_str(reply, hit.source.data, hit.source.len);
+		se_segment_doc_meta(sh->segments[seg], doc, &meta);
+		se_put_str(reply, meta.routing, meta.routing_len);
+		se_put_svint(reply, meta.seq_no);
+		se_put_svint(reply, meta.primary_term);
+		se_put_svint(reply, meta.version);
 	}
 	context_free();
 	return true;
@@ -665,6 +672,11 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 			id = se_wire_str(&r, NULL);
 			hits[i].has_source = se_wire_vint(&r) != 0;
 			src = se_wire_str(&r, &len);
+			memset(&hits[i].meta, 0, sizeof(SeDocMeta));
+			hits[i].meta.routing = se_wire_str(&r, &hits[i].meta.routing_len);
+			hits[i].meta.seq_no = se_wire_svint(&r);
+			hits[i].meta.primary_term = se_wire_svint(&r);
+			hits[i].meta.version = se_wire_svint(&r);
 			if (r.bad)
 			{
 				se_error_set(err, 500, "remote_transport_exception",
@@ -672,6 +684,9 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 				return false;
 			}
 			hits[i].id = id ? id : pstrdup("");
+			hits[i].meta.id = hits[i].id;
+			hits[i].meta.id_len = strlen(hits[i].id);
+			hits[i].has_meta = true;
 			initStringInfo(&hits[i].source);
 			if (src)
 				appendBinaryStringInfo(&hits[i].source, src, len);

@@ -34,6 +34,8 @@
 #include "api/api.h"
 #include "fdw/fdw.h"
 #include "fdw/fdw_int.h"
+#include "transport/transport.h"
+#include "util/varint.h"
 
 #define UNIX_EPOCH_USECS \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
@@ -468,10 +470,258 @@ emit_group(DvAggState *as, AggGroup *g, TupleDesc desc, Datum *values, bool *nul
 	tuplestore_putvalues(as->ss->store, desc, values, nulls);
 }
 
+/* Spec s of a column (NULL for count(*)) of the index's mapping m. */
+static void
+init_spec(AggSpec *s, SeAggKind kind, SeFdwColumn *col, const SeMapping *m,
+		  const char *relname, const char *index)
+{
+	SeColSearch cs;
+
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->fieldno = -1;
+	if (col == NULL)
+		return;
+	s->col = col;
+	se_fdw_col_search(col, m, col->collation, &cs);
+	s->field = cs.field;
+	if (s->field == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_ERROR),
+				 errmsg("field \"%s\" of foreign table \"%s\" is no longer mapped in index \"%s\"",
+						col->field, relname, index),
+				 errhint("Run the statement again.")));
+	s->keyword = (s->field->type == SE_FT_KEYWORD);
+	/* count(col) reads exists-equivalent doc values of the field */
+	s->dv_field = s->field->path;
+}
+
+static void
+agg_state_init(DvAggState *as, int nspecs)
+{
+	memset(as, 0, sizeof(*as));
+	as->cxt = CurrentMemoryContext;
+	as->nspecs = nspecs;
+	as->specs = palloc0(sizeof(AggSpec) * Max(1, nspecs));
+	as->cur_segment = -1;
+	initStringInfo(&as->key);
+}
+
+/* ---------------------------------------------------------------------
+ * Shards on other nodes: each node aggregates its shards (the transport
+ * action "fdw_aggregate"), the coordinator merges the groups' partial
+ * accumulators -- counts and sums add, min / max compare.  Sums of floats
+ * then add each node's partial sum: the order differs from a scan's.
+ * ---------------------------------------------------------------------
+ */
+
+static void
+put_acc(StringInfo out, const Acc *a)
+{
+	uint64		bits;
+
+	se_put_svint(out, a->count);
+	se_put_vint(out, a->has ? 1 : 0);
+	se_put_svint(out, a->iv);
+	se_put_str(out, a->sv, a->svlen);
+	se_put_svint(out, (int64) (a->isum >> 64));
+	se_put_vint(out, (uint64) a->isum);
+	memcpy(&bits, &a->dsum, sizeof(bits));
+	se_put_vint(out, bits);
+	se_put_float(out, a->fsum);
+}
+
+static void
+get_acc(SeWireReader *r, Acc *a)
+{
+	uint64		bits;
+	int64		hi;
+
+	memset(a, 0, sizeof(*a));
+	a->count = se_wire_svint(r);
+	a->has = se_wire_vint(r) != 0;
+	a->iv = se_wire_svint(r);
+	a->sv = se_wire_str(r, &a->svlen);
+	hi = se_wire_svint(r);
+	a->isum = ((int128) hi << 64) | (int128) se_wire_vint(r);
+	bits = se_wire_vint(r);
+	memcpy(&a->dsum, &bits, sizeof(bits));
+	a->fsum = se_wire_float(r);
+}
+
+static void
+merge_acc(AggSpec *s, Acc *into, const Acc *from)
+{
+	switch (s->kind)
+	{
+		case SE_AGG_GROUP_KEY:
+			break;
+		case SE_AGG_MIN:
+		case SE_AGG_MAX:
+			into->count += from->count;
+			if (from->has)
+				update_minmax(into, s, from->iv, from->sv, from->svlen);
+			break;
+		default:
+			into->count += from->count;
+			into->isum += from->isum;
+			into->dsum = into->dsum + from->dsum;
+			into->fsum = into->fsum + from->fsum;
+			if (s->col && s->col->typid != INT8OID &&
+				(into->isum > PG_INT64_MAX || into->isum < PG_INT64_MIN))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("bigint out of range")));
+			break;
+	}
+}
+
+/*
+ * Transport action "fdw_aggregate": the groups of this node's shards.
+ * Payload: index name, table name, the request body, per spec its kind and
+ * (0 for count(*)) column name, field, type and collation; then the shards.
+ * Answer: per group its key and each spec's accumulator.
+ */
+bool
+se_fdw_aggregate_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	char	   *index,
+			   *relname,
+			   *body;
+	uint64		nspecs;
+	DvAggState	as;
+	SeSearchShard *shards;
+	int			nshards;
+	SeIndexMeta *im;
+	int			i,
+				g;
+
+	se_wire_init(&r, payload, len);
+	index = se_wire_str(&r, NULL);
+	relname = se_wire_str(&r, NULL);
+	body = se_wire_str(&r, NULL);
+	nspecs = se_wire_vint(&r);
+	if (r.bad || index == NULL || relname == NULL || body == NULL || nspecs > 10000)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed fdw_aggregate request");
+		return false;
+	}
+	im = se_index_for_read(index, err);
+	if (im == NULL)
+		return false;
+	agg_state_init(&as, (int) nspecs);
+	for (i = 0; i < (int) nspecs; i++)
+	{
+		SeAggKind	kind = (SeAggKind) se_wire_vint(&r);
+		SeFdwColumn *col = NULL;
+
+		if (se_wire_vint(&r) != 0)
+		{
+			col = palloc0(sizeof(SeFdwColumn));
+			col->kind = SE_COL_FIELD;
+			col->name = se_wire_str(&r, NULL);
+			col->field = se_wire_str(&r, NULL);
+			col->typid = (Oid) se_wire_vint(&r);
+			col->collation = (Oid) se_wire_vint(&r);
+			col->typmod = -1;
+			if (col->name == NULL || col->field == NULL)
+				r.bad = true;
+		}
+		if (r.bad || kind < SE_AGG_COUNT_STAR || kind > SE_AGG_GROUP_KEY)
+		{
+			se_error_set(err, 400, "illegal_argument_exception", "malformed fdw_aggregate request");
+			return false;
+		}
+		init_spec(&as.specs[i], kind, col, im->mapping, relname, index);
+		if (kind == SE_AGG_GROUP_KEY)
+			as.grouped = true;
+	}
+	if ((shards = se_engine_peer_shards(&r, &nshards, err)) == NULL)
+		return false;
+	for (i = 0; i < nshards; i++)
+		shards[i].mapping = im->mapping;
+	(void) se_engine_scan_local(se_engine_parse(body, strlen(body), false), shards, nshards,
+								agg_doc, &as);
+	se_put_vint(reply, (uint64) as.ngroups);
+	for (g = 0; g < as.ngroups; g++)
+	{
+		se_put_str(reply, as.groups[g]->key, as.groups[g]->keylen);
+		for (i = 0; i < as.nspecs; i++)
+			put_acc(reply, &as.groups[g]->accs[i]);
+	}
+	return true;
+}
+
+/* Ask the nodes holding shards elsewhere for their groups; merge them. */
+static void
+aggregate_remote(DvAggState *as, SeScanState *ss, const char *body,
+				 SeSearchShard *shards, int nshards)
+{
+	StringInfoData prefix;
+	SeTransportCall *calls;
+	int			ncalls;
+	int			i,
+				k;
+
+	if (!se_engine_any_remote(shards, nshards))
+		return;
+	initStringInfo(&prefix);
+	se_put_str(&prefix, ss->tbl->index, strlen(ss->tbl->index));
+	se_put_str(&prefix, ss->tbl->relname, strlen(ss->tbl->relname));
+	se_put_str(&prefix, body, strlen(body));
+	se_put_vint(&prefix, (uint64) as->nspecs);
+	for (i = 0; i < as->nspecs; i++)
+	{
+		AggSpec    *s = &as->specs[i];
+
+		se_put_vint(&prefix, (uint64) s->kind);
+		se_put_vint(&prefix, s->col ? 1 : 0);
+		if (s->col)
+		{
+			se_put_str(&prefix, s->col->name, strlen(s->col->name));
+			se_put_str(&prefix, s->col->field, strlen(s->col->field));
+			se_put_vint(&prefix, (uint64) s->col->typid);
+			se_put_vint(&prefix, (uint64) s->col->collation);
+		}
+	}
+	calls = se_engine_call_shard_nodes(shards, nshards, "fdw_aggregate", prefix.data,
+									   prefix.len, &ncalls);
+	for (k = 0; k < ncalls; k++)
+	{
+		SeWireReader r;
+		uint64		ngroups,
+					g;
+
+		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
+		ngroups = se_wire_vint(&r);
+		for (g = 0; g < ngroups && !r.bad; g++)
+		{
+			int			keylen;
+			char	   *key = se_wire_str(&r, &keylen);
+			AggGroup   *grp;
+
+			CHECK_FOR_INTERRUPTS();
+			grp = find_group(as, key ? key : "", keylen);
+			for (i = 0; i < as->nspecs; i++)
+			{
+				Acc			a;
+
+				get_acc(&r, &a);
+				merge_acc(&as->specs[i], &grp->accs[i], &a);
+			}
+		}
+		if (r.bad)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("[%s][fdw_aggregate] malformed answer", calls[k].node)));
+	}
+}
+
 /* Run the aggregation of a pushed-down GROUP BY / aggregate query. */
 void
 se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
-				 SeEngineIndex *ei, SeSearchShard *shards, int nshards)
+				 const char *body, SeEngineIndex *ei, SeSearchShard *shards, int nshards)
 {
 	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 	DvAggState	as;
@@ -481,49 +731,27 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
 	Datum	   *values;
 	bool	   *nulls;
 
-	memset(&as, 0, sizeof(as));
+	agg_state_init(&as, list_length(ss->plan.aggs));
 	as.ss = ss;
-	as.cxt = CurrentMemoryContext;
-	as.nspecs = list_length(ss->plan.aggs);
-	as.specs = palloc0(sizeof(AggSpec) * Max(1, as.nspecs));
-	as.cur_segment = -1;
-	initStringInfo(&as.key);
 	foreach(lc, ss->plan.aggs)
 	{
 		List	   *l = lfirst(lc);
-		AggSpec    *s = &as.specs[i++];
+		SeAggKind	kind = linitial_int(l);
 		int			attno = lsecond_int(l);
 
-		s->kind = linitial_int(l);
-		s->fieldno = -1;
-		if (s->kind != SE_AGG_COUNT_STAR)
+		init_spec(&as.specs[i++], kind, attno > 0 ? &ss->tbl->cols[attno - 1] : NULL,
+				  ei->mapping, ss->tbl->relname, ss->tbl->index);
+		if (kind != SE_AGG_COUNT_STAR)
 			counts_only = false;
-		if (s->kind == SE_AGG_GROUP_KEY)
+		if (kind == SE_AGG_GROUP_KEY)
 			as.grouped = true;
-		if (attno > 0)
-		{
-			SeColSearch cs;
-
-			s->col = &ss->tbl->cols[attno - 1];
-			se_fdw_col_search(s->col, ei->mapping, s->col->collation, &cs);
-			s->field = cs.field;
-			if (s->field == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("field \"%s\" of foreign table \"%s\" is no longer mapped in index \"%s\"",
-								s->col->field, ss->tbl->relname, ss->tbl->index),
-						 errhint("Run the statement again.")));
-			s->keyword = (s->field->type == SE_FT_KEYWORD);
-			/* count(col) reads exists-equivalent doc values of the field */
-			s->dv_field = s->field->path;
-		}
 	}
 	values = palloc0(sizeof(Datum) * Max(1, desc->natts));
 	nulls = palloc0(sizeof(bool) * Max(1, desc->natts));
 
 	if (counts_only)
 	{
-		int64		c = se_engine_count(req, shards, nshards);
+		int64		c = se_engine_count(body, shards, nshards);
 
 		for (i = 0; i < as.nspecs; i++)
 		{
@@ -535,7 +763,9 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
 		return;
 	}
 
-	se_engine_scan(req, shards, nshards, agg_doc, &as);
+	/* this node's shards here, then the other nodes' there */
+	(void) se_engine_scan_local(req, shards, nshards, agg_doc, &as);
+	aggregate_remote(&as, ss, body, shards, nshards);
 	if (!as.grouped && as.ngroups == 0)
 		(void) find_group(&as, "", 0);	/* no rows: one row of empty aggregates */
 	for (i = 0; i < as.ngroups; i++)

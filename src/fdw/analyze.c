@@ -200,7 +200,7 @@ acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targrows
 	}
 	se_fdw_conv_pos.relname = st.tbl->relname;
 	shards = se_engine_shards(&ei, &nshards);
-	se_engine_scan(se_engine_parse("{}", 2, false), shards, nshards, sample_doc, &st);
+	se_engine_scan(se_engine_parse("{}", 2, false), "{}", shards, nshards, true, sample_doc, &st);
 	MemoryContextDelete(st.doc_cxt);
 
 	*totalrows = st.samplerows;

@@ -249,7 +249,7 @@ remote_count(SeRelInfo *fp, RelOptInfo *rel)
 	if (!se_engine_readable(fp->tbl->index) || !se_engine_open(fp->tbl->index, &ei, true))
 		return -1;
 	shards = se_engine_shards(&ei, &n);
-	return (double) se_engine_count(se_engine_parse(body.data, body.len, true), shards, n);
+	return (double) se_engine_count(body.data, shards, n);
 }
 
 static void
@@ -267,25 +267,10 @@ seGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	fp->tbl = se_fdw_table_get(foreigntableid);
 	if (se_engine_open(fp->tbl->index, &ei, true))
 	{
-		int			n,
-					s,
-					g;
-		SeSearchShard *shards;
-
 		fp->mapping = ei.mapping;
+		/* never analyzed: the live documents of the index */
 		if (baserel->tuples < 0 && se_engine_readable(fp->tbl->index))
-		{
-			/* never analyzed: the live documents of the index */
-			shards = se_engine_shards(&ei, &n);
-			docs = 0;
-			for (s = 0; s < n; s++)
-				for (g = 0; g < shards[s].nsegments; g++)
-				{
-					uint32		max = se_segment_max_doc(shards[s].segments[g]);
-
-					docs += shards[s].live_docs[g] ? se_livedocs_count(shards[s].live_docs[g], max) : max;
-				}
-		}
+			docs = se_engine_live_docs(fp->tbl->index);
 	}
 	fp->tuples = baserel->tuples >= 0 ? baserel->tuples : Max(docs, 0);
 	if (baserel->tuples < 0)

@@ -261,7 +261,9 @@ typedef struct SeDocRef
 	int32		doc;
 	float		score;			/* NaN when not scored */
 	const char *id;				/* NULL: read it from the segment */
-	StringInfo	source;			/* filtered _source of a search hit, or NULL */
+	StringInfo	source;			/* filtered _source of a search hit, or NULL;
+								 * a doc of a remote shard: what its node sent */
+	const SeDocMeta *meta;		/* a doc of a remote shard: its metadata */
 } SeDocRef;
 
 /* Return false to stop. */
@@ -286,14 +288,23 @@ extern void se_engine_authorize(const char *index, SeAclAction action, EState *e
 extern bool se_engine_readable(const char *index);
 extern SeSearchShard *se_engine_shards(SeEngineIndex *ei, int *nshards);
 extern void se_engine_refresh(SeEngineIndex *ei);
+extern void se_engine_refresh_shard(SeIndexMeta *im, int shard);
 extern SeSearchRequest *se_engine_parse(const char *body, int len, bool count);
-extern void se_engine_scan(SeSearchRequest *req, SeSearchShard *shards,
-						   int nshards, SeDocFn fn, void *arg);
-extern int64 se_engine_search(SeSearchRequest *req, SeSearchShard *shards,
-							  int nshards, int from, int size,
+/*
+ * Shards on other nodes (SeSearchShard.node set) are read through the
+ * transport (remote_shards.c, search_remote.c), so these take the request
+ * body as well as its parsed form.
+ */
+extern void se_engine_scan(SeSearchRequest *req, const char *body,
+						   SeSearchShard *shards, int nshards, bool with_source,
+						   SeDocFn fn, void *arg);
+extern int64 se_engine_search(SeSearchRequest *req, const char *body,
+							  SeSearchShard *shards, int nshards, int from, int size,
 							  SeDocFn fn, void *arg);
-extern int64 se_engine_count(SeSearchRequest *req, SeSearchShard *shards,
-							 int nshards);
+extern bool se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards,
+								 int nshards, SeDocFn fn, void *arg);
+/* body: a search or count body; only its query counts */
+extern int64 se_engine_count(const char *body, SeSearchShard *shards, int nshards);
 extern int64 se_engine_live_docs(const char *index);
 extern bool se_engine_source(SeDocRef *d, StringInfo out);
 extern void se_engine_meta(SeDocRef *d, SeDocMeta *meta);
@@ -311,6 +322,24 @@ typedef struct SeEngineDoc
 } SeEngineDoc;
 extern void se_engine_get(const char *index, const char *id,
 						  const char *routing, SeEngineDoc *out);
+extern void se_engine_get_local(SeIndexMeta *im, int shard, const char *id,
+								SeEngineDoc *out);
+
+/* in remote_shards.c: shards on other nodes */
+extern bool se_engine_any_remote(SeSearchShard *shards, int nshards);
+extern void se_engine_refresh_remote(SeSearchShard *shards, int nshards);
+extern void se_engine_scan_remote(const char *body, SeSearchShard *shards, int nshards,
+								  bool with_source, SeDocFn fn, void *arg);
+extern void se_engine_get_remote(SeIndexMeta *im, int shard, const char *id,
+								 SeEngineDoc *out);
+extern void se_fdw_register_actions(void);
+struct SeTransportCall;
+struct SeWireReader;
+extern struct SeTransportCall *se_engine_call_shard_nodes(SeSearchShard *shards, int nshards,
+														  const char *action,
+														  const char *prefix, int prefix_len,
+														  int *ncalls);
+extern SeSearchShard *se_engine_peer_shards(struct SeWireReader *r, int *nshards, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Aggregates computed from doc values (shard_access.c, used by fdw.c)

@@ -60,7 +60,9 @@ extern char *se_fdw_request_text(ForeignScanState *node, SeScanState *ss, bool e
 
 /* in aggregate.c */
 extern void se_fdw_aggregate(ForeignScanState *node, SeScanState *ss,
-							 SeSearchRequest *req, SeEngineIndex *ei,
+							 SeSearchRequest *req, const char *body, SeEngineIndex *ei,
 							 SeSearchShard *shards, int nshards);
+extern bool se_fdw_aggregate_action(const char *payload, size_t len, StringInfo reply,
+									SeError *err);
 
 #endif							/* SE_FDW_INT_H */

@@ -517,7 +517,7 @@ se_fdw_materialize(ForeignScanState *node, SeScanState *ss)
 		body = request_body(node, ss, ei.mapping, false, -1, -1);
 		ss->last_request = MemoryContextStrdup(node->ss.ps.state->es_query_cxt, body);
 		req = se_engine_parse(body, strlen(body), false);
-		se_fdw_aggregate(node, ss, req, &ei, shards, nshards);
+		se_fdw_aggregate(node, ss, req, body, &ei, shards, nshards);
 		MemoryContextSwitchTo(old);
 		return;
 	}
@@ -559,7 +559,7 @@ se_fdw_materialize(ForeignScanState *node, SeScanState *ss)
 		body = request_body(node, ss, ei.mapping, false, -1, -1);
 		ss->last_request = MemoryContextStrdup(node->ss.ps.state->es_query_cxt, body);
 		req = se_engine_parse(body, strlen(body), false);
-		se_engine_scan(req, shards, nshards, row_cb, &rb);
+		se_engine_scan(req, body, shards, nshards, rb.need_source, row_cb, &rb);
 		ss->total_hits = rb.rows;
 	}
 	else
@@ -576,7 +576,7 @@ se_fdw_materialize(ForeignScanState *node, SeScanState *ss)
 		{
 			/* every hit: count them first */
 			body = request_body(node, ss, ei.mapping, false, -1, -1);
-			size = se_engine_count(se_engine_parse(body, strlen(body), false), shards, nshards);
+			size = se_engine_count(body, shards, nshards);
 			size = Max(size - from, 0);
 		}
 		size = Min(size, (int64) PG_INT32_MAX - from);
@@ -584,7 +584,8 @@ se_fdw_materialize(ForeignScanState *node, SeScanState *ss)
 		ss->last_request = MemoryContextStrdup(node->ss.ps.state->es_query_cxt, body);
 		req = se_engine_parse(body, strlen(body), false);
 		rb.source_from_hit = !ss->plan.for_modify;
-		ss->total_hits = se_engine_search(req, shards, nshards, (int) from, (int) size, row_cb, &rb);
+		ss->total_hits = se_engine_search(req, body, shards, nshards, (int) from, (int) size,
+										   row_cb, &rb);
 	}
 	error_context_stack = errcb.previous;
 	MemoryContextSwitchTo(old);

@@ -146,10 +146,10 @@ se_fdw_match_restrict(PG_FUNCTION_ARGS)
 	if (!se_engine_readable(t->index) || !se_engine_open(t->index, &ei, true))
 		PG_RETURN_FLOAT8(DEFAULT_MATCH_SEL);
 	shards = se_engine_shards(&ei, &n);
-	total = se_engine_count(se_engine_parse("{}", 2, true), shards, n);
+	total = se_engine_count("{}", shards, n);
 	if (total <= 0)
 		PG_RETURN_FLOAT8(DEFAULT_MATCH_SEL);
-	matches = se_engine_count(se_engine_parse(body.data, body.len, true), shards, n);
+	matches = se_engine_count(body.data, shards, n);
 	PG_RETURN_FLOAT8(Max((double) matches / (double) total, 1.0 / (double) (total + 1)));
 }
 

@@ -241,7 +241,7 @@ se_fdw_import(ImportForeignSchemaStmt *stmt, Oid serverOid)
 				as.left = o.sample_size;
 				as.cxt = AllocSetContextCreate(CurrentMemoryContext, "import sample",
 											   ALLOCSET_DEFAULT_SIZES);
-				se_engine_scan(se_engine_parse("{}", 2, false), shards, n, sample_doc, &as);
+				se_engine_scan(se_engine_parse("{}", 2, false), "{}", shards, n, true, sample_doc, &as);
 				MemoryContextDelete(as.cxt);
 			}
 		}

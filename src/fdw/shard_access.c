@@ -5,8 +5,11 @@
  *	  snapshots, run a DSL request as a scan, a top-k search or a count,
  *	  read documents, realtime GET.
  *
- * Everything runs in the calling backend over shard snapshots, as
+ * Local shards run in the calling backend over shard snapshots, as
  * search_engine.search() does (src/api/search_ops.c); no text round trip.
+ * Shards on other nodes (SeSearchShard.node set) are read through the
+ * transport: scans and realtime GET by remote_shards.c, top-k searches and
+ * counts by search's own query-then-fetch (api/search_remote.c).
  *
  * Segment readers live in a per-backend cache that the next snapshot of
  * the same shard may prune, so a caller must finish with one set of
@@ -83,7 +86,10 @@ se_engine_readable(const char *index)
 	return se_acl_allowed(index, SE_ACL_READ);
 }
 
-/* Snapshots of every shard of the index (call right after se_engine_open). */
+/*
+ * Snapshots of every shard of the index (call right after se_engine_open);
+ * a shard on another node is named (node, index uuid) for the transport.
+ */
 SeSearchShard *
 se_engine_shards(SeEngineIndex *ei, int *nshards)
 {
@@ -93,12 +99,43 @@ se_engine_shards(SeEngineIndex *ei, int *nshards)
 
 	for (s = 0; s < n; s++)
 	{
-		(void) se_snapshot_acquire(ei->im, s, &shards[s], NULL);
+		if (se_state_shard_local(ei->im, s))
+			(void) se_snapshot_acquire(ei->im, s, &shards[s], NULL);
+		else
+		{
+			shards[s].shard = s;
+			shards[s].node = pstrdup(ei->im->shard_nodes[s]);
+			shards[s].max_terms_count = ei->im->settings.max_terms_count;
+			shards[s].max_regex_length = ei->im->settings.max_regex_length;
+		}
 		shards[s].index = ei->name;
+		shards[s].index_uuid = pstrdup(ei->im->uuid);
 		shards[s].mapping = ei->mapping;
 	}
 	*nshards = n;
 	return shards;
+}
+
+/* Refresh shards from..to-1 of im where they are, if they need it. */
+static void
+refresh_shards(SeIndexMeta *im, int from, int to)
+{
+	SeSearchShard *named = palloc0(sizeof(SeSearchShard) * Max(to - from, 1));
+	int			s;
+
+	for (s = from; s < to; s++)
+	{
+		SeSearchShard *sh = &named[s - from];
+
+		sh->index = im->name;
+		sh->index_uuid = im->uuid;
+		sh->shard = s;
+		if (se_state_shard_local(im, s))
+			se_snapshot_refresh_if_needed(im, s);
+		else
+			sh->node = im->shard_nodes[s];
+	}
+	se_engine_refresh_remote(named, to - from);
 }
 
 /*
@@ -109,10 +146,27 @@ se_engine_shards(SeEngineIndex *ei, int *nshards)
 void
 se_engine_refresh(SeEngineIndex *ei)
 {
-	int			s;
+	refresh_shards(ei->im, 0, ei->im->settings.number_of_shards);
+}
 
-	for (s = 0; s < ei->im->settings.number_of_shards; s++)
-		se_snapshot_refresh_if_needed(ei->im, s);
+/* The same for one shard (the shards a commit wrote to). */
+void
+se_engine_refresh_shard(SeIndexMeta *im, int shard)
+{
+	refresh_shards(im, shard, shard + 1);
+}
+
+static SeJson *
+parse_json(const char *body, int len)
+{
+	SeError		err;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j;
+
+	se_error_init(&err);
+	j = se_json_parse(body, len, &opts, &err);
+	raise_if(&err);
+	return j;
 }
 
 /* Parse a DSL body (JSON text); errors are raised with the ES type. */
@@ -120,13 +174,10 @@ SeSearchRequest *
 se_engine_parse(const char *body, int len, bool count)
 {
 	SeError		err;
-	SeJsonParseOptions opts = {0};
-	SeJson	   *j;
+	SeJson	   *j = parse_json(body, len);
 	SeSearchRequest *req;
 
 	se_error_init(&err);
-	j = se_json_parse(body, len, &opts, &err);
-	raise_if(&err);
 	req = count ? se_search_parse_count(j, &err) : se_search_parse(j, PG_INT32_MAX, &err);
 	raise_if(&err);
 	return req;
@@ -151,6 +202,7 @@ scan_cb(SeSearchShard *shard, int segment, int32 doc, void *arg)
 	d.score = NAN;
 	d.id = NULL;
 	d.source = NULL;
+	d.meta = NULL;
 	if (!sa->fn(&d, sa->arg))
 	{
 		sa->stopped = true;
@@ -159,10 +211,23 @@ scan_cb(SeSearchShard *shard, int segment, int32 doc, void *arg)
 	return true;
 }
 
-/* Every live matching document, unscored, in (shard, segment, doc) order. */
+/*
+ * Every live matching document, unscored: the local shards in (shard,
+ * segment, doc) order, then those of other nodes as their batches come
+ * (with _source when with_source; local docs read theirs on demand).
+ */
 void
-se_engine_scan(SeSearchRequest *req, SeSearchShard *shards, int nshards,
-			   SeDocFn fn, void *arg)
+se_engine_scan(SeSearchRequest *req, const char *body, SeSearchShard *shards,
+			   int nshards, bool with_source, SeDocFn fn, void *arg)
+{
+	if (se_engine_scan_local(req, shards, nshards, fn, arg))
+		se_engine_scan_remote(body, shards, nshards, with_source, fn, arg);
+}
+
+/* The same over this node's shards only; false when fn stopped it. */
+bool
+se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards, int nshards,
+					 SeDocFn fn, void *arg)
 {
 	ScanArg		sa;
 	int			i;
@@ -174,11 +239,14 @@ se_engine_scan(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	{
 		SeError		err;
 
+		if (shards[i].node != NULL)
+			continue;
 		CHECK_FOR_INTERRUPTS();
 		se_error_init(&err);
 		if (!se_search_scan(req, &shards[i], scan_cb, &sa, &err))
 			raise_if(&err);
 	}
+	return !sa.stopped;
 }
 
 /*
@@ -186,8 +254,8 @@ se_engine_scan(SeSearchRequest *req, SeSearchShard *shards, int nshards,
  * total hit count.
  */
 int64
-se_engine_search(SeSearchRequest *req, SeSearchShard *shards, int nshards,
-				 int from, int size, SeDocFn fn, void *arg)
+se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
+				 int nshards, int from, int size, SeDocFn fn, void *arg)
 {
 	SeError		err;
 	SeSearchResult *res;
@@ -195,7 +263,30 @@ se_engine_search(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 
 	se_error_init(&err);
 	se_search_set_from_size(req, from, size);
-	res = se_search_run(req, shards, nshards, &err);
+	if (se_engine_any_remote(shards, nshards))
+	{
+		/* query then fetch: the other nodes' shards' top docs, merged */
+		SeSearchParams p;
+		SeRemoteSearch *rs;
+
+		memset(&p, 0, sizeof(p));
+		p.from = from;
+		p.size = size;
+		p.track_total_hits = -2;
+		rs = se_search_remote_begin(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX,
+									shards, nshards, NULL);
+		res = se_search_run_remote(req, shards, nshards, se_search_remote_transport(rs), &err);
+		if (res != NULL && res->shards_failed > 0)
+		{
+			/* a foreign table does not return part of an index as all of it */
+			se_error_set(&err, 503, "search_phase_execution_exception",
+						 "%d of %d shards of index [%s] failed", res->shards_failed,
+						 res->shards_total, shards[0].index);
+			res = NULL;
+		}
+	}
+	else
+		res = se_search_run(req, shards, nshards, &err);
 	if (res == NULL)
 		raise_if(&err);
 	for (i = 0; i < res->nhits; i++)
@@ -209,23 +300,43 @@ se_engine_search(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		d.score = h->score;
 		d.id = h->id;
 		d.source = h->has_source ? &h->source : NULL;
+		d.meta = h->has_meta ? &h->meta : NULL;
 		if (!fn(&d, arg))
 			break;
 	}
 	return res->total;
 }
 
-/* Exact number of matching live documents. */
+/* Exact number of matching live documents, on every node. */
 int64
-se_engine_count(SeSearchRequest *req, SeSearchShard *shards, int nshards)
+se_engine_count(const char *body, SeSearchShard *shards, int nshards)
 {
 	SeError		err;
-	int64		c = 0;
+	SeJson	   *j = parse_json(body, strlen(body));
+	SeJson	   *cbody = NULL;
+	const SeJson *q = se_json_get(j, "query");
+	SeSearchRequest *req;
+	int64		c = 0,
+				elsewhere = 0;
 
+	/* a search body's query alone is the count body */
+	if (q != NULL)
+	{
+		StringInfoData b;
+
+		initStringInfo(&b);
+		appendStringInfoString(&b, "{\"query\":");
+		se_json_write(&b, q);
+		appendStringInfoChar(&b, '}');
+		cbody = parse_json(b.data, b.len);
+	}
 	se_error_init(&err);
-	if (!se_search_count(req, shards, nshards, &c, &err))
+	req = se_search_parse_count(cbody, &err);
+	raise_if(&err);
+	if (!se_search_remote_count(cbody, shards, nshards, &elsewhere, &err) ||
+		!se_search_count(req, shards, nshards, &c, &err))
 		raise_if(&err);
-	return c;
+	return c + elsewhere;
 }
 
 /* Live documents of an index (refreshed), -1 if it does not exist. */
@@ -242,6 +353,8 @@ se_engine_live_docs(const char *index)
 	if (!se_engine_open(index, &ei, true))
 		return -1;
 	shards = se_engine_shards(&ei, &n);
+	if (se_engine_any_remote(shards, n))
+		return se_engine_count("{}", shards, n);
 	for (s = 0; s < n; s++)
 		for (g = 0; g < shards[s].nsegments; g++)
 		{
@@ -252,12 +365,21 @@ se_engine_live_docs(const char *index)
 	return total;
 }
 
-/* Append the stored _source of d (unfiltered). */
+/* Append the stored _source of d (unfiltered; of a remote doc, what the request asked for). */
 bool
 se_engine_source(SeDocRef *d, StringInfo out)
 {
-	SeSegmentReader *r = d->shard->segments[d->segment];
+	SeSegmentReader *r;
 
+	if (d->shard->node != NULL)
+	{
+		/* its node sent it, filtered as the request's _source says */
+		if (d->source == NULL)
+			elog(ERROR, "no _source was fetched for document \"%s\"", d->id);
+		appendBinaryStringInfo(out, d->source->data, d->source->len);
+		return true;
+	}
+	r = d->shard->segments[d->segment];
 	if (!se_segment_source(r, d->doc, out))
 	{
 		const SeError *e = se_segment_error(r);
@@ -274,26 +396,48 @@ se_engine_source(SeDocRef *d, StringInfo out)
 void
 se_engine_meta(SeDocRef *d, SeDocMeta *meta)
 {
+	if (d->meta != NULL)
+	{
+		*meta = *d->meta;
+		return;
+	}
+	if (d->shard->node != NULL)
+		elog(ERROR, "no metadata was fetched for document \"%s\"", d->id);
 	se_segment_doc_meta(d->shard->segments[d->segment], d->doc, meta);
 }
 
-/* Realtime GET (refreshes the shard first when it has unrefreshed writes). */
+/*
+ * Realtime GET (refreshes the shard first when it has unrefreshed writes),
+ * on the node that holds the document's shard.
+ */
 void
 se_engine_get(const char *index, const char *id, const char *routing, SeEngineDoc *out)
 {
 	SeEngineIndex ei;
 	const char *rv = routing ? routing : id;
 	int			shard;
-	SeSearchShard sh;
-	int			i;
 
 	memset(out, 0, sizeof(*out));
 	if (!se_engine_open(index, &ei, true))
 		return;
 	shard = se_routing_shard(rv, strlen(rv), ei.im->settings.number_of_shards,
 							 ei.im->settings.routing_num_shards);
-	se_snapshot_refresh_if_needed(ei.im, shard);
-	(void) se_snapshot_acquire(ei.im, shard, &sh, NULL);
+	if (se_state_shard_local(ei.im, shard))
+		se_engine_get_local(ei.im, shard, id, out);
+	else
+		se_engine_get_remote(ei.im, shard, id, out);
+}
+
+/* Realtime GET of id from a shard of this node. */
+void
+se_engine_get_local(SeIndexMeta *im, int shard, const char *id, SeEngineDoc *out)
+{
+	SeSearchShard sh;
+	int			i;
+
+	memset(out, 0, sizeof(*out));
+	se_snapshot_refresh_if_needed(im, shard);
+	(void) se_snapshot_acquire(im, shard, &sh, NULL);
 	for (i = sh.nsegments - 1; i >= 0; i--)
 	{
 		int32		doc = se_segment_lookup_id(sh.segments[i], id, strlen(id));
@@ -304,6 +448,7 @@ se_engine_get(const char *index, const char *id, const char *routing, SeEngineDo
 		if (doc < 0 || !se_livedocs_get(sh.live_docs[i], doc))
 			continue;
 		se_segment_doc_meta(sh.segments[i], doc, &meta);
+		memset(&d, 0, sizeof(d));
 		d.shard = &sh;
 		d.segment = i;
 		d.doc = doc;

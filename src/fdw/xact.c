@@ -620,7 +620,7 @@ refresh_touched(bool all)
 		done = lappend(done, makeString(key));
 		im = se_state_find(se_state_current(), p->index);
 		if (im && !im->closed)
-			se_snapshot_refresh_if_needed(im, p->shard);
+			se_engine_refresh_shard(im, p->shard);
 	}
 }
 

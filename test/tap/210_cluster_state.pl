@@ -317,6 +317,132 @@ ok(keys(%segdocs) == 2 && $segdocs{0} + $segdocs{1} == 211,
 is("$body->{status} $body->{active_primary_shards}", 'green 2',
 	'_cluster/health on the coordinating-only node counts the shards started on the data nodes');
 
+# ---- the FDW against the cluster: a foreign table on any node sees the
+# whole index (local shards in-process, the others through the transport),
+# with the single-node server's answers
+$ref->safe_psql('postgres', "SELECT search_engine.bulk(\$b\$"
+	  . qq({"create":{"_id":"new1"}}\n{"title":"new"}\n) . $more . "\$b\$, 'books', 'true')");
+my $fdw_ddl = q{
+	CREATE SERVER se FOREIGN DATA WRAPPER search_engine;
+	CREATE FOREIGN TABLE books (_id text, title text, n bigint, _score real,
+		_seq_no bigint, _primary_term bigint) SERVER se OPTIONS (index 'books');
+	CREATE FOREIGN TABLE books_over (_id text, title text, n bigint)
+		SERVER se OPTIONS (index 'books', op_type 'index');
+};
+$_->safe_psql('postgres', $fdw_ddl) for ($node{n1}, $node{n3}, $ref);
+my %fdw_q = (
+	'count(*)' => 'SELECT count(*) FROM books',
+	'pushed-down match' => q{SELECT string_agg(_id, ',' ORDER BY _id) FROM books
+		WHERE title OPERATOR(search_engine.@@@) 'gamma' AND n > 20},
+	'ORDER BY _score LIMIT' => q{SELECT string_agg(_id || ':' || _score, ',') FROM
+		(SELECT _id, _score FROM books WHERE title OPERATOR(search_engine.@@@) 'alpha gamma'
+		 ORDER BY _score DESC LIMIT 12) s},
+	'ORDER BY a field OFFSET LIMIT' => q{SELECT string_agg(_id, ',') FROM
+		(SELECT _id FROM books ORDER BY n DESC NULLS LAST OFFSET 3 LIMIT 5) s},
+	'aggregates' => q{SELECT count(*) || ' ' || count(n) || ' ' || sum(n) || ' ' || min(n) || ' '
+		|| max(n) || ' ' || round(avg(n), 6) FROM books WHERE title OPERATOR(search_engine.@@@) 'beta'},
+	'GROUP BY' => q{SELECT string_agg(g, ',' ORDER BY g) FROM (SELECT (n / 50) || ':' || count(*)
+		|| ':' || sum(n) AS g FROM books WHERE n > 0 GROUP BY n / 50) s},
+	'GROUP BY a column' => q{SELECT string_agg(coalesce(n::text, 'null') || '=' || c, ',' ORDER BY n)
+		FROM (SELECT n, count(*) c FROM books GROUP BY n) s},
+	'lookup by _id' => q{SELECT string_agg(_id || ':' || n || ':' || title, ',' ORDER BY _id)
+		FROM books WHERE _id IN ('d7', 'd8', 'd150')},
+	'every row' => q{SELECT count(*) || ' ' || sum(n) || ' ' || sum(length(title)) FROM
+		(SELECT * FROM books OFFSET 0) s},
+);
+my %fdw_want = map { $_ => $ref->safe_psql('postgres', $fdw_q{$_}) } keys %fdw_q;
+for my $n (qw(n3 n1))
+{
+	for my $k (sort keys %fdw_q)
+	{
+		is($node{$n}->safe_psql('postgres', $fdw_q{$k}), $fdw_want{$k},
+			"foreign table on $n: $k as on one node");
+	}
+}
+like($fdw_want{'ORDER BY _score LIMIT'}, qr/^d\d+:\d/, 'the top-k query has hits');
+unlike($node{n3}->safe_psql('postgres', "EXPLAIN (COSTS OFF) $fdw_q{'ORDER BY _score LIMIT'}"),
+	qr/Sort|Limit/, 'ORDER BY _score LIMIT is the engine\'s top-k across the nodes');
+like($node{n3}->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $fdw_q{'GROUP BY a column'}"),
+	qr/aggregation over doc values/,
+	'GROUP BY is pushed down on a node without shards (the data nodes aggregate theirs)');
+
+# a remote scan longer than one batch (1000 documents) pages through its
+# node's scan context
+my $many = join('', map { qq({"index":{"_id":"m$_"}}\n{"k":"k@{[$_ % 7]}","n":$_}\n) } 1 .. 2600);
+for my $target ($node{n3}, $ref)
+{
+	$target->safe_psql('postgres', q{SELECT search_engine.create_index('many',
+		'{"settings":{"number_of_shards":2,"number_of_replicas":0}}')});
+	is($target->safe_psql('postgres',
+		"SELECT (search_engine.bulk(\$b\$$many\$b\$, 'many', 'true'))::jsonb->>'errors'"), 'false',
+		'2600 more documents (' . $target->name . ')');
+	$target->safe_psql('postgres', q{CREATE FOREIGN TABLE many (_id text, k text, n bigint)
+		SERVER se OPTIONS (index 'many')});
+}
+my $many_q = q{SELECT count(*) || ' ' || count(DISTINCT _id) || ' ' || sum(n) || ' ' || sum(length(k))
+	FROM (SELECT * FROM many OFFSET 0) s};
+is($node{n3}->safe_psql('postgres', $many_q), $ref->safe_psql('postgres', $many_q),
+	'every row of a scan of several batches per node, as on one node');
+like($node{n3}->safe_psql('postgres', $many_q), qr/^2600 2600 /, 'all of them');
+$many_q = q{SELECT string_agg(k || ':' || c || ':' || s, ',' ORDER BY k) FROM
+	(SELECT k, count(*) c, sum(n) s FROM many GROUP BY k) x};
+is($node{n3}->safe_psql('postgres', $many_q), $ref->safe_psql('postgres', $many_q),
+	'GROUP BY a keyword merges the nodes\' groups');
+# the index privilege is checked on the coordinating node, for the caller;
+# the data nodes serve their search_engine_node peer
+$node{n3}->safe_psql('postgres', 'GRANT SELECT ON books TO outsider');
+my $as_outsider = q{SET ROLE outsider; SELECT count(*) || ' ' || sum(n) FROM (SELECT * FROM books OFFSET 0) s};
+my ($pret, $pout, $perr) = $node{n3}->psql('postgres', $as_outsider);
+like($perr, qr/security_exception|permission|privilege/i,
+	'a role with SELECT on the foreign table but no read on the index is refused');
+$node{n3}->safe_psql('postgres', "SELECT search_engine.grant('read', 'books', 'outsider')");
+is($node{n3}->safe_psql('postgres', $as_outsider),
+	$node{n3}->safe_psql('postgres', q{SELECT count(*) || ' ' || sum(n) FROM (SELECT * FROM books OFFSET 0) s}),
+	'granted read on n3 alone, it reads the shards of the data nodes through n3');
+($status, $body) = req('n3', 'DELETE', '/many');
+is($status, 200, 'the index of many documents is deleted again');
+
+# ANALYZE samples and IMPORT FOREIGN SCHEMA guesses columns through the
+# same remote scan
+my $sample_q = q{ANALYZE books; CREATE SCHEMA imp; IMPORT FOREIGN SCHEMA "books" FROM SERVER se INTO imp;
+	SELECT (SELECT reltuples FROM pg_class WHERE oid = 'books'::regclass) || ' ' ||
+	(SELECT string_agg(attname || ':' || format_type(atttypid, atttypmod), ',' ORDER BY attnum)
+	 FROM pg_attribute WHERE attrelid = 'imp.books'::regclass AND attnum > 0
+	   AND attname NOT LIKE 'f\\_n%') || ' ' || (SELECT count(*) FROM imp.books)};
+is($node{n3}->safe_psql('postgres', $sample_q), $ref->safe_psql('postgres', $sample_q),
+	'ANALYZE and IMPORT FOREIGN SCHEMA on n3 see what they see on one node (but the mapping updates above)');
+
+# writes of rows living on other nodes' shards: the scan carries their
+# _seq_no / _primary_term, bulk routes the conditional writes
+my $fdw_w = q{
+	UPDATE books SET n = n + 1000 WHERE _id IN ('d1', 'd2', 'd3', 'd4');
+	UPDATE books SET title = 'renamed' WHERE title OPERATOR(search_engine.@@@) 'late';
+	DELETE FROM books WHERE _id IN ('d5', 'd6', 'late1', 'new1');
+	INSERT INTO books_over VALUES ('d9', 'overwritten', 9), ('d10', 'overwritten', 10);
+};
+$_->safe_psql('postgres', $fdw_w) for ($node{n3}, $ref);
+my $after = q{SELECT count(*) || ' ' || sum(n) || ' ' || string_agg(_id || ':' || title || ':' || coalesce(n::text, ''), ','
+	ORDER BY _id) FROM books WHERE _id IN ('d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd9', 'd10', 'late1', 'late2', 'new1')
+	OR title OPERATOR(search_engine.@@@) 'renamed'};
+$fdw_want{after} = $ref->safe_psql('postgres', $after);
+like($fdw_want{after}, qr/^15 .*d1:.*:1001,/, 'the writes applied on one node');
+is($node{$_}->safe_psql('postgres', $after), $fdw_want{after},
+	"UPDATE / DELETE / INSERT through n3 of rows on the data nodes: read back through $_ as on one node")
+	for qw(n1 n3);
+is($node{n3}->safe_psql('postgres', 'SELECT count(*) FROM books'), $ref->safe_psql('postgres', 'SELECT count(*) FROM books'),
+	'and the count after them');
+# a conditional write whose read is stale fails (the remote scan's _seq_no is checked)
+my ($fret, $fout, $ferr) = $node{n3}->psql('postgres', q{
+	BEGIN;
+	UPDATE books SET n = 1 WHERE _id = 'd11';
+	SELECT search_engine.bulk($b${"index":{"_id":"d11"}}
+{"title":"meanwhile","n":11}
+$b$, 'books', 'true');
+	COMMIT;}, on_error_stop => 1);
+like($ferr, qr/version_conflict|40001|conflict/i, 'an UPDATE of a remote row changed after the scan fails at commit');
+is($node{n1}->safe_psql('postgres', "SELECT title FROM books WHERE _id = 'd11'"), 'meanwhile',
+	'and leaves the other write in place');
+
 # ---- update/delete-by-query and reindex: slices run on the nodes holding their shards
 # (children of the coordinating node's task), with the single node's results
 for my $t ($node{n1}, $node{n2}, $node{n3}, $ref)
