@@ -268,13 +268,15 @@ se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 		/* query then fetch: the other nodes' shards' top docs, merged */
 		SeSearchParams p;
 		SeRemoteSearch *rs;
+		StringInfoData common;
 
 		memset(&p, 0, sizeof(p));
 		p.from = from;
 		p.size = size;
 		p.track_total_hits = -2;
-		rs = se_search_remote_begin(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX,
-									shards, nshards, NULL);
+		initStringInfo(&common);
+		se_search_common_encode(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX, NULL, &common);
+		rs = se_search_remote_begin(&common, shards, nshards, NULL);
 		res = se_search_run_remote(req, shards, nshards, se_search_remote_transport(rs), &err);
 		if (res != NULL && res->shards_failed > 0)
 		{
