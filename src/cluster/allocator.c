@@ -189,10 +189,13 @@ node_counts(const SeAllocModel *m, int node)
 
 		if (c->state == SE_COPY_INITIALIZING)
 		{
-			k.initializing++;
 			k.shards++;
-			if (c->primary)
-				k.initial_primaries++;
+			if (!m->indices[c->index].closed)
+			{
+				k.initializing++;
+				if (c->primary)
+					k.initial_primaries++;
+			}
 		}
 		else if (c->state == SE_COPY_STARTED)
 			k.shards++;
@@ -228,6 +231,9 @@ account(SeAllocModel *m, const SeAllocCopy *c, int sign)
 			m->unassigned += sign;
 			return;
 		case SE_COPY_INITIALIZING:
+			/* a closed index's copy recovers nothing: no recovery to count */
+			if (m->indices[c->index].closed)
+				break;
 			m->initializing += sign;
 			m->counts[c->node].initializing += sign;
 			/* a primary coming back from (or created on) its own disk */
@@ -930,6 +936,12 @@ decide_throttling(SeAllocModel *m, const SeAllocCopy *c, int node, Explain *ex, 
 	const SeAllocNodeCounts *k = &k_node;
 	int			source_out = source >= 0 ? node_counts(m, source)->relocating_out : 0;
 
+	if (m->indices[c->index].closed)
+	{
+		verdict(ex, "throttling", SE_DECISION_YES,
+				"a copy of a closed index is not recovered, so it takes no recovery slot");
+		return SE_DECISION_YES;
+	}
 	if (c->primary && c->state == SE_COPY_UNASSIGNED)
 	{
 		if (s->node_initial_primaries_recoveries >= 0 &&

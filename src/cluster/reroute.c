@@ -215,7 +215,9 @@ build_model(SeClusterState *st, const SeClusterView *v)
 			a->primary = true;
 			a->relocating_node = -1;
 			a->node = c->state == SE_SHARD_UNASSIGNED ? -1 : node_id(md, im->shard_nodes[s], v->nmembers);
-			a->state = c->state == SE_SHARD_STARTED ? SE_COPY_STARTED :
+			/* a closed index's copy on a node is there: nothing recovers it */
+			a->state = c->state == SE_SHARD_STARTED ||
+				(c->state == SE_SHARD_INITIALIZING && im->closed) ? SE_COPY_STARTED :
 				c->state == SE_SHARD_INITIALIZING ? SE_COPY_INITIALIZING : SE_COPY_UNASSIGNED;
 			a->data_node = node_id(md, c->data_node, v->nmembers);
 			a->reason = reason_of(c->unassigned_reason);
@@ -297,6 +299,16 @@ write_back(Model *md)
 			c->data_node = pstrdup(im->shard_nodes[a->shard]);
 			changed = true;
 		}
+		/*
+		 * A closed index's copy is never opened, so it would never report
+		 * started: placed (or closed while initializing), it is STARTED --
+		 * its node holds it, and reopening recovers it (INDEX_REOPENED).
+		 */
+		if (im->closed && c->state == SE_SHARD_INITIALIZING)
+		{
+			c->state = SE_SHARD_STARTED;
+			changed = true;
+		}
 		if (a->state == SE_COPY_UNASSIGNED && c->failed_attempts != a->failed_attempts)
 		{
 			c->failed_attempts = a->failed_attempts;	/* retry_failed */
@@ -307,11 +319,13 @@ write_back(Model *md)
 		if (a->state == SE_COPY_INITIALIZING)
 		{
 			im->shard_nodes[a->shard] = pstrdup(md->m.nodes[a->node].name);
-			c->state = SE_SHARD_INITIALIZING;
+			c->state = im->closed ? SE_SHARD_STARTED : SE_SHARD_INITIALIZING;
 			se_make_uuid(c->allocation_id);
 			/* an empty or stale primary forced here: the data is this node's now */
 			if (a->data_node < 0)
 				c->data_node = NULL;
+			if (im->closed)
+				c->data_node = pstrdup(md->m.nodes[a->node].name);
 			changed = true;
 		}
 		else if (a->state == SE_COPY_UNASSIGNED)

@@ -129,8 +129,11 @@ req('n3', 'POST', '/warm/_bulk?refresh=true',
 	join('', map { qq({"index": {"_id": "$_"}}\\n{"n": $_}\\n) } 1 .. 20) =~ s/\\n/\n/gr);
 ($status, $body) = req('n3', 'GET', '/warm/_count');
 is($body->{count}, 20, '20 documents on n2');
-req('n3', 'PUT', '/shut', '{"settings": {"number_of_shards": 1, "index.routing.allocation.require._name": "n2"}}');
-ok($cluster->wait_for('shut placed', 20, sub { routing('n3', 'shut') eq 'n2:STARTED' }), 'another index on n2');
+# six shards: more than node_initial_primaries_recoveries (4), which copies
+# of a closed index must not hold (they recover nothing) when n2 comes back
+my $six = join(' ', ('n2:STARTED') x 6);
+req('n3', 'PUT', '/shut', '{"settings": {"number_of_shards": 6, "index.routing.allocation.require._name": "n2"}}');
+ok($cluster->wait_for('shut placed', 30, sub { routing('n3', 'shut') eq $six }), 'another index on n2');
 req('n3', 'POST', '/shut/_bulk?refresh=true', qq({"index": {"_id": "a"}}\n{"t": "kept"}\n));
 ($status) = req('n3', 'POST', '/shut/_close');
 is($status, 200, 'and closed');
@@ -152,10 +155,15 @@ $node{n2}->start;
 ok($cluster->wait_for('n2 back', 60, sub {
 	routing('n3', 'warm') eq 'n2:STARTED' && routing('n3', 'spread') eq 'n2:STARTED n2:STARTED'
 }), 'n2 is back: its copies come back on it');
+($status, $body) = req('n3', 'GET', '/_cat/allocation?format=json&h=node,shards');
+is(join(' ', map { "$_->{node}=$_->{shards}" } @$body), 'n1=3 n2=9',
+	'the closed index\'s six copies are back on n2 too (they take no recovery slot from the open ones)');
+($status, $body) = req('n3', 'GET', '/_cluster/allocation/explain', '{"index": "shut", "shard": 5, "primary": true}');
+is("$body->{current_state} $body->{current_node}{name}", 'started n2', 'a closed copy placed back is started: nothing recovers it');
 ($status, $body) = req('n3', 'GET', '/warm/_count');
 is($body->{count}, 20, 'with their documents');
 ($status) = req('n3', 'POST', '/shut/_open');
-ok($cluster->wait_for('shut open', 30, sub { routing('n3', 'shut') eq 'n2:STARTED' }),
+ok($cluster->wait_for('shut open', 30, sub { routing('n3', 'shut') eq $six }),
 	'the index closed on n2 reopens there');
 ($status, $body) = req('n3', 'GET', '/shut/_count');
 is($body->{count}, 1, 'with its document');

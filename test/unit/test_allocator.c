@@ -264,6 +264,32 @@ test_throttling(void)
 	check_inv(&b.m, "throttling");
 }
 
+/* copies of closed indices recover nothing: they take no recovery slot */
+static void
+test_closed_not_throttled(void)
+{
+	Builder		b;
+	int			ix,
+				i,
+				open_init = 0;
+
+	b_init(&b, 2);
+	ix = b_index(&b, "closed", 20, 0);
+	b.m.indices[ix].closed = true;
+	b_index(&b, "open", 4, 0);
+	prepare(&b.m);
+	se_alloc_reroute(&b.m);
+	for (i = 0; i < b.m.ncopies; i++)
+		if (b.m.copies[i].index != ix && b.m.copies[i].state == SE_COPY_INITIALIZING)
+			open_init++;
+	UT_CHECK(count_state(&b.m, SE_COPY_UNASSIGNED) == 0,
+			 "every closed copy is placed in one reroute (%d left)", count_state(&b.m, SE_COPY_UNASSIGNED));
+	UT_CHECK(open_init == 4, "and the open index's primaries are not throttled by them (%d)", open_init);
+	UT_CHECK(b.m.counts[0].initial_primaries + b.m.counts[1].initial_primaries == 4,
+			 "only the open index's copies count as recoveries");
+	check_inv(&b.m, "closed");
+}
+
 static void
 test_same_shard_and_replica_after_primary(void)
 {
@@ -899,6 +925,7 @@ main(void)
 {
 	test_initial_allocation();
 	test_throttling();
+	test_closed_not_throttled();
 	test_same_shard_and_replica_after_primary();
 	test_filters_move();
 	test_disk_watermarks();
