@@ -719,31 +719,35 @@ split_list(const char *s, const char ***out)
 	return n;
 }
 
-/* the filters of one kind (include/exclude/require), transient winning */
+/* the filters of one kind: layer keys "<prefix><kind>.<attr>" */
 static SeAllocFilter *
-collect_filters(const SeSettingsLayer *p, const SeSettingsLayer *t, const char *kind, int *n)
+collect_filters(const SeSettingsLayer *l, const char *prefix, const char *kind, int *n)
 {
-	const char *prefix = psprintf(A "%s.", kind);
-	size_t		plen = strlen(prefix);
-	SeSettingsLayer merged = layer_copy(p);
-	SeAllocFilter *f;
+	const char *kp = psprintf("%s%s.", prefix, kind);
+	size_t		plen = strlen(kp);
+	SeAllocFilter *f = palloc0(sizeof(SeAllocFilter) * (l->n + 1));
 	int			i;
 
-	for (i = 0; i < t->n; i++)
-		layer_set(&merged, t->keys[i], t->values[i]);
-	f = palloc0(sizeof(SeAllocFilter) * (merged.n + 1));
 	*n = 0;
-	for (i = 0; i < merged.n; i++)
-		if (strncmp(merged.keys[i], prefix, plen) == 0 && merged.keys[i][plen])
+	for (i = 0; i < l->n; i++)
+		if (strncmp(l->keys[i], kp, plen) == 0 && l->keys[i][plen])
 		{
 			SeAllocFilter *x = &f[*n];
 
-			x->attr = merged.keys[i] + plen;
-			x->nvalues = split_list(merged.values[i], &x->values);
+			x->attr = l->keys[i] + plen;
+			x->nvalues = split_list(l->values[i], &x->values);
 			if (x->nvalues > 0)
 				(*n)++;
 		}
 	return f;
+}
+
+void
+se_csettings_filters(const SeSettingsLayer *l, const char *prefix, SeAllocFilters *f)
+{
+	f->include = collect_filters(l, prefix, "include", &f->ninclude);
+	f->exclude = collect_filters(l, prefix, "exclude", &f->nexclude);
+	f->require = collect_filters(l, prefix, "require", &f->nrequire);
 }
 
 void
@@ -803,7 +807,13 @@ se_csettings_alloc(const SeSettingsLayer *p, const SeSettingsLayer *t, SeAllocSe
 		if (v && split_list(v, &s->awareness_force[a]) == 0)
 			s->awareness_force[a] = NULL;
 	}
-	s->filters.include = collect_filters(p, t, "include", &s->filters.ninclude);
-	s->filters.exclude = collect_filters(p, t, "exclude", &s->filters.nexclude);
-	s->filters.require = collect_filters(p, t, "require", &s->filters.nrequire);
+	/* the cluster's filters: persistent ones, transient ones winning */
+	{
+		SeSettingsLayer merged = layer_copy(p);
+		int			i;
+
+		for (i = 0; i < t->n; i++)
+			layer_set(&merged, t->keys[i], t->values[i]);
+		se_csettings_filters(&merged, A, &s->filters);
+	}
 }

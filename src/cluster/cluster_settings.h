@@ -63,6 +63,14 @@ extern const char *se_csettings_get(const SeSettingsLayer *persistent,
 									const char *key);
 
 /*
+ * Allocation filters from a layer's keys "<prefix>{include,exclude,
+ * require}.<attr>" = "v1, v2*" (cluster: "cluster.routing.allocation.",
+ * an index's allocation_filters: "").
+ */
+extern void se_csettings_filters(const SeSettingsLayer *l, const char *prefix,
+								 SeAllocFilters *f);
+
+/*
  * The allocator's settings from the layers (defaults for what is unset).
  * Strings point into the layers.
  */

@@ -72,47 +72,6 @@ parse_attrs(const char *s, SeAllocAttr **out)
 	return n;
 }
 
-/* an index's allocation filters ("include.attr" -> values) as the allocator's */
-static void
-index_filters(const SeSettingsLayer *l, SeAllocFilters *f)
-{
-	int			i;
-
-	memset(f, 0, sizeof(*f));
-	f->include = palloc0(sizeof(SeAllocFilter) * (l->n + 1));
-	f->exclude = palloc0(sizeof(SeAllocFilter) * (l->n + 1));
-	f->require = palloc0(sizeof(SeAllocFilter) * (l->n + 1));
-	for (i = 0; i < l->n; i++)
-	{
-		const char *dot = strchr(l->keys[i], '.');
-		SeAllocFilter *x;
-		char	   *vals,
-				   *tok,
-				   *save = NULL;
-
-		if (dot == NULL)
-			continue;
-		if (strncmp(l->keys[i], "include.", 8) == 0)
-			x = &f->include[f->ninclude++];
-		else if (strncmp(l->keys[i], "exclude.", 8) == 0)
-			x = &f->exclude[f->nexclude++];
-		else if (strncmp(l->keys[i], "require.", 8) == 0)
-			x = &f->require[f->nrequire++];
-		else
-			continue;
-		x->attr = dot + 1;
-		vals = pstrdup(l->values[i]);
-		x->values = palloc0(sizeof(char *) * (strlen(vals) / 2 + 2));
-		for (tok = strtok_r(vals, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		{
-			while (*tok == ' ')
-				tok++;
-			if (*tok)
-				x->values[x->nvalues++] = tok;
-		}
-	}
-}
-
 typedef struct Model
 {
 	SeAllocModel m;
@@ -204,7 +163,7 @@ build_model(SeClusterState *st, const SeClusterView *v)
 		x->enable = (SeAllocEnable) im->settings.allocation_enable;
 		x->delayed_timeout_ms = im->settings.delayed_timeout_ms;
 		x->read_only_allow_delete = im->settings.blocks_read_only_allow_delete;
-		index_filters(&im->settings.allocation_filters, &x->filters);
+		se_csettings_filters(&im->settings.allocation_filters, "", &x->filters);
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
 			const SeShardCopy *c = &im->shard_copies[s];

@@ -31,13 +31,8 @@ for my $n (qw(n1 n2 n3))
 
 sub req
 {
-	my ($n, $method, $path, $body) = @_;
-	my $b = defined $body ? "'" . $body . "'" : 'NULL';
-	my ($ret, $out, $err) = $node{$n}->psql('postgres',
-		"SELECT status || ' ' || coalesce(body::text, 'null') FROM search_engine.request('$method', '$path', $b)",
-		on_error_stop => 0);
-	return (0, { error => $err }) if $ret != 0 || $out !~ /^(\d+) (.*)$/s;
-	return ($1, decode_json($2));
+	my ($n, @call) = @_;
+	return SeCluster::request($node{$n}, @call);
 }
 
 # the master's routing of index: "node:STATE" per shard, in shard order

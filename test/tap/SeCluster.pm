@@ -148,14 +148,17 @@ sub new_node
 	return $node;
 }
 
-# a REST call through search_engine.request: (status, decoded body)
+# a REST call through search_engine.request, with an optional body (JSON
+# text, no single quotes): (status, decoded body), or (0, { error => psql's
+# stderr }) when the call itself failed
 sub request
 {
-	my ($node, $method, $path) = @_;
+	my ($node, $method, $path, $body) = @_;
+	my $b = defined $body ? "'" . $body . "'" : 'NULL';
 	my ($ret, $out, $err) = $node->psql('postgres',
-		"SELECT status || ' ' || coalesce(body::text, 'null') FROM search_engine.request('$method', '$path')",
+		"SELECT status || ' ' || coalesce(body::text, 'null') FROM search_engine.request('$method', '$path', $b)",
 		on_error_stop => 0);
-	return (0, undef) if $ret != 0 || $out !~ /^(\d+) (.*)$/s;
+	return (0, { error => $err }) if $ret != 0 || $out !~ /^(\d+) (.*)$/s;
 	return ($1, decode_json($2));
 }
 
