@@ -110,6 +110,19 @@ typedef struct SeShardSlot
 	pg_atomic_uint64 translog_bytes;
 	pg_atomic_uint64 max_seq_no;
 	pg_atomic_uint64 indexing_ops;
+	/*
+	 * This node's copy of the shard (cluster mode; issue 16), written under
+	 * slots_lock by se_slot_set_copy when the slot is allocated and when
+	 * the routing changes the copy's role (a promotion: replica = false,
+	 * primary_term + 1), then the owner is woken.
+	 */
+	bool		replica;		/* a replica: filled by peer recovery */
+	char		allocation_id[SE_UUID_LEN + 1];	/* "" on a single node */
+	int64		primary_term;	/* the routing's term of the shard */
+	char		primary_node[NAMEDATALEN];	/* the primary's node; "" = here */
+	/* seq_nos as int64 in uint64, -1 = none yet (published by the owner) */
+	pg_atomic_uint64 local_checkpoint;
+	pg_atomic_uint64 global_checkpoint;
 } SeShardSlot;
 
 /* ---------- the bounded write queue ---------- */
@@ -320,6 +333,8 @@ extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 /* in slots.c */
 extern int	se_slot_find(const char *uuid, int shard);
 extern int	se_slot_allocate(const char *uuid, int shard);
+extern bool se_slot_set_copy(int slot, bool replica, const char *allocation_id,
+							 int64 primary_term, const char *primary_node);
 extern int	se_slot_missing(const char *uuid, int nshards, int *used);
 extern bool se_slot_advance(int slot, SeSlotState state, const char *failure);
 extern int	se_slot_mark_closing(const char *uuid, int shard, bool delete_files);

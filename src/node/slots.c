@@ -155,11 +155,40 @@ se_slot_allocate(const char *uuid, int shard)
 		pg_atomic_write_u64(&s->translog_bytes, 0);
 		pg_atomic_write_u64(&s->max_seq_no, 0);
 		pg_atomic_write_u64(&s->indexing_ops, 0);
+		s->replica = false;
+		s->allocation_id[0] = '\0';
+		s->primary_term = 0;
+		s->primary_node[0] = '\0';
+		pg_atomic_write_u64(&s->local_checkpoint, (uint64) (int64) -1);
+		pg_atomic_write_u64(&s->global_checkpoint, (uint64) (int64) -1);
 		s->state = SE_SLOT_OPENING;
 		LWLockRelease(&s->lock);
 	}
 	LWLockRelease(&SeShmem->slots_lock);
 	return slot;
+}
+
+/*
+ * The copy slot holds (cluster mode: from the routing): whether it is a
+ * replica, its allocation id, the shard's primary term and the primary's
+ * node.  Returns true when a replica became the primary (a promotion),
+ * which its owner acts on when woken.
+ */
+bool
+se_slot_set_copy(int slot, bool replica, const char *allocation_id, int64 primary_term,
+				 const char *primary_node)
+{
+	SeShardSlot *s = &SeSlots[slot];
+	bool		promoted;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	promoted = s->replica && !replica;
+	s->replica = replica;
+	strlcpy(s->allocation_id, allocation_id, sizeof(s->allocation_id));
+	s->primary_term = primary_term;
+	strlcpy(s->primary_node, primary_node, sizeof(s->primary_node));
+	LWLockRelease(&SeShmem->slots_lock);
+	return promoted;
 }
 
 /*
