@@ -865,6 +865,22 @@ se_index_ops_register_actions(void)
 }
 
 /*
+ * Is the copy of shard s on node a target of a broadcast (refresh, flush,
+ * force merge)?  Its primary wherever it is placed (the node answers for
+ * it), and a STARTED replica, which reads may reach.
+ */
+static bool
+broadcast_target(const SeIndexMeta *im, int s, const char *node)
+{
+	const SeShardCopy *c;
+
+	if (im->routing == NULL)
+		return se_state_shard_local(im, s);
+	c = se_routing_copy_on(&im->routing[s], node);
+	return c != NULL && (c->primary || c->state == SE_SHARD_STARTED);
+}
+
+/*
  * Send the shards of other nodes their part of a broadcast (one request per
  * node, all at once); returns how many succeeded there.
  */
@@ -880,7 +896,7 @@ broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
 	int			k = 0;
 	int			i;
 
-	nodes = se_state_nodes_elsewhere(targets);
+	nodes = se_state_copy_nodes_elsewhere(targets);
 	*attempted = 0;
 	if (nodes == NIL)
 		return 0;
@@ -899,7 +915,7 @@ broadcast_remote(List *targets, SeRequestKind kind, int64 arg, int *attempted,
 			int			s;
 
 			for (s = 0; s < im->settings.number_of_shards; s++)
-				if (!se_state_shard_local(im, s) && strcmp(im->shard_nodes[s], node) == 0)
+				if (broadcast_target(im, s, node))
 				{
 					se_peer_shard_put(&shards, im->name, im->uuid, s);
 					n++;
@@ -965,7 +981,7 @@ broadcast(const char *expr, SeRequestKind kind, int64 arg, SeResponse *r, SeErro
 			int			slot;
 
 			total += 1 + im->settings.number_of_replicas;
-			if (!se_state_shard_local(im, s))
+			if (!broadcast_target(im, s, se_cluster_node_name()))
 				continue;
 			se_error_init(&serr);
 			slot = se_snapshot_slot(im, s, &serr);
