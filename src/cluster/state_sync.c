@@ -661,8 +661,9 @@ se_state_slot_copy(const SeIndexMeta *im, int s, int slot)
 
 	if (c && !c->primary && im->routing[s].copies[0].state != SE_SHARD_UNASSIGNED)
 		primary_node = im->routing[s].copies[0].node;
-	return se_slot_set_copy(slot, c ? !c->primary : false, c ? c->allocation_id : "",
-							se_state_shard_primary_term(im, s), primary_node);
+	return se_slot_set_copy(slot, im->uuid, s, c ? !c->primary : false,
+							c ? c->allocation_id : "", se_state_shard_primary_term(im, s),
+							primary_node);
 }
 
 /* ---------- applying etcd's events on this node ---------- */

@@ -171,17 +171,23 @@ se_slot_allocate(const char *uuid, int shard)
 /*
  * The copy slot holds (cluster mode: from the routing): whether it is a
  * replica, its allocation id, the shard's primary term and the primary's
- * node.  Returns true when a replica became the primary (a promotion),
- * which its owner acts on when woken.
+ * node -- if slot still holds (uuid, shard): it may have been freed and
+ * taken by another shard since it was found.  Returns true when a replica
+ * became the primary (a promotion), which its owner acts on when woken.
  */
 bool
-se_slot_set_copy(int slot, bool replica, const char *allocation_id, int64 primary_term,
-				 const char *primary_node)
+se_slot_set_copy(int slot, const char *uuid, int shard, bool replica,
+				 const char *allocation_id, int64 primary_term, const char *primary_node)
 {
 	SeShardSlot *s = &SeSlots[slot];
 	bool		promoted;
 
 	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	if (s->state == SE_SLOT_FREE || s->shard != shard || strcmp(s->index_uuid, uuid) != 0)
+	{
+		LWLockRelease(&SeShmem->slots_lock);
+		return false;
+	}
 	promoted = s->replica && !replica;
 	s->replica = replica;
 	strlcpy(s->allocation_id, allocation_id, sizeof(s->allocation_id));

@@ -130,6 +130,10 @@ ok($cluster->wait_for('no replica', 20, sub { copies('n1', 'rep') =~ /^p:\w+:STA
 is("$body->{status} $body->{unassigned_shards}", 'green 0', 'health: green');
 ($status, $body) = req('n3', 'GET', '/_cat/shards/rep?format=json&h=prirep');
 is(join('', sort map { $_->{prirep} } @$body), 'pp', '_cat/shards: the primaries only');
+($status, $body) = req('n3', 'POST', '/_cluster/reroute',
+	'{"commands": [{"allocate_replica": {"index": "rep", "shard": 0, "node": "n1"}}]}');
+like("$status $body->{error}{reason}", qr/^400 \[allocate_replica\] all copies of \[rep\]\[0\] are already assigned/,
+	'allocate_replica: no replica copy to place');
 ($status) = req('n3', 'PUT', '/rep/_settings', '{"index": {"number_of_replicas": 1}}');
 ok($cluster->wait_for('a replica again', 20, sub {
 	my $c = copies('n1', 'rep');
