@@ -36,7 +36,7 @@ cluster_wait "$N3" 3
 # state memory of a fresh backend on n1 after it read the cluster state
 state_mem() {
   PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.indices" \
-    -c "SELECT coalesce(sum(total_bytes), 0) FROM pg_backend_memory_contexts WHERE name = 'search_engine cluster state'" | tail -1
+    -c "SELECT coalesce(sum(total_bytes), 0) FROM pg_backend_memory_contexts WHERE name IN ('search_engine cluster state', 'search_engine index state')" | tail -1
 }
 
 existing=$(PORT=$N3 sqlv -c "SELECT count(*) FROM search_engine.indices WHERE index LIKE 'bulk_%'")
@@ -56,7 +56,7 @@ copies=$((INDICES * SHARDS))
 mem_after=$(state_mem)
 dd=$(PORT=$N1 sqlv -c "SHOW search_engine.data_directory")
 [ -n "$dd" ] || dd=$CLUSTER_DIR/n1/search_engine
-state_bytes=$(stat -c %s "$dd/_state/cluster_state" 2>/dev/null || echo 0)
+state_bytes=$(du -sb "$dd/_state" 2>/dev/null | cut -f1 || echo 0)
 slots_used=$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.shards WHERE node = 'n1'")
 
 echo "== $ROUNDS index creations through n3 with $copies copies in the cluster"

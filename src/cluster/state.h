@@ -102,6 +102,12 @@ typedef struct SeIndexMeta
 	char	  **shard_nodes;	/* per shard, the node holding it ("" = none);
 								 * NULL: every shard is on this node */
 	SeShardCopy *shard_copies;	/* per shard, with shard_nodes */
+	/* its file under _state/indices (state.c) */
+	uint64		state_gen;		/* generation of the file it was read from;
+								 * 0: not written yet */
+	char	   *state_json;		/* that file's JSON (a save skips it when equal) */
+	bool		state_stub;		/* only name, uuid and state_gen read: a save
+								 * keeps its file as it is */
 } SeIndexMeta;
 
 typedef struct SeClusterState
@@ -114,6 +120,7 @@ typedef struct SeClusterState
 	SeSettingsLayer persistent;
 	SeSettingsLayer transient;
 	int64		settings_mod_revision;
+	uint64		next_state_gen; /* next index file generation */
 } SeClusterState;
 
 /* This process's current copy (reloaded when the version moved). */

@@ -27,6 +27,9 @@ typedef struct StateOp
 
 /* in state.c; the caller holds state_lock */
 extern SeClusterState *se_state_load_file(void);
+/* the manifest only: indices as stubs, parsed one by one by index_load */
+extern SeClusterState *se_state_load_manifest(void);
+extern SeIndexMeta *se_state_index_load(SeClusterState *st, int i);
 extern void se_state_save_file(SeClusterState *st);
 extern void se_state_sort(SeClusterState *st);
 extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);

@@ -612,7 +612,7 @@ apply_settings(const char *value, int value_len, bool is_delete, int64 revision)
 	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
-		SeClusterState *st = se_state_load_file();
+		SeClusterState *st = se_state_load_manifest();
 
 		st->persistent = parsed.persistent;
 		st->transient = parsed.transient;
@@ -663,11 +663,12 @@ apply_event(const char *suffix, const char *value, int value_len, bool is_delete
 	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
-		st = se_state_load_file();
+		/* only the index that changed is read (and written) */
+		st = se_state_load_manifest();
 		for (i = 0; i < st->nindices; i++)
 			if (strcmp(st->indices[i]->name, name) == 0)
 			{
-				was = st->indices[i];
+				was = se_state_index_load(st, i);
 				st->indices[i] = st->indices[--st->nindices];
 				break;
 			}
