@@ -1355,6 +1355,66 @@ load_cached(void)
 	return st;
 }
 
+/*
+ * A copy of one index that a mutation may change, without parsing: the
+ * strings and arrays are copied, the parsed mapping is shared (the one
+ * mutation that changes a mapping, mutate_mapping, copies it first).
+ */
+static SeIndexMeta *
+index_copy(const SeIndexMeta *src)
+{
+	SeIndexMeta *im = palloc(sizeof(SeIndexMeta));
+	int			n = src->settings.number_of_shards;
+	int			s;
+
+	memcpy(im, src, sizeof(SeIndexMeta));
+	im->name = pstrdup(src->name);
+	im->mappings_json = pstrdup(src->mappings_json);
+	im->settings.allocation_filters = se_csettings_layer_copy(&src->settings.allocation_filters);
+	if (src->shard_nodes)
+	{
+		im->shard_nodes = palloc(sizeof(char *) * n);
+		im->shard_copies = palloc(sizeof(SeShardCopy) * n);
+		for (s = 0; s < n; s++)
+		{
+			const SeShardCopy *a = &src->shard_copies[s];
+			SeShardCopy *c = &im->shard_copies[s];
+
+			im->shard_nodes[s] = pstrdup(src->shard_nodes[s]);
+			*c = *a;
+			c->unassigned_reason = a->unassigned_reason ? pstrdup(a->unassigned_reason) : NULL;
+			c->unassigned_details = a->unassigned_details ? pstrdup(a->unassigned_details) : NULL;
+			c->data_node = a->data_node ? pstrdup(a->data_node) : NULL;
+		}
+	}
+	return im;
+}
+
+/*
+ * A copy of this process's current state for a mutation to change: what
+ * the master commits from (parsing every index's file instead costs
+ * ~170 ms at 10,000 shard copies; copying them, a few).
+ */
+SeClusterState *
+se_state_copy_current(void)
+{
+	const SeClusterState *cur = se_state_current();
+	SeClusterState *st = palloc0(sizeof(SeClusterState));
+	int			i;
+
+	st->version = cur->version;
+	st->cluster_uuid = pstrdup(cur->cluster_uuid);
+	st->nindices = cur->nindices;
+	st->indices = palloc0(sizeof(SeIndexMeta *) * Max(1, cur->nindices));
+	for (i = 0; i < cur->nindices; i++)
+		st->indices[i] = index_copy(cur->indices[i]);
+	st->persistent = se_csettings_layer_copy(&cur->persistent);
+	st->transient = se_csettings_layer_copy(&cur->transient);
+	st->settings_mod_revision = cur->settings_mod_revision;
+	st->next_state_gen = cur->next_state_gen;
+	return st;
+}
+
 /* This process's current copy, reloaded when the shared version moved. */
 const SeClusterState *
 se_state_current(void)
@@ -1895,6 +1955,8 @@ mutate_mapping(SeClusterState *st, void *arg, SeError *err)
 		return false;
 	limits.total_fields_limit = im->settings.total_fields_limit;
 	limits.depth_limit = im->settings.depth_limit;
+	/* the state may share its parsed mappings with this process's copy */
+	im->mapping = se_mapping_copy(im->mapping);
 	if (!se_mapping_merge(im->mapping, a->mappings, &limits, err))
 		return false;
 	initStringInfo(&buf);

@@ -273,19 +273,7 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 		StringInfoData settings_before;
 		int64		settings_revision;
 
-		LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
-		PG_TRY();
-		{
-			st = se_state_load_file();
-		}
-		PG_CATCH();
-		{
-			LWLockRelease(&SeShmem->state_lock);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		LWLockRelease(&SeShmem->state_lock);
-
+		st = se_state_copy_current();
 		initStringInfo(&settings_before);
 		se_state_settings_to_json(st, false, &settings_before);
 		settings_revision = st->settings_mod_revision;
