@@ -910,7 +910,22 @@ se_state_index_from_json(const SeJson *j, SeError *err)
 		return NULL;
 	limits.total_fields_limit = INT_MAX;
 	limits.depth_limit = INT_MAX;
-	im->mapping = se_mapping_from_json(se_json_get(j, "mappings"), &limits, err);
+
+	/*
+	 * The parsed mapping keeps pointers into the JSON it was read from, so
+	 * it gets a parse of its own: the caller may then drop j, whose
+	 * routing (~1 KB a shard copy parsed) is not needed once read.
+	 */
+	{
+		SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+		char	   *text = se_json_to_string(se_json_get(j, "mappings"));
+		SeJson	   *mj = se_json_parse(text, strlen(text), &opts, err);
+
+		pfree(text);
+		if (mj == NULL)
+			return NULL;
+		im->mapping = se_mapping_from_json(mj, &limits, err);
+	}
 	if (im->mapping == NULL)
 		return NULL;
 	initStringInfo(&buf);
@@ -1095,6 +1110,8 @@ index_file_load(const char *uuid, uint64 gen, SeError *err)
 	SeJson	   *j;
 	SeIndexMeta *im;
 	int			hdr;
+	MemoryContext scratch,
+				old;
 
 	if (data == NULL)
 	{
@@ -1106,11 +1123,21 @@ index_file_load(const char *uuid, uint64 gen, SeError *err)
 	if (hdr < 0)
 		return NULL;
 	len -= hdr + SE_FILE_FOOTER_LEN;
+	/* the parsed JSON goes once the index is read out of it */
+	scratch = AllocSetContextCreate(CurrentMemoryContext, "search_engine index state parse",
+									ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(scratch);
 	j = se_json_parse(data + hdr, len, &opts, err);
-	if (j == NULL || (im = se_state_index_from_json(j, err)) == NULL)
-		return NULL;
-	im->state_gen = gen;
-	im->state_json = pnstrdup(data + hdr, len);
+	MemoryContextSwitchTo(old);
+	im = j ? se_state_index_from_json(j, err) : NULL;
+	if (im)
+	{
+		im->state_gen = gen;
+		im->state_json = pnstrdup(data + hdr, len);
+	}
+	else if (err->reason)
+		err->reason = pstrdup(err->reason);
+	MemoryContextDelete(scratch);
 	pfree(data);
 	return im;
 }
