@@ -126,7 +126,7 @@ WITH RECURSIVE tree(path, rel, isdir) AS (
    WHERE t.isdir)
 SELECT count(*) > 20 AS entries,
        count(*) FILTER (WHERE rel ~ '^/indices/[^/]+$') = (SELECT count(*) FROM search_engine.indices) AS a_dir_per_index,
-       array_agg(rel) FILTER (WHERE rel !~ ('^(/_state(/cluster_state(\.tmp)?)?'
+       array_agg(rel) FILTER (WHERE rel !~ ('^(/_state(/cluster_state(\.tmp)?|/indices(/[A-Za-z0-9_-]{22}-[0-9]+(\.tmp)?)?)?'
                                              '|/_tasks(/[0-9]+\.json(\.tmp)?)?'
                                              '|/indices(/[A-Za-z0-9_-]{22}(/[0-9]+'
                                              '(/index(/(_[0-9]+\.seg|_[0-9]+_[0-9]+\.liv|segments_[0-9]+)(\.tmp)?)?'

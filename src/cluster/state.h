@@ -80,6 +80,12 @@ typedef struct SeIndexMeta
 								 * none), derived from routing by
 								 * se_state_routing_derive(); NULL: every
 								 * shard is on this node */
+	/* its file under _state/indices (state.c) */
+	uint64		state_gen;		/* generation of the file it was read from;
+								 * 0: not written yet */
+	char	   *state_json;		/* that file's JSON (a save skips it when equal) */
+	bool		state_stub;		/* only name, uuid and state_gen read: a save
+								 * keeps its file as it is */
 } SeIndexMeta;
 
 typedef struct SeClusterState
@@ -92,6 +98,7 @@ typedef struct SeClusterState
 	SeSettingsLayer persistent;
 	SeSettingsLayer transient;
 	int64		settings_mod_revision;
+	uint64		next_state_gen; /* next index file generation */
 } SeClusterState;
 
 /* This process's current copy (reloaded when the version moved). */

@@ -27,6 +27,11 @@ typedef struct StateOp
 
 /* in state.c; the caller holds state_lock */
 extern SeClusterState *se_state_load_file(void);
+/* the manifest only: indices as stubs, parsed one by one by index_load */
+extern SeClusterState *se_state_load_manifest(void);
+extern SeIndexMeta *se_state_index_load(SeClusterState *st, int i);
+/* a copy of this process's current state that a mutation may change */
+extern SeClusterState *se_state_copy_current(void);
 extern void se_state_save_file(SeClusterState *st);
 extern void se_state_sort(SeClusterState *st);
 extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);

@@ -274,19 +274,7 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 		StringInfoData settings_before;
 		int64		settings_revision;
 
-		LWLockAcquire(&SeShmem->state_lock, LW_SHARED);
-		PG_TRY();
-		{
-			st = se_state_load_file();
-		}
-		PG_CATCH();
-		{
-			LWLockRelease(&SeShmem->state_lock);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		LWLockRelease(&SeShmem->state_lock);
-
+		st = se_state_copy_current();
 		initStringInfo(&settings_before);
 		se_state_settings_to_json(st, false, &settings_before);
 		settings_revision = st->settings_mod_revision;
@@ -838,7 +826,7 @@ apply_settings(const char *value, int value_len, bool is_delete, int64 revision)
 	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
-		SeClusterState *st = se_state_load_file();
+		SeClusterState *st = se_state_load_manifest();
 
 		st->persistent = parsed.persistent;
 		st->transient = parsed.transient;
@@ -889,11 +877,12 @@ apply_event(const char *suffix, const char *value, int value_len, bool is_delete
 	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
-		st = se_state_load_file();
+		/* only the index that changed is read (and written) */
+		st = se_state_load_manifest();
 		for (i = 0; i < st->nindices; i++)
 			if (strcmp(st->indices[i]->name, name) == 0)
 			{
-				was = st->indices[i];
+				was = se_state_index_load(st, i);
 				st->indices[i] = st->indices[--st->nindices];
 				break;
 			}
