@@ -84,6 +84,8 @@ typedef struct SeShardCopy
 	int			failed_attempts;
 	char	   *data_node;		/* the node holding its data once it started
 								 * (a primary comes back only there); NULL: none */
+	bool		primary;		/* the shard's primary copy (copies[0]) */
+	char	   *node;			/* the node it is placed on, "" = unassigned */
 } SeShardCopy;
 
 typedef struct SeIndexMeta
