@@ -39,10 +39,12 @@
  */
 #include "util/se_common.h"
 
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/dsm.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -983,4 +985,95 @@ se_replication_replicate_round(SeBulkHeader *hdr)
 		if (im != NULL && im->settings.number_of_replicas > 0)
 			update_global_checkpoint(sub->slot, im, sub->shard);
 	}
+}
+
+/* ---------- SQL: replica apply on one node, for tests ---------- */
+
+typedef struct OpRecords
+{
+	List	   *records;		/* StringInfo per operation */
+} OpRecords;
+
+static void
+keep_op(const SeTranslogOp *op, void *arg)
+{
+	OpRecords  *r = arg;
+	StringInfo	b = makeStringInfo();
+
+	se_translog_encode(b, op);
+	r->records = lappend(r->records, b);
+}
+
+/*
+ * search_engine._replica_apply_from(source, target, shard, primary_term,
+ * chunk, reverse): read shard's operations from source's translog and
+ * apply them to target's copy of the shard as replica_ops would, chunk
+ * operations per request, the chunks in reverse order if asked (the
+ * out-of-order arrival of concurrent replication).  Superuser only: it
+ * writes into target behind its mapping's back, as a replica does.
+ * Returns {"operations": n, "local_checkpoint": c}.
+ */
+PG_FUNCTION_INFO_V1(se_sql_replica_apply_from);
+Datum
+se_sql_replica_apply_from(PG_FUNCTION_ARGS)
+{
+	char	   *source = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *target = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int			shard = PG_GETARG_INT32(2);
+	int64		term = PG_GETARG_INT64(3);
+	int			chunk = Max(PG_GETARG_INT32(4), 1);
+	bool		reverse = PG_GETARG_BOOL(5);
+	const SeClusterState *st = se_state_current();
+	SeIndexMeta *src = se_state_find(st, source);
+	SeIndexMeta *dst = se_state_find(st, target);
+	OpRecords	r = {NIL};
+	int			slot;
+	int			n;
+	int			c;
+	int64		lcp = -1;
+	int64		gcp;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may apply replica operations"),
+				 errdetail("security_exception")));
+	if (src == NULL || dst == NULL || shard < 0 ||
+		shard >= src->settings.number_of_shards || shard >= dst->settings.number_of_shards)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("no shard [%d] in both [%s] and [%s]", shard, source, target),
+				 errdetail("index_not_found_exception")));
+	slot = se_slot_find(dst->uuid, shard);
+	if (slot < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("shard [%s][%d] is not open on this node", target, shard),
+				 errdetail("shard_not_found_exception")));
+	/* the source's global checkpoint (on one node: its local one) */
+	c = se_slot_find(src->uuid, shard);
+	gcp = c >= 0 ? se_slot_read_i64(&SeSlots[c].global_checkpoint) : -1;
+	(void) se_shard_read_ops(src->uuid, shard, 0, PG_INT64_MAX, keep_op, &r);
+	n = list_length(r.records);
+	for (c = 0; c * chunk < n; c++)
+	{
+		int			first = reverse ? ((n - 1) / chunk - c) * chunk : c * chunk;
+		StringInfoData b;
+		SeError		err;
+		int			i;
+
+		initStringInfo(&b);
+		for (i = first; i < Min(first + chunk, n); i++)
+		{
+			StringInfo	rec = list_nth(r.records, i);
+
+			appendBinaryStringInfo(&b, rec->data, rec->len);
+		}
+		se_error_init(&err);
+		if (!se_replication_apply_local(slot, "", term, gcp, b.data, b.len, &lcp, &err))
+			se_error_raise(&err);
+		pfree(b.data);
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf("{\"operations\": %d, \"local_checkpoint\": " INT64_FORMAT "}",
+											  n, lcp)));
 }
