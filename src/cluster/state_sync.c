@@ -35,6 +35,7 @@
 #include "pgstat.h"
 #include "storage/condition_variable.h"
 #include "storage/proc.h"
+#include "common/hashfn.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -383,43 +384,109 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 
 /* ---------- placement ---------- */
 
+/* Copy k of shard s becomes UNASSIGNED (routing.c); shard_nodes follow. */
+void
+se_state_unassign_copy(SeIndexMeta *im, int s, int k, const char *reason, const char *details)
+{
+	se_routing_unassign(&im->routing[s], k, reason, details, se_state_now_millis());
+	se_state_routing_derive(im);
+}
+
 /*
- * A new or reopened copy without a node waits UNASSIGNED (reason kept for
- * ES's unassigned_info) for the reroute that ends every commit
+ * A new or reopened primary copy without a node waits UNASSIGNED (reason
+ * kept for ES's unassigned_info) for the reroute that ends every commit
  * (reroute.c), which places it -- INITIALIZING under a fresh allocation
  * id -- in the same transaction.
  */
 void
 se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s, const char *reason)
 {
-	SeShardCopy *c = &im->shard_copies[s];
+	SeShardCopy *c = &im->routing[s].copies[0];
 	char	   *data_node = c->data_node;
 
+	se_routing_in_sync_remove(&im->routing[s], c->allocation_id);
 	memset(c, 0, sizeof(*c));
 	c->state = SE_SHARD_UNASSIGNED;
+	c->primary = true;
+	c->node = "";
 	c->unassigned_reason = pstrdup(reason);
 	c->unassigned_at = se_state_now_millis();
 	c->data_node = data_node;
 	im->shard_nodes[s] = "";
 }
 
-/* Place the shards of new index im (see se_state_place_shard). */
+/* Place the shards of new index im, each with its replicas (see above). */
 void
 se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im)
 {
-	int			s;
+	int			n = im->settings.number_of_shards;
+	int			s,
+				k;
 
-	im->shard_nodes = palloc0(sizeof(char *) * im->settings.number_of_shards);
-	im->shard_copies = palloc0(sizeof(SeShardCopy) * im->settings.number_of_shards);
-	for (s = 0; s < im->settings.number_of_shards; s++)
-		im->shard_nodes[s] = "";
-	for (s = 0; s < im->settings.number_of_shards; s++)
+	im->routing = palloc0(sizeof(SeShardRouting) * n);
+	im->shard_nodes = palloc0(sizeof(char *) * n);
+	for (s = 0; s < n; s++)
+	{
+		SeShardRouting *r = &im->routing[s];
+
+		r->ncopies = 1 + im->settings.number_of_replicas;
+		r->copies = palloc0(sizeof(SeShardCopy) * r->ncopies);
+		r->primary_term = im->primary_term;
+		for (k = 1; k < r->ncopies; k++)
+			se_routing_init_replica(&r->copies[k], "INDEX_CREATED", se_state_now_millis());
 		se_state_place_shard(st, im, s, "INDEX_CREATED");
+	}
 }
 
-/* ---------- applying etcd's events on this node ---------- */
+/*
+ * Make every shard's copies 1 + number_of_replicas (a changed
+ * index.number_of_replicas, or a routing written before replicas; see
+ * se_routing_resize).  True when it changed.
+ */
+bool
+se_state_routing_resize(SeIndexMeta *im)
+{
+	bool		changed = false;
+	int			s;
 
-/* Whether shard of im lives on this node. */
+	for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
+		changed |= se_routing_resize(&im->routing[s], 1 + im->settings.number_of_replicas,
+									 se_state_now_millis());
+	return changed;
+}
+
+/* The failover of shard s (se_routing_promote); shard_nodes follow. */
+bool
+se_state_promote(SeIndexMeta *im, int s)
+{
+	if (!se_routing_promote(&im->routing[s], se_state_now_millis()))
+		return false;
+	se_state_routing_derive(im);
+	return true;
+}
+
+/* ---------- the routing, read ---------- */
+
+void
+se_state_routing_derive(SeIndexMeta *im)
+{
+	int			s;
+
+	if (im->routing == NULL)
+		return;
+	if (im->shard_nodes == NULL)
+		im->shard_nodes = palloc0(sizeof(char *) * im->settings.number_of_shards);
+	for (s = 0; s < im->settings.number_of_shards; s++)
+		im->shard_nodes[s] = im->routing[s].copies[0].node;
+}
+
+SeShardCopy *
+se_state_primary_copy(const SeIndexMeta *im, int shard)
+{
+	return im->routing ? &im->routing[shard].copies[0] : NULL;
+}
+
+/* Whether the PRIMARY of shard of im lives on this node. */
 bool
 se_state_shard_local(const SeIndexMeta *im, int shard)
 {
@@ -428,18 +495,90 @@ se_state_shard_local(const SeIndexMeta *im, int shard)
 	return strcmp(im->shard_nodes[shard], se_cluster_node_name()) == 0;
 }
 
+const SeShardCopy *
+se_state_local_copy(const SeIndexMeta *im, int shard)
+{
+	if (im->routing == NULL)
+		return NULL;
+	return se_routing_copy_on(&im->routing[shard], se_cluster_node_name());
+}
+
+int64
+se_state_shard_primary_term(const SeIndexMeta *im, int shard)
+{
+	return im->routing ? im->routing[shard].primary_term : im->primary_term;
+}
+
+bool
+se_state_in_sync(const SeIndexMeta *im, int shard, const char *allocation_id)
+{
+	return im->routing != NULL && se_routing_in_sync(&im->routing[shard], allocation_id);
+}
+
+List *
+se_state_shard_targets(const SeIndexMeta *im, int shard)
+{
+	List	   *out = NIL;
+	int			k;
+
+	for (k = 1; im->routing && k < im->routing[shard].ncopies; k++)
+	{
+		SeShardCopy *c = &im->routing[shard].copies[k];
+
+		if (c->state != SE_SHARD_UNASSIGNED && c->node[0])
+			out = lappend(out, c);
+	}
+	return out;
+}
+
+/*
+ * The node a read of shard goes to: on a single node this one; else a
+ * STARTED copy -- this node's when it has one (no network), otherwise one
+ * chosen by a hash of (index uuid, shard, this node's name): stable, so
+ * that a refresh and the search after it reach the same copy, and spread,
+ * so that different coordinating nodes read different copies.  (ES's
+ * adaptive replica selection ranks copies by response time and queue
+ * size instead; not done.)  No STARTED copy: the primary's node, "" when
+ * it is unassigned (the caller answers the shard is unavailable).
+ */
+const char *
+se_state_pick_copy(const SeIndexMeta *im, int shard)
+{
+	const char *me = se_cluster_node_name();
+	uint32		h;
+
+	if (im->routing == NULL)
+		return me;
+	h = hash_bytes((const unsigned char *) im->uuid, strlen(im->uuid));
+	h = hash_combine(h, hash_bytes((const unsigned char *) me, strlen(me)));
+	h = hash_combine(h, (uint32) shard);
+	return se_routing_pick(&im->routing[shard], me, h);
+}
+
+/*
+ * Where a read (search, count, get, FDW scan) of shard goes: true when
+ * to this node's copy, else false with *node the chosen copy's node ("":
+ * none is assigned).
+ */
+bool
+se_state_read_here(const SeIndexMeta *im, int shard, const char **node)
+{
+	*node = se_state_pick_copy(im, shard);
+	return im->routing == NULL || strcmp(*node, se_cluster_node_name()) == 0;
+}
+
 /*
  * The state of shard s of im that describes the cluster: the master's
- * routing in cluster mode; on a single node (no routing) the local slot's,
- * STARTED once open.
+ * routing of its primary in cluster mode; on a single node (no routing)
+ * the local slot's, STARTED once open.
  */
 SeShardState
 se_state_shard_state(const SeIndexMeta *im, int shard)
 {
 	int			slot;
 
-	if (im->shard_copies)
-		return im->shard_copies[shard].state;
+	if (im->routing)
+		return im->routing[shard].copies[0].state;
 	slot = se_slot_find(im->uuid, shard);
 	if (slot < 0)
 		return SE_SHARD_UNASSIGNED;
@@ -477,6 +616,57 @@ se_state_nodes_elsewhere(List *indices)
 	return nodes;
 }
 
+/*
+ * The other nodes holding any assigned copy (primary or replica) of the
+ * indices' shards: names.
+ */
+List *
+se_state_copy_nodes_elsewhere(List *indices)
+{
+	List	   *nodes = NIL;
+	ListCell   *lc;
+	const char *me = se_cluster_node_name();
+
+	foreach(lc, indices)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s,
+					k;
+
+		for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
+			for (k = 0; k < im->routing[s].ncopies; k++)
+			{
+				const char *node = im->routing[s].copies[k].node;
+
+				if (node[0] && strcmp(node, me) != 0 &&
+					!list_member(nodes, makeString((char *) node)))
+					nodes = lappend(nodes, makeString((char *) node));
+			}
+	}
+	foreach(lc, nodes)
+		lfirst(lc) = strVal(lfirst(lc));
+	return nodes;
+}
+
+/*
+ * Give slot the copy of shard s of im this node holds (cluster mode: from
+ * the routing; single node: the primary, the index's term).  Returns
+ * whether the copy became primary (the owner promotes its engine).
+ */
+bool
+se_state_slot_copy(const SeIndexMeta *im, int s, int slot)
+{
+	const SeShardCopy *c = se_state_local_copy(im, s);
+	const char *primary_node = "";
+
+	if (c && !c->primary && im->routing[s].copies[0].state != SE_SHARD_UNASSIGNED)
+		primary_node = im->routing[s].copies[0].node;
+	return se_slot_set_copy(slot, c ? !c->primary : false, c ? c->allocation_id : "",
+							se_state_shard_primary_term(im, s), primary_node);
+}
+
+/* ---------- applying etcd's events on this node ---------- */
+
 static void
 wake_write_workers(void)
 {
@@ -487,10 +677,23 @@ wake_write_workers(void)
 			SetLatch(&ProcGlobal->allProcs[SeShmem->workers[i].procno].procLatch);
 }
 
+/* Whether a copy of shard s of im waits unassigned (this node's may be it). */
+static bool
+has_unassigned_copy(const SeIndexMeta *im, int s)
+{
+	int			k;
+
+	for (k = 0; k < im->routing[s].ncopies; k++)
+		if (im->routing[s].copies[k].state == SE_SHARD_UNASSIGNED)
+			return true;
+	return false;
+}
+
 /*
  * Bring this node's shards of one index in line with its new metadata
- * (NULL: deleted): start the open index's shards placed here, stop the
- * others.  The owners do the work; nobody waits for it here.
+ * (NULL: deleted): start the open index's copies placed here (primary or
+ * replica, the slot told which), stop the others.  The owners do the
+ * work; nobody waits for it here.
  */
 static void
 reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
@@ -506,16 +709,22 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 		return;
 	for (s = 0; s < now->settings.number_of_shards; s++)
 	{
-		bool		here = se_state_shard_local(now, s);
+		const SeShardCopy *c = se_state_local_copy(now, s);
+		int			slot;
 
 		/*
-		 * A shard moved to another node leaves its files behind to be
-		 * deleted; one the master unassigned (it failed here) keeps them,
-		 * as ES keeps a failed shard's store.
+		 * A copy moved to another node or removed (fewer replicas) leaves
+		 * its files behind to be deleted; one the master unassigned (it
+		 * failed here, or this node was gone) keeps them, as ES keeps a
+		 * failed shard's store.
 		 */
-		if (now->closed || !here)
-			(void) se_slot_mark_closing(now->uuid, s, !here && now->shard_nodes[s][0] != '\0');
-		else if (se_slot_find(now->uuid, s) < 0)
+		if (now->closed || c == NULL)
+		{
+			(void) se_slot_mark_closing(now->uuid, s, c == NULL && !has_unassigned_copy(now, s));
+			continue;
+		}
+		slot = se_slot_find(now->uuid, s);
+		if (slot < 0)
 		{
 			int			used;
 
@@ -527,8 +736,24 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 						 errhint("Raise search_engine.max_shards and restart the server.")));
 				continue;
 			}
-			(void) se_slot_allocate(now->uuid, s);
+			slot = se_slot_allocate(now->uuid, s);
+			(void) se_state_slot_copy(now, s, slot);
+			continue;
 		}
+		/*
+		 * The slot holds this copy already: a promotion (replica ->
+		 * primary, term + 1) or a new primary elsewhere reaches its owner
+		 * through the slot.  A copy failed here and placed here again
+		 * (new allocation id) is tried again.
+		 */
+		if (SeSlots[slot].state == SE_SLOT_FAILED && !SeSlots[slot].failure_disk_full &&
+			strcmp(SeSlots[slot].allocation_id, c->allocation_id) != 0)
+		{
+			(void) se_state_slot_copy(now, s, slot);
+			(void) se_slot_advance(slot, SE_SLOT_OPENING, NULL);
+		}
+		else
+			(void) se_state_slot_copy(now, s, slot);
 	}
 }
 

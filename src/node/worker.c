@@ -33,6 +33,7 @@
 
 #include "cluster/state.h"
 #include "node/node.h"
+#include "replication/recovery.h"
 #include "shard/bulk_protocol.h"
 #include "shard/engine.h"
 
@@ -90,8 +91,8 @@ node_bootstrap(void)
 		if (im->closed)
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
-			if (se_state_shard_local(im, s))
-				(void) se_slot_allocate(im->uuid, s);
+			if (im->routing ? se_state_local_copy(im, s) != NULL : se_state_shard_local(im, s))
+				(void) se_state_slot_copy(im, s, se_slot_allocate(im->uuid, s));
 	}
 	/* wake every worker to pick up its slots */
 	for (i = 0; i < SeShmem->nworkers; i++)
@@ -156,6 +157,16 @@ static void
 open_shard(int slot)
 {
 	current_slot = slot;
+	/*
+	 * A replica is filled from its primary (peer recovery), never opened
+	 * from what this node happens to hold: that could serve stale data as
+	 * in sync.  An ERROR here fails the slot.
+	 */
+	if (SeSlots[slot].replica && !se_recovery_start_replica(slot))
+	{
+		current_slot = -1;
+		return;
+	}
 	shards[slot] = se_shard_open(slot);
 	current_slot = -1;
 	retry_ms[slot] = 0;

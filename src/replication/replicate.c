@@ -50,9 +50,9 @@
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "cluster/state.h"
 #include "node/node.h"
 #include "replication/replication.h"
-#include "replication/replication_int.h"
 #include "shard/bulk_protocol.h"
 #include "shard/engine.h"
 #include "transport/transport.h"
