@@ -140,6 +140,12 @@ typedef struct SeShardSlot
 	slock_t		repl_mutex;
 	int			repl_ntargets;
 	SeReplTarget repl_targets[SE_REPL_MAX_TARGETS];
+	/* after a promotion: ops resync_from..resync_to go to the copies again */
+	int64		resync_term;	/* 0 = none owed */
+	int64		resync_from;
+	int64		resync_to;
+	bool		resync_running;
+	int64		gcp_sent;		/* global checkpoint the copies were last sent */
 } SeShardSlot;
 
 /* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */

@@ -165,6 +165,9 @@ se_slot_allocate(const char *uuid, int shard)
 		se_slot_write_i64(&s->retain_seq_no, -1);
 		SpinLockAcquire(&s->repl_mutex);
 		s->repl_ntargets = 0;
+		s->resync_term = 0;
+		s->resync_running = false;
+		s->gcp_sent = -1;
 		SpinLockRelease(&s->repl_mutex);
 		s->state = SE_SLOT_OPENING;
 		LWLockRelease(&s->lock);

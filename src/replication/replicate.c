@@ -466,6 +466,8 @@ se_replication_register_actions(void)
 
 /* ---------- the primary's side ---------- */
 
+static void replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok);
+
 /* One shard's operations of the round to one copy. */
 typedef struct Work
 {
@@ -852,6 +854,20 @@ update_global_checkpoint(int slot, const SeIndexMeta *im, int shard)
 void
 se_replication_replicate_round(SeBulkHeader *hdr)
 {
+	if (se_cluster_single_node())
+		return;
+	replicate_subs(hdr->subs, hdr->nsubs, false);
+}
+
+/*
+ * Replicate subs[0..nsubs) (DONE ones) to their shards' copies.  empty_ok:
+ * a sub without operations is sent all the same (a resync after a
+ * promotion that has nothing to resend still tells the copies the new
+ * term; an idle global checkpoint sync carries no operations).
+ */
+static void
+replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok)
+{
 	const SeClusterState *st;
 	Work	   *works = NULL;
 	int			nworks = 0;
@@ -865,17 +881,16 @@ se_replication_replicate_round(SeBulkHeader *hdr)
 	bool		any_failed = false;
 	SeError		rerr;
 
-	if (se_cluster_single_node())
-		return;
 	st = se_state_current();
-	ops = palloc0(sizeof(RoundOps) * Max(hdr->nsubs, 1));
-	for (s = 0; s < hdr->nsubs; s++)
+	ops = palloc0(sizeof(RoundOps) * Max(nsubs, 1));
+	for (s = 0; s < nsubs; s++)
 	{
-		SeBulkSub  *sub = &hdr->subs[s];
+		SeBulkSub  *sub = &subs[s];
 		SeIndexMeta *im;
 		int			before = nworks;
 
-		if (pg_atomic_read_u32(&sub->state) != SE_SUB_DONE || sub->first_seq_no < 0)
+		if (pg_atomic_read_u32(&sub->state) != SE_SUB_DONE ||
+			(sub->first_seq_no < 0 && !empty_ok))
 			continue;
 		pg_read_barrier();
 		im = se_state_find_uuid(st, sub->index_uuid);
@@ -888,7 +903,14 @@ se_replication_replicate_round(SeBulkHeader *hdr)
 		ops[nops].primary_term = SeSlots[sub->slot].primary_term > 0
 			? SeSlots[sub->slot].primary_term : im->primary_term;
 		ops[nops].global_checkpoint = se_slot_read_i64(&SeSlots[sub->slot].global_checkpoint);
-		if (!read_sub_ops(sub, &ops[nops].buf))
+		{
+			SeShardSlot *sl = &SeSlots[sub->slot];
+
+			SpinLockAcquire(&sl->repl_mutex);
+			sl->gcp_sent = Max(sl->gcp_sent, ops[nops].global_checkpoint);
+			SpinLockRelease(&sl->repl_mutex);
+		}
+		if (sub->first_seq_no >= 0 && !read_sub_ops(sub, &ops[nops].buf))
 		{
 			/* cannot happen while the translog retains above the global checkpoint */
 			sub_fail(sub, 500, "shard_failed_exception",
@@ -974,16 +996,100 @@ se_replication_replicate_round(SeBulkHeader *hdr)
 	}
 
 	/* the global checkpoint moves with what the copies confirmed */
-	for (s = 0; s < hdr->nsubs; s++)
+	for (s = 0; s < nsubs; s++)
 	{
-		SeBulkSub  *sub = &hdr->subs[s];
+		SeBulkSub  *sub = &subs[s];
 		SeIndexMeta *im;
 
-		if (pg_atomic_read_u32(&sub->state) != SE_SUB_DONE || sub->first_seq_no < 0)
+		if (pg_atomic_read_u32(&sub->state) != SE_SUB_DONE)
 			continue;
 		im = se_state_find_uuid(st, sub->index_uuid);
 		if (im != NULL && im->settings.number_of_replicas > 0)
 			update_global_checkpoint(sub->slot, im, sub->shard);
+	}
+}
+
+/*
+ * Background duties of this node's primaries, run by the shard-state
+ * worker (a process that may wait on the network; write workers may not):
+ * after a promotion, resync the operations above the global checkpoint to
+ * the copies with the new term (ES PrimaryReplicaSyncer), and when the
+ * global checkpoint moved since the copies last heard it, send it with an
+ * empty replica_ops (ES GlobalCheckpointSyncAction after indexing stops).
+ */
+void
+se_replication_maintain(void)
+{
+	const SeClusterState *st;
+	int			i;
+
+	if (se_cluster_single_node())
+		return;
+	st = se_state_current();
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		SeShardSlot *s = &SeSlots[i];
+		SeIndexMeta *im;
+		SeBulkSub  *sub;
+		bool		resync = false;
+		bool		sync_gcp = false;
+		int64		gcp = se_slot_read_i64(&s->global_checkpoint);
+		int64		from = 0,
+					to = -1;
+
+		if (s->state != SE_SLOT_STARTED || s->replica)
+			continue;
+		SpinLockAcquire(&s->repl_mutex);
+		if (s->resync_term > 0 && !s->resync_running &&
+			s->resync_term == s->primary_term)
+		{
+			s->resync_running = resync = true;
+			from = s->resync_from;
+			to = s->resync_to;
+		}
+		else if (s->resync_term == 0 && gcp > s->gcp_sent && s->repl_ntargets > 0)
+			sync_gcp = true;
+		SpinLockRelease(&s->repl_mutex);
+		if (!resync && !sync_gcp)
+			continue;
+		im = se_state_find_uuid(st, s->index_uuid);
+		if (im == NULL || im->closed || im->settings.number_of_replicas == 0)
+		{
+			SpinLockAcquire(&s->repl_mutex);
+			s->resync_running = false;
+			s->resync_term = 0;
+			SpinLockRelease(&s->repl_mutex);
+			continue;
+		}
+		sub = palloc0(sizeof(SeBulkSub));
+		pg_atomic_init_u32(&sub->state, SE_SUB_DONE);
+		sub->slot = i;
+		strlcpy(sub->index_uuid, s->index_uuid, sizeof(sub->index_uuid));
+		sub->shard = s->shard;
+		strlcpy(sub->index_name, im->name, sizeof(sub->index_name));
+		sub->first_seq_no = resync && from <= to ? from : -1;
+		sub->last_seq_no = to;
+		sub->tlog_gen = -1;
+		if (resync)
+			ereport(LOG,
+					(errmsg("search_engine: primary [%s][%d] resyncs operations [" INT64_FORMAT "..." INT64_FORMAT "] to its copies with primary term [" INT64_FORMAT "]",
+							im->name, s->shard, from, to, s->primary_term)));
+		replicate_subs(sub, 1, true);
+		SpinLockAcquire(&s->repl_mutex);
+		if (resync)
+		{
+			s->resync_running = false;
+			/* done, or the copies that failed were reported; else again later */
+			if (pg_atomic_read_u32(&sub->state) == SE_SUB_DONE)
+				s->resync_term = 0;
+		}
+		if (pg_atomic_read_u32(&sub->state) == SE_SUB_DONE)
+			s->gcp_sent = Max(s->gcp_sent, gcp);
+		SpinLockRelease(&s->repl_mutex);
+		if (resync && pg_atomic_read_u32(&sub->state) != SE_SUB_DONE)
+			ereport(WARNING,
+					(errmsg("search_engine: resync of [%s][%d] failed, retried: %s",
+							im->name, s->shard, sub->failure)));
 	}
 }
 

@@ -46,6 +46,9 @@ extern bool se_replication_apply_local(int slot, const char *allocation_id,
  */
 extern void se_replication_replicate_round(struct SeBulkHeader *hdr);
 
+/* Resyncs after a promotion, idle global checkpoint syncs (shard-state worker). */
+extern void se_replication_maintain(void);
+
 extern void se_replication_register_actions(void);
 
 #endif							/* SE_REPLICATION_H */

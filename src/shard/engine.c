@@ -191,6 +191,8 @@ static void publish_checkpoints(SeShard *sh);
 static void persist_global_checkpoint(SeShard *sh);
 static int64 load_global_checkpoint(SeShard *sh);
 static int64 routing_term(SeShard *sh, const SeIndexMeta *im);
+static void flush_commit(SeShard *sh, int64 retain);
+static void roll_back_to(SeShard *sh, int64 gcp);
 
 static void
 write_commit(SeShard *sh, int64 gen)
@@ -1183,14 +1185,15 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 												  "search_engine bulk item",
 												  ALLOCSET_DEFAULT_SIZES);
 	uint64		next_hash = 0;
-	int64		first_seq_no = sh->max_seq_no + 1;
-	int64		tlog_gen = sh->tl.gen;
+	int64		first_seq_no;
+	int64		tlog_gen;
 
+	/* promoted (the routing raised the term) since the owner last looked */
+	se_shard_promote_if_needed(sh);
+	first_seq_no = sh->max_seq_no + 1;
+	tlog_gen = sh->tl.gen;
 	sub->tlog_start = sh->tl.size + sh->tl.buf.len;
 	refresh_mapping(sh);
-	/* promoted (the routing raised the term): new operations carry it */
-	if (SeSlots[sh->slot].primary_term > sh->primary_term)
-		sh->primary_term = SeSlots[sh->slot].primary_term;
 	for (i = 0; i < sub->nitems; i++)
 	{
 		SeItemReq	rq;
@@ -2019,6 +2022,13 @@ retain_seq_no(SeShard *sh)
 void
 se_shard_flush(SeShard *sh)
 {
+	flush_commit(sh, retain_seq_no(sh));
+}
+
+/* Flush (see se_shard_flush), keeping the translog from retain (-1: none). */
+static void
+flush_commit(SeShard *sh, int64 retain)
+{
 	int			i;
 	int64		newgen;
 
@@ -2046,7 +2056,7 @@ se_shard_flush(SeShard *sh)
 	newgen = se_translog_roll(&sh->tl, sh->max_seq_no);
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
-	se_translog_trim(&sh->tl, newgen, retain_seq_no(sh));
+	se_translog_trim(&sh->tl, newgen, retain);
 	publish(sh);				/* segments are committed now; drops old files */
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
 	if (sh->replicated)
@@ -2179,6 +2189,15 @@ apply_sequenced(SeShard *sh, const SeTranslogOp *op, bool log)
 
 	if (se_checkpoint_contains(&sh->ckpt, op->seq_no))
 		return;					/* a duplicate (recovery and replication overlap) */
+	if (op->op == SE_OP_NOOP)
+	{
+		if (op->seq_no > sh->max_seq_no)
+			sh->max_seq_no = op->seq_no;
+		if (log && !sh->recovering)
+			se_translog_add(&sh->tl, op);
+		mark_processed(sh, op->seq_no);
+		return;
+	}
 	se_error_init(&err);
 	lookup_id(sh, op->id, op->id_len, &loc);
 	stale = (loc.seg != -2 && loc.meta.seq_no > op->seq_no) ||
@@ -2227,7 +2246,12 @@ apply_sequenced(SeShard *sh, const SeTranslogOp *op, bool log)
 static void
 replay_op(const SeTranslogOp *op, void *arg)
 {
-	apply_sequenced((SeShard *) arg, op, false);
+	SeShard    *sh = arg;
+
+	/* a rollback replays only up to the global checkpoint */
+	if (sh->rollback_to >= 0 && op->seq_no > sh->rollback_to)
+		return;
+	apply_sequenced(sh, op, false);
 }
 
 /* The slot's term when the routing set one (cluster mode), else the index's. */
@@ -2254,7 +2278,12 @@ se_shard_apply_replica_ops(SeShard *sh, const SeTranslogOp *ops, int n,
 		return;
 	}
 	if (primary_term > sh->primary_term)
+	{
+		/* a new primary: what we hold above its global checkpoint may be gone */
+		if (sh->ckpt.max_seq_no > global_checkpoint)
+			roll_back_to(sh, global_checkpoint);
 		sh->primary_term = primary_term;
+	}
 	refresh_mapping(sh);
 	if (sh->npending > 0)
 		se_shard_index_pending(sh);
@@ -2276,6 +2305,111 @@ se_shard_apply_replica_ops(SeShard *sh, const SeTranslogOp *ops, int n,
 	pg_atomic_write_u64(&SeSlots[sh->slot].write_gen, sh->write_gen);
 	pg_atomic_write_u64(&SeSlots[sh->slot].max_seq_no, (uint64) sh->max_seq_no);
 	pg_atomic_add_fetch_u64(&SeSlots[sh->slot].indexing_ops, n);
+}
+
+/*
+ * The routing made this copy the primary with a newer term (reconcile set
+ * the slot and woke us): take the term, fill the seq_no gaps below our
+ * max_seq_no with no-ops (ES fillSeqNoGaps: the operations in them were
+ * never acknowledged, since an acknowledged one is on every in-sync copy),
+ * and owe the copies a resync of everything above the global checkpoint,
+ * which replicate.c sends with the new term (the copies roll back above
+ * the global checkpoint first).  Returns whether it promoted.
+ */
+bool
+se_shard_promote_if_needed(SeShard *sh)
+{
+	SeShardSlot *slot = &SeSlots[sh->slot];
+	int64		term = slot->primary_term;
+	int64		q;
+
+	if (slot->replica || term <= sh->primary_term)
+		return false;
+	if (sh->npending > 0)
+		se_shard_index_pending(sh);
+	ereport(LOG,
+			(errmsg("search_engine: shard [%s][%d] is the primary now, primary term [" INT64_FORMAT "] (was [" INT64_FORMAT "]), local checkpoint [" INT64_FORMAT "], max_seq_no [" INT64_FORMAT "], global checkpoint [" INT64_FORMAT "]",
+					sh->index_name, sh->shard, term, sh->primary_term, sh->ckpt.checkpoint,
+					sh->max_seq_no, sh->global_checkpoint)));
+	sh->primary_term = term;
+	for (q = sh->ckpt.checkpoint + 1; q <= sh->max_seq_no; q++)
+	{
+		SeTranslogOp op;
+
+		if (se_checkpoint_contains(&sh->ckpt, q))
+			continue;
+		memset(&op, 0, sizeof(op));
+		op.op = SE_OP_NOOP;
+		op.seq_no = q;
+		op.primary_term = term;
+		op.id = "";
+		se_translog_add(&sh->tl, &op);
+		mark_processed(sh, q);
+	}
+	se_shard_sync_translog(sh);
+	SpinLockAcquire(&slot->repl_mutex);
+	slot->resync_term = term;
+	slot->resync_from = sh->global_checkpoint + 1;
+	slot->resync_to = sh->max_seq_no;
+	slot->resync_running = false;
+	slot->repl_ntargets = 0;	/* an old primary's view of the copies */
+	SpinLockRelease(&slot->repl_mutex);
+	return true;
+}
+
+/*
+ * A replica learned a newer primary term: drop what it holds above the
+ * new primary's global checkpoint, which the new primary may not have
+ * (it resyncs what it has).  Done by reopening from the last commit and
+ * replaying the translog up to gcp; a commit already past gcp cannot be
+ * rolled back that way and fails the copy, which then gets a fresh peer
+ * recovery.  The translog before the rollback is dropped with a flush,
+ * so neither a restart nor a later resync from this copy sees those
+ * operations again.
+ */
+static void
+roll_back_to(SeShard *sh, int64 gcp)
+{
+	int64		tlog_gen;
+	int64		last_gen;
+	int			i;
+	MemoryContext old;
+
+	ereport(LOG,
+			(errmsg("search_engine: replica [%s][%d] rolls back from max_seq_no [" INT64_FORMAT "] to the global checkpoint [" INT64_FORMAT "]",
+					sh->index_name, sh->shard, sh->max_seq_no, gcp)));
+	merge_abandon(sh);
+	if (sh->npending > 0)
+		se_shard_index_pending(sh);
+	se_translog_sync(&sh->tl, true);
+	for (i = 0; i < sh->nsegs; i++)
+		close_segment(&sh->segs[i]);
+	sh->nsegs = 0;
+	for (i = 0; i < sh->ntombstones; i++)
+		pfree(sh->tombstones[i].id);
+	sh->ntombstones = 0;
+	new_buffer(sh);
+	old = MemoryContextSwitchTo(sh->cxt);
+	load_commit(sh, newest_commit(sh), &tlog_gen);
+	MemoryContextSwitchTo(old);
+	if (sh->ckpt.max_seq_no > gcp)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("replica [%s][%d] cannot roll back to the global checkpoint [" INT64_FORMAT "]: its last commit holds operations up to [" INT64_FORMAT "]",
+						sh->index_name, sh->shard, gcp, sh->ckpt.max_seq_no),
+				 errdetail("illegal_state_exception"),
+				 errhint("The copy fails and is recovered afresh from the primary.")));
+	skip_existing_gens(sh);
+	sh->recovering = true;
+	sh->rollback_to = gcp;
+	(void) se_translog_replay(sh->tlog_dir, tlog_gen, replay_op, sh, &last_gen);
+	sh->rollback_to = -1;
+	sh->recovering = false;
+	sh->write_gen++;
+	flush_commit(sh, -1);
+	if (sh->ntombstones > 0)
+		tombstones_prune(sh);
+	sh->global_checkpoint = Min(sh->global_checkpoint, gcp);
 }
 
 void
@@ -2380,6 +2514,7 @@ se_shard_open(int slot_no)
 	sh->primary_term = routing_term(sh, im);
 	sh->replicated = !se_cluster_single_node() && im->settings.number_of_replicas > 0;
 	sh->global_checkpoint = sh->persisted_gcp = -1;
+	sh->rollback_to = -1;
 	se_checkpoint_init(&sh->ckpt, -1);
 	sh->mapping = se_mapping_copy(im->mapping);
 	sh->mapping_state_version = st->version;
@@ -2578,6 +2713,7 @@ se_shard_periodic(SeShard *sh, TimestampTz now)
 {
 	long		wait = 1000;
 
+	se_shard_promote_if_needed(sh);
 	refresh_mapping(sh);
 	if (merges_in_flight(sh) > 0 && se_shard_merge_poll(sh))
 	{

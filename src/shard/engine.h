@@ -82,6 +82,7 @@ typedef struct SeShard
 	struct SeTombstone *tombstones; /* deletes applied out of order (replica) */
 	int			ntombstones;
 	int			captombstones;
+	int64		rollback_to;	/* replaying for a rollback: up to here; -1 = all */
 	int64		commit_gen;
 	int64		next_seg_gen;
 	TimestampTz last_refresh;
@@ -127,6 +128,8 @@ extern void se_shard_sync_translog(SeShard *sh);
 extern void se_shard_apply_replica_ops(SeShard *sh, const SeTranslogOp *ops, int n,
 									   int64 primary_term, int64 global_checkpoint,
 									   SeError *err);
+/* Take a promotion the routing made (term + 1); true if it did. */
+extern bool se_shard_promote_if_needed(SeShard *sh);
 /* Raise this copy's global checkpoint (never past its local checkpoint). */
 extern void se_shard_update_global_checkpoint(SeShard *sh, int64 gcp);
 /*

@@ -23,7 +23,8 @@
 typedef enum SeOpType
 {
 	SE_OP_INDEX = 1,
-	SE_OP_DELETE = 2
+	SE_OP_DELETE = 2,
+	SE_OP_NOOP = 3				/* fills a seq_no gap after a promotion (ES NoOp) */
 } SeOpType;
 
 typedef struct SeTranslogOp
