@@ -110,6 +110,11 @@ typedef struct SeShardSlot
 	pg_atomic_uint64 translog_bytes;
 	pg_atomic_uint64 max_seq_no;
 	pg_atomic_uint64 indexing_ops;
+	/* replication (REPLICATION.md section 2; set when allocating the slot) */
+	bool		replica;		/* this node's copy is a replica */
+	char		allocation_id[SE_UUID_LEN + 1]; /* this copy's id ("" single node) */
+	int64		primary_term;	/* routing's term for the shard */
+	char		primary_node[NAMEDATALEN];	/* where the primary is ("" = here) */
 } SeShardSlot;
 
 /* ---------- the bounded write queue ---------- */

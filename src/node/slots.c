@@ -155,6 +155,10 @@ se_slot_allocate(const char *uuid, int shard)
 		pg_atomic_write_u64(&s->translog_bytes, 0);
 		pg_atomic_write_u64(&s->max_seq_no, 0);
 		pg_atomic_write_u64(&s->indexing_ops, 0);
+		s->replica = false;
+		s->allocation_id[0] = '\0';
+		s->primary_term = 0;
+		s->primary_node[0] = '\0';
 		s->state = SE_SLOT_OPENING;
 		LWLockRelease(&s->lock);
 	}

@@ -33,6 +33,7 @@
 
 #include "cluster/state.h"
 #include "node/node.h"
+#include "replication/recovery.h"
 #include "shard/engine.h"
 
 #define BATCH_MAX 64
@@ -138,6 +139,7 @@ close_shard(int slot)
 	bool		delete_files = s->delete_files;
 
 	current_slot = slot;
+	se_recovery_forget_slot(slot);
 	if (shards[slot])
 	{
 		se_shard_close(shards[slot], !delete_files);
@@ -200,7 +202,20 @@ scan_slots(void)
 			se_slot_advance(i, SE_SLOT_OPENING, NULL))
 			open_shard(i);
 		else if (s->state == SE_SLOT_OPENING && shards[i] == NULL)
+		{
+			/* a replica is copied from its primary first, by a recovery worker */
+			if (s->replica)
+			{
+				bool		ready;
+
+				current_slot = i;
+				ready = se_recovery_start_replica(i);
+				current_slot = -1;
+				if (!ready)
+					continue;
+			}
 			open_shard(i);
+		}
 		else if (s->state == SE_SLOT_CLOSING)
 			close_shard(i);
 		else if (s->state == SE_SLOT_FREE && shards[i] != NULL)
@@ -237,7 +252,8 @@ run_control(int e)
 	switch (qe->kind)
 	{
 		case SE_REQ_OPEN_SHARD:
-			if (SeSlots[slot].owner == my_worker &&
+			/* (a replica opens from scan_slots, once it is recovered) */
+			if (SeSlots[slot].owner == my_worker && !SeSlots[slot].replica &&
 				SeSlots[slot].state == SE_SLOT_OPENING && sh == NULL)
 				open_shard(slot);
 			break;
