@@ -84,6 +84,22 @@ typedef struct SeSegRef
 	bool		committed;		/* part of the last commit point */
 } SeSegRef;
 
+/*
+ * A copy the primary replicates to (src/replication/replicate.c): an
+ * in-sync copy of the routing, or one a running peer recovery tracks.
+ */
+#define SE_REPL_MAX_TARGETS		8
+
+typedef struct SeReplTarget
+{
+	char		allocation_id[SE_UUID_LEN + 1];
+	char		node[NAMEDATALEN];
+	bool		tracked;		/* a recovery streams to it (P) */
+	bool		in_sync;		/* marked in-sync locally (recovery finalized) */
+	bool		failed;			/* reported failed to the master: skipped */
+	int64		local_checkpoint;	/* its last reported one, -1 = unknown */
+} SeReplTarget;
+
 typedef struct SeShardSlot
 {
 	LWLock		lock;			/* protects the published snapshot */
@@ -110,12 +126,34 @@ typedef struct SeShardSlot
 	pg_atomic_uint64 translog_bytes;
 	pg_atomic_uint64 max_seq_no;
 	pg_atomic_uint64 indexing_ops;
-	/* replication (REPLICATION.md section 2; set when allocating the slot) */
+	/* replication (REPLICATION.md section 2): set under slots_lock */
 	bool		replica;		/* this node's copy is a replica */
 	char		allocation_id[SE_UUID_LEN + 1]; /* this copy's id ("" single node) */
-	int64		primary_term;	/* routing's term for the shard */
+	int64		primary_term;	/* routing's term for the shard (0: the index's) */
 	char		primary_node[NAMEDATALEN];	/* where the primary is ("" = here) */
+	/* published by the owner: int64 values stored as uint64 (-1 = none) */
+	pg_atomic_uint64 local_checkpoint;
+	pg_atomic_uint64 global_checkpoint;
+	/* min seq_no the translog must keep (recoveries, leases); -1 = none */
+	pg_atomic_uint64 retain_seq_no;
+	/* the primary's replication targets (src/replication/replicate.c) */
+	slock_t		repl_mutex;
+	int			repl_ntargets;
+	SeReplTarget repl_targets[SE_REPL_MAX_TARGETS];
 } SeShardSlot;
+
+/* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */
+static inline int64
+se_slot_read_i64(pg_atomic_uint64 *v)
+{
+	return (int64) pg_atomic_read_u64(v);
+}
+
+static inline void
+se_slot_write_i64(pg_atomic_uint64 *v, int64 x)
+{
+	pg_atomic_write_u64(v, (uint64) x);
+}
 
 /* ---------- the bounded write queue ---------- */
 typedef enum SeRequestKind
@@ -125,7 +163,8 @@ typedef enum SeRequestKind
 	SE_REQ_FLUSH,
 	SE_REQ_OPEN_SHARD,
 	SE_REQ_CLOSE_SHARD,
-	SE_REQ_FORCE_MERGE
+	SE_REQ_FORCE_MERGE,
+	SE_REQ_REPLICA				/* replica_ops of a primary (replicate.c) */
 } SeRequestKind;
 
 typedef struct SeQueueEntry
@@ -274,6 +313,8 @@ typedef enum SeEnqueueResult
 } SeEnqueueResult;
 
 extern int	se_queue_reserve_bulk(int slot, uint64 bytes, SeEnqueueResult *why);
+extern int	se_queue_reserve(int slot, SeRequestKind kind, uint64 bytes,
+							 SeEnqueueResult *why);
 extern void se_queue_submit_reserved(int entry, dsm_handle handle, int sub);
 extern void se_queue_cancel_reserved(int entry);
 extern int	se_queue_take(int worker);	/* -1 if none */

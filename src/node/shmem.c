@@ -105,6 +105,11 @@ se_shmem_startup(void)
 			pg_atomic_init_u64(&slot->translog_bytes, 0);
 			pg_atomic_init_u64(&slot->max_seq_no, 0);
 			pg_atomic_init_u64(&slot->indexing_ops, 0);
+			pg_atomic_init_u64(&slot->local_checkpoint, (uint64) -1);
+			pg_atomic_init_u64(&slot->global_checkpoint, (uint64) -1);
+			pg_atomic_init_u64(&slot->retain_seq_no, (uint64) -1);
+			SpinLockInit(&slot->repl_mutex);
+			slot->repl_ntargets = 0;
 		}
 		SeShmem->launcher_pid = 0;
 	}

@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cluster/coordinator.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
 #include "script/script.h"
@@ -42,6 +43,23 @@
 static void publish(SeShard *sh);
 static void cleanup_files(SeShard *sh);
 static void skip_existing_gens(SeShard *sh);
+
+/*
+ * A delete applied out of order on a replica: its _id and seq_no, so that
+ * an older index operation of the _id arriving later is not resurrected
+ * (ES keeps delete tombstones for that).  Needed only while an older
+ * operation may still come: until the local checkpoint passes the delete.
+ */
+typedef struct SeTombstone
+{
+	char	   *id;
+	int			id_len;
+	int64		seq_no;
+} SeTombstone;
+
+#define GCP_FILE "global_checkpoint"
+#define GCP_FORMAT "se_gcp"
+#define GCP_VERSION 1
 
 char *
 se_index_path(const char *uuid)
@@ -158,6 +176,22 @@ close_segment(SeSegEntry *e)
 
 /* ---------- commit points ---------- */
 
+static void tombstone_add(SeShard *sh, const char *id, int id_len, int64 seq_no);
+
+/* Mark seq_no processed; the tracker's window lives with the shard. */
+static inline void
+mark_processed(SeShard *sh, int64 seq_no)
+{
+	MemoryContext old = MemoryContextSwitchTo(sh->cxt);
+
+	se_checkpoint_mark(&sh->ckpt, seq_no);
+	MemoryContextSwitchTo(old);
+}
+static void publish_checkpoints(SeShard *sh);
+static void persist_global_checkpoint(SeShard *sh);
+static int64 load_global_checkpoint(SeShard *sh);
+static int64 routing_term(SeShard *sh, const SeIndexMeta *im);
+
 static void
 write_commit(SeShard *sh, int64 gen)
 {
@@ -174,6 +208,31 @@ write_commit(SeShard *sh, int64 gen)
 	for (i = 0; i < sh->nsegs; i++)
 		appendStringInfo(&buf, "%s[" UINT64_FORMAT "," UINT64_FORMAT "]", i ? "," : "",
 						 sh->segs[i].gen, sh->segs[i].del_gen);
+	/*
+	 * The local checkpoint, and what a replica processed above it (out of
+	 * order) with the tombstones still needed: the translog before this
+	 * commit is not replayed, so they would otherwise be forgotten.
+	 */
+	appendStringInfo(&buf, "],\"local_checkpoint\":" INT64_FORMAT ",\"processed\":[",
+					 sh->ckpt.checkpoint);
+	{
+		int64		q;
+		bool		first = true;
+
+		for (q = sh->ckpt.checkpoint + 1; q <= sh->ckpt.max_seq_no; q++)
+			if (se_checkpoint_contains(&sh->ckpt, q))
+			{
+				appendStringInfo(&buf, "%s" INT64_FORMAT, first ? "" : ",", q);
+				first = false;
+			}
+	}
+	appendStringInfoString(&buf, "],\"tombstones\":[");
+	for (i = 0; i < sh->ntombstones; i++)
+	{
+		appendStringInfoString(&buf, i ? ",[" : "[");
+		se_json_write_string(&buf, sh->tombstones[i].id, sh->tombstones[i].id_len);
+		appendStringInfo(&buf, "," INT64_FORMAT "]", sh->tombstones[i].seq_no);
+	}
 	appendStringInfoString(&buf, "]}");
 	se_file_write_footer(&buf);
 	se_file_write_durable(path, buf.data, buf.len);
@@ -276,6 +335,26 @@ load_commit(SeShard *sh, int64 gen, int64 *translog_gen)
 	*translog_gen = se_json_get(root, "translog_gen")->u.n.i;
 	sh->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
 	sh->next_seg_gen = se_json_get(root, "next_seg_gen")->u.n.i;
+	{
+		/* older commit points: a single copy processed every seq_no in order */
+		SeJson	   *lcp = se_json_get(root, "local_checkpoint");
+		SeJson	   *done = se_json_get(root, "processed");
+		SeJson	   *tombs = se_json_get(root, "tombstones");
+
+		se_checkpoint_init(&sh->ckpt, lcp && lcp->type == SE_JSON_NUMBER ? lcp->u.n.i
+						   : sh->max_seq_no);
+		if (done && done->type == SE_JSON_ARRAY)
+			for (i = 0; i < done->u.a.count; i++)
+				mark_processed(sh, done->u.a.items[i]->u.n.i);
+		if (tombs && tombs->type == SE_JSON_ARRAY)
+			for (i = 0; i < tombs->u.a.count; i++)
+			{
+				SeJson	   *t = tombs->u.a.items[i];
+
+				tombstone_add(sh, t->u.a.items[0]->u.s.str, t->u.a.items[0]->u.s.len,
+							  t->u.a.items[1]->u.n.i);
+			}
+	}
 	segs = se_json_get(root, "segments");
 	if (segs->u.a.count > SE_MAX_SEGMENTS)
 		corrupted(sh, path, NULL);
@@ -496,6 +575,7 @@ refresh_mapping(SeShard *sh)
 		MemoryContextSwitchTo(old);
 	}
 	sh->mapping_state_version = st->version;
+	sh->replicated = !se_cluster_single_node() && im->settings.number_of_replicas > 0;
 }
 
 /*
@@ -562,6 +642,7 @@ log_op(SeShard *sh, SeOpType op, const SeDocMeta *meta, const char *src, size_t 
 {
 	SeTranslogOp t;
 
+	mark_processed(sh, meta->seq_no);
 	if (sh->recovering)
 		return;
 	t.op = op;
@@ -1155,6 +1236,9 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 	uint64		next_hash = 0;
 
 	refresh_mapping(sh);
+	/* promoted (the routing raised the term): new operations carry it */
+	if (SeSlots[sh->slot].primary_term > sh->primary_term)
+		sh->primary_term = SeSlots[sh->slot].primary_term;
 	for (i = 0; i < sub->nitems; i++)
 	{
 		SeItemReq	rq;
@@ -1297,6 +1381,31 @@ se_shard_sync_translog(SeShard *sh)
 	if (!sh->settings.durability_async)
 		sh->last_sync = GetCurrentTimestamp();
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
+	publish_checkpoints(sh);
+}
+
+/*
+ * After a translog sync: what is marked processed is in the synced log,
+ * so it is the local checkpoint the primary may count on.  The global
+ * checkpoint is the primary's to compute (replicate.c writes it to the
+ * slot); a copy without replicas has its own as global one.  It is
+ * persisted when it moved -- one more fsync, for replicated shards only.
+ */
+static void
+publish_checkpoints(SeShard *sh)
+{
+	SeShardSlot *slot = &SeSlots[sh->slot];
+
+	se_slot_write_i64(&slot->local_checkpoint, sh->ckpt.checkpoint);
+	if (!sh->replicated)
+	{
+		sh->global_checkpoint = sh->ckpt.checkpoint;
+		se_slot_write_i64(&slot->global_checkpoint, sh->global_checkpoint);
+		return;
+	}
+	if (!slot->replica)
+		se_shard_update_global_checkpoint(sh, se_slot_read_i64(&slot->global_checkpoint));
+	persist_global_checkpoint(sh);
 }
 
 /* ---------- refresh, merge, publish ---------- */
@@ -1933,6 +2042,23 @@ cleanup_files(SeShard *sh)
 	FreeDir(d);
 }
 
+/*
+ * The lowest seq_no the translog must keep past a commit: a running peer
+ * recovery's or retention lease's (the slot's retain_seq_no), and on a
+ * replicated shard everything above the global checkpoint -- what a resync
+ * after a promotion sends, and what the primary's replication reads back
+ * from the translog.  -1: nothing.
+ */
+static int64
+retain_seq_no(SeShard *sh)
+{
+	int64		r = se_slot_read_i64(&SeSlots[sh->slot].retain_seq_no);
+
+	if (sh->replicated)
+		r = r < 0 ? sh->global_checkpoint + 1 : Min(r, sh->global_checkpoint + 1);
+	return r;
+}
+
 void
 se_shard_flush(SeShard *sh)
 {
@@ -1960,12 +2086,14 @@ se_shard_flush(SeShard *sh)
 		}
 	}
 	se_fsync_dir(sh->index_dir);
-	newgen = se_translog_roll(&sh->tl);
+	newgen = se_translog_roll(&sh->tl, sh->max_seq_no);
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
-	se_translog_trim(&sh->tl, newgen);
+	se_translog_trim(&sh->tl, newgen, retain_seq_no(sh));
 	publish(sh);				/* segments are committed now; drops old files */
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
+	if (sh->replicated)
+		persist_global_checkpoint(sh);
 }
 
 /*
@@ -2015,16 +2143,89 @@ se_shard_force_merge(SeShard *sh, int max_segments)
 
 /* ---------- open / recover / close ---------- */
 
+/* ---------- sequenced operations: replay, replicas ---------- */
+
 static void
-replay_op(const SeTranslogOp *op, void *arg)
+tombstone_add(SeShard *sh, const char *id, int id_len, int64 seq_no)
 {
-	SeShard    *sh = arg;
+	SeTombstone *t;
+	int			i;
+
+	for (i = 0; i < sh->ntombstones; i++)
+	{
+		t = &sh->tombstones[i];
+		if (t->id_len == id_len && memcmp(t->id, id, id_len) == 0)
+		{
+			t->seq_no = Max(t->seq_no, seq_no);
+			return;
+		}
+	}
+	if (sh->ntombstones == sh->captombstones)
+	{
+		sh->captombstones = Max(16, sh->captombstones * 2);
+		sh->tombstones = sh->tombstones
+			? repalloc(sh->tombstones, sizeof(SeTombstone) * sh->captombstones)
+			: MemoryContextAlloc(sh->cxt, sizeof(SeTombstone) * sh->captombstones);
+	}
+	t = &sh->tombstones[sh->ntombstones++];
+	t->id = MemoryContextAlloc(sh->cxt, Max(id_len, 1));
+	memcpy(t->id, id, id_len);
+	t->id_len = id_len;
+	t->seq_no = seq_no;
+}
+
+/* The seq_no of id's tombstone, or -1. */
+static int64
+tombstone_seq_no(SeShard *sh, const char *id, int id_len)
+{
+	int			i;
+
+	for (i = 0; i < sh->ntombstones; i++)
+		if (sh->tombstones[i].id_len == id_len &&
+			memcmp(sh->tombstones[i].id, id, id_len) == 0)
+			return sh->tombstones[i].seq_no;
+	return -1;
+}
+
+/* Drop the tombstones the local checkpoint passed: no older op can come. */
+static void
+tombstones_prune(SeShard *sh)
+{
+	int			i = 0;
+
+	while (i < sh->ntombstones)
+	{
+		if (sh->tombstones[i].seq_no <= sh->ckpt.checkpoint)
+		{
+			pfree(sh->tombstones[i].id);
+			sh->tombstones[i] = sh->tombstones[--sh->ntombstones];
+		}
+		else
+			i++;
+	}
+}
+
+/*
+ * Apply one operation that already has its seq_no, term and version (the
+ * translog's replay, a replica): an operation already processed, or older
+ * than what its _id holds (live document or tombstone), is only marked
+ * processed -- operations reach a replica out of order.  log: append it to
+ * the translog (a replica; replay does not).
+ */
+static void
+apply_sequenced(SeShard *sh, const SeTranslogOp *op, bool log)
+{
 	DocLoc		loc;
 	SeDocMeta	meta;
 	SeError		err;
+	bool		stale;
 
+	if (se_checkpoint_contains(&sh->ckpt, op->seq_no))
+		return;					/* a duplicate (recovery and replication overlap) */
 	se_error_init(&err);
 	lookup_id(sh, op->id, op->id_len, &loc);
+	stale = (loc.seg != -2 && loc.meta.seq_no > op->seq_no) ||
+		(sh->ntombstones > 0 && tombstone_seq_no(sh, op->id, op->id_len) > op->seq_no);
 	meta.id = pnstrdup(op->id, op->id_len);
 	meta.id_len = op->id_len;
 	meta.routing = op->routing;
@@ -2034,7 +2235,7 @@ replay_op(const SeTranslogOp *op, void *arg)
 	meta.version = op->version;
 	if (op->seq_no > sh->max_seq_no)
 		sh->max_seq_no = op->seq_no;
-	if (op->op == SE_OP_INDEX)
+	if (!stale && op->op == SE_OP_INDEX)
 	{
 		SeJsonParseOptions opts = {0};
 		SeJson	   *doc = se_json_parse(op->source, op->source_len, &opts, &err);
@@ -2044,16 +2245,147 @@ replay_op(const SeTranslogOp *op, void *arg)
 			ereport(WARNING,
 					(errmsg("shard [%s][%d]: skipping translog operation for [%s]: %s",
 							sh->index_name, sh->shard, meta.id, err.reason ? err.reason : "")));
-			return;
+			stale = true;		/* processed all the same: the checkpoint moves */
 		}
-		delete_loc(sh, &loc);
+		else
+			delete_loc(sh, &loc);
 	}
-	else
+	else if (!stale)
+	{
 		delete_loc(sh, &loc);
-	sh->write_gen++;
+		/* an older index op of the id may still come (seq_nos below it missing) */
+		if (op->seq_no > sh->ckpt.checkpoint + 1)
+			tombstone_add(sh, op->id, op->id_len, op->seq_no);
+	}
+	if (log && !sh->recovering)
+		se_translog_add(&sh->tl, op);
+	mark_processed(sh, op->seq_no);
+	if (!stale)
+		sh->write_gen++;
 	/* keep recovery memory bounded */
 	if (se_builder_ram_bytes(sh->buffer) > (size_t) se_index_buffer_size_kb * 1024 / Max(1, se_write_threads))
 		se_shard_refresh(sh);
+}
+
+static void
+replay_op(const SeTranslogOp *op, void *arg)
+{
+	apply_sequenced((SeShard *) arg, op, false);
+}
+
+/* The slot's term when the routing set one (cluster mode), else the index's. */
+static int64
+routing_term(SeShard *sh, const SeIndexMeta *im)
+{
+	int64		t = SeSlots[sh->slot].primary_term;
+
+	return t > 0 ? t : (im ? im->primary_term : sh->primary_term);
+}
+
+void
+se_shard_apply_replica_ops(SeShard *sh, const SeTranslogOp *ops, int n,
+						   int64 primary_term, int64 global_checkpoint, SeError *err)
+{
+	int			i;
+
+	if (primary_term < sh->primary_term)
+	{
+		/* ES IndexShard: an operation of a primary that was replaced */
+		se_error_set(err, 409, "illegal_state_exception",
+					 "[%s][%d] operation primary term [" INT64_FORMAT "] is too old (current [" INT64_FORMAT "])",
+					 sh->index_name, sh->shard, primary_term, sh->primary_term);
+		return;
+	}
+	if (primary_term > sh->primary_term)
+		sh->primary_term = primary_term;
+	refresh_mapping(sh);
+	if (sh->npending > 0)
+		se_shard_index_pending(sh);
+	for (i = 0; i < n; i++)
+	{
+		if (ops[i].primary_term > primary_term)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[%s][%d] operation [" INT64_FORMAT "] has primary term [" INT64_FORMAT "] above the request's [" INT64_FORMAT "]",
+						 sh->index_name, sh->shard, ops[i].seq_no, ops[i].primary_term, primary_term);
+			break;
+		}
+		apply_sequenced(sh, &ops[i], true);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (sh->ntombstones > 0)
+		tombstones_prune(sh);
+	se_shard_update_global_checkpoint(sh, global_checkpoint);
+	pg_atomic_write_u64(&SeSlots[sh->slot].write_gen, sh->write_gen);
+	pg_atomic_write_u64(&SeSlots[sh->slot].max_seq_no, (uint64) sh->max_seq_no);
+	pg_atomic_add_fetch_u64(&SeSlots[sh->slot].indexing_ops, n);
+}
+
+void
+se_shard_update_global_checkpoint(SeShard *sh, int64 gcp)
+{
+	gcp = Min(gcp, sh->ckpt.checkpoint);
+	if (gcp > sh->global_checkpoint)
+	{
+		sh->global_checkpoint = gcp;
+		se_slot_write_i64(&SeSlots[sh->slot].global_checkpoint, gcp);
+	}
+}
+
+/* Persist the global checkpoint beside the translog when it moved (ES translog.ckp). */
+static void
+persist_global_checkpoint(SeShard *sh)
+{
+	StringInfoData buf;
+	uint8		zero[SE_SEGMENT_ID_LEN] = {0};
+	char	   *path;
+
+	if (sh->global_checkpoint == sh->persisted_gcp)
+		return;
+	path = psprintf("%s/" GCP_FILE, sh->tlog_dir);
+	initStringInfo(&buf);
+	se_file_write_header(&buf, GCP_FORMAT, GCP_VERSION, zero);
+	appendBinaryStringInfo(&buf, (const char *) &sh->global_checkpoint, sizeof(int64));
+	se_file_write_footer(&buf);
+	se_file_write_durable(path, buf.data, buf.len);
+	sh->persisted_gcp = sh->global_checkpoint;
+	pfree(buf.data);
+	pfree(path);
+}
+
+/* The persisted global checkpoint, or -1 (none, or unreadable: start over). */
+static int64
+load_global_checkpoint(SeShard *sh)
+{
+	char	   *path = psprintf("%s/" GCP_FILE, sh->tlog_dir);
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	SeError		err;
+	int			hdr;
+	int64		v = -1;
+
+	se_error_init(&err);
+	if (data != NULL)
+	{
+		hdr = se_file_check((const uint8 *) data, len, GCP_FORMAT, GCP_VERSION, GCP_VERSION,
+							NULL, true, &err);
+		if (hdr >= 0 && len - hdr - SE_FILE_FOOTER_LEN == sizeof(int64))
+			memcpy(&v, data + hdr, sizeof(int64));
+		pfree(data);
+	}
+	pfree(path);
+	return v;
+}
+
+int64
+se_shard_read_ops(const char *uuid, int shard, int64 from, int64 to,
+				  SeTranslogReplayFn fn, void *arg)
+{
+	char	   *dir = psprintf("%s/translog", se_shard_path(uuid, shard));
+	int64		n = se_translog_read_ops(dir, from, to, fn, arg);
+
+	pfree(dir);
+	return n;
 }
 
 static void open_files(SeShard *sh, SeShardSlot *slot);
@@ -2088,7 +2420,10 @@ se_shard_open(int slot_no)
 	sh->index_dir = psprintf("%s/index", sh->path);
 	sh->tlog_dir = psprintf("%s/translog", sh->path);
 	sh->settings = im->settings;
-	sh->primary_term = im->primary_term;
+	sh->primary_term = routing_term(sh, im);
+	sh->replicated = !se_cluster_single_node() && im->settings.number_of_replicas > 0;
+	sh->global_checkpoint = sh->persisted_gcp = -1;
+	se_checkpoint_init(&sh->ckpt, -1);
 	sh->mapping = se_mapping_copy(im->mapping);
 	sh->mapping_state_version = st->version;
 	sh->next_seg_gen = 1;
@@ -2172,9 +2507,15 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		se_translog_open(&sh->tl, sh->tlog_dir, last_gen, false);
 		MemoryContextSwitchTo(old);
 	}
+	if (sh->ntombstones > 0)
+		tombstones_prune(sh);
+	sh->global_checkpoint = sh->persisted_gcp =
+		Min(load_global_checkpoint(sh), sh->ckpt.checkpoint);
 	se_shard_refresh(sh);
 	publish(sh);
 	pg_atomic_write_u64(&slot->max_seq_no, (uint64) sh->max_seq_no);
+	se_slot_write_i64(&slot->global_checkpoint, sh->global_checkpoint);
+	publish_checkpoints(sh);
 	sh->last_sync = sh->last_refresh = GetCurrentTimestamp();
 }
 
