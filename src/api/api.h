@@ -282,6 +282,8 @@ typedef struct SeShardView
 } SeShardView;
 extern List *se_remote_shard_stats(List *targets);
 extern bool se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out);
+extern bool se_shard_copy_view(const SeIndexMeta *im, int s, const char *node, List *remote,
+							   SeShardView *out);
 
 /* in nodes.c */
 extern void se_nodes_register_actions(void);

@@ -70,23 +70,30 @@ cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with
 }
 
 /*
- * Per-index totals over its shards as their nodes have them; started
- * counts the copies the routing (or, on one node, the slots) says started.
+ * Per-index totals over its primaries as their nodes have them; started
+ * counts the primaries the routing (or, on one node, the slots) says
+ * started, all_started whether every replica did too (a single node never
+ * allocates replicas).
  */
 static void
 index_totals(const SeIndexMeta *im, List *remote, uint64 *docs, uint64 *deleted,
-			 uint64 *bytes, int *started)
+			 uint64 *bytes, int *started, bool *all_started)
 {
-	int			s;
+	int			s,
+				k;
 
 	*docs = *deleted = *bytes = 0;
 	*started = 0;
+	*all_started = im->routing != NULL || im->settings.number_of_replicas == 0;
 	for (s = 0; s < im->settings.number_of_shards; s++)
 	{
 		SeShardView view;
 
 		if (se_state_shard_state(im, s) == SE_SHARD_STARTED)
 			(*started)++;
+		for (k = 1; im->routing && k < im->routing[s].ncopies; k++)
+			if (im->routing[s].copies[k].state != SE_SHARD_STARTED)
+				*all_started = false;
 		if (!se_shard_view(im, s, remote, &view))
 			continue;
 		*docs += view.docs;
@@ -116,14 +123,15 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 					deleted,
 					bytes;
 		int			started;
+		bool		all_started;
 
-		index_totals(im, remote, &docs, &deleted, &bytes, &started);
+		index_totals(im, remote, &docs, &deleted, &bytes, &started, &all_started);
 		if (im->closed)
 			row[0] = NULL;
 		else if (started < im->settings.number_of_shards)
 			row[0] = "red";
 		else
-			row[0] = im->settings.number_of_replicas > 0 ? "yellow" : "green";
+			row[0] = all_started ? "green" : "yellow";
 		row[1] = im->closed ? "close" : "open";
 		row[2] = im->name;
 		row[3] = im->uuid;
@@ -210,11 +218,12 @@ shard_segments_action(const char *payload, size_t len, StringInfo reply, SeError
 	return true;
 }
 
-/* A shard's segments as its node published them (_cat/segments). */
+/* A shard copy's segments as its node published them (_cat/segments). */
 typedef struct ShardSegments
 {
 	const SeIndexMeta *im;
 	int			shard;
+	int			copy;			/* in the shard's routing: 0 the primary */
 	const char *node;
 	int			nsegments;
 	SeSegRef   *segs;
@@ -228,7 +237,7 @@ typedef struct ShardSegments
 static List *
 remote_segments(List *targets)
 {
-	List	   *nodes = se_state_nodes_elsewhere(targets);
+	List	   *nodes = se_state_copy_nodes_elsewhere(targets);
 	List	   *out = NIL;
 	SeTransportCall *calls;
 	List	  **asked;
@@ -249,19 +258,23 @@ remote_segments(List *targets)
 		foreach(li, targets)
 		{
 			SeIndexMeta *im = lfirst(li);
-			int			s;
+			int			s,
+						c;
 
-			for (s = 0; s < im->settings.number_of_shards; s++)
-				if (!se_state_shard_local(im, s) && strcmp(im->shard_nodes[s], lfirst(lc)) == 0)
-				{
-					ShardSegments *ss = palloc0(sizeof(ShardSegments));
+			for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
+				for (c = 0; c < im->routing[s].ncopies; c++)
+					if (im->routing[s].copies[c].state == SE_SHARD_STARTED &&
+						strcmp(im->routing[s].copies[c].node, lfirst(lc)) == 0)
+					{
+						ShardSegments *ss = palloc0(sizeof(ShardSegments));
 
-					ss->im = im;
-					ss->shard = s;
-					ss->node = lfirst(lc);
-					asked[k] = lappend(asked[k], ss);
-					se_peer_shard_put(&payload, im->name, im->uuid, s);
-				}
+						ss->im = im;
+						ss->shard = s;
+						ss->copy = c;
+						ss->node = lfirst(lc);
+						asked[k] = lappend(asked[k], ss);
+						se_peer_shard_put(&payload, im->name, im->uuid, s);
+					}
 		}
 		calls[k].node = lfirst(lc);
 		calls[k].conninfo = se_cluster_conninfo(calls[k].node);
@@ -333,68 +346,67 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
-		int			s;
+		int			s,
+					c;
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
-		{
-			SeSegRef	local[SE_MAX_SEGMENTS];
-			SeSegRef   *refs = local;
-			const char *node = se_node_name_get();
-			int			n = 0,
-						i;
-
-			if (se_state_shard_local(im, s))
+			for (c = 0; c < (im->routing ? im->routing[s].ncopies : 1); c++)
 			{
-				int			slot = se_slot_find(im->uuid, s);
+				SeSegRef	local[SE_MAX_SEGMENTS];
+				SeSegRef   *refs = local;
+				const char *node = se_node_name_get();
+				int			n = 0,
+							i;
 
-				if (slot < 0)
-					continue;
-				n = slot_segments(slot, local);
-			}
-			else
-			{
-				ListCell   *lr;
-
-				foreach(lr, remote)
+				if (im->routing == NULL ||
+					strcmp(im->routing[s].copies[c].node, se_cluster_node_name()) == 0)
 				{
-					ShardSegments *ss = lfirst(lr);
+					int			slot = se_slot_find(im->uuid, s);
 
-					if (ss->im == im && ss->shard == s)
+					if (slot < 0)
+						continue;
+					n = slot_segments(slot, local);
+				}
+				else
+				{
+					ListCell   *lr;
+
+					foreach(lr, remote)
 					{
-						refs = ss->segs;
-						n = ss->nsegments;
-						node = ss->node;
+						ShardSegments *ss = lfirst(lr);
+
+						if (ss->im == im && ss->shard == s && ss->copy == c)
+						{
+							refs = ss->segs;
+							n = ss->nsegments;
+							node = ss->node;
+						}
 					}
 				}
-			}
-			for (i = 0; i < n; i++)
-			{
-				char	  **row = palloc0(sizeof(char *) * t->ncols);
+				for (i = 0; i < n; i++)
+				{
+					char	  **row = palloc0(sizeof(char *) * t->ncols);
 
-				row[0] = im->name;
-				row[1] = psprintf("%d", s);
-				row[2] = "p";
-				row[3] = (char *) node_host(v, node);
-				row[4] = psprintf("_" UINT64_FORMAT, refs[i].seg_gen);
-				row[5] = psprintf(UINT64_FORMAT, refs[i].seg_gen);
-				row[6] = psprintf("%u", refs[i].live_docs);
-				row[7] = psprintf("%u", refs[i].max_doc - refs[i].live_docs);
-				row[8] = human_bytes(refs[i].size_bytes);
-				row[9] = refs[i].committed ? "true" : "false";
-				row[10] = "true";
-				row[11] = "0.1";		/* the extension version that wrote it */
-				row[12] = "true";	/* one compound file per segment */
-				t->rows = lappend(t->rows, row);
+					row[0] = im->name;
+					row[1] = psprintf("%d", s);
+					row[2] = c == 0 ? "p" : "r";
+					row[3] = (char *) node_host(v, node);
+					row[4] = psprintf("_" UINT64_FORMAT, refs[i].seg_gen);
+					row[5] = psprintf(UINT64_FORMAT, refs[i].seg_gen);
+					row[6] = psprintf("%u", refs[i].live_docs);
+					row[7] = psprintf("%u", refs[i].max_doc - refs[i].live_docs);
+					row[8] = human_bytes(refs[i].size_bytes);
+					row[9] = refs[i].committed ? "true" : "false";
+					row[10] = "true";
+					row[11] = "0.1";	/* the extension version that wrote it */
+					row[12] = "true";	/* one compound file per segment */
+					t->rows = lappend(t->rows, row);
+				}
 			}
-		}
 	}
 	return true;
 }
 
-/*
- * ES _cat/shards: one row per shard copy (primaries only: no replicas yet),
- * with the write worker that owns it on this node (an extension column).
- */
 /* Transport action "shard_stats": every shard slot of this node. */
 static bool
 shard_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -442,7 +454,7 @@ se_remote_shard_stats(List *targets)
 	int			k = 0;
 	int			i;
 
-	nodes = se_state_nodes_elsewhere(targets);
+	nodes = se_state_copy_nodes_elsewhere(targets);
 	if (nodes == NIL)
 		return NIL;
 	calls = palloc0(sizeof(SeTransportCall) * list_length(nodes));
@@ -481,15 +493,17 @@ se_remote_shard_stats(List *targets)
 }
 
 /*
- * Shard s of im as its node has it: this node's slot, or what its node
- * reported in remote (se_remote_shard_stats); false when nobody has it.
+ * The copy of shard s of im on node as that node has it: this node's
+ * slot, or what node reported in remote (se_remote_shard_stats); false
+ * when nobody has it.
  */
 bool
-se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
+se_shard_copy_view(const SeIndexMeta *im, int s, const char *node, List *remote,
+				   SeShardView *out)
 {
 	ListCell   *lr;
 
-	if (se_state_shard_local(im, s))
+	if (im->routing == NULL || strcmp(node, se_cluster_node_name()) == 0)
 	{
 		int			slot = se_slot_find(im->uuid, s);
 
@@ -510,8 +524,7 @@ se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
 	{
 		SeShardView *r = lfirst(lr);
 
-		if (r->shard == s && strcmp(r->uuid, im->uuid) == 0 &&
-			strcmp(r->node, im->shard_nodes[s]) == 0)
+		if (r->shard == s && strcmp(r->uuid, im->uuid) == 0 && strcmp(r->node, node) == 0)
 		{
 			*out = *r;
 			return true;
@@ -520,6 +533,20 @@ se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
 	return false;
 }
 
+/* The primary of shard s of im as its node has it (see above). */
+bool
+se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardView *out)
+{
+	return se_shard_copy_view(im, s, im->routing ? im->routing[s].copies[0].node : "",
+							  remote, out);
+}
+
+/*
+ * ES _cat/shards: one row per shard copy (p: the primary, r: a replica),
+ * with the write worker that owns it on its node (an extension column).
+ * A single node lists its primaries only (it has no routing: its
+ * replicas are never allocated).
+ */
 static bool
 collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
@@ -537,34 +564,41 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
-		int			s;
+		int			s,
+					k;
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			char	  **row = palloc0(sizeof(char *) * t->ncols);
-			ShardStat	view;
-			ShardStat  *st = se_shard_view(im, s, remote, &view) ? &view : NULL;
-			SeShardState state = se_state_shard_state(im, s);
+			int			ncopies = im->routing ? im->routing[s].ncopies : 1;
 
-			row[0] = im->name;
-			row[1] = psprintf("%d", s);
-			row[2] = "p";
-			row[3] = (char *) se_shard_state_name(state);
-			if (st && st->state == SE_SLOT_STARTED && state == SE_SHARD_STARTED)
+			for (k = 0; k < ncopies; k++)
 			{
-				row[4] = psprintf(UINT64_FORMAT, st->docs);
-				row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : human_bytes(st->bytes);
-			}
-			if (state != SE_SHARD_UNASSIGNED)
-			{
-				const char *node = im->shard_nodes ? im->shard_nodes[s] : se_node_name_get();
+				char	  **row = palloc0(sizeof(char *) * t->ncols);
+				const char *node = im->routing ? im->routing[s].copies[k].node : se_node_name_get();
+				SeShardState state = im->routing ? im->routing[s].copies[k].state
+					: se_state_shard_state(im, s);
+				ShardStat	view;
+				ShardStat  *st = state != SE_SHARD_UNASSIGNED &&
+					se_shard_copy_view(im, s, node, remote, &view) ? &view : NULL;
 
-				row[6] = (char *) node_host(v, node);
-				row[7] = (char *) node;
-				if (st)
-					row[8] = psprintf("%d", st->owner);
+				row[0] = im->name;
+				row[1] = psprintf("%d", s);
+				row[2] = k == 0 ? "p" : "r";
+				row[3] = (char *) se_shard_state_name(state);
+				if (st && st->state == SE_SLOT_STARTED && state == SE_SHARD_STARTED)
+				{
+					row[4] = psprintf(UINT64_FORMAT, st->docs);
+					row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : human_bytes(st->bytes);
+				}
+				if (state != SE_SHARD_UNASSIGNED)
+				{
+					row[6] = (char *) node_host(v, node);
+					row[7] = (char *) node;
+					if (st)
+						row[8] = psprintf("%d", st->owner);
+				}
+				t->rows = lappend(t->rows, row);
 			}
-			t->rows = lappend(t->rows, row);
 		}
 	}
 	return true;
@@ -589,6 +623,7 @@ collect_allocation(CatTable *t, const SeClusterView *v, bool raw_bytes, SeError 
 	int			unassigned = 0;
 	int			i,
 				s,
+				c,
 				k;
 
 	if (!se_acl_cluster_manage_check("cluster:monitor/allocation", err))
@@ -605,24 +640,27 @@ collect_allocation(CatTable *t, const SeClusterView *v, bool raw_bytes, SeError 
 		const SeIndexMeta *im = st->indices[i];
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
-		{
-			const char *node = im->shard_nodes ? im->shard_nodes[s] : v->local_name;
-			SeShardView view;
-
-			if (se_state_shard_state(im, s) == SE_SHARD_UNASSIGNED || node[0] == '\0')
+			for (c = 0; c < (im->routing ? im->routing[s].ncopies : 1); c++)
 			{
-				/* a closed index's copies hold no slot on one node: not unassigned */
-				if (im->shard_copies || !im->closed)
-					unassigned++;
-				continue;
+				const char *node = im->routing ? im->routing[s].copies[c].node : v->local_name;
+				SeShardState state = im->routing ? im->routing[s].copies[c].state
+					: se_state_shard_state(im, s);
+				SeShardView view;
+
+				if (state == SE_SHARD_UNASSIGNED || node[0] == '\0')
+				{
+					/* a closed index's copies hold no slot on one node: not unassigned */
+					if (im->routing || !im->closed)
+						unassigned++;
+					continue;
+				}
+				for (k = 0; k < v->nmembers; k++)
+					if (strcmp(v->members[k].name, node) == 0)
+						break;
+				shards[k]++;
+				if (!im->closed && se_shard_copy_view(im, s, node, remote, &view))
+					bytes[k] += view.bytes;
 			}
-			for (k = 0; k < v->nmembers; k++)
-				if (strcmp(v->members[k].name, node) == 0)
-					break;
-			shards[k]++;
-			if (!im->closed && se_shard_view(im, s, remote, &view))
-				bytes[k] += view.bytes;
-		}
 	}
 	for (k = 0; k < v->nmembers; k++)
 	{

@@ -171,19 +171,35 @@ epoch_millis_iso(int64 ms)
 					tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (ms % 1000));
 }
 
-/* One shard copy as ES writes it in routing_table and routing_nodes. */
-static void
-shard_copy_json(const SeClusterView *v, const SeIndexMeta *im, int s, StringInfo out)
+/* How many copies shard s of im has (a single node: its one primary). */
+static int
+ncopies_of(const SeIndexMeta *im, int s)
 {
-	const char *node_id = im->shard_nodes
-		? ephemeral_of(v, im->shard_nodes[s]) : v->local_ephemeral_id;
-	SeShardState state = se_state_shard_state(im, s);
-	const SeShardCopy *c = im->shard_copies ? &im->shard_copies[s] : NULL;
+	return im->routing ? im->routing[s].ncopies : 1;
+}
+
+/* The state of copy k of shard s (a single node: the local slot's). */
+static SeShardState
+copy_state(const SeIndexMeta *im, int s, int k)
+{
+	return im->routing ? im->routing[s].copies[k].state : se_state_shard_state(im, s);
+}
+
+/*
+ * Copy k of shard s (0: the primary) as ES writes it in routing_table and
+ * routing_nodes.
+ */
+static void
+shard_copy_json(const SeClusterView *v, const SeIndexMeta *im, int s, int k, StringInfo out)
+{
+	const SeShardCopy *c = im->routing ? &im->routing[s].copies[k] : NULL;
+	const char *node_id = c ? ephemeral_of(v, c->node) : v->local_ephemeral_id;
+	SeShardState state = copy_state(im, s, k);
 
 	if (state == SE_SHARD_UNASSIGNED)
 		node_id = NULL;
-	appendStringInfo(out, "{\"state\":\"%s\",\"primary\":true,\"node\":",
-					 se_shard_state_name(state));
+	appendStringInfo(out, "{\"state\":\"%s\",\"primary\":%s,\"node\":",
+					 se_shard_state_name(state), k == 0 ? "true" : "false");
 	if (node_id)
 		se_json_write_string(out, node_id, -1);
 	else
@@ -192,7 +208,8 @@ shard_copy_json(const SeClusterView *v, const SeIndexMeta *im, int s, StringInfo
 	se_json_write_string(out, im->name, -1);
 	if (c && state != SE_SHARD_STARTED)
 		appendStringInfo(out, ",\"recovery_source\":{\"type\":\"%s\"}",
-						 c->unassigned_reason && strcmp(c->unassigned_reason, "INDEX_CREATED") == 0
+						 k > 0 ? "PEER"
+						 : c->unassigned_reason && strcmp(c->unassigned_reason, "INDEX_CREATED") == 0
 						 ? "EMPTY_STORE" : "EXISTING_STORE");
 	if (c && c->allocation_id[0])
 		appendStringInfo(out, ",\"allocation_id\":{\"id\":\"%s\"}", c->allocation_id);
@@ -231,16 +248,18 @@ routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
 	foreach(lc, targets)
 	{
 		SeIndexMeta *im = lfirst(lc);
-		int			s;
+		int			s,
+					k;
 
 		for (s = 0; !im->closed && s < im->settings.number_of_shards; s++)
-			if (se_state_shard_state(im, s) == SE_SHARD_UNASSIGNED)
-			{
-				if (!first)
-					appendStringInfoChar(out, ',');
-				first = false;
-				shard_copy_json(v, im, s, out);
-			}
+			for (k = 0; k < ncopies_of(im, s); k++)
+				if (copy_state(im, s, k) == SE_SHARD_UNASSIGNED)
+				{
+					if (!first)
+						appendStringInfoChar(out, ',');
+					first = false;
+					shard_copy_json(v, im, s, k, out);
+				}
 	}
 	appendStringInfoString(out, "],\"nodes\":{");
 	for (i = 0; i < v->nmembers; i++)
@@ -255,20 +274,23 @@ routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
 		foreach(lc, targets)
 		{
 			SeIndexMeta *im = lfirst(lc);
-			int			s;
+			int			s,
+						k;
 
 			for (s = 0; !im->closed && s < im->settings.number_of_shards; s++)
-			{
-				bool		on_m = im->shard_nodes ? strcmp(im->shard_nodes[s], m->name) == 0
-					: strcmp(m->ephemeral_id, v->local_ephemeral_id) == 0;
+				for (k = 0; k < ncopies_of(im, s); k++)
+				{
+					bool		on_m = im->routing
+						? strcmp(im->routing[s].copies[k].node, m->name) == 0
+						: strcmp(m->ephemeral_id, v->local_ephemeral_id) == 0;
 
-				if (!on_m || se_state_shard_state(im, s) == SE_SHARD_UNASSIGNED)
-					continue;
-				if (!first)
-					appendStringInfoChar(out, ',');
-				first = false;
-				shard_copy_json(v, im, s, out);
-			}
+					if (!on_m || copy_state(im, s, k) == SE_SHARD_UNASSIGNED)
+						continue;
+					if (!first)
+						appendStringInfoChar(out, ',');
+					first = false;
+					shard_copy_json(v, im, s, k, out);
+				}
 		}
 		appendStringInfoChar(out, ']');
 	}
@@ -307,7 +329,22 @@ indices_json(const SeClusterView *v, bool metadata, bool routing, bool routing_n
 			appendStringInfoString(out, im->mappings_json);
 			appendStringInfoString(out, ",\"primary_terms\":{");
 			for (s = 0; s < im->settings.number_of_shards; s++)
-				appendStringInfo(out, "%s\"%d\":" INT64_FORMAT, s ? "," : "", s, im->primary_term);
+				appendStringInfo(out, "%s\"%d\":" INT64_FORMAT, s ? "," : "", s,
+								 se_state_shard_primary_term(im, s));
+			appendStringInfoString(out, "},\"in_sync_allocations\":{");
+			for (s = 0; s < im->settings.number_of_shards; s++)
+			{
+				int			k;
+
+				appendStringInfo(out, "%s\"%d\":[", s ? "," : "", s);
+				for (k = 0; im->routing && k < im->routing[s].nin_sync; k++)
+				{
+					if (k > 0)
+						appendStringInfoChar(out, ',');
+					se_json_write_string(out, im->routing[s].in_sync[k], -1);
+				}
+				appendStringInfoChar(out, ']');
+			}
 			appendStringInfoString(out, "}}");
 		}
 		appendStringInfoString(out, "}}");
@@ -330,8 +367,15 @@ indices_json(const SeClusterView *v, bool metadata, bool routing, bool routing_n
 			appendStringInfoString(out, ":{\"shards\":{");
 			for (s = 0; s < im->settings.number_of_shards; s++)
 			{
+				int			k;
+
 				appendStringInfo(out, "%s\"%d\":[", s ? "," : "", s);
-				shard_copy_json(v, im, s, out);
+				for (k = 0; k < ncopies_of(im, s); k++)
+				{
+					if (k > 0)
+						appendStringInfoChar(out, ',');
+					shard_copy_json(v, im, s, k, out);
+				}
 				appendStringInfoChar(out, ']');
 			}
 			appendStringInfoString(out, "}}");

@@ -243,7 +243,10 @@ open_shards(const SeIndexMeta *im, bool room_held, SeError *err)
 		{
 			slots[s] = se_slot_allocate(im->uuid, s);
 			if (SeSlots[slots[s]].state != SE_SLOT_CLOSING)
+			{
+				(void) se_state_slot_copy(im, s, slots[s]);
 				break;
+			}
 			if (se_slot_wait_while(slots[s], SE_SLOT_CLOSING, 60000) == SE_SLOT_CLOSING)
 			{
 				room_lock(false);
@@ -372,14 +375,15 @@ create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
  * wait_for_active_shards; -1 = all copies) in this node's applied state,
  * as ES's ActiveShardsObserver watches the cluster state: in a cluster
  * the master's routing (a copy is active once its node reported it
- * started), on a single node the local slots.  Only primaries exist (no
- * replication yet), so asking for more than one copy waits in vain.
+ * started), on a single node the local slots (only primaries: asking for
+ * more than one copy waits in vain there).
  */
 static bool
 shards_active(const char *name, int wait)
 {
 	SeIndexMeta *im = se_state_find(se_state_current(), name);
-	int			s;
+	int			s,
+				k;
 
 	if (im == NULL || im->closed)
 		return false;
@@ -387,11 +391,17 @@ shards_active(const char *name, int wait)
 		wait = 1 + im->settings.number_of_replicas;
 	if (wait == 0)
 		return true;
-	if (wait > 1)
-		return false;
 	for (s = 0; s < im->settings.number_of_shards; s++)
-		if (se_state_shard_state(im, s) != SE_SHARD_STARTED)
+	{
+		int			active = 0;
+
+		if (im->routing == NULL)
+			active = se_state_shard_state(im, s) == SE_SHARD_STARTED;
+		for (k = 0; im->routing && k < im->routing[s].ncopies; k++)
+			active += im->routing[s].copies[k].state == SE_SHARD_STARTED;
+		if (active < wait)
 			return false;
+	}
 	return true;
 }
 
@@ -1012,26 +1022,30 @@ static const char *const health_names[] = {"red", "yellow", "green"};
 static void
 health_add_shard(const SeIndexMeta *im, int s, HealthCounts *h)
 {
-	SeShardState st = se_state_shard_state(im, s);
+	/* a single node has no routing: its replicas are never allocated */
+	int			ncopies = im->routing ? im->routing[s].ncopies
+		: 1 + im->settings.number_of_replicas;
 	int			rank = 2;
+	int			k;
 
-	if (st == SE_SHARD_STARTED)
+	for (k = 0; k < ncopies; k++)
 	{
-		h->active_primary++;
-		h->active++;
-	}
-	else
-	{
+		SeShardState st = im->routing ? im->routing[s].copies[k].state
+			: k == 0 ? se_state_shard_state(im, s) : SE_SHARD_UNASSIGNED;
+
+		if (st == SE_SHARD_STARTED)
+		{
+			h->active_primary += k == 0;
+			h->active++;
+			continue;
+		}
 		if (st == SE_SHARD_INITIALIZING)
 			h->initializing++;
 		else
 			h->unassigned++;
-		rank = 0;
+		/* red: the primary is not active; yellow: a replica is not */
+		rank = Min(rank, k == 0 ? 0 : 1);
 	}
-	/* replicas are recorded, never allocated (issue 16) */
-	h->unassigned += im->settings.number_of_replicas;
-	if (im->settings.number_of_replicas > 0 && rank == 2)
-		rank = 1;
 	h->rank = Min(h->rank, rank);
 }
 

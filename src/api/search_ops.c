@@ -99,18 +99,20 @@ acquire_all(List *indices, const char *routing, int *nshards,
 									im->settings.routing_num_shards);
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
+			const char *node;
+
 			if (only >= 0 && s != only)
 				continue;
-			if (!se_state_shard_local(im, s))
+			if (!se_state_read_here(im, s, &node))
 			{
-				/* searched on its node (search_remote.c) */
+				/* searched on the node of the copy chosen (search_remote.c) */
 				shards[n].index = im->name;
 				shards[n].shard = s;
 				shards[n].mapping = im->mapping;
 				shards[n].index_uuid = im->uuid;
 				shards[n].max_terms_count = im->settings.max_terms_count;
 				shards[n].max_regex_length = im->settings.max_regex_length;
-				shards[n].node = im->shard_nodes[s];
+				shards[n].node = node;
 			}
 			else if (!se_snapshot_acquire(im, s, &shards[n], err))
 				return NULL;
@@ -399,10 +401,9 @@ static bool serving_get = false;
  * The reply is 'F' (found) or 'N', then what get_one wrote there.
  */
 static bool
-get_remote(SeIndexMeta *im, int shard, const char *id, const char *routing,
+get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const char *routing,
 		   bool with_source, bool source_only, StringInfo out, SeError *err)
 {
-	const char *node = im->shard_nodes[shard];
 	SeTransportCall call;
 	StringInfoData payload;
 
@@ -523,10 +524,11 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
 	int			shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
 										 im->settings.routing_num_shards);
 	SeSearchShard sh;
+	const char *node;
 	int			i;
 
-	if (!se_state_shard_local(im, shard))
-		return get_remote(im, shard, id, routing, with_source, source_only, out, err);
+	if (!se_state_read_here(im, shard, &node))
+		return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
 
 	se_snapshot_refresh_if_needed(im, shard);
 	if (!se_snapshot_acquire(im, shard, &sh, err))

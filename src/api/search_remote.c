@@ -86,7 +86,8 @@ se_peer_shard_get(SeWireReader *r, int *shard, SeError *err)
 		se_index_status_error(SE_INDEX_MISSING, index, err);
 		return NULL;
 	}
-	if (!se_state_shard_local(im, *shard))
+	/* a read may go to any copy; a write reaches the primary by its own action */
+	if (!se_state_shard_local(im, *shard) && se_state_local_copy(im, *shard) == NULL)
 	{
 		se_error_set(err, 503, "no_shard_available_action_exception",
 					 "[%s][%d] is not on node [%s]", index, *shard, se_node_name_get());

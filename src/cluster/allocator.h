@@ -166,6 +166,7 @@ typedef struct SeAllocCopy
 	int			failed_attempts;
 	/* out: changed by the reroute (the master commits these) */
 	bool		changed;
+	int			ref;			/* the caller's, kept through se_alloc_prepare's sort */
 } SeAllocCopy;
 
 typedef struct SeAllocSettings

@@ -15,10 +15,14 @@
  * What it decides today: where unassigned copies go (ES's balanced
  * allocator with every decider: filters, awareness, disk watermarks,
  * shards per node, enable, throttling, retries, a primary only where its
- * data is), that a departed node's copies are unassigned (NODE_LEFT) and
- * come back to it when it returns, and the flood stage's
+ * data is, a replica only after its primary started and never beside
+ * another copy of its shard), that a departed node's copies are
+ * unassigned (NODE_LEFT) and a primary comes back to it when it returns,
+ * the number of copies (index.number_of_replicas, changed at runtime),
+ * the failover (an unassigned primary is replaced by a STARTED in-sync
+ * replica, the shard's primary term + 1) and the flood stage's
  * index.blocks.read_only_allow_delete.  Copies are never moved: moving
- * one is a peer recovery (issue 16), so the allocator runs with
+ * one is a peer recovery plus a handoff, so the allocator runs with
  * relocation off and explain says so.
  *
  *-------------------------------------------------------------------------
@@ -102,29 +106,31 @@ node_id(Model *md, const char *name, int nmembers)
 
 /*
  * The allocator's model of st (cluster-mode indices only) with the
- * members of v; NULL when no index has routing.
+ * members of v; NULL when no index has routing.  Each model copy's ref is
+ * its place in the shard's routing (0: the primary).
  */
 static Model *
 build_model(SeClusterState *st, const SeClusterView *v)
 {
 	Model	   *md = palloc0(sizeof(Model));
 	SeAllocModel *m = &md->m;
-	int			nshards = 0;
+	int			ncopies = 0;
 	int			i,
-				s;
+				s,
+				k;
 	SeError		err;
 
 	for (i = 0; i < st->nindices; i++)
-		if (st->indices[i]->shard_copies)
-			nshards += st->indices[i]->settings.number_of_shards;
-	if (nshards == 0)
+		for (s = 0; st->indices[i]->routing && s < st->indices[i]->settings.number_of_shards; s++)
+			ncopies += st->indices[i]->routing[s].ncopies;
+	if (ncopies == 0)
 		return NULL;
 	se_csettings_alloc(&st->persistent, &st->transient, &m->settings);
 	m->settings.now_ms = se_state_now_millis();
-	m->settings.no_relocation = true;	/* until peer recovery (issue 16) */
+	m->settings.no_relocation = true;	/* until relocation (recovery + handoff) */
 
 	/* members, then the nodes copies name that are gone */
-	m->nodes = palloc0(sizeof(SeAllocNode) * (v->nmembers + nshards * 2 + 1));
+	m->nodes = palloc0(sizeof(SeAllocNode) * (v->nmembers + ncopies * 2 + 1));
 	for (i = 0; i < v->nmembers; i++)
 	{
 		const SeClusterMember *c = &v->members[i];
@@ -142,21 +148,21 @@ build_model(SeClusterState *st, const SeClusterView *v)
 
 	md->ims = palloc0(sizeof(SeIndexMeta *) * Max(st->nindices, 1));
 	m->indices = palloc0(sizeof(SeAllocIndex) * Max(st->nindices, 1));
-	m->copies = palloc0(sizeof(SeAllocCopy) * nshards);
+	m->copies = palloc0(sizeof(SeAllocCopy) * ncopies);
 	for (i = 0; i < st->nindices; i++)
 	{
 		SeIndexMeta *im = st->indices[i];
 		SeAllocIndex *x;
 		int			ix;
 
-		if (im->shard_copies == NULL)
+		if (im->routing == NULL)
 			continue;
 		ix = m->nindices++;
 		md->ims[ix] = im;
 		x = &m->indices[ix];
 		x->name = im->name;
 		x->number_of_shards = im->settings.number_of_shards;
-		x->number_of_replicas = 0;	/* no replica copies exist yet (issue 16) */
+		x->number_of_replicas = im->settings.number_of_replicas;
 		x->closed = im->closed;
 		x->total_shards_per_node = im->settings.total_shards_per_node;
 		x->max_retries = im->settings.max_retries;
@@ -165,24 +171,26 @@ build_model(SeClusterState *st, const SeClusterView *v)
 		x->read_only_allow_delete = im->settings.blocks_read_only_allow_delete;
 		se_csettings_filters(&im->settings.allocation_filters, "", &x->filters);
 		for (s = 0; s < im->settings.number_of_shards; s++)
-		{
-			const SeShardCopy *c = &im->shard_copies[s];
-			SeAllocCopy *a = &m->copies[m->ncopies++];
+			for (k = 0; k < im->routing[s].ncopies; k++)
+			{
+				const SeShardCopy *c = &im->routing[s].copies[k];
+				SeAllocCopy *a = &m->copies[m->ncopies++];
 
-			a->index = ix;
-			a->shard = s;
-			a->primary = true;
-			a->relocating_node = -1;
-			a->node = c->state == SE_SHARD_UNASSIGNED ? -1 : node_id(md, im->shard_nodes[s], v->nmembers);
-			/* a closed index's copy on a node is there: nothing recovers it */
-			a->state = c->state == SE_SHARD_STARTED ||
-				(c->state == SE_SHARD_INITIALIZING && im->closed) ? SE_COPY_STARTED :
-				c->state == SE_SHARD_INITIALIZING ? SE_COPY_INITIALIZING : SE_COPY_UNASSIGNED;
-			a->data_node = node_id(md, c->data_node, v->nmembers);
-			a->reason = reason_of(c->unassigned_reason);
-			a->unassigned_at_ms = c->unassigned_at;
-			a->failed_attempts = c->failed_attempts;
-		}
+				a->index = ix;
+				a->shard = s;
+				a->primary = c->primary;
+				a->ref = k;
+				a->relocating_node = -1;
+				a->node = c->state == SE_SHARD_UNASSIGNED ? -1 : node_id(md, c->node, v->nmembers);
+				/* a closed index's copy on a node is there: nothing recovers it */
+				a->state = c->state == SE_SHARD_STARTED ||
+					(c->state == SE_SHARD_INITIALIZING && im->closed) ? SE_COPY_STARTED :
+					c->state == SE_SHARD_INITIALIZING ? SE_COPY_INITIALIZING : SE_COPY_UNASSIGNED;
+				a->data_node = node_id(md, c->data_node, v->nmembers);
+				a->reason = reason_of(c->unassigned_reason);
+				a->unassigned_at_ms = c->unassigned_at;
+				a->failed_attempts = c->failed_attempts;
+			}
 	}
 	se_error_init(&err);
 	if (!se_alloc_prepare(m, &err))
@@ -192,7 +200,8 @@ build_model(SeClusterState *st, const SeClusterView *v)
 
 /*
  * Copies on a node that is no longer a data member: unassigned, NODE_LEFT,
- * their data remembered where it is (they come back to it).
+ * their data remembered where it is (a primary comes back to it), out of
+ * the in-sync set.
  */
 static bool
 unassign_departed(SeClusterState *st, const SeClusterView *v)
@@ -200,37 +209,58 @@ unassign_departed(SeClusterState *st, const SeClusterView *v)
 	bool		changed = false;
 	int			i,
 				s,
-				k;
+				k,
+				n;
 
 	for (i = 0; i < st->nindices; i++)
 	{
 		SeIndexMeta *im = st->indices[i];
 
-		if (im->shard_copies == NULL)
+		for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
+			for (k = 0; k < im->routing[s].ncopies; k++)
+			{
+				SeShardCopy *c = &im->routing[s].copies[k];
+				bool		member = false;
+				char	   *node;
+
+				if (c->state == SE_SHARD_UNASSIGNED)
+					continue;
+				for (n = 0; n < v->nmembers; n++)
+					if (strcmp(v->members[n].name, c->node) == 0 &&
+						(v->members[n].roles & SE_NODE_ROLE_DATA))
+						member = true;
+				if (member)
+					continue;
+				node = pstrdup(c->node);
+				if (c->state == SE_SHARD_STARTED || c->data_node)
+					c->data_node = c->state == SE_SHARD_STARTED ? node : pstrdup(c->data_node);
+				se_state_unassign_copy(im, s, k, "NODE_LEFT", psprintf("node_left [%s]", node));
+				changed = true;
+			}
+		se_state_routing_derive(im);
+	}
+	return changed;
+}
+
+/*
+ * The failover: every open shard whose primary is unassigned gets a
+ * STARTED in-sync replica as its primary (se_state_promote).
+ */
+static bool
+promote_replicas(SeClusterState *st)
+{
+	bool		changed = false;
+	int			i,
+				s;
+
+	for (i = 0; i < st->nindices; i++)
+	{
+		SeIndexMeta *im = st->indices[i];
+
+		if (im->routing == NULL || im->closed)
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
-		{
-			SeShardCopy *c = &im->shard_copies[s];
-			bool		member = false;
-
-			if (c->state == SE_SHARD_UNASSIGNED)
-				continue;
-			for (k = 0; k < v->nmembers; k++)
-				if (strcmp(v->members[k].name, im->shard_nodes[s]) == 0 &&
-					(v->members[k].roles & SE_NODE_ROLE_DATA))
-					member = true;
-			if (member)
-				continue;
-			if (c->state == SE_SHARD_STARTED || c->data_node)
-				c->data_node = pstrdup(c->state == SE_SHARD_STARTED ? im->shard_nodes[s] : c->data_node);
-			c->state = SE_SHARD_UNASSIGNED;
-			c->allocation_id[0] = '\0';
-			c->unassigned_reason = "NODE_LEFT";
-			c->unassigned_at = se_state_now_millis();
-			c->unassigned_details = psprintf("node_left [%s]", im->shard_nodes[s]);
-			im->shard_nodes[s] = "";
-			changed = true;
-		}
+			changed |= se_state_promote(im, s);
 	}
 	return changed;
 }
@@ -250,12 +280,12 @@ write_back(Model *md)
 	{
 		const SeAllocCopy *a = &md->m.copies[i];
 		SeIndexMeta *im = md->ims[a->index];
-		SeShardCopy *c = &im->shard_copies[a->shard];
+		SeShardCopy *c = &im->routing[a->shard].copies[a->ref];
 
 		if (a->state == SE_COPY_STARTED &&
-			(c->data_node == NULL || strcmp(c->data_node, im->shard_nodes[a->shard]) != 0))
+			(c->data_node == NULL || strcmp(c->data_node, c->node) != 0))
 		{
-			c->data_node = pstrdup(im->shard_nodes[a->shard]);
+			c->data_node = pstrdup(c->node);
 			changed = true;
 		}
 		/*
@@ -277,11 +307,11 @@ write_back(Model *md)
 			continue;
 		if (a->state == SE_COPY_INITIALIZING)
 		{
-			im->shard_nodes[a->shard] = pstrdup(md->m.nodes[a->node].name);
+			c->node = pstrdup(md->m.nodes[a->node].name);
 			c->state = im->closed ? SE_SHARD_STARTED : SE_SHARD_INITIALIZING;
 			se_make_uuid(c->allocation_id);
 			/* an empty or stale primary forced here: the data is this node's now */
-			if (a->data_node < 0)
+			if (a->primary && a->data_node < 0)
 				c->data_node = NULL;
 			if (im->closed)
 				c->data_node = pstrdup(md->m.nodes[a->node].name);
@@ -289,16 +319,31 @@ write_back(Model *md)
 		}
 		else if (a->state == SE_COPY_UNASSIGNED)
 		{
-			im->shard_nodes[a->shard] = "";
-			c->state = SE_SHARD_UNASSIGNED;
-			c->allocation_id[0] = '\0';
-			c->unassigned_reason = (char *) se_unassigned_reason_name(a->reason);
-			c->unassigned_at = se_state_now_millis();
-			c->unassigned_details = NULL;
+			se_state_unassign_copy(im, a->shard, a->ref, se_unassigned_reason_name(a->reason), NULL);
 			c->failed_attempts = a->failed_attempts;
 			changed = true;
 		}
 	}
+	for (i = 0; i < md->m.nindices; i++)
+		se_state_routing_derive(md->ims[i]);
+	return changed;
+}
+
+/*
+ * Every index's copies as many as its number_of_replicas asks for, then
+ * the departed nodes' copies unassigned and the failover: what every
+ * reroute and every reroute command starts from.
+ */
+static bool
+routing_update(SeClusterState *st, const SeClusterView *v)
+{
+	bool		changed = false;
+	int			i;
+
+	for (i = 0; i < st->nindices; i++)
+		changed |= se_state_routing_resize(st->indices[i]);
+	changed |= unassign_departed(st, v);
+	changed |= promote_replicas(st);
 	return changed;
 }
 
@@ -317,7 +362,7 @@ se_state_reroute(SeClusterState *st)
 	/* a master that knows no member (etcd just lost) decides nothing */
 	if (v->nmembers == 0)
 		return false;
-	changed = unassign_departed(st, v);
+	changed = routing_update(st, v);
 	md = build_model(st, v);
 	if (md == NULL)
 		return changed;
@@ -335,6 +380,36 @@ se_state_reroute(SeClusterState *st)
 		}
 	}
 	return changed;
+}
+
+/*
+ * An unassigned primary of a shard with replicas: why no replica took its
+ * place (ES promotes only a started, in-sync copy), added to the
+ * allocator's explanation in out (an object).
+ */
+static void
+failover_explanation(Model *md, const SeAllocCopy *a, StringInfo out)
+{
+	const SeShardRouting *r = &md->ims[a->index]->routing[a->shard];
+	StringInfoData why;
+	int			k;
+
+	if (!a->primary || a->state != SE_COPY_UNASSIGNED || r->ncopies < 2)
+		return;
+	initStringInfo(&why);
+	appendStringInfo(&why, "no replica of this shard can be promoted to primary: a replica is promoted only when it is started and in sync (in_sync_allocations [");
+	for (k = 0; k < r->nin_sync; k++)
+		appendStringInfo(&why, "%s%s", k ? ", " : "", r->in_sync[k]);
+	appendStringInfoString(&why, "]); replicas:");
+	for (k = 1; k < r->ncopies; k++)
+		appendStringInfo(&why, " [%s%s%s%s]", se_shard_state_name(r->copies[k].state),
+						 r->copies[k].node[0] ? " on " : "", r->copies[k].node,
+						 se_state_in_sync(md->ims[a->index], a->shard, r->copies[k].allocation_id)
+						 ? ", in sync" : ", not in sync");
+	out->data[--out->len] = '\0';	/* the closing brace */
+	appendStringInfoString(out, ",\"failover_explanation\":");
+	se_json_write_string(out, why.data, why.len);
+	appendStringInfoChar(out, '}');
 }
 
 /*
@@ -375,6 +450,7 @@ se_state_allocation_explain(const char *index, int shard, bool primary,
 
 			initStringInfo(&one);
 			se_alloc_explain_json(&md->m, i, include_yes, &one);
+			failover_explanation(md, a, &one);
 			if (index == NULL)
 			{
 				/* ES's note, first in the object */
@@ -392,7 +468,7 @@ se_state_allocation_explain(const char *index, int shard, bool primary,
 					 include_yes ? "true" : "false");
 	else if (!primary)
 		se_error_set(err, 400, "illegal_argument_exception",
-					 "unable to find a replica shard assignment for [%s][%d]: replicas are not built yet",
+					 "unable to find a replica shard assignment for [%s][%d]: the index has [index.number_of_replicas=0]",
 					 index, shard);
 	else
 		se_error_set(err, 400, "illegal_argument_exception",
@@ -429,6 +505,23 @@ find_copy(Model *md, const char *index, int shard, bool primary)
 		const SeAllocCopy *a = &md->m.copies[i];
 
 		if (a->shard == shard && a->primary == primary &&
+			strcmp(md->m.indices[a->index].name, index) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* an unassigned replica copy of [index][shard], or -1 */
+static int
+find_unassigned_replica(Model *md, const char *index, int shard)
+{
+	int			i;
+
+	for (i = 0; i < md->m.ncopies; i++)
+	{
+		const SeAllocCopy *a = &md->m.copies[i];
+
+		if (a->shard == shard && !a->primary && a->state == SE_COPY_UNASSIGNED &&
 			strcmp(md->m.indices[a->index].name, index) == 0)
 			return i;
 	}
@@ -473,10 +566,24 @@ apply_command(Model *md, const char *name, const SeJson *args, SeError *err)
 	}
 	if (strcmp(name, "allocate_replica") == 0)
 	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "[allocate_replica] trying to allocate a replica shard [%s][%d], while corresponding primary shard has no replica copies (replicas are not built yet)",
-					 index, shard);
-		return false;
+		int			node = find_node(md, cmd_str(args, "node"));
+
+		copy = find_unassigned_replica(md, index, shard);
+		if (copy < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[allocate_replica] all copies of [%s][%d] are already assigned. Use the move allocation command instead",
+						 index, shard);
+			return false;
+		}
+		if (node < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[allocate_replica] could not resolve node [%s]",
+						 cmd_str(args, "node") ? cmd_str(args, "node") : "");
+			return false;
+		}
+		return se_alloc_allocate_replica(&md->m, copy, node, err);
 	}
 	copy = find_copy(md, index, shard, true);
 	if (copy < 0)
@@ -488,8 +595,17 @@ apply_command(Model *md, const char *name, const SeJson *args, SeError *err)
 	if (strcmp(name, "cancel") == 0)
 	{
 		int			node = find_node(md, cmd_str(args, "node"));
+		int			first,
+					n,
+					k;
 
-		if (node < 0 || md->m.copies[copy].node != node)
+		/* the copy of the shard on that node, primary or replica */
+		first = se_alloc_shard_copies(&md->m, md->m.copies[copy].index, shard, &n);
+		copy = -1;
+		for (k = first; node >= 0 && k < first + n; k++)
+			if (md->m.copies[k].node == node)
+				copy = k;
+		if (copy < 0)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
 						 "[cancel_allocation] can't cancel [%s][%d], failed to find it on node %s",
@@ -532,7 +648,7 @@ run_commands(SeClusterState *st, const SeJson *body, bool retry_failed,
 	int			i;
 
 	se_cluster_view(v);
-	(void) unassign_departed(st, v);
+	(void) routing_update(st, v);
 	md = build_model(st, v);
 	if (md == NULL)
 	{

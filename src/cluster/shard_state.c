@@ -71,29 +71,44 @@ typedef struct ReportArgs
 
 /*
  * Apply the reports that still match the state: the copy of that index
- * (by uuid), shard and allocation id, on the reporting node.  Others are
- * stale (the index was deleted or re-created, the copy moved, failed or
- * was reopened since) and change nothing.
+ * (by uuid), shard and allocation id, on the reporting node -- or, for a
+ * failure, a replica failed by its primary's node (a write it could not
+ * replicate).  Others are stale (the index was deleted or re-created, the
+ * copy moved, failed or was reopened since) and change nothing.  A
+ * started copy joins the shard's in-sync set; a failed one leaves it,
+ * committed before the master answers, so that a primary waiting on the
+ * answer acknowledges a write only once the copy that missed it is out.
  */
 static bool
 mutate_reports(SeClusterState *st, void *arg, SeError *err)
 {
 	ReportArgs *a = arg;
-	int			i;
+	int			i,
+				k;
 
 	a->applied = 0;
 	for (i = 0; i < a->nreports; i++)
 	{
 		const ShardReport *r = &a->reports[i];
 		SeIndexMeta *im = se_state_find_uuid(st, r->index_uuid);
-		SeShardCopy *c;
+		SeShardRouting *rt;
+		SeShardCopy *c = NULL;
 
-		if (im == NULL || im->shard_copies == NULL || im->closed ||
+		if (im == NULL || im->routing == NULL || im->closed ||
 			r->shard < 0 || r->shard >= im->settings.number_of_shards)
 			continue;
-		c = &im->shard_copies[r->shard];
-		if (strcmp(c->allocation_id, r->allocation_id) != 0 ||
-			strcmp(im->shard_nodes[r->shard], a->node) != 0)
+		rt = &im->routing[r->shard];
+		for (k = 0; k < rt->ncopies; k++)
+		{
+			c = &rt->copies[k];
+			if (c->state != SE_SHARD_UNASSIGNED &&
+				strcmp(c->allocation_id, r->allocation_id) == 0 &&
+				(strcmp(c->node, a->node) == 0 ||
+				 (a->failed && k > 0 && rt->copies[0].state != SE_SHARD_UNASSIGNED &&
+				  strcmp(rt->copies[0].node, a->node) == 0)))
+				break;
+		}
+		if (k == rt->ncopies)
 			continue;
 		if (!a->failed && c->state == SE_SHARD_INITIALIZING)
 		{
@@ -102,20 +117,18 @@ mutate_reports(SeClusterState *st, void *arg, SeError *err)
 			c->unassigned_details = NULL;
 			c->unassigned_at = 0;
 			c->failed_attempts = 0;
+			se_state_in_sync_add(rt, c->allocation_id);
 			a->applied++;
 		}
-		else if (a->failed && c->state != SE_SHARD_UNASSIGNED)
+		else if (a->failed)
 		{
 			int			attempts = c->state == SE_SHARD_INITIALIZING ? c->failed_attempts + 1 : 1;
 
-			c->state = SE_SHARD_UNASSIGNED;
-			c->allocation_id[0] = '\0';
-			c->unassigned_reason = "ALLOCATION_FAILED";
-			c->unassigned_at = se_state_now_millis();
-			c->unassigned_details = psprintf("failed shard on node [%s]: %s", a->node,
-											 r->message ? r->message : "shard failure");
+			se_state_unassign_copy(im, r->shard, k, "ALLOCATION_FAILED",
+								   psprintf("failed shard on node [%s]: %s", c->node,
+											r->message ? r->message : "shard failure"));
 			c->failed_attempts = attempts;
-			im->shard_nodes[r->shard] = "";
+			se_state_routing_derive(im);
 			a->applied++;
 		}
 	}
@@ -266,7 +279,6 @@ static void
 scan_owed(void)
 {
 	const SeClusterState *st = se_state_current();
-	const char *me = se_cluster_node_name();
 	int			i,
 				s;
 
@@ -276,16 +288,16 @@ scan_owed(void)
 	{
 		const SeIndexMeta *im = st->indices[i];
 
-		if (im->closed || im->shard_copies == NULL)
+		if (im->closed || im->routing == NULL)
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			const SeShardCopy *c = &im->shard_copies[s];
+			const SeShardCopy *c = se_state_local_copy(im, s);
 			int			slot;
 			int			state;
 			Pending    *p;
 
-			if (c->state == SE_SHARD_UNASSIGNED || strcmp(im->shard_nodes[s], me) != 0)
+			if (c == NULL)
 				continue;
 			slot = se_slot_find(im->uuid, s);
 			if (slot < 0)

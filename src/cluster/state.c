@@ -817,21 +817,22 @@ se_shard_state_name(SeShardState state)
 }
 
 /*
- * One routing entry of the state's JSON: {node, state, allocation_id,
- * unassigned_info {reason, at, details, failed_attempts}}.  An entry
- * without a state (written before shards reported their start) is
- * INITIALIZING where it has a node.
+ * One copy of the state's routing JSON: {node, state, allocation_id,
+ * primary, data_node, unassigned_info {reason, at, details,
+ * failed_attempts}}.  An entry without a state (written before shards
+ * reported their start) is INITIALIZING where it has a node.
  */
 static void
-shard_copy_from_json(const SeJson *e, char **node, SeShardCopy *c)
+shard_copy_from_json(const SeJson *e, bool primary, SeShardCopy *c)
 {
 	const char *st = json_string_or(e, "state", NULL);
 	const SeJson *ui = se_json_get(e, "unassigned_info");
 
-	*node = pstrdup(json_string_or(e, "node", ""));
+	c->node = pstrdup(json_string_or(e, "node", ""));
+	c->primary = primary;
 	if (st && strcmp(st, "STARTED") == 0)
 		c->state = SE_SHARD_STARTED;
-	else if (st ? strcmp(st, "INITIALIZING") == 0 : (*node)[0] != '\0')
+	else if (st ? strcmp(st, "INITIALIZING") == 0 : c->node[0] != '\0')
 		c->state = SE_SHARD_INITIALIZING;
 	else
 		c->state = SE_SHARD_UNASSIGNED;
@@ -847,15 +848,16 @@ shard_copy_from_json(const SeJson *e, char **node, SeShardCopy *c)
 		c->failed_attempts = (int) json_int_or(ui, "failed_attempts", 0);
 	}
 	else if (c->state != SE_SHARD_STARTED)
-		c->unassigned_reason = "INDEX_CREATED";
+		c->unassigned_reason = primary ? "INDEX_CREATED" : "REPLICA_ADDED";
 }
 
 static void
-shard_copy_to_json(const char *node, const SeShardCopy *c, StringInfo out)
+shard_copy_to_json(const SeShardCopy *c, StringInfo out)
 {
 	appendStringInfoString(out, "{\"node\":");
-	se_json_write_string(out, node, strlen(node));
-	appendStringInfo(out, ",\"state\":\"%s\"", se_shard_state_name(c->state));
+	se_json_write_string(out, c->node, strlen(c->node));
+	appendStringInfo(out, ",\"state\":\"%s\",\"primary\":%s", se_shard_state_name(c->state),
+					 c->primary ? "true" : "false");
 	if (c->allocation_id[0])
 		appendStringInfo(out, ",\"allocation_id\":\"%s\"", c->allocation_id);
 	if (c->data_node)
@@ -877,6 +879,64 @@ shard_copy_to_json(const char *node, const SeShardCopy *c, StringInfo out)
 		appendStringInfoChar(out, '}');
 	}
 	appendStringInfoChar(out, '}');
+}
+
+/*
+ * One shard's routing from JSON: {"primary_term", "in_sync": [..],
+ * "copies": [primary, replicas..]}, or the shape written before replicas
+ * (the primary copy's own object), read as a single primary copy whose id,
+ * once started, is in sync.
+ */
+static void
+shard_routing_from_json(const SeJson *e, int64 index_term, SeShardRouting *r)
+{
+	const SeJson *copies = se_json_get(e, "copies");
+	const SeJson *in_sync = se_json_get(e, "in_sync");
+	int			k;
+
+	if (copies == NULL || copies->type != SE_JSON_ARRAY || copies->u.a.count == 0)
+	{
+		r->ncopies = 1;
+		r->copies = palloc0(sizeof(SeShardCopy));
+		shard_copy_from_json(e, true, &r->copies[0]);
+		r->primary_term = index_term;
+		r->in_sync = palloc0(sizeof(char *));
+		if (r->copies[0].state == SE_SHARD_STARTED && r->copies[0].allocation_id[0])
+			r->in_sync[r->nin_sync++] = pstrdup(r->copies[0].allocation_id);
+		return;
+	}
+	r->ncopies = copies->u.a.count;
+	r->copies = palloc0(sizeof(SeShardCopy) * r->ncopies);
+	for (k = 0; k < r->ncopies; k++)
+		shard_copy_from_json(copies->u.a.items[k], k == 0, &r->copies[k]);
+	r->primary_term = json_int_or(e, "primary_term", index_term);
+	r->in_sync = palloc0(sizeof(char *) *
+						 Max(1, in_sync && in_sync->type == SE_JSON_ARRAY ? in_sync->u.a.count : 0));
+	for (k = 0; in_sync && in_sync->type == SE_JSON_ARRAY && k < in_sync->u.a.count; k++)
+		if (in_sync->u.a.items[k]->type == SE_JSON_STRING)
+			r->in_sync[r->nin_sync++] = pstrdup(in_sync->u.a.items[k]->u.s.str);
+}
+
+static void
+shard_routing_to_json(const SeShardRouting *r, StringInfo out)
+{
+	int			k;
+
+	appendStringInfo(out, "{\"primary_term\":" INT64_FORMAT ",\"in_sync\":[", r->primary_term);
+	for (k = 0; k < r->nin_sync; k++)
+	{
+		if (k > 0)
+			appendStringInfoChar(out, ',');
+		se_json_write_string(out, r->in_sync[k], -1);
+	}
+	appendStringInfoString(out, "],\"copies\":[");
+	for (k = 0; k < r->ncopies; k++)
+	{
+		if (k > 0)
+			appendStringInfoChar(out, ',');
+		shard_copy_to_json(&r->copies[k], out);
+	}
+	appendStringInfoString(out, "]}");
 }
 
 /* One index of the state from its JSON object (the file's or etcd's). */
@@ -912,10 +972,10 @@ se_state_index_from_json(const SeJson *j, SeError *err)
 	{
 		int			s;
 
-		im->shard_nodes = palloc0(sizeof(char *) * v->u.a.count);
-		im->shard_copies = palloc0(sizeof(SeShardCopy) * v->u.a.count);
+		im->routing = palloc0(sizeof(SeShardRouting) * v->u.a.count);
 		for (s = 0; s < v->u.a.count; s++)
-			shard_copy_from_json(v->u.a.items[s], &im->shard_nodes[s], &im->shard_copies[s]);
+			shard_routing_from_json(v->u.a.items[s], im->primary_term, &im->routing[s]);
+		se_state_routing_derive(im);
 	}
 	return im;
 }
@@ -997,7 +1057,7 @@ se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out
 	settings_to_flat_json(&im->settings, out);
 	appendStringInfoString(out, ",\"mappings\":");
 	appendStringInfoString(out, im->mappings_json);
-	if (im->shard_nodes)
+	if (im->routing)
 	{
 		int			s;
 
@@ -1006,7 +1066,7 @@ se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out
 		{
 			if (s > 0)
 				appendStringInfoChar(out, ',');
-			shard_copy_to_json(im->shard_nodes[s], &im->shard_copies[s], out);
+			shard_routing_to_json(&im->routing[s], out);
 		}
 		appendStringInfoChar(out, ']');
 	}
@@ -1473,15 +1533,22 @@ mutate_close(SeClusterState *st, void *arg, SeError *err)
 	 * INITIALIZING under a new allocation id on its node (ES's
 	 * INDEX_REOPENED), an unassigned one placed anew.
 	 */
-	if (im->closed && !a->closed && im->shard_copies)
+	if (im->closed && !a->closed && im->routing)
 	{
-		int			s;
+		int			s,
+					k;
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
-			SeShardCopy *c = &im->shard_copies[s];
+			SeShardRouting *r = &im->routing[s];
+			SeShardCopy *c = &r->copies[0];
 
-			if (im->shard_nodes[s][0] == '\0')
+			/* the primary's new id joins in_sync when it started again */
+			r->nin_sync = 0;
+			/* replicas recover from the reopened primary (peer recovery) */
+			for (k = 1; k < r->ncopies; k++)
+				se_state_unassign_copy(im, s, k, "INDEX_REOPENED", NULL);
+			if (c->node[0] == '\0')
 			{
 				se_state_place_shard(st, im, s, "INDEX_REOPENED");
 				continue;
@@ -1493,6 +1560,7 @@ mutate_close(SeClusterState *st, void *arg, SeError *err)
 			c->unassigned_details = NULL;
 			c->failed_attempts = 0;
 		}
+		se_state_routing_derive(im);
 	}
 	im->closed = a->closed;
 	return true;

@@ -84,7 +84,25 @@ typedef struct SeShardCopy
 	int			failed_attempts;
 	char	   *data_node;		/* the node holding its data once it started
 								 * (a primary comes back only there); NULL: none */
+	bool		primary;		/* the shard's primary copy (copies[0]) */
+	char	   *node;			/* the node it is placed on, "" = unassigned */
 } SeShardCopy;
+
+/*
+ * One shard's routing (cluster mode): its copies, the primary first (ES's
+ * IndexShardRoutingTable), the shard's primary term (ES's
+ * IndexMetadata.primaryTerm(shard): + 1 on every promotion) and the
+ * allocation ids of the copies that have every acknowledged operation
+ * (ES's in_sync_allocations): only these may become primary.
+ */
+typedef struct SeShardRouting
+{
+	int			ncopies;		/* 1 + number_of_replicas */
+	SeShardCopy *copies;		/* copies[0] is the primary copy */
+	int64		primary_term;
+	int			nin_sync;
+	char	  **in_sync;
+} SeShardRouting;
 
 typedef struct SeIndexMeta
 {
@@ -99,9 +117,11 @@ typedef struct SeIndexMeta
 	SeMapping  *mapping;		/* parsed from mappings_json */
 	/* cluster mode (etcd): */
 	int64		mod_revision;	/* etcd revision of the index's key */
-	char	  **shard_nodes;	/* per shard, the node holding it ("" = none);
-								 * NULL: every shard is on this node */
-	SeShardCopy *shard_copies;	/* per shard, with shard_nodes */
+	SeShardRouting *routing;	/* per shard; NULL: a single node */
+	char	  **shard_nodes;	/* per shard, the node of its primary ("" =
+								 * none), derived from routing by
+								 * se_state_routing_derive(); NULL: every
+								 * shard is on this node */
 } SeIndexMeta;
 
 typedef struct SeClusterState
@@ -191,10 +211,30 @@ extern bool se_state_merge_dynamic_mapping(const char *uuid, const SeMapping *m,
 										   SeError *err);
 
 /* in state_sync.c: the state in etcd (cluster mode) */
+/* the PRIMARY of shard is on this node (single node: always) */
 extern bool se_state_shard_local(const SeIndexMeta *im, int shard);
+/* this node's copy of shard (primary or replica, any state), or NULL */
+extern const SeShardCopy *se_state_local_copy(const SeIndexMeta *im, int shard);
+/* the shard's primary term (single node: the index's) */
+extern int64 se_state_shard_primary_term(const SeIndexMeta *im, int shard);
+extern bool se_state_in_sync(const SeIndexMeta *im, int shard, const char *allocation_id);
+/* the primary's replication targets: assigned replica copies (SeShardCopy *) */
+extern List *se_state_shard_targets(const SeIndexMeta *im, int shard);
+/* the node a read of shard goes to (a STARTED copy, this node's first); NULL: none */
+extern const char *se_state_pick_copy(const SeIndexMeta *im, int shard);
+/* where a read of shard goes: true = this node's copy, else *node ("" = unassigned) */
+extern bool se_state_read_here(const SeIndexMeta *im, int shard, const char **node);
+/* the primary copy of shard (cluster mode), or NULL on a single node */
+extern SeShardCopy *se_state_primary_copy(const SeIndexMeta *im, int shard);
+/* set slot's copy fields (replica, allocation id, term, primary's node); true: became primary */
+extern bool se_state_slot_copy(const SeIndexMeta *im, int shard, int slot);
+/* shard_nodes again from routing, after a change of the routing */
+extern void se_state_routing_derive(SeIndexMeta *im);
 extern SeShardState se_state_shard_state(const SeIndexMeta *im, int shard);
 extern const char *se_shard_state_name(SeShardState state);
+/* other nodes holding primaries of the indices / any copy of them */
 extern List *se_state_nodes_elsewhere(List *indices);
+extern List *se_state_copy_nodes_elsewhere(List *indices);
 extern void se_state_register_actions(void);
 extern void se_state_sync_init(void);
 

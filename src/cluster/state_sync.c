@@ -35,6 +35,7 @@
 #include "pgstat.h"
 #include "storage/condition_variable.h"
 #include "storage/proc.h"
+#include "common/hashfn.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -383,43 +384,219 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 
 /* ---------- placement ---------- */
 
+/* Add allocation_id to the shard's in-sync set (once). */
+void
+se_state_in_sync_add(SeShardRouting *r, const char *allocation_id)
+{
+	int			k;
+
+	if (allocation_id == NULL || allocation_id[0] == '\0')
+		return;
+	for (k = 0; k < r->nin_sync; k++)
+		if (strcmp(r->in_sync[k], allocation_id) == 0)
+			return;
+	r->in_sync = r->in_sync ? repalloc(r->in_sync, sizeof(char *) * (r->nin_sync + 1))
+		: palloc(sizeof(char *));
+	r->in_sync[r->nin_sync++] = pstrdup(allocation_id);
+}
+
+void
+se_state_in_sync_remove(SeShardRouting *r, const char *allocation_id)
+{
+	int			k;
+
+	for (k = 0; k < r->nin_sync; k++)
+		if (strcmp(r->in_sync[k], allocation_id) == 0)
+		{
+			r->in_sync[k] = r->in_sync[--r->nin_sync];
+			return;
+		}
+}
+
 /*
- * A new or reopened copy without a node waits UNASSIGNED (reason kept for
- * ES's unassigned_info) for the reroute that ends every commit
+ * Copy k of shard s becomes UNASSIGNED (reason, details: ES's
+ * unassigned_info) and leaves the in-sync set: it misses the writes from
+ * now on.  Its data stays remembered (data_node).
+ */
+void
+se_state_unassign_copy(SeIndexMeta *im, int s, int k, const char *reason, const char *details)
+{
+	SeShardRouting *r = &im->routing[s];
+	SeShardCopy *c = &r->copies[k];
+
+	se_state_in_sync_remove(r, c->allocation_id);
+	c->state = SE_SHARD_UNASSIGNED;
+	c->allocation_id[0] = '\0';
+	c->node = "";
+	c->unassigned_reason = pstrdup(reason);
+	c->unassigned_at = se_state_now_millis();
+	c->unassigned_details = details ? pstrdup(details) : NULL;
+}
+
+/*
+ * A new or reopened primary copy without a node waits UNASSIGNED (reason
+ * kept for ES's unassigned_info) for the reroute that ends every commit
  * (reroute.c), which places it -- INITIALIZING under a fresh allocation
  * id -- in the same transaction.
  */
 void
 se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s, const char *reason)
 {
-	SeShardCopy *c = &im->shard_copies[s];
+	SeShardCopy *c = &im->routing[s].copies[0];
 	char	   *data_node = c->data_node;
 
+	se_state_in_sync_remove(&im->routing[s], c->allocation_id);
 	memset(c, 0, sizeof(*c));
 	c->state = SE_SHARD_UNASSIGNED;
+	c->primary = true;
+	c->node = "";
 	c->unassigned_reason = pstrdup(reason);
 	c->unassigned_at = se_state_now_millis();
 	c->data_node = data_node;
 	im->shard_nodes[s] = "";
 }
 
-/* Place the shards of new index im (see se_state_place_shard). */
+/* A new unassigned replica copy (reason: ES's unassigned_info). */
+static void
+init_replica(SeShardCopy *c, const char *reason)
+{
+	memset(c, 0, sizeof(*c));
+	c->state = SE_SHARD_UNASSIGNED;
+	c->primary = false;
+	c->node = "";
+	c->unassigned_reason = pstrdup(reason);
+	c->unassigned_at = se_state_now_millis();
+}
+
+/* Place the shards of new index im, each with its replicas (see above). */
 void
 se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im)
 {
-	int			s;
+	int			n = im->settings.number_of_shards;
+	int			s,
+				k;
 
-	im->shard_nodes = palloc0(sizeof(char *) * im->settings.number_of_shards);
-	im->shard_copies = palloc0(sizeof(SeShardCopy) * im->settings.number_of_shards);
-	for (s = 0; s < im->settings.number_of_shards; s++)
-		im->shard_nodes[s] = "";
-	for (s = 0; s < im->settings.number_of_shards; s++)
+	im->routing = palloc0(sizeof(SeShardRouting) * n);
+	im->shard_nodes = palloc0(sizeof(char *) * n);
+	for (s = 0; s < n; s++)
+	{
+		SeShardRouting *r = &im->routing[s];
+
+		r->ncopies = 1 + im->settings.number_of_replicas;
+		r->copies = palloc0(sizeof(SeShardCopy) * r->ncopies);
+		r->primary_term = im->primary_term;
+		for (k = 1; k < r->ncopies; k++)
+			init_replica(&r->copies[k], "INDEX_CREATED");
 		se_state_place_shard(st, im, s, "INDEX_CREATED");
+	}
 }
 
-/* ---------- applying etcd's events on this node ---------- */
+/*
+ * Make every shard's copies 1 + number_of_replicas (a changed
+ * index.number_of_replicas, or a routing written before replicas): new
+ * replicas are UNASSIGNED (REPLICA_ADDED); removed ones go unassigned
+ * first, then initializing, then started, as ES's
+ * RoutingNodes.removeReplicas ... prefers.  True when it changed.
+ */
+bool
+se_state_routing_resize(SeIndexMeta *im)
+{
+	int			want = 1 + im->settings.number_of_replicas;
+	bool		changed = false;
+	int			s,
+				k;
 
-/* Whether shard of im lives on this node. */
+	for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
+	{
+		SeShardRouting *r = &im->routing[s];
+
+		if (r->ncopies < want)
+		{
+			r->copies = repalloc(r->copies, sizeof(SeShardCopy) * want);
+			for (k = r->ncopies; k < want; k++)
+				init_replica(&r->copies[k], "REPLICA_ADDED");
+			r->ncopies = want;
+			changed = true;
+		}
+		while (r->ncopies > want)
+		{
+			int			victim = -1;
+			SeShardState rank;
+
+			for (rank = SE_SHARD_UNASSIGNED; victim < 0 && rank <= SE_SHARD_STARTED; rank++)
+				for (k = r->ncopies - 1; k >= 1 && victim < 0; k--)
+					if (r->copies[k].state == rank)
+						victim = k;
+			Assert(victim >= 1);
+			se_state_in_sync_remove(r, r->copies[victim].allocation_id);
+			memmove(&r->copies[victim], &r->copies[victim + 1],
+					sizeof(SeShardCopy) * (r->ncopies - victim - 1));
+			r->ncopies--;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+/*
+ * The primary of shard s is unassigned: promote a STARTED replica that is
+ * in sync (ES's failover), the primary term + 1; the old primary's place
+ * becomes an unassigned replica, so the shard keeps its copies.  False
+ * when no copy may be promoted (the shard stays red: a stale copy is
+ * promoted only by allocate_stale_primary).
+ */
+bool
+se_state_promote(SeIndexMeta *im, int s)
+{
+	SeShardRouting *r = &im->routing[s];
+	SeShardCopy old;
+	int			k;
+
+	if (r->copies[0].state != SE_SHARD_UNASSIGNED)
+		return false;
+	for (k = 1; k < r->ncopies; k++)
+	{
+		SeShardCopy *c = &r->copies[k];
+
+		if (c->state != SE_SHARD_STARTED || !se_state_in_sync(im, s, c->allocation_id))
+			continue;
+		old = r->copies[0];
+		r->copies[0] = *c;
+		r->copies[0].primary = true;
+		r->copies[0].data_node = pstrdup(c->node);
+		init_replica(&r->copies[k], old.unassigned_reason ? old.unassigned_reason : "NODE_LEFT");
+		r->copies[k].unassigned_details =
+			psprintf("primary failed over to [%s]; was: %s", c->node,
+					 old.unassigned_details ? old.unassigned_details : "unassigned");
+		r->primary_term++;
+		se_state_routing_derive(im);
+		return true;
+	}
+	return false;
+}
+
+/* ---------- the routing, read ---------- */
+
+void
+se_state_routing_derive(SeIndexMeta *im)
+{
+	int			s;
+
+	if (im->routing == NULL)
+		return;
+	if (im->shard_nodes == NULL)
+		im->shard_nodes = palloc0(sizeof(char *) * im->settings.number_of_shards);
+	for (s = 0; s < im->settings.number_of_shards; s++)
+		im->shard_nodes[s] = im->routing[s].copies[0].node;
+}
+
+SeShardCopy *
+se_state_primary_copy(const SeIndexMeta *im, int shard)
+{
+	return im->routing ? &im->routing[shard].copies[0] : NULL;
+}
+
+/* Whether the PRIMARY of shard of im lives on this node. */
 bool
 se_state_shard_local(const SeIndexMeta *im, int shard)
 {
@@ -428,18 +605,127 @@ se_state_shard_local(const SeIndexMeta *im, int shard)
 	return strcmp(im->shard_nodes[shard], se_cluster_node_name()) == 0;
 }
 
+const SeShardCopy *
+se_state_local_copy(const SeIndexMeta *im, int shard)
+{
+	const char *me;
+	int			k;
+
+	if (im->routing == NULL)
+		return NULL;
+	me = se_cluster_node_name();
+	for (k = 0; k < im->routing[shard].ncopies; k++)
+	{
+		const SeShardCopy *c = &im->routing[shard].copies[k];
+
+		if (c->state != SE_SHARD_UNASSIGNED && strcmp(c->node, me) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+int64
+se_state_shard_primary_term(const SeIndexMeta *im, int shard)
+{
+	return im->routing ? im->routing[shard].primary_term : im->primary_term;
+}
+
+bool
+se_state_in_sync(const SeIndexMeta *im, int shard, const char *allocation_id)
+{
+	int			k;
+
+	if (im->routing == NULL || allocation_id == NULL || allocation_id[0] == '\0')
+		return false;
+	for (k = 0; k < im->routing[shard].nin_sync; k++)
+		if (strcmp(im->routing[shard].in_sync[k], allocation_id) == 0)
+			return true;
+	return false;
+}
+
+List *
+se_state_shard_targets(const SeIndexMeta *im, int shard)
+{
+	List	   *out = NIL;
+	int			k;
+
+	for (k = 1; im->routing && k < im->routing[shard].ncopies; k++)
+	{
+		SeShardCopy *c = &im->routing[shard].copies[k];
+
+		if (c->state != SE_SHARD_UNASSIGNED && c->node[0])
+			out = lappend(out, c);
+	}
+	return out;
+}
+
+/*
+ * The node a read of shard goes to: on a single node this one; else a
+ * STARTED copy -- this node's when it has one (no network), otherwise one
+ * chosen by a hash of (index uuid, shard, this node's name): stable, so
+ * that a refresh and the search after it reach the same copy, and spread,
+ * so that different coordinating nodes read different copies.  (ES's
+ * adaptive replica selection ranks copies by response time and queue
+ * size instead; not done.)  No STARTED copy: the primary's node, "" when
+ * it is unassigned (the caller answers the shard is unavailable).
+ */
+const char *
+se_state_pick_copy(const SeIndexMeta *im, int shard)
+{
+	const SeShardRouting *r;
+	const char *me;
+	int			started = 0;
+	int			k,
+				pick;
+	uint32		h;
+
+	if (im->routing == NULL)
+		return se_cluster_node_name();
+	r = &im->routing[shard];
+	me = se_cluster_node_name();
+	for (k = 0; k < r->ncopies; k++)
+		if (r->copies[k].state == SE_SHARD_STARTED)
+		{
+			if (strcmp(r->copies[k].node, me) == 0)
+				return r->copies[k].node;
+			started++;
+		}
+	if (started == 0)
+		return r->copies[0].node;
+	h = hash_bytes((const unsigned char *) im->uuid, strlen(im->uuid));
+	h = hash_combine(h, hash_bytes((const unsigned char *) me, strlen(me)));
+	h = hash_combine(h, (uint32) shard);
+	pick = (int) (h % (uint32) started);
+	for (k = 0; k < r->ncopies; k++)
+		if (r->copies[k].state == SE_SHARD_STARTED && pick-- == 0)
+			return r->copies[k].node;
+	return r->copies[0].node;
+}
+
+/*
+ * Where a read (search, count, get, FDW scan) of shard goes: true when
+ * to this node's copy, else false with *node the chosen copy's node ("":
+ * none is assigned).
+ */
+bool
+se_state_read_here(const SeIndexMeta *im, int shard, const char **node)
+{
+	*node = se_state_pick_copy(im, shard);
+	return im->routing == NULL || strcmp(*node, se_cluster_node_name()) == 0;
+}
+
 /*
  * The state of shard s of im that describes the cluster: the master's
- * routing in cluster mode; on a single node (no routing) the local slot's,
- * STARTED once open.
+ * routing of its primary in cluster mode; on a single node (no routing)
+ * the local slot's, STARTED once open.
  */
 SeShardState
 se_state_shard_state(const SeIndexMeta *im, int shard)
 {
 	int			slot;
 
-	if (im->shard_copies)
-		return im->shard_copies[shard].state;
+	if (im->routing)
+		return im->routing[shard].copies[0].state;
 	slot = se_slot_find(im->uuid, shard);
 	if (slot < 0)
 		return SE_SHARD_UNASSIGNED;
@@ -477,6 +763,57 @@ se_state_nodes_elsewhere(List *indices)
 	return nodes;
 }
 
+/*
+ * The other nodes holding any assigned copy (primary or replica) of the
+ * indices' shards: names.
+ */
+List *
+se_state_copy_nodes_elsewhere(List *indices)
+{
+	List	   *nodes = NIL;
+	ListCell   *lc;
+	const char *me = se_cluster_node_name();
+
+	foreach(lc, indices)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		int			s,
+					k;
+
+		for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
+			for (k = 0; k < im->routing[s].ncopies; k++)
+			{
+				const char *node = im->routing[s].copies[k].node;
+
+				if (node[0] && strcmp(node, me) != 0 &&
+					!list_member(nodes, makeString((char *) node)))
+					nodes = lappend(nodes, makeString((char *) node));
+			}
+	}
+	foreach(lc, nodes)
+		lfirst(lc) = strVal(lfirst(lc));
+	return nodes;
+}
+
+/*
+ * Give slot the copy of shard s of im this node holds (cluster mode: from
+ * the routing; single node: the primary, the index's term).  Returns
+ * whether the copy became primary (the owner promotes its engine).
+ */
+bool
+se_state_slot_copy(const SeIndexMeta *im, int s, int slot)
+{
+	const SeShardCopy *c = se_state_local_copy(im, s);
+	const char *primary_node = "";
+
+	if (c && !c->primary && im->routing[s].copies[0].state != SE_SHARD_UNASSIGNED)
+		primary_node = im->routing[s].copies[0].node;
+	return se_slot_set_copy(slot, c ? !c->primary : false, c ? c->allocation_id : "",
+							se_state_shard_primary_term(im, s), primary_node);
+}
+
+/* ---------- applying etcd's events on this node ---------- */
+
 static void
 wake_write_workers(void)
 {
@@ -487,10 +824,23 @@ wake_write_workers(void)
 			SetLatch(&ProcGlobal->allProcs[SeShmem->workers[i].procno].procLatch);
 }
 
+/* Whether a copy of shard s of im waits unassigned (this node's may be it). */
+static bool
+has_unassigned_copy(const SeIndexMeta *im, int s)
+{
+	int			k;
+
+	for (k = 0; k < im->routing[s].ncopies; k++)
+		if (im->routing[s].copies[k].state == SE_SHARD_UNASSIGNED)
+			return true;
+	return false;
+}
+
 /*
  * Bring this node's shards of one index in line with its new metadata
- * (NULL: deleted): start the open index's shards placed here, stop the
- * others.  The owners do the work; nobody waits for it here.
+ * (NULL: deleted): start the open index's copies placed here (primary or
+ * replica, the slot told which), stop the others.  The owners do the
+ * work; nobody waits for it here.
  */
 static void
 reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
@@ -506,16 +856,22 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 		return;
 	for (s = 0; s < now->settings.number_of_shards; s++)
 	{
-		bool		here = se_state_shard_local(now, s);
+		const SeShardCopy *c = se_state_local_copy(now, s);
+		int			slot;
 
 		/*
-		 * A shard moved to another node leaves its files behind to be
-		 * deleted; one the master unassigned (it failed here) keeps them,
-		 * as ES keeps a failed shard's store.
+		 * A copy moved to another node or removed (fewer replicas) leaves
+		 * its files behind to be deleted; one the master unassigned (it
+		 * failed here, or this node was gone) keeps them, as ES keeps a
+		 * failed shard's store.
 		 */
-		if (now->closed || !here)
-			(void) se_slot_mark_closing(now->uuid, s, !here && now->shard_nodes[s][0] != '\0');
-		else if (se_slot_find(now->uuid, s) < 0)
+		if (now->closed || c == NULL)
+		{
+			(void) se_slot_mark_closing(now->uuid, s, c == NULL && !has_unassigned_copy(now, s));
+			continue;
+		}
+		slot = se_slot_find(now->uuid, s);
+		if (slot < 0)
 		{
 			int			used;
 
@@ -527,8 +883,24 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 						 errhint("Raise search_engine.max_shards and restart the server.")));
 				continue;
 			}
-			(void) se_slot_allocate(now->uuid, s);
+			slot = se_slot_allocate(now->uuid, s);
+			(void) se_state_slot_copy(now, s, slot);
+			continue;
 		}
+		/*
+		 * The slot holds this copy already: a promotion (replica ->
+		 * primary, term + 1) or a new primary elsewhere reaches its owner
+		 * through the slot.  A copy failed here and placed here again
+		 * (new allocation id) is tried again.
+		 */
+		if (SeSlots[slot].state == SE_SLOT_FAILED && !SeSlots[slot].failure_disk_full &&
+			strcmp(SeSlots[slot].allocation_id, c->allocation_id) != 0)
+		{
+			(void) se_state_slot_copy(now, s, slot);
+			(void) se_slot_advance(slot, SE_SLOT_OPENING, NULL);
+		}
+		else
+			(void) se_state_slot_copy(now, s, slot);
 	}
 }
 

@@ -705,7 +705,7 @@ se_engine_get_remote(SeIndexMeta *im, int shard, const char *id, SeEngineDoc *ou
 	memset(&sh, 0, sizeof(sh));
 	sh.index = im->name;
 	sh.shard = shard;
-	sh.node = im->shard_nodes[shard];
+	sh.node = se_state_pick_copy(im, shard);
 	check_assigned(&sh);
 	initStringInfo(&payload);
 	se_peer_shard_put(&payload, im->name, im->uuid, shard);

@@ -99,12 +99,14 @@ se_engine_shards(SeEngineIndex *ei, int *nshards)
 
 	for (s = 0; s < n; s++)
 	{
-		if (se_state_shard_local(ei->im, s))
+		const char *node;
+
+		if (se_state_read_here(ei->im, s, &node))
 			(void) se_snapshot_acquire(ei->im, s, &shards[s], NULL);
 		else
 		{
 			shards[s].shard = s;
-			shards[s].node = pstrdup(ei->im->shard_nodes[s]);
+			shards[s].node = pstrdup(node);
 			shards[s].max_terms_count = ei->im->settings.max_terms_count;
 			shards[s].max_regex_length = ei->im->settings.max_regex_length;
 		}
@@ -126,14 +128,15 @@ refresh_shards(SeIndexMeta *im, int from, int to)
 	for (s = from; s < to; s++)
 	{
 		SeSearchShard *sh = &named[s - from];
+		const char *node;
 
 		sh->index = im->name;
 		sh->index_uuid = im->uuid;
 		sh->shard = s;
-		if (se_state_shard_local(im, s))
+		if (se_state_read_here(im, s, &node))
 			se_snapshot_refresh_if_needed(im, s);
 		else
-			sh->node = im->shard_nodes[s];
+			sh->node = node;
 	}
 	se_engine_refresh_remote(named, to - from);
 }
@@ -417,6 +420,7 @@ se_engine_get(const char *index, const char *id, const char *routing, SeEngineDo
 {
 	SeEngineIndex ei;
 	const char *rv = routing ? routing : id;
+	const char *node;
 	int			shard;
 
 	memset(out, 0, sizeof(*out));
@@ -424,7 +428,7 @@ se_engine_get(const char *index, const char *id, const char *routing, SeEngineDo
 		return;
 	shard = se_routing_shard(rv, strlen(rv), ei.im->settings.number_of_shards,
 							 ei.im->settings.routing_num_shards);
-	if (se_state_shard_local(ei.im, shard))
+	if (se_state_read_here(ei.im, shard, &node))
 		se_engine_get_local(ei.im, shard, id, out);
 	else
 		se_engine_get_remote(ei.im, shard, id, out);

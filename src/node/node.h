@@ -366,6 +366,8 @@ extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 /* in slots.c */
 extern int	se_slot_find(const char *uuid, int shard);
 extern int	se_slot_allocate(const char *uuid, int shard);
+extern bool se_slot_set_copy(int slot, bool replica, const char *allocation_id,
+							 int64 primary_term, const char *primary_node);
 extern int	se_slot_missing(const char *uuid, int nshards, int *used);
 extern bool se_slot_advance(int slot, SeSlotState state, const char *failure);
 extern int	se_slot_mark_closing(const char *uuid, int shard, bool delete_files);

@@ -174,6 +174,29 @@ se_slot_allocate(const char *uuid, int shard)
 }
 
 /*
+ * The copy slot holds (cluster mode: from the routing): whether it is a
+ * replica, its allocation id, the shard's primary term and the primary's
+ * node.  Returns true when a replica became the primary (a promotion),
+ * which its owner acts on when woken.
+ */
+bool
+se_slot_set_copy(int slot, bool replica, const char *allocation_id, int64 primary_term,
+				 const char *primary_node)
+{
+	SeShardSlot *s = &SeSlots[slot];
+	bool		promoted;
+
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	promoted = s->replica && !replica;
+	s->replica = replica;
+	strlcpy(s->allocation_id, allocation_id, sizeof(s->allocation_id));
+	s->primary_term = primary_term;
+	strlcpy(s->primary_node, primary_node, sizeof(s->primary_node));
+	LWLockRelease(&SeShmem->slots_lock);
+	return promoted;
+}
+
+/*
  * Move slot to STARTED or FAILED unless it is CLOSING (or FREE): returns
  * whether it moved.
  */

@@ -91,8 +91,8 @@ node_bootstrap(void)
 		if (im->closed)
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
-			if (se_state_shard_local(im, s))
-				(void) se_slot_allocate(im->uuid, s);
+			if (im->routing ? se_state_local_copy(im, s) != NULL : se_state_shard_local(im, s))
+				(void) se_state_slot_copy(im, s, se_slot_allocate(im->uuid, s));
 	}
 	/* wake every worker to pick up its slots */
 	for (i = 0; i < SeShmem->nworkers; i++)
@@ -158,6 +158,16 @@ static void
 open_shard(int slot)
 {
 	current_slot = slot;
+	/*
+	 * A replica is filled from its primary (peer recovery), never opened
+	 * from what this node happens to hold: that could serve stale data as
+	 * in sync.  An ERROR here fails the slot.
+	 */
+	if (SeSlots[slot].replica && !se_recovery_start_replica(slot))
+	{
+		current_slot = -1;
+		return;
+	}
 	shards[slot] = se_shard_open(slot);
 	current_slot = -1;
 	retry_ms[slot] = 0;
@@ -203,20 +213,7 @@ scan_slots(void)
 			se_slot_advance(i, SE_SLOT_OPENING, NULL))
 			open_shard(i);
 		else if (s->state == SE_SLOT_OPENING && shards[i] == NULL)
-		{
-			/* a replica is copied from its primary first, by a recovery worker */
-			if (s->replica)
-			{
-				bool		ready;
-
-				current_slot = i;
-				ready = se_recovery_start_replica(i);
-				current_slot = -1;
-				if (!ready)
-					continue;
-			}
 			open_shard(i);
-		}
 		else if (s->state == SE_SLOT_CLOSING)
 			close_shard(i);
 		else if (s->state == SE_SLOT_FREE && shards[i] != NULL)
@@ -254,8 +251,7 @@ run_control(int e)
 	switch (qe->kind)
 	{
 		case SE_REQ_OPEN_SHARD:
-			/* (a replica opens from scan_slots, once it is recovered) */
-			if (SeSlots[slot].owner == my_worker && !SeSlots[slot].replica &&
+			if (SeSlots[slot].owner == my_worker &&
 				SeSlots[slot].state == SE_SLOT_OPENING && sh == NULL)
 				open_shard(slot);
 			break;

@@ -48,7 +48,8 @@
 #include "util/fileio.h"
 #include "util/varint.h"
 
-#define TLOG_HEADER_LEN 16
+#define TLOG_HEADER_LEN_V1 16
+#define TLOG_HEADER_LEN_V2 24
 #define TLOG_MAX_RECORD ((uint32) 1 << 30)
 #define PIN_STALE_SECS	3600	/* pins of a target that vanished */
 
@@ -445,11 +446,30 @@ recovery_chunk_action(const char *payload, size_t len, StringInfo reply, SeError
 	return true;
 }
 
+static void
+count_op(const SeTranslogOp *op, void *arg)
+{
+	(*(int64 *) arg)++;
+}
+
+/* the header length of a translog generation (SETLOG01: 16, SETLOG02: 24) */
+static size_t
+tlog_header_len(const char *buf, size_t len)
+{
+	if (len >= TLOG_HEADER_LEN_V2 && memcmp(buf, "SETLOG02", 8) == 0)
+		return TLOG_HEADER_LEN_V2;
+	if (len >= TLOG_HEADER_LEN_V1 && memcmp(buf, "SETLOG01", 8) == 0)
+		return TLOG_HEADER_LEN_V1;
+	return 0;
+}
+
 /*
- * Whole records of translog generation gen of pin from offset, up to about
- * max bytes (one record at least); returns the bytes taken (0: none
- * complete yet) and counts them in *nops.  A record still being appended
- * is not complete yet: it stops the read, as the end of the file does.
+ * Bytes of translog generation path from offset, ending at a whole record,
+ * up to about max (one record at least): at offset 0 the generation's
+ * header comes first, as the target's file starts with the same one.
+ * Returns the bytes taken (0: nothing complete yet) and counts the
+ * operations in *nops.  A record still being appended is not complete yet:
+ * it stops the read, as the end of the file does.
  */
 static size_t
 read_records(const char *path, uint64 offset, size_t max, StringInfo out, int64 *nops)
@@ -458,8 +478,9 @@ read_records(const char *path, uint64 offset, size_t max, StringInfo out, int64 
 	struct stat st;
 	size_t		avail;
 	size_t		take;
+	size_t		hlen = 0;
+	size_t		used;
 	char	   *buf;
-	size_t		off = 0;
 
 	*nops = 0;
 	if (fd < 0)
@@ -479,15 +500,24 @@ read_records(const char *path, uint64 offset, size_t max, StringInfo out, int64 
 				(errcode_for_file_access(),
 				 errmsg("could not read translog \"%s\" for a peer recovery: %m", path)));
 	}
+	if (offset == 0 && (hlen = tlog_header_len(buf, take)) == 0)
+	{
+		close(fd);
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("translog file \"%s\" has a bad header", path),
+				 errdetail("translog_corrupted_exception")));
+	}
 	/* a first record larger than max: read it whole */
-	if (take >= 8)
+	if (take >= hlen + 8)
 	{
 		uint32		rlen;
 
-		memcpy(&rlen, buf, 4);
-		if (rlen <= TLOG_MAX_RECORD && 8 + (size_t) rlen > take && 8 + (size_t) rlen <= avail)
+		memcpy(&rlen, buf + hlen, 4);
+		if (rlen <= TLOG_MAX_RECORD && hlen + 8 + (size_t) rlen > take &&
+			hlen + 8 + (size_t) rlen <= avail)
 		{
-			take = 8 + rlen;
+			take = hlen + 8 + rlen;
 			buf = repalloc(buf, take);
 			if (pread(fd, buf, take, (off_t) offset) != (ssize_t) take)
 			{
@@ -499,35 +529,20 @@ read_records(const char *path, uint64 offset, size_t max, StringInfo out, int64 
 		}
 	}
 	close(fd);
-	while (off + 8 <= take)
-	{
-		uint32		rlen;
-		uint32		rcrc;
-		pg_crc32c	crc;
-
-		memcpy(&rlen, buf + off, 4);
-		memcpy(&rcrc, buf + off + 4, 4);
-		if (rlen > TLOG_MAX_RECORD || off + 8 + rlen > take)
-			break;
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, buf + off + 8, rlen);
-		FIN_CRC32C(crc);
-		if (crc != rcrc)
-			break;				/* being written (or a torn tail) */
-		off += 8 + rlen;
-		(*nops)++;
-	}
-	appendBinaryStringInfo(out, buf, off);
+	used = hlen + se_translog_decode(buf + hlen, take - hlen, count_op, nops);
+	if (used == hlen && offset > 0)
+		used = 0;
+	appendBinaryStringInfo(out, buf, used);
 	pfree(buf);
-	return off;
+	return used;
 }
 
 /*
- * recovery_ops: uuid, shard, recovery id, translog generation, offset,
- * max bytes.  Answer: the generation and offset the records returned end
- * at, their count, then the records (as the translog holds them: the
- * target writes them into its own translog).  No records and the same
- * position: nothing more now.
+ * recovery_ops: uuid, shard, recovery id, translog generation, offset
+ * (0: from its header), max bytes.  Answer: the generation and offset the
+ * bytes returned end at, the operations they hold, then the bytes (as the
+ * translog holds them: the target writes them into the same generation of
+ * its own translog).  No bytes: nothing more now.
  */
 static bool
 recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -555,7 +570,7 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 	gen = (int64) se_wire_vint(&r);
 	offset = se_wire_vint(&r);
 	max = Min(se_wire_vint(&r), (uint64) 4 * SE_RECOVERY_CHUNK);
-	if (r.bad || offset < TLOG_HEADER_LEN)
+	if (r.bad)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_ops request");
 		return false;
@@ -574,6 +589,8 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 			offset += recs.len;
 			break;
 		}
+		if (offset == 0)
+			break;				/* not even a header yet: later */
 		/* a generation rolled since the pin: pin it too, and go on there */
 		if (stat(next, &st) != 0)
 			(void) link_into(psprintf("%s/translog", se_shard_path(uuid, shard)),
@@ -581,7 +598,7 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 		if (stat(next, &st) != 0)
 			break;				/* the end, for now */
 		gen++;
-		offset = TLOG_HEADER_LEN;
+		offset = 0;
 	}
 	se_put_vint(reply, (uint64) gen);
 	se_put_vint(reply, offset);

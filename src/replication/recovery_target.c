@@ -73,8 +73,6 @@
 #include "util/units.h"
 #include "util/varint.h"
 
-#define TLOG_MAGIC			"SETLOG01"
-#define TLOG_HEADER_LEN		16
 #define CALL_TIMEOUT_MS		60000
 #define RETRY_BASE_MS		1000
 
@@ -557,11 +555,10 @@ remove_others(const char *dir, RecFile *files, int nfiles)
 	FreeDir(d);
 }
 
-/* open translog generation gen of dir afresh (header only) */
+/* create translog generation gen of dir (its header comes from the source) */
 static int
 new_tlog(const char *dir, int64 gen, char **path)
 {
-	char		hdr[TLOG_HEADER_LEN];
 	int			fd;
 
 	*path = psprintf("%s/translog-" INT64_FORMAT ".tlog", dir, gen);
@@ -570,9 +567,6 @@ new_tlog(const char *dir, int64 gen, char **path)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create \"%s\" during a peer recovery: %m", *path)));
-	memcpy(hdr, TLOG_MAGIC, 8);
-	memcpy(hdr + 8, &gen, 8);
-	write_all(fd, hdr, sizeof(hdr), *path);
 	return fd;
 }
 
@@ -582,7 +576,7 @@ copy_translog(RecCtx *c, int64 first_gen)
 {
 	char	   *dir = psprintf("%s/translog", c->shard_path);
 	int64		gen = first_gen;
-	uint64		off = TLOG_HEADER_LEN;
+	uint64		off = 0;
 	char	   *path;
 	int			fd;
 	StringInfoData payload;
@@ -619,7 +613,9 @@ copy_translog(RecCtx *c, int64 first_gen)
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("peer recovery: malformed recovery_ops answer"),
 					 errdetail("recovery_failed_exception")));
-		/* generations the source rolled to: start them here too */
+		if (n == 0)
+			break;
+		/* a generation the source rolled to: start it here too */
 		while (gen < rgen)
 		{
 			fsync_fd(fd, path);
@@ -627,8 +623,6 @@ copy_translog(RecCtx *c, int64 first_gen)
 			gen++;
 			fd = new_tlog(dir, gen, &path);
 		}
-		if (nops == 0)
-			break;
 		write_all(fd, recs, n, path);
 		c->r->ops_recovered += nops;
 		off = roff;
