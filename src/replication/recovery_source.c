@@ -415,7 +415,8 @@ recovery_chunk_action(const char *payload, size_t len, StringInfo reply, SeError
 		return false;
 	name = se_wire_str(&r, NULL);
 	offset = se_wire_vint(&r);
-	want = Min(se_wire_vint(&r), (uint64) SE_RECOVERY_CHUNK);
+	want = se_wire_vint(&r);
+	want = Min(want, (uint64) SE_RECOVERY_CHUNK);
 	if (r.bad || !name_ok(name))
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_chunk request");
@@ -569,7 +570,8 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 		return false;
 	gen = (int64) se_wire_vint(&r);
 	offset = se_wire_vint(&r);
-	max = Min(se_wire_vint(&r), (uint64) 4 * SE_RECOVERY_CHUNK);
+	max = se_wire_vint(&r);
+	max = Min(max, (size_t) 4 * SE_RECOVERY_CHUNK);
 	if (r.bad)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_ops request");
