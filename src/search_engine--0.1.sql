@@ -265,6 +265,13 @@ CREATE VIEW recovery AS SELECT * FROM _cat_recovery();
 -- says: SCRAM or certificates).
 CREATE FUNCTION _transport(action text, payload bytea) RETURNS bytea
 AS 'MODULE_PATHNAME', 'se_sql_transport' LANGUAGE C VOLATILE STRICT;
+-- Replica apply on one node (src/replication): shard's operations read from
+-- source's translog applied to target's copy as a primary's replica_ops are
+-- (chunk operations a request, the chunks in reverse order if asked).
+-- Superuser only (REVOKEd below with every function): for tests.
+CREATE FUNCTION _replica_apply_from(source text, target text, shard int, primary_term bigint,
+                                    chunk int, reverse boolean) RETURNS text
+AS 'MODULE_PATHNAME', 'se_sql_replica_apply_from' LANGUAGE C VOLATILE STRICT;
 -- The nodes of the cluster as this node applied them (one on a
 -- single-node cluster); term is the master's.
 CREATE FUNCTION _cluster_nodes(OUT name text, OUT ephemeral_id text, OUT "node.role" text,

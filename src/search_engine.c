@@ -20,6 +20,7 @@
 #include "cluster/coordinator.h"
 #include "fdw/fdw.h"
 #include "replication/recovery.h"
+#include "replication/replication.h"
 
 PG_MODULE_MAGIC;
 
@@ -67,6 +68,7 @@ _PG_init(void)
 	se_byquery_register_actions();
 	se_shard_state_register_actions();
 	se_recovery_register_actions();
+	se_replication_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;

@@ -28,6 +28,7 @@
 #include "libpq/pqformat.h"
 #include "nodes/value.h"
 #include "node/node.h"
+#include "replication/replication.h"
 #include "security/acl.h"
 #include "shard/bulk_protocol.h"
 #include "transport/transport.h"
@@ -743,6 +744,12 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			se_check_wait_interrupts();
 		}
 		pg_read_barrier();
+
+		/*
+		 * Acknowledged only once every in-sync copy has the operations
+		 * (cluster mode; a single node has no copies and returns at once).
+		 */
+		se_replication_replicate_round(hdr);
 	}
 
 	/* collect per-item outcomes */

@@ -117,7 +117,7 @@ mutate_reports(SeClusterState *st, void *arg, SeError *err)
 			c->unassigned_details = NULL;
 			c->unassigned_at = 0;
 			c->failed_attempts = 0;
-			se_state_in_sync_add(rt, c->allocation_id);
+			se_routing_in_sync_add(rt, c->allocation_id);
 			a->applied++;
 		}
 		else if (a->failed)

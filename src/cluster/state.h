@@ -24,6 +24,7 @@
 #include "util/json.h"
 #include "util/match.h"
 #include "cluster/cluster_settings.h"
+#include "cluster/routing.h"
 #include "index/merge_policy.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
@@ -59,50 +60,7 @@ typedef struct SeIndexSettings
 	SeSettingsLayer allocation_filters;
 } SeIndexSettings;
 
-/* A shard copy's state in the routing table, as ES's ShardRoutingState. */
-typedef enum SeShardState
-{
-	SE_SHARD_UNASSIGNED = 0,
-	SE_SHARD_INITIALIZING,
-	SE_SHARD_STARTED
-} SeShardState;
-
-/*
- * One shard copy as the master decided it (cluster mode): its state, the
- * allocation id the master gave it when it placed it (a data node's
- * shard_started/shard_failed must name it, so a stale report is ignored),
- * and, while it is not started, why it was unassigned (ES's
- * UnassignedInfo: reason, when, details, failed attempts).
- */
-typedef struct SeShardCopy
-{
-	SeShardState state;
-	char		allocation_id[SE_UUID_LEN + 1];	/* "" when unassigned */
-	char	   *unassigned_reason;	/* NULL once started */
-	int64		unassigned_at;	/* ms since the epoch */
-	char	   *unassigned_details; /* NULL: none */
-	int			failed_attempts;
-	char	   *data_node;		/* the node holding its data once it started
-								 * (a primary comes back only there); NULL: none */
-	bool		primary;		/* the shard's primary copy (copies[0]) */
-	char	   *node;			/* the node it is placed on, "" = unassigned */
-} SeShardCopy;
-
-/*
- * One shard's routing (cluster mode): its copies, the primary first (ES's
- * IndexShardRoutingTable), the shard's primary term (ES's
- * IndexMetadata.primaryTerm(shard): + 1 on every promotion) and the
- * allocation ids of the copies that have every acknowledged operation
- * (ES's in_sync_allocations): only these may become primary.
- */
-typedef struct SeShardRouting
-{
-	int			ncopies;		/* 1 + number_of_replicas */
-	SeShardCopy *copies;		/* copies[0] is the primary copy */
-	int64		primary_term;
-	int			nin_sync;
-	char	  **in_sync;
-} SeShardRouting;
+/* SeShardState, SeShardCopy, SeShardRouting: cluster/routing.h */
 
 typedef struct SeIndexMeta
 {

@@ -49,8 +49,6 @@ extern void se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int 
 								 const char *reason);
 extern void se_state_unassign_copy(SeIndexMeta *im, int s, int k, const char *reason,
 								   const char *details);
-extern void se_state_in_sync_add(SeShardRouting *r, const char *allocation_id);
-extern void se_state_in_sync_remove(SeShardRouting *r, const char *allocation_id);
 extern bool se_state_routing_resize(SeIndexMeta *im);
 extern bool se_state_promote(SeIndexMeta *im, int s);
 

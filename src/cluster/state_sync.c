@@ -384,53 +384,12 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 
 /* ---------- placement ---------- */
 
-/* Add allocation_id to the shard's in-sync set (once). */
-void
-se_state_in_sync_add(SeShardRouting *r, const char *allocation_id)
-{
-	int			k;
-
-	if (allocation_id == NULL || allocation_id[0] == '\0')
-		return;
-	for (k = 0; k < r->nin_sync; k++)
-		if (strcmp(r->in_sync[k], allocation_id) == 0)
-			return;
-	r->in_sync = r->in_sync ? repalloc(r->in_sync, sizeof(char *) * (r->nin_sync + 1))
-		: palloc(sizeof(char *));
-	r->in_sync[r->nin_sync++] = pstrdup(allocation_id);
-}
-
-void
-se_state_in_sync_remove(SeShardRouting *r, const char *allocation_id)
-{
-	int			k;
-
-	for (k = 0; k < r->nin_sync; k++)
-		if (strcmp(r->in_sync[k], allocation_id) == 0)
-		{
-			r->in_sync[k] = r->in_sync[--r->nin_sync];
-			return;
-		}
-}
-
-/*
- * Copy k of shard s becomes UNASSIGNED (reason, details: ES's
- * unassigned_info) and leaves the in-sync set: it misses the writes from
- * now on.  Its data stays remembered (data_node).
- */
+/* Copy k of shard s becomes UNASSIGNED (routing.c); shard_nodes follow. */
 void
 se_state_unassign_copy(SeIndexMeta *im, int s, int k, const char *reason, const char *details)
 {
-	SeShardRouting *r = &im->routing[s];
-	SeShardCopy *c = &r->copies[k];
-
-	se_state_in_sync_remove(r, c->allocation_id);
-	c->state = SE_SHARD_UNASSIGNED;
-	c->allocation_id[0] = '\0';
-	c->node = "";
-	c->unassigned_reason = pstrdup(reason);
-	c->unassigned_at = se_state_now_millis();
-	c->unassigned_details = details ? pstrdup(details) : NULL;
+	se_routing_unassign(&im->routing[s], k, reason, details, se_state_now_millis());
+	se_state_routing_derive(im);
 }
 
 /*
@@ -445,7 +404,7 @@ se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s, const cha
 	SeShardCopy *c = &im->routing[s].copies[0];
 	char	   *data_node = c->data_node;
 
-	se_state_in_sync_remove(&im->routing[s], c->allocation_id);
+	se_routing_in_sync_remove(&im->routing[s], c->allocation_id);
 	memset(c, 0, sizeof(*c));
 	c->state = SE_SHARD_UNASSIGNED;
 	c->primary = true;
@@ -454,18 +413,6 @@ se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s, const cha
 	c->unassigned_at = se_state_now_millis();
 	c->data_node = data_node;
 	im->shard_nodes[s] = "";
-}
-
-/* A new unassigned replica copy (reason: ES's unassigned_info). */
-static void
-init_replica(SeShardCopy *c, const char *reason)
-{
-	memset(c, 0, sizeof(*c));
-	c->state = SE_SHARD_UNASSIGNED;
-	c->primary = false;
-	c->node = "";
-	c->unassigned_reason = pstrdup(reason);
-	c->unassigned_at = se_state_now_millis();
 }
 
 /* Place the shards of new index im, each with its replicas (see above). */
@@ -486,93 +433,36 @@ se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im)
 		r->copies = palloc0(sizeof(SeShardCopy) * r->ncopies);
 		r->primary_term = im->primary_term;
 		for (k = 1; k < r->ncopies; k++)
-			init_replica(&r->copies[k], "INDEX_CREATED");
+			se_routing_init_replica(&r->copies[k], "INDEX_CREATED", se_state_now_millis());
 		se_state_place_shard(st, im, s, "INDEX_CREATED");
 	}
 }
 
 /*
  * Make every shard's copies 1 + number_of_replicas (a changed
- * index.number_of_replicas, or a routing written before replicas): new
- * replicas are UNASSIGNED (REPLICA_ADDED); removed ones go unassigned
- * first, then initializing, then started, as ES's
- * RoutingNodes.removeReplicas ... prefers.  True when it changed.
+ * index.number_of_replicas, or a routing written before replicas; see
+ * se_routing_resize).  True when it changed.
  */
 bool
 se_state_routing_resize(SeIndexMeta *im)
 {
-	int			want = 1 + im->settings.number_of_replicas;
 	bool		changed = false;
-	int			s,
-				k;
+	int			s;
 
 	for (s = 0; im->routing && s < im->settings.number_of_shards; s++)
-	{
-		SeShardRouting *r = &im->routing[s];
-
-		if (r->ncopies < want)
-		{
-			r->copies = repalloc(r->copies, sizeof(SeShardCopy) * want);
-			for (k = r->ncopies; k < want; k++)
-				init_replica(&r->copies[k], "REPLICA_ADDED");
-			r->ncopies = want;
-			changed = true;
-		}
-		while (r->ncopies > want)
-		{
-			int			victim = -1;
-			SeShardState rank;
-
-			for (rank = SE_SHARD_UNASSIGNED; victim < 0 && rank <= SE_SHARD_STARTED; rank++)
-				for (k = r->ncopies - 1; k >= 1 && victim < 0; k--)
-					if (r->copies[k].state == rank)
-						victim = k;
-			Assert(victim >= 1);
-			se_state_in_sync_remove(r, r->copies[victim].allocation_id);
-			memmove(&r->copies[victim], &r->copies[victim + 1],
-					sizeof(SeShardCopy) * (r->ncopies - victim - 1));
-			r->ncopies--;
-			changed = true;
-		}
-	}
+		changed |= se_routing_resize(&im->routing[s], 1 + im->settings.number_of_replicas,
+									 se_state_now_millis());
 	return changed;
 }
 
-/*
- * The primary of shard s is unassigned: promote a STARTED replica that is
- * in sync (ES's failover), the primary term + 1; the old primary's place
- * becomes an unassigned replica, so the shard keeps its copies.  False
- * when no copy may be promoted (the shard stays red: a stale copy is
- * promoted only by allocate_stale_primary).
- */
+/* The failover of shard s (se_routing_promote); shard_nodes follow. */
 bool
 se_state_promote(SeIndexMeta *im, int s)
 {
-	SeShardRouting *r = &im->routing[s];
-	SeShardCopy old;
-	int			k;
-
-	if (r->copies[0].state != SE_SHARD_UNASSIGNED)
+	if (!se_routing_promote(&im->routing[s], se_state_now_millis()))
 		return false;
-	for (k = 1; k < r->ncopies; k++)
-	{
-		SeShardCopy *c = &r->copies[k];
-
-		if (c->state != SE_SHARD_STARTED || !se_state_in_sync(im, s, c->allocation_id))
-			continue;
-		old = r->copies[0];
-		r->copies[0] = *c;
-		r->copies[0].primary = true;
-		r->copies[0].data_node = pstrdup(c->node);
-		init_replica(&r->copies[k], old.unassigned_reason ? old.unassigned_reason : "NODE_LEFT");
-		r->copies[k].unassigned_details =
-			psprintf("primary failed over to [%s]; was: %s", c->node,
-					 old.unassigned_details ? old.unassigned_details : "unassigned");
-		r->primary_term++;
-		se_state_routing_derive(im);
-		return true;
-	}
-	return false;
+	se_state_routing_derive(im);
+	return true;
 }
 
 /* ---------- the routing, read ---------- */
@@ -608,20 +498,9 @@ se_state_shard_local(const SeIndexMeta *im, int shard)
 const SeShardCopy *
 se_state_local_copy(const SeIndexMeta *im, int shard)
 {
-	const char *me;
-	int			k;
-
 	if (im->routing == NULL)
 		return NULL;
-	me = se_cluster_node_name();
-	for (k = 0; k < im->routing[shard].ncopies; k++)
-	{
-		const SeShardCopy *c = &im->routing[shard].copies[k];
-
-		if (c->state != SE_SHARD_UNASSIGNED && strcmp(c->node, me) == 0)
-			return c;
-	}
-	return NULL;
+	return se_routing_copy_on(&im->routing[shard], se_cluster_node_name());
 }
 
 int64
@@ -633,14 +512,7 @@ se_state_shard_primary_term(const SeIndexMeta *im, int shard)
 bool
 se_state_in_sync(const SeIndexMeta *im, int shard, const char *allocation_id)
 {
-	int			k;
-
-	if (im->routing == NULL || allocation_id == NULL || allocation_id[0] == '\0')
-		return false;
-	for (k = 0; k < im->routing[shard].nin_sync; k++)
-		if (strcmp(im->routing[shard].in_sync[k], allocation_id) == 0)
-			return true;
-	return false;
+	return im->routing != NULL && se_routing_in_sync(&im->routing[shard], allocation_id);
 }
 
 List *
@@ -672,34 +544,15 @@ se_state_shard_targets(const SeIndexMeta *im, int shard)
 const char *
 se_state_pick_copy(const SeIndexMeta *im, int shard)
 {
-	const SeShardRouting *r;
-	const char *me;
-	int			started = 0;
-	int			k,
-				pick;
+	const char *me = se_cluster_node_name();
 	uint32		h;
 
 	if (im->routing == NULL)
-		return se_cluster_node_name();
-	r = &im->routing[shard];
-	me = se_cluster_node_name();
-	for (k = 0; k < r->ncopies; k++)
-		if (r->copies[k].state == SE_SHARD_STARTED)
-		{
-			if (strcmp(r->copies[k].node, me) == 0)
-				return r->copies[k].node;
-			started++;
-		}
-	if (started == 0)
-		return r->copies[0].node;
+		return me;
 	h = hash_bytes((const unsigned char *) im->uuid, strlen(im->uuid));
 	h = hash_combine(h, hash_bytes((const unsigned char *) me, strlen(me)));
 	h = hash_combine(h, (uint32) shard);
-	pick = (int) (h % (uint32) started);
-	for (k = 0; k < r->ncopies; k++)
-		if (r->copies[k].state == SE_SHARD_STARTED && pick-- == 0)
-			return r->copies[k].node;
-	return r->copies[0].node;
+	return se_routing_pick(&im->routing[shard], me, h);
 }
 
 /*

@@ -97,6 +97,12 @@ typedef struct SeBulkSub
 	int			failure_status;	/* HTTP status of a failure; 0 = 500 */
 	char		failure_type[64];
 	char		failure[512];
+	/* where the owner logged the sub's operations, for replication */
+	int64		first_seq_no;	/* -1: none */
+	int64		last_seq_no;
+	int64		tlog_gen;		/* -1: across generations (read by seq_no) */
+	uint64		tlog_start;		/* byte range in translog-<tlog_gen>.tlog */
+	uint64		tlog_end;
 } SeBulkSub;
 
 typedef struct SeBulkHeader

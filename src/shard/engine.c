@@ -1234,7 +1234,10 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 												  "search_engine bulk item",
 												  ALLOCSET_DEFAULT_SIZES);
 	uint64		next_hash = 0;
+	int64		first_seq_no = sh->max_seq_no + 1;
+	int64		tlog_gen = sh->tl.gen;
 
+	sub->tlog_start = sh->tl.size + sh->tl.buf.len;
 	refresh_mapping(sh);
 	/* promoted (the routing raised the term): new operations carry it */
 	if (SeSlots[sh->slot].primary_term > sh->primary_term)
@@ -1349,6 +1352,11 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		MemoryContextReset(itemcxt);
 	}
 	MemoryContextDelete(itemcxt);
+	/* the operations just logged, one run of seq_nos (replicate.c reads them) */
+	sub->first_seq_no = sh->max_seq_no >= first_seq_no ? first_seq_no : -1;
+	sub->last_seq_no = sh->max_seq_no;
+	sub->tlog_gen = sh->tl.gen == tlog_gen ? tlog_gen : -1;
+	sub->tlog_end = sh->tl.size + sh->tl.buf.len;
 	pg_atomic_write_u64(&SeSlots[sh->slot].write_gen, sh->write_gen);
 	pg_atomic_write_u64(&SeSlots[sh->slot].max_seq_no, (uint64) sh->max_seq_no);
 	pg_atomic_add_fetch_u64(&SeSlots[sh->slot].indexing_ops, sub->nitems);

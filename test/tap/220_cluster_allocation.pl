@@ -55,7 +55,7 @@ ok($cluster->wait_for('a master and three members', 30, sub {
 
 # ---- index-level require: every shard on the hot node
 my ($status, $body) = req('n3', 'PUT', '/hot',
-	'{"settings": {"number_of_shards": 3, "index.routing.allocation.require.box_type": "hot"}}');
+	'{"settings": {"number_of_shards": 3, "number_of_replicas": 0, "index.routing.allocation.require.box_type": "hot"}}');
 is($status, 200, 'an index for the hot tier');
 ok($cluster->wait_for('hot placed', 20, sub { routing('n3', 'hot') eq 'n1:STARTED n1:STARTED n1:STARTED' }),
 	'index.routing.allocation.require.box_type: hot puts every shard on n1');
@@ -66,20 +66,20 @@ ok($cluster->wait_for('hot placed', 20, sub { routing('n3', 'hot') eq 'n1:STARTE
 is($status, 200, 'cluster settings through the coordinating-only node');
 is($node{n1}->safe_psql('postgres', q{SELECT search_engine.cluster_settings(true)->'persistent'->>'cluster.routing.allocation.exclude._name'}),
 	'n1', 'every node applied the cluster setting');
-($status) = req('n1', 'PUT', '/spread', '{"settings": {"number_of_shards": 2}}');
+($status) = req('n1', 'PUT', '/spread', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0}}');
 ok($cluster->wait_for('spread placed', 20, sub { routing('n3', 'spread') eq 'n2:STARTED n2:STARTED' }),
 	'with exclude._name n1 a new index goes to n2 only');
 req('n3', 'PUT', '/_cluster/settings', '{"persistent": {"cluster.routing.allocation.exclude._name": null}}');
 ($status, $body) = req('n3', 'GET', '/_cluster/health?wait_for_nodes=3&wait_for_active_shards=5&level=indices&timeout=10s');
 is("$status $body->{number_of_nodes} $body->{active_shards} $body->{indices}{hot}{status} $body->{indices}{spread}{active_shards}",
-	'200 3 5 yellow 2', '_cluster/health waits for 3 nodes and 5 active shards, per index with level=indices (yellow: a replica is recorded, not built)');
+	'200 3 5 green 2', '_cluster/health waits for 3 nodes and 5 active shards, per index with level=indices (replicas: 230_replica_routing.pl)');
 ($status, $body) = req('n3', 'GET', '/_cat/allocation?format=json&h=node,shards,disk.total');
 is(join(' ', map { "$_->{node}=$_->{shards}" } @$body), 'n1=3 n2=2', '_cat/allocation: the copies per data node');
 ok(!grep({ !$_->{'disk.total'} } @$body), 'with their disks');
 
 # ---- nowhere to go: unassigned, and explain says why
 ($status, $body) = req('n3', 'PUT', '/warm?wait_for_active_shards=0',
-	'{"settings": {"number_of_shards": 1, "index.routing.allocation.require.box_type": "warm"}}');
+	'{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "index.routing.allocation.require.box_type": "warm"}}');
 is($status, 200, 'an index no node may hold');
 is(routing('n3', 'warm'), '-:UNASSIGNED', 'its shard stays unassigned');
 ($status, $body) = req('n3', 'GET', '/_cluster/allocation/explain', '{"index": "warm", "shard": 0, "primary": true}');
@@ -127,7 +127,7 @@ is($body->{count}, 20, '20 documents on n2');
 # six shards: more than node_initial_primaries_recoveries (4), which copies
 # of a closed index must not hold (they recover nothing) when n2 comes back
 my $six = join(' ', ('n2:STARTED') x 6);
-req('n3', 'PUT', '/shut', '{"settings": {"number_of_shards": 6, "index.routing.allocation.require._name": "n2"}}');
+req('n3', 'PUT', '/shut', '{"settings": {"number_of_shards": 6, "number_of_replicas": 0, "index.routing.allocation.require._name": "n2"}}');
 ok($cluster->wait_for('shut placed', 30, sub { routing('n3', 'shut') eq $six }), 'another index on n2');
 req('n3', 'POST', '/shut/_bulk?refresh=true', qq({"index": {"_id": "a"}}\n{"t": "kept"}\n));
 ($status) = req('n3', 'POST', '/shut/_close');
@@ -169,7 +169,7 @@ my $dir = $node{n2}->data_dir . '/search_engine/indices';
 my $mode = (stat $dir)[2] & 07777;
 chmod 0555, $dir;
 ($status) = req('n3', 'PUT', '/fails?wait_for_active_shards=0',
-	'{"settings": {"number_of_shards": 1, "index.routing.allocation.require._name": "n2", "index.allocation.max_retries": 2}}');
+	'{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "index.routing.allocation.require._name": "n2", "index.allocation.max_retries": 2}}');
 my $u;
 ok($cluster->wait_for('two failed attempts', 30, sub {
 	my ($s, $b) = req('n3', 'GET', '/_cluster/state/routing_table');
