@@ -254,6 +254,7 @@ extern bool se_op_cat_segments(const char *expr, const SeCatParams *p, SeRespons
 extern bool se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */

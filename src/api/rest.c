@@ -526,7 +526,7 @@ h_task_cancel(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_cancel_task(rq->task_id, r, err);
 }
 
-/* _cat/{indices,segments,shards,thread_pool}[/{index}], _cat/{nodes,master} */
+/* _cat/{indices,segments,shards,recovery,thread_pool}[/{index}], _cat/{nodes,master} */
 static bool
 h_cat(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -550,6 +550,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_allocation(&p, r, err);
 	if (strcmp(what, "master") == 0)
 		return se_op_cat_master(&p, r, err);
+	if (strcmp(what, "recovery") == 0)
+		return se_op_cat_recovery(rq->index, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
 }
 
@@ -767,6 +769,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/nodes", h_cat},
 	{GET, "/_cat/master", h_cat},
 	{GET, "/_cat/allocation", h_cat},
+	{GET, "/_cat/recovery", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
@@ -779,6 +782,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
+	{GET, "/_cat/recovery/{index}", h_cat},
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},
 	{GET, "/_cluster/state/{metric}", h_cluster_state},

@@ -15,6 +15,7 @@
 #include "cluster/coordinator.h"
 #include "node/node.h"
 #include "node/tasks.h"
+#include "replication/recovery.h"
 
 SeShared   *SeShmem = NULL;
 SeQueueEntry *SeEntries = NULL;
@@ -46,6 +47,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(se_tasks_shmem_size());
 	RequestAddinShmemSpace(se_search_queue_shmem_size());
 	RequestAddinShmemSpace(se_cluster_shmem_size());
+	RequestAddinShmemSpace(se_recovery_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -114,6 +116,7 @@ se_shmem_startup(void)
 	se_tasks_shmem_init();
 	se_search_queue_shmem_init();
 	se_cluster_shmem_init();
+	se_recovery_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

@@ -140,6 +140,7 @@ close_shard(int slot)
 	bool		delete_files = s->delete_files;
 
 	current_slot = slot;
+	se_recovery_forget_slot(slot);
 	if (shards[slot])
 	{
 		se_shard_close(shards[slot], !delete_files);

@@ -246,11 +246,17 @@ write_commit(SeShard *sh, int64 gen)
 static int64
 newest_commit(SeShard *sh)
 {
-	DIR		   *d = AllocateDir(sh->index_dir);
+	return se_commit_newest(sh->index_dir);
+}
+
+int64
+se_commit_newest(const char *index_dir)
+{
+	DIR		   *d = AllocateDir(index_dir);
 	struct dirent *de;
 	int64		best = 0;
 
-	while ((de = ReadDir(d, sh->index_dir)) != NULL)
+	while ((de = ReadDir(d, index_dir)) != NULL)
 	{
 		int64		g;
 		char		tail;
@@ -260,6 +266,51 @@ newest_commit(SeShard *sh)
 	}
 	FreeDir(d);
 	return best;
+}
+
+/*
+ * Read commit point gen of index_dir (peer recovery's source: which files
+ * and translog generations a copy of that commit needs); false with err
+ * set when it is missing or corrupted.
+ */
+bool
+se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err)
+{
+	char	   *path = psprintf("%s/segments_" INT64_FORMAT, index_dir, gen);
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	SeJsonParseOptions opts = {0};
+	SeJson	   *root = NULL;
+	SeJson	   *segs;
+	int			hdr;
+	int			i;
+
+	if (data == NULL)
+	{
+		se_error_set(err, 500, "index_corrupted_exception", "commit point \"%s\" is missing", path);
+		return false;
+	}
+	hdr = se_file_check((const uint8 *) data, len, COMMIT_FORMAT, COMMIT_VERSION,
+						COMMIT_VERSION, NULL, true, err);
+	if (hdr >= 0)
+		root = se_json_parse(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &opts, err);
+	segs = root ? se_json_get(root, "segments") : NULL;
+	if (segs == NULL || segs->u.a.count > SE_MAX_SEGMENTS)
+	{
+		if (!se_error_is_set(err))
+			se_error_set(err, 500, "index_corrupted_exception", "commit point \"%s\" is corrupted", path);
+		return false;
+	}
+	ci->generation = gen;
+	ci->translog_gen = se_json_get(root, "translog_gen")->u.n.i;
+	ci->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
+	ci->nsegs = segs->u.a.count;
+	for (i = 0; i < ci->nsegs; i++)
+	{
+		ci->gens[i] = (uint64) segs->u.a.items[i]->u.a.items[0]->u.n.i;
+		ci->del_gens[i] = (uint64) segs->u.a.items[i]->u.a.items[1]->u.n.i;
+	}
+	return true;
 }
 
 static void

@@ -154,6 +154,21 @@ extern size_t se_shard_buffer_bytes(SeShard *sh);
 extern bool se_shard_merge_poll(SeShard *sh);
 extern bool se_shard_translog_over_threshold(SeShard *sh);
 
+/* A commit point's contents (segments_N), for peer recovery. */
+typedef struct SeCommitInfo
+{
+	int64		generation;
+	int64		translog_gen;	/* first translog generation it needs */
+	int64		max_seq_no;
+	int			nsegs;
+	uint64		gens[SE_MAX_SEGMENTS];
+	uint64		del_gens[SE_MAX_SEGMENTS];	/* 0: no live-docs file */
+} SeCommitInfo;
+
+/* Newest segments_N in index_dir (0: none). */
+extern int64 se_commit_newest(const char *index_dir);
+extern bool se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err);
+
 extern char *se_shard_path(const char *uuid, int shard);
 extern char *se_index_path(const char *uuid);
 
