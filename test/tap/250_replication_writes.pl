@@ -174,6 +174,11 @@ is($body->{metadata}{indices}{rw}{primary_terms}{0}, 2, 'with primary term 2');
 is_deeply(copy_of($new, @ids), \%want, 'every acknowledged write is on the new primary');
 ok($cluster->wait_for('writes acknowledged again', 30, sub { bulk($new, docs(241, 250, 5)) }),
 	'the new primary acknowledges writes');
+$log = slurp_file($node{$new}->logfile);
+like($log, qr/shard \[rw\]\[0\] is the primary now, primary term \[2\] \(was \[1\]\)/,
+	'the new primary\'s engine took term 2');
+like($log, qr/primary \[rw\]\[0\] resyncs operations \[\d+\.\.\.-?\d+\] to its copies with primary term \[2\]/,
+	'and owed its copies a resync');
 like($acked{d245}, qr/^\d+:2:1$/, 'in term 2');
 
 # the old primary's node returns as a replica, refuses the old term, copies equal
