@@ -153,6 +153,12 @@ my $log = slurp_file($node{$pnode}->logfile);
 like($log, qr/replica \[\S+\] of \[rw\]\[0\] on node \[$rnode\] failed and was removed from the in-sync copies/,
 	'the primary logged the failed replica');
 ok(bulk($pnode, docs(221, 230, 3)), 'and go on being acknowledged');
+($status, $body) = req($pnode, 'POST', '/rw/_bulk?wait_for_active_shards=all&timeout=500ms',
+	qq({"index":{"_id":"w1"}}\n{"v":1}\n));
+is($body->{items}[0]{index}{status}, 503, 'wait_for_active_shards=all with one copy active: 503');
+like($body->{items}[0]{index}{error}{reason} // '',
+	qr/Not enough active copies to meet shard count of \[ALL\] \(have 1, needed 2\)/,
+	'unavailable_shards_exception as ES words it') or diag(explain $body);
 
 # the node returns: its copy recovers from the primary and gets new writes again
 SeTest::after_crash($node{$rnode});
@@ -160,6 +166,9 @@ $node{$rnode}->start;
 ok($cluster->wait_for('green again', 90, sub { health($pnode) eq 'green' && health($rnode) eq 'green' }),
 	'the replica recovered: green');
 ok(bulk($pnode, docs(231, 240, 4)), 'ten more');
+($status, $body) = req($pnode, 'POST', '/rw/_bulk?wait_for_active_shards=2',
+	qq({"index":{"_id":"w1"}}\n{"v":1}\n));
+is($body->{items}[0]{index}{status}, 201, 'wait_for_active_shards=2 with both copies active: written');
 @ids = map { "d$_" } 1 .. 240;
 %want = map { $_ => $acked{$_} // 'deleted' } @ids;
 is_deeply(copy_of($rnode, @ids), \%want, 'the recovered replica holds every acknowledged write');
