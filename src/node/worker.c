@@ -502,6 +502,8 @@ apply_replica(BatchItem *bi, SeShard *sh)
 	se_shard_apply_replica_ops(sh, a.ops, a.n, rq->primary_term, rq->global_checkpoint, &err);
 	current_slot = -1;
 	bi->applied = true;
+	/* refreshed in the group commit, as the primary's copy is: reads may come here */
+	bi->refresh = rq->refresh;
 	if (se_error_is_set(&err))
 		finish_replica(bi, sh, &err);
 }
@@ -618,7 +620,7 @@ process_batch(void)
 		se_shard_publish_mapping(sh);
 		se_shard_sync_translog(sh);
 		for (j = i; j < n; j++)
-			if (items[j].slot == items[i].slot && items[j].sub && items[j].refresh)
+			if (items[j].slot == items[i].slot && (items[j].sub || items[j].rep) && items[j].refresh)
 			{
 				se_shard_refresh(sh);
 				break;

@@ -187,7 +187,8 @@ typedef struct LocalApply
 /* Queue la's operations to the copy's owner; false with la->err when refused. */
 static bool
 local_submit(LocalApply *la, const char *uuid, int shard, const char *allocation_id,
-			 int64 primary_term, int64 global_checkpoint, const char *ops, size_t len)
+			 int64 primary_term, int64 global_checkpoint, bool refresh,
+			 const char *ops, size_t len)
 {
 	SeEnqueueResult why;
 	int			e = se_queue_reserve(la->slot, SE_REQ_REPLICA, len, &why);
@@ -225,6 +226,7 @@ local_submit(LocalApply *la, const char *uuid, int shard, const char *allocation
 	strlcpy(rq->allocation_id, allocation_id ? allocation_id : "", sizeof(rq->allocation_id));
 	rq->primary_term = primary_term;
 	rq->global_checkpoint = global_checkpoint;
+	rq->refresh = refresh;
 	rq->ops_off = off;
 	rq->ops_len = len;
 	rq->taker = -1;
@@ -295,7 +297,7 @@ se_replication_apply_local(int slot, const char *allocation_id, int64 primary_te
 	se_error_init(&la.err);
 	la.slot = slot;
 	if (local_submit(&la, SeSlots[slot].index_uuid, SeSlots[slot].shard, allocation_id,
-					 primary_term, global_checkpoint, ops, len))
+					 primary_term, global_checkpoint, false, ops, len))
 		local_wait(&la, 1);
 	if (se_error_is_set(&la.err))
 	{
@@ -309,7 +311,7 @@ se_replication_apply_local(int slot, const char *allocation_id, int64 primary_te
 /*
  * Wire format of replica_ops: u32 count, then per shard u32 header length,
  * the JSON header {"index_uuid", "shard", "allocation_id", "primary_term",
- * "global_checkpoint"}, u64 ops length, the ops (translog records).  The
+ * "global_checkpoint", "refresh"}, u64 ops length, the ops (translog records).  The
  * reply: {"results": [{"local_checkpoint": n} | {"status", "type",
  * "reason"}, ...]} in the same order.
  */
@@ -320,6 +322,7 @@ typedef struct WireEntry
 	const char *allocation_id;
 	int64		primary_term;
 	int64		global_checkpoint;
+	bool		refresh;
 	const char *ops;
 	size_t		len;
 } WireEntry;
@@ -334,8 +337,9 @@ wire_put_entry(StringInfo out, const WireEntry *w)
 	se_json_write_string(&h, w->uuid, -1);
 	appendStringInfo(&h, ",\"shard\":%d,\"allocation_id\":", w->shard);
 	se_json_write_string(&h, w->allocation_id, -1);
-	appendStringInfo(&h, ",\"primary_term\":" INT64_FORMAT ",\"global_checkpoint\":" INT64_FORMAT "}",
-					 w->primary_term, w->global_checkpoint);
+	appendStringInfo(&h, ",\"primary_term\":" INT64_FORMAT ",\"global_checkpoint\":" INT64_FORMAT
+					 ",\"refresh\":%s}", w->primary_term, w->global_checkpoint,
+					 w->refresh ? "true" : "false");
 	se_put_u32(out, (uint32) h.len);
 	appendBinaryStringInfo(out, h.data, h.len);
 	se_put_u64(out, (uint64) w->len);
@@ -405,6 +409,7 @@ replica_ops_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		ws[i].allocation_id = json_str(h, "allocation_id");
 		ws[i].primary_term = json_int(h, "primary_term", 0);
 		ws[i].global_checkpoint = json_int(h, "global_checkpoint", -1);
+		ws[i].refresh = se_json_get(h, "refresh") && se_json_get(h, "refresh")->type == SE_JSON_TRUE;
 		ws[i].ops = (const char *) p;
 		ws[i].len = ol;
 		p += ol;
@@ -426,7 +431,8 @@ replica_ops_action(const char *payload, size_t len, StringInfo reply, SeError *e
 			continue;
 		}
 		(void) local_submit(la, ws[i].uuid, ws[i].shard, ws[i].allocation_id,
-							ws[i].primary_term, ws[i].global_checkpoint, ws[i].ops, ws[i].len);
+							ws[i].primary_term, ws[i].global_checkpoint, ws[i].refresh,
+							ws[i].ops, ws[i].len);
 	}
 	local_wait(las, n);
 
@@ -466,7 +472,7 @@ se_replication_register_actions(void)
 
 /* ---------- the primary's side ---------- */
 
-static void replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok);
+static void replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh);
 
 /* One shard's operations of the round to one copy. */
 typedef struct Work
@@ -630,7 +636,7 @@ add_targets(SeBulkSub *sub, const SeIndexMeta *im, int ops_index, Work **works,
 
 /* Send every not-done work item once: one call per node; fill outcomes. */
 static void
-send_works(Work *works, int nworks, RoundOps *ops)
+send_works(Work *works, int nworks, RoundOps *ops, bool refresh)
 {
 	char	  **nodes = palloc(sizeof(char *) * Max(nworks, 1));
 	SeTransportCall *calls = palloc0(sizeof(SeTransportCall) * Max(nworks, 1));
@@ -672,6 +678,7 @@ send_works(Work *works, int nworks, RoundOps *ops)
 			we.allocation_id = w->allocation_id;
 			we.primary_term = ops[w->ops_index].primary_term;
 			we.global_checkpoint = ops[w->ops_index].global_checkpoint;
+			we.refresh = refresh;
 			we.ops = ops[w->ops_index].buf.data;
 			we.len = ops[w->ops_index].buf.len;
 			wire_put_entry(&payloads[c], &we);
@@ -856,17 +863,19 @@ se_replication_replicate_round(SeBulkHeader *hdr)
 {
 	if (se_cluster_single_node())
 		return;
-	replicate_subs(hdr->subs, hdr->nsubs, false);
+	/* a refresh the bulk asked for happens on the copies too (ES's replica refresh) */
+	replicate_subs(hdr->subs, hdr->nsubs, false, hdr->refresh != 0);
 }
 
 /*
  * Replicate subs[0..nsubs) (DONE ones) to their shards' copies.  empty_ok:
  * a sub without operations is sent all the same (a resync after a
  * promotion that has nothing to resend still tells the copies the new
- * term; an idle global checkpoint sync carries no operations).
+ * term; an idle global checkpoint sync carries no operations).  refresh:
+ * the copies refresh before they answer.
  */
 static void
-replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok)
+replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh)
 {
 	const SeClusterState *st;
 	Work	   *works = NULL;
@@ -929,7 +938,7 @@ replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok)
 	{
 		bool		retry = false;
 
-		send_works(works, nworks, ops);
+		send_works(works, nworks, ops, refresh);
 		for (i = 0; i < nworks; i++)
 			if (works[i].rejected &&
 				!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), REJECT_RETRY_BOUND_MS))
@@ -1074,7 +1083,7 @@ se_replication_maintain(void)
 			ereport(LOG,
 					(errmsg("search_engine: primary [%s][%d] resyncs operations [" INT64_FORMAT "..." INT64_FORMAT "] to its copies with primary term [" INT64_FORMAT "]",
 							im->name, s->shard, from, to, s->primary_term)));
-		replicate_subs(sub, 1, true);
+		replicate_subs(sub, 1, true, false);
 		SpinLockAcquire(&s->repl_mutex);
 		if (resync)
 		{

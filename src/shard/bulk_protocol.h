@@ -132,6 +132,7 @@ typedef struct SeReplicaRequest
 	char		allocation_id[SE_UUID_LEN + 1];	/* the target copy ("" any) */
 	int64		primary_term;
 	int64		global_checkpoint;
+	bool		refresh;		/* the primary's bulk asked for a refresh */
 	uint64		ops_off;		/* from the segment start */
 	uint64		ops_len;
 	int			taker;			/* worker that took it, -1 = queued */

@@ -43,7 +43,7 @@ ok($cluster->wait_for('the nodes in the cluster', 30, sub {
 }), 'two data nodes and their master');
 
 my ($status, $body) = req('n1', 'PUT', '/rw',
-	'{"settings":{"number_of_shards":1,"number_of_replicas":1,"refresh_interval":"200ms",'
+	'{"settings":{"number_of_shards":1,"number_of_replicas":1,"refresh_interval":"30s",'
 	  . '"unassigned.node_left.delayed_timeout":"0"},'
 	  . '"mappings":{"properties":{"v":{"type":"long"}}}}');
 is($status, 200, 'a one-shard index with one replica') or diag(explain $body);
@@ -77,8 +77,8 @@ my %acked;
 my $failed_items = 0;
 sub bulk
 {
-	my ($n, $nd) = @_;
-	my ($st, $b) = req($n, 'POST', '/rw/_bulk', $nd);
+	my ($n, $nd, $query) = @_;
+	my ($st, $b) = req($n, 'POST', '/rw/_bulk' . ($query // ''), $nd);
 	return 0 unless $st == 200;
 	for my $it (@{ $b->{items} })
 	{
@@ -117,14 +117,14 @@ sub count_on
 ok(bulk($pnode, docs(1, 100, 1)), '100 documents through the primary\'s node');
 ok(bulk($rnode, docs(50, 150, 2)), '101 more (50 of them updates) through the replica\'s node');
 ok(bulk($rnode, join('', map { qq({"delete":{"_id":"d$_"}}\n) } 1 .. 10)), 'ten deletes');
-ok(bulk($pnode, qq({"update":{"_id":"d20"}}\n{"doc":{"v":9}}\n)), 'a partial update');
+ok(bulk($pnode, qq({"update":{"_id":"d20"}}\n{"doc":{"v":9}}\n), '?refresh=true'), 'a partial update, refresh=true');
 my @ids = map { "d$_" } 1 .. 150;
 my %want = map { $_ => $acked{$_} } @ids;
 is_deeply(copy_of($rnode, @ids), \%want,
 	'right after the acknowledgements the replica holds every write with the same _seq_no, _primary_term and _version');
 is_deeply(copy_of($pnode, @ids), \%want, 'and so does the primary');
-ok($cluster->wait_for('both copies refreshed', 10, sub { count_on($pnode) == 140 && count_on($rnode) == 140 }),
-	'both copies search 140 documents');
+is(count_on($rnode) . ' ' . count_on($pnode), '140 140',
+	'refresh=true refreshed both copies before the answer (refresh_interval 30s): each searches 140 documents');
 
 # ---- replica_ops of an older primary term are refused
 ($status, $body) = req('n1', 'GET', '/_cat/indices/rw?format=json&h=uuid');
