@@ -242,6 +242,22 @@ CREATE FUNCTION _cat_shards(OUT index text, OUT shard int, OUT prirep text, OUT 
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_shards' LANGUAGE C VOLATILE;
 CREATE VIEW shards AS SELECT * FROM _cat_shards();
 
+-- Peer recoveries (src/replication) every node remembers, as _cat/recovery;
+-- times in ms, sizes in bytes.
+CREATE FUNCTION _cat_recovery(OUT index text, OUT shard int, OUT start_time text,
+                              OUT start_time_millis bigint, OUT stop_time text,
+                              OUT stop_time_millis bigint, OUT "time" bigint, OUT type text,
+                              OUT stage text, OUT source_host text, OUT source_node text,
+                              OUT target_host text, OUT target_node text, OUT repository text,
+                              OUT snapshot text, OUT files int, OUT files_recovered int,
+                              OUT files_percent text, OUT files_total int, OUT bytes bigint,
+                              OUT bytes_recovered bigint, OUT bytes_percent text,
+                              OUT bytes_total bigint, OUT translog_ops bigint,
+                              OUT translog_ops_recovered bigint, OUT translog_ops_percent text,
+                              OUT throttle_time bigint, OUT attempts int, OUT failure text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_recovery' LANGUAGE C VOLATILE;
+CREATE VIEW recovery AS SELECT * FROM _cat_recovery();
+
 -- ---------- transport ----------
 -- Peers call _transport over libpq (src/transport): one action of a node's
 -- request on this node.  Only search_engine_node may, the role peers log
@@ -249,6 +265,13 @@ CREATE VIEW shards AS SELECT * FROM _cat_shards();
 -- says: SCRAM or certificates).
 CREATE FUNCTION _transport(action text, payload bytea) RETURNS bytea
 AS 'MODULE_PATHNAME', 'se_sql_transport' LANGUAGE C VOLATILE STRICT;
+-- Replica apply on one node (src/replication): shard's operations read from
+-- source's translog applied to target's copy as a primary's replica_ops are
+-- (chunk operations a request, the chunks in reverse order if asked).
+-- Superuser only (REVOKEd below with every function): for tests.
+CREATE FUNCTION _replica_apply_from(source text, target text, shard int, primary_term bigint,
+                                    chunk int, reverse boolean) RETURNS text
+AS 'MODULE_PATHNAME', 'se_sql_replica_apply_from' LANGUAGE C VOLATILE STRICT;
 -- The nodes of the cluster as this node applied them (one on a
 -- single-node cluster); term is the master's.
 CREATE FUNCTION _cluster_nodes(OUT name text, OUT ephemeral_id text, OUT "node.role" text,
@@ -273,7 +296,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA @extschema@ FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION search(text, jsonb, text), search_hits(text, jsonb), count(text, jsonb),
   get_doc(text, text, text), mget(jsonb, text), _cat_indices(), _cat_thread_pool(),
-  _cat_segments(), _cat_shards(), _cluster_nodes(), get_mapping(text), get_index(text), cluster_health(text, text, int),
+  _cat_segments(), _cat_shards(), _cat_recovery(), _cluster_nodes(), get_mapping(text), get_index(text), cluster_health(text, text, int),
   cluster_settings(boolean, boolean), put_cluster_settings(jsonb), allocation_explain(jsonb, boolean),
   cluster_reroute(jsonb, boolean, boolean, boolean),
   _tasks(), get_task(text, boolean),
@@ -288,7 +311,7 @@ GRANT EXECUTE ON FUNCTION search(text, jsonb, text), search_hits(text, jsonb), c
   close_index(text), open_index(text), flush(text), force_merge(text, int), verify_index(text),
   request(text, text, text)
   TO search_engine_user;
-GRANT SELECT ON indices, thread_pool, segments, shards, nodes, tasks, index_grants TO search_engine_user;
+GRANT SELECT ON indices, thread_pool, segments, shards, recovery, nodes, tasks, index_grants TO search_engine_user;
 
 GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, regrole),
   _acl_validate(text, text) TO search_engine_admin;

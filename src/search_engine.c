@@ -19,6 +19,8 @@
 #include "cluster/state.h"
 #include "cluster/coordinator.h"
 #include "fdw/fdw.h"
+#include "replication/recovery.h"
+#include "replication/replication.h"
 
 PG_MODULE_MAGIC;
 
@@ -65,6 +67,8 @@ _PG_init(void)
 	se_state_register_actions();
 	se_byquery_register_actions();
 	se_shard_state_register_actions();
+	se_recovery_register_actions();
+	se_replication_register_actions();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;

@@ -128,6 +128,9 @@ typedef struct SeBulkOptions
 	bool		authorized;		/* the caller checked write on every item's index */
 	bool		no_auto_create; /* a missing index fails its items (by-query write-back) */
 	bool		local_only;		/* a peer's sub-request: shards elsewhere fail, never forwarded */
+	int			wait_for_active_shards; /* copies active before writing; 0/1 the
+										 * primary only, -1 all (ES) */
+	int			timeout_ms;		/* how long to wait for them (0: ES's 1m) */
 	int			retried;		/* out: rounds retried after 429s */
 } SeBulkOptions;
 extern bool se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts,
@@ -254,6 +257,7 @@ extern bool se_op_cat_segments(const char *expr, const SeCatParams *p, SeRespons
 extern bool se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */

@@ -28,6 +28,7 @@
 #include "libpq/pqformat.h"
 #include "nodes/value.h"
 #include "node/node.h"
+#include "replication/replication.h"
 #include "security/acl.h"
 #include "shard/bulk_protocol.h"
 #include "transport/transport.h"
@@ -743,6 +744,12 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			se_check_wait_interrupts();
 		}
 		pg_read_barrier();
+
+		/*
+		 * Acknowledged only once every in-sync copy has the operations
+		 * (cluster mode; a single node has no copies and returns at once).
+		 */
+		se_replication_replicate_round(hdr);
 	}
 
 	/* collect per-item outcomes */
@@ -1019,12 +1026,83 @@ run_remote(BulkItem *items, int n, const SeBulkOptions *opts)
  * have op, index and id set (auto_id for generated ids); outcomes land in
  * resp / err_type / err_reason.
  */
+/* Active (STARTED) copies of shard s of the index named name now; -1: gone. */
+static int
+active_copies(const char *name, int s, int *wanted, int wait)
+{
+	SeIndexMeta *im = se_state_find(se_state_current(), name);
+	int			k,
+				active = 0;
+
+	if (im == NULL || im->closed || s >= im->settings.number_of_shards)
+		return -1;
+	*wanted = wait < 0 ? 1 + im->settings.number_of_replicas : wait;
+	if (im->routing == NULL)
+		return se_state_shard_state(im, s) == SE_SHARD_STARTED ? 1 : 0;
+	for (k = 0; k < im->routing[s].ncopies; k++)
+		active += im->routing[s].copies[k].state == SE_SHARD_STARTED;
+	return active;
+}
+
+/*
+ * ES's wait_for_active_shards: before any item is written, each shard
+ * written to must have that many active copies (as this node's applied
+ * state shows them); wait for them up to the request's timeout, then fail
+ * that shard's items with 503 unavailable_shards_exception.  The default
+ * (1: the primary) waits for nothing here.
+ */
+static void
+wait_active_shards(SeWriteItem *items, int n, const SeBulkOptions *opts)
+{
+	int			wait = opts->wait_for_active_shards;
+	int			timeout = opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout);
+	int			i;
+
+	if (wait == 0 || wait == 1)
+		return;
+	for (i = 0; i < n; i++)
+	{
+		SeWriteItem *it = &items[i];
+		int			active;
+		int			wanted = 0;
+		int			j;
+
+		if (it->done || it->im == NULL)
+			continue;
+		for (;;)
+		{
+			active = active_copies(it->im->name, it->shard, &wanted, wait);
+			if (active < 0 || active >= wanted || GetCurrentTimestamp() >= deadline)
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			se_check_wait_interrupts();
+		}
+		if (active < 0 || active >= wanted)
+			continue;
+		/* every item of that shard fails alike */
+		for (j = i; j < n; j++)
+			if (!items[j].done && items[j].im != NULL && items[j].shard == it->shard &&
+				strcmp(items[j].im->name, it->im->name) == 0)
+			{
+				item_fail(&items[j], 503, "unavailable_shards_exception",
+						  psprintf("[%s][%d] Not enough active copies to meet shard count of [%s] (have %d, needed %d). Timeout: [%dms]",
+								   it->im->name, it->shard,
+								   wait < 0 ? "ALL" : psprintf("%d", wait), active, wanted, timeout));
+				items[j].done = true;
+			}
+	}
+}
+
 void
 se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 {
 	int			attempt = 0;
 
 	route_items(items, n, opts);
+	wait_active_shards(items, n, opts);
 	for (;;)
 	{
 		int			i;

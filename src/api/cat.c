@@ -22,6 +22,7 @@
 #include "nodes/value.h"
 #include "security/acl.h"
 #include "node/node.h"
+#include "replication/recovery.h"
 #include "transport/transport.h"
 #include "util/varint.h"
 
@@ -1102,5 +1103,174 @@ se_sql_nodes(PG_FUNCTION_ARGS)
 		nulls[10] = values[10] == Int64GetDatum(0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	return (Datum) 0;
+}
+
+/* ---------- _cat/recovery ---------- */
+
+static const char *const recovery_stage_names[] = {
+	"free", "init", "index", "verify_index", "translog", "translog", "finalize", "done", "failed"
+};
+
+static int64
+epoch_ms(TimestampTz t)
+{
+	return t / 1000 + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+}
+
+static char *
+human_ms(int64 ms)
+{
+	if (ms >= 3600000)
+		return psprintf("%.1fh", ms / 3600000.0);
+	if (ms >= 60000)
+		return psprintf("%.1fm", ms / 60000.0);
+	if (ms >= 1000)
+		return psprintf("%.1fs", ms / 1000.0);
+	return psprintf(INT64_FORMAT "ms", ms);
+}
+
+static char *
+percent(double done, double total)
+{
+	return psprintf("%.1f%%", total > 0 ? 100.0 * done / total : 100.0);
+}
+
+/*
+ * The peer recoveries of targets' shards as every node of the cluster
+ * holds them (recovery_stats on each; a node that does not answer shows
+ * none), one row per recovery the target node remembers, as ES's
+ * _cat/recovery.  raw: numbers and ms for the view.
+ */
+static bool
+collect_recovery(const char *expr, CatTable *t, bool raw, SeError *err)
+{
+	static const char *cols[] = {"index", "shard", "start_time", "start_time_millis",
+		"stop_time", "stop_time_millis", "time", "type", "stage", "source_host",
+		"source_node", "target_host", "target_node", "repository", "snapshot", "files",
+		"files_recovered", "files_percent", "files_total", "bytes", "bytes_recovered",
+		"bytes_percent", "bytes_total", "translog_ops", "translog_ops_recovered",
+	"translog_ops_percent", "throttle_time", "attempts", "failure"};
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeTransportCall *calls;
+	StringInfoData local;
+	int			ncalls = 0;
+	int			i;
+
+	if (se_error_is_set(err))
+		return false;
+	t->defaults = raw ? NULL : "index,shard,time,type,stage,source_host,source_node,target_host,"
+		"target_node,repository,snapshot,files,files_recovered,files_percent,files_total,bytes,"
+		"bytes_recovered,bytes_percent,bytes_total,translog_ops,translog_ops_recovered,"
+		"translog_ops_percent";
+	se_cluster_view(v);
+	calls = palloc0(sizeof(SeTransportCall) * (v->nmembers + 1));
+	/* this node's own table, then every other member's */
+	initStringInfo(&local);
+	(void) se_recovery_stats_action(NULL, 0, &local, err);
+	calls[ncalls].ok = true;
+	calls[ncalls].reply = local;
+	ncalls++;
+	{
+		int			first = ncalls;
+
+		for (i = 0; i < v->nmembers; i++)
+		{
+			if (strcmp(v->members[i].name, v->local_name) == 0)
+				continue;
+			calls[ncalls].node = v->members[i].name;
+			calls[ncalls].conninfo = v->members[i].conninfo;
+			calls[ncalls].action = "recovery_stats";
+			ncalls++;
+		}
+		if (ncalls > first)
+			se_transport_call_each(calls + first, ncalls - first, 10000);
+	}
+	for (i = 0; i < ncalls; i++)
+	{
+		SeWireReader rd;
+		SeRecovery	rec;
+
+		if (!calls[i].ok)
+			continue;
+		se_wire_init(&rd, calls[i].reply.data, calls[i].reply.len);
+		while (se_recovery_stats_read(&rd, &rec))
+		{
+			SeIndexMeta *im = NULL;
+			ListCell   *lc;
+			char	  **row;
+			TimestampTz end = rec.stop_time ? rec.stop_time : GetCurrentTimestamp();
+			int64		ops_total = rec.ops_total >= 0 ? rec.ops_total : rec.ops_recovered;
+			bool		finished = rec.stage == SE_REC_DONE || rec.stage == SE_REC_FAILED;
+
+			foreach(lc, targets)
+				if (strcmp(((SeIndexMeta *) lfirst(lc))->uuid, rec.index_uuid) == 0)
+					im = lfirst(lc);
+			if (im == NULL || rec.stage <= SE_REC_FREE || rec.stage > SE_REC_FAILED)
+				continue;
+			row = palloc0(sizeof(char *) * lengthof(cols));
+			row[0] = im->name;
+			row[1] = psprintf("%d", rec.shard);
+			row[2] = pstrdup(timestamptz_to_str(rec.start_time));
+			row[3] = psprintf(INT64_FORMAT, epoch_ms(rec.start_time));
+			row[4] = finished ? pstrdup(timestamptz_to_str(rec.stop_time)) : NULL;
+			row[5] = finished ? psprintf(INT64_FORMAT, epoch_ms(rec.stop_time)) : NULL;
+			row[6] = raw ? psprintf(INT64_FORMAT, (int64) ((end - rec.start_time) / 1000))
+				: human_ms((end - rec.start_time) / 1000);
+			row[7] = "peer";
+			row[8] = (char *) recovery_stage_names[rec.stage];
+			row[9] = (char *) node_host(v, rec.source_node);
+			row[10] = pstrdup(rec.source_node);
+			row[11] = (char *) node_host(v, rec.target_node);
+			row[12] = pstrdup(rec.target_node);
+			row[13] = "n/a";
+			row[14] = "n/a";
+			row[15] = psprintf("%d", rec.files_to_recover);
+			row[16] = psprintf("%d", rec.files_recovered);
+			row[17] = percent(rec.files_recovered, rec.files_to_recover);
+			row[18] = psprintf("%d", rec.files_total);
+			row[19] = raw ? psprintf(UINT64_FORMAT, rec.bytes_to_recover) : human_bytes(rec.bytes_to_recover);
+			row[20] = raw ? psprintf(UINT64_FORMAT, rec.bytes_recovered) : human_bytes(rec.bytes_recovered);
+			row[21] = percent(rec.bytes_recovered, rec.bytes_to_recover);
+			row[22] = raw ? psprintf(UINT64_FORMAT, rec.bytes_total) : human_bytes(rec.bytes_total);
+			row[23] = psprintf(INT64_FORMAT, ops_total);
+			row[24] = psprintf(INT64_FORMAT, rec.ops_recovered);
+			row[25] = percent(rec.ops_recovered, ops_total);
+			row[26] = raw ? psprintf(UINT64_FORMAT, rec.throttle_ms) : human_ms(rec.throttle_ms);
+			row[27] = psprintf("%d", rec.attempts);
+			row[28] = rec.failure[0] ? pstrdup(rec.failure) : NULL;
+			t->rows = lappend(t->rows, row);
+		}
+	}
+	return true;
+}
+
+bool
+se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	CatTable	t;
+
+	se_require_started();
+	if (!collect_recovery(expr, &t, false, err))
+		return false;
+	cat_format(&t, p, r);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cat_recovery);
+Datum
+se_sql_cat_recovery(PG_FUNCTION_ARGS)
+{
+	CatTable	t;
+	SeError		err;
+	static const int numeric[] = {0, 2, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 2,
+	1, 1, 0, 1, 1, 1, 0, 1, 2, 0};
+
+	se_require_started();
+	se_error_init(&err);
+	if (!collect_recovery(NULL, &t, true, &err))
+		se_raise(&err);
+	table_to_srf(fcinfo, &t, numeric);
 	return (Datum) 0;
 }

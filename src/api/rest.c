@@ -407,6 +407,26 @@ h_main(RestReq *rq, SeResponse *r, SeError *err)
 	return true;
 }
 
+/* wait_for_active_shards=N|all (default 1, the primary); all = -1 */
+static bool
+param_active_shards(const RestReq *rq, int *wait, SeError *err)
+{
+	const char *w = param(rq, "wait_for_active_shards");
+
+	*wait = 1;
+	if (w && strcmp(w, "all") == 0)
+		*wait = -1;
+	else if (w && !param_int(rq, "wait_for_active_shards", 1, wait, err))
+		return false;
+	if (*wait < -1)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "shard count cannot be a negative value");
+		return false;
+	}
+	return true;
+}
+
 static bool
 h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -418,6 +438,10 @@ h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 	if (!se_parse_refresh(param(rq, "refresh"), &o.refresh, err))
 		return false;
 	o.require_alias = true;		/* ES requires the final newline */
+	/* ES's bulk: wait_for_active_shards before writing, within timeout (1m) */
+	if (!param_active_shards(rq, &o.wait_for_active_shards, err) ||
+		!param_time_ms(rq, "timeout", 60000, &o.timeout_ms, err))
+		return false;
 	return se_op_bulk(rq->body ? rq->body : "", rq->body_len, &o, r, err);
 }
 
@@ -526,7 +550,7 @@ h_task_cancel(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_cancel_task(rq->task_id, r, err);
 }
 
-/* _cat/{indices,segments,shards,thread_pool}[/{index}], _cat/{nodes,master} */
+/* _cat/{indices,segments,shards,recovery,thread_pool}[/{index}], _cat/{nodes,master} */
 static bool
 h_cat(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -550,6 +574,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_allocation(&p, r, err);
 	if (strcmp(what, "master") == 0)
 		return se_op_cat_master(&p, r, err);
+	if (strcmp(what, "recovery") == 0)
+		return se_op_cat_recovery(rq->index, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
 }
 
@@ -575,21 +601,12 @@ h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_create_index(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *w = param(rq, "wait_for_active_shards");
-	int			wait = 1;
+	int			wait;
 	int			timeout;
 	SeJson	   *body;
 
-	if (w && strcmp(w, "all") == 0)
-		wait = -1;
-	else if (w && !param_int(rq, "wait_for_active_shards", 1, &wait, err))
+	if (!param_active_shards(rq, &wait, err))
 		return false;
-	if (wait < -1)
-	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "shard count cannot be a negative value");
-		return false;
-	}
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
 		json_body(rq, &body, err) &&
 		se_op_create_index_wait(rq->index, body, wait, timeout, r, err);
@@ -767,6 +784,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/nodes", h_cat},
 	{GET, "/_cat/master", h_cat},
 	{GET, "/_cat/allocation", h_cat},
+	{GET, "/_cat/recovery", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
@@ -779,6 +797,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/indices/{index}", h_cat},
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
+	{GET, "/_cat/recovery/{index}", h_cat},
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},
 	{GET, "/_cluster/state/{metric}", h_cluster_state},

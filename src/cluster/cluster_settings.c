@@ -22,7 +22,8 @@ typedef enum Kind
 	K_FLOAT,					/* a number >= min */
 	K_BOOL,
 	K_WATERMARK,				/* "85%", "0.85" or a byte size of free space */
-	K_LIST						/* comma-separated values */
+	K_LIST,						/* comma-separated values */
+	K_BYTES						/* a byte size ("40mb"), or -1 */
 } Kind;
 
 typedef struct Def
@@ -62,6 +63,8 @@ static const Def defs[] = {
 	{A "include.*", K_LIST, NULL, 0, NULL},
 	{A "exclude.*", K_LIST, NULL, 0, NULL},
 	{A "require.*", K_LIST, NULL, 0, NULL},
+	/* peer recovery (replication/recovery_target.c); 0 or -1: unthrottled */
+	{"indices.recovery.max_bytes_per_sec", K_BYTES, "40mb", 0, NULL},
 };
 
 #define NDEFS lengthof(defs)
@@ -287,6 +290,11 @@ valid_value(const Def *d, const char *value, const char **why)
 			return false;
 		case K_LIST:
 			return true;
+		case K_BYTES:
+			if (strcmp(value, "-1") == 0 || se_parse_byte_size(value, &b))
+				return true;
+			*why = "must be a byte size value such as [40mb], or [-1]";
+			return false;
 	}
 	return false;
 }

@@ -42,6 +42,7 @@
 #include "cluster/state.h"
 #include "cluster/state_int.h"
 #include "node/node.h"
+#include "replication/replication.h"
 #include "transport/transport.h"
 
 #define REPORT_TIMEOUT_MS	10000
@@ -501,6 +502,7 @@ se_shard_state_main(Datum arg)
 		send_due(false, v, GetCurrentTimestamp());
 		send_due(true, v, GetCurrentTimestamp());
 		master_reroute(v, GetCurrentTimestamp());
+		se_replication_maintain();	/* resyncs, idle global checkpoint syncs */
 		wait_ms = next_due_ms(v, GetCurrentTimestamp());
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(loop_cxt);

@@ -84,6 +84,22 @@ typedef struct SeSegRef
 	bool		committed;		/* part of the last commit point */
 } SeSegRef;
 
+/*
+ * A copy the primary replicates to (src/replication/replicate.c): an
+ * in-sync copy of the routing, or one a running peer recovery tracks.
+ */
+#define SE_REPL_MAX_TARGETS		8
+
+typedef struct SeReplTarget
+{
+	char		allocation_id[SE_UUID_LEN + 1];
+	char		node[NAMEDATALEN];
+	bool		tracked;		/* a recovery streams to it (P) */
+	bool		in_sync;		/* marked in-sync locally (recovery finalized) */
+	bool		failed;			/* reported failed to the master: skipped */
+	int64		local_checkpoint;	/* its last reported one, -1 = unknown */
+} SeReplTarget;
+
 typedef struct SeShardSlot
 {
 	LWLock		lock;			/* protects the published snapshot */
@@ -110,20 +126,40 @@ typedef struct SeShardSlot
 	pg_atomic_uint64 translog_bytes;
 	pg_atomic_uint64 max_seq_no;
 	pg_atomic_uint64 indexing_ops;
-	/*
-	 * This node's copy of the shard (cluster mode; issue 16), written under
-	 * slots_lock by se_slot_set_copy when the slot is allocated and when
-	 * the routing changes the copy's role (a promotion: replica = false,
-	 * primary_term + 1), then the owner is woken.
-	 */
-	bool		replica;		/* a replica: filled by peer recovery */
-	char		allocation_id[SE_UUID_LEN + 1];	/* "" on a single node */
-	int64		primary_term;	/* the routing's term of the shard */
-	char		primary_node[NAMEDATALEN];	/* the primary's node; "" = here */
-	/* seq_nos as int64 in uint64, -1 = none yet (published by the owner) */
+	/* replication (REPLICATION.md section 2): set under slots_lock */
+	bool		replica;		/* this node's copy is a replica */
+	char		allocation_id[SE_UUID_LEN + 1]; /* this copy's id ("" single node) */
+	int64		primary_term;	/* routing's term for the shard (0: the index's) */
+	char		primary_node[NAMEDATALEN];	/* where the primary is ("" = here) */
+	/* published by the owner: int64 values stored as uint64 (-1 = none) */
 	pg_atomic_uint64 local_checkpoint;
 	pg_atomic_uint64 global_checkpoint;
+	/* min seq_no the translog must keep (recoveries, leases); -1 = none */
+	pg_atomic_uint64 retain_seq_no;
+	/* the primary's replication targets (src/replication/replicate.c) */
+	slock_t		repl_mutex;
+	int			repl_ntargets;
+	SeReplTarget repl_targets[SE_REPL_MAX_TARGETS];
+	/* after a promotion: ops resync_from..resync_to go to the copies again */
+	int64		resync_term;	/* 0 = none owed */
+	int64		resync_from;
+	int64		resync_to;
+	bool		resync_running;
+	int64		gcp_sent;		/* global checkpoint the copies were last sent */
 } SeShardSlot;
+
+/* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */
+static inline int64
+se_slot_read_i64(pg_atomic_uint64 *v)
+{
+	return (int64) pg_atomic_read_u64(v);
+}
+
+static inline void
+se_slot_write_i64(pg_atomic_uint64 *v, int64 x)
+{
+	pg_atomic_write_u64(v, (uint64) x);
+}
 
 /* ---------- the bounded write queue ---------- */
 typedef enum SeRequestKind
@@ -133,7 +169,8 @@ typedef enum SeRequestKind
 	SE_REQ_FLUSH,
 	SE_REQ_OPEN_SHARD,
 	SE_REQ_CLOSE_SHARD,
-	SE_REQ_FORCE_MERGE
+	SE_REQ_FORCE_MERGE,
+	SE_REQ_REPLICA				/* replica_ops of a primary (replicate.c) */
 } SeRequestKind;
 
 typedef struct SeQueueEntry
@@ -282,6 +319,8 @@ typedef enum SeEnqueueResult
 } SeEnqueueResult;
 
 extern int	se_queue_reserve_bulk(int slot, uint64 bytes, SeEnqueueResult *why);
+extern int	se_queue_reserve(int slot, SeRequestKind kind, uint64 bytes,
+							 SeEnqueueResult *why);
 extern void se_queue_submit_reserved(int entry, dsm_handle handle, int sub);
 extern void se_queue_cancel_reserved(int entry);
 extern int	se_queue_take(int worker);	/* -1 if none */

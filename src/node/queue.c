@@ -59,6 +59,18 @@ fifo_push(int w, int e)
 int
 se_queue_reserve_bulk(int slot, uint64 bytes, SeEnqueueResult *why)
 {
+	return se_queue_reserve(slot, SE_REQ_BULK, bytes, why);
+}
+
+/*
+ * Reserve an entry of kind SE_REQ_BULK or SE_REQ_REPLICA: a replica's
+ * operations take room in the same queue as its node's own bulk
+ * sub-requests (ES's write pool), so replication cannot grow memory
+ * without bound either.
+ */
+int
+se_queue_reserve(int slot, SeRequestKind kind, uint64 bytes, SeEnqueueResult *why)
+{
 	int			w = SeSlots[slot].owner;
 	int			e;
 	uint64		limit = (uint64) se_indexing_pressure_limit_kb * 1024;
@@ -83,7 +95,7 @@ se_queue_reserve_bulk(int slot, uint64 bytes, SeEnqueueResult *why)
 	}
 	e = SeShmem->free_head;
 	SeShmem->free_head = SeEntries[e].next;
-	SeEntries[e].kind = SE_REQ_BULK;
+	SeEntries[e].kind = kind;
 	SeEntries[e].slot = slot;
 	SeEntries[e].bytes = bytes;
 	SeEntries[e].state = SE_ENTRY_RESERVED;

@@ -15,6 +15,7 @@
 #include "cluster/coordinator.h"
 #include "node/node.h"
 #include "node/tasks.h"
+#include "replication/recovery.h"
 
 SeShared   *SeShmem = NULL;
 SeQueueEntry *SeEntries = NULL;
@@ -46,6 +47,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(se_tasks_shmem_size());
 	RequestAddinShmemSpace(se_search_queue_shmem_size());
 	RequestAddinShmemSpace(se_cluster_shmem_size());
+	RequestAddinShmemSpace(se_recovery_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -103,12 +105,18 @@ se_shmem_startup(void)
 			pg_atomic_init_u64(&slot->translog_bytes, 0);
 			pg_atomic_init_u64(&slot->max_seq_no, 0);
 			pg_atomic_init_u64(&slot->indexing_ops, 0);
+			pg_atomic_init_u64(&slot->local_checkpoint, (uint64) -1);
+			pg_atomic_init_u64(&slot->global_checkpoint, (uint64) -1);
+			pg_atomic_init_u64(&slot->retain_seq_no, (uint64) -1);
+			SpinLockInit(&slot->repl_mutex);
+			slot->repl_ntargets = 0;
 		}
 		SeShmem->launcher_pid = 0;
 	}
 	se_tasks_shmem_init();
 	se_search_queue_shmem_init();
 	se_cluster_shmem_init();
+	se_recovery_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

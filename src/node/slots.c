@@ -155,12 +155,20 @@ se_slot_allocate(const char *uuid, int shard)
 		pg_atomic_write_u64(&s->translog_bytes, 0);
 		pg_atomic_write_u64(&s->max_seq_no, 0);
 		pg_atomic_write_u64(&s->indexing_ops, 0);
+		/* a single copy until the routing (reconcile) says otherwise */
 		s->replica = false;
 		s->allocation_id[0] = '\0';
 		s->primary_term = 0;
 		s->primary_node[0] = '\0';
-		pg_atomic_write_u64(&s->local_checkpoint, (uint64) (int64) -1);
-		pg_atomic_write_u64(&s->global_checkpoint, (uint64) (int64) -1);
+		se_slot_write_i64(&s->local_checkpoint, -1);
+		se_slot_write_i64(&s->global_checkpoint, -1);
+		se_slot_write_i64(&s->retain_seq_no, -1);
+		SpinLockAcquire(&s->repl_mutex);
+		s->repl_ntargets = 0;
+		s->resync_term = 0;
+		s->resync_running = false;
+		s->gcp_sent = -1;
+		SpinLockRelease(&s->repl_mutex);
 		s->state = SE_SLOT_OPENING;
 		LWLockRelease(&s->lock);
 	}

@@ -34,6 +34,7 @@
 #include "cluster/state.h"
 #include "node/node.h"
 #include "replication/recovery.h"
+#include "shard/bulk_protocol.h"
 #include "shard/engine.h"
 
 #define BATCH_MAX 64
@@ -139,6 +140,7 @@ close_shard(int slot)
 	bool		delete_files = s->delete_files;
 
 	current_slot = slot;
+	se_recovery_forget_slot(slot);
 	if (shards[slot])
 	{
 		se_shard_close(shards[slot], !delete_files);
@@ -227,6 +229,7 @@ typedef struct BatchItem
 	dsm_segment *seg;
 	SeBulkSub  *sub;
 	SeBulkHeader *hdr;
+	SeReplicaRequest *rep;		/* SE_REQ_REPLICA: a primary's ops; NULL once answered */
 	uint64		bytes;
 	int			requester;
 	bool		refresh;
@@ -299,6 +302,30 @@ finish_sub(BatchItem *bi)
 	pg_write_barrier();
 	pg_atomic_write_u32(&bi->sub->state, SE_SUB_DONE);
 	SetLatch(&ProcGlobal->allProcs[bi->requester].procLatch);
+}
+
+/* Answer a replica request (err NULL: applied, with the local checkpoint). */
+static void
+finish_replica(BatchItem *bi, SeShard *sh, const SeError *err)
+{
+	SeReplicaRequest *rq = bi->rep;
+
+	if (err)
+	{
+		rq->failure_status = err->status ? err->status : 500;
+		strlcpy(rq->failure_type, err->type ? err->type : "shard_failed_exception",
+				sizeof(rq->failure_type));
+		strlcpy(rq->failure, err->reason ? err->reason : "", sizeof(rq->failure));
+	}
+	else
+	{
+		rq->local_checkpoint = sh->ckpt.checkpoint;
+		rq->max_seq_no = sh->max_seq_no;
+	}
+	pg_write_barrier();
+	pg_atomic_write_u32(&rq->state, err ? SE_SUB_FAILED : SE_SUB_DONE);
+	SetLatch(&ProcGlobal->allProcs[bi->requester].procLatch);
+	bi->rep = NULL;
 }
 
 static void
@@ -381,6 +408,15 @@ release_batch(bool failed, bool disk_full, const char *type, const char *msg)
 
 	for (i = 0; i < nitems_batch; i++)
 	{
+		if (items[i].rep && failed)
+		{
+			SeError		err;
+
+			se_error_init(&err);
+			se_error_set(&err, disk_full ? 429 : 500, disk_full ? "cluster_block_exception" : type,
+						 "%s", msg ? msg : "shard failed");
+			finish_replica(&items[i], NULL, &err);
+		}
 		if (items[i].sub && failed &&
 			pg_atomic_read_u32(&items[i].sub->state) == SE_SUB_PENDING)
 		{
@@ -406,6 +442,72 @@ release_batch(bool failed, bool disk_full, const char *type, const char *msg)
 	nitems_batch = 0;
 }
 
+typedef struct OpsArray
+{
+	SeTranslogOp *ops;
+	int			n;
+	int			cap;
+} OpsArray;
+
+static void
+collect_op(const SeTranslogOp *op, void *arg)
+{
+	OpsArray   *a = arg;
+
+	if (a->n == a->cap)
+	{
+		a->cap = Max(64, a->cap * 2);
+		a->ops = a->ops ? repalloc(a->ops, sizeof(SeTranslogOp) * a->cap)
+			: palloc(sizeof(SeTranslogOp) * a->cap);
+	}
+	a->ops[a->n++] = *op;
+}
+
+/*
+ * Apply a primary's replica_ops to our copy; answered (or failed) once the
+ * batch's translog sync is done.  A copy that is not open here, not this
+ * shard any more, or not the copy the primary meant, refuses them.
+ */
+static void
+apply_replica(BatchItem *bi, SeShard *sh)
+{
+	SeReplicaRequest *rq = bi->rep;
+	SeShardSlot *s = &SeSlots[bi->slot];
+	SeError		err;
+	OpsArray	a = {0};
+	size_t		used;
+
+	se_error_init(&err);
+	if (sh == NULL || s->state != SE_SLOT_STARTED || sh->shard != rq->shard ||
+		strcmp(sh->uuid, rq->index_uuid) != 0 ||
+		(rq->allocation_id[0] && s->allocation_id[0] &&
+		 strcmp(rq->allocation_id, s->allocation_id) != 0))
+	{
+		se_error_set(&err, 404, "shard_not_found_exception",
+					 "no such shard copy [%s][%d][%s] open on this node",
+					 rq->index_uuid, rq->shard, rq->allocation_id);
+		finish_replica(bi, sh, &err);
+		return;
+	}
+	used = se_translog_decode((char *) rq + rq->ops_off, rq->ops_len, collect_op, &a);
+	if (used != rq->ops_len)
+	{
+		se_error_set(&err, 400, "translog_corrupted_exception",
+					 "replica operations for [%s][%d] fail their checksum at byte %zu",
+					 rq->index_uuid, rq->shard, used);
+		finish_replica(bi, sh, &err);
+		return;
+	}
+	current_slot = bi->slot;
+	se_shard_apply_replica_ops(sh, a.ops, a.n, rq->primary_term, rq->global_checkpoint, &err);
+	current_slot = -1;
+	bi->applied = true;
+	/* refreshed in the group commit, as the primary's copy is: reads may come here */
+	bi->refresh = rq->refresh;
+	if (se_error_is_set(&err))
+		finish_replica(bi, sh, &err);
+}
+
 /* Take and process one batch; returns the number of entries taken. */
 static int
 process_batch(void)
@@ -427,7 +529,7 @@ process_batch(void)
 			break;
 		}
 		qe = &SeEntries[e];
-		if (qe->kind != SE_REQ_BULK)
+		if (qe->kind != SE_REQ_BULK && qe->kind != SE_REQ_REPLICA)
 		{
 			current_control = e;
 			run_control(e);
@@ -440,6 +542,22 @@ process_batch(void)
 		items[n].slot = qe->slot;
 		items[n].bytes = qe->bytes;
 		items[n].requester = qe->requester_procno;
+		if (qe->kind == SE_REQ_REPLICA)
+		{
+			/* its own segment: attach, claim, free the entry */
+			items[n].seg = dsm_attach(qe->handle);
+			if (items[n].seg)
+			{
+				items[n].rep = (SeReplicaRequest *) dsm_segment_address(items[n].seg);
+				items[n].rep->taker_generation = SeShmem->workers[my_worker].generation;
+				pg_write_barrier();
+				items[n].rep->taker = my_worker;
+			}
+			se_queue_free_bulk_entry(e);
+			n++;
+			nitems_batch = n;
+			continue;
+		}
 		/* share one mapping per DSM handle within the batch */
 		for (j = 0; j < n; j++)
 			if (items[j].seg && dsm_segment_handle(items[j].seg) == qe->handle)
@@ -468,6 +586,11 @@ process_batch(void)
 
 		if (bi->seg == NULL)
 			continue;			/* requester gone */
+		if (bi->rep)
+		{
+			apply_replica(bi, sh);
+			continue;
+		}
 		if (!routed_shard_open(bi, sh))
 		{
 			bi->sub = NULL;
@@ -486,10 +609,10 @@ process_batch(void)
 		SeShard    *sh = shards[items[i].slot];
 		bool		seen = false;
 
-		if (items[i].sub == NULL || sh == NULL)
+		if ((items[i].sub == NULL && items[i].rep == NULL) || sh == NULL)
 			continue;
 		for (j = 0; j < i; j++)
-			if (items[j].slot == items[i].slot && items[j].sub != NULL)
+			if (items[j].slot == items[i].slot && (items[j].sub != NULL || items[j].rep != NULL))
 				seen = true;
 		if (seen)
 			continue;
@@ -497,7 +620,7 @@ process_batch(void)
 		se_shard_publish_mapping(sh);
 		se_shard_sync_translog(sh);
 		for (j = i; j < n; j++)
-			if (items[j].slot == items[i].slot && items[j].sub && items[j].refresh)
+			if (items[j].slot == items[i].slot && (items[j].sub || items[j].rep) && items[j].refresh)
 			{
 				se_shard_refresh(sh);
 				break;
@@ -507,8 +630,12 @@ process_batch(void)
 		current_slot = -1;
 	}
 	for (i = 0; i < n; i++)
+	{
 		if (items[i].sub)
 			finish_sub(&items[i]);
+		else if (items[i].rep)
+			finish_replica(&items[i], shards[items[i].slot], NULL);
+	}
 	release_batch(false, false, NULL, NULL);
 	if (n > 0)
 		pg_atomic_write_u64(&SeShmem->last_bulk_at, (uint64) GetCurrentTimestamp());

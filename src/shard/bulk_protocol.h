@@ -97,6 +97,12 @@ typedef struct SeBulkSub
 	int			failure_status;	/* HTTP status of a failure; 0 = 500 */
 	char		failure_type[64];
 	char		failure[512];
+	/* where the owner logged the sub's operations, for replication */
+	int64		first_seq_no;	/* -1: none */
+	int64		last_seq_no;
+	int64		tlog_gen;		/* -1: across generations (read by seq_no) */
+	uint64		tlog_start;		/* byte range in translog-<tlog_gen>.tlog */
+	uint64		tlog_end;
 } SeBulkSub;
 
 typedef struct SeBulkHeader
@@ -107,5 +113,36 @@ typedef struct SeBulkHeader
 	int64		primary_term;
 	SeBulkSub	subs[FLEXIBLE_ARRAY_MEMBER];
 } SeBulkHeader;
+
+/*
+ * A replica_ops request (src/replication/replicate.c) in its own DSM
+ * segment: the serving backend fills it and queues it to the replica's
+ * owner like a bulk sub-request (same bound, same 429); the owner applies
+ * the ops, syncs the translog and answers with its local checkpoint.
+ * ops: translog records, as se_translog_encode writes them.
+ */
+#define SE_REPLICA_MAGIC 0x5352504c	/* "SRPL" */
+
+typedef struct SeReplicaRequest
+{
+	uint32		magic;
+	pg_atomic_uint32 state;		/* SeSubState: PENDING, DONE or FAILED */
+	char		index_uuid[SE_UUID_LEN + 1];
+	int			shard;
+	char		allocation_id[SE_UUID_LEN + 1];	/* the target copy ("" any) */
+	int64		primary_term;
+	int64		global_checkpoint;
+	bool		refresh;		/* the primary's bulk asked for a refresh */
+	uint64		ops_off;		/* from the segment start */
+	uint64		ops_len;
+	int			taker;			/* worker that took it, -1 = queued */
+	uint64		taker_generation;
+	/* out */
+	int64		local_checkpoint;
+	int64		max_seq_no;
+	int			failure_status;
+	char		failure_type[64];
+	char		failure[512];
+} SeReplicaRequest;
 
 #endif

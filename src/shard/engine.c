@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "cluster/coordinator.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
 #include "script/script.h"
@@ -42,6 +43,23 @@
 static void publish(SeShard *sh);
 static void cleanup_files(SeShard *sh);
 static void skip_existing_gens(SeShard *sh);
+
+/*
+ * A delete applied out of order on a replica: its _id and seq_no, so that
+ * an older index operation of the _id arriving later is not resurrected
+ * (ES keeps delete tombstones for that).  Needed only while an older
+ * operation may still come: until the local checkpoint passes the delete.
+ */
+typedef struct SeTombstone
+{
+	char	   *id;
+	int			id_len;
+	int64		seq_no;
+} SeTombstone;
+
+#define GCP_FILE "global_checkpoint"
+#define GCP_FORMAT "se_gcp"
+#define GCP_VERSION 1
 
 char *
 se_index_path(const char *uuid)
@@ -158,6 +176,24 @@ close_segment(SeSegEntry *e)
 
 /* ---------- commit points ---------- */
 
+static void tombstone_add(SeShard *sh, const char *id, int id_len, int64 seq_no);
+
+/* Mark seq_no processed; the tracker's window lives with the shard. */
+static inline void
+mark_processed(SeShard *sh, int64 seq_no)
+{
+	MemoryContext old = MemoryContextSwitchTo(sh->cxt);
+
+	se_checkpoint_mark(&sh->ckpt, seq_no);
+	MemoryContextSwitchTo(old);
+}
+static void publish_checkpoints(SeShard *sh);
+static void persist_global_checkpoint(SeShard *sh);
+static int64 load_global_checkpoint(SeShard *sh);
+static int64 routing_term(SeShard *sh, const SeIndexMeta *im);
+static void flush_commit(SeShard *sh, int64 retain);
+static void roll_back_to(SeShard *sh, int64 gcp);
+
 static void
 write_commit(SeShard *sh, int64 gen)
 {
@@ -174,6 +210,31 @@ write_commit(SeShard *sh, int64 gen)
 	for (i = 0; i < sh->nsegs; i++)
 		appendStringInfo(&buf, "%s[" UINT64_FORMAT "," UINT64_FORMAT "]", i ? "," : "",
 						 sh->segs[i].gen, sh->segs[i].del_gen);
+	/*
+	 * The local checkpoint, and what a replica processed above it (out of
+	 * order) with the tombstones still needed: the translog before this
+	 * commit is not replayed, so they would otherwise be forgotten.
+	 */
+	appendStringInfo(&buf, "],\"local_checkpoint\":" INT64_FORMAT ",\"processed\":[",
+					 sh->ckpt.checkpoint);
+	{
+		int64		q;
+		bool		first = true;
+
+		for (q = sh->ckpt.checkpoint + 1; q <= sh->ckpt.max_seq_no; q++)
+			if (se_checkpoint_contains(&sh->ckpt, q))
+			{
+				appendStringInfo(&buf, "%s" INT64_FORMAT, first ? "" : ",", q);
+				first = false;
+			}
+	}
+	appendStringInfoString(&buf, "],\"tombstones\":[");
+	for (i = 0; i < sh->ntombstones; i++)
+	{
+		appendStringInfoString(&buf, i ? ",[" : "[");
+		se_json_write_string(&buf, sh->tombstones[i].id, sh->tombstones[i].id_len);
+		appendStringInfo(&buf, "," INT64_FORMAT "]", sh->tombstones[i].seq_no);
+	}
 	appendStringInfoString(&buf, "]}");
 	se_file_write_footer(&buf);
 	se_file_write_durable(path, buf.data, buf.len);
@@ -185,11 +246,17 @@ write_commit(SeShard *sh, int64 gen)
 static int64
 newest_commit(SeShard *sh)
 {
-	DIR		   *d = AllocateDir(sh->index_dir);
+	return se_commit_newest(sh->index_dir);
+}
+
+int64
+se_commit_newest(const char *index_dir)
+{
+	DIR		   *d = AllocateDir(index_dir);
 	struct dirent *de;
 	int64		best = 0;
 
-	while ((de = ReadDir(d, sh->index_dir)) != NULL)
+	while ((de = ReadDir(d, index_dir)) != NULL)
 	{
 		int64		g;
 		char		tail;
@@ -199,6 +266,51 @@ newest_commit(SeShard *sh)
 	}
 	FreeDir(d);
 	return best;
+}
+
+/*
+ * Read commit point gen of index_dir (peer recovery's source: which files
+ * and translog generations a copy of that commit needs); false with err
+ * set when it is missing or corrupted.
+ */
+bool
+se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err)
+{
+	char	   *path = psprintf("%s/segments_" INT64_FORMAT, index_dir, gen);
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	SeJsonParseOptions opts = {0};
+	SeJson	   *root = NULL;
+	SeJson	   *segs;
+	int			hdr;
+	int			i;
+
+	if (data == NULL)
+	{
+		se_error_set(err, 500, "index_corrupted_exception", "commit point \"%s\" is missing", path);
+		return false;
+	}
+	hdr = se_file_check((const uint8 *) data, len, COMMIT_FORMAT, COMMIT_VERSION,
+						COMMIT_VERSION, NULL, true, err);
+	if (hdr >= 0)
+		root = se_json_parse(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &opts, err);
+	segs = root ? se_json_get(root, "segments") : NULL;
+	if (segs == NULL || segs->u.a.count > SE_MAX_SEGMENTS)
+	{
+		if (!se_error_is_set(err))
+			se_error_set(err, 500, "index_corrupted_exception", "commit point \"%s\" is corrupted", path);
+		return false;
+	}
+	ci->generation = gen;
+	ci->translog_gen = se_json_get(root, "translog_gen")->u.n.i;
+	ci->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
+	ci->nsegs = segs->u.a.count;
+	for (i = 0; i < ci->nsegs; i++)
+	{
+		ci->gens[i] = (uint64) segs->u.a.items[i]->u.a.items[0]->u.n.i;
+		ci->del_gens[i] = (uint64) segs->u.a.items[i]->u.a.items[1]->u.n.i;
+	}
+	return true;
 }
 
 static void
@@ -225,6 +337,26 @@ load_commit(SeShard *sh, int64 gen, int64 *translog_gen)
 	*translog_gen = se_json_get(root, "translog_gen")->u.n.i;
 	sh->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
 	sh->next_seg_gen = se_json_get(root, "next_seg_gen")->u.n.i;
+	{
+		/* older commit points: a single copy processed every seq_no in order */
+		SeJson	   *lcp = se_json_get(root, "local_checkpoint");
+		SeJson	   *done = se_json_get(root, "processed");
+		SeJson	   *tombs = se_json_get(root, "tombstones");
+
+		se_checkpoint_init(&sh->ckpt, lcp && lcp->type == SE_JSON_NUMBER ? lcp->u.n.i
+						   : sh->max_seq_no);
+		if (done && done->type == SE_JSON_ARRAY)
+			for (i = 0; i < done->u.a.count; i++)
+				mark_processed(sh, done->u.a.items[i]->u.n.i);
+		if (tombs && tombs->type == SE_JSON_ARRAY)
+			for (i = 0; i < tombs->u.a.count; i++)
+			{
+				SeJson	   *t = tombs->u.a.items[i];
+
+				tombstone_add(sh, t->u.a.items[0]->u.s.str, t->u.a.items[0]->u.s.len,
+							  t->u.a.items[1]->u.n.i);
+			}
+	}
 	segs = se_json_get(root, "segments");
 	if (segs->u.a.count > SE_MAX_SEGMENTS)
 		corrupted(sh, path, NULL);
@@ -445,6 +577,7 @@ refresh_mapping(SeShard *sh)
 		MemoryContextSwitchTo(old);
 	}
 	sh->mapping_state_version = st->version;
+	sh->replicated = !se_cluster_single_node() && im->settings.number_of_replicas > 0;
 }
 
 /*
@@ -511,6 +644,7 @@ log_op(SeShard *sh, SeOpType op, const SeDocMeta *meta, const char *src, size_t 
 {
 	SeTranslogOp t;
 
+	mark_processed(sh, meta->seq_no);
 	if (sh->recovering)
 		return;
 	t.op = op;
@@ -1102,7 +1236,14 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 												  "search_engine bulk item",
 												  ALLOCSET_DEFAULT_SIZES);
 	uint64		next_hash = 0;
+	int64		first_seq_no;
+	int64		tlog_gen;
 
+	/* promoted (the routing raised the term) since the owner last looked */
+	se_shard_promote_if_needed(sh);
+	first_seq_no = sh->max_seq_no + 1;
+	tlog_gen = sh->tl.gen;
+	sub->tlog_start = sh->tl.size + sh->tl.buf.len;
 	refresh_mapping(sh);
 	for (i = 0; i < sub->nitems; i++)
 	{
@@ -1214,6 +1355,11 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		MemoryContextReset(itemcxt);
 	}
 	MemoryContextDelete(itemcxt);
+	/* the operations just logged, one run of seq_nos (replicate.c reads them) */
+	sub->first_seq_no = sh->max_seq_no >= first_seq_no ? first_seq_no : -1;
+	sub->last_seq_no = sh->max_seq_no;
+	sub->tlog_gen = sh->tl.gen == tlog_gen ? tlog_gen : -1;
+	sub->tlog_end = sh->tl.size + sh->tl.buf.len;
 	pg_atomic_write_u64(&SeSlots[sh->slot].write_gen, sh->write_gen);
 	pg_atomic_write_u64(&SeSlots[sh->slot].max_seq_no, (uint64) sh->max_seq_no);
 	pg_atomic_add_fetch_u64(&SeSlots[sh->slot].indexing_ops, sub->nitems);
@@ -1246,6 +1392,31 @@ se_shard_sync_translog(SeShard *sh)
 	if (!sh->settings.durability_async)
 		sh->last_sync = GetCurrentTimestamp();
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
+	publish_checkpoints(sh);
+}
+
+/*
+ * After a translog sync: what is marked processed is in the synced log,
+ * so it is the local checkpoint the primary may count on.  The global
+ * checkpoint is the primary's to compute (replicate.c writes it to the
+ * slot); a copy without replicas has its own as global one.  It is
+ * persisted when it moved -- one more fsync, for replicated shards only.
+ */
+static void
+publish_checkpoints(SeShard *sh)
+{
+	SeShardSlot *slot = &SeSlots[sh->slot];
+
+	se_slot_write_i64(&slot->local_checkpoint, sh->ckpt.checkpoint);
+	if (!sh->replicated)
+	{
+		sh->global_checkpoint = sh->ckpt.checkpoint;
+		se_slot_write_i64(&slot->global_checkpoint, sh->global_checkpoint);
+		return;
+	}
+	if (!slot->replica)
+		se_shard_update_global_checkpoint(sh, se_slot_read_i64(&slot->global_checkpoint));
+	persist_global_checkpoint(sh);
 }
 
 /* ---------- refresh, merge, publish ---------- */
@@ -1882,8 +2053,32 @@ cleanup_files(SeShard *sh)
 	FreeDir(d);
 }
 
+/*
+ * The lowest seq_no the translog must keep past a commit: a running peer
+ * recovery's or retention lease's (the slot's retain_seq_no), and on a
+ * replicated shard everything above the global checkpoint -- what a resync
+ * after a promotion sends, and what the primary's replication reads back
+ * from the translog.  -1: nothing.
+ */
+static int64
+retain_seq_no(SeShard *sh)
+{
+	int64		r = se_slot_read_i64(&SeSlots[sh->slot].retain_seq_no);
+
+	if (sh->replicated)
+		r = r < 0 ? sh->global_checkpoint + 1 : Min(r, sh->global_checkpoint + 1);
+	return r;
+}
+
 void
 se_shard_flush(SeShard *sh)
+{
+	flush_commit(sh, retain_seq_no(sh));
+}
+
+/* Flush (see se_shard_flush), keeping the translog from retain (-1: none). */
+static void
+flush_commit(SeShard *sh, int64 retain)
 {
 	int			i;
 	int64		newgen;
@@ -1909,12 +2104,14 @@ se_shard_flush(SeShard *sh)
 		}
 	}
 	se_fsync_dir(sh->index_dir);
-	newgen = se_translog_roll(&sh->tl);
+	newgen = se_translog_roll(&sh->tl, sh->max_seq_no);
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
-	se_translog_trim(&sh->tl, newgen);
+	se_translog_trim(&sh->tl, newgen, retain);
 	publish(sh);				/* segments are committed now; drops old files */
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
+	if (sh->replicated)
+		persist_global_checkpoint(sh);
 }
 
 /*
@@ -1964,16 +2161,98 @@ se_shard_force_merge(SeShard *sh, int max_segments)
 
 /* ---------- open / recover / close ---------- */
 
+/* ---------- sequenced operations: replay, replicas ---------- */
+
 static void
-replay_op(const SeTranslogOp *op, void *arg)
+tombstone_add(SeShard *sh, const char *id, int id_len, int64 seq_no)
 {
-	SeShard    *sh = arg;
+	SeTombstone *t;
+	int			i;
+
+	for (i = 0; i < sh->ntombstones; i++)
+	{
+		t = &sh->tombstones[i];
+		if (t->id_len == id_len && memcmp(t->id, id, id_len) == 0)
+		{
+			t->seq_no = Max(t->seq_no, seq_no);
+			return;
+		}
+	}
+	if (sh->ntombstones == sh->captombstones)
+	{
+		sh->captombstones = Max(16, sh->captombstones * 2);
+		sh->tombstones = sh->tombstones
+			? repalloc(sh->tombstones, sizeof(SeTombstone) * sh->captombstones)
+			: MemoryContextAlloc(sh->cxt, sizeof(SeTombstone) * sh->captombstones);
+	}
+	t = &sh->tombstones[sh->ntombstones++];
+	t->id = MemoryContextAlloc(sh->cxt, Max(id_len, 1));
+	memcpy(t->id, id, id_len);
+	t->id_len = id_len;
+	t->seq_no = seq_no;
+}
+
+/* The seq_no of id's tombstone, or -1. */
+static int64
+tombstone_seq_no(SeShard *sh, const char *id, int id_len)
+{
+	int			i;
+
+	for (i = 0; i < sh->ntombstones; i++)
+		if (sh->tombstones[i].id_len == id_len &&
+			memcmp(sh->tombstones[i].id, id, id_len) == 0)
+			return sh->tombstones[i].seq_no;
+	return -1;
+}
+
+/* Drop the tombstones the local checkpoint passed: no older op can come. */
+static void
+tombstones_prune(SeShard *sh)
+{
+	int			i = 0;
+
+	while (i < sh->ntombstones)
+	{
+		if (sh->tombstones[i].seq_no <= sh->ckpt.checkpoint)
+		{
+			pfree(sh->tombstones[i].id);
+			sh->tombstones[i] = sh->tombstones[--sh->ntombstones];
+		}
+		else
+			i++;
+	}
+}
+
+/*
+ * Apply one operation that already has its seq_no, term and version (the
+ * translog's replay, a replica): an operation already processed, or older
+ * than what its _id holds (live document or tombstone), is only marked
+ * processed -- operations reach a replica out of order.  log: append it to
+ * the translog (a replica; replay does not).
+ */
+static void
+apply_sequenced(SeShard *sh, const SeTranslogOp *op, bool log)
+{
 	DocLoc		loc;
 	SeDocMeta	meta;
 	SeError		err;
+	bool		stale;
 
+	if (se_checkpoint_contains(&sh->ckpt, op->seq_no))
+		return;					/* a duplicate (recovery and replication overlap) */
+	if (op->op == SE_OP_NOOP)
+	{
+		if (op->seq_no > sh->max_seq_no)
+			sh->max_seq_no = op->seq_no;
+		if (log && !sh->recovering)
+			se_translog_add(&sh->tl, op);
+		mark_processed(sh, op->seq_no);
+		return;
+	}
 	se_error_init(&err);
 	lookup_id(sh, op->id, op->id_len, &loc);
+	stale = (loc.seg != -2 && loc.meta.seq_no > op->seq_no) ||
+		(sh->ntombstones > 0 && tombstone_seq_no(sh, op->id, op->id_len) > op->seq_no);
 	meta.id = pnstrdup(op->id, op->id_len);
 	meta.id_len = op->id_len;
 	meta.routing = op->routing;
@@ -1983,7 +2262,7 @@ replay_op(const SeTranslogOp *op, void *arg)
 	meta.version = op->version;
 	if (op->seq_no > sh->max_seq_no)
 		sh->max_seq_no = op->seq_no;
-	if (op->op == SE_OP_INDEX)
+	if (!stale && op->op == SE_OP_INDEX)
 	{
 		SeJsonParseOptions opts = {0};
 		SeJson	   *doc = se_json_parse(op->source, op->source_len, &opts, &err);
@@ -1993,16 +2272,262 @@ replay_op(const SeTranslogOp *op, void *arg)
 			ereport(WARNING,
 					(errmsg("shard [%s][%d]: skipping translog operation for [%s]: %s",
 							sh->index_name, sh->shard, meta.id, err.reason ? err.reason : "")));
-			return;
+			stale = true;		/* processed all the same: the checkpoint moves */
 		}
-		delete_loc(sh, &loc);
+		else
+			delete_loc(sh, &loc);
 	}
-	else
+	else if (!stale)
+	{
 		delete_loc(sh, &loc);
-	sh->write_gen++;
+		/* an older index op of the id may still come (seq_nos below it missing) */
+		if (op->seq_no > sh->ckpt.checkpoint + 1)
+			tombstone_add(sh, op->id, op->id_len, op->seq_no);
+	}
+	if (log && !sh->recovering)
+		se_translog_add(&sh->tl, op);
+	mark_processed(sh, op->seq_no);
+	if (!stale)
+		sh->write_gen++;
 	/* keep recovery memory bounded */
 	if (se_builder_ram_bytes(sh->buffer) > (size_t) se_index_buffer_size_kb * 1024 / Max(1, se_write_threads))
 		se_shard_refresh(sh);
+}
+
+static void
+replay_op(const SeTranslogOp *op, void *arg)
+{
+	SeShard    *sh = arg;
+
+	/* a rollback replays only up to the global checkpoint */
+	if (sh->rollback_to >= 0 && op->seq_no > sh->rollback_to)
+		return;
+	apply_sequenced(sh, op, false);
+}
+
+/* The slot's term when the routing set one (cluster mode), else the index's. */
+static int64
+routing_term(SeShard *sh, const SeIndexMeta *im)
+{
+	int64		t = SeSlots[sh->slot].primary_term;
+
+	return t > 0 ? t : (im ? im->primary_term : sh->primary_term);
+}
+
+void
+se_shard_apply_replica_ops(SeShard *sh, const SeTranslogOp *ops, int n,
+						   int64 primary_term, int64 global_checkpoint, SeError *err)
+{
+	int			i;
+
+	if (primary_term < sh->primary_term)
+	{
+		/* ES IndexShard: an operation of a primary that was replaced */
+		se_error_set(err, 409, "illegal_state_exception",
+					 "[%s][%d] operation primary term [" INT64_FORMAT "] is too old (current [" INT64_FORMAT "])",
+					 sh->index_name, sh->shard, primary_term, sh->primary_term);
+		return;
+	}
+	if (primary_term > sh->primary_term)
+	{
+		/* a new primary: what we hold above its global checkpoint may be gone */
+		if (sh->ckpt.max_seq_no > global_checkpoint)
+			roll_back_to(sh, global_checkpoint);
+		sh->primary_term = primary_term;
+	}
+	refresh_mapping(sh);
+	if (sh->npending > 0)
+		se_shard_index_pending(sh);
+	for (i = 0; i < n; i++)
+	{
+		if (ops[i].primary_term > primary_term)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[%s][%d] operation [" INT64_FORMAT "] has primary term [" INT64_FORMAT "] above the request's [" INT64_FORMAT "]",
+						 sh->index_name, sh->shard, ops[i].seq_no, ops[i].primary_term, primary_term);
+			break;
+		}
+		apply_sequenced(sh, &ops[i], true);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (sh->ntombstones > 0)
+		tombstones_prune(sh);
+	se_shard_update_global_checkpoint(sh, global_checkpoint);
+	pg_atomic_write_u64(&SeSlots[sh->slot].write_gen, sh->write_gen);
+	pg_atomic_write_u64(&SeSlots[sh->slot].max_seq_no, (uint64) sh->max_seq_no);
+	pg_atomic_add_fetch_u64(&SeSlots[sh->slot].indexing_ops, n);
+}
+
+/*
+ * The routing made this copy the primary with a newer term (reconcile set
+ * the slot and woke us): take the term, fill the seq_no gaps below our
+ * max_seq_no with no-ops (ES fillSeqNoGaps: the operations in them were
+ * never acknowledged, since an acknowledged one is on every in-sync copy),
+ * and owe the copies a resync of everything above the global checkpoint,
+ * which replicate.c sends with the new term (the copies roll back above
+ * the global checkpoint first).  Returns whether it promoted.
+ */
+bool
+se_shard_promote_if_needed(SeShard *sh)
+{
+	SeShardSlot *slot = &SeSlots[sh->slot];
+	int64		term = slot->primary_term;
+	int64		q;
+
+	if (slot->replica || term <= sh->primary_term)
+		return false;
+	if (sh->npending > 0)
+		se_shard_index_pending(sh);
+	ereport(LOG,
+			(errmsg("search_engine: shard [%s][%d] is the primary now, primary term [" INT64_FORMAT "] (was [" INT64_FORMAT "]), local checkpoint [" INT64_FORMAT "], max_seq_no [" INT64_FORMAT "], global checkpoint [" INT64_FORMAT "]",
+					sh->index_name, sh->shard, term, sh->primary_term, sh->ckpt.checkpoint,
+					sh->max_seq_no, sh->global_checkpoint)));
+	sh->primary_term = term;
+	for (q = sh->ckpt.checkpoint + 1; q <= sh->max_seq_no; q++)
+	{
+		SeTranslogOp op;
+
+		if (se_checkpoint_contains(&sh->ckpt, q))
+			continue;
+		memset(&op, 0, sizeof(op));
+		op.op = SE_OP_NOOP;
+		op.seq_no = q;
+		op.primary_term = term;
+		op.id = "";
+		se_translog_add(&sh->tl, &op);
+		mark_processed(sh, q);
+	}
+	se_shard_sync_translog(sh);
+	SpinLockAcquire(&slot->repl_mutex);
+	slot->resync_term = term;
+	slot->resync_from = sh->global_checkpoint + 1;
+	slot->resync_to = sh->max_seq_no;
+	slot->resync_running = false;
+	slot->repl_ntargets = 0;	/* an old primary's view of the copies */
+	SpinLockRelease(&slot->repl_mutex);
+	return true;
+}
+
+/*
+ * A replica learned a newer primary term: drop what it holds above the
+ * new primary's global checkpoint, which the new primary may not have
+ * (it resyncs what it has).  Done by reopening from the last commit and
+ * replaying the translog up to gcp; a commit already past gcp cannot be
+ * rolled back that way and fails the copy, which then gets a fresh peer
+ * recovery.  The translog before the rollback is dropped with a flush,
+ * so neither a restart nor a later resync from this copy sees those
+ * operations again.
+ */
+static void
+roll_back_to(SeShard *sh, int64 gcp)
+{
+	int64		tlog_gen;
+	int64		last_gen;
+	int			i;
+	MemoryContext old;
+
+	ereport(LOG,
+			(errmsg("search_engine: replica [%s][%d] rolls back from max_seq_no [" INT64_FORMAT "] to the global checkpoint [" INT64_FORMAT "]",
+					sh->index_name, sh->shard, sh->max_seq_no, gcp)));
+	merge_abandon(sh);
+	if (sh->npending > 0)
+		se_shard_index_pending(sh);
+	se_translog_sync(&sh->tl, true);
+	for (i = 0; i < sh->nsegs; i++)
+		close_segment(&sh->segs[i]);
+	sh->nsegs = 0;
+	for (i = 0; i < sh->ntombstones; i++)
+		pfree(sh->tombstones[i].id);
+	sh->ntombstones = 0;
+	new_buffer(sh);
+	old = MemoryContextSwitchTo(sh->cxt);
+	load_commit(sh, newest_commit(sh), &tlog_gen);
+	MemoryContextSwitchTo(old);
+	if (sh->ckpt.max_seq_no > gcp)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("replica [%s][%d] cannot roll back to the global checkpoint [" INT64_FORMAT "]: its last commit holds operations up to [" INT64_FORMAT "]",
+						sh->index_name, sh->shard, gcp, sh->ckpt.max_seq_no),
+				 errdetail("illegal_state_exception"),
+				 errhint("The copy fails and is recovered afresh from the primary.")));
+	skip_existing_gens(sh);
+	sh->recovering = true;
+	sh->rollback_to = gcp;
+	(void) se_translog_replay(sh->tlog_dir, tlog_gen, replay_op, sh, &last_gen);
+	sh->rollback_to = -1;
+	sh->recovering = false;
+	sh->write_gen++;
+	flush_commit(sh, -1);
+	if (sh->ntombstones > 0)
+		tombstones_prune(sh);
+	sh->global_checkpoint = Min(sh->global_checkpoint, gcp);
+}
+
+void
+se_shard_update_global_checkpoint(SeShard *sh, int64 gcp)
+{
+	gcp = Min(gcp, sh->ckpt.checkpoint);
+	if (gcp > sh->global_checkpoint)
+	{
+		sh->global_checkpoint = gcp;
+		se_slot_write_i64(&SeSlots[sh->slot].global_checkpoint, gcp);
+	}
+}
+
+/* Persist the global checkpoint beside the translog when it moved (ES translog.ckp). */
+static void
+persist_global_checkpoint(SeShard *sh)
+{
+	StringInfoData buf;
+	uint8		zero[SE_SEGMENT_ID_LEN] = {0};
+	char	   *path;
+
+	if (sh->global_checkpoint == sh->persisted_gcp)
+		return;
+	path = psprintf("%s/" GCP_FILE, sh->tlog_dir);
+	initStringInfo(&buf);
+	se_file_write_header(&buf, GCP_FORMAT, GCP_VERSION, zero);
+	appendBinaryStringInfo(&buf, (const char *) &sh->global_checkpoint, sizeof(int64));
+	se_file_write_footer(&buf);
+	se_file_write_durable(path, buf.data, buf.len);
+	sh->persisted_gcp = sh->global_checkpoint;
+	pfree(buf.data);
+	pfree(path);
+}
+
+/* The persisted global checkpoint, or -1 (none, or unreadable: start over). */
+static int64
+load_global_checkpoint(SeShard *sh)
+{
+	char	   *path = psprintf("%s/" GCP_FILE, sh->tlog_dir);
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	SeError		err;
+	int			hdr;
+	int64		v = -1;
+
+	se_error_init(&err);
+	if (data != NULL)
+	{
+		hdr = se_file_check((const uint8 *) data, len, GCP_FORMAT, GCP_VERSION, GCP_VERSION,
+							NULL, true, &err);
+		if (hdr >= 0 && len - hdr - SE_FILE_FOOTER_LEN == sizeof(int64))
+			memcpy(&v, data + hdr, sizeof(int64));
+		pfree(data);
+	}
+	pfree(path);
+	return v;
+}
+
+int64
+se_shard_read_ops(const char *uuid, int shard, int64 from, int64 to,
+				  SeTranslogReplayFn fn, void *arg)
+{
+	char	   *dir = psprintf("%s/translog", se_shard_path(uuid, shard));
+	int64		n = se_translog_read_ops(dir, from, to, fn, arg);
+
+	pfree(dir);
+	return n;
 }
 
 static void open_files(SeShard *sh, SeShardSlot *slot);
@@ -2037,7 +2562,11 @@ se_shard_open(int slot_no)
 	sh->index_dir = psprintf("%s/index", sh->path);
 	sh->tlog_dir = psprintf("%s/translog", sh->path);
 	sh->settings = im->settings;
-	sh->primary_term = im->primary_term;
+	sh->primary_term = routing_term(sh, im);
+	sh->replicated = !se_cluster_single_node() && im->settings.number_of_replicas > 0;
+	sh->global_checkpoint = sh->persisted_gcp = -1;
+	sh->rollback_to = -1;
+	se_checkpoint_init(&sh->ckpt, -1);
 	sh->mapping = se_mapping_copy(im->mapping);
 	sh->mapping_state_version = st->version;
 	sh->next_seg_gen = 1;
@@ -2121,9 +2650,15 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		se_translog_open(&sh->tl, sh->tlog_dir, last_gen, false);
 		MemoryContextSwitchTo(old);
 	}
+	if (sh->ntombstones > 0)
+		tombstones_prune(sh);
+	sh->global_checkpoint = sh->persisted_gcp =
+		Min(load_global_checkpoint(sh), sh->ckpt.checkpoint);
 	se_shard_refresh(sh);
 	publish(sh);
 	pg_atomic_write_u64(&slot->max_seq_no, (uint64) sh->max_seq_no);
+	se_slot_write_i64(&slot->global_checkpoint, sh->global_checkpoint);
+	publish_checkpoints(sh);
 	sh->last_sync = sh->last_refresh = GetCurrentTimestamp();
 }
 
@@ -2229,6 +2764,7 @@ se_shard_periodic(SeShard *sh, TimestampTz now)
 {
 	long		wait = 1000;
 
+	se_shard_promote_if_needed(sh);
 	refresh_mapping(sh);
 	if (merges_in_flight(sh) > 0 && se_shard_merge_poll(sh))
 	{

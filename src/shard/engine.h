@@ -20,6 +20,7 @@
 #include "cluster/state.h"
 #include "index/segment.h"
 #include "shard/bulk_protocol.h"
+#include "replication/checkpoint.h"
 #include "shard/translog.h"
 #include "util/fileio.h"
 
@@ -73,6 +74,15 @@ typedef struct SeShard
 	SeSegEntry	segs[SE_MAX_SEGMENTS];
 	SeTranslog	tl;
 	int64		max_seq_no;
+	/* replication (src/replication/README.md) */
+	SeCheckpointTracker ckpt;	/* local checkpoint: processed seq_nos */
+	int64		global_checkpoint;	/* as known by this copy; -1 = none */
+	int64		persisted_gcp;	/* in the translog's global_checkpoint file */
+	bool		replicated;		/* cluster mode with number_of_replicas > 0 */
+	struct SeTombstone *tombstones; /* deletes applied out of order (replica) */
+	int			ntombstones;
+	int			captombstones;
+	int64		rollback_to;	/* replaying for a rollback: up to here; -1 = all */
 	int64		commit_gen;
 	int64		next_seg_gen;
 	TimestampTz last_refresh;
@@ -106,6 +116,28 @@ extern void se_shard_index_pending(SeShard *sh);
 /* After a batch: publish dynamic mapping changes (before acknowledging). */
 extern void se_shard_publish_mapping(SeShard *sh);
 extern void se_shard_sync_translog(SeShard *sh);
+
+/*
+ * Apply operations a primary already sequenced (replica_ops, peer
+ * recovery): refused with err (illegal_state_exception, "primary term")
+ * if primary_term is older than the shard's; a newer one is taken.  An
+ * operation whose _id already holds a newer seq_no (or a newer delete's
+ * tombstone) is only marked processed.  Logged in the translog; the
+ * caller syncs it (se_shard_sync_translog) before answering.
+ */
+extern void se_shard_apply_replica_ops(SeShard *sh, const SeTranslogOp *ops, int n,
+									   int64 primary_term, int64 global_checkpoint,
+									   SeError *err);
+/* Take a promotion the routing made (term + 1); true if it did. */
+extern bool se_shard_promote_if_needed(SeShard *sh);
+/* Raise this copy's global checkpoint (never past its local checkpoint). */
+extern void se_shard_update_global_checkpoint(SeShard *sh, int64 gcp);
+/*
+ * Operations with from <= seq_no <= to of a shard's retained translog, by
+ * any process (peer recovery, resync); returns how many were passed to fn.
+ */
+extern int64 se_shard_read_ops(const char *uuid, int shard, int64 from, int64 to,
+							   SeTranslogReplayFn fn, void *arg);
 extern void se_shard_refresh(SeShard *sh);
 extern void se_shard_flush(SeShard *sh);
 /* false: a merge found no room for its output and was abandoned, the shard
@@ -121,6 +153,21 @@ extern size_t se_shard_buffer_bytes(SeShard *sh);
 /* Install a finished background merge; true if the shard changed. */
 extern bool se_shard_merge_poll(SeShard *sh);
 extern bool se_shard_translog_over_threshold(SeShard *sh);
+
+/* A commit point's contents (segments_N), for peer recovery. */
+typedef struct SeCommitInfo
+{
+	int64		generation;
+	int64		translog_gen;	/* first translog generation it needs */
+	int64		max_seq_no;
+	int			nsegs;
+	uint64		gens[SE_MAX_SEGMENTS];
+	uint64		del_gens[SE_MAX_SEGMENTS];	/* 0: no live-docs file */
+} SeCommitInfo;
+
+/* Newest segments_N in index_dir (0: none). */
+extern int64 se_commit_newest(const char *index_dir);
+extern bool se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err);
 
 extern char *se_shard_path(const char *uuid, int shard);
 extern char *se_index_path(const char *uuid);

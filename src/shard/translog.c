@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 
@@ -19,8 +20,10 @@
 #include "util/fileio.h"
 #include "util/varint.h"
 
-#define TLOG_MAGIC "SETLOG01"
-#define TLOG_HEADER_LEN 16
+#define TLOG_MAGIC_V1 "SETLOG01"
+#define TLOG_MAGIC "SETLOG02"
+#define TLOG_HEADER_LEN_V1 16
+#define TLOG_HEADER_LEN 24
 #define TLOG_MAX_RECORD ((uint32) 1 << 30)
 
 static char *
@@ -29,8 +32,15 @@ gen_path(const char *dir, int64 gen)
 	return psprintf("%s/translog-" INT64_FORMAT ".tlog", dir, gen);
 }
 
+/*
+ * A generation's header: magic, generation and (since SETLOG02) the
+ * shard's max_seq_no when it was created, which bounds every seq_no of the
+ * generations before it -- what retention by seq_no (flush, peer recovery)
+ * goes by.  Operations arrive out of order on a replica, so a generation
+ * may hold seq_nos below its own bound, never above the next one's.
+ */
 static void
-open_gen(SeTranslog *tl, bool create)
+open_gen(SeTranslog *tl, bool create, int64 prev_max_seq_no)
 {
 	char	   *path = gen_path(tl->dir, tl->gen);
 	struct stat st;
@@ -41,6 +51,7 @@ open_gen(SeTranslog *tl, bool create)
 
 		memcpy(hdr, TLOG_MAGIC, 8);
 		memcpy(hdr + 8, &tl->gen, 8);
+		memcpy(hdr + 16, &prev_max_seq_no, 8);
 		se_file_write_plain(path, hdr, sizeof(hdr), true);
 		se_fsync_dir(tl->dir);
 	}
@@ -66,14 +77,14 @@ se_translog_open(SeTranslog *tl, const char *dir, int64 gen, bool create)
 	tl->dirty = false;
 	tl->total_size = 0;
 	initStringInfo(&tl->buf);
-	open_gen(tl, create);
+	open_gen(tl, create, -1);
 	tl->total_size = tl->size;
 }
 
+/* Append op's record ([len][crc32c][payload]) to b. */
 void
-se_translog_add(SeTranslog *tl, const SeTranslogOp *op)
+se_translog_encode(StringInfo b, const SeTranslogOp *op)
 {
-	StringInfo	b = &tl->buf;
 	int			start = b->len;
 	uint32		len;
 	pg_crc32c	crc;
@@ -100,6 +111,14 @@ se_translog_add(SeTranslog *tl, const SeTranslogOp *op)
 	FIN_CRC32C(crc);
 	memcpy(b->data + start, &len, 4);
 	memcpy(b->data + start + 4, &crc, 4);
+}
+
+void
+se_translog_add(SeTranslog *tl, const SeTranslogOp *op)
+{
+	StringInfo	b = &tl->buf;
+
+	se_translog_encode(b, op);
 	tl->dirty = true;
 	/* keep the buffer small: write through past 1 MB */
 	if (b->len > 1024 * 1024)
@@ -141,34 +160,56 @@ se_translog_sync(SeTranslog *tl, bool sync)
 }
 
 int64
-se_translog_roll(SeTranslog *tl)
+se_translog_roll(SeTranslog *tl, int64 max_seq_no)
 {
 	se_translog_sync(tl, true);
 	close(tl->fd);
 	tl->gen++;
-	open_gen(tl, true);
+	open_gen(tl, true, max_seq_no);
 	return tl->gen;
 }
 
+/*
+ * The bound a generation's header gives the generations before it (see
+ * open_gen); INT64_MAX when unknown (missing, or a SETLOG01 file).
+ */
+static int64
+gen_prev_max(const char *dir, int64 gen)
+{
+	char	   *path = gen_path(dir, gen);
+	char		hdr[TLOG_HEADER_LEN];
+	int			fd = open(path, O_RDONLY | PG_BINARY);
+	int64		v = PG_INT64_MAX;
+
+	pfree(path);
+	if (fd < 0)
+		return v;
+	if (read(fd, hdr, sizeof(hdr)) == sizeof(hdr) && memcmp(hdr, TLOG_MAGIC, 8) == 0)
+		memcpy(&v, hdr + 16, 8);
+	close(fd);
+	return v;
+}
+
 void
-se_translog_trim(SeTranslog *tl, int64 keep_gen)
+se_translog_trim(SeTranslog *tl, int64 keep_gen, int64 retain_seq_no)
 {
 	DIR		   *d = AllocateDir(tl->dir);
 	struct dirent *de;
-
 	while ((de = ReadDir(d, tl->dir)) != NULL)
 	{
 		int64		g;
+		char	   *p;
 
-		if (sscanf(de->d_name, "translog-" INT64_FORMAT ".tlog", &g) == 1 && g < keep_gen)
-		{
-			char	   *p = psprintf("%s/%s", tl->dir, de->d_name);
-
+		if (sscanf(de->d_name, "translog-" INT64_FORMAT ".tlog", &g) != 1 || g >= keep_gen)
+			continue;
+		p = psprintf("%s/%s", tl->dir, de->d_name);
+		/* every seq_no of g is <= the next generation's bound */
+		if (retain_seq_no < 0 || gen_prev_max(tl->dir, g + 1) < retain_seq_no)
 			(void) unlink(p);
-			pfree(p);
-		}
+		pfree(p);
 	}
 	FreeDir(d);
+	/* what a flush would commit: retained generations are committed */
 	tl->total_size = tl->size;
 }
 
@@ -183,21 +224,15 @@ se_translog_close(SeTranslog *tl)
 	tl->fd = -1;
 }
 
-/* Replay one generation file; returns false if the file is missing. */
-static bool
-replay_file(const char *path, SeTranslogReplayFn fn, void *arg, int64 *count)
+/*
+ * Call fn for each whole, checksummed record of data[0..len); returns the
+ * bytes they took (a torn or corrupt record ends the walk).
+ */
+size_t
+se_translog_decode(const char *data, size_t len, SeTranslogReplayFn fn, void *arg)
 {
-	size_t		len;
-	char	   *data = se_file_read_all(path, &len, true);
-	size_t		off = TLOG_HEADER_LEN;
+	size_t		off = 0;
 
-	if (data == NULL)
-		return false;
-	if (len < TLOG_HEADER_LEN || memcmp(data, TLOG_MAGIC, 8) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("translog file \"%s\" has a bad header", path),
-				 errdetail("translog_corrupted_exception")));
 	while (off + 8 <= len)
 	{
 		uint32		rlen;
@@ -210,13 +245,13 @@ replay_file(const char *path, SeTranslogReplayFn fn, void *arg, int64 *count)
 
 		memcpy(&rlen, data + off, 4);
 		memcpy(&rcrc, data + off + 4, 4);
-		if (rlen > TLOG_MAX_RECORD || off + 8 + rlen > len)
-			break;				/* torn tail */
+		if (rlen > TLOG_MAX_RECORD || rlen > len - off - 8)
+			break;
 		INIT_CRC32C(crc);
 		COMP_CRC32C(crc, data + off + 8, rlen);
 		FIN_CRC32C(crc);
 		if (crc != rcrc)
-			break;				/* torn tail */
+			break;
 		p = (const uint8 *) data + off + 8;
 		end = p + rlen;
 		if (rlen < 1 + 24 + 12)
@@ -255,10 +290,61 @@ replay_file(const char *path, SeTranslogReplayFn fn, void *arg, int64 *count)
 			break;
 		op.source = (const char *) p;
 		op.source_len = l;
-		fn(&op, arg);
-		(*count)++;
+		if (fn)
+			fn(&op, arg);
 		off += 8 + rlen;
 	}
+	return off;
+}
+
+typedef struct CountArg
+{
+	SeTranslogReplayFn fn;
+	void	   *arg;
+	int64	   *count;
+	int64		from;			/* read_ops: seq_no range */
+	int64		to;
+} CountArg;
+
+static void
+count_op(const SeTranslogOp *op, void *arg)
+{
+	CountArg   *c = arg;
+
+	c->fn(op, c->arg);
+	(*c->count)++;
+}
+
+/* Bytes of a generation's header, or -1 if data is not a translog file. */
+static int
+header_len(const char *data, size_t len)
+{
+	if (len >= TLOG_HEADER_LEN && memcmp(data, TLOG_MAGIC, 8) == 0)
+		return TLOG_HEADER_LEN;
+	if (len >= TLOG_HEADER_LEN_V1 && memcmp(data, TLOG_MAGIC_V1, 8) == 0)
+		return TLOG_HEADER_LEN_V1;
+	return -1;
+}
+
+/* Replay one generation file; returns false if the file is missing. */
+static bool
+replay_file(const char *path, SeTranslogReplayFn fn, void *arg, int64 *count)
+{
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	int			hlen;
+	size_t		off;
+	CountArg	c = {fn, arg, count};
+
+	if (data == NULL)
+		return false;
+	hlen = header_len(data, len);
+	if (hlen < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("translog file \"%s\" has a bad header", path),
+				 errdetail("translog_corrupted_exception")));
+	off = hlen + se_translog_decode(data + hlen, len - hlen, count_op, &c);
 	if (off < len)
 	{
 		/* drop the torn tail so new records append after the good ones */
@@ -291,4 +377,125 @@ se_translog_replay(const char *dir, int64 from_gen, SeTranslogReplayFn fn,
 		g++;
 	}
 	return count;
+}
+
+static void
+range_op(const SeTranslogOp *op, void *arg)
+{
+	CountArg   *c = arg;
+
+	if (op->seq_no >= c->from && op->seq_no <= c->to)
+	{
+		c->fn(op, c->arg);
+		(*c->count)++;
+	}
+}
+
+/*
+ * Call fn for every operation with from <= seq_no <= to in the
+ * generations present in dir, oldest first; returns how many.  Read-only
+ * (any process may call it while the owner appends): a record being
+ * written ends its generation's walk.
+ */
+int64
+se_translog_read_ops(const char *dir, int64 from, int64 to,
+					 SeTranslogReplayFn fn, void *arg)
+{
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int64	   *gens = NULL;
+	int			ngens = 0;
+	int			cap = 0;
+	int64		count = 0;
+	CountArg	c = {fn, arg, &count, from, to};
+	int			i;
+
+	if (d == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open translog directory \"%s\": %m", dir)));
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		int64		g;
+
+		if (sscanf(de->d_name, "translog-" INT64_FORMAT ".tlog", &g) != 1)
+			continue;
+		if (ngens == cap)
+		{
+			cap = Max(8, cap * 2);
+			gens = gens ? repalloc(gens, sizeof(int64) * cap) : palloc(sizeof(int64) * cap);
+		}
+		gens[ngens++] = g;
+	}
+	FreeDir(d);
+	/* few generations: insertion sort */
+	for (i = 1; i < ngens; i++)
+	{
+		int64		g = gens[i];
+		int			j = i;
+
+		for (; j > 0 && gens[j - 1] > g; j--)
+			gens[j] = gens[j - 1];
+		gens[j] = g;
+	}
+	for (i = 0; i < ngens; i++)
+	{
+		char	   *path;
+		char	   *data;
+		size_t		len;
+		int			hlen;
+
+		/* every seq_no of gens[i] is <= the next one's bound */
+		if (i + 1 < ngens && gens[i + 1] == gens[i] + 1 &&
+			gen_prev_max(dir, gens[i + 1]) < from)
+			continue;
+		path = gen_path(dir, gens[i]);
+		data = se_file_read_all(path, &len, true);
+		pfree(path);
+		if (data == NULL)
+			continue;			/* trimmed meanwhile */
+		hlen = header_len(data, len);
+		if (hlen >= 0)
+			(void) se_translog_decode(data + hlen, len - hlen, range_op, &c);
+		pfree(data);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (gens)
+		pfree(gens);
+	return count;
+}
+
+/*
+ * Append bytes [start, end) of generation gen to out; false if the file
+ * is gone or shorter (trimmed, or not written yet).
+ */
+bool
+se_translog_read_range(const char *dir, int64 gen, uint64 start, uint64 end,
+					   StringInfo out)
+{
+	char	   *path = gen_path(dir, gen);
+	int			fd = open(path, O_RDONLY | PG_BINARY);
+	uint64		off = start;
+
+	pfree(path);
+	if (fd < 0)
+		return false;
+	enlargeStringInfo(out, (int) (end - start));
+	while (off < end)
+	{
+		ssize_t		n = pread(fd, out->data + out->len, end - off, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+		{
+			close(fd);
+			return false;
+		}
+		out->len += n;
+		off += n;
+	}
+	out->data[out->len] = '\0';
+	close(fd);
+	return true;
 }

@@ -3,8 +3,10 @@
  * translog.h
  *	  A shard's write-ahead operation log.
  *
- * One file per generation, translog-<gen>.tlog: an 16-byte header
- * ("SETLOG01", generation) then records [u32 len][u32 crc32c][payload].
+ * One file per generation, translog-<gen>.tlog: a 24-byte header
+ * ("SETLOG02", generation, the shard's max_seq_no when the generation was
+ * started; "SETLOG01" files have 16 bytes, without it) then records
+ * [u32 len][u32 crc32c][payload].
  * An operation is acknowledged only after the record is written and (with
  * durability "request") fsynced.  Recovery replays every record of the
  * generations at or after the last commit point's; a torn record at the
@@ -21,7 +23,8 @@
 typedef enum SeOpType
 {
 	SE_OP_INDEX = 1,
-	SE_OP_DELETE = 2
+	SE_OP_DELETE = 2,
+	SE_OP_NOOP = 3				/* fills a seq_no gap after a promotion (ES NoOp) */
 } SeOpType;
 
 typedef struct SeTranslogOp
@@ -53,15 +56,28 @@ extern void se_translog_open(SeTranslog *tl, const char *dir, int64 gen, bool cr
 extern void se_translog_add(SeTranslog *tl, const SeTranslogOp *op);
 /* Write buffered records; fsync when sync. */
 extern void se_translog_sync(SeTranslog *tl, bool sync);
-/* Start a new generation (fsynced, empty); returns it. */
-extern int64 se_translog_roll(SeTranslog *tl);
-/* Remove generations older than keep_gen. */
-extern void se_translog_trim(SeTranslog *tl, int64 keep_gen);
+/* Start a new generation (fsynced, empty); returns it.  max_seq_no: the
+ * shard's, which bounds every seq_no of the generations before it. */
+extern int64 se_translog_roll(SeTranslog *tl, int64 max_seq_no);
+/* Remove generations older than keep_gen but those that may hold an
+ * operation with seq_no >= retain_seq_no (-1: none retained). */
+extern void se_translog_trim(SeTranslog *tl, int64 keep_gen, int64 retain_seq_no);
+/* Append op's record to b (the replication wire carries the same bytes). */
+extern void se_translog_encode(StringInfo b, const SeTranslogOp *op);
 extern void se_translog_close(SeTranslog *tl);
 
 typedef void (*SeTranslogReplayFn) (const SeTranslogOp *op, void *arg);
 /* Replay generations >= from_gen in order; returns ops replayed.  Sets *last_gen. */
 extern int64 se_translog_replay(const char *dir, int64 from_gen,
 								SeTranslogReplayFn fn, void *arg, int64 *last_gen);
+/* Call fn per whole record of data (fn NULL: only check); returns bytes used. */
+extern size_t se_translog_decode(const char *data, size_t len,
+								 SeTranslogReplayFn fn, void *arg);
+/* Operations with from <= seq_no <= to of every retained generation. */
+extern int64 se_translog_read_ops(const char *dir, int64 from, int64 to,
+								  SeTranslogReplayFn fn, void *arg);
+/* Bytes [start, end) of generation gen; false if not (or no longer) there. */
+extern bool se_translog_read_range(const char *dir, int64 gen, uint64 start,
+								   uint64 end, StringInfo out);
 
 #endif

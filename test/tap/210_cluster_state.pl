@@ -65,10 +65,11 @@ is(join(',', map { $_->{name} } values %{ $body->{nodes} }), 'n1', '_nodes/_loca
 is($status, 200, 'create index through the coordinating-only node') or diag(explain $body);
 is($body->{shards_acknowledged}, JSON::PP::true, 'and it answers once both shards started on their nodes');
 my $w0 = time;
-($status, $body) = req('n3', 'PUT', '/waiting?wait_for_active_shards=2&timeout=1s',
-	'{"settings":{"number_of_shards":1,"number_of_replicas":1}}');
+# three copies on two data nodes: the second replica is never placed
+($status, $body) = req('n3', 'PUT', '/waiting?wait_for_active_shards=all&timeout=1s',
+	'{"settings":{"number_of_shards":1,"number_of_replicas":2}}');
 ok($status == 200 && !$body->{shards_acknowledged} && time - $w0 < 5,
-	'wait_for_active_shards=2 without replicas built: created, shards_acknowledged false after the timeout');
+	'wait_for_active_shards=all with more copies than data nodes: created, shards_acknowledged false after the timeout');
 req('n3', 'DELETE', '/waiting');
 my %uuid;
 for my $n (qw(n1 n2 n3))

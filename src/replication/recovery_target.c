@@ -1,0 +1,914 @@
+/*-------------------------------------------------------------------------
+ *
+ * recovery_target.c
+ *	  Peer recovery, the replica's side: the node's table of recoveries,
+ *	  the owner's entry point se_recovery_start_replica, and the recovery
+ *	  worker that copies a shard from its primary's node.
+ *
+ * The owner of a replica slot never waits on the network: it starts a
+ * recovery worker (a dynamic background worker, one per recovering shard)
+ * and goes on serving its other shards; it opens the shard once the worker
+ * says the files are in place (stage READY), which the worker signals
+ * through the owner's latch.  The worker:
+ *
+ *	 1. recovery_start on the source: the source pins its newest commit and
+ *		the translog from it, and lists the commit's files with length and
+ *		CRC32C (the files' footers);
+ *	 2. INDEX: compares with the files already in the target's index
+ *		directory -- same name, length and checksum is the same file (ES's
+ *		Store.MetadataSnapshot.recoveryDiff) and is reused -- and fetches
+ *		the others in chunks of at most 512 KB (recovery_chunk), throttled
+ *		by indices.recovery.max_bytes_per_sec; every chunk's CRC32C and
+ *		every file's footer CRC32C is checked, a mismatch fails the attempt
+ *		(ES's "checksum failed"), and the files are written to a temporary
+ *		directory, fsynced, then renamed into place;
+ *	 3. VERIFY_INDEX: files of the target not in the source's commit go
+ *		(an older commit point would otherwise be opened), the directory is
+ *		fsynced;
+ *	 4. TRANSLOG: the source's translog records from the commit's
+ *		generation are written into the target's translog, same
+ *		generations (recovery_ops);
+ *	 5. READY: the owner opens the shard, which is an ordinary local
+ *		recovery (commit + translog replay): the copy has the primary's
+ *		documents with their _seq_no, _primary_term and _version;
+ *	 6. FINALIZE: recovery_finalize drops the source's pins; DONE.
+ *
+ * A failed attempt is retried by the owner (1 s, 2 s, ... later) up to
+ * SE_RECOVERY_MAX_ATTEMPTS times, reusing what the earlier attempts
+ * copied; then the slot fails and the master hears shard_failed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/pg_crc32c.h"
+#include "postmaster/bgworker.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "api/api.h"
+#include "cluster/cluster_settings.h"
+#include "cluster/coordinator.h"
+#include "cluster/state.h"
+#include "node/node.h"
+#include "replication/recovery.h"
+#include "shard/engine.h"
+#include "transport/transport.h"
+#include "util/fileio.h"
+#include "util/units.h"
+#include "util/varint.h"
+
+#define CALL_TIMEOUT_MS		60000
+#define RETRY_BASE_MS		1000
+
+typedef struct SeRecoveryShared
+{
+	slock_t		mutex;			/* allocating and freeing entries */
+	SeRecovery	recs[SE_MAX_RECOVERIES];
+} SeRecoveryShared;
+
+static SeRecoveryShared *RecShmem = NULL;
+
+/* the owner's handles of the workers it started, by entry */
+static BackgroundWorkerHandle *handles[SE_MAX_RECOVERIES];
+
+Size
+se_recovery_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SeRecoveryShared));
+}
+
+void
+se_recovery_shmem_init(void)
+{
+	bool		found;
+
+	RecShmem = ShmemInitStruct("search_engine recoveries", se_recovery_shmem_size(), &found);
+	if (!found)
+	{
+		memset(RecShmem, 0, se_recovery_shmem_size());
+		SpinLockInit(&RecShmem->mutex);
+	}
+}
+
+/* indices.recovery.max_bytes_per_sec in bytes a second; 0 = unthrottled */
+int64
+se_recovery_max_bytes_per_sec(void)
+{
+	const SeClusterState *st = se_state_current();
+	const char *v = se_csettings_get(&st->persistent, &st->transient,
+									 "indices.recovery.max_bytes_per_sec");
+	int64		b = 0;
+
+	if (v == NULL || strcmp(v, "-1") == 0 || !se_parse_byte_size(v, &b))
+		return 0;
+	return b;
+}
+
+/* ---------- the owner's side ---------- */
+
+static bool
+rec_matches(const SeRecovery *r, int slot_no)
+{
+	const SeShardSlot *s = &SeSlots[slot_no];
+
+	return r->stage != SE_REC_FREE && r->slot == slot_no && r->shard == s->shard &&
+		strcmp(r->index_uuid, s->index_uuid) == 0;
+}
+
+/* A free entry, else the oldest finished one (its row leaves _cat/recovery). */
+static int
+rec_allocate(void)
+{
+	int			i;
+	int			best = -1;
+
+	SpinLockAcquire(&RecShmem->mutex);
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+		if (RecShmem->recs[i].stage == SE_REC_FREE)
+		{
+			best = i;
+			break;
+		}
+	if (best < 0)
+		for (i = 0; i < SE_MAX_RECOVERIES; i++)
+		{
+			SeRecovery *r = &RecShmem->recs[i];
+
+			if ((r->stage == SE_REC_DONE ||
+				 (r->stage == SE_REC_FAILED && (r->slot < 0 || SeSlots[r->slot].state != SE_SLOT_OPENING))) &&
+				(best < 0 || r->stop_time < RecShmem->recs[best].stop_time))
+				best = i;
+		}
+	if (best >= 0)
+	{
+		memset(&RecShmem->recs[best], 0, sizeof(SeRecovery));
+		RecShmem->recs[best].stage = SE_REC_INIT;
+	}
+	SpinLockRelease(&RecShmem->mutex);
+	return best;
+}
+
+static void
+rec_fail(SeRecovery *r, const char *why)
+{
+	r->attempts++;
+	strlcpy(r->failure, why, sizeof(r->failure));
+	r->stop_time = GetCurrentTimestamp();
+	r->retry_at = TimestampTzPlusMilliseconds(r->stop_time, RETRY_BASE_MS * r->attempts);
+	pg_write_barrier();
+	r->stage = SE_REC_FAILED;
+}
+
+/* Start a recovery worker for entry i; false (entry failed) when none can be. */
+static bool
+rec_launch(int i)
+{
+	BackgroundWorker bgw;
+	SeRecovery *r = &RecShmem->recs[i];
+
+	if (handles[i])
+	{
+		pfree(handles[i]);
+		handles[i] = NULL;
+	}
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "search_engine");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "se_recovery_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "search_engine recovery %s[%d]", r->index_uuid, r->shard);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "search_engine recovery");
+	bgw.bgw_main_arg = Int32GetDatum(i);
+	bgw.bgw_notify_pid = MyProcPid;
+	r->worker_pid = 0;
+	r->start_time = GetCurrentTimestamp();
+	r->stop_time = 0;
+	pg_write_barrier();
+	r->stage = SE_REC_INIT;
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		bool		ok = RegisterDynamicBackgroundWorker(&bgw, &handles[i]);
+
+		MemoryContextSwitchTo(old);
+		if (!ok)
+		{
+			handles[i] = NULL;
+			rec_fail(r, "no background worker slot for a recovery worker (max_worker_processes)");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Did entry i's worker go away without saying how it ended? */
+static bool
+rec_worker_gone(int i)
+{
+	SeRecovery *r = &RecShmem->recs[i];
+	pid_t		pid;
+
+	if (handles[i])
+		return GetBackgroundWorkerPid(handles[i], &pid) == BGWH_STOPPED;
+	/* started by an earlier incarnation of this owner */
+	return r->worker_pid != 0 && kill(r->worker_pid, 0) != 0 && errno == ESRCH;
+}
+
+bool
+se_recovery_start_replica(int slot_no)
+{
+	SeShardSlot *s = &SeSlots[slot_no];
+	int			i;
+	SeRecovery *r;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+		if (rec_matches(&RecShmem->recs[i], slot_no))
+			break;
+	if (i < SE_MAX_RECOVERIES)
+	{
+		r = &RecShmem->recs[i];
+		pg_read_barrier();
+		switch ((SeRecoveryStage) r->stage)
+		{
+			case SE_REC_READY:
+				return true;
+			case SE_REC_FAILED:
+				if (strcmp(r->allocation_id, s->allocation_id) != 0)
+					break;		/* another copy in this slot now: start afresh */
+				if (r->attempts >= SE_RECOVERY_MAX_ATTEMPTS)
+					ereport(ERROR,
+							(errcode(ERRCODE_CONNECTION_FAILURE),
+							 errmsg("peer recovery of shard [%s][%d] from node [%s] failed %d times: %s",
+									r->index_uuid, r->shard, r->source_node, r->attempts,
+									r->failure),
+							 errdetail("recovery_failed_exception")));
+				if (GetCurrentTimestamp() >= r->retry_at)
+				{
+					strlcpy(r->source_node, s->primary_node, sizeof(r->source_node));
+					(void) rec_launch(i);
+				}
+				return false;
+			case SE_REC_FINALIZE:
+			case SE_REC_DONE:
+				/* an earlier recovery of this slot: the copy is opening again */
+				break;
+			default:
+				if (rec_worker_gone(i))
+					rec_fail(r, "the recovery worker exited");
+				return false;
+		}
+	}
+	else if ((i = rec_allocate()) < 0)
+		return false;			/* every entry busy: try on the next scan */
+	r = &RecShmem->recs[i];
+	r->slot = slot_no;
+	strlcpy(r->index_uuid, s->index_uuid, sizeof(r->index_uuid));
+	r->shard = s->shard;
+	strlcpy(r->source_node, s->primary_node, sizeof(r->source_node));
+	strlcpy(r->target_node, se_cluster_node_name(), sizeof(r->target_node));
+	strlcpy(r->allocation_id, s->allocation_id, sizeof(r->allocation_id));
+	r->attempts = 0;
+	r->failure[0] = '\0';
+	(void) rec_launch(i);
+	return false;
+}
+
+void
+se_recovery_forget_slot(int slot_no)
+{
+	int			i;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		SeRecovery *r = &RecShmem->recs[i];
+
+		if (r->slot == slot_no && r->stage != SE_REC_FREE &&
+			r->stage != SE_REC_DONE && r->stage != SE_REC_FAILED)
+		{
+			if (r->worker_pid > 0)
+				(void) kill(r->worker_pid, SIGTERM);
+		}
+	}
+}
+
+/* ---------- the recovery worker ---------- */
+
+typedef struct RecFile
+{
+	char	   *name;
+	uint64		length;
+	uint32		crc;
+	bool		reuse;
+} RecFile;
+
+typedef struct RecCtx
+{
+	SeRecovery *r;
+	const char *index_name;
+	const char *conninfo;
+	char	   *rid;
+	char	   *shard_path;
+	/* throttling window */
+	int64		rate;
+	TimestampTz window_start;
+	uint64		window_bytes;
+} RecCtx;
+
+static volatile sig_atomic_t got_sigterm = false;
+
+static void
+rec_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+static void
+wake_owner(const SeRecovery *r)
+{
+	int			owner = SeSlots[r->slot].owner;
+	int			procno = owner >= 0 ? SeShmem->workers[owner].procno : -1;
+
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* One call to the source; its error (or ours) is raised. */
+static void
+call_source(RecCtx *c, const char *action, StringInfo payload, StringInfo reply)
+{
+	SeTransportCall call;
+
+	memset(&call, 0, sizeof(call));
+	call.node = c->r->source_node;
+	call.conninfo = c->conninfo;
+	call.action = action;
+	call.payload = payload->data;
+	call.payload_len = payload->len;
+	se_transport_call_all_or_error(&call, 1, CALL_TIMEOUT_MS);
+	resetStringInfo(reply);
+	appendBinaryStringInfo(reply, call.reply.data, call.reply.len);
+}
+
+static void
+put_pin(RecCtx *c, StringInfo p)
+{
+	se_put_str(p, c->r->index_uuid, strlen(c->r->index_uuid));
+	se_put_vint(p, (uint64) c->r->shard);
+	se_put_str(p, c->rid, strlen(c->rid));
+}
+
+/*
+ * Keep to indices.recovery.max_bytes_per_sec (read again as it may change
+ * during a recovery, as ES's is dynamic): after n more bytes, sleep until
+ * the window's bytes are due.
+ */
+static void
+throttle(RecCtx *c, size_t n)
+{
+	int64		rate = se_recovery_max_bytes_per_sec();
+	TimestampTz now = GetCurrentTimestamp();
+	long		due_ms;
+	long		elapsed_ms;
+
+	if (rate != c->rate)
+	{
+		c->rate = rate;
+		c->window_start = now;
+		c->window_bytes = 0;
+	}
+	if (rate <= 0)
+		return;
+	c->window_bytes += n;
+	due_ms = (long) ((double) c->window_bytes * 1000.0 / (double) rate);
+	elapsed_ms = (long) ((now - c->window_start) / 1000);
+	while (due_ms > elapsed_ms && !got_sigterm)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 due_ms - elapsed_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		now = GetCurrentTimestamp();
+		c->r->throttle_ms += (uint64) Max(0, (long) ((now - c->window_start) / 1000) - elapsed_ms);
+		elapsed_ms = (long) ((now - c->window_start) / 1000);
+	}
+}
+
+static void
+check_stop(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (got_sigterm)
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("peer recovery cancelled"),
+				 errdetail("recovery_failed_exception")));
+}
+
+static void
+write_all(int fd, const char *data, size_t len, const char *path)
+{
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write \"%s\" during a peer recovery: %m", path)));
+		data += n;
+		len -= n;
+	}
+}
+
+static void
+fsync_fd(int fd, const char *path)
+{
+	if (pg_fsync(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync \"%s\" during a peer recovery: %m", path)));
+}
+
+/*
+ * Fetch file f into dir, checking each chunk's CRC32C and the file's
+ * footer CRC32C (of every byte before the footer) against the source's.
+ */
+static void
+fetch_file(RecCtx *c, const RecFile *f, const char *dir)
+{
+	char	   *path = psprintf("%s/%s", dir, f->name);
+	int			fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY, 0600);
+	uint64		body = f->length >= SE_FILE_FOOTER_LEN ? f->length - SE_FILE_FOOTER_LEN : 0;
+	uint64		off = 0;
+	pg_crc32c	file_crc;
+	StringInfoData payload;
+	StringInfoData reply;
+
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create \"%s\" during a peer recovery: %m", path)));
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	INIT_CRC32C(file_crc);
+	while (off < f->length)
+	{
+		uint64		want = Min((uint64) SE_RECOVERY_CHUNK, f->length - off);
+		SeWireReader rd;
+		uint32		sent_crc;
+		int			n;
+		char	   *data;
+		pg_crc32c	crc;
+
+		check_stop();
+		resetStringInfo(&payload);
+		put_pin(c, &payload);
+		se_put_str(&payload, f->name, strlen(f->name));
+		se_put_vint(&payload, off);
+		se_put_vint(&payload, want);
+		call_source(c, "recovery_chunk", &payload, &reply);
+		se_wire_init(&rd, reply.data, reply.len);
+		sent_crc = (uint32) se_wire_vint(&rd);
+		data = se_wire_str(&rd, &n);
+		if (rd.bad || (uint64) n != want)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("peer recovery: short chunk of [%s] at offset " UINT64_FORMAT
+							" (%d of " UINT64_FORMAT " bytes)", f->name, off, n, want),
+					 errdetail("recovery_failed_exception")));
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, data, n);
+		FIN_CRC32C(crc);
+		if (crc != sent_crc)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x "
+							"in chunk of file [%s] at offset " UINT64_FORMAT,
+							sent_crc, crc, f->name, off),
+					 errdetail("corrupt_index_exception")));
+		if (off < body)
+			COMP_CRC32C(file_crc, data, Min((uint64) n, body - off));
+		write_all(fd, data, n, path);
+		off += n;
+		c->r->bytes_recovered += n;
+		pfree(data);
+		throttle(c, n);
+	}
+	FIN_CRC32C(file_crc);
+	if (file_crc != f->crc)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x in file [%s]",
+						f->crc, file_crc, f->name),
+				 errdetail("corrupt_index_exception")));
+	fsync_fd(fd, path);
+	close(fd);
+	pfree(path);
+}
+
+/* Files of dir that are not in files (by name) go. */
+static void
+remove_others(const char *dir, RecFile *files, int nfiles)
+{
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		int			i;
+		bool		keep = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		for (i = 0; i < nfiles && !keep; i++)
+			keep = strcmp(files[i].name, de->d_name) == 0;
+		if (!keep)
+		{
+			char	   *p = psprintf("%s/%s", dir, de->d_name);
+
+			(void) unlink(p);
+			pfree(p);
+		}
+	}
+	FreeDir(d);
+}
+
+/* create translog generation gen of dir (its header comes from the source) */
+static int
+new_tlog(const char *dir, int64 gen, char **path)
+{
+	int			fd;
+
+	*path = psprintf("%s/translog-" INT64_FORMAT ".tlog", dir, gen);
+	fd = open(*path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY, 0600);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create \"%s\" during a peer recovery: %m", *path)));
+	return fd;
+}
+
+/* TRANSLOG: the source's records from its commit's generation. */
+static void
+copy_translog(RecCtx *c, int64 first_gen)
+{
+	char	   *dir = psprintf("%s/translog", c->shard_path);
+	int64		gen = first_gen;
+	uint64		off = 0;
+	char	   *path;
+	int			fd;
+	StringInfoData payload;
+	StringInfoData reply;
+
+	se_remove_tree(dir);
+	se_mkdir_p(dir);
+	fd = new_tlog(dir, gen, &path);
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	for (;;)
+	{
+		SeWireReader rd;
+		int64		rgen;
+		uint64		roff;
+		int64		nops;
+		char	   *recs;
+		int			n;
+
+		check_stop();
+		resetStringInfo(&payload);
+		put_pin(c, &payload);
+		se_put_vint(&payload, (uint64) gen);
+		se_put_vint(&payload, off);
+		se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
+		call_source(c, "recovery_ops", &payload, &reply);
+		se_wire_init(&rd, reply.data, reply.len);
+		rgen = (int64) se_wire_vint(&rd);
+		roff = se_wire_vint(&rd);
+		nops = (int64) se_wire_vint(&rd);
+		recs = se_wire_str(&rd, &n);
+		if (rd.bad || rgen < gen)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("peer recovery: malformed recovery_ops answer"),
+					 errdetail("recovery_failed_exception")));
+		if (n == 0)
+			break;
+		/* a generation the source rolled to: start it here too */
+		while (gen < rgen)
+		{
+			fsync_fd(fd, path);
+			close(fd);
+			gen++;
+			fd = new_tlog(dir, gen, &path);
+		}
+		write_all(fd, recs, n, path);
+		c->r->ops_recovered += nops;
+		off = roff;
+		throttle(c, n);
+	}
+	fsync_fd(fd, path);
+	close(fd);
+	se_fsync_dir(dir);
+	c->r->ops_total = c->r->ops_recovered;
+}
+
+static void
+run_recovery(SeRecovery *r)
+{
+	RecCtx		c;
+	SeIndexMeta *im = se_state_find_uuid(se_state_current(), r->index_uuid);
+	StringInfoData payload;
+	StringInfoData reply;
+	SeWireReader rd;
+	int64		tlog_gen;
+	int			nfiles;
+	RecFile    *files;
+	int			i;
+	char	   *index_dir;
+	char	   *tmp_dir;
+	SeShardSlot *slot = &SeSlots[r->slot];
+
+	memset(&c, 0, sizeof(c));
+	c.r = r;
+	c.rate = -1;
+	if (im == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index with uuid \"%s\" is not in the cluster state", r->index_uuid),
+				 errdetail("index_not_found_exception")));
+	c.index_name = im->name;
+	c.conninfo = se_cluster_conninfo(r->source_node);
+	if (r->source_node[0] == '\0' || c.conninfo[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("source node [%s] of shard [%s][%d] is not in the cluster",
+						r->source_node, im->name, r->shard),
+				 errdetail("delay_recovery_exception")));
+	c.shard_path = se_shard_path(r->index_uuid, r->shard);
+	index_dir = psprintf("%s/index", c.shard_path);
+	tmp_dir = psprintf("%s/recovery.tmp", c.shard_path);
+
+	/* 1. the source pins its commit and lists its files */
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	se_peer_shard_put(&payload, im->name, im->uuid, r->shard);
+	se_put_str(&payload, r->target_node, strlen(r->target_node));
+	call_source(&c, "recovery_start", &payload, &reply);
+	se_wire_init(&rd, reply.data, reply.len);
+	c.rid = se_wire_str(&rd, NULL);
+	(void) se_wire_vint(&rd);	/* commit generation */
+	tlog_gen = (int64) se_wire_vint(&rd);
+	(void) se_wire_svint(&rd);	/* max_seq_no */
+	nfiles = (int) se_wire_vint(&rd);
+	if (rd.bad || c.rid == NULL || nfiles < 0 || nfiles > 4 * SE_MAX_SEGMENTS + 8)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("peer recovery: malformed recovery_start answer"),
+				 errdetail("recovery_failed_exception")));
+	files = palloc0(sizeof(RecFile) * Max(1, nfiles));
+	for (i = 0; i < nfiles; i++)
+	{
+		files[i].name = se_wire_str(&rd, NULL);
+		files[i].length = se_wire_vint(&rd);
+		files[i].crc = (uint32) se_wire_vint(&rd);
+		if (files[i].name == NULL || strchr(files[i].name, '/') || files[i].name[0] == '.')
+			rd.bad = true;
+	}
+	if (rd.bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("peer recovery: malformed file list"),
+				 errdetail("recovery_failed_exception")));
+
+	/* 2. INDEX: reuse identical files, fetch the others */
+	r->stage = SE_REC_INDEX;
+	r->files_total = nfiles;
+	r->files_reused = r->files_recovered = r->files_to_recover = 0;
+	r->bytes_total = r->bytes_reused = r->bytes_recovered = r->bytes_to_recover = 0;
+	r->ops_recovered = 0;
+	r->ops_total = -1;
+	for (i = 0; i < nfiles; i++)
+	{
+		char	   *p = psprintf("%s/%s", index_dir, files[i].name);
+		uint64		len;
+		bool		ok;
+		uint32		crc = se_recovery_file_crc(p, &len, &ok);
+
+		files[i].reuse = ok && len == files[i].length && crc == files[i].crc;
+		r->bytes_total += files[i].length;
+		if (files[i].reuse)
+		{
+			r->files_reused++;
+			r->bytes_reused += files[i].length;
+		}
+		else
+		{
+			r->files_to_recover++;
+			r->bytes_to_recover += files[i].length;
+		}
+		pfree(p);
+	}
+	se_remove_tree(tmp_dir);
+	se_mkdir_p(tmp_dir);
+	for (i = 0; i < nfiles; i++)
+	{
+		if (files[i].reuse)
+			continue;
+		fetch_file(&c, &files[i], tmp_dir);
+		r->files_recovered++;
+	}
+
+	/* 3. VERIFY_INDEX: put them in place; nothing else stays */
+	r->stage = SE_REC_VERIFY_INDEX;
+	se_mkdir_p(index_dir);
+	remove_others(index_dir, files, nfiles);
+	for (i = 0; i < nfiles; i++)
+	{
+		char	   *from;
+		char	   *to;
+
+		if (files[i].reuse)
+			continue;
+		from = psprintf("%s/%s", tmp_dir, files[i].name);
+		to = psprintf("%s/%s", index_dir, files[i].name);
+		if (rename(from, to) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not rename \"%s\" to \"%s\": %m", from, to)));
+	}
+	se_fsync_dir(index_dir);
+	se_remove_tree(tmp_dir);
+
+	/* 4. TRANSLOG */
+	r->stage = SE_REC_TRANSLOG;
+	copy_translog(&c, tlog_gen);
+	se_fsync_dir(c.shard_path);
+
+	/* 5. the owner opens the shard from what is here now */
+	pg_write_barrier();
+	r->stage = SE_REC_READY;
+	wake_owner(r);
+	while (slot->state == SE_SLOT_OPENING && rec_matches(r, r->slot) && !got_sigterm)
+	{
+		(void) se_slot_wait_while(r->slot, SE_SLOT_OPENING, 1000);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (slot->state != SE_SLOT_STARTED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("shard [%s][%d] did not open after its peer recovery: %s",
+						im->name, r->shard, slot->failure[0] ? slot->failure : "closed"),
+				 errdetail("recovery_failed_exception")));
+
+	/* 6. FINALIZE: the source's pins go */
+	r->stage = SE_REC_FINALIZE;
+	resetStringInfo(&payload);
+	put_pin(&c, &payload);
+	PG_TRY();
+	{
+		call_source(&c, "recovery_finalize", &payload, &reply);
+	}
+	PG_CATCH();
+	{
+		/* the pins age out on the source (drop_stale_pins) */
+		EmitErrorReport();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	r->stop_time = GetCurrentTimestamp();
+	r->failure[0] = '\0';
+	pg_write_barrier();
+	r->stage = SE_REC_DONE;
+}
+
+void		se_recovery_worker_main(Datum arg);
+
+void
+se_recovery_worker_main(Datum arg)
+{
+	int			i = DatumGetInt32(arg);
+	SeRecovery *r;
+	MemoryContext cxt;
+
+	pqsignal(SIGTERM, rec_sigterm);
+	BackgroundWorkerUnblockSignals();
+	r = &RecShmem->recs[i];
+	r->worker_pid = MyProcPid;
+	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine recovery",
+								ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		run_recovery(r);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(LOG,
+				(errmsg("search_engine: peer recovery of shard [%s][%d] from [%s] failed: %s",
+						r->index_uuid, r->shard, r->source_node, edata->message)));
+		rec_fail(r, edata->message);
+		wake_owner(r);
+	}
+	PG_END_TRY();
+	se_transport_disconnect_all();
+	proc_exit(0);
+}
+
+/* ---------- _cat/recovery ---------- */
+
+bool
+se_recovery_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		SeRecovery	r = RecShmem->recs[i];	/* a copy: the worker moves on */
+
+		if (r.stage == SE_REC_FREE)
+			continue;
+		se_put_vint(reply, (uint64) r.stage);
+		se_put_str(reply, r.index_uuid, strlen(r.index_uuid));
+		se_put_vint(reply, (uint64) r.shard);
+		se_put_str(reply, r.source_node, strnlen(r.source_node, NAMEDATALEN - 1));
+		se_put_str(reply, r.target_node, strnlen(r.target_node, NAMEDATALEN - 1));
+		se_put_svint(reply, r.start_time);
+		se_put_svint(reply, r.stop_time);
+		se_put_vint(reply, (uint64) r.attempts);
+		se_put_vint(reply, (uint64) r.files_total);
+		se_put_vint(reply, (uint64) r.files_reused);
+		se_put_vint(reply, (uint64) r.files_recovered);
+		se_put_vint(reply, (uint64) r.files_to_recover);
+		se_put_vint(reply, r.bytes_total);
+		se_put_vint(reply, r.bytes_reused);
+		se_put_vint(reply, r.bytes_recovered);
+		se_put_vint(reply, r.bytes_to_recover);
+		se_put_svint(reply, r.ops_recovered);
+		se_put_svint(reply, r.ops_total);
+		se_put_vint(reply, r.throttle_ms);
+		se_put_str(reply, r.failure, strnlen(r.failure, sizeof(r.failure) - 1));
+	}
+	return true;
+}
+
+bool
+se_recovery_stats_read(SeWireReader *rd, SeRecovery *r)
+{
+	char	   *s;
+
+	if (rd->p >= rd->end || rd->bad)
+		return false;
+	memset(r, 0, sizeof(*r));
+	r->stage = (int) se_wire_vint(rd);
+	if ((s = se_wire_str(rd, NULL)) != NULL)
+		strlcpy(r->index_uuid, s, sizeof(r->index_uuid));
+	r->shard = (int) se_wire_vint(rd);
+	if ((s = se_wire_str(rd, NULL)) != NULL)
+		strlcpy(r->source_node, s, sizeof(r->source_node));
+	if ((s = se_wire_str(rd, NULL)) != NULL)
+		strlcpy(r->target_node, s, sizeof(r->target_node));
+	r->start_time = se_wire_svint(rd);
+	r->stop_time = se_wire_svint(rd);
+	r->attempts = (int) se_wire_vint(rd);
+	r->files_total = (int) se_wire_vint(rd);
+	r->files_reused = (int) se_wire_vint(rd);
+	r->files_recovered = (int) se_wire_vint(rd);
+	r->files_to_recover = (int) se_wire_vint(rd);
+	r->bytes_total = se_wire_vint(rd);
+	r->bytes_reused = se_wire_vint(rd);
+	r->bytes_recovered = se_wire_vint(rd);
+	r->bytes_to_recover = se_wire_vint(rd);
+	r->ops_recovered = se_wire_svint(rd);
+	r->ops_total = se_wire_svint(rd);
+	r->throttle_ms = se_wire_vint(rd);
+	if ((s = se_wire_str(rd, NULL)) != NULL)
+		strlcpy(r->failure, s, sizeof(r->failure));
+	return !rd->bad;
+}

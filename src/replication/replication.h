@@ -1,0 +1,54 @@
+/*-------------------------------------------------------------------------
+ *
+ * replication.h
+ *	  Primary-replica replication of writes (see README.md): the primary's
+ *	  table of targets per shard slot, the replica_ops transport action,
+ *	  applying sequenced operations through a copy's owner, and the
+ *	  primary's replication of each bulk round.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_REPLICATION_H
+#define SE_REPLICATION_H
+
+#include "util/se_common.h"
+
+#include "nodes/pg_list.h"
+
+struct SeBulkHeader;
+
+/* ---------- the primary's targets (replicate.c) ---------- */
+
+/* A running peer recovery streams to allocation_id on node: replicate to it too. */
+extern void se_replication_track(int slot, const char *allocation_id, const char *node);
+extern void se_replication_untrack(int slot, const char *allocation_id);
+/* The recovery finalized: the copy counts for the global checkpoint. */
+extern void se_replication_mark_in_sync(int slot, const char *allocation_id);
+/* The copy's last reported local checkpoint; -1 = unknown. */
+extern int64 se_replication_target_checkpoint(int slot, const char *allocation_id);
+
+/*
+ * Apply ops (translog records) to this node's copy in slot through its
+ * owner, in the bounded write queue: false with err on refusal (429 when
+ * the queue is full, the primary term, ...).  *local_checkpoint: the
+ * copy's after the (synced) apply.
+ */
+extern bool se_replication_apply_local(int slot, const char *allocation_id,
+									   int64 primary_term, int64 global_checkpoint,
+									   const char *ops, size_t len,
+									   int64 *local_checkpoint, SeError *err);
+
+/*
+ * After the owners applied and synced a bulk round: send each shard's
+ * operations to its copies and wait; a copy that fails is reported to
+ * the master before anything is acknowledged.  Sub-requests that cannot
+ * be acknowledged are turned FAILED.  No-op on a single node.
+ */
+extern void se_replication_replicate_round(struct SeBulkHeader *hdr);
+
+/* Resyncs after a promotion, idle global checkpoint syncs (shard-state worker). */
+extern void se_replication_maintain(void);
+
+extern void se_replication_register_actions(void);
+
+#endif							/* SE_REPLICATION_H */
