@@ -1,16 +1,14 @@
-# Replica copies in the routing (issue 16, the master's side), on three
-# master-eligible data nodes over a real three-member etcd cluster: an
-# index with number_of_replicas 1 gets a replica copy per shard on
-# another node than its primary; without peer recovery the copy fails to
-# start (never opened empty as if it were in sync) and stays out of the
-# in-sync set; health, _cat/shards, _cluster/state (routing_table with
-# every copy, primary_terms, in_sync_allocations) and allocation explain
-# show it; number_of_replicas changes at runtime; searches are served by
-# the primaries; a primary whose node is gone with no in-sync replica
-# leaves the shard red with explain saying why, and comes back with its
-# node; the routing written before replicas (one object per shard) still
-# loads.  The failover itself (an in-sync started replica promoted with
-# the term + 1) is in test/unit/test_routing.c until a replica can start.
+# Replica copies (issue 16), on three master-eligible data nodes over a
+# real three-member etcd cluster: an index with number_of_replicas 1 gets
+# a replica copy per shard on another node than its primary, which peer
+# recovery starts and the master adds to the in-sync set; health,
+# _cat/shards, _cluster/state (routing_table with every copy,
+# primary_terms, in_sync_allocations) and allocation explain show it;
+# number_of_replicas changes at runtime; searches are served by started
+# copies; a primary whose node is gone is replaced by its in-sync replica
+# with the term + 1 and comes back as a replica; with no in-sync replica
+# the shard is red with explain saying why, and comes back with its node;
+# the routing written before replicas (one object per shard) still loads.
 use strict;
 use warnings;
 use FindBin;
@@ -64,57 +62,51 @@ ok($cluster->wait_for('a master and three members', 30, sub {
 	return $m ne '' && !grep { keys(%{ SeCluster::nodes_of($node{$_}) }) != 3 } qw(n1 n2 n3);
 }), 'the cluster formed');
 
-# ---- an index with one replica: the replica goes to another node, fails to start
+# ---- an index with one replica: the replica goes to another node, recovers, is in sync
 my ($status, $body) = req('n1', 'PUT', '/rep',
-	'{"settings": {"number_of_shards": 2, "number_of_replicas": 1, "index.allocation.max_retries": 1}}');
+	'{"settings": {"number_of_shards": 2, "number_of_replicas": 1}}');
 is("$status $body->{shards_acknowledged}", '200 1', 'created; the primaries are active');
 my $st;
-ok($cluster->wait_for('the replicas tried once', 30, sub {
+ok($cluster->wait_for('the replicas started', 60, sub {
 	$st = state_of('n2');
 	my $shards = $st->{routing_table}{indices}{rep}{shards} or return 0;
 	return !grep {
 		my ($p, $r) = @{ $shards->{$_} };
-		!($p->{state} eq 'STARTED' && $r && $r->{state} eq 'UNASSIGNED'
-		  && ($r->{unassigned_info}{failed_attempts} // 0) == 1)
+		!($p->{state} eq 'STARTED' && $r && $r->{state} eq 'STARTED'
+		  && @{ $st->{metadata}{indices}{rep}{in_sync_allocations}{$_} // [] } == 2)
 	} 0, 1;
-}), 'each shard: primary STARTED, its replica tried and failed (max_retries 1)');
+}), 'each shard: primary and replica STARTED (peer recovery), both in sync');
 my $shards = $st->{routing_table}{indices}{rep}{shards};
 for my $s (0, 1)
 {
 	my ($p, $r) = @{ $shards->{$s} };
 	is(scalar @{ $shards->{$s} }, 2, "shard $s: two copies in the routing table");
 	ok($p->{primary} && !$r->{primary}, "shard $s: the primary first, then the replica");
-	is($r->{unassigned_info}{reason}, 'ALLOCATION_FAILED', "shard $s: replica unassigned after its failure");
-	like($r->{unassigned_info}{details}, qr/peer recovery is not available/,
-		"shard $s: it failed to start because peer recovery is not available");
-	my ($on) = $r->{unassigned_info}{details} =~ /failed shard on node \[(\w+)\]/;
-	ok(defined $on && $on ne $p->{node_name}, "shard $s: the replica was placed on "
-		. ($on // '?') . ", not on its primary's node $p->{node_name}");
-	is_deeply($st->{metadata}{indices}{rep}{in_sync_allocations}{$s}, [ $p->{allocation_id}{id} ],
-		"shard $s: in_sync_allocations is the primary's id alone");
+	isnt($r->{node_name}, $p->{node_name}, "shard $s: the replica is on $r->{node_name}, not on its primary's node $p->{node_name}");
+	is_deeply([ sort @{ $st->{metadata}{indices}{rep}{in_sync_allocations}{$s} } ],
+		[ sort($p->{allocation_id}{id}, $r->{allocation_id}{id}) ],
+		"shard $s: in_sync_allocations holds both copies' ids");
 	is($st->{metadata}{indices}{rep}{primary_terms}{$s}, 1, "shard $s: primary term 1");
 }
 ($status, $body) = req('n3', 'GET', '/_cluster/health/rep');
 is("$body->{status} $body->{active_primary_shards} $body->{active_shards} $body->{unassigned_shards}",
-	'yellow 2 2 2', 'health: yellow, the replicas unassigned');
+	'green 2 4 0', 'health: green, every copy active');
 ($status, $body) = req('n3', 'GET', '/_cat/shards/rep?format=json&h=shard,prirep,state');
 is(join(' ', map { "$_->{shard}$_->{prirep}:$_->{state}" } sort { "$a->{shard}$a->{prirep}" cmp "$b->{shard}$b->{prirep}" } @$body),
-	'0p:STARTED 0r:UNASSIGNED 1p:STARTED 1r:UNASSIGNED', '_cat/shards: one row per copy, prirep p and r');
+	'0p:STARTED 0r:STARTED 1p:STARTED 1r:STARTED', '_cat/shards: one row per copy, prirep p and r');
 ($status, $body) = req('n3', 'GET', '/_cat/indices/rep?format=json&h=health');
-is($body->[0]{health}, 'yellow', '_cat/indices: yellow');
+is($body->[0]{health}, 'green', '_cat/indices: green');
 ($status, $body) = req('n3', 'GET', '/_cluster/allocation/explain', '{"index": "rep", "shard": 0, "primary": false}');
-is("$status $body->{primary} $body->{current_state} $body->{can_allocate}", '200 0 unassigned no',
-	'explain of the replica ("primary": false)');
-ok(grep({ grep { $_->{decider} eq 'max_retry' } @{ $_->{deciders} // [] } } @{ $body->{node_allocation_decisions} }),
-	'explain: max_retry holds it');
+is("$status $body->{primary} $body->{current_state} $body->{current_node}{name}",
+	"200 0 started $shards->{0}[1]{node_name}", 'explain of the replica ("primary": false): started where the routing says');
 
-# ---- searches are served by the primaries
+# ---- searches are served by started copies (a node's own first)
 req('n3', 'POST', '/rep/_bulk?refresh=true',
 	join('', map { qq({"index": {"_id": "$_"}}\\n{"n": $_}\\n) } 1 .. 20) =~ s/\\n/\n/gr);
 for my $n (qw(n1 n2 n3))
 {
 	($status, $body) = req($n, 'GET', '/rep/_count');
-	is("$status $body->{count}", '200 20', "_count through $n: every document, from the primaries");
+	is("$status $body->{count}", '200 20', "_count through $n: every document");
 }
 ($status, $body) = req('n2', 'POST', '/rep/_search', '{"size": 0, "track_total_hits": true}');
 is("$body->{hits}{total}{value} $body->{_shards}{successful}", '20 2', '_search through n2');
@@ -145,28 +137,57 @@ like($st->{routing_table}{indices}{rep}{shards}{0}[1]{unassigned_info}{reason} /
 ($status, $body) = req('n3', 'GET', '/rep/_count');
 is($body->{count}, 20, 'the documents stay');
 
-# ---- a primary whose node is gone, with no in-sync replica: red, and explain says why
+# ---- a primary whose node is gone: its in-sync replica is promoted with term + 1
+($status, $body) = req('n3', 'GET', '/_cluster/health/rep?wait_for_status=green&timeout=60s');
+is($body->{status}, 'green', 'the replicas recovered again');
+$st = state_of('n1');
 my $p0 = $st->{routing_table}{indices}{rep}{shards}{0}[0]{node_name};
+my $r0 = $st->{routing_table}{indices}{rep}{shards}{0}[1]{node_name};
 my ($ask) = grep { $_ ne $p0 } qw(n1 n2 n3);
 $node{$p0}->stop('immediate');
 ok($cluster->wait_for("$p0 gone", 60, sub {
 	my $c = state_of($ask)->{routing_table}{indices}{rep}{shards}{0}[0];
-	return $c && $c->{state} eq 'UNASSIGNED';
-}), "$p0 left: shard 0's primary is unassigned");
+	return $c && $c->{state} eq 'STARTED' && $c->{node_name} eq $r0;
+}), "$p0 left: shard 0's replica on $r0 is its primary now");
+$st = state_of($ask);
+is($st->{metadata}{indices}{rep}{primary_terms}{0}, 2, 'the promotion raised the term to 2');
 ($status, $body) = req($ask, 'GET', '/_cluster/health/rep');
+is($body->{status}, 'yellow', 'yellow: every primary active, a replica missing');
+($status, $body) = req($ask, 'GET', '/rep/_count');
+is($body->{count}, 20, 'no acknowledged document lost');
+($status, $body) = req($ask, 'PUT', '/rep/_doc/1?refresh=true', '{"n": 100}');
+is("$status $body->{result}", '200 updated', 'writes are acknowledged by the new primary');
+$node{$p0}->start;
+ok($cluster->wait_for("$p0 back", 90, sub {
+	my ($s, $b) = req($ask, 'GET', '/_cluster/health/rep');
+	return $s == 200 && $b->{status} eq 'green';
+}), "$p0 is back: its copy recovers as a replica, green");
+($status, $body) = req($ask, 'GET', '/rep/_count');
+is($body->{count}, 20, 'with every document');
+
+# ---- a primary gone with no in-sync replica: red, no promotion, explain says why
+($status) = req('n3', 'PUT', '/lone', '{"settings": {"number_of_shards": 1, "number_of_replicas": 1, '
+	. '"index.routing.allocation.include._name": "n1"}}');
+ok($cluster->wait_for('lone placed', 30, sub { copies('n3', 'lone') =~ /^p:n1:STARTED r:-:UNASSIGNED$/ }),
+	'an index whose replica may go nowhere (include._name n1): it stays unassigned');
+req('n3', 'PUT', '/lone/_doc/1?refresh=true', '{"t": "one"}');
+$node{n1}->stop('immediate');
+ok($cluster->wait_for('n1 gone', 60, sub {
+	my $c = state_of('n3')->{routing_table}{indices}{lone}{shards}{0}[0];
+	return $c && $c->{state} eq 'UNASSIGNED';
+}), "n1 left: lone's primary is unassigned");
+($status, $body) = req('n3', 'GET', '/_cluster/health/lone');
 is($body->{status}, 'red', 'red: no replica was in sync to take its place');
-($status, $body) = req($ask, 'GET', '/_cluster/allocation/explain', '{"index": "rep", "shard": 0, "primary": true}');
+($status, $body) = req('n3', 'GET', '/_cluster/allocation/explain', '{"index": "lone", "shard": 0, "primary": true}');
 is("$body->{unassigned_info}{reason} $body->{can_allocate}", 'NODE_LEFT no_valid_shard_copy',
 	'explain: the data is on the node that left');
 like($body->{failover_explanation}, qr/no replica of this shard can be promoted/, 'and no replica could be promoted');
-$st = state_of($ask);
-is($st->{metadata}{indices}{rep}{primary_terms}{0}, 1, 'no promotion: the term stays');
-$node{$p0}->start;
-ok($cluster->wait_for("$p0 back", 60, sub {
-	copies($ask, 'rep') =~ /^p:\w+:STARTED r:\S+ \| p:\w+:STARTED r:\S+$/
-}), "$p0 is back: its primary comes back on it");
-($status, $body) = req($ask, 'GET', '/rep/_count');
-is($body->{count}, 20, 'with every document');
+is(state_of('n3')->{metadata}{indices}{lone}{primary_terms}{0}, 1, 'no promotion: the term stays');
+$node{n1}->start;
+ok($cluster->wait_for('n1 back', 60, sub { copies('n3', 'lone') =~ /^p:n1:STARTED/ }),
+	'n1 is back: its primary comes back on it');
+($status, $body) = req('n3', 'GET', '/lone/_doc/1');
+is($body->{_source}{t}, 'one', 'with its document');
 
 # ---- the routing written before replicas (one object per shard) still loads
 ($status) = req('n1', 'PUT', '/old', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}');
