@@ -59,6 +59,8 @@ dd=$(PORT=$N1 sqlv -c "SHOW search_engine.data_directory")
 state_bytes=$(du -sb "$dd/_state" 2>/dev/null | cut -f1 || echo 0)
 slots_used=$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.shards WHERE node = 'n1'")
 
+# a restarted cluster first recovers its open copies: time creations after
+PORT=$N3 sqlv -c "SELECT (search_engine.request('GET', '/_cluster/health?wait_for_status=green&timeout=900s')).body->>'status'" >/dev/null
 echo "== $ROUNDS index creations through n3 with $copies copies in the cluster"
 times=()
 cold=()
