@@ -672,13 +672,17 @@ sub read_final
 	return \%final;
 }
 
-# each copy of $index on node $name, read there alone: { id => "seq/term/n" },
-# or undef when the node cannot restrict a search to its own copies
-# (preference=_only_local) or does not return _seq_no (seq_no_primary_term)
+# the copies of $index on node $name, read there alone (ES preference, by
+# default _only_local; "_shards:S|_only_local" for one shard's copy):
+# { id => "seq/term/n" }, or undef when the node cannot restrict a search
+# to its own copies (the answer counts other than $expect_shards shards)
+# or does not return _seq_no (seq_no_primary_term)
 sub read_local_copy
 {
-	my ($self, $name, $index, $expect_shards) = @_;
-	my ($st, $b) = $self->req($name, 'GET', "/$index/_search?preference=_only_local&size=10000",
+	my ($self, $name, $index, $expect_shards, $preference) = @_;
+	$preference //= '_only_local';
+	$preference =~ s/\|/%7C/g;
+	my ($st, $b) = $self->req($name, 'GET', "/$index/_search?preference=$preference&size=10000",
 		'{"query":{"match_all":{}},"seq_no_primary_term":true}');
 	return undef unless $st == 200 && ref $b->{hits}{hits} eq 'ARRAY';
 	return undef if defined $expect_shards && ($b->{_shards}{total} // -1) != $expect_shards;
