@@ -103,6 +103,7 @@ sub scenario
 	my $ops = SeJepsen::read_log(@$logs);
 	my $polls = SeJepsen::read_polls($plog);
 	ok($healed, "$tag: $what; green again after healing (" . SeJepsen::summary($ops) . ')');
+	diag("$tag: " . SeJepsen::describe($ops, $polls));
 	$j->req('n1', 'POST', '/jep/_refresh');
 	my %ids = map { $_->{id} => 1 } @$ops;
 	my $final = $j->read_final('n2', 'jep', [ sort keys %ids ]);

@@ -94,6 +94,10 @@ sub new
 		ns => {},
 		ttl => $opts{ttl} // 5,
 	}, $class;
+	# the clients' logs stay beside the servers' (tmp_check/log) for a look
+	# after the run
+	$self->{logdir} = "$PostgreSQL::Test::Utils::log_path/jepsen_$self->{name}";
+	mkdir $self->{logdir};
 	$self->{netns} = in_sandbox();
 	if ($self->{netns})
 	{
@@ -449,7 +453,7 @@ sub start_writers
 	for my $target (@{ $o{targets} })
 	{
 		$w++;
-		my $log = "$self->{dir}/writer$w.$o{tag}.log";
+		my $log = "$self->{logdir}/writer$w.$o{tag}.log";
 		push @logs, $log;
 		my $node = $self->node($target);
 		my $pid = fork();
@@ -567,7 +571,7 @@ package SeJepsen;
 sub start_pollers
 {
 	my ($self, %o) = @_;
-	my $log = "$self->{dir}/poll.$o{tag}.log";
+	my $log = "$self->{logdir}/poll.$o{tag}.log";
 	my $stop = "$self->{dir}/pollers.stop";
 	unlink $stop;
 	for my $name ($self->node_names)
@@ -799,6 +803,29 @@ sub summary
 	my ($ops) = @_;
 	my $acks = grep { $_->{ack} } @$ops;
 	return sprintf('%d acknowledged, %d indeterminate', $acks, @$ops - $acks);
+}
+
+# what the run looked like: the most frequent reasons of indeterminate
+# writes, and the primary terms each shard went through (from the polls)
+sub describe
+{
+	my ($ops, $polls) = @_;
+	my %why;
+	for my $op (grep { !$_->{ack} } @$ops)
+	{
+		(my $r = $op->{reason}) =~ s/[\w-]{22}/<uuid>/g;
+		$r =~ s/\d+/N/g;
+		$why{ substr($r, 0, 140) }++;
+	}
+	my @lines = map { "  $why{$_} x $_" } (sort { $why{$b} <=> $why{$a} } keys %why)[0 .. 4];
+	@lines = grep { !/^  x $/ && defined } @lines;
+	my %terms;
+	for my $p (@$polls)
+	{
+		$terms{$_}{ $p->{terms}{$_} } = 1 for keys %{ $p->{terms} };
+	}
+	push @lines, '  primary terms seen: ' . join(', ', map { "shard $_: " . join('/', sort { $a <=> $b } keys %{ $terms{$_} }) } sort keys %terms);
+	return join("\n", 'indeterminate writes by reason:', @lines);
 }
 
 # ES's routing of an _id to a shard (Murmur3HashFunction over the id's
