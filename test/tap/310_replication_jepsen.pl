@@ -106,13 +106,31 @@ sub scenario
 	diag("$tag: " . SeJepsen::describe($ops, $polls));
 	$j->req('n1', 'POST', '/jep/_refresh');
 	my %ids = map { $_->{id} => 1 } @$ops;
-	my $final = $j->read_final('n2', 'jep', [ sort keys %ids ]);
 	my %shard_of = map { $_ => SeJepsen::shard_of_id($_, $NSHARDS) } keys %ids;
+	# read through every node: each reads its own copy of a shard first
+	# (se_state_pick_copy), so this also reads every copy
+	my %final = map { $_ => $j->read_final($_, 'jep', [ sort keys %ids ]) } @NODES;
 	my @checks = (
-		[ 'every acknowledged write readable with its last acknowledged value', [ SeJepsen::check_acked($ops, $final) ] ],
+		[ 'every acknowledged write readable with its last acknowledged value, through every node',
+			[ map { my $n = $_; map { "through $n: $_" } SeJepsen::check_acked($ops, $final{$n}) } @NODES ] ],
 		[ 'no write acknowledged by an old primary after the promotion', [ SeJepsen::check_old_primary($ops, $polls, \%shard_of) ] ],
 		[ 'no node\'s cluster-state version went back', [ SeJepsen::check_versions($polls) ] ],
 	);
+	# the copies of a shard, each as read through a node holding one
+	my $r = $j->routing('n1', 'jep');
+	my @copy_bad;
+	for my $s (0 .. $NSHARDS - 1)
+	{
+		my %copies;
+		for my $c (grep { $_->{state} eq 'STARTED' } @{ $r->{shards}[$s] })
+		{
+			my $f = $final{ $c->{node} } or next;
+			$copies{ $c->{node} . ($c->{primary} ? '(p)' : '(r)') } =
+			  { map { $_ => "$f->{$_}{seq_no}/$f->{$_}{term}/$f->{$_}{n}" } grep { $shard_of{$_} == $s } keys %$f };
+		}
+		push @copy_bad, SeJepsen::check_copies("shard $s", \%copies);
+	}
+	push @checks, [ 'the copies of each shard, read through the nodes holding them, agree', \@copy_bad ];
 	for my $c (@checks)
 	{
 		my @bad = @{ $c->[1] };
@@ -121,7 +139,6 @@ sub scenario
 	SKIP:
 	{
 		skip "$tag: copies cannot be read one by one on this build", 1 unless $can_copies;
-		my $r = $j->routing('n1', 'jep');
 		my @bad;
 		for my $s (0 .. $NSHARDS - 1)
 		{
@@ -160,7 +177,7 @@ scenario('pause', 16, sub {
 
 SKIP:
 {
-	skip 'no network namespaces: no partition', 6 unless $j->has('partition');
+	skip 'no network namespaces: no partition', 7 unless $j->has('partition');
 	scenario('partition', 20, sub {
 		sleep 3;
 		my $p = holder(2, 1);
@@ -173,7 +190,7 @@ SKIP:
 
 SKIP:
 {
-	skip 'no tmpfs data directories: no disk fill', 6 unless $j->has('disk');
+	skip 'no tmpfs data directories: no disk fill', 7 unless $j->has('disk');
 	scenario('disk', 14, sub {
 		sleep 3;
 		my $kind = $REPLICAS ? 'replica' : 'primary';

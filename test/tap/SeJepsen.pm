@@ -813,12 +813,12 @@ sub describe
 	my %why;
 	for my $op (grep { !$_->{ack} } @$ops)
 	{
-		(my $r = $op->{reason}) =~ s/[\w-]{22}/<uuid>/g;
-		$r =~ s/\d+/N/g;
+		(my $r = $op->{reason}) =~ s/\[[\w-]{22}\]/[<uuid>]/g;
+		$r =~ s/\b\d+\b/N/g unless $r =~ /^status/;
 		$why{ substr($r, 0, 140) }++;
 	}
-	my @lines = map { "  $why{$_} x $_" } (sort { $why{$b} <=> $why{$a} } keys %why)[0 .. 4];
-	@lines = grep { !/^  x $/ && defined } @lines;
+	my @top = sort { $why{$b} <=> $why{$a} } keys %why;
+	my @lines = map { "  $why{$_} x $_" } @top[0 .. ($#top > 4 ? 4 : $#top)];
 	my %terms;
 	for my $p (@$polls)
 	{
