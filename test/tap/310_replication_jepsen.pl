@@ -15,7 +15,8 @@
 #
 # Skipped (plan skip_all) while the build allocates no replica: the test
 # says which capability is missing.  SE_JEPSEN_LONG=seconds adds the long
-# form: kill -9 of a primary's node every 20 s (bench/jepsen_long.sh).
+# form: kill -9 of a primary's node every 20 s (bench/jepsen_long.sh);
+# SE_JEPSEN_SCENARIOS picks scenarios by name.
 use strict;
 use warnings;
 use FindBin;
@@ -86,9 +87,17 @@ sub holder
 
 # a scenario: writers for $seconds through every node, $fault->() in the
 # middle (it must undo itself); then heal everything, wait for green and check
+# SE_JEPSEN_SCENARIOS="disk pause": only these (default: all)
+my %ONLY = map { $_ => 1 } split ' ', ($ENV{SE_JEPSEN_SCENARIOS} // '');
+
 sub scenario
 {
 	my ($tag, $seconds, $fault) = @_;
+	if (%ONLY && !$ONLY{$tag})
+	{
+		SKIP: { skip "$tag: not in SE_JEPSEN_SCENARIOS", 1 }
+		return;
+	}
 	my $logs = $j->start_writers(index => 'jep', targets => [ @NODES, 'n1' ], keys => 10,
 		seconds => $seconds, tag => $tag, timeout => 5);
 	my $plog = $j->start_pollers(index => 'jep', tag => $tag, seconds => $seconds + 100);
