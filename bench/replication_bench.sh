@@ -29,17 +29,17 @@ PG_BASE=${PG_BASE:-5711}
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/cluster.sh"
 need_root
-
-build_private
-make -C "$BENCH/loadgen" -s >/dev/null
-L=$BENCH/loadgen/se-loadgen
-corpus_ready
 cleanup() {
   for n in n1 n2 n3; do node_stop "$n" >/dev/null 2>&1 || true; done
   etcd_stop
 }
-trap cleanup EXIT
+[ -d "$CLUSTER_DIR" ] && cleanup
 rm -rf "$CLUSTER_DIR"
+build_private
+make -C "$BENCH/loadgen" -s >/dev/null
+L=$BENCH/loadgen/se-loadgen
+corpus_ready
+trap cleanup EXIT
 echo "== commit $PRIVATE_REV; cluster in $CLUSTER_DIR"
 etcd_start
 node_start n1 1 master,data
