@@ -145,6 +145,16 @@ sub scenario
 		my @bad = @{ $c->[1] };
 		is(scalar(@bad), 0, "$tag: $c->[0]") or diag(join("\n", @bad[0 .. ($#bad > 14 ? 14 : $#bad)]));
 	}
+	if (grep { @{ $_->[1] } } @checks)
+	{
+		# what each node believes, for the post-mortem
+		for my $n (@NODES)
+		{
+			my (undef, $b) = $j->req($n, 'GET', '/_cluster/state/routing_table,metadata');
+			diag("$tag: $n sees routing " . JSON::PP->new->canonical->encode($b->{routing_table}{indices}{jep} // {})
+				  . ' in_sync ' . JSON::PP->new->canonical->encode($b->{metadata}{indices}{jep}{in_sync_allocations} // {}));
+		}
+	}
 	SKIP:
 	{
 		skip "$tag: copies cannot be read one by one on this build", 1 unless $can_copies;
