@@ -36,7 +36,8 @@ cleanup() {
 [ -d "$CLUSTER_DIR" ] && cleanup
 rm -rf "$CLUSTER_DIR"
 build_private
-make -C "$BENCH/loadgen" -s >/dev/null
+# the private copy has no headers: the system pg_config finds libpq-fe.h
+make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/bin/pg_config >/dev/null
 L=$BENCH/loadgen/se-loadgen
 corpus_ready
 trap cleanup EXIT
