@@ -15,7 +15,8 @@
 #      while a writer on n3 keeps indexing, then restarted: the bytes its
 #      recovery copied (_cat/recovery) against the shard's store size
 #      (target < 1 %).
-#   bench/replication_bench.sh   (CLIENTS=2 ROUNDS=10 GONE=30 PARTS="1 2 3" CLUSTER_DIR=...)
+#   bench/replication_bench.sh   (CLIENTS=2 ROUNDS=10 GONE=30 PARTS="1 2 3" CLUSTER_DIR=... PG_BASE=5711
+#                                 ETCD_BASE=23990 BENCH_REV=commit SKIP_BUILD=1)
 # Results in $CLUSTER_DIR/results; everything is stopped at exit.
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_replication_bench}
@@ -24,6 +25,8 @@ ROUNDS=${ROUNDS:-10}
 GONE=${GONE:-30}
 PARTS=${PARTS:-1 2 3}
 PGDIR=$CLUSTER_DIR/unused
+# the private build, beside the cluster (SKIP_BUILD=1: reuse the last one)
+PRIVDIR=${PRIVDIR:-$CLUSTER_DIR.install}
 ETCD_BASE=${ETCD_BASE:-23990}
 PG_BASE=${PG_BASE:-5711}
 source "$(dirname "$0")/lib/common.sh"
@@ -35,7 +38,12 @@ cleanup() {
 }
 [ -d "$CLUSTER_DIR" ] && cleanup
 rm -rf "$CLUSTER_DIR"
-build_private
+if [ "${SKIP_BUILD:-0}" = 1 ]; then
+  export PATH=$PRIVDIR/root/usr/lib/postgresql/15/bin:$PATH
+  PRIVATE_REV="$(git -C "$REPO" rev-parse --short "${BENCH_REV:-HEAD}") (SKIP_BUILD: the build in $PRIVDIR)"
+else
+  build_private
+fi
 # the private copy has no headers: the system pg_config finds libpq-fe.h
 make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/bin/pg_config >/dev/null
 L=$BENCH/loadgen/se-loadgen
