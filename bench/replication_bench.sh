@@ -33,8 +33,10 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/cluster.sh"
 need_root
 cleanup() {
-  for n in n1 n2 n3; do node_stop "$n" >/dev/null 2>&1 || true; done
-  etcd_stop
+  set +e
+  for n in n1 n2 n3; do node_stop "$n" >/dev/null 2>&1; done
+  for f in "$CLUSTER_DIR"/etcd/e*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+  return 0
 }
 [ -d "$CLUSTER_DIR" ] && cleanup
 rm -rf "$CLUSTER_DIR"
