@@ -161,8 +161,10 @@ for r in $(seq 1 "$ROUNDS"); do
   t_kill=$(now)
   kill9 "$victim"
   wait $writer
-  # the pause that contains the kill ends with the next acknowledged write
-  awk -v k="$t_kill" '$1 <= k && $2 >= k { printf "%.3f\n", $2 - k }' "$OUT/gaps.$r" | head -1 >> "$OUT/failover.txt"
+  echo "$t_kill" > "$OUT/kill.$r"
+  # the first pause to end after the kill ends with the next acknowledged
+  # write (one acknowledged just before the kill may start that pause)
+  awk -v k="$t_kill" '$2 >= k { printf "%.3f\n", $2 - k; exit }' "$OUT/gaps.$r" >> "$OUT/failover.txt"
   echo "round $r: killed $victim; next acknowledged write after $(tail -1 "$OUT/failover.txt") s"
   restart "$victim"
   wait_green fo 120
