@@ -79,10 +79,12 @@ replica_of() {
   on3 -c "SELECT c->>'node' FROM jsonb_array_elements((search_engine.request('GET', '/_cat/shards/$1?format=json&h=shard,prirep,state,node')).body) c
           WHERE c->>'shard' = '$2' AND c->>'prirep' = 'r' AND c->>'state' = 'STARTED'"
 }
-kill9() {  # kill -9 of node $1's postmaster and its processes
-  local dir=$CLUSTER_DIR/$1 pid
+kill9() {  # kill -9 of node $1's postmaster and its processes; T_KILL: when
+  local dir=$CLUSTER_DIR/$1 pid kids
   pid=$(head -1 "$dir/postmaster.pid")
-  kill -9 "$pid" $(pgrep -P "$pid") 2>/dev/null || true
+  kids=$(pgrep -P "$pid")   # first: pgrep can take a while on a loaded machine
+  kill -9 "$pid" $kids 2>/dev/null || true
+  T_KILL=$(now)
   while kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ]; do sleep 0.05; done
 }
 restart() { node_start "$1" "${1#n}" master,data >/dev/null; }
@@ -160,8 +162,8 @@ for r in $(seq 1 "$ROUNDS"); do
   writer=$!
   sleep 4
   victim=$(primary_of fo 0)
-  t_kill=$(now)
   kill9 "$victim"
+  t_kill=$T_KILL
   wait $writer
   echo "$t_kill" > "$OUT/kill.$r"
   # the next acknowledged write: the first one sent after the kill (a
