@@ -187,7 +187,14 @@ echo "== 3. operations-based recovery: a replica's node gone ${GONE}s under load
 wait_green rec 300
 rest POST /rec/_flush >/dev/null
 victim=$(replica_of rec 0)
-store=$(rest GET "/_cat/shards/rec?format=json&bytes=b&h=prirep,store" | python3 -c 'import json,sys; print([int(c["store"]) for c in json.load(sys.stdin) if c["prirep"] == "p"][0])')
+[ -n "$victim" ] || { echo "no STARTED replica of rec/0" >&2; exit 1; }
+# the primary's store size in bytes (_cat/shards may answer 37.4mb)
+store=$(rest GET "/_cat/shards/rec?format=json&bytes=b&h=prirep,store" | python3 -c '
+import json, re, sys
+u = {"": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+v = [c["store"] for c in json.load(sys.stdin) if c["prirep"] == "p"][0]
+m = re.fullmatch(r"([0-9.]+)([a-z]*)", str(v))
+print(int(float(m.group(1)) * u[m.group(2)]))')
 kill9 "$victim"
 t0=$(now)
 PORT=$N3 sql -c "DO \$\$ DECLARE i int := 0; BEGIN
