@@ -15,8 +15,8 @@
 #      while a writer on n3 keeps indexing, then restarted: the bytes its
 #      recovery copied (_cat/recovery) against the shard's store size
 #      (target < 1 %).
-#   bench/replication_bench.sh   (CLIENTS=2 ROUNDS=10 GONE=30 PARTS="1 2 3" CLUSTER_DIR=... PG_BASE=5711
-#                                 ETCD_BASE=23990 BENCH_REV=commit SKIP_BUILD=1)
+#   bench/replication_bench.sh   (CLIENTS=2 ROUNDS=10 GONE=30 PARTS="1 2 3" CLUSTER_DIR=... PG_BASE=6811
+#                                 ETCD_BASE=26990 BENCH_REV=commit SKIP_BUILD=1)
 # Results in $CLUSTER_DIR/results; everything is stopped at exit.
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_replication_bench}
@@ -27,8 +27,8 @@ PARTS=${PARTS:-1 2 3}
 PGDIR=$CLUSTER_DIR/unused
 # the private build, beside the cluster (SKIP_BUILD=1: reuse the last one)
 PRIVDIR=${PRIVDIR:-$CLUSTER_DIR.install}
-ETCD_BASE=${ETCD_BASE:-23990}
-PG_BASE=${PG_BASE:-5711}
+ETCD_BASE=${ETCD_BASE:-26990}
+PG_BASE=${PG_BASE:-6811}
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/cluster.sh"
 need_root
