@@ -45,7 +45,7 @@ fi
 
 if [ $# -gt 0 ]; then
   suite "TAP ($*)" as_pg bash -c "cd '$WORK' && PG_REGRESS='$PGXS_DIR/src/test/regress/pg_regress' \
-    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' SE_CHAOS_SECONDS='${SE_CHAOS_SECONDS:-}' SE_TMPFS_DIR='$SE_TMPFS_DIR' \
+    TESTDIR='$WORK' PGXS_PERL='$PGXS_DIR/src/test/perl' SE_CHAOS_SECONDS='${SE_CHAOS_SECONDS:-}' SE_JEPSEN_LONG='${SE_JEPSEN_LONG:-}' SE_JEPSEN_REPLICAS='${SE_JEPSEN_REPLICAS:-}' SE_JEPSEN_SCENARIOS='${SE_JEPSEN_SCENARIOS:-}' SE_TMPFS_DIR='$SE_TMPFS_DIR' \
     prove -v -I '$PGXS_DIR/src/test/perl' -I '$WORK/test/tap' $*"
   [ "$fail" = 0 ] && rm -rf "$WORK"
   exit $fail
