@@ -1621,6 +1621,8 @@ state_with_file(StateMutator fn, void *arg, SeError *err, bool write)
 	/* errors carry palloc'd reasons: copy them out before dropping scratch */
 	if (!ok && err->reason)
 		err->reason = pstrdup(err->reason);
+	if (!ok && err->type)
+		err->type = pstrdup(err->type);
 	MemoryContextDelete(scratch);
 	return ok;
 }

@@ -47,6 +47,7 @@
 #define INDEX_KEY_PREFIX	"indices/"
 #define SETTINGS_KEY		"settings"
 #define COMMIT_TRIES		8
+#define COMMIT_MAX_BYTES	(1024 * 1024)	/* per etcd transaction */
 
 char		se_state_forwarded_uuid[SE_UUID_LEN + 1];
 
@@ -353,11 +354,30 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 			ops[n].key = cmps[n].key;
 			n++;
 		}
-		if (ok && n > 0)
-			ok = se_cluster_commit_if(cmps, n, ops, n, &revision, &conflict, err);
+		/*
+		 * etcd refuses a request over --max-request-bytes (1.5 MiB by
+		 * default): a reroute that touches every index of a large cluster
+		 * (a node's return, an upgrade of the routing's shape) goes in
+		 * several transactions, each comparing its own keys.  Each index
+		 * key stands on its own, so a later part meeting a conflict leaves
+		 * the earlier ones valid, and the mutation runs again over them.
+		 */
+		for (k = 0; ok && k < n;)
+		{
+			int			end = k;
+			size_t		bytes = 0;
+
+			while (end < n && (end == k || bytes + ops[end].value_len < COMMIT_MAX_BYTES))
+				bytes += ops[end++].value_len;
+			ok = se_cluster_commit_if(cmps + k, end - k, ops + k, end - k, &revision, &conflict, err);
+			k = end;
+		}
 		MemoryContextSwitchTo(old);
+		/* errors may carry strings of the scratch context: copy them out */
 		if (!ok && err->reason)
 			err->reason = pstrdup(err->reason);
+		if (!ok && err->type)
+			err->type = pstrdup(err->type);
 		MemoryContextDelete(scratch);
 		if (!conflict)
 			return ok;
