@@ -93,6 +93,12 @@ extern void se_recovery_shmem_init(void);
  * Never waits.  ERROR after SE_RECOVERY_MAX_ATTEMPTS failed attempts.
  */
 extern bool se_recovery_start_replica(int slot_no);
+/*
+ * Is a recovery of slot_no's copy under way (its owner may have opened it
+ * already, it is not caught up yet)?  The shard-state worker reports the
+ * copy started only once it is not.
+ */
+extern bool se_recovery_in_progress(int slot_no);
 /* The slot was freed or failed: forget its recovery (owner). */
 extern void se_recovery_forget_slot(int slot_no);
 

@@ -58,6 +58,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -67,6 +68,7 @@
 #include "cluster/state.h"
 #include "node/node.h"
 #include "replication/recovery.h"
+#include "replication/replication.h"
 #include "shard/engine.h"
 #include "transport/transport.h"
 #include "util/fileio.h"
@@ -286,6 +288,22 @@ se_recovery_start_replica(int slot_no)
 	r->attempts = 0;
 	r->failure[0] = '\0';
 	(void) rec_launch(i);
+	return false;
+}
+
+bool
+se_recovery_in_progress(int slot_no)
+{
+	int			i;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		SeRecovery *r = &RecShmem->recs[i];
+		int			stage = r->stage;
+
+		if (rec_matches(r, slot_no) && stage >= SE_REC_INIT && stage <= SE_REC_FINALIZE)
+			return true;
+	}
 	return false;
 }
 
@@ -570,9 +588,13 @@ new_tlog(const char *dir, int64 gen, char **path)
 	return fd;
 }
 
-/* TRANSLOG: the source's records from its commit's generation. */
+/*
+ * TRANSLOG: the source's records from its commit's generation, written
+ * into the same generations here; *end_gen / *end_off: where the copy ends
+ * in the source's translog.
+ */
 static void
-copy_translog(RecCtx *c, int64 first_gen)
+copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
 {
 	char	   *dir = psprintf("%s/translog", c->shard_path);
 	int64		gen = first_gen;
@@ -631,7 +653,97 @@ copy_translog(RecCtx *c, int64 first_gen)
 	fsync_fd(fd, path);
 	close(fd);
 	se_fsync_dir(dir);
-	c->r->ops_total = c->r->ops_recovered;
+	*end_gen = gen;
+	*end_off = off;
+}
+
+/* the header length of a translog generation's first bytes (0: none) */
+static size_t
+tlog_header_len(const char *buf, size_t len)
+{
+	if (len >= 24 && memcmp(buf, "SETLOG02", 8) == 0)
+		return 24;
+	if (len >= 16 && memcmp(buf, "SETLOG01", 8) == 0)
+		return 16;
+	return 0;
+}
+
+/*
+ * FINALIZE, once the owner opened the copy: the source replicates every
+ * new write here from now on (recovery_track); then the operations that
+ * reached its translog after the copy's end are applied through the owner
+ * (the copy's bounded write queue, as replica_ops are: one that arrives
+ * both ways is applied once, by seq_no); then recovery_finalize.
+ */
+static void
+catch_up(RecCtx *c, int64 gen, uint64 off)
+{
+	SeRecovery *r = c->r;
+	StringInfoData payload;
+	StringInfoData reply;
+	SeWireReader rd;
+	int64		term;
+	int64		gcp;
+	int64		lcp = -1;
+
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	put_pin(c, &payload);
+	se_put_str(&payload, r->allocation_id, strlen(r->allocation_id));
+	se_put_str(&payload, r->target_node, strlen(r->target_node));
+	call_source(c, "recovery_track", &payload, &reply);
+	se_wire_init(&rd, reply.data, reply.len);
+	term = se_wire_svint(&rd);
+	gcp = se_wire_svint(&rd);
+	for (;;)
+	{
+		int64		rgen;
+		uint64		roff;
+		int64		nops;
+		char	   *recs;
+		int			n;
+		size_t		hlen = 0;
+		SeError		err;
+
+		check_stop();
+		resetStringInfo(&payload);
+		put_pin(c, &payload);
+		se_put_vint(&payload, (uint64) gen);
+		se_put_vint(&payload, off);
+		se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
+		call_source(c, "recovery_ops", &payload, &reply);
+		se_wire_init(&rd, reply.data, reply.len);
+		rgen = (int64) se_wire_vint(&rd);
+		roff = se_wire_vint(&rd);
+		nops = (int64) se_wire_vint(&rd);
+		recs = se_wire_str(&rd, &n);
+		if (rd.bad || rgen < gen)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("peer recovery: malformed recovery_ops answer"),
+					 errdetail("recovery_failed_exception")));
+		if (n == 0)
+			break;
+		if (rgen > gen || off == 0)
+			hlen = tlog_header_len(recs, n);
+		gen = rgen;
+		off = roff;
+		if ((size_t) n > hlen)
+		{
+			se_error_init(&err);
+			if (!se_replication_apply_local(r->slot, r->allocation_id, term, gcp,
+											recs + hlen, n - hlen, &lcp, &err))
+				se_raise(&err);
+		}
+		r->ops_recovered += nops;
+		throttle(c, n);
+	}
+	r->ops_total = r->ops_recovered;
+	resetStringInfo(&payload);
+	put_pin(c, &payload);
+	se_put_str(&payload, r->allocation_id, strlen(r->allocation_id));
+	se_put_svint(&payload, lcp);
+	call_source(c, "recovery_finalize", &payload, &reply);
 }
 
 static void
@@ -643,6 +755,8 @@ run_recovery(SeRecovery *r)
 	StringInfoData reply;
 	SeWireReader rd;
 	int64		tlog_gen;
+	int64		end_gen;
+	uint64		end_off;
 	int			nfiles;
 	RecFile    *files;
 	int			i;
@@ -763,7 +877,7 @@ run_recovery(SeRecovery *r)
 
 	/* 4. TRANSLOG */
 	r->stage = SE_REC_TRANSLOG;
-	copy_translog(&c, tlog_gen);
+	copy_translog(&c, tlog_gen, &end_gen, &end_off);
 	se_fsync_dir(c.shard_path);
 
 	/* 5. the owner opens the shard from what is here now */
@@ -782,25 +896,15 @@ run_recovery(SeRecovery *r)
 						im->name, r->shard, slot->failure[0] ? slot->failure : "closed"),
 				 errdetail("recovery_failed_exception")));
 
-	/* 6. FINALIZE: the source's pins go */
+	/* 6. FINALIZE: tracked by the primary, caught up, in sync */
 	r->stage = SE_REC_FINALIZE;
-	resetStringInfo(&payload);
-	put_pin(&c, &payload);
-	PG_TRY();
-	{
-		call_source(&c, "recovery_finalize", &payload, &reply);
-	}
-	PG_CATCH();
-	{
-		/* the pins age out on the source (drop_stale_pins) */
-		EmitErrorReport();
-		FlushErrorState();
-	}
-	PG_END_TRY();
+	catch_up(&c, end_gen, end_off);
 	r->stop_time = GetCurrentTimestamp();
 	r->failure[0] = '\0';
 	pg_write_barrier();
 	r->stage = SE_REC_DONE;
+	/* the shard-state worker reports the copy started now */
+	ConditionVariableBroadcast(&SeShmem->slot_cv);
 }
 
 void		se_recovery_worker_main(Datum arg);
@@ -816,6 +920,8 @@ se_recovery_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	r = &RecShmem->recs[i];
 	r->worker_pid = MyProcPid;
+	/* the owner's queue requests live in DSM segments */
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "search_engine recovery");
 	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine recovery",
 								ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(cxt);
@@ -833,6 +939,13 @@ se_recovery_worker_main(Datum arg)
 		ereport(LOG,
 				(errmsg("search_engine: peer recovery of shard [%s][%d] from [%s] failed: %s",
 						r->index_uuid, r->shard, r->source_node, edata->message)));
+		/*
+		 * Opened but not caught up: the copy must not pass for started
+		 * (its node would report it so); failing it makes its node report
+		 * shard_failed, and the master allocates it afresh.
+		 */
+		if (r->stage == SE_REC_FINALIZE && rec_matches(r, r->slot))
+			(void) se_slot_advance(r->slot, SE_SLOT_FAILED, edata->message);
 		rec_fail(r, edata->message);
 		wake_owner(r);
 	}

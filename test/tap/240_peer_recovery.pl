@@ -187,7 +187,18 @@ is((req('n1', 'PUT', '/_cluster/settings',
 	qq({"persistent":{"indices.recovery.max_bytes_per_sec":"${rate}b"}})))[0], 200,
 	"max_bytes_per_sec set to ${rate}b (the shard has $size bytes)");
 is((req('n1', 'PUT', '/rec/_settings', '{"index":{"number_of_replicas":1}}'))[0], 200, 'replica added again');
+# writes while the replica recovers: the primary's own, then replicated to
+# the tracked target, and the catch-up from its translog -- both ways, once
+my $during = 0;
+for my $k (0 .. 9)
+{
+	$during++ if bulk(500 + $k * 5, 504 + $k * 5);
+	usleep(200_000);
+}
+is($during, 10, 'ten bulks acknowledged while the replica recovered');
 ok($cluster->wait_for('green (throttled)', 60, \&green), 'the throttled replica recovered');
+is(copy_of($rnode), copy_of($pnode), 'the copies are equal, the writes during the recovery included');
+like(copy_of($rnode), qr/d549:/, 'the last of them among them');
 ($row) = grep { $_->{target_node} eq $rnode } @{ recovery_rows() };
 my ($ms) = $node{$rnode}->safe_psql('postgres',
 	"SELECT time || ' ' || throttle_time FROM search_engine.recovery WHERE index = 'rec' AND target_node = '$rnode'");
