@@ -347,9 +347,22 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	return true;
 }
 
+static char *request_pin_shard(SeWireReader *r, char **uuid_out, int *shard_out,
+							   SeError *err);
+
 /* the pin directory a request names, or NULL with err set */
 static char *
 request_pin(SeWireReader *r, SeError *err)
+{
+	char	   *uuid;
+	int			shard;
+
+	return request_pin_shard(r, &uuid, &shard, err);
+}
+
+/* the same, and the shard it pins (uuid, shard) */
+static char *
+request_pin_shard(SeWireReader *r, char **uuid_out, int *shard_out, SeError *err)
 {
 	char	   *uuid = se_wire_str(r, NULL);
 	int			shard = (int) se_wire_vint(r);
@@ -357,6 +370,8 @@ request_pin(SeWireReader *r, SeError *err)
 	char	   *pin;
 	struct stat st;
 
+	*uuid_out = uuid;
+	*shard_out = shard;
 	if (r->bad || !name_ok(uuid) || !name_ok(rid))
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery request");
@@ -560,14 +575,7 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 	int			shard;
 
 	se_wire_init(&r, payload, len);
-	{
-		/* request_pin reads uuid, shard, id: peek at uuid and shard too */
-		SeWireReader peek = r;
-
-		uuid = se_wire_str(&peek, NULL);
-		shard = (int) se_wire_vint(&peek);
-	}
-	if ((pin = request_pin(&r, err)) == NULL)
+	if ((pin = request_pin_shard(&r, &uuid, &shard, err)) == NULL)
 		return false;
 	gen = (int64) se_wire_vint(&r);
 	offset = se_wire_vint(&r);
@@ -621,7 +629,6 @@ static bool
 recovery_track_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 {
 	SeWireReader r;
-	SeWireReader peek;
 	char	   *uuid;
 	int			shard;
 	char	   *aid;
@@ -630,10 +637,7 @@ recovery_track_action(const char *payload, size_t len, StringInfo reply, SeError
 	SeIndexMeta *im;
 
 	se_wire_init(&r, payload, len);
-	peek = r;
-	uuid = se_wire_str(&peek, NULL);
-	shard = (int) se_wire_vint(&peek);
-	if (request_pin(&r, err) == NULL)
+	if (request_pin_shard(&r, &uuid, &shard, err) == NULL)
 		return false;
 	aid = se_wire_str(&r, NULL);
 	node = se_wire_str(&r, NULL);
@@ -661,7 +665,6 @@ static bool
 recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 {
 	SeWireReader r;
-	SeWireReader peek;
 	char	   *pin;
 	char	   *uuid;
 	int			shard;
@@ -669,10 +672,7 @@ recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeEr
 	int			slot;
 
 	se_wire_init(&r, payload, len);
-	peek = r;
-	uuid = se_wire_str(&peek, NULL);
-	shard = (int) se_wire_vint(&peek);
-	if ((pin = request_pin(&r, err)) == NULL)
+	if ((pin = request_pin_shard(&r, &uuid, &shard, err)) == NULL)
 		return false;
 	aid = se_wire_str(&r, NULL);
 	(void) se_wire_svint(&r);	/* the target's local checkpoint */

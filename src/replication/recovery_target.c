@@ -348,18 +348,6 @@ typedef struct RecCtx
 	uint64		window_bytes;
 } RecCtx;
 
-static volatile sig_atomic_t got_sigterm = false;
-
-static void
-rec_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
-
 static void
 wake_owner(const SeRecovery *r)
 {
@@ -419,7 +407,7 @@ throttle(RecCtx *c, size_t n)
 	c->window_bytes += n;
 	due_ms = (long) ((double) c->window_bytes * 1000.0 / (double) rate);
 	elapsed_ms = (long) ((now - c->window_start) / 1000);
-	while (due_ms > elapsed_ms && !got_sigterm)
+	while (due_ms > elapsed_ms && !se_bgw_got_sigterm)
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 due_ms - elapsed_ms, PG_WAIT_EXTENSION);
@@ -435,7 +423,7 @@ static void
 check_stop(void)
 {
 	CHECK_FOR_INTERRUPTS();
-	if (got_sigterm)
+	if (se_bgw_got_sigterm)
 		ereport(ERROR,
 				(errcode(ERRCODE_ADMIN_SHUTDOWN),
 				 errmsg("peer recovery cancelled"),
@@ -589,6 +577,42 @@ new_tlog(const char *dir, int64 gen, char **path)
 }
 
 /*
+ * One recovery_ops call from (gen, off): the generation and offset the
+ * answer ends at, its operations, and its bytes (*n of them; 0: nothing
+ * more for now).
+ */
+static char *
+fetch_ops(RecCtx *c, int64 gen, uint64 off, int64 *rgen, uint64 *roff, int64 *nops, int *n)
+{
+	StringInfoData payload;
+	StringInfoData reply;
+	SeWireReader rd;
+	char	   *recs;
+
+	check_stop();
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	put_pin(c, &payload);
+	se_put_vint(&payload, (uint64) gen);
+	se_put_vint(&payload, off);
+	se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
+	call_source(c, "recovery_ops", &payload, &reply);
+	se_wire_init(&rd, reply.data, reply.len);
+	*rgen = (int64) se_wire_vint(&rd);
+	*roff = se_wire_vint(&rd);
+	*nops = (int64) se_wire_vint(&rd);
+	recs = se_wire_str(&rd, n);
+	pfree(payload.data);
+	pfree(reply.data);
+	if (rd.bad || *rgen < gen)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("peer recovery: malformed recovery_ops answer"),
+				 errdetail("recovery_failed_exception")));
+	return recs;
+}
+
+/*
  * TRANSLOG: the source's records from its commit's generation, written
  * into the same generations here; *end_gen / *end_off: where the copy ends
  * in the source's translog.
@@ -601,40 +625,18 @@ copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
 	uint64		off = 0;
 	char	   *path;
 	int			fd;
-	StringInfoData payload;
-	StringInfoData reply;
 
 	se_remove_tree(dir);
 	se_mkdir_p(dir);
 	fd = new_tlog(dir, gen, &path);
-	initStringInfo(&payload);
-	initStringInfo(&reply);
 	for (;;)
 	{
-		SeWireReader rd;
 		int64		rgen;
 		uint64		roff;
 		int64		nops;
-		char	   *recs;
 		int			n;
+		char	   *recs = fetch_ops(c, gen, off, &rgen, &roff, &nops, &n);
 
-		check_stop();
-		resetStringInfo(&payload);
-		put_pin(c, &payload);
-		se_put_vint(&payload, (uint64) gen);
-		se_put_vint(&payload, off);
-		se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
-		call_source(c, "recovery_ops", &payload, &reply);
-		se_wire_init(&rd, reply.data, reply.len);
-		rgen = (int64) se_wire_vint(&rd);
-		roff = se_wire_vint(&rd);
-		nops = (int64) se_wire_vint(&rd);
-		recs = se_wire_str(&rd, &n);
-		if (rd.bad || rgen < gen)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROTOCOL_VIOLATION),
-					 errmsg("peer recovery: malformed recovery_ops answer"),
-					 errdetail("recovery_failed_exception")));
 		if (n == 0)
 			break;
 		/* a generation the source rolled to: start it here too */
@@ -646,6 +648,7 @@ copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
 			fd = new_tlog(dir, gen, &path);
 		}
 		write_all(fd, recs, n, path);
+		pfree(recs);
 		c->r->ops_recovered += nops;
 		off = roff;
 		throttle(c, n);
@@ -700,28 +703,11 @@ catch_up(RecCtx *c, int64 gen, uint64 off)
 		int64		rgen;
 		uint64		roff;
 		int64		nops;
-		char	   *recs;
 		int			n;
+		char	   *recs = fetch_ops(c, gen, off, &rgen, &roff, &nops, &n);
 		size_t		hlen = 0;
 		SeError		err;
 
-		check_stop();
-		resetStringInfo(&payload);
-		put_pin(c, &payload);
-		se_put_vint(&payload, (uint64) gen);
-		se_put_vint(&payload, off);
-		se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
-		call_source(c, "recovery_ops", &payload, &reply);
-		se_wire_init(&rd, reply.data, reply.len);
-		rgen = (int64) se_wire_vint(&rd);
-		roff = se_wire_vint(&rd);
-		nops = (int64) se_wire_vint(&rd);
-		recs = se_wire_str(&rd, &n);
-		if (rd.bad || rgen < gen)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROTOCOL_VIOLATION),
-					 errmsg("peer recovery: malformed recovery_ops answer"),
-					 errdetail("recovery_failed_exception")));
 		if (n == 0)
 			break;
 		if (rgen > gen || off == 0)
@@ -735,6 +721,7 @@ catch_up(RecCtx *c, int64 gen, uint64 off)
 											recs + hlen, n - hlen, &lcp, &err))
 				se_raise(&err);
 		}
+		pfree(recs);
 		r->ops_recovered += nops;
 		throttle(c, n);
 	}
@@ -884,7 +871,7 @@ run_recovery(SeRecovery *r)
 	pg_write_barrier();
 	r->stage = SE_REC_READY;
 	wake_owner(r);
-	while (slot->state == SE_SLOT_OPENING && rec_matches(r, r->slot) && !got_sigterm)
+	while (slot->state == SE_SLOT_OPENING && rec_matches(r, r->slot) && !se_bgw_got_sigterm)
 	{
 		(void) se_slot_wait_while(r->slot, SE_SLOT_OPENING, 1000);
 		CHECK_FOR_INTERRUPTS();
@@ -916,8 +903,7 @@ se_recovery_worker_main(Datum arg)
 	SeRecovery *r;
 	MemoryContext cxt;
 
-	pqsignal(SIGTERM, rec_sigterm);
-	BackgroundWorkerUnblockSignals();
+	se_bgw_start();
 	r = &RecShmem->recs[i];
 	r->worker_pid = MyProcPid;
 	/* the owner's queue requests live in DSM segments */
