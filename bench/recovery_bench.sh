@@ -25,7 +25,7 @@ source "$(dirname "$0")/lib/cluster.sh"
 need_root
 
 [ "${SKIP_BUILD:-0}" = 1 ] || build_private
-make -C "$BENCH/loadgen" -s >/dev/null
+make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
 L=$BENCH/loadgen/se-loadgen
 corpus_ready
 echo "== commit ${PRIVATE_REV:-$(git -C "$REPO" rev-parse --short HEAD)}; cluster in $CLUSTER_DIR"

@@ -266,7 +266,6 @@ se_recovery_start_replica(int slot_no)
 					(void) rec_launch(i);
 				}
 				return false;
-			case SE_REC_FINALIZE:
 			case SE_REC_DONE:
 				/* an earlier recovery of this slot: the copy is opening again */
 				break;
