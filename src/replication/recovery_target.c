@@ -17,7 +17,7 @@
  *	 2. INDEX: compares with the files already in the target's index
  *		directory -- same name, length and checksum is the same file (ES's
  *		Store.MetadataSnapshot.recoveryDiff) and is reused -- and fetches
- *		the others in chunks of at most 512 KB (recovery_chunk), throttled
+ *		the others in chunks of at most 4 MB (recovery_chunk), throttled
  *		by indices.recovery.max_bytes_per_sec; every chunk's CRC32C and
  *		every file's footer CRC32C is checked, a mismatch fails the attempt
  *		(ES's "checksum failed"), and the files are written to a temporary
