@@ -53,15 +53,19 @@ req() {
     PORT=$N1 sqlv -c "SELECT status || ' ' || coalesce(body::text, '') FROM search_engine.request('$1', '$2', NULL)"
   fi
 }
-green() { req GET /_cluster/health/rbench | grep -q '"status": *"green"'; }
+# wait for green in one session (a new backend per poll would cost more CPU
+# than the recovery it waits for: cluster_cpu counts every backend)
 wait_green() {
-  local i
-  for i in $(seq 1 6000); do
-    green && return 0
-    sleep 0.1
-  done
-  echo "no green after 600 s" >&2
-  return 1
+  PORT=$N1 sql >/dev/null <<'SQL'
+DO $$
+BEGIN
+  FOR i IN 1 .. 6000 LOOP
+    EXIT WHEN (SELECT body->>'status' FROM search_engine.request('GET', '/_cluster/health/rbench', NULL)) = 'green';
+    PERFORM pg_sleep(0.1);
+    IF i = 6000 THEN RAISE EXCEPTION 'no green after 600 s'; END IF;
+  END LOOP;
+END $$;
+SQL
 }
 # CPU seconds the two nodes used so far: each postmaster with its live
 # children, and the children it reaped (the recovery worker exits)
