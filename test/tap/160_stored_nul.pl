@@ -35,7 +35,8 @@ sub patch_translog
 {
 	my ($file) = @_;
 	my $data = slurp_file($file);
-	my ($pos, $patched) = (16, 0);    # after the header
+	# after the header: 24 bytes since SETLOG02 (with max_seq_no), 16 before
+	my ($pos, $patched) = (substr($data, 0, 8) eq 'SETLOG02' ? 24 : 16, 0);
 	while ($pos + 8 <= length($data))
 	{
 		my ($len) = unpack('V', substr($data, $pos, 4));
