@@ -65,10 +65,12 @@ is(join(',', map { $_->{name} } values %{ $body->{nodes} }), 'n1', '_nodes/_loca
 is($status, 200, 'create index through the coordinating-only node') or diag(explain $body);
 is($body->{shards_acknowledged}, JSON::PP::true, 'and it answers once both shards started on their nodes');
 my $w0 = time;
+# (replicas are built by peer recovery now: this one cannot be placed, both
+# copies being required on n1)
 ($status, $body) = req('n3', 'PUT', '/waiting?wait_for_active_shards=2&timeout=1s',
-	'{"settings":{"number_of_shards":1,"number_of_replicas":1}}');
+	'{"settings":{"number_of_shards":1,"number_of_replicas":1,"index.routing.allocation.require._name":"n1"}}');
 ok($status == 200 && !$body->{shards_acknowledged} && time - $w0 < 5,
-	'wait_for_active_shards=2 without replicas built: created, shards_acknowledged false after the timeout');
+	'wait_for_active_shards=2 with a replica that cannot be placed: created, shards_acknowledged false after the timeout');
 req('n3', 'DELETE', '/waiting');
 my %uuid;
 for my $n (qw(n1 n2 n3))
