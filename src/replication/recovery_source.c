@@ -391,19 +391,29 @@ request_pin_shard(SeWireReader *r, char **uuid_out, int *shard_out, SeError *err
 /*
  * With search_engine.debug_waitpoints on, the file
  * <PGDATA>/search_engine_corrupt_recovery_chunk makes the next chunk sent
- * arrive with a flipped byte (the file is consumed): how the tests show
- * that a target refuses a chunk whose checksum does not match.
+ * arrive with a flipped byte (the file is consumed; a file that says
+ * "always" stays, and every recovery from this node fails): how the tests
+ * show that a target refuses a chunk whose checksum does not match, and
+ * keep a replica out of sync.
  */
 static bool
 corrupt_next_chunk(void)
 {
 	char	   *path;
-	bool		yes;
+	char		buf[8] = {0};
+	FILE	   *f;
+	bool		yes = false;
 
 	if (!se_debug_waitpoints)
 		return false;
 	path = psprintf("%s/search_engine_corrupt_recovery_chunk", DataDir);
-	yes = unlink(path) == 0;
+	if ((f = AllocateFile(path, "r")) != NULL)
+	{
+		yes = true;
+		if (fread(buf, 1, 6, f) != 6 || strncmp(buf, "always", 6) != 0)
+			yes = unlink(path) == 0;
+		FreeFile(f);
+	}
 	pfree(path);
 	return yes;
 }

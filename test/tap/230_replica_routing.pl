@@ -1,7 +1,8 @@
 # Replica copies in the routing (issue 16, the master's side), on three
 # master-eligible data nodes over a real three-member etcd cluster: an
 # index with number_of_replicas 1 gets a replica copy per shard on
-# another node than its primary; without peer recovery the copy fails to
+# another node than its primary; a copy whose peer recovery fails (every
+# chunk its primary's node sends arrives corrupted: a debug file) fails to
 # start (never opened empty as if it were in sync) and stays out of the
 # in-sync set; health, _cat/shards, _cluster/state (routing_table with
 # every copy, primary_terms, in_sync_allocations) and allocation explain
@@ -24,7 +25,15 @@ use SeCluster;
 
 my $cluster = SeCluster->new(etcd_members => 3, name => 'tap230');
 my %node;
-$node{$_} = $cluster->new_node($_, ttl => 5) for qw(n1 n2 n3);
+$node{$_} = $cluster->new_node($_, ttl => 5, extra => "search_engine.debug_waitpoints = on\n")
+  for qw(n1 n2 n3);
+# every recovery chunk any node sends arrives corrupted: no replica can start
+for my $n (qw(n1 n2 n3))
+{
+	open(my $fh, '>', $node{$n}->data_dir . '/search_engine_corrupt_recovery_chunk') or die $!;
+	print $fh "always\n";
+	close $fh;
+}
 
 sub req
 {
@@ -85,8 +94,8 @@ for my $s (0, 1)
 	is(scalar @{ $shards->{$s} }, 2, "shard $s: two copies in the routing table");
 	ok($p->{primary} && !$r->{primary}, "shard $s: the primary first, then the replica");
 	is($r->{unassigned_info}{reason}, 'ALLOCATION_FAILED', "shard $s: replica unassigned after its failure");
-	like($r->{unassigned_info}{details}, qr/peer recovery is not available/,
-		"shard $s: it failed to start because peer recovery is not available");
+	like($r->{unassigned_info}{details}, qr/peer recovery .* failed 3 times: checksum failed/,
+		"shard $s: it failed to start because its peer recovery failed (checksum)");
 	my ($on) = $r->{unassigned_info}{details} =~ /failed shard on node \[(\w+)\]/;
 	ok(defined $on && $on ne $p->{node_name}, "shard $s: the replica was placed on "
 		. ($on // '?') . ", not on its primary's node $p->{node_name}");
