@@ -43,6 +43,7 @@
 #include "cluster/state_int.h"
 #include "node/node.h"
 #include "replication/replication.h"
+#include "replication/recovery.h"
 #include "transport/transport.h"
 
 #define REPORT_TIMEOUT_MS	10000
@@ -304,7 +305,9 @@ scan_owed(void)
 			if (slot < 0)
 				continue;
 			state = SeSlots[slot].state;
-			if (c->state == SE_SHARD_INITIALIZING && state == SE_SLOT_STARTED)
+			/* a replica is started once its peer recovery finalized */
+			if (c->state == SE_SHARD_INITIALIZING && state == SE_SLOT_STARTED &&
+				!se_recovery_in_progress(slot))
 				p = pending_get(im->uuid, s, c->allocation_id, false);
 			else if (state == SE_SLOT_FAILED && !SeSlots[slot].failure_disk_full)
 			{

@@ -37,7 +37,13 @@ struct SeWireReader;
 
 #define SE_MAX_RECOVERIES		32	/* recoveries remembered per node */
 #define SE_RECOVERY_MAX_ATTEMPTS	3
-#define SE_RECOVERY_CHUNK		(512 * 1024)
+/*
+ * A chunk per recovery_chunk call.  ES sends 512 KB, but each of our calls
+ * is a SQL statement on the source (libpq round trip, a backend's turn):
+ * at 512 KB that cost, not the bytes, bounded a recovery on a busy
+ * 2-core machine (bench/recovery_bench.sh).
+ */
+#define SE_RECOVERY_CHUNK		(4 * 1024 * 1024)
 
 /* ES RecoveryState.Stage, plus READY: files and translog are in place */
 typedef enum SeRecoveryStage
@@ -93,6 +99,12 @@ extern void se_recovery_shmem_init(void);
  * Never waits.  ERROR after SE_RECOVERY_MAX_ATTEMPTS failed attempts.
  */
 extern bool se_recovery_start_replica(int slot_no);
+/*
+ * Is a recovery of slot_no's copy under way (its owner may have opened it
+ * already, it is not caught up yet)?  The shard-state worker reports the
+ * copy started only once it is not.
+ */
+extern bool se_recovery_in_progress(int slot_no);
 /* The slot was freed or failed: forget its recovery (owner). */
 extern void se_recovery_forget_slot(int slot_no);
 

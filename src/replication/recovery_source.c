@@ -43,6 +43,7 @@
 #include "cluster/state.h"
 #include "node/node.h"
 #include "replication/recovery.h"
+#include "replication/replication.h"
 #include "shard/engine.h"
 #include "transport/transport.h"
 #include "util/fileio.h"
@@ -346,9 +347,22 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	return true;
 }
 
+static char *request_pin_shard(SeWireReader *r, char **uuid_out, int *shard_out,
+							   SeError *err);
+
 /* the pin directory a request names, or NULL with err set */
 static char *
 request_pin(SeWireReader *r, SeError *err)
+{
+	char	   *uuid;
+	int			shard;
+
+	return request_pin_shard(r, &uuid, &shard, err);
+}
+
+/* the same, and the shard it pins (uuid, shard) */
+static char *
+request_pin_shard(SeWireReader *r, char **uuid_out, int *shard_out, SeError *err)
 {
 	char	   *uuid = se_wire_str(r, NULL);
 	int			shard = (int) se_wire_vint(r);
@@ -356,6 +370,8 @@ request_pin(SeWireReader *r, SeError *err)
 	char	   *pin;
 	struct stat st;
 
+	*uuid_out = uuid;
+	*shard_out = shard;
 	if (r->bad || !name_ok(uuid) || !name_ok(rid))
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery request");
@@ -375,19 +391,29 @@ request_pin(SeWireReader *r, SeError *err)
 /*
  * With search_engine.debug_waitpoints on, the file
  * <PGDATA>/search_engine_corrupt_recovery_chunk makes the next chunk sent
- * arrive with a flipped byte (the file is consumed): how the tests show
- * that a target refuses a chunk whose checksum does not match.
+ * arrive with a flipped byte (the file is consumed; a file that says
+ * "always" stays, and every recovery from this node fails): how the tests
+ * show that a target refuses a chunk whose checksum does not match, and
+ * keep a replica out of sync.
  */
 static bool
 corrupt_next_chunk(void)
 {
 	char	   *path;
-	bool		yes;
+	char		buf[8] = {0};
+	FILE	   *f;
+	bool		yes = false;
 
 	if (!se_debug_waitpoints)
 		return false;
 	path = psprintf("%s/search_engine_corrupt_recovery_chunk", DataDir);
-	yes = unlink(path) == 0;
+	if ((f = AllocateFile(path, "r")) != NULL)
+	{
+		yes = true;
+		if (fread(buf, 1, 6, f) != 6 || strncmp(buf, "always", 6) != 0)
+			yes = unlink(path) == 0;
+		FreeFile(f);
+	}
 	pfree(path);
 	return yes;
 }
@@ -559,14 +585,7 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 	int			shard;
 
 	se_wire_init(&r, payload, len);
-	{
-		/* request_pin reads uuid, shard, id: peek at uuid and shard too */
-		SeWireReader peek = r;
-
-		uuid = se_wire_str(&peek, NULL);
-		shard = (int) se_wire_vint(&peek);
-	}
-	if ((pin = request_pin(&r, err)) == NULL)
+	if ((pin = request_pin_shard(&r, &uuid, &shard, err)) == NULL)
 		return false;
 	gen = (int64) se_wire_vint(&r);
 	offset = se_wire_vint(&r);
@@ -609,18 +628,73 @@ recovery_ops_action(const char *payload, size_t len, StringInfo reply, SeError *
 	return true;
 }
 
-/* recovery_finalize: uuid, shard, recovery id.  The pins go. */
+/*
+ * recovery_track: uuid, shard, recovery id, target allocation id, target
+ * node.  From now on the primary replicates every write to the target too
+ * (replicate.c's target table), before the target reads the operations
+ * that came after its copy: nothing falls between the two.  Answer: the
+ * primary term and the global checkpoint to apply them with.
+ */
+static bool
+recovery_track_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	char	   *uuid;
+	int			shard;
+	char	   *aid;
+	char	   *node;
+	int			slot;
+	SeIndexMeta *im;
+
+	se_wire_init(&r, payload, len);
+	if (request_pin_shard(&r, &uuid, &shard, err) == NULL)
+		return false;
+	aid = se_wire_str(&r, NULL);
+	node = se_wire_str(&r, NULL);
+	if (r.bad || !name_ok(aid) || !name_ok(node))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_track request");
+		return false;
+	}
+	if ((slot = source_slot(uuid, shard, err)) < 0)
+		return false;
+	im = se_state_find_uuid(se_state_current(), uuid);
+	se_replication_track(slot, aid, node);
+	se_put_svint(reply, se_state_shard_primary_term(im, shard));
+	se_put_svint(reply, se_slot_read_i64(&SeSlots[slot].global_checkpoint));
+	return true;
+}
+
+/*
+ * recovery_finalize: uuid, shard, recovery id, target allocation id, the
+ * target's local checkpoint.  The target has every operation: it counts
+ * among the in-sync copies here (the master adds it to in_sync when the
+ * target reports shard_started), and the pins go.
+ */
 static bool
 recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 {
 	SeWireReader r;
 	char	   *pin;
+	char	   *uuid;
+	int			shard;
+	char	   *aid;
+	int			slot;
 
 	se_wire_init(&r, payload, len);
-	if ((pin = request_pin(&r, err)) == NULL)
+	if ((pin = request_pin_shard(&r, &uuid, &shard, err)) == NULL)
 		return false;
+	aid = se_wire_str(&r, NULL);
+	(void) se_wire_svint(&r);	/* the target's local checkpoint */
+	if (r.bad || !name_ok(aid))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_finalize request");
+		return false;
+	}
+	if ((slot = source_slot(uuid, shard, err)) >= 0)
+		se_replication_mark_in_sync(slot, aid);
 	se_remove_tree(pin);
-	return true;
+	return slot >= 0;
 }
 
 void
@@ -629,6 +703,7 @@ se_recovery_register_actions(void)
 	se_transport_register("recovery_start", recovery_start_action);
 	se_transport_register("recovery_chunk", recovery_chunk_action);
 	se_transport_register("recovery_ops", recovery_ops_action);
+	se_transport_register("recovery_track", recovery_track_action);
 	se_transport_register("recovery_finalize", recovery_finalize_action);
 	se_transport_register("recovery_stats", se_recovery_stats_action);
 }

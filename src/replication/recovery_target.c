@@ -17,7 +17,7 @@
  *	 2. INDEX: compares with the files already in the target's index
  *		directory -- same name, length and checksum is the same file (ES's
  *		Store.MetadataSnapshot.recoveryDiff) and is reused -- and fetches
- *		the others in chunks of at most 512 KB (recovery_chunk), throttled
+ *		the others in chunks of at most 4 MB (recovery_chunk), throttled
  *		by indices.recovery.max_bytes_per_sec; every chunk's CRC32C and
  *		every file's footer CRC32C is checked, a mismatch fails the attempt
  *		(ES's "checksum failed"), and the files are written to a temporary
@@ -58,6 +58,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -67,6 +68,7 @@
 #include "cluster/state.h"
 #include "node/node.h"
 #include "replication/recovery.h"
+#include "replication/replication.h"
 #include "shard/engine.h"
 #include "transport/transport.h"
 #include "util/fileio.h"
@@ -264,7 +266,6 @@ se_recovery_start_replica(int slot_no)
 					(void) rec_launch(i);
 				}
 				return false;
-			case SE_REC_FINALIZE:
 			case SE_REC_DONE:
 				/* an earlier recovery of this slot: the copy is opening again */
 				break;
@@ -286,6 +287,22 @@ se_recovery_start_replica(int slot_no)
 	r->attempts = 0;
 	r->failure[0] = '\0';
 	(void) rec_launch(i);
+	return false;
+}
+
+bool
+se_recovery_in_progress(int slot_no)
+{
+	int			i;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		SeRecovery *r = &RecShmem->recs[i];
+		int			stage = r->stage;
+
+		if (rec_matches(r, slot_no) && stage >= SE_REC_INIT && stage <= SE_REC_FINALIZE)
+			return true;
+	}
 	return false;
 }
 
@@ -329,18 +346,6 @@ typedef struct RecCtx
 	TimestampTz window_start;
 	uint64		window_bytes;
 } RecCtx;
-
-static volatile sig_atomic_t got_sigterm = false;
-
-static void
-rec_sigterm(SIGNAL_ARGS)
-{
-	int			save_errno = errno;
-
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
 
 static void
 wake_owner(const SeRecovery *r)
@@ -401,7 +406,7 @@ throttle(RecCtx *c, size_t n)
 	c->window_bytes += n;
 	due_ms = (long) ((double) c->window_bytes * 1000.0 / (double) rate);
 	elapsed_ms = (long) ((now - c->window_start) / 1000);
-	while (due_ms > elapsed_ms && !got_sigterm)
+	while (due_ms > elapsed_ms && !se_bgw_got_sigterm)
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 due_ms - elapsed_ms, PG_WAIT_EXTENSION);
@@ -417,7 +422,7 @@ static void
 check_stop(void)
 {
 	CHECK_FOR_INTERRUPTS();
-	if (got_sigterm)
+	if (se_bgw_got_sigterm)
 		ereport(ERROR,
 				(errcode(ERRCODE_ADMIN_SHUTDOWN),
 				 errmsg("peer recovery cancelled"),
@@ -570,49 +575,67 @@ new_tlog(const char *dir, int64 gen, char **path)
 	return fd;
 }
 
-/* TRANSLOG: the source's records from its commit's generation. */
+/*
+ * One recovery_ops call from (gen, off): the generation and offset the
+ * answer ends at, its operations, and its bytes (*n of them; 0: nothing
+ * more for now).
+ */
+static char *
+fetch_ops(RecCtx *c, int64 gen, uint64 off, int64 *rgen, uint64 *roff, int64 *nops, int *n)
+{
+	StringInfoData payload;
+	StringInfoData reply;
+	SeWireReader rd;
+	char	   *recs;
+
+	check_stop();
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	put_pin(c, &payload);
+	se_put_vint(&payload, (uint64) gen);
+	se_put_vint(&payload, off);
+	se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
+	call_source(c, "recovery_ops", &payload, &reply);
+	se_wire_init(&rd, reply.data, reply.len);
+	*rgen = (int64) se_wire_vint(&rd);
+	*roff = se_wire_vint(&rd);
+	*nops = (int64) se_wire_vint(&rd);
+	recs = se_wire_str(&rd, n);
+	pfree(payload.data);
+	pfree(reply.data);
+	if (rd.bad || *rgen < gen)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("peer recovery: malformed recovery_ops answer"),
+				 errdetail("recovery_failed_exception")));
+	return recs;
+}
+
+/*
+ * TRANSLOG: the source's records from its commit's generation, written
+ * into the same generations here; *end_gen / *end_off: where the copy ends
+ * in the source's translog.
+ */
 static void
-copy_translog(RecCtx *c, int64 first_gen)
+copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
 {
 	char	   *dir = psprintf("%s/translog", c->shard_path);
 	int64		gen = first_gen;
 	uint64		off = 0;
 	char	   *path;
 	int			fd;
-	StringInfoData payload;
-	StringInfoData reply;
 
 	se_remove_tree(dir);
 	se_mkdir_p(dir);
 	fd = new_tlog(dir, gen, &path);
-	initStringInfo(&payload);
-	initStringInfo(&reply);
 	for (;;)
 	{
-		SeWireReader rd;
 		int64		rgen;
 		uint64		roff;
 		int64		nops;
-		char	   *recs;
 		int			n;
+		char	   *recs = fetch_ops(c, gen, off, &rgen, &roff, &nops, &n);
 
-		check_stop();
-		resetStringInfo(&payload);
-		put_pin(c, &payload);
-		se_put_vint(&payload, (uint64) gen);
-		se_put_vint(&payload, off);
-		se_put_vint(&payload, (uint64) 2 * SE_RECOVERY_CHUNK);
-		call_source(c, "recovery_ops", &payload, &reply);
-		se_wire_init(&rd, reply.data, reply.len);
-		rgen = (int64) se_wire_vint(&rd);
-		roff = se_wire_vint(&rd);
-		nops = (int64) se_wire_vint(&rd);
-		recs = se_wire_str(&rd, &n);
-		if (rd.bad || rgen < gen)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROTOCOL_VIOLATION),
-					 errmsg("peer recovery: malformed recovery_ops answer"),
-					 errdetail("recovery_failed_exception")));
 		if (n == 0)
 			break;
 		/* a generation the source rolled to: start it here too */
@@ -624,6 +647,7 @@ copy_translog(RecCtx *c, int64 first_gen)
 			fd = new_tlog(dir, gen, &path);
 		}
 		write_all(fd, recs, n, path);
+		pfree(recs);
 		c->r->ops_recovered += nops;
 		off = roff;
 		throttle(c, n);
@@ -631,7 +655,81 @@ copy_translog(RecCtx *c, int64 first_gen)
 	fsync_fd(fd, path);
 	close(fd);
 	se_fsync_dir(dir);
-	c->r->ops_total = c->r->ops_recovered;
+	*end_gen = gen;
+	*end_off = off;
+}
+
+/* the header length of a translog generation's first bytes (0: none) */
+static size_t
+tlog_header_len(const char *buf, size_t len)
+{
+	if (len >= 24 && memcmp(buf, "SETLOG02", 8) == 0)
+		return 24;
+	if (len >= 16 && memcmp(buf, "SETLOG01", 8) == 0)
+		return 16;
+	return 0;
+}
+
+/*
+ * FINALIZE, once the owner opened the copy: the source replicates every
+ * new write here from now on (recovery_track); then the operations that
+ * reached its translog after the copy's end are applied through the owner
+ * (the copy's bounded write queue, as replica_ops are: one that arrives
+ * both ways is applied once, by seq_no); then recovery_finalize.
+ */
+static void
+catch_up(RecCtx *c, int64 gen, uint64 off)
+{
+	SeRecovery *r = c->r;
+	StringInfoData payload;
+	StringInfoData reply;
+	SeWireReader rd;
+	int64		term;
+	int64		gcp;
+	int64		lcp = -1;
+
+	initStringInfo(&payload);
+	initStringInfo(&reply);
+	put_pin(c, &payload);
+	se_put_str(&payload, r->allocation_id, strlen(r->allocation_id));
+	se_put_str(&payload, r->target_node, strlen(r->target_node));
+	call_source(c, "recovery_track", &payload, &reply);
+	se_wire_init(&rd, reply.data, reply.len);
+	term = se_wire_svint(&rd);
+	gcp = se_wire_svint(&rd);
+	for (;;)
+	{
+		int64		rgen;
+		uint64		roff;
+		int64		nops;
+		int			n;
+		char	   *recs = fetch_ops(c, gen, off, &rgen, &roff, &nops, &n);
+		size_t		hlen = 0;
+		SeError		err;
+
+		if (n == 0)
+			break;
+		if (rgen > gen || off == 0)
+			hlen = tlog_header_len(recs, n);
+		gen = rgen;
+		off = roff;
+		if ((size_t) n > hlen)
+		{
+			se_error_init(&err);
+			if (!se_replication_apply_local(r->slot, r->allocation_id, term, gcp,
+											recs + hlen, n - hlen, &lcp, &err))
+				se_raise(&err);
+		}
+		pfree(recs);
+		r->ops_recovered += nops;
+		throttle(c, n);
+	}
+	r->ops_total = r->ops_recovered;
+	resetStringInfo(&payload);
+	put_pin(c, &payload);
+	se_put_str(&payload, r->allocation_id, strlen(r->allocation_id));
+	se_put_svint(&payload, lcp);
+	call_source(c, "recovery_finalize", &payload, &reply);
 }
 
 static void
@@ -643,6 +741,8 @@ run_recovery(SeRecovery *r)
 	StringInfoData reply;
 	SeWireReader rd;
 	int64		tlog_gen;
+	int64		end_gen;
+	uint64		end_off;
 	int			nfiles;
 	RecFile    *files;
 	int			i;
@@ -763,14 +863,14 @@ run_recovery(SeRecovery *r)
 
 	/* 4. TRANSLOG */
 	r->stage = SE_REC_TRANSLOG;
-	copy_translog(&c, tlog_gen);
+	copy_translog(&c, tlog_gen, &end_gen, &end_off);
 	se_fsync_dir(c.shard_path);
 
 	/* 5. the owner opens the shard from what is here now */
 	pg_write_barrier();
 	r->stage = SE_REC_READY;
 	wake_owner(r);
-	while (slot->state == SE_SLOT_OPENING && rec_matches(r, r->slot) && !got_sigterm)
+	while (slot->state == SE_SLOT_OPENING && rec_matches(r, r->slot) && !se_bgw_got_sigterm)
 	{
 		(void) se_slot_wait_while(r->slot, SE_SLOT_OPENING, 1000);
 		CHECK_FOR_INTERRUPTS();
@@ -782,25 +882,15 @@ run_recovery(SeRecovery *r)
 						im->name, r->shard, slot->failure[0] ? slot->failure : "closed"),
 				 errdetail("recovery_failed_exception")));
 
-	/* 6. FINALIZE: the source's pins go */
+	/* 6. FINALIZE: tracked by the primary, caught up, in sync */
 	r->stage = SE_REC_FINALIZE;
-	resetStringInfo(&payload);
-	put_pin(&c, &payload);
-	PG_TRY();
-	{
-		call_source(&c, "recovery_finalize", &payload, &reply);
-	}
-	PG_CATCH();
-	{
-		/* the pins age out on the source (drop_stale_pins) */
-		EmitErrorReport();
-		FlushErrorState();
-	}
-	PG_END_TRY();
+	catch_up(&c, end_gen, end_off);
 	r->stop_time = GetCurrentTimestamp();
 	r->failure[0] = '\0';
 	pg_write_barrier();
 	r->stage = SE_REC_DONE;
+	/* the shard-state worker reports the copy started now */
+	ConditionVariableBroadcast(&SeShmem->slot_cv);
 }
 
 void		se_recovery_worker_main(Datum arg);
@@ -812,10 +902,11 @@ se_recovery_worker_main(Datum arg)
 	SeRecovery *r;
 	MemoryContext cxt;
 
-	pqsignal(SIGTERM, rec_sigterm);
-	BackgroundWorkerUnblockSignals();
+	se_bgw_start();
 	r = &RecShmem->recs[i];
 	r->worker_pid = MyProcPid;
+	/* the owner's queue requests live in DSM segments */
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "search_engine recovery");
 	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine recovery",
 								ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(cxt);
@@ -833,6 +924,13 @@ se_recovery_worker_main(Datum arg)
 		ereport(LOG,
 				(errmsg("search_engine: peer recovery of shard [%s][%d] from [%s] failed: %s",
 						r->index_uuid, r->shard, r->source_node, edata->message)));
+		/*
+		 * Opened but not caught up: the copy must not pass for started
+		 * (its node would report it so); failing it makes its node report
+		 * shard_failed, and the master allocates it afresh.
+		 */
+		if (r->stage == SE_REC_FINALIZE && rec_matches(r, r->slot))
+			(void) se_slot_advance(r->slot, SE_SLOT_FAILED, edata->message);
 		rec_fail(r, edata->message);
 		wake_owner(r);
 	}

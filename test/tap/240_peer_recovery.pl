@@ -86,6 +86,21 @@ sub recovery_rows
 	return $st == 200 ? $b : [];
 }
 
+# are the copies equal (within a few seconds: a copy's searches see a
+# write after its next refresh, refresh_interval 1s)?
+sub copies_equal
+{
+	my $what = shift;
+	my ($p, $r);
+	my $ok = $cluster->wait_for($what, 15, sub {
+		$p = copy_of($pnode);
+		$r = copy_of($rnode);
+		return $p eq $r;
+	});
+	is($r, $p, $what) if !$ok;
+	ok(1, $what) if $ok;
+}
+
 # the copy on node n, as a search and a _mget there read it (this node's
 # copy first): its ids, and each id's _seq_no, _primary_term and _version
 sub copy_of
@@ -125,7 +140,7 @@ ok($row->{translog_ops_recovered} >= 51, "the translog's operations replayed ($r
 my $primary_copy = copy_of($pnode);
 like($primary_copy, qr/^d1:0:1:1,d10:9:1:1,/, 'the primary answers with its documents');
 unlike($primary_copy, qr/\bd7:/, 'the deleted one not among them');
-is(copy_of($rnode), $primary_copy, 'the replica holds the same documents with the same _seq_no, _primary_term and _version');
+copies_equal('the replica holds the same documents with the same _seq_no, _primary_term and _version');
 is(pins_left(), 0, 'the source released its pins (recovery_finalize)');
 
 # the view shows the same recovery, from either node
@@ -147,7 +162,7 @@ ok($row && $row->{stage} eq 'done', 'a second recovery, done') or diag(explain $
 ok($row->{files} == 0 && $row->{bytes_recovered} == 0,
 	"no file copied again: $row->{files} files, $row->{bytes_recovered} bytes of $row->{bytes_total}");
 ok($row->{translog_ops_recovered} >= 61, "only the translog's operations ($row->{translog_ops_recovered})");
-is(copy_of($rnode), copy_of($pnode), 'the copies are equal again, the new documents included');
+copies_equal('the copies are equal again, the new documents included');
 
 # ---- a corrupted chunk fails the attempt, which is retried
 is((req('n1', 'PUT', '/rec/_settings', '{"index":{"number_of_replicas":0}}'))[0], 200, 'replica removed');
@@ -168,7 +183,7 @@ ok($row && $row->{stage} eq 'done' && $row->{attempts} >= 1,
 	"done after $row->{attempts} failed attempt(s)") or diag(explain $row);
 ok($node{$rnode}->log_contains('checksum failed \(hardware problem\?\)'),
 	'the target refused the chunk on its checksum');
-is(copy_of($rnode), copy_of($pnode), 'the copies are equal');
+copies_equal('the copies are equal');
 is(pins_left(), 0, 'no pins left behind');
 
 # ---- throttling: indices.recovery.max_bytes_per_sec
@@ -187,7 +202,18 @@ is((req('n1', 'PUT', '/_cluster/settings',
 	qq({"persistent":{"indices.recovery.max_bytes_per_sec":"${rate}b"}})))[0], 200,
 	"max_bytes_per_sec set to ${rate}b (the shard has $size bytes)");
 is((req('n1', 'PUT', '/rec/_settings', '{"index":{"number_of_replicas":1}}'))[0], 200, 'replica added again');
+# writes while the replica recovers: the primary's own, then replicated to
+# the tracked target, and the catch-up from its translog -- both ways, once
+my $during = 0;
+for my $k (0 .. 9)
+{
+	$during++ if bulk(500 + $k * 5, 504 + $k * 5);
+	usleep(200_000);
+}
+is($during, 10, 'ten bulks acknowledged while the replica recovered');
 ok($cluster->wait_for('green (throttled)', 60, \&green), 'the throttled replica recovered');
+copies_equal('the copies are equal, the writes during the recovery included');
+like(copy_of($rnode), qr/d549:/, 'the last of them among them');
 ($row) = grep { $_->{target_node} eq $rnode } @{ recovery_rows() };
 my ($ms) = $node{$rnode}->safe_psql('postgres',
 	"SELECT time || ' ' || throttle_time FROM search_engine.recovery WHERE index = 'rec' AND target_node = '$rnode'");
