@@ -155,6 +155,8 @@ typedef struct SeClusterView
 extern Size se_cluster_shmem_size(void);
 extern void se_cluster_shmem_init(void);
 extern void se_cluster_view(SeClusterView *v);
+/* the view's master among its members; NULL when none is known */
+extern const SeClusterMember *se_cluster_view_master(const SeClusterView *v);
 extern char *se_cluster_conninfo(const char *node);
 extern void se_cluster_local_member(SeClusterMember *m);
 extern void se_cluster_member_json(const SeClusterMember *m, StringInfo out);

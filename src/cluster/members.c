@@ -401,6 +401,19 @@ se_cluster_node_name(void)
  * The conninfo node publishes, as this node applied the membership ("" when
  * it is not a member: a connection to it then fails).
  */
+const SeClusterMember *
+se_cluster_view_master(const SeClusterView *v)
+{
+	int			i;
+
+	if (v->master[0] == '\0')
+		return NULL;
+	for (i = 0; i < v->nmembers; i++)
+		if (strcmp(v->members[i].name, v->master) == 0)
+			return &v->members[i];
+	return NULL;
+}
+
 char *
 se_cluster_conninfo(const char *node)
 {

@@ -366,9 +366,7 @@ send_due(bool failed, const SeClusterView *v, TimestampTz now)
 	appendStringInfoString(&payload, "]}");
 	if (n == 0)
 		return;
-	for (i = 0; i < v->nmembers; i++)
-		if (v->master[0] && strcmp(v->members[i].name, v->master) == 0)
-			master = &v->members[i];
+	master = se_cluster_view_master(v);
 	memset(&call, 0, sizeof(call));
 	if (master)
 	{

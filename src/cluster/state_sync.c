@@ -144,7 +144,6 @@ se_state_forwarded(const StateOp *op, bool *ok, SeError *err)
 	SeJson	   *reply;
 	SeJsonParseOptions opts = {16, false};
 	const SeJson *rev;
-	int			i;
 
 	*ok = false;
 	if (se_cluster_single_node() || serving_forward)
@@ -153,9 +152,7 @@ se_state_forwarded(const StateOp *op, bool *ok, SeError *err)
 	se_cluster_view(v);
 	if (v->acting_master)
 		return false;
-	for (i = 0; i < v->nmembers; i++)
-		if (v->master[0] && strcmp(v->members[i].name, v->master) == 0)
-			master = &v->members[i];
+	master = se_cluster_view_master(v);
 	if (master == NULL)
 	{
 		se_error_set(err, 503, "master_not_discovered_exception",

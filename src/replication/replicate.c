@@ -800,9 +800,7 @@ report_failed(Work *works, int nworks, SeError *err)
 	appendStringInfoString(&payload, "]}");
 	if (n == 0)
 		return true;
-	for (i = 0; i < v->nmembers; i++)
-		if (v->master[0] && strcmp(v->members[i].name, v->master) == 0)
-			master = &v->members[i];
+	master = se_cluster_view_master(v);
 	if (master == NULL)
 	{
 		se_error_set(err, 503, "unavailable_shards_exception",

@@ -36,17 +36,7 @@ sub req
 }
 
 # the master's routing of index: "node:STATE" per shard, in shard order
-sub routing
-{
-	my ($n, $index) = @_;
-	my ($status, $body) = req($n, 'GET', '/_cluster/state/routing_table,nodes');
-	my $shards = $body->{routing_table}{indices}{$index}{shards} or return '';
-	my %names = map { $_ => $body->{nodes}{$_}{name} } keys %{ $body->{nodes} // {} };
-	return join(' ', map {
-		my $c = $shards->{$_}[0];
-		(defined $c->{node} ? ($names{ $c->{node} } // $c->{node}) : '-') . ":$c->{state}"
-	} sort { $a <=> $b } keys %$shards);
-}
+sub routing { my ($n, $index) = @_; return SeCluster::primaries($node{$n}, $index); }
 
 ok($cluster->wait_for('a master and three members', 30, sub {
 	my $m = SeCluster::master_of($node{n3});

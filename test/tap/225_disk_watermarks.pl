@@ -61,18 +61,7 @@ sub fill_to
 	return df('used') / $size;
 }
 
-# the master's routing of index: node names of its shards, in shard order
-sub placed
-{
-	my ($index) = @_;
-	my ($status, $body) = req('n2', 'GET', '/_cluster/state/routing_table,nodes');
-	my $shards = $body->{routing_table}{indices}{$index}{shards} or return '';
-	my %names = map { $_ => $body->{nodes}{$_}{name} } keys %{ $body->{nodes} // {} };
-	return join(' ', map {
-		my $c = $shards->{$_}[0];
-		(defined $c->{node} ? ($names{ $c->{node} } // $c->{node}) : '-') . ":$c->{state}"
-	} sort { $a <=> $b } keys %$shards);
-}
+sub placed { return SeCluster::primaries($node{n2}, $_[0]); }
 
 # the disk n1 published, as the master sees it (percent used)
 sub n1_disk_percent

@@ -162,6 +162,20 @@ sub request
 	return ($1, decode_json($2));
 }
 
+# the master's routing of index as this node applied it: "node:STATE" of
+# each shard's primary copy, in shard order ('-' for no node), '' if none
+sub primaries
+{
+	my ($node, $index) = @_;
+	my ($status, $body) = request($node, 'GET', '/_cluster/state/routing_table,nodes');
+	my $shards = $body->{routing_table}{indices}{$index}{shards} or return '';
+	my %names = map { $_ => $body->{nodes}{$_}{name} } keys %{ $body->{nodes} // {} };
+	return join(' ', map {
+		my $c = $shards->{$_}[0];
+		(defined $c->{node} ? ($names{ $c->{node} } // $c->{node}) : '-') . ":$c->{state}"
+	} sort { $a <=> $b } keys %$shards);
+}
+
 # the master this node knows (_cat/master's node), '' if none
 sub master_of
 {
