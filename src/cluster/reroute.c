@@ -755,26 +755,7 @@ se_state_cluster_reroute(const SeJson *body, bool dry_run, bool explain, bool re
 		return false;
 	}
 	/* a scratch copy of the applied state: the try changes it */
-	{
-		StringInfoData js;
-		const SeClusterState *cur = se_state_current();
-		int			i;
-
-		copy = palloc0(sizeof(SeClusterState));
-		*copy = *cur;
-		copy->indices = palloc0(sizeof(SeIndexMeta *) * Max(cur->nindices, 1));
-		for (i = 0; i < cur->nindices; i++)
-		{
-			SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
-			SeJson	   *j;
-
-			initStringInfo(&js);
-			se_state_index_to_json(cur->indices[i], true, &js);
-			j = se_json_parse(js.data, js.len, &opts, err);
-			if (j == NULL || (copy->indices[i] = se_state_index_from_json(j, err)) == NULL)
-				return false;
-		}
-	}
+	copy = se_state_copy_current();
 	initStringInfo(&ex);
 	appendStringInfoChar(&ex, '[');
 	if (!run_commands(copy, body, retry_failed, explain ? &ex : NULL, err))
