@@ -1387,7 +1387,8 @@ load_cached(void)
 	CachedIndex *fresh;
 	SeClusterState *st;
 	int			i,
-				k;
+				k,
+				next = 0;
 
 	PG_TRY();
 	{
@@ -1399,11 +1400,15 @@ load_cached(void)
 
 			if (!im->state_stub)
 				continue;		/* first format: parsed with the manifest */
-			for (k = 0; k < ncache_ix; k++)
-				if (cache_ix[k].cxt && cache_ix[k].im->state_gen == im->state_gen &&
-					strcmp(cache_ix[k].im->uuid, im->uuid) == 0)
-					break;
-			if (k < ncache_ix)
+			/* both are sorted by name: walk the cache alongside */
+			while (next < ncache_ix && (cache_ix[next].im == NULL ||
+										strcmp(cache_ix[next].im->name, im->name) < 0))
+				next++;
+			k = next;
+			if (k < ncache_ix && cache_ix[k].cxt &&
+				strcmp(cache_ix[k].im->name, im->name) == 0 &&
+				cache_ix[k].im->state_gen == im->state_gen &&
+				strcmp(cache_ix[k].im->uuid, im->uuid) == 0)
 			{
 				fresh[i] = cache_ix[k];
 				cache_ix[k].cxt = NULL; /* moved */
