@@ -1279,29 +1279,35 @@ se_state_load_file(void)
 	return st;
 }
 
+static int
+cmp_cstring_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
 /* Remove the index files the manifest no longer names. */
 static void
 remove_stale_index_files(const SeClusterState *st, const char *dir)
 {
-	DIR		   *d = AllocateDir(dir);
+	DIR		   *d;
 	struct dirent *de;
+	char	  **names = palloc(sizeof(char *) * Max(1, st->nindices));
 	int			i;
 
+	/* the file names the manifest keeps, sorted for bsearch */
+	for (i = 0; i < st->nindices; i++)
+		names[i] = psprintf("%s-" UINT64_FORMAT, st->indices[i]->uuid, st->indices[i]->state_gen);
+	qsort(names, st->nindices, sizeof(char *), cmp_cstring_ptr);
+	d = AllocateDir(dir);
 	while ((de = ReadDir(d, dir)) != NULL)
 	{
-		bool		keep = de->d_name[0] == '.';
+		const char *name = de->d_name;
 
-		for (i = 0; !keep && i < st->nindices; i++)
+		if (name[0] == '.' ||
+			bsearch(&name, names, st->nindices, sizeof(char *), cmp_cstring_ptr))
+			continue;
 		{
-			const SeIndexMeta *im = st->indices[i];
-			size_t		ulen = strlen(im->uuid);
-
-			keep = strncmp(de->d_name, im->uuid, ulen) == 0 && de->d_name[ulen] == '-' &&
-				strtoull(de->d_name + ulen + 1, NULL, 10) == im->state_gen;
-		}
-		if (!keep)
-		{
-			char	   *path = psprintf("%s/%s", dir, de->d_name);
+			char	   *path = psprintf("%s/%s", dir, name);
 
 			if (unlink(path) != 0 && errno != ENOENT)
 				ereport(WARNING,
