@@ -8,7 +8,9 @@
 #      call waits for the shard as ES's bulk does); kill -9 of the node
 #      holding shard 0's primary; the time from the kill to the
 #      acknowledgement of the first write of that id sent after it, ROUNDS rounds (the node is restarted
-#      and the index green again between rounds): p50 and max
+#      and the index green again between rounds): p50, p90 and max, over all
+#      rounds and apart for the rounds whose victim was the master too
+#      (the master's follower checks vs the leader checks and an election)
 #      (targets p50 < 3 s, p99 < 10 s);
 #   3. operations-based recovery: 1 shard x 1 replica loaded with the
 #      corpus and flushed, the replica's node killed and gone GONE seconds
@@ -154,7 +156,7 @@ for r in $(seq 1 "$ROUNDS"); do
           t := extract(epoch FROM clock_timestamp());
           IF t - last > 0.1 THEN RAISE WARNING 'gap % % %', last, t, t0; END IF;
           last := t;
-          EXIT WHEN i > 50 AND t > $(date +%s) + 20;
+          EXIT WHEN i > 50 AND t > $(date +%s) + 14;
         EXCEPTION WHEN OTHERS THEN PERFORM pg_sleep(0.01);
         END;
       END LOOP;
@@ -162,20 +164,26 @@ for r in $(seq 1 "$ROUNDS"); do
   writer=$!
   sleep 4
   victim=$(primary_of fo 0)
+  master=$(on3 -c "SELECT (search_engine.request('GET', '/_cat/master?format=json')).body->0->>'node'")
   kill9 "$victim"
   t_kill=$T_KILL
   wait $writer
   echo "$t_kill" > "$OUT/kill.$r"
+  # was the killed node the master too (n1 and n2 are both master-eligible)?
+  case=$([ "$victim" = "$master" ] && echo master+primary || echo primary)
   # the next acknowledged write: the first one sent after the kill (a
   # write the old primary had answered may still be acknowledged just after
   # the kill; one sent before it and blocked until the failover is followed
   # at once by one sent after it)
-  awk -v k="$t_kill" '$3 >= k { printf "%.3f\n", $2 - k; exit }' "$OUT/gaps.$r" >> "$OUT/failover.txt"
-  echo "round $r: killed $victim; next acknowledged write after $(tail -1 "$OUT/failover.txt") s"
+  awk -v k="$t_kill" -v c="$case" '$3 >= k { printf "%.3f %s\n", $2 - k, c; exit }' "$OUT/gaps.$r" >> "$OUT/failover.txt"
+  echo "round $r: killed $victim ($case); next acknowledged write after $(tail -1 "$OUT/failover.txt" | cut -d' ' -f1) s"
   restart "$victim"
   wait_green fo 120
 done
-sort -n "$OUT/failover.txt" | awk '{ a[NR] = $1 } END { printf "from kill -9 of the primary to the next acknowledged write on its shard: p50 %.2f s, max %.2f s (%d rounds; targets p50 < 3 s, p99 < 10 s)\n", a[int((NR + 1) / 2)], a[NR], NR }'
+for c in all primary master+primary; do
+  awk -v c="$c" 'c == "all" || $2 == c { print $1 }' "$OUT/failover.txt" | sort -n |
+    awk -v c="$c" '{ a[NR] = $1 } END { if (NR) printf "from kill -9 of the primary to the next acknowledged write on its shard (%s killed): p50 %.2f s, p90 %.2f s, max %.2f s (%d rounds; targets p50 < 3 s, p99 < 10 s)\n", c, a[int((NR + 1) / 2)], a[int((NR * 9 + 9) / 10)], a[NR], NR }'
+done
 rest DELETE /fo >/dev/null
 fi
 
