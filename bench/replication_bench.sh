@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Replicas on one machine (issue 16), as root: three etcd members, n1 and n2
-# (master-eligible data nodes), n3 (coordinating-only), lease TTL 5 s.
+# (master-eligible data nodes), n3 (coordinating-only), lease TTL 5 s; with
+# TOPOLOGY=dedicated n1 and n2 are data-only and n3 is the master.
 #   1. bulk ingest of the Debian corpus through n3 into 2 shards with 0 and
 #      then 1 replica (se-loadgen, CLIENTS clients, 1000-document requests,
 #      until searchable): the time ratio (target <= 2.2x);
@@ -17,7 +18,7 @@
 #      while a writer on n3 keeps indexing, then restarted: the bytes its
 #      recovery copied (_cat/recovery) against the shard's store size
 #      (target < 1 %).
-#   bench/replication_bench.sh   (CLIENTS=2 ROUNDS=10 GONE=30 PARTS="1 2 3" CLUSTER_DIR=... PG_BASE=6811
+#   bench/replication_bench.sh   (CLIENTS=2 ROUNDS=10 GONE=30 PARTS="1 2 3" TOPOLOGY=dedicated CLUSTER_DIR=... PG_BASE=6811
 #                                 ETCD_BASE=26990 BENCH_REV=commit SKIP_BUILD=1)
 # Results in $CLUSTER_DIR/results; everything is stopped at exit.
 set -euo pipefail
@@ -55,9 +56,12 @@ corpus_ready
 trap cleanup EXIT
 echo "== commit $PRIVATE_REV; cluster in $CLUSTER_DIR"
 etcd_start
-node_start n1 1 master,data
-node_start n2 2 master,data
-node_start n3 3 ''
+# TOPOLOGY=dedicated: n1 and n2 data-only, n3 the master (and the
+# writer's node), so a kill takes a primary but never the master
+if [ "${TOPOLOGY:-}" = dedicated ]; then DATA_ROLES=data; N3_ROLES=master; else DATA_ROLES=master,data; N3_ROLES=''; fi
+node_start n1 1 $DATA_ROLES
+node_start n2 2 $DATA_ROLES
+node_start n3 3 "$N3_ROLES"
 N3=$((PG_BASE + 3))
 cluster_wait "$N3" 3
 dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
@@ -89,7 +93,7 @@ kill9() {  # kill -9 of node $1's postmaster and its processes; T_KILL: when
   T_KILL=$(now)
   while kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ]; do sleep 0.05; done
 }
-restart() { node_start "$1" "${1#n}" master,data >/dev/null; }
+restart() { node_start "$1" "${1#n}" $DATA_ROLES >/dev/null; }
 # an _id routed to shard $2 of $1 shards (ES: murmur3 of the UTF-16 id)
 id_on_shard() {
   python3 - "$1" "$2" <<'PY'
