@@ -10,7 +10,7 @@
 # the others) and on the single node; server-side time (clock_timestamp
 # around the waiting call), after one untimed run per target (the dynamic
 # mapping update of bench_flag, and the same layout for every timed run).
-#   bench/cluster_ubq_bench.sh     (RUNS=3 CLUSTER_DIR=... ETCD_BASE PG_BASE)
+#   bench/cluster_ubq_bench.sh     (RUNS=3 CLUSTER_DIR=... ETCD_BASE PG_BASE SKIP_BUILD=1 PRIVDIR=...)
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_cluster_ubq}
 RUNS=${RUNS:-3}
@@ -21,7 +21,14 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/cluster.sh"
 need_root
 
-build_private
+PRIVDIR=${PRIVDIR:-$CLUSTER_DIR.install}
+if [ "${SKIP_BUILD:-0}" = 1 ]; then
+  # SKIP_BUILD=1: the installation in $PRIVDIR/root (e.g. test/dev_check.sh's /tmp/se-dev-<tree>)
+  export PATH=$PRIVDIR/root/usr/lib/postgresql/15/bin:$PATH
+  PRIVATE_REV="$(git -C "$REPO" rev-parse --short HEAD) (SKIP_BUILD: the build in $PRIVDIR)"
+else
+  build_private
+fi
 # the system libpq headers: the private install has no libpq-dev
 make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/bin/pg_config >/dev/null
 L=$BENCH/loadgen/se-loadgen
