@@ -53,6 +53,8 @@ PORT=${PORT:-5494}
 PGDIR=${PGDIR:-/var/tmp/se_rejection_experiment}
 OUT=${OUT:-$BENCH/loadgen/results/rejection}
 CORPUS=${CORPUS:-$BENCH/data/contents.ndjson}
+# another corpus: CORPUS=bench/data/debian.ndjson INDEX_BODY=bench/lib/debian_index.json
+INDEX_BODY=${INDEX_BODY:-$BENCH/contents_corpus.json}
 QUEUE=${QUEUE:-200}
 REQUESTS=${REQUESTS:-200}
 SHARDS=${SHARDS:-"2 4 8 16 32"}
@@ -115,7 +117,7 @@ if [ -n "${NODES:-}" ]; then
       for shards in $SHARDS; do
         for clients in $CLIENTS; do
           rc=0
-          "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+          "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
             --index rejection --shards "$shards" --replicas "$REPLICAS" --clients "$clients" --batch "$batch" \
             --requests-per-client "$REQUESTS" --csv "$csv" --label "nodes$nodes" || rc=$?
           IFS=, read -r -a f <<<"$(tail -n 1 "$csv")"
@@ -185,7 +187,7 @@ for batch in $BATCHES; do
       i=$((i + 1))
       t0=$(date +%s.%N)
       rc=0
-      "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+      "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
         --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
         --requests-per-client "$REQUESTS" --csv "$OUT/cells.csv" --label main || rc=$?
       row=$(tail -n 1 "$OUT/cells.csv")
@@ -208,7 +210,7 @@ for cell in $RETRY_CELLS; do
   IFS=: read -r shards clients batch mode <<<"$cell"
   if [ "$mode" = server ]; then retry=(--retry server --retries 10); else retry=(--retry client --retries -1); fi
   rc=0
-  "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+  "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
     --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
     --requests-per-client "$RETRY_REQUESTS" "${retry[@]}" --csv "$OUT/retries.csv" --label "retry-$mode" || rc=$?
   IFS=, read -r -a f <<<"$(tail -n 1 "$OUT/retries.csv")"
