@@ -258,12 +258,13 @@ follower_checks(const SeClusterView *v, const SeClusterState *st)
 			c->failures = 0;
 			continue;
 		}
-		c->failures = out[i] == CHECK_GONE ? retries : c->failures + 1;
-		if (c->failures < retries)
+		c->failures++;
+		if (out[i] != CHECK_GONE && c->failures < retries)
 			continue;
 		ereport(LOG,
-				(errmsg("search_engine: master [%s] removes node [%s]: it failed %d follower check(s): %s",
+				(errmsg("search_engine: master [%s] removes node [%s]: %d follower check(s) failed in a row%s: %s",
 						v->local_name, calls[i].node, c->failures,
+						out[i] == CHECK_GONE ? " (gone: counts at once)" : "",
 						calls[i].ok ? "another process answered under its name"
 						: (calls[i].err.reason ? calls[i].err.reason : calls[i].err.type))));
 		se_error_init(&err);
@@ -308,12 +309,13 @@ leader_check(const SeClusterView *v, const SeClusterState *st)
 		c->failures = 0;
 		return;
 	}
-	c->failures = out == CHECK_GONE ? retries : c->failures + 1;
-	if (c->failures < retries)
+	c->failures++;
+	if (out != CHECK_GONE && c->failures < retries)
 		return;
 	ereport(LOG,
-			(errmsg("search_engine: master [%s] failed %d leader check(s) from node [%s]: %s",
+			(errmsg("search_engine: master [%s] failed %d leader check(s) in a row from node [%s]%s: %s",
 					master->name, c->failures, v->local_name,
+					out == CHECK_GONE ? " (gone: counts at once)" : "",
 					call.ok ? "another process answered under its name"
 					: (call.err.reason ? call.err.reason : call.err.type))));
 	c->failures = 0;

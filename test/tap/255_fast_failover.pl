@@ -110,7 +110,7 @@ ok($cluster->wait_for('writes acknowledged again', 25, sub { write_one($rnode, 1
 my $took = time - $t0;
 ok($took < 12, sprintf('within %.1f s of the kill, well before the %d s lease could end', $took, $TTL));
 like(slurp_file($node{$m}->logfile),
-	qr/master \[$m\] removes node \[$pnode\]: it failed \d+ follower check\(s\)/,
+	qr/master \[$m\] removes node \[$pnode\]: \d+ follower check\(s\) failed in a row \(gone: counts at once\)/,
 	"the master [$m] removed [$pnode] after its follower checks");
 ok(!exists SeCluster::nodes_of($node{$rnode})->{$pnode}, "$pnode is no longer a member");
 ok(all_acked_readable($rnode), 'every acknowledged write is on the new primary');
@@ -166,7 +166,7 @@ ok($cluster->wait_for("$cand acts as master", 25, sub { master('n1') eq $cand &&
 	"$cand became the master");
 $took = time - $t0;
 ok($took < 15, sprintf('within %.1f s of the kill (the old lease was %d s)', $took, $TTL));
-like(slurp_file($node{$cand}->logfile), qr/master \[$m\] failed \d+ leader check\(s\) from node \[$cand\]/,
+like(slurp_file($node{$cand}->logfile), qr/master \[$m\] failed \d+ leader check\(s\) in a row from node \[$cand\] \(gone: counts at once\)/,
 	'after its leader checks failed');
 ok($cluster->wait_for("$m removed", 20, sub { !exists SeCluster::nodes_of($node{n1})->{$m} }),
 	'the new master removed the dead one');
