@@ -138,7 +138,7 @@ if [ -n "${NODES:-}" ]; then
   cat > "$OUT/rejection-replicas.gp" <<EOF
 set terminal pngcairo size 1400,600 font 'Sans,10' noenhanced
 set output '$OUT/rejection-replicas.png'
-set multiplot layout 1,2 title "Bulk rejections, number_of_replicas $REPLICAS, vs client-shard concurrency per node (shards x clients x assigned copies / data nodes); write_queue_size $QUEUE per node, batch $BATCHES, $REQUESTS requests per client, through a coordinating-only node"
+set multiplot layout 1,2 title "Bulk rejections with number_of_replicas $REPLICAS vs client-shard concurrency per node = shards x clients x assigned copies / data nodes\nwrite_queue_size $QUEUE per node, batch $BATCHES, $REQUESTS requests per client, through a coordinating-only node"
 set logscale x 2
 set xlabel 'concurrency per node (log2)'
 set grid
