@@ -30,6 +30,18 @@
 # RETRY_REQUESTS.  Fewer requests make the start-up transient (the queue
 # filling) a larger part of each cell.
 #
+# With replicas on a cluster (issue 16): NODES="1 2 3" runs, for each count
+# of data nodes, a fresh cluster (three etcd members, NODES master,data
+# nodes, one coordinating-only node the clients talk to) and the cells
+# SHARDS x CLIENTS x BATCHES with number_of_replicas REPLICAS (default 1)
+# into OUT/cells-nodesN.csv; no retry pass.  Each replica write takes a
+# slot in its node's write queue too, so the x axis is the client-shard
+# concurrency PER NODE: shards x clients x copies / nodes, copies = 1 +
+# the replicas that can be assigned (none on one node: they stay
+# unassigned, the index yellow).  Plot: OUT/rejection-replicas.png.
+#   NODES="1 2 3" SHARDS="2 4 8" CLIENTS="8 16 32 64" BATCHES=100 REQUESTS=30 \
+#     OUT=bench/loadgen/results/rejection-replicas bench/rejection_experiment.sh
+#
 # Outputs (OUT, default bench/loadgen/results/rejection): cells.csv and
 # retries.csv (one se-loadgen row per cell), summary.md (tables), and the
 # plots rejection-requests.png, rejection-docs.png, rejection-throughput.png.
@@ -41,6 +53,8 @@ PORT=${PORT:-5494}
 PGDIR=${PGDIR:-/var/tmp/se_rejection_experiment}
 OUT=${OUT:-$BENCH/loadgen/results/rejection}
 CORPUS=${CORPUS:-$BENCH/data/contents.ndjson}
+# another corpus: CORPUS=bench/data/debian.ndjson INDEX_BODY=bench/lib/debian_index.json
+INDEX_BODY=${INDEX_BODY:-$BENCH/contents_corpus.json}
 QUEUE=${QUEUE:-200}
 REQUESTS=${REQUESTS:-200}
 SHARDS=${SHARDS:-"2 4 8 16 32"}
@@ -64,6 +78,90 @@ make -s -C "$BENCH/loadgen" >/dev/null
 [ -s "$CORPUS" ] || "$BENCH/contents_corpus.sh" "$CORPUS"
 
 psql_() { psql -X -q -At -h /tmp -p "$PORT" -U postgres -d postgres "$@"; }
+
+if [ -n "${NODES:-}" ]; then
+  REPLICAS=${REPLICAS:-1}
+  cells_batches=$BATCHES
+  source "$BENCH/lib/common.sh"   # server_start, sql, as_pg for lib/cluster.sh
+  BATCHES=$cells_batches
+  CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/se_rejection_cluster}
+  ETCD_BASE=${ETCD_BASE:-27190}
+  PG_BASE=${PG_BASE:-6911}
+  source "$BENCH/lib/cluster.sh"
+  stop_cluster() {
+    local d
+    for d in "$CLUSTER_DIR"/n* "$CLUSTER_DIR"/c; do
+      [ -d "$d" ] && "$REPO/test/pg_instance.sh" stop "$d"
+    done
+    etcd_stop
+    sleep 1
+    rm -rf "$CLUSTER_DIR"
+  }
+  trap stop_cluster EXIT
+  mkdir -p "$OUT"
+  conf=("shared_buffers = '256MB'" "max_connections = 300" "search_engine.write_queue_size = $QUEUE")
+  for nodes in $NODES; do
+    [ -d "$CLUSTER_DIR" ] && stop_cluster
+    etcd_start
+    for i in $(seq 1 "$nodes"); do node_start "n$i" "$i" master,data "${conf[@]}"; done
+    node_start c $((nodes + 1)) '' "${conf[@]}"
+    PORT=$((PG_BASE + nodes + 1))
+    cluster_wait "$PORT" $((nodes + 1))
+    DSN="host=/tmp port=$PORT user=postgres dbname=postgres"
+    threads=$(PORT=$((PG_BASE + 1)) sqlv -c "SHOW search_engine.write_threads")
+    copies=$(( 1 + (REPLICAS < nodes - 1 ? REPLICAS : nodes - 1) ))
+    csv="$OUT/cells-nodes$nodes.csv"
+    rm -f "$csv"
+    echo "$nodes data node(s), $REPLICAS replica(s) asked, $copies copies assigned per shard, write_queue_size $QUEUE, $threads write threads per node" >&2
+    for batch in $BATCHES; do
+      for shards in $SHARDS; do
+        for clients in $CLIENTS; do
+          rc=0
+          "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
+            --index rejection --shards "$shards" --replicas "$REPLICAS" --clients "$clients" --batch "$batch" \
+            --requests-per-client "$REQUESTS" --csv "$csv" --label "nodes$nodes" || rc=$?
+          IFS=, read -r -a f <<<"$(tail -n 1 "$csv")"
+          printf '  %2d shards x %2d clients x %d copies / %d nodes = %5d per node, batch %3d: docs rejected %5.1f%%, requests ok %5.1f%%, %6.0f docs/s%s\n' \
+            "$shards" "$clients" "$copies" "$nodes" "$((shards * clients * copies / nodes))" "$batch" \
+            "$(awk -v x="${f[24]}" 'BEGIN{print 100*x}')" "$(awk -v x="${f[17]}" 'BEGIN{print 100*x}')" "${f[9]}" \
+            "$([ "$rc" = 0 ] && echo "" || echo "  VERIFY FAILED (rc $rc)")" >&2
+        done
+      done
+    done
+    sqlv -c "SELECT (search_engine.request('GET', '/_cat/shards/rejection?h=shard,prirep,state,node')).body" > "$OUT/shards-nodes$nodes.txt" || true
+    sqlv -c "SELECT (search_engine.request('GET', '/_nodes/stats/thread_pool')).body" > "$OUT/nodes-stats-nodes$nodes.json" || true
+    echo "server log PANIC/FATAL/TRAP lines: $(cat "$CLUSTER_DIR"/*/server.log 2>/dev/null | grep -cE 'PANIC|FATAL|TRAP' || true)" >&2
+    # x: concurrency per node; docs rejected %, requests fully successful %, docs/s, shards, clients, batch
+    awk -F, -v c="$copies" -v n="$nodes" 'NR > 1 { print $6 * c / n, 100 * $25, 100 * $18, $10, $5, $3, $4 }' \
+      "$csv" | sort -n > "$OUT/nodes$nodes.dat"
+  done
+  cat > "$OUT/rejection-replicas.gp" <<EOF
+set terminal pngcairo size 1400,600 font 'Sans,10' noenhanced
+set output '$OUT/rejection-replicas.png'
+set multiplot layout 1,2 title "Bulk rejections with number_of_replicas $REPLICAS vs client-shard concurrency per node = shards x clients x assigned copies / data nodes\nwrite_queue_size $QUEUE per node, batch $BATCHES, $REQUESTS requests per client, through a coordinating-only node"
+set logscale x 2
+set xlabel 'concurrency per node (log2)'
+set grid
+set key top left
+set arrow 1 from $QUEUE, graph 0 to $QUEUE, graph 1 nohead dt 2 lc rgb 'gray40'
+colors = "#264653 #e76f51 #2a9d8f"
+nodes = "$NODES"
+set title '% of the documents sent rejected (429)'
+set ylabel '% of documents'
+set yrange [-2:102]
+plot for [i=1:words(nodes)] sprintf('$OUT/nodes%s.dat', word(nodes, i)) using 1:2 with linespoints pt 7 lw 2 lc rgb word(colors, i) \
+  title sprintf('%s data node(s)%s', word(nodes, i), word(nodes, i) eq "1" ? " (replica unassigned)" : "")
+set title 'bulk requests fully successful'
+set ylabel '% of requests'
+set key bottom left
+plot for [i=1:words(nodes)] sprintf('$OUT/nodes%s.dat', word(nodes, i)) using 1:3 with linespoints pt 7 lw 2 lc rgb word(colors, i) \
+  title sprintf('%s data node(s)', word(nodes, i))
+unset multiplot
+EOF
+  gnuplot "$OUT/rejection-replicas.gp"
+  echo "results: $OUT/cells-nodes*.csv, $OUT/rejection-replicas.png" >&2
+  exit 0
+fi
 stop_server() { "$REPO/test/pg_instance.sh" stop "$PGDIR"; rm -rf "$PGDIR"; }
 
 if pg_isready -q -h /tmp -p "$PORT" && [ ! -f "$PGDIR/postmaster.pid" ]; then
@@ -89,7 +187,7 @@ for batch in $BATCHES; do
       i=$((i + 1))
       t0=$(date +%s.%N)
       rc=0
-      "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+      "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
         --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
         --requests-per-client "$REQUESTS" --csv "$OUT/cells.csv" --label main || rc=$?
       row=$(tail -n 1 "$OUT/cells.csv")
@@ -112,7 +210,7 @@ for cell in $RETRY_CELLS; do
   IFS=: read -r shards clients batch mode <<<"$cell"
   if [ "$mode" = server ]; then retry=(--retry server --retries 10); else retry=(--retry client --retries -1); fi
   rc=0
-  "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$BENCH/contents_corpus.json" \
+  "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
     --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
     --requests-per-client "$RETRY_REQUESTS" "${retry[@]}" --csv "$OUT/retries.csv" --label "retry-$mode" || rc=$?
   IFS=, read -r -a f <<<"$(tail -n 1 "$OUT/retries.csv")"

@@ -67,6 +67,7 @@ _PG_init(void)
 	se_state_register_actions();
 	se_byquery_register_actions();
 	se_shard_state_register_actions();
+	se_fault_detection_register_actions();
 	se_recovery_register_actions();
 	se_replication_register_actions();
 
@@ -81,4 +82,5 @@ _PG_init(void)
 	se_search_workers_register();
 	se_coordinator_register();
 	se_shard_state_register();
+	se_fault_detection_register();
 }

@@ -51,7 +51,8 @@ etcd_stop() {
   return 0
 }
 
-# node_start NAME INDEX ROLES: node NAME on port PG_BASE+INDEX
+# node_start NAME INDEX ROLES [CONF...]: node NAME on port PG_BASE+INDEX (extra
+# postgresql.conf lines when its directory is created)
 node_start() {
   local name=$1 i=$2 roles=$3 port=$((PG_BASE + $2)) dir=$CLUSTER_DIR/$1
   local passfile=$CLUSTER_DIR/pgpass
@@ -70,7 +71,7 @@ node_start() {
     "search_engine.etcd_endpoints = '$(etcd_endpoints)'" \
     "search_engine.publish_conninfo = 'host=127.0.0.1 port=$port dbname=postgres'" \
     "search_engine.transport_conninfo = 'user=se_peer passfile=$passfile'" \
-    "password_encryption = 'scram-sha-256'"
+    "password_encryption = 'scram-sha-256'" "${@:4}"
   if [ "$fresh" = 1 ]; then
     # peers: SCRAM over TCP for se_peer, before the trust lines initdb wrote
     as_pg sed -i "1i host all se_peer 127.0.0.1/32 scram-sha-256" "$dir/pg_hba.conf"

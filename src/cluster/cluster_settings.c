@@ -23,7 +23,8 @@ typedef enum Kind
 	K_BOOL,
 	K_WATERMARK,				/* "85%", "0.85" or a byte size of free space */
 	K_LIST,						/* comma-separated values */
-	K_BYTES						/* a byte size ("40mb"), or -1 */
+	K_BYTES,					/* a byte size ("40mb"), or -1 */
+	K_TIME						/* a time value ("1s", "500ms") >= min ms */
 } Kind;
 
 typedef struct Def
@@ -65,6 +66,13 @@ static const Def defs[] = {
 	{A "require.*", K_LIST, NULL, 0, NULL},
 	/* peer recovery (replication/recovery_target.c); 0 or -1: unthrottled */
 	{"indices.recovery.max_bytes_per_sec", K_BYTES, "40mb", 0, NULL},
+	/* the master's checks of the nodes and theirs of it (fault_detection.c) */
+	{"cluster.fault_detection.follower_check.interval", K_TIME, "1s", 100, NULL},
+	{"cluster.fault_detection.follower_check.timeout", K_TIME, "10s", 100, NULL},
+	{"cluster.fault_detection.follower_check.retry_count", K_INT, "3", 1, NULL},
+	{"cluster.fault_detection.leader_check.interval", K_TIME, "1s", 100, NULL},
+	{"cluster.fault_detection.leader_check.timeout", K_TIME, "10s", 100, NULL},
+	{"cluster.fault_detection.leader_check.retry_count", K_INT, "3", 1, NULL},
 };
 
 #define NDEFS lengthof(defs)
@@ -96,6 +104,8 @@ find_def(const char *key)
 			return &defs[i];
 	return NULL;
 }
+
+static int	get_int(const SeSettingsLayer *p, const SeSettingsLayer *t, const char *key);
 
 /* ---------- layers ---------- */
 
@@ -294,6 +304,11 @@ valid_value(const Def *d, const char *value, const char **why)
 			if (strcmp(value, "-1") == 0 || se_parse_byte_size(value, &b))
 				return true;
 			*why = "must be a byte size value such as [40mb], or [-1]";
+			return false;
+		case K_TIME:
+			if (se_parse_time_value(value, &i) && i >= (int64) d->min)
+				return true;
+			*why = psprintf("must be a time value such as [1s] of at least [%dms]", (int) d->min);
 			return false;
 	}
 	return false;
@@ -671,6 +686,26 @@ se_csettings_to_json(const SeSettingsLayer *persistent, const SeSettingsLayer *t
 		emit(&d, out);
 	}
 	appendStringInfoChar(out, '}');
+}
+
+/* A K_TIME setting in milliseconds (its default if unset or unreadable). */
+int64
+se_csettings_time_ms(const SeSettingsLayer *p, const SeSettingsLayer *t, const char *key)
+{
+	const Def  *d = find_def(key);
+	int64		ms = 0;
+
+	Assert(d && d->kind == K_TIME);
+	if (!se_parse_time_value(se_csettings_get(p, t, key), &ms))
+		(void) se_parse_time_value(d->def, &ms);
+	return ms;
+}
+
+/* A K_INT setting. */
+int
+se_csettings_int(const SeSettingsLayer *p, const SeSettingsLayer *t, const char *key)
+{
+	return get_int(p, t, key);
 }
 
 /* ---------- the allocator's settings ---------- */

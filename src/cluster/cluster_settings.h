@@ -62,6 +62,12 @@ extern const char *se_csettings_get(const SeSettingsLayer *persistent,
 									const SeSettingsLayer *transient,
 									const char *key);
 
+/* A time setting in ms / an integer setting (defaults for what is unset). */
+extern int64 se_csettings_time_ms(const SeSettingsLayer *persistent,
+								  const SeSettingsLayer *transient, const char *key);
+extern int	se_csettings_int(const SeSettingsLayer *persistent,
+							 const SeSettingsLayer *transient, const char *key);
+
 /*
  * Allocation filters from a layer's keys "<prefix>{include,exclude,
  * require}.<attr>" = "v1, v2*" (cluster: "cluster.routing.allocation.",

@@ -752,6 +752,7 @@ run_commits(void)
 	int			slot;
 	uint64		generation;
 	char	   *state_prefix = se_cluster_key("state/");
+	char	   *nodes_prefix = se_cluster_key("nodes/");
 
 	while ((slot = se_commit_take(&generation)) >= 0)
 	{
@@ -769,12 +770,15 @@ run_commits(void)
 		if (ops != NULL && !co.acting)
 			se_error_set(&err, 503, "master_not_discovered_exception",
 						 "node [%s] is not the elected master", se_cluster_node_name());
+		/* the fault detection's removal of a node deletes its nodes/ key */
 		for (i = 0; ops != NULL && !se_error_is_set(&err) && i < nops; i++)
-			if (strncmp(ops[i].key, state_prefix, strlen(state_prefix)) != 0 ||
-				strcmp(ops[i].key + strlen(state_prefix), "nodes") == 0)
+			if ((strncmp(ops[i].key, state_prefix, strlen(state_prefix)) != 0 ||
+				 strcmp(ops[i].key + strlen(state_prefix), "nodes") == 0) &&
+				!(ops[i].kind == SE_ETCD_OP_DELETE &&
+				  strncmp(ops[i].key, nodes_prefix, strlen(nodes_prefix)) == 0))
 				se_error_set(&err, 400, "illegal_argument_exception",
-							 "cluster state commits may only write under %s (not state/nodes), not [%s]",
-							 state_prefix, ops[i].key);
+							 "cluster state commits may only write under %s (not state/nodes) or delete under %s, not [%s]",
+							 state_prefix, nodes_prefix, ops[i].key);
 		/* tests stall here, past the acting check, to meet the fence */
 		if (!se_error_is_set(&err))
 			se_debug_pausepoint("coordinator_commit");
@@ -785,6 +789,47 @@ run_commits(void)
 		}
 		se_commit_answer(slot, generation, false, conflict ? rev : 0, &err);
 	}
+}
+
+/*
+ * The fault detection worker saw the master fail its leader checks
+ * (fault_detection.c) and asked to depose it: delete the leader key if it
+ * is still that term's (a compare on its create revision, so a newer
+ * master is never touched).  The master's fenced writes fail from then on
+ * and the candidates campaign at once instead of waiting for its lease to
+ * end -- the election itself stays etcd's.
+ */
+static void
+depose_master(void)
+{
+	int64		term;
+	char	   *key;
+	SeEtcdCmp	cmp;
+	SeEtcdOp	del;
+	SeError		err;
+	bool		ok;
+	int64		rev;
+
+	LWLockAcquire(&SeCluster->lock, LW_EXCLUSIVE);
+	term = SeCluster->depose_term;
+	SeCluster->depose_term = 0;
+	LWLockRelease(&SeCluster->lock);
+	if (term == 0 || term != co.leader_term || term == co.my_term)
+		return;
+	key = se_cluster_key("leader");
+	cmp = (SeEtcdCmp) {key, SE_ETCD_CREATE, SE_ETCD_EQUAL, term};
+	del = (SeEtcdOp) {SE_ETCD_OP_DELETE, key, NULL, 0, 0, false};
+	se_error_init(&err);
+	if (!se_etcd_txn(co.etcd, &cmp, 1, &del, 1, NULL, 0, &ok, &rev, NULL, NULL, &err))
+	{
+		etcd_failed("deposing the master", &err, 200);
+		return;
+	}
+	etcd_reached();
+	if (ok)
+		ereport(LOG,
+				(errmsg("search_engine coordinator: master [%s] failed its leader checks; its leader key (term " INT64_FORMAT ") was deleted",
+						co.leader, term)));
 }
 
 /* Apply what the watch delivered; false if it must be re-established. */
@@ -853,6 +898,8 @@ stage_run(void)
 			return;
 		}
 	}
+	if (GetCurrentTimestamp() >= co.retry_at)
+		depose_master();
 	if (GetCurrentTimestamp() >= co.retry_at)
 		campaign();
 	update_acting();

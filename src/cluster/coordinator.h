@@ -124,6 +124,9 @@ typedef struct SeClusterShared
 	int			nmembers;
 	SeClusterMember members[SE_CLUSTER_MAX_NODES];	/* sorted by name */
 
+	/* the leader's term the fault detection asks to depose (0 = none) */
+	int64		depose_term;
+
 	/* commits handed over by backends (commit.c) */
 	slock_t		commit_mutex;
 	ConditionVariable commit_cv;	/* slot answered */
@@ -204,5 +207,10 @@ extern void se_commit_worker_start(void);
 /* in coordinator.c */
 extern void se_coordinator_register(void);
 PGDLLEXPORT void se_coordinator_main(Datum arg);
+
+/* in fault_detection.c: follower and leader checks (ES fault detection) */
+extern void se_fault_detection_register(void);
+extern void se_fault_detection_register_actions(void);
+PGDLLEXPORT void se_fault_detection_main(Datum arg);
 
 #endif							/* SE_CLUSTER_COORDINATOR_H */

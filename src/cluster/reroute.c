@@ -351,6 +351,17 @@ routing_update(SeClusterState *st, const SeClusterView *v)
 bool
 se_state_reroute(SeClusterState *st)
 {
+	return se_state_reroute_without(st, NULL);
+}
+
+/*
+ * The same, with node (NULL: none) out of the members: the master's fault
+ * detection removes it in the same commit (its copies NODE_LEFT, its
+ * primaries' replicas promoted, nothing placed on it).
+ */
+bool
+se_state_reroute_without(SeClusterState *st, const char *node)
+{
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	Model	   *md;
 	bool		changed;
@@ -359,6 +370,14 @@ se_state_reroute(SeClusterState *st)
 	se_cluster_view(v);
 	if (v->single_node)
 		return false;
+	for (i = 0; node && i < v->nmembers; i++)
+		if (strcmp(v->members[i].name, node) == 0)
+		{
+			memmove(&v->members[i], &v->members[i + 1],
+					sizeof(SeClusterMember) * (v->nmembers - i - 1));
+			v->nmembers--;
+			break;
+		}
 	/* a master that knows no member (etcd just lost) decides nothing */
 	if (v->nmembers == 0)
 		return false;

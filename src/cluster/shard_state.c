@@ -60,6 +60,7 @@ typedef struct ShardReport
 	int			shard;
 	const char *allocation_id;
 	const char *message;		/* shard_failed: why */
+	int64		primary_term;	/* a primary's report: its term (0: none) */
 } ShardReport;
 
 typedef struct ReportArgs
@@ -100,6 +101,24 @@ mutate_reports(SeClusterState *st, void *arg, SeError *err)
 			r->shard < 0 || r->shard >= im->settings.number_of_shards)
 			continue;
 		rt = &im->routing[r->shard];
+
+		/*
+		 * A primary failing a replica it could not reach: if it is not the
+		 * primary of that term any more (promoted away, or its node
+		 * removed), it must not acknowledge the write (ES's
+		 * NoLongerPrimaryShardException) -- ignoring the report as stale
+		 * would let an old primary acknowledge what only it holds.
+		 */
+		if (a->failed && r->primary_term > 0 &&
+			(rt->primary_term > r->primary_term ||
+			 rt->copies[0].state == SE_SHARD_UNASSIGNED ||
+			 strcmp(rt->copies[0].node, a->node) != 0))
+		{
+			se_error_set(err, 500, "no_longer_primary_shard_exception",
+						 "[%s][%d] node [%s] is no longer the primary of primary term [" INT64_FORMAT "] (current term [" INT64_FORMAT "])",
+						 im->name, r->shard, a->node, r->primary_term, rt->primary_term);
+			return false;
+		}
 		for (k = 0; k < rt->ncopies; k++)
 		{
 			c = &rt->copies[k];
@@ -148,7 +167,7 @@ json_str(const SeJson *obj, const char *key)
 /*
  * Transport actions "shard_started" and "shard_failed" (on the master):
  * {"node": n, "shards": [{"index_uuid", "shard", "allocation_id",
- * "message"}]}.  Answers {"revision", "applied"} once committed; a node
+ * "message", "primary_term" (a primary's report of its replica)}]}.  Answers {"revision", "applied"} once committed; a node
  * that is not the acting master refuses, and the sender tries again.
  */
 static bool
@@ -193,6 +212,11 @@ shard_report_action(const char *payload, size_t len, StringInfo reply, SeError *
 			sh->type != SE_JSON_NUMBER)
 			continue;
 		r->shard = (int) sh->u.n.i;
+		{
+			const SeJson *pt = se_json_get(e, "primary_term");
+
+			r->primary_term = pt && pt->type == SE_JSON_NUMBER ? pt->u.n.i : 0;
+		}
 		a.nreports++;
 	}
 	if (!se_state_commit(mutate_reports, &a, err))

@@ -205,6 +205,8 @@ extern void se_state_sync_init(void);
 
 /* in reroute.c: the master's allocation (allocator.c) over the state */
 extern bool se_state_reroute(SeClusterState *st);
+/* the same, as if node (NULL: none) had left the cluster */
+extern bool se_state_reroute_without(SeClusterState *st, const char *node);
 extern bool se_state_cluster_reroute(const SeJson *body, bool dry_run, bool explain,
 									 bool retry_failed, StringInfo answer, SeError *err);
 extern bool se_state_allocation_explain(const char *index, int shard, bool primary,

@@ -49,6 +49,7 @@ extern bool se_state_run_reroute(const SeJson *body, bool retry_failed, SeError 
 extern bool se_state_forwarded(const StateOp *op, bool *ok, SeError *err);
 extern char se_state_forwarded_uuid[SE_UUID_LEN + 1];
 extern bool se_state_commit(StateMutator fn, void *arg, SeError *err);
+extern bool se_state_commit_node_removal(const char *node, SeError *err);
 extern void se_state_allocate_shards(const SeClusterState *st, SeIndexMeta *im);
 extern void se_state_place_shard(const SeClusterState *st, SeIndexMeta *im, int s,
 								 const char *reason);

@@ -242,13 +242,33 @@ typedef struct Before
 	bool		seen;			/* still in the state after the mutator */
 } Before;
 
+/* Is node a member of the applied view? */
+static bool
+view_has_member(const char *node)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	bool		found = false;
+	int			i;
+
+	se_cluster_view(v);
+	for (i = 0; i < v->nmembers && !found; i++)
+		found = strcmp(v->members[i].name, node) == 0;
+	pfree(v);
+	return found;
+}
+
 /*
  * On the master: run fn over the applied state and commit the indices it
  * changed, each compared with the revision read; retried when another
- * change came first.
+ * change came first.  remove_node (NULL: none) is a node the master's
+ * fault detection removes from the cluster: its membership key is deleted
+ * in the same transaction as a reroute that treats it as gone, so its
+ * copies are unassigned and its primaries' replicas promoted at the very
+ * revision it leaves -- a live node that rejoins at once (its key gone)
+ * cannot slip back in between.
  */
-bool
-se_state_commit(StateMutator fn, void *arg, SeError *err)
+static bool
+state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 {
 	int			try;
 
@@ -291,9 +311,24 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 		ok = fn(st, arg, err);
 		/* every change is followed by a reroute, committed with it */
 		if (ok)
-			(void) se_state_reroute(st);
-		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 2));
-		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 2));
+			(void) se_state_reroute_without(st, remove_node);
+		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 3));
+		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 3));
+		/*
+		 * The removal first (so it is in the first transaction), while the
+		 * key exists; once the node is out of the view (its lease ended, or
+		 * the retry after a conflict) the reroute alone does the rest.
+		 */
+		if (ok && remove_node && view_has_member(remove_node))
+		{
+			cmps[n].key = se_cluster_key(psprintf("nodes/%s", remove_node));
+			cmps[n].target = SE_ETCD_VERSION;
+			cmps[n].op = SE_ETCD_GREATER;
+			cmps[n].number = 0;
+			ops[n].kind = SE_ETCD_OP_DELETE;
+			ops[n].key = cmps[n].key;
+			n++;
+		}
 		if (ok)
 		{
 			StringInfoData buf;
@@ -385,6 +420,25 @@ se_state_commit(StateMutator fn, void *arg, SeError *err)
 	se_error_set(err, 503, "process_cluster_event_timeout_exception",
 				 "cluster state update lost %d races in a row", COMMIT_TRIES);
 	return false;
+}
+
+bool
+se_state_commit(StateMutator fn, void *arg, SeError *err)
+{
+	return state_commit(fn, arg, NULL, err);
+}
+
+static bool
+mutate_nothing(SeClusterState *st, void *arg, SeError *err)
+{
+	return true;
+}
+
+/* On the master: remove node from the cluster (fault_detection.c). */
+bool
+se_state_commit_node_removal(const char *node, SeError *err)
+{
+	return state_commit(mutate_nothing, NULL, node, err);
 }
 
 /* ---------- placement ---------- */

@@ -764,10 +764,11 @@ send_works(Work *works, int nworks, RoundOps *ops, bool refresh)
 /*
  * Tell the master that the copies of works[] that failed are stale (ES
  * ShardStateAction.remoteShardFailed) and wait for its commit; false if
- * no master answered.
+ * no master answered, or it answered that our primary term is over (ES
+ * NoLongerPrimaryShardException: we were replaced, acknowledge nothing).
  */
 static bool
-report_failed(Work *works, int nworks, SeError *err)
+report_failed(Work *works, int nworks, const RoundOps *ops, SeError *err)
 {
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	const SeClusterMember *master = NULL;
@@ -789,7 +790,8 @@ report_failed(Work *works, int nworks, SeError *err)
 			continue;
 		appendStringInfo(&payload, "%s{\"index_uuid\":", n ? "," : "");
 		se_json_write_string(&payload, w->sub->index_uuid, -1);
-		appendStringInfo(&payload, ",\"shard\":%d,\"allocation_id\":", w->sub->shard);
+		appendStringInfo(&payload, ",\"shard\":%d,\"primary_term\":" INT64_FORMAT ",\"allocation_id\":",
+						 w->sub->shard, ops[w->ops_index].primary_term);
 		se_json_write_string(&payload, w->allocation_id, -1);
 		appendStringInfoString(&payload, ",\"message\":");
 		se_json_write_string(&payload, psprintf("failed to perform indexing on replica on node [%s]: %s",
@@ -967,7 +969,7 @@ replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh)
 	se_error_init(&rerr);
 	if (any_failed)
 	{
-		if (report_failed(works, nworks, &rerr))
+		if (report_failed(works, nworks, ops, &rerr))
 		{
 			/* the master removed them: skip them until the routing drops them */
 			for (i = 0; i < nworks; i++)

@@ -345,9 +345,12 @@ broken:
 	return true;
 }
 
-/* Abandon the calls still running: their connections close. */
+/*
+ * Abandon the calls still running: their connections close, after a cancel
+ * request unless !cancel.
+ */
 static void
-abandon(SeTransportCall *calls, Pending *pds, int n)
+abandon(SeTransportCall *calls, Pending *pds, int n, bool cancel)
 {
 	int			i;
 
@@ -359,7 +362,7 @@ abandon(SeTransportCall *calls, Pending *pds, int n)
 			PQclear(pds[i].res);
 		pds[i].res = NULL;
 		if (pds[i].peer)
-			peer_drop(pds[i].peer, true);
+			peer_drop(pds[i].peer, cancel);
 		pds[i].done = true;
 	}
 }
@@ -369,7 +372,7 @@ abandon(SeTransportCall *calls, Pending *pds, int n)
  * reading) in one wait until all are over or the deadline passed.
  */
 static void
-fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
+fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline, bool cancel)
 {
 	int			left = 0;
 	int			i;
@@ -433,7 +436,7 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 		else if (!pds[i].done)
 			se_error_set(&calls[i].err, 504, "receive_timeout_transport_exception",
 						 "[%s][%s] request timed out", calls[i].node, calls[i].action);
-	abandon(calls, pds, n);
+	abandon(calls, pds, n, cancel);
 	for (i = 0; i < n; i++)
 		calls[i].ok = !se_error_is_set(&calls[i].err);
 }
@@ -442,24 +445,42 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
  * Send every call, then wait for all answers until timeout_ms: each call
  * ends ok (reply) or with its own error; none raises.
  */
-void
-se_transport_call_each(SeTransportCall *calls, int ncalls, int timeout_ms)
+static void
+call_each(SeTransportCall *calls, int ncalls, int timeout_ms, bool cancel)
 {
 	Pending    *pds = palloc0(sizeof(Pending) * Max(1, ncalls));
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 
 	PG_TRY();
 	{
-		fan_out(calls, pds, ncalls, deadline);
+		fan_out(calls, pds, ncalls, deadline, cancel);
 	}
 	PG_CATCH();
 	{
 		/* interrupted: no connection may stay with a query running */
-		abandon(calls, pds, ncalls);
+		abandon(calls, pds, ncalls, cancel);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	pfree(pds);
+}
+
+void
+se_transport_call_each(SeTransportCall *calls, int ncalls, int timeout_ms)
+{
+	call_each(calls, ncalls, timeout_ms, true);
+}
+
+/*
+ * As se_transport_call_each, but a call that times out is dropped without
+ * a cancel request: libpq's PQcancel waits for the peer's postmaster to
+ * answer, which a stopped (SIGSTOP) node never does.  For short calls
+ * whose only purpose is to hear from the peer (fault detection's checks).
+ */
+void
+se_transport_probe_each(SeTransportCall *calls, int ncalls, int timeout_ms)
+{
+	call_each(calls, ncalls, timeout_ms, false);
 }
 
 /* As se_transport_call_each, then raise the first failure (call order). */

@@ -48,6 +48,8 @@ typedef struct SeTransportCall
 extern void se_transport_call_each(SeTransportCall *calls, int ncalls, int timeout_ms);
 extern void se_transport_call_all_or_error(SeTransportCall *calls, int ncalls,
 										   int timeout_ms);
+/* the same, a timed-out call dropped without a cancel request (see peer.c) */
+extern void se_transport_probe_each(SeTransportCall *calls, int ncalls, int timeout_ms);
 extern void se_transport_disconnect_all(void);
 
 /*
