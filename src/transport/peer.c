@@ -339,9 +339,11 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 {
 	int			left = 0;
 	int			i;
+	TimestampTz start = GetCurrentTimestamp();
 
 	for (i = 0; i < n; i++)
 	{
+		calls[i].elapsed_us = 0;
 		initStringInfo(&calls[i].reply);
 		se_error_init(&calls[i].err);
 		calls[i].ok = false;
@@ -387,6 +389,7 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 					  : call_read(&calls[pd - pds], pd)))
 			{
 				pd->done = true;
+				calls[pd - pds].elapsed_us = GetCurrentTimestamp() - start;
 				left--;
 			}
 		}
@@ -401,7 +404,11 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline)
 						 "[%s][%s] request timed out", calls[i].node, calls[i].action);
 	abandon(calls, pds, n);
 	for (i = 0; i < n; i++)
+	{
 		calls[i].ok = !se_error_is_set(&calls[i].err);
+		if (calls[i].elapsed_us == 0)
+			calls[i].elapsed_us = GetCurrentTimestamp() - start;
+	}
 }
 
 /*
