@@ -13,10 +13,12 @@
  *
  * ARS (ES's ResponseCollectorService + ComputedNodeStats): per node, EWMAs
  * (alpha 0.3) of the queue size and service time the node reports in its
- * shard_query answers and of the response time measured here, plus the
- * requests in flight from this process; the copy on the lowest-ranked node
- * is read, and the others' statistics are pulled halfway towards the
- * winner's (ES's adjustStats) so a node once slow gets tried again.
+ * shard_query answers and of the response time measured here (a table of
+ * the node, in shared memory, ars_shmem.c), plus the shard requests the
+ * read being planned already sends to that node (this process's); the copy
+ * on the lowest-ranked node is read, and the others' statistics are pulled
+ * halfway towards the winner's (ES's adjustStats) so a node once slow gets
+ * tried again.
  *
  *-------------------------------------------------------------------------
  */
@@ -199,11 +201,41 @@ node_listed(const SePreference *p, const char *node, const char *me)
  * ARS statistics
  * ---------------------------------------------------------------------
  */
-#define ARS_MAX_NODES 64
+/* this process's own table until se_ars_use_table gives the node's */
+static SeArsTable local_table;
+static SeArsTable *tab = &local_table;
+static void (*tab_lock) (bool acquire) = NULL;
 
-static SeArsNodeStats ars[ARS_MAX_NODES];
-static int	nars = 0;
+/* what this process plans to send to each node (per process: see .h) */
+static struct
+{
+	char		node[SE_ARS_NODE_LEN];
+	int			n;
+}			outstanding[SE_ARS_MAX_NODES];
+static int	noutstanding = 0;
 
+void
+se_ars_use_table(SeArsTable *t, void (*lock) (bool acquire))
+{
+	tab = t;
+	tab_lock = lock;
+}
+
+static inline void
+lock(void)
+{
+	if (tab_lock)
+		tab_lock(true);
+}
+
+static inline void
+unlock(void)
+{
+	if (tab_lock)
+		tab_lock(false);
+}
+
+/* node's entry (the lock held), created when asked; NULL: none / full */
 static SeArsNodeStats *
 ars_find(const char *node, bool create)
 {
@@ -211,14 +243,25 @@ ars_find(const char *node, bool create)
 
 	if (node == NULL || node[0] == '\0')
 		return NULL;
-	for (i = 0; i < nars; i++)
-		if (strcmp(ars[i].node, node) == 0)
-			return &ars[i];
-	if (!create || nars == ARS_MAX_NODES || strlen(node) >= sizeof(ars[0].node))
+	for (i = 0; i < tab->n; i++)
+		if (strcmp(tab->nodes[i].node, node) == 0)
+			return &tab->nodes[i];
+	if (!create || tab->n == SE_ARS_MAX_NODES || strlen(node) >= SE_ARS_NODE_LEN)
 		return NULL;
-	memset(&ars[nars], 0, sizeof(SeArsNodeStats));
-	strlcpy(ars[nars].node, node, sizeof(ars[0].node));
-	return &ars[nars++];
+	memset(&tab->nodes[tab->n], 0, sizeof(SeArsNodeStats));
+	strlcpy(tab->nodes[tab->n].node, node, SE_ARS_NODE_LEN);
+	return &tab->nodes[tab->n++];
+}
+
+static int
+outstanding_of(const char *node)
+{
+	int			i;
+
+	for (i = 0; i < noutstanding; i++)
+		if (strcmp(outstanding[i].node, node) == 0)
+			return outstanding[i].n;
+	return 0;
 }
 
 static double
@@ -230,40 +273,58 @@ ewma(double old, double v, int64 samples)
 void
 se_ars_begin(const char *node)
 {
-	SeArsNodeStats *s = ars_find(node, true);
+	int			i;
 
-	if (s)
-		s->outstanding++;
+	for (i = 0; i < noutstanding; i++)
+		if (strcmp(outstanding[i].node, node) == 0)
+		{
+			outstanding[i].n++;
+			return;
+		}
+	if (noutstanding == SE_ARS_MAX_NODES || strlen(node) >= SE_ARS_NODE_LEN)
+		return;
+	strlcpy(outstanding[noutstanding].node, node, SE_ARS_NODE_LEN);
+	outstanding[noutstanding++].n = 1;
 }
 
 void
 se_ars_clear_outstanding(void)
 {
-	int			i;
-
-	for (i = 0; i < nars; i++)
-		ars[i].outstanding = 0;
+	noutstanding = 0;
 }
 
 void
 se_ars_record(const char *node, double queue_size, double response_ms, double service_ms)
 {
-	SeArsNodeStats *s = ars_find(node, true);
+	SeArsNodeStats *s;
 
-	if (s == NULL)
-		return;
-	s->queue_size = ewma(s->queue_size, queue_size, s->samples);
-	s->response_ms = ewma(s->response_ms, response_ms, s->samples);
-	s->service_ms = ewma(s->service_ms, service_ms, s->samples);
-	s->samples++;
+	lock();
+	s = ars_find(node, true);
+	if (s != NULL)
+	{
+		s->queue_size = ewma(s->queue_size, queue_size, s->samples);
+		s->response_ms = ewma(s->response_ms, response_ms, s->samples);
+		s->service_ms = ewma(s->service_ms, service_ms, s->samples);
+		s->samples++;
+	}
+	unlock();
 }
 
-const SeArsNodeStats *
-se_ars_stats(const char *node)
+bool
+se_ars_stats(const char *node, SeArsNodeStats *out)
 {
-	SeArsNodeStats *s = ars_find(node, false);
+	SeArsNodeStats *s;
+	bool		found;
 
-	return s && s->samples > 0 ? s : NULL;
+	lock();
+	s = ars_find(node, false);
+	found = s != NULL && s->samples > 0;
+	if (found)
+		*out = *s;
+	unlock();
+	if (found)
+		out->outstanding = outstanding_of(node);
+	return found;
 }
 
 double
@@ -281,29 +342,44 @@ se_ars_rank(const SeArsNodeStats *s, int nclients)
 void
 se_ars_reset(void)
 {
-	nars = 0;
+	lock();
+	tab->n = 0;
+	unlock();
+	noutstanding = 0;
 }
 
 int
-se_ars_all(const SeArsNodeStats **out)
+se_ars_all(SeArsNodeStats *out, int max)
 {
-	*out = ars;
-	return nars;
+	int			i,
+				n;
+
+	lock();
+	n = Min(tab->n, max);
+	for (i = 0; i < n; i++)
+		out[i] = tab->nodes[i];
+	unlock();
+	for (i = 0; i < n; i++)
+		out[i].outstanding = outstanding_of(out[i].node);
+	return n;
 }
 
 /*
- * ES's adjustStats: the copies not chosen get their queue, response and
+ * ES's adjustStats: the nodes not chosen get their queue, response and
  * service time pulled halfway to the winner's, so a node ranked badly once
  * is not starved of the requests that would show it recovered.
  */
 static void
-ars_adjust(const SeArsNodeStats *win, SeArsNodeStats **others, int n)
+ars_adjust(const char *winner, const SeShardCopy **cand, int n)
 {
+	SeArsNodeStats *win;
 	int			i;
 
-	for (i = 0; i < n; i++)
+	lock();
+	win = ars_find(winner, false);
+	for (i = 0; win && i < n; i++)
 	{
-		SeArsNodeStats *s = others[i];
+		SeArsNodeStats *s = ars_find(cand[i]->node, false);
 
 		if (s == NULL || s == win || s->samples == 0)
 			continue;
@@ -311,6 +387,7 @@ ars_adjust(const SeArsNodeStats *win, SeArsNodeStats **others, int n)
 		s->response_ms = (win->response_ms + s->response_ms) / 2;
 		s->service_ms = (win->service_ms + s->service_ms) / 2;
 	}
+	unlock();
 }
 
 /* ---------------------------------------------------------------------
@@ -324,7 +401,8 @@ se_replica_choose(const SeShardRouting *r, const char *index, int shard,
 {
 	SePrefKind	kind = p ? p->kind : SE_PREF_DEFAULT;
 	const SeShardCopy **cand = palloc(sizeof(SeShardCopy *) * Max(r->ncopies, 1));
-	SeArsNodeStats **stats = palloc0(sizeof(SeArsNodeStats *) * Max(r->ncopies, 1));
+	SeArsNodeStats *stats = palloc0(sizeof(SeArsNodeStats) * Max(r->ncopies, 1));
+	bool	   *has = palloc0(sizeof(bool) * Max(r->ncopies, 1));
 	int			n = 0,
 				k,
 				best = -1;
@@ -382,10 +460,8 @@ se_replica_choose(const SeShardRouting *r, const char *index, int shard,
 	{
 		for (k = 0; k < n; k++)
 		{
-			stats[k] = ars_find(cand[k]->node, false);
-			if (stats[k] && stats[k]->samples == 0)
-				stats[k] = NULL;
-			any_stats |= stats[k] != NULL;
+			has[k] = se_ars_stats(cand[k]->node, &stats[k]);
+			any_stats |= has[k];
 		}
 	}
 	if (any_stats)
@@ -396,7 +472,7 @@ se_replica_choose(const SeShardRouting *r, const char *index, int shard,
 		 */
 		for (k = 0; k < n; k++)
 		{
-			double		rank = stats[k] ? se_ars_rank(stats[k], n) : -INFINITY;
+			double		rank = has[k] ? se_ars_rank(&stats[k], n) : -INFINITY;
 			bool		mine = strcmp(cand[k]->node, me) == 0;
 
 			if (best < 0 || rank < best_rank ||
@@ -406,8 +482,8 @@ se_replica_choose(const SeShardRouting *r, const char *index, int shard,
 				best_rank = rank;
 			}
 		}
-		if (stats[best])
-			ars_adjust(stats[best], stats, n);
+		if (has[best])
+			ars_adjust(cand[best]->node, cand, n);
 		return cand[best]->node;
 	}
 	/* no statistics (or ARS off): this node's copy, else the one hash picks */

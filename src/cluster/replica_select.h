@@ -73,18 +73,34 @@ extern const char *se_replica_choose(const SeShardRouting *r, const char *index,
  * Adaptive replica selection statistics (per process, keyed by node)
  * ---------------------------------------------------------------------
  */
+#define SE_ARS_MAX_NODES 64
+#define SE_ARS_NODE_LEN 64
+
 typedef struct SeArsNodeStats
 {
-	char		node[64];
+	char		node[SE_ARS_NODE_LEN];
 	double		queue_size;		/* EWMA of the node's search queue length */
 	double		response_ms;	/* EWMA of request-to-reply time seen here */
 	double		service_ms;		/* EWMA of the node's own time on a request */
-	int			outstanding;	/* requests sent from here, not answered */
+	int			outstanding;	/* shard requests of the read being planned */
 	int64		samples;
 } SeArsNodeStats;
 
+/* The node's statistics (shared by its processes: ars_shmem.c) */
+typedef struct SeArsTable
+{
+	int			n;
+	SeArsNodeStats nodes[SE_ARS_MAX_NODES];
+} SeArsTable;
+
 /* ES's ResponseCollectorService.ALPHA */
 #define SE_ARS_ALPHA 0.3
+
+/*
+ * Use t (lock(true/false) around every access) instead of the process's
+ * own table: the backend's startup gives the shared one.
+ */
+extern void se_ars_use_table(SeArsTable *t, void (*lock) (bool acquire));
 
 /*
  * A shard request of the read being planned goes to node / the planning of
@@ -101,21 +117,25 @@ extern void se_ars_clear_outstanding(void);
 extern void se_ars_record(const char *node, double queue_size, double response_ms,
 						  double service_ms);
 
-/* The statistics of node, or NULL when none were collected. */
-extern const SeArsNodeStats *se_ars_stats(const char *node);
+/* A copy of node's statistics into *out; false when none were collected. */
+extern bool se_ars_stats(const char *node, SeArsNodeStats *out);
 
 /*
  * ES's rank of a node (ComputedNodeStats.innerRank, C3): with os its
- * outstanding requests from here and nclients the number of coordinating
- * nodes, q^ = 1 + os * nclients + queue_size, rank = response - service +
+ * outstanding requests from here and nclients the number of copies
+ * ranked, q^ = 1 + os * nclients + queue_size, rank = response - service +
  * q^3 * service (ES's notation: mu = 1 / service time).  Lower is better.
  */
 extern double se_ars_rank(const SeArsNodeStats *s, int nclients);
 
-/* Forget every statistic (tests; and a process's first use). */
+/* Forget every statistic (tests). */
 extern void se_ars_reset(void);
 
-/* Every node's statistics, for _nodes/stats-like output; returns count. */
-extern int	se_ars_all(const SeArsNodeStats **out);
+/* Copies of up to max nodes' statistics (_nodes/stats); returns count. */
+extern int	se_ars_all(SeArsNodeStats *out, int max);
+
+/* in ars_shmem.c (backend only): the shared table */
+extern Size se_ars_shmem_size(void);
+extern void se_ars_shmem_init(void);
 
 #endif							/* SE_CLUSTER_REPLICA_SELECT_H */
