@@ -130,6 +130,43 @@ test_preferences(void)
 	UT_CHECK(strcmp(choose(r, "n3", "_only_local", 0), "(none)") == 0, "_only_local: not an initializing copy");
 }
 
+/* the default without statistics (or ARS off): as before ARS */
+static void
+test_default(void)
+{
+	static const char *const nodes[] = {"n1", "n2", "n3"};
+	SeShardRouting *r = shard_on(3, nodes);
+	bool		seen[3] = {false, false, false};
+	uint32		h;
+	int			k;
+
+	se_ars_reset();
+	for (k = 0; k < 3; k++)
+		se_routing_init_replica(&r->copies[k], "INDEX_CREATED", 0);
+	r->copies[0].primary = true;
+	UT_CHECK(strcmp(choose(r, "n9", NULL, 1), "") == 0, "nothing assigned: the primary's \"\"");
+	r->copies[0].node = "n1";
+	r->copies[0].state = SE_SHARD_INITIALIZING;
+	r->copies[1].node = "n2";
+	r->copies[1].state = SE_SHARD_INITIALIZING;
+	UT_CHECK(strcmp(choose(r, "n2", NULL, 1), "n1") == 0,
+			 "no started copy: the primary's node, even from an initializing replica's node");
+	r->copies[0].state = SE_SHARD_STARTED;
+	r->copies[1].state = SE_SHARD_STARTED;
+	r->copies[2].node = "n3";
+	r->copies[2].state = SE_SHARD_INITIALIZING;
+	UT_CHECK(strcmp(choose(r, "n2", NULL, 0), "n2") == 0, "the local started copy first");
+	UT_CHECK(strcmp(choose(r, "n3", NULL, 5), choose(r, "n3", NULL, 5)) == 0, "stable for one hash");
+	for (h = 0; h < 16; h++)
+	{
+		const char *n = choose(r, "n9", NULL, h);
+
+		UT_CHECK(strcmp(n, "n3") != 0, "never an initializing copy");
+		seen[n[1] - '1'] = true;
+	}
+	UT_CHECK(seen[0] && seen[1], "hashes spread over the started copies");
+}
+
 static void
 test_ars(void)
 {
@@ -212,6 +249,7 @@ main(void)
 {
 	test_parse();
 	test_preferences();
+	test_default();
 	test_ars();
 	return ut_finish("test_replica_select");
 }
