@@ -156,6 +156,8 @@ typedef struct SeDocWrite
 	int64		if_seq_no;		/* -1 = none */
 	int64		if_primary_term;
 	SeRefresh	refresh;
+	int			wait_for_active_shards; /* as SeBulkOptions' (0, 1: none) */
+	int			timeout_ms;		/* for it (0: ES's 1m) */
 } SeDocWrite;
 extern bool se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err);
 
@@ -185,14 +187,18 @@ typedef struct SeSearchParams
 	int64		track_total_hits;	/* -2 = body */
 	const char *timeout;		/* URL "timeout" as given (NULL: the body's) */
 	const char *search_type;	/* URL "search_type" (NULL: query_then_fetch) */
+	const char *preference;		/* URL "preference" (NULL: none) */
+	bool		seq_no_primary_term;	/* URL seq_no_primary_term=true */
 } SeSearchParams;
 extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 						 SeResponse *r, SeError *err);
-extern bool se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
-						SeResponse *r, SeError *err);
+extern bool se_op_count(const char *expr, const SeJson *body, const char *q,
+						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,
-					  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err);
-extern bool se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err);
+					  const char *preference, const SeJson *source_filter, bool source_only,
+					  SeResponse *r, SeError *err);
+extern bool se_op_mget(const char *default_index, const SeJson *body, const char *preference,
+					   SeResponse *r, SeError *err);
 extern void se_search_interrupts_init(void);
 extern void se_search_register_actions(void);
 

@@ -1300,6 +1300,9 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	memset(&it, 0, sizeof(it));
 	memset(&opts, 0, sizeof(opts));
 	opts.refresh = w->refresh;
+	/* checked before the write, as for a bulk's items (wait_active_shards) */
+	opts.wait_for_active_shards = w->wait_for_active_shards;
+	opts.timeout_ms = w->timeout_ms;
 	if (strcmp(w->op, "index") == 0)
 		it.op = SE_ITEM_INDEX;
 	else if (strcmp(w->op, "create") == 0)

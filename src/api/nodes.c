@@ -16,8 +16,11 @@
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "cluster/replica_select.h"
 #include "node/node.h"
 #include "transport/transport.h"
+
+static void ars_stats_json(StringInfo out);
 
 /* ES's default node request timeout is 30 s; _cat waits less */
 #define NODE_STATS_TIMEOUT_MS	10000
@@ -64,6 +67,8 @@ node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *er
 	se_node_roles_json(m.roles, reply);
 	appendStringInfoString(reply, ",\"thread_pool\":");
 	pool_stats_json(reply);
+	appendStringInfoString(reply, ",\"adaptive_selection\":");
+	ars_stats_json(reply);
 	appendStringInfoChar(reply, '}');
 	return true;
 }
@@ -133,6 +138,35 @@ gather_stats(const SeClusterView *v, int timeout_ms, SeTransportCall **calls_out
 	return stats;
 }
 
+/*
+ * This node's adaptive replica selection statistics of its peers, keyed
+ * by node name (se_op_nodes_stats turns them into node ids), with ES's
+ * fields: outgoing_searches, avg_queue_size, avg_service_time_ns,
+ * avg_response_time_ns, rank ("%.1f").
+ */
+static void
+ars_stats_json(StringInfo out)
+{
+	SeArsNodeStats *st = palloc(sizeof(SeArsNodeStats) * SE_ARS_MAX_NODES);
+	int			n = se_ars_all(st, SE_ARS_MAX_NODES);
+	int			i;
+
+	appendStringInfoChar(out, '{');
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		se_json_write_string(out, st[i].node, strlen(st[i].node));
+		appendStringInfo(out, ":{\"outgoing_searches\":%d,\"avg_queue_size\":%d,"
+						 "\"avg_service_time_ns\":" INT64_FORMAT ",\"avg_response_time_ns\":" INT64_FORMAT
+						 ",\"rank\":\"%.1f\"}",
+						 st[i].outstanding, (int) (st[i].queue_size + 0.5),
+						 (int64) (st[i].service_ms * 1e6), (int64) (st[i].response_ms * 1e6),
+						 se_ars_rank(&st[i], 1));
+	}
+	appendStringInfoChar(out, '}');
+}
+
 /* Whether node filter f (ES node spec: _all, _local, _master, names) has m. */
 static bool
 node_selected(const char *f, const SeClusterView *v, const SeClusterMember *m)
@@ -173,6 +207,7 @@ bool
 se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
 {
 	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeClusterView *all = palloc(sizeof(SeClusterView));	/* ids of the peers */
 	SeTransportCall *calls;
 	SeJson	  **stats;
 	StringInfoData failures;
@@ -182,6 +217,7 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 
 	se_require_started();
 	se_cluster_view(v);
+	se_cluster_view(all);
 	select_nodes(v, nodes);
 	stats = gather_stats(v, timeout_ms, &calls);
 	initStringInfo(&failures);
@@ -228,7 +264,27 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 		se_node_roles_json(m->roles, &r->body);
 		appendStringInfoString(&r->body, ",\"thread_pool\":");
 		se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
-		appendStringInfoChar(&r->body, '}');
+		appendStringInfoString(&r->body, ",\"adaptive_selection\":{");
+		{
+			const SeJson *as = se_json_get(stats[i], "adaptive_selection");
+			int			k,
+						j,
+						nout = 0;
+
+			/* ES keys them by node id */
+			for (k = 0; as && as->type == SE_JSON_OBJECT && k < as->u.o.count; k++)
+				for (j = 0; j < all->nmembers; j++)
+					if (strcmp(all->members[j].name, as->u.o.members[k].key) == 0)
+					{
+						if (nout++ > 0)
+							appendStringInfoChar(&r->body, ',');
+						se_json_write_string(&r->body, all->members[j].ephemeral_id,
+											 strlen(all->members[j].ephemeral_id));
+						appendStringInfoChar(&r->body, ':');
+						se_json_write(&r->body, as->u.o.members[k].value);
+					}
+		}
+		appendStringInfoString(&r->body, "}}");
 	}
 	appendStringInfoString(&r->body, "}}");
 	return true;

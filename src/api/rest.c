@@ -474,6 +474,9 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	sp.track_total_hits = -2;
 	sp.timeout = param(rq, "timeout");
 	sp.search_type = param(rq, "search_type");
+	sp.preference = param(rq, "preference");
+	/* ES: only true sets it (the body's stays otherwise) */
+	sp.seq_no_primary_term = param_bool(rq, "seq_no_primary_term");
 	return se_op_search(rq->index ? rq->index : "_all", body, &sp, r, err);
 }
 
@@ -484,7 +487,8 @@ h_count(RestReq *rq, SeResponse *r, SeError *err)
 
 	if (!json_body(rq, &body, err))
 		return false;
-	return se_op_count(rq->index ? rq->index : "_all", body, param(rq, "q"), NULL, r, err);
+	return se_op_count(rq->index ? rq->index : "_all", body, param(rq, "q"),
+					   param(rq, "preference"), NULL, r, err);
 }
 
 static bool
@@ -685,7 +689,18 @@ h_doc_get(RestReq *rq, SeResponse *r, SeError *err)
 
 	if (!source_only && src && strcmp(src, "false") == 0)
 		sf = se_json_make_bool(false);
-	return se_op_get(rq->index, rq->id, param(rq, "routing"), sf, source_only, r, err);
+	return se_op_get(rq->index, rq->id, param(rq, "routing"), param(rq, "preference"), sf,
+					 source_only, r, err);
+}
+
+/* _mget, /{index}/_mget (preference as get's) */
+static bool
+h_mget(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	return json_body(rq, &body, err) &&
+		se_op_mget(rq->index, body, param(rq, "preference"), r, err);
 }
 
 /* A single-document write from the route's index, id and URL parameters. */
@@ -703,7 +718,9 @@ doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
 	if (!param_integer(rq, "if_seq_no", true, SE_UNASSIGNED_SEQ_NO, &w.if_seq_no, err) ||
 		!param_integer(rq, "if_primary_term", true, 0, &w.if_primary_term, err) ||
 		!se_cas_check(&w.if_seq_no, w.if_primary_term, err) ||
-		!se_parse_refresh(param(rq, "refresh"), &w.refresh, err))
+		!se_parse_refresh(param(rq, "refresh"), &w.refresh, err) ||
+		!param_active_shards(rq, &w.wait_for_active_shards, err) ||
+		!param_time_ms(rq, "timeout", 60000, &w.timeout_ms, err))
 		return false;
 	if (strcmp(op, "delete") != 0)
 	{
@@ -769,7 +786,7 @@ typedef struct RestRoute
 static const RestRoute routes[] = {
 	{GET | HEAD, "/", h_main},
 	{POST | PUT, "/_bulk", h_bulk},
-	{GET | POST, "/_mget", .body_op = se_op_mget},
+	{GET | POST, "/_mget", h_mget},
 	{GET | POST, "/_search", h_search},
 	{GET | POST, "/_count", h_count},
 	{GET | POST, "/_refresh", .index_op = se_op_refresh},
@@ -811,7 +828,7 @@ static const RestRoute routes[] = {
 	{HEAD, "/{index}", h_index_exists},
 	{DELETE, "/{index}", .index_op = se_op_delete_index},
 	{POST | PUT, "/{index}/_bulk", h_bulk},
-	{GET | POST, "/{index}/_mget", .body_op = se_op_mget},
+	{GET | POST, "/{index}/_mget", h_mget},
 	{GET | POST, "/{index}/_search", h_search},
 	{GET | POST, "/{index}/_count", h_count},
 	{GET | POST, "/{index}/_refresh", .index_op = se_op_refresh},

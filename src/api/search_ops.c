@@ -73,16 +73,25 @@ resolve_for_read(const char *expr, SeError *err)
 	return res;
 }
 
-/* Snapshots of every shard of the indices (or the routed shard only). */
+/*
+ * Snapshots of every shard of the indices (or the routed shard only, or
+ * those preference names), each on the copy the preference (NULL: none)
+ * chooses.  A shard with no copy the preference accepts (_only_local) is
+ * counted in *nunavailable (ES: in _shards.total, neither successful nor
+ * failed) and not searched.
+ */
 static SeSearchShard *
-acquire_all(List *indices, const char *routing, int *nshards,
-			SeIndexMeta ***metas, SeError *err)
+acquire_all(List *indices, const char *routing, const SePreference *pref,
+			int *nshards, SeIndexMeta ***metas, int *nunavailable, SeError *err)
 {
 	ListCell   *lc;
 	int			total = 0;
 	SeSearchShard *shards;
 	int			n = 0;
+	const char *me = se_cluster_node_name();
 
+	*nunavailable = 0;
+	se_ars_clear_outstanding();
 	foreach(lc, indices)
 		total += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
 	shards = palloc0(sizeof(SeSearchShard) * Max(total, 1));
@@ -101,9 +110,17 @@ acquire_all(List *indices, const char *routing, int *nshards,
 		{
 			const char *node;
 
-			if (only >= 0 && s != only)
+			if ((only >= 0 && s != only) || !se_preference_shard_wanted(pref, s))
 				continue;
-			if (!se_state_read_here(im, s, &node))
+			node = se_state_pick_copy_pref(im, s, pref, err);
+			if (se_error_is_set(err))
+				return NULL;
+			if (node == NULL)
+			{
+				(*nunavailable)++;
+				continue;
+			}
+			if (im->routing != NULL && strcmp(node, me) != 0)
 			{
 				/* searched on the node of the copy chosen (search_remote.c) */
 				shards[n].index = im->name;
@@ -113,6 +130,7 @@ acquire_all(List *indices, const char *routing, int *nshards,
 				shards[n].max_terms_count = im->settings.max_terms_count;
 				shards[n].max_regex_length = im->settings.max_regex_length;
 				shards[n].node = node;
+				se_ars_begin(node);
 			}
 			else if (!se_snapshot_acquire(im, s, &shards[n], err))
 				return NULL;
@@ -266,6 +284,8 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	SePoolSearch *pool;
 	int			nshards = 0;
 	SeSearchResult *res;
+	SePreference pref;
+	int			nunavailable = 0;
 	int			window = -1;
 	int64		url_timeout_ms = -2;	/* -2: none given */
 	bool		dfs;
@@ -275,7 +295,8 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	int			usecs;
 
 	se_require_started();
-	if (!parse_search_type(p ? p->search_type : NULL, &dfs, err))
+	if (!parse_search_type(p ? p->search_type : NULL, &dfs, err) ||
+		!se_preference_parse(p ? p->preference : NULL, &pref, err))
 		return false;
 	indices = resolve_for_read(expr, err);
 	if (se_error_is_set(err))
@@ -307,7 +328,10 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 			return false;
 		se_search_set_timeout(req, url_timeout_ms);
 	}
-	shards = acquire_all(indices, p ? p->routing : NULL, &nshards, &metas, err);
+	if (p && p->seq_no_primary_term)
+		se_search_set_seq_no_primary_term(req);
+	shards = acquire_all(indices, p ? p->routing : NULL, &pref, &nshards, &metas,
+						 &nunavailable, err);
 	if (shards == NULL)
 		return false;
 	initStringInfo(&common);
@@ -339,6 +363,7 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	PG_END_TRY();
 	if (res == NULL)
 		return false;
+	res->shards_total += nunavailable;
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
 	se_search_result_to_json(res, shards, secs * 1000 + usecs / 1000, &r->body);
 	r->status = 200;
@@ -346,16 +371,20 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 }
 
 bool
-se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
-			SeResponse *r, SeError *err)
+se_op_count(const char *expr, const SeJson *body, const char *q, const char *preference,
+			int64 *count, SeResponse *r, SeError *err)
 {
 	List	   *indices;
 	SeSearchRequest *req;
 	SeSearchShard *shards;
+	SePreference pref;
 	int			nshards = 0;
+	int			nunavailable = 0;
 	int64		c = 0;
 
 	se_require_started();
+	if (!se_preference_parse(preference, &pref, err))
+		return false;
 	indices = resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
@@ -368,7 +397,7 @@ se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
 		return false;
-	shards = acquire_all(indices, NULL, &nshards, NULL, err);
+	shards = acquire_all(indices, NULL, &pref, &nshards, NULL, &nunavailable, err);
 	if (shards == NULL)
 		return false;
 	/* shards on other nodes count there (here they look empty) */
@@ -384,14 +413,15 @@ se_op_count(const char *expr, const SeJson *body, const char *q, int64 *count,
 		*count = c;
 	if (r)
 		appendStringInfo(&r->body, "{\"count\":" INT64_FORMAT ",\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":0}}",
-						 c, nshards, nshards);
+						 c, nshards + nunavailable, nshards);
 	return true;
 }
 
 #define SE_GET_REMOTE_TIMEOUT_MS 30000
 
-static bool get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
-					bool source_only, StringInfo out, SeError *err);
+static bool get_one(SeIndexMeta *im, const char *id, const char *routing,
+					const SePreference *pref, bool with_source, bool source_only,
+					StringInfo out, SeError *err);
 
 /* A get on this node for a peer (which checked read): never forwarded again. */
 static bool serving_get = false;
@@ -493,7 +523,7 @@ get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 	serving_get = true;
 	PG_TRY();
 	{
-		found = get_one(im, id, payload_str(j, "routing"),
+		found = get_one(im, id, payload_str(j, "routing"), NULL,
 						se_json_get(j, "with_source")->type == SE_JSON_TRUE,
 						se_json_get(j, "source_only")->type == SE_JSON_TRUE, reply, err);
 	}
@@ -515,10 +545,14 @@ se_search_register_actions(void)
 	se_transport_register("get_doc", get_doc_action);
 }
 
-/* Realtime lookup of one id; appends the GET body, returns found. */
+/*
+ * Realtime lookup of one id, on the copy pref (NULL: none) chooses; appends
+ * the GET body, returns found.  (ES's get takes preference too; a _shards
+ * part does not apply to the one shard the id routes to.)
+ */
 static bool
-get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
-		bool source_only, StringInfo out, SeError *err)
+get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference *pref,
+		bool with_source, bool source_only, StringInfo out, SeError *err)
 {
 	const char *rv = routing ? routing : id;
 	int			shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
@@ -527,7 +561,22 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
 	const char *node;
 	int			i;
 
-	if (!se_state_read_here(im, shard, &node))
+	if (pref != NULL && pref->kind != SE_PREF_DEFAULT && !serving_get)
+	{
+		node = se_state_pick_copy_pref(im, shard, pref, err);
+		if (se_error_is_set(err))
+			return false;
+		if (node == NULL)
+		{
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] has no copy on node [%s]", im->name, shard,
+						 se_node_name_get());
+			return false;
+		}
+		if (im->routing != NULL && strcmp(node, se_cluster_node_name()) != 0)
+			return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
+	}
+	else if (!se_state_read_here(im, shard, &node))
 		return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
 
 	se_snapshot_refresh_if_needed(im, shard);
@@ -589,20 +638,23 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, bool with_source,
 }
 
 bool
-se_op_get(const char *index, const char *id, const char *routing,
+se_op_get(const char *index, const char *id, const char *routing, const char *preference,
 		  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err)
 {
 	SeIndexMeta *im;
 	bool		found;
 	bool		with_source = !(source_filter && source_filter->type == SE_JSON_FALSE);
+	SePreference pref;
 
 	se_require_started();
+	if (!se_preference_parse(preference, &pref, err))
+		return false;
 	if (!se_acl_check(index, SE_ACL_READ, err))
 		return false;
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
-	found = get_one(im, id, routing, with_source, source_only, &r->body, err);
+	found = get_one(im, id, routing, &pref, with_source, source_only, &r->body, err);
 	if (se_error_is_set(err))
 		return false;
 	if (!found && source_only)
@@ -616,14 +668,18 @@ se_op_get(const char *index, const char *id, const char *routing,
 }
 
 bool
-se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError *err)
+se_op_mget(const char *default_index, const SeJson *body, const char *preference,
+		   SeResponse *r, SeError *err)
 {
 	SeJson	   *docs = body ? se_json_get(body, "docs") : NULL;
 	SeJson	   *ids = body ? se_json_get(body, "ids") : NULL;
 	int			n,
 				i;
+	SePreference pref;
 
 	se_require_started();
+	if (!se_preference_parse(preference, &pref, err))
+		return false;
 	if ((docs == NULL || docs->type != SE_JSON_ARRAY) && (ids == NULL || ids->type != SE_JSON_ARRAY))
 	{
 		se_error_set(err, 400, "action_request_validation_exception",
@@ -694,7 +750,7 @@ se_op_mget(const char *default_index, const SeJson *body, SeResponse *r, SeError
 		se_error_init(&ierr);
 		im = se_acl_check(index, SE_ACL_READ, &ierr) ? se_index_for_read(index, &ierr) : NULL;
 		if (im != NULL)
-			(void) get_one(im, id, routing, with_source, false, &r->body, &ierr);
+			(void) get_one(im, id, routing, &pref, with_source, false, &r->body, &ierr);
 		if (se_error_is_set(&ierr))
 		{
 			appendStringInfoString(&r->body, "{\"_index\":");

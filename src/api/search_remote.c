@@ -35,9 +35,11 @@
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "cluster/replica_select.h"
 #include "search/search.h"
 #include "shard/snapshot.h"
 #include "transport/transport.h"
@@ -130,7 +132,10 @@ context_free(void)
  * Transport action "shard_query": the query phase of this node's shards of
  * a search.  Payload: context id, the common part, then per shard index
  * name, uuid, shard number and its index in the coordinator's search.
- * Answer per shard: its index, segment count, query-phase message.
+ * Answer per shard: its index, segment count, query-phase message; then,
+ * for the coordinator's adaptive replica selection (ES piggybacks the same
+ * on every query result), this node's search queue length and the
+ * microseconds this action took (its service time).
  */
 static bool
 shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -144,6 +149,7 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 	MemoryContext old;
 	SearchContext *ctx;
 	int			i;
+	TimestampTz start = GetCurrentTimestamp();
 
 	context_free();
 	se_wire_init(&r, payload, len);
@@ -204,6 +210,16 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_str(reply, msg.data, msg.len);
 	}
 	MemoryContextSwitchTo(old);
+	{
+		int			active,
+					queued;
+		uint64		rejected,
+					completed;
+
+		se_search_queue_stats(&active, &queued, &rejected, &completed);
+		se_put_vint(reply, (uint64) Max(queued, 0));
+		se_put_vint(reply, (uint64) Max(GetCurrentTimestamp() - start, 0));
+	}
 	return true;
 }
 
@@ -775,6 +791,16 @@ se_search_remote_begin(const StringInfoData *common, SeSearchShard *shards, int 
 				shards[i].nsegments = (int) nseg;
 				if (msg)
 					appendBinaryStringInfo(&rs->msgs[i], msg, len);
+			}
+			if (!bad)
+			{
+				uint64		queued = se_wire_vint(&r);
+				uint64		service_us = se_wire_vint(&r);
+
+				/* ARS: what the node said of itself, and the time seen here */
+				if (!r.bad)
+					se_ars_record(calls[k].node, (double) queued,
+								  calls[k].elapsed_us / 1000.0, service_us / 1000.0);
 			}
 		}
 		if (!bad)

@@ -380,7 +380,7 @@ se_sql_get_doc(PG_FUNCTION_ARGS)
 	se_error_init(&err);
 	PG_RETURN_DATUM(finish(se_op_get(required_text(fcinfo, 0, "index"),
 									 required_text(fcinfo, 1, "id"),
-									 text_arg(fcinfo, 2), NULL, false, &r, &err), &r, &err));
+									 text_arg(fcinfo, 2), NULL, NULL, false, &r, &err), &r, &err));
 }
 
 /* mget(body, index) */
@@ -395,7 +395,7 @@ se_sql_mget(PG_FUNCTION_ARGS)
 	se_response_init(&r);
 	se_error_init(&err);
 	body = body_arg(fcinfo, 0, &err);
-	PG_RETURN_DATUM(finish(se_op_mget(text_arg(fcinfo, 1), body, &r, &err), &r, &err));
+	PG_RETURN_DATUM(finish(se_op_mget(text_arg(fcinfo, 1), body, NULL, &r, &err), &r, &err));
 }
 
 /* search(index, body, search_type): search_type as the URL parameter */
@@ -429,7 +429,7 @@ se_sql_count(PG_FUNCTION_ARGS)
 
 	se_error_init(&err);
 	body = body_arg(fcinfo, 1, &err);
-	if (!se_op_count(text_arg(fcinfo, 0), body, NULL, &c, NULL, &err))
+	if (!se_op_count(text_arg(fcinfo, 0), body, NULL, NULL, &c, NULL, &err))
 		se_raise(&err);
 	PG_RETURN_INT64(c);
 }

@@ -64,6 +64,8 @@ static const Def defs[] = {
 	{A "include.*", K_LIST, NULL, 0, NULL},
 	{A "exclude.*", K_LIST, NULL, 0, NULL},
 	{A "require.*", K_LIST, NULL, 0, NULL},
+	/* reads rank copies by their nodes' responses (replica_select.c) */
+	{"cluster.routing.use_adaptive_replica_selection", K_BOOL, "true", 0, NULL},
 	/* peer recovery (replication/recovery_target.c); 0 or -1: unthrottled */
 	{"indices.recovery.max_bytes_per_sec", K_BYTES, "40mb", 0, NULL},
 	/* the master's checks of the nodes and theirs of it (fault_detection.c) */

@@ -165,26 +165,3 @@ se_routing_copy_on(const SeShardRouting *r, const char *node)
 			return &r->copies[k];
 	return NULL;
 }
-
-const char *
-se_routing_pick(const SeShardRouting *r, const char *me, uint32 hash)
-{
-	int			started = 0;
-	int			k,
-				pick;
-
-	for (k = 0; k < r->ncopies; k++)
-		if (r->copies[k].state == SE_SHARD_STARTED)
-		{
-			if (strcmp(r->copies[k].node, me) == 0)
-				return r->copies[k].node;
-			started++;
-		}
-	if (started == 0)
-		return r->copies[0].node;
-	pick = (int) (hash % (uint32) started);
-	for (k = 0; k < r->ncopies; k++)
-		if (r->copies[k].state == SE_SHARD_STARTED && pick-- == 0)
-			return r->copies[k].node;
-	return r->copies[0].node;
-}

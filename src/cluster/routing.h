@@ -81,7 +81,6 @@ extern bool se_routing_promote(SeShardRouting *r, int64 now_ms);
 /* the assigned copy on node, or NULL */
 extern const SeShardCopy *se_routing_copy_on(const SeShardRouting *r, const char *node);
 
-/* a read's copy: me's STARTED copy, else the STARTED one hash picks; else the primary */
-extern const char *se_routing_pick(const SeShardRouting *r, const char *me, uint32 hash);
+/* (the copy a read picks: replica_select.h) */
 
 #endif							/* SE_CLUSTER_ROUTING_H */

@@ -25,6 +25,7 @@
 #include "util/match.h"
 #include "cluster/cluster_settings.h"
 #include "cluster/routing.h"
+#include "cluster/replica_select.h"
 #include "index/merge_policy.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
@@ -187,6 +188,9 @@ extern bool se_state_in_sync(const SeIndexMeta *im, int shard, const char *alloc
 extern List *se_state_shard_targets(const SeIndexMeta *im, int shard);
 /* the node a read of shard goes to (a STARTED copy, this node's first); NULL: none */
 extern const char *se_state_pick_copy(const SeIndexMeta *im, int shard);
+/* the same under ES's search preference p (replica_select.h); NULL: no copy matches */
+extern const char *se_state_pick_copy_pref(const SeIndexMeta *im, int shard,
+										   const SePreference *p, SeError *err);
 /* where a read of shard goes: true = this node's copy, else *node ("" = unassigned) */
 extern bool se_state_read_here(const SeIndexMeta *im, int shard, const char **node);
 /* the primary copy of shard (cluster mode), or NULL on a single node */

@@ -592,26 +592,68 @@ se_state_shard_targets(const SeIndexMeta *im, int shard)
 
 /*
  * The node a read of shard goes to: on a single node this one; else a
- * STARTED copy -- this node's when it has one (no network), otherwise one
- * chosen by a hash of (index uuid, shard, this node's name): stable, so
- * that a refresh and the search after it reach the same copy, and spread,
- * so that different coordinating nodes read different copies.  (ES's
- * adaptive replica selection ranks copies by response time and queue
- * size instead; not done.)  No STARTED copy: the primary's node, "" when
- * it is unassigned (the caller answers the shard is unavailable).
+ * STARTED copy chosen by replica_select.c -- this node's when it has one
+ * (no network); otherwise, with cluster.routing.use_adaptive_replica_selection
+ * (ES's default true), the copy whose node ranks best by the response
+ * times, service times and queue sizes this process saw from it, and
+ * before any such statistics (or with ARS off) one chosen by a hash of
+ * (index uuid, shard, this node's name): stable, so that a refresh and the
+ * search after it reach the same copy, and spread, so that different
+ * coordinating nodes read different copies.  No STARTED copy: the
+ * primary's node, "" when it is unassigned (the caller answers the shard
+ * is unavailable).
  */
 const char *
 se_state_pick_copy(const SeIndexMeta *im, int shard)
+{
+	const char *node;
+	SeError		err;
+
+	se_error_init(&err);
+	node = se_state_pick_copy_pref(im, shard, NULL, &err);
+	return node ? node : "";
+}
+
+/* cluster.routing.use_adaptive_replica_selection */
+static bool
+use_ars(void)
+{
+	const SeClusterState *st = se_state_current();
+	const char *v = se_csettings_get(&st->persistent, &st->transient,
+									 "cluster.routing.use_adaptive_replica_selection");
+
+	return v == NULL || strcmp(v, "false") != 0;
+}
+
+/*
+ * se_state_pick_copy under ES's search preference p (NULL: none): NULL
+ * when no copy matches it (err set when that is ES's 400, see
+ * se_replica_choose).  On a single node every shard is here: only an
+ * _only_nodes list not naming this node excludes it.
+ */
+const char *
+se_state_pick_copy_pref(const SeIndexMeta *im, int shard, const SePreference *p, SeError *err)
 {
 	const char *me = se_cluster_node_name();
 	uint32		h;
 
 	if (im->routing == NULL)
-		return me;
+	{
+		SeShardCopy here;
+		SeShardRouting r;
+
+		memset(&here, 0, sizeof(here));
+		here.state = SE_SHARD_STARTED;
+		here.primary = true;
+		here.node = unconstify(char *, me);
+		r.ncopies = 1;
+		r.copies = &here;
+		return se_replica_choose(&r, im->name, shard, me, p, 0, false, err);
+	}
 	h = hash_bytes((const unsigned char *) im->uuid, strlen(im->uuid));
 	h = hash_combine(h, hash_bytes((const unsigned char *) me, strlen(me)));
 	h = hash_combine(h, (uint32) shard);
-	return se_routing_pick(&im->routing[shard], me, h);
+	return se_replica_choose(&im->routing[shard], im->name, shard, me, p, h, use_ars(), err);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "storage/shmem.h"
 
 #include "cluster/coordinator.h"
+#include "cluster/replica_select.h"
 #include "node/node.h"
 #include "node/tasks.h"
 #include "replication/recovery.h"
@@ -48,6 +49,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(se_search_queue_shmem_size());
 	RequestAddinShmemSpace(se_cluster_shmem_size());
 	RequestAddinShmemSpace(se_recovery_shmem_size());
+	RequestAddinShmemSpace(se_ars_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -117,6 +119,7 @@ se_shmem_startup(void)
 	se_search_queue_shmem_init();
 	se_cluster_shmem_init();
 	se_recovery_shmem_init();
+	se_ars_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

@@ -784,6 +784,12 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	}
 	id = se_segment_doc_id(r, doc, &idlen);
 	hit->id = id ? pnstrdup(id, idlen) : pstrdup("");
+	if (req->seq_no_primary_term)
+	{
+		/* a remote hit's came with it (search_remote.c shard_fetch) */
+		se_segment_doc_meta(r, doc, &hit->meta);
+		hit->has_meta = true;
+	}
 	initStringInfo(&hit->source);
 	hit->has_source = false;
 	if (req->source.fetch)
@@ -1016,6 +1022,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	res->shards_successful = nok;
 	res->shards_failed = nshards - nok;
 	res->track_total = req->track_total_hits != SE_TRACK_TOTAL_DISABLED;
+	res->seq_no_primary_term = req->seq_no_primary_term;
 	res->total = total;
 	res->timed_out = timed_out;
 	if (res->track_total && req->track_total_hits != SE_TRACK_TOTAL_ACCURATE &&

@@ -519,6 +519,9 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		}
 		else if (strcmp(k, "timeout") == 0)
 			ok = parse_timeout(v, &req->timeout_ms, err);
+		else if (strcmp(k, "seq_no_primary_term") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			req->seq_no_primary_term = v->type == SE_JSON_TRUE;
 		else
 		{
 			se_error_set(err, 400, "parsing_exception",
@@ -546,6 +549,12 @@ void
 se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms)
 {
 	req->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+}
+
+void
+se_search_set_seq_no_primary_term(SeSearchRequest *req)
+{
+	req->seq_no_primary_term = true;
 }
 
 SeSearchRequest *

@@ -73,6 +73,10 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 		se_json_write_string(out, index ? index : "", index ? strlen(index) : 0);
 		appendStringInfoString(out, ",\"_id\":");
 		se_json_write_string(out, h->id ? h->id : "", h->id ? strlen(h->id) : 0);
+		/* ES writes them before _score */
+		if (res->seq_no_primary_term && h->has_meta)
+			appendStringInfo(out, ",\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
+							 h->meta.seq_no, h->meta.primary_term);
 		appendStringInfoString(out, ",\"_score\":");
 		se_search_write_float(out, h->score);
 		if (h->has_source)

@@ -74,6 +74,8 @@ extern SeSearchRequest *se_search_parse(const SeJson *body,
 extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
 /* The URL "timeout", which overrides the body's, as ES's; -1 = none */
 extern void se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms);
+/* hits carry _seq_no and _primary_term (URL seq_no_primary_term=true) */
+extern void se_search_set_seq_no_primary_term(SeSearchRequest *req);
 
 /*
  * dfs_query_then_fetch.  The DFS phase of each shard adds the statistics
@@ -124,6 +126,7 @@ typedef struct SeSearchResult
 	int			shards_successful;
 	int			shards_failed;
 	bool		timed_out;		/* a shard stopped at the request's timeout */
+	bool		seq_no_primary_term;	/* hits show _seq_no, _primary_term */
 } SeSearchResult;
 
 /*

@@ -180,6 +180,7 @@ struct SeSearchRequest
 	float		min_score;
 	int64		timeout_ms;		/* "timeout"; -1 = none */
 	SeSourceFilter source;
+	bool		seq_no_primary_term;	/* hits carry _seq_no, _primary_term */
 	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
 };
 

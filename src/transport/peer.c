@@ -376,9 +376,11 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline, bool 
 {
 	int			left = 0;
 	int			i;
+	TimestampTz start = GetCurrentTimestamp();
 
 	for (i = 0; i < n; i++)
 	{
+		calls[i].elapsed_us = 0;
 		initStringInfo(&calls[i].reply);
 		se_error_init(&calls[i].err);
 		calls[i].ok = false;
@@ -424,6 +426,7 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline, bool 
 					  : call_read(&calls[pd - pds], pd)))
 			{
 				pd->done = true;
+				calls[pd - pds].elapsed_us = GetCurrentTimestamp() - start;
 				left--;
 			}
 		}
@@ -438,7 +441,11 @@ fan_out(SeTransportCall *calls, Pending *pds, int n, TimestampTz deadline, bool 
 						 "[%s][%s] request timed out", calls[i].node, calls[i].action);
 	abandon(calls, pds, n, cancel);
 	for (i = 0; i < n; i++)
+	{
 		calls[i].ok = !se_error_is_set(&calls[i].err);
+		if (calls[i].elapsed_us == 0)
+			calls[i].elapsed_us = GetCurrentTimestamp() - start;
+	}
 }
 
 /*

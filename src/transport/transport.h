@@ -42,6 +42,7 @@ typedef struct SeTransportCall
 	bool		ok;				/* reply holds the handler's answer */
 	StringInfoData reply;
 	SeError		err;			/* when !ok: the peer's ES error, or ours */
+	int64		elapsed_us;		/* send to answer (or to giving up) */
 } SeTransportCall;
 
 /* in peer.c */

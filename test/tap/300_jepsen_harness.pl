@@ -78,6 +78,24 @@ is(scalar(@bad), 0, 'clean run: every acknowledged write readable with its last 
   or diag(join("\n", @bad[0 .. ($#bad > 9 ? 9 : $#bad)]));
 ok(@$polls >= 6 && !grep({ $_->{version} <= 0 } @$polls), scalar(@$polls) . ' cluster-state versions polled');
 
+# per-copy reads on real nodes (read_local_copy: preference=_shards:S|_only_local
+# with seq_no_primary_term), the checker's view of each copy: shard 0 read on
+# its node alone holds its documents; read "alone" on a node without a copy it
+# holds none, and the checker reports the two as copies that differ
+{
+	$j->req('n1', 'POST', '/jep/_refresh');
+	my $rt = $j->routing('n1', 'jep');
+	my $holder = $rt->{shards}[0][0]{node};
+	my ($other) = grep { $_ ne $holder } qw(n1 n2 n3);
+	my $mine = $j->read_local_copy($holder, 'jep', 1, '_shards:0|_only_local');
+	my $none = $j->read_local_copy($other, 'jep', 1, '_shards:0|_only_local');
+	ok($mine && keys(%$mine) > 0 && !grep({ SeJepsen::shard_of_id($_, 3) != 0 } keys %$mine),
+		"shard 0 read on $holder alone: " . scalar(keys %{ $mine // {} }) . ' ids, all of shard 0');
+	is_deeply($none, {}, "read through $other, which has no copy of it: nothing");
+	like(join('|', SeJepsen::check_copies('shard 0', { $holder => $mine // {}, $other => $none // {} })),
+		qr/copies differ on \S+: /, 'the checker reports copies that differ');
+}
+
 # ---- the faults' mechanics (they need the sandbox's namespaces)
 SKIP:
 {
@@ -160,6 +178,8 @@ like(join('|', SeJepsen::check_acked(\@h, { a => { n => 2, seq_no => 5, term => 
 	qr/^lost: b /, 'a missing acknowledged write is reported lost');
 like(join('|', SeJepsen::check_copies('shard 0', { n1 => { a => '5/1/2', b => '6/1/4' }, n2 => { a => '5/1/2' } })),
 	qr/copies differ on b: n1=6\/1\/4, n2=missing/, 'copies that differ are reported');
+like(join('|', SeJepsen::check_copies('shard 0', { 'n1(p)' => { a => '7/2/3' }, 'n2(r)' => { a => '7/1/3' }, 'n3(r)' => { a => '7/2/3' } })),
+	qr/copies differ on a: n1\(p\)=7\/2\/3, n2\(r\)=7\/1\/3, n3\(r\)=7\/2\/3/, 'a copy with the same seq_no under another term is reported');
 is(scalar(SeJepsen::check_copies('shard 0', { n1 => { a => '5/1/2' }, n2 => { a => '5/1/2' } })), 0,
 	'identical copies pass');
 my @p = ({ t => 15, node => 'n1', version => 7, terms => { 0 => 1 } },

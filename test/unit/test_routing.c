@@ -2,8 +2,9 @@
  * test_routing.c
  *	  One shard's routing rules (cluster/routing.c): the in-sync set, the
  *	  replica count changed at runtime, the failover to an in-sync replica
- *	  with the primary term + 1 (never to a stale copy), the copy a read
- *	  picks, and a property test over random event sequences.
+ *	  with the primary term + 1 (never to a stale copy), and a property
+ *	  test over random event sequences (the copy a read picks:
+ *	  test_replica_select.c).
  */
 /* SOURCES: src/cluster/routing.c */
 #include "util/se_common.h"
@@ -148,34 +149,6 @@ test_promote(void)
 			 "in_sync: the new primary only");
 }
 
-static void
-test_pick(void)
-{
-	SeShardRouting *r = r_new(3);
-	bool		seen[3] = {false, false, false};
-	uint32		h;
-
-	UT_CHECK(strcmp(se_routing_pick(r, "n9", 1), "") == 0, "nothing assigned: the primary's \"\"");
-	place(r, 0, "n1");
-	place(r, 1, "n2");
-	UT_CHECK(strcmp(se_routing_pick(r, "n2", 1), "n1") == 0,
-			 "no started copy: the primary's node, even from an initializing replica's node");
-	start(r, 0);
-	start(r, 1);
-	place(r, 2, "n3");
-	UT_CHECK(strcmp(se_routing_pick(r, "n2", 0), "n2") == 0, "the local started copy first");
-	UT_CHECK(strcmp(se_routing_pick(r, "n3", 0), se_routing_pick(r, "n3", 0)) == 0,
-			 "stable for one hash");
-	for (h = 0; h < 16; h++)
-	{
-		const char *n = se_routing_pick(r, "n9", h);
-
-		UT_CHECK(strcmp(n, "n3") != 0, "never an initializing copy");
-		seen[n[1] - '1'] = true;
-	}
-	UT_CHECK(seen[0] && seen[1], "hashes spread over the started copies");
-}
-
 /*
  * Random events on a shard (start, fail, node left with the failover,
  * replica count changes, placements): copies[0] is the only primary,
@@ -276,7 +249,6 @@ main(void)
 	test_in_sync();
 	test_resize();
 	test_promote();
-	test_pick();
 	test_properties();
 	return ut_finish("test_routing");
 }
