@@ -31,6 +31,7 @@
 #include "storage/spin.h"
 
 #include "util/se_common.h"
+#include "replication/lease.h"
 
 #include <signal.h>
 
@@ -146,6 +147,10 @@ typedef struct SeShardSlot
 	int64		resync_to;
 	bool		resync_running;
 	int64		gcp_sent;		/* global checkpoint the copies were last sent */
+	/* a primary's retention leases (replication/retention.c), repl_mutex */
+	bool		leases_loaded;	/* read from the shard's file since allocated */
+	bool		leases_dirty;	/* a recovery added one: persist it */
+	SeLeaseSet	leases;
 } SeShardSlot;
 
 /* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */

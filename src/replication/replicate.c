@@ -1046,6 +1046,7 @@ se_replication_maintain(void)
 
 		if (s->state != SE_SLOT_STARTED || s->replica)
 			continue;
+		se_retention_maintain(i, se_state_find_uuid(st, s->index_uuid));
 		SpinLockAcquire(&s->repl_mutex);
 		if (s->resync_term > 0 && !s->resync_running &&
 			s->resync_term == s->primary_term)

@@ -304,6 +304,12 @@ se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err)
 	ci->generation = gen;
 	ci->translog_gen = se_json_get(root, "translog_gen")->u.n.i;
 	ci->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
+	{
+		/* older commit points: a single copy processed every seq_no in order */
+		SeJson	   *lcp = se_json_get(root, "local_checkpoint");
+
+		ci->local_checkpoint = lcp && lcp->type == SE_JSON_NUMBER ? lcp->u.n.i : ci->max_seq_no;
+	}
 	ci->nsegs = segs->u.a.count;
 	for (i = 0; i < ci->nsegs; i++)
 	{
@@ -2499,7 +2505,13 @@ persist_global_checkpoint(SeShard *sh)
 static int64
 load_global_checkpoint(SeShard *sh)
 {
-	char	   *path = psprintf("%s/" GCP_FILE, sh->tlog_dir);
+	return se_shard_read_global_checkpoint(sh->tlog_dir);
+}
+
+int64
+se_shard_read_global_checkpoint(const char *tlog_dir)
+{
+	char	   *path = psprintf("%s/" GCP_FILE, tlog_dir);
 	size_t		len;
 	char	   *data = se_file_read_all(path, &len, true);
 	SeError		err;

@@ -160,6 +160,7 @@ typedef struct SeCommitInfo
 	int64		generation;
 	int64		translog_gen;	/* first translog generation it needs */
 	int64		max_seq_no;
+	int64		local_checkpoint;	/* every seq_no <= it is in the commit */
 	int			nsegs;
 	uint64		gens[SE_MAX_SEGMENTS];
 	uint64		del_gens[SE_MAX_SEGMENTS];	/* 0: no live-docs file */
@@ -170,6 +171,8 @@ extern int64 se_commit_newest(const char *index_dir);
 extern bool se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err);
 
 extern char *se_shard_path(const char *uuid, int shard);
+/* The global checkpoint persisted in a shard's translog dir (-1: none). */
+extern int64 se_shard_read_global_checkpoint(const char *tlog_dir);
 extern char *se_index_path(const char *uuid);
 
 #endif

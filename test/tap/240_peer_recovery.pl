@@ -148,7 +148,7 @@ is($node{$rnode}->safe_psql('postgres',
 	"SELECT stage || ' ' || type || ' ' || (bytes_recovered > 0) FROM search_engine.recovery WHERE index = 'rec' AND target_node = '$rnode'"),
 	'done peer true', 'the recovery view lists it');
 
-# ---- the replica's node restarts: it reuses the files it has
+# ---- the replica's node restarts: it keeps the files it has
 $node{$rnode}->stop('fast');
 ok($cluster->wait_for('the replica unassigned', 30, sub {
 	my ($st, $b) = req($pnode, 'GET', '/_cluster/health/rec');
@@ -161,7 +161,10 @@ ok($cluster->wait_for('the replica back (green)', 60, \&green), 'it came back an
 ok($row && $row->{stage} eq 'done', 'a second recovery, done') or diag(explain $row);
 ok($row->{files} == 0 && $row->{bytes_recovered} == 0,
 	"no file copied again: $row->{files} files, $row->{bytes_recovered} bytes of $row->{bytes_total}");
-ok($row->{translog_ops_recovered} >= 61, "only the translog's operations ($row->{translog_ops_recovered})");
+# (operations-based with its retention lease: the ten it missed, more if
+# its last commit was older than its global checkpoint's sync -- 245 has
+# the details)
+ok($row->{translog_ops_recovered} >= 10, "only operations ($row->{translog_ops_recovered})");
 copies_equal('the copies are equal again, the new documents included');
 
 # ---- a corrupted chunk fails the attempt, which is retried
