@@ -17,7 +17,8 @@
 #   and synced, from a cold cache, on the same disk.  RUNS=n repeats part 1
 #   (and the ceiling) n times; PERF=1 records a perf profile of part 1's
 #   first run (both nodes, perf.data in CLUSTER_DIR); KEEP=1 reuses a
-#   cluster and index loaded by an earlier run (same REPEAT).
+#   cluster and index loaded by an earlier run (same REPEAT); SYNTH_MB=n
+#   loads n MB of synthetic 64 KB documents instead of the Debian corpus.
 #   bench/recovery_bench.sh    (REPEAT=18 (about 1 GB) GONE=30 THROTTLE=40mb RUNS=3 CLUSTER_DIR=...)
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_recovery_bench}
@@ -25,6 +26,7 @@ REPEAT=${REPEAT:-18}
 RUNS=${RUNS:-3}
 PERF=${PERF:-0}
 KEEP=${KEEP:-0}
+SYNTH_MB=${SYNTH_MB:-0}
 GONE=${GONE:-30}
 THROTTLE=${THROTTLE:-40mb}
 PGDIR=$CLUSTER_DIR/n1
@@ -100,10 +102,30 @@ if [ "$KEEP" = 1 ] && [ "$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.
   sleep 3
 else
 req DELETE /rbench >/dev/null || true
-req PUT /rbench '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"30s","unassigned.node_left.delayed_timeout":"0"}}' >/dev/null
-echo "== loading the corpus $REPEAT times into one shard"
 CORPUS=$CLUSTER_DIR/corpus
 mkdir -p "$CORPUS"
+if [ "$SYNTH_MB" -gt 0 ]; then
+# a synthetic corpus: documents of 64 KB of random base64 in an unindexed
+# object (ES "enabled": false) and a few words, SYNTH_MB MB of them -- a
+# large shard loads in seconds where the Debian corpus takes many minutes
+req PUT /rbench '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"30s","unassigned.node_left.delayed_timeout":"0"},"mappings":{"properties":{"title":{"type":"text"},"blob":{"type":"object","enabled":false}}}}' >/dev/null
+echo "== loading $SYNTH_MB MB of synthetic documents into one shard"
+f=$CORPUS/synthetic.ndjson
+[ -s "$f" ] || python3 - "$f" "$SYNTH_MB" <<'PY'
+import base64, os, sys
+path, mb = sys.argv[1], int(sys.argv[2])
+with open(path, "w") as out:
+    for i in range(mb * 16):
+        data = base64.b64encode(os.urandom(48 * 1024)).decode()
+        out.write('{"index":{"_id":"s%d"}}\n{"title":"synthetic document %d","blob":{"data":"%s"}}\n' % (i, i % 97, data))
+PY
+"$L" ingest -d "$(dsn $N1)" --corpus "$f" --index rbench --append --clients 2 --batch 50 \
+  --progress never >/dev/null || true
+REPEAT=0
+else
+req PUT /rbench '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"30s","unassigned.node_left.delayed_timeout":"0"}}' >/dev/null
+echo "== loading the corpus $REPEAT times into one shard"
+fi
 for r in $(seq 1 "$REPEAT"); do
   f=$CORPUS/copy$r.ndjson
   [ -s "$f" ] || sed "s/^{\"index\":{\"_id\":\"/{\"index\":{\"_id\":\"r$r-/" "$DATA/debian.ndjson" > "$f"

@@ -302,6 +302,7 @@ extern void se_keep_freed_heap(int mmap_above, int trim_keep);
 /* in waitpoint.c */
 extern void se_debug_waitpoint(const char *name);
 extern void se_debug_pausepoint(const char *name);
+extern bool se_debug_skip(const char *name);
 
 /* in worker.c */
 extern void se_launcher_register(void);

@@ -818,21 +818,20 @@ catch_up(RecCtx *c, int64 gen, uint64 off)
  * translog generation to *tlog_gen.  -1: no safe commit.
  */
 static int64
-safe_commit_start(const char *shard_path, int64 *tlog_gen, StringInfo own)
+safe_commit_start(const char *shard_path, int64 *commit_gen, int64 *tlog_gen, StringInfo own)
 {
 	char	   *index_dir = psprintf("%s/index", shard_path);
 	char	   *tlog_dir = psprintf("%s/translog", shard_path);
 	struct stat st;
-	int64		gen = stat(index_dir, &st) == 0 ? se_commit_newest(index_dir) : 0;
 	SeCommitInfo *ci = palloc0(sizeof(SeCommitInfo));
-	SeError		err;
 	int64		gcp = se_shard_read_global_checkpoint(tlog_dir);
+	int64		gen = stat(index_dir, &st) == 0
+		? se_commit_newest_upto(index_dir, gcp, 0, ci) : 0;
 	int64		start = -1;
 	char	   *first;
 	int			fd;
 
-	se_error_init(&err);
-	if (gen <= 0 || !se_commit_read(index_dir, gen, ci, &err) || ci->max_seq_no > gcp)
+	if (gen <= 0)
 		return -1;
 	first = psprintf("%s/translog-" INT64_FORMAT ".tlog", tlog_dir, ci->translog_gen);
 	if ((fd = open(first, O_RDONLY | PG_BINARY)) < 0)
@@ -851,6 +850,7 @@ safe_commit_start(const char *shard_path, int64 *tlog_gen, StringInfo own)
 	own->len = 24;
 	(void) se_translog_read_ops(tlog_dir, ci->local_checkpoint + 1, gcp, own_op, own);
 	start = gcp + 1;
+	*commit_gen = gen;
 	*tlog_gen = ci->translog_gen;
 	pfree(ci);
 	return start;
@@ -875,6 +875,7 @@ run_recovery(SeRecovery *r)
 	SeShardSlot *slot = &SeSlots[r->slot];
 	int64		start;
 	int64		local_tlog_gen = 0;
+	int64		local_commit = 0;
 	int64		ops_from;
 	StringInfoData own;
 
@@ -900,7 +901,7 @@ run_recovery(SeRecovery *r)
 
 	/* 1. the source pins its commit and lists its files */
 	initStringInfo(&own);
-	start = safe_commit_start(c.shard_path, &local_tlog_gen, &own);
+	start = safe_commit_start(c.shard_path, &local_commit, &local_tlog_gen, &own);
 	initStringInfo(&payload);
 	initStringInfo(&reply);
 	se_peer_shard_put(&payload, im->name, im->uuid, r->shard);
@@ -945,6 +946,8 @@ run_recovery(SeRecovery *r)
 		r->ops_recovered = 0;
 		r->ops_total = -1;
 		r->stage = SE_REC_TRANSLOG;
+		/* the owner opens the newest commit: the safe one */
+		se_commit_drop_newer(index_dir, local_commit);
 		copy_translog(&c, tlog_gen, local_tlog_gen, &own, start - 1, &end_gen, &end_off);
 		se_fsync_dir(c.shard_path);
 		goto ready;

@@ -1055,7 +1055,8 @@ se_replication_maintain(void)
 			from = s->resync_from;
 			to = s->resync_to;
 		}
-		else if (s->resync_term == 0 && gcp > s->gcp_sent && s->repl_ntargets > 0)
+		else if (s->resync_term == 0 && gcp > s->gcp_sent && s->repl_ntargets > 0 &&
+				 !se_debug_skip("gcp_sync"))
 			sync_gcp = true;
 		SpinLockRelease(&s->repl_mutex);
 		if (!resync && !sync_gcp)

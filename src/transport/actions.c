@@ -108,12 +108,18 @@ se_transport_reply_decode(SeTransportCall *c, const char *data, int len)
 				 "[%s][%s] malformed reply (%d bytes)", c->node, c->action, len);
 }
 
-static bool
-may_serve(void)
+/* Only peers (members of search_engine_node) and superusers run actions. */
+static void
+check_may_serve(const char *action)
 {
 	Oid			node_role = get_role_oid("search_engine_node", true);
 
-	return superuser() || (OidIsValid(node_role) && has_privs_of_role(GetUserId(), node_role));
+	if (!superuser() && !(OidIsValid(node_role) && has_privs_of_role(GetUserId(), node_role)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for search_engine transport action \"%s\"", action),
+				 errdetail("security_exception"),
+				 errhint("Peers log in as a member of search_engine_node.")));
 }
 
 PG_FUNCTION_INFO_V1(se_sql_transport);
@@ -127,12 +133,7 @@ se_sql_transport(PG_FUNCTION_ARGS)
 	bytea	   *out;
 	int			i;
 
-	if (!may_serve())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for search_engine transport action \"%s\"", action),
-				 errdetail("security_exception"),
-				 errhint("Peers log in as a member of search_engine_node.")));
+	check_may_serve(action);
 	se_error_init(&err);
 	initStringInfo(&reply);
 	appendStringInfoChar(&reply, SE_TRANSPORT_REPLY_OK);
@@ -191,12 +192,7 @@ se_sql_transport_stream(PG_FUNCTION_ARGS)
 		MemoryContext old;
 		int			i;
 
-		if (!may_serve())
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied for search_engine transport action \"%s\"", action),
-					 errdetail("security_exception"),
-					 errhint("Peers log in as a member of search_engine_node.")));
+		check_may_serve(action);
 		fc = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
 		st = palloc0(sizeof(StreamState));

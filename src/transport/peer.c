@@ -251,9 +251,9 @@ conn_step(SeTransportCall *c, Pending *pd)
 	return call_send(c, pd);
 }
 
-/* Take what arrived for c; true once its answer is complete. */
+/* Send what is left of the request, take what arrived; false: broken. */
 static bool
-call_read(SeTransportCall *c, Pending *pd)
+send_and_receive(Pending *pd)
 {
 	PGconn	   *conn = pd->peer->conn;
 
@@ -262,10 +262,19 @@ call_read(SeTransportCall *c, Pending *pd)
 		int			rc = PQflush(conn);
 
 		if (rc < 0)
-			goto broken;
+			return false;
 		pd->flushing = rc == 1;
 	}
-	if (!PQconsumeInput(conn))
+	return PQconsumeInput(conn) != 0;
+}
+
+/* Take what arrived for c; true once its answer is complete. */
+static bool
+call_read(SeTransportCall *c, Pending *pd)
+{
+	PGconn	   *conn = pd->peer->conn;
+
+	if (!send_and_receive(pd))
 		goto broken;
 	while (!PQisBusy(conn))
 	{
@@ -453,15 +462,7 @@ stream_read(SeTransportCall *c, Pending *pd, SeTransportRowFn fn, void *arg)
 {
 	PGconn	   *conn = pd->peer->conn;
 
-	if (pd->flushing)
-	{
-		int			rc = PQflush(conn);
-
-		if (rc < 0)
-			goto broken;
-		pd->flushing = rc == 1;
-	}
-	if (!PQconsumeInput(conn))
+	if (!send_and_receive(pd))
 		goto broken;
 	while (!PQisBusy(conn))
 	{

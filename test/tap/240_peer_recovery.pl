@@ -103,18 +103,7 @@ sub copies_equal
 
 # the copy on node n, as a search and a _mget there read it (this node's
 # copy first): its ids, and each id's _seq_no, _primary_term and _version
-sub copy_of
-{
-	my ($n) = @_;
-	my ($st, $b) = req($n, 'POST', '/rec/_search', '{"size":1000,"query":{"match_all":{}}}');
-	return "search status $st" unless $st == 200;
-	my @ids = sort map { $_->{_id} } @{ $b->{hits}{hits} };
-	my $list = join(',', map { qq("$_") } @ids);
-	($st, $b) = req($n, 'POST', '/rec/_mget', qq({"ids":[$list]}));
-	return "mget status $st" unless $st == 200;
-	return join(',', map { "$_->{_id}:$_->{_seq_no}:$_->{_primary_term}:$_->{_version}" }
-		grep { $_->{found} } @{ $b->{docs} });
-}
+sub copy_of { return SeCluster::copy_of($node{ $_[0] }, 'rec'); }
 
 sub pins_left
 {

@@ -111,19 +111,7 @@ sub recovery_row
 }
 
 # are the copies equal: ids, _seq_no, _primary_term, _version on each node
-sub copy_of
-{
-	my ($n) = @_;
-	my ($st, $b) = req($n, 'POST', '/ops/_search',
-		'{"size":2000,"query":{"match_all":{}}}');
-	return "search status $st" unless $st == 200;
-	my @ids = sort map { $_->{_id} } @{ $b->{hits}{hits} };
-	my $list = join(',', map { qq("$_") } @ids);
-	($st, $b) = req($n, 'POST', '/ops/_mget', qq({"ids":[$list]}));
-	return "mget status $st" unless $st == 200;
-	return join(',', map { "$_->{_id}:$_->{_seq_no}:$_->{_primary_term}:$_->{_version}" }
-		grep { $_->{found} } @{ $b->{docs} });
-}
+sub copy_of { return SeCluster::copy_of($node{ $_[0] }, 'ops'); }
 
 sub copies_equal
 {
