@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
+#include "storage/spin.h"
 #include "utils/timestamp.h"
 
 #include "api/api.h"
@@ -812,6 +813,14 @@ recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeEr
 		char	   *target = pnstrdup(node, strcspn(node, "~"));
 
 		se_replication_mark_in_sync(slot, aid);
+		/*
+		 * The new copy has not heard the global checkpoint unless
+		 * operations came after its copy: the idle sync sends it again
+		 * (the copy's commit is safe only once it persisted one).
+		 */
+		SpinLockAcquire(&SeSlots[slot].repl_mutex);
+		SeSlots[slot].gcp_sent = -1;
+		SpinLockRelease(&SeSlots[slot].repl_mutex);
 		/* the copy's lease follows it from here (ES: renewed at finalize) */
 		if (lcp >= 0)
 			se_retention_advance(slot, target, Min(lcp, gcp) + 1);
