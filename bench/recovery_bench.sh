@@ -96,14 +96,14 @@ recovery_row() {
 }
 
 req PUT /_cluster/settings '{"persistent":{"indices.recovery.max_bytes_per_sec":"-1"}}' >/dev/null
+CORPUS=$CLUSTER_DIR/corpus
+mkdir -p "$CORPUS"
 if [ "$KEEP" = 1 ] && [ "$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.indices WHERE index = 'rbench'")" = 1 ]; then
   echo "== reusing the loaded index"
   req PUT /rbench/_settings '{"index":{"number_of_replicas":0}}' >/dev/null
   sleep 3
 else
 req DELETE /rbench >/dev/null || true
-CORPUS=$CLUSTER_DIR/corpus
-mkdir -p "$CORPUS"
 if [ "$SYNTH_MB" -gt 0 ]; then
 # a synthetic corpus: documents of 64 KB of random base64 in an unindexed
 # object (ES "enabled": false) and a few words, SYNTH_MB MB of them -- a
