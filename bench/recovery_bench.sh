@@ -13,10 +13,20 @@
 #   3. throttled: the first recovery again with max_bytes_per_sec THROTTLE.
 #   The CPU seconds both nodes spent on part 1 are printed too: on a shared
 #   machine the elapsed time says more about the other load than about us.
-#   bench/recovery_bench.sh    (REPEAT=6 GONE=30 THROTTLE=40mb CLUSTER_DIR=...)
+#   The ceiling, measured in the same run: the shard's files copied with cp
+#   and synced, from a cold cache, on the same disk.  RUNS=n repeats part 1
+#   (and the ceiling) n times; PERF=1 records a perf profile of part 1's
+#   first run (both nodes, perf.data in CLUSTER_DIR); KEEP=1 reuses a
+#   cluster and index loaded by an earlier run (same REPEAT); SYNTH_MB=n
+#   loads n MB of synthetic 64 KB documents instead of the Debian corpus.
+#   bench/recovery_bench.sh    (REPEAT=18 (about 1 GB) GONE=30 THROTTLE=40mb RUNS=3 CLUSTER_DIR=...)
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_recovery_bench}
-REPEAT=${REPEAT:-6}
+REPEAT=${REPEAT:-18}
+RUNS=${RUNS:-3}
+PERF=${PERF:-0}
+KEEP=${KEEP:-0}
+SYNTH_MB=${SYNTH_MB:-0}
 GONE=${GONE:-30}
 THROTTLE=${THROTTLE:-40mb}
 PGDIR=$CLUSTER_DIR/n1
@@ -85,12 +95,37 @@ recovery_row() {
     WHERE index = 'rbench' ORDER BY start_time_millis DESC LIMIT 1"
 }
 
-req DELETE /rbench >/dev/null || true
 req PUT /_cluster/settings '{"persistent":{"indices.recovery.max_bytes_per_sec":"-1"}}' >/dev/null
-req PUT /rbench '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"30s","unassigned.node_left.delayed_timeout":"0"}}' >/dev/null
-echo "== loading the corpus $REPEAT times into one shard"
 CORPUS=$CLUSTER_DIR/corpus
 mkdir -p "$CORPUS"
+if [ "$KEEP" = 1 ] && [ "$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.indices WHERE index = 'rbench'")" = 1 ]; then
+  echo "== reusing the loaded index"
+  req PUT /rbench/_settings '{"index":{"number_of_replicas":0}}' >/dev/null
+  sleep 3
+else
+req DELETE /rbench >/dev/null || true
+if [ "$SYNTH_MB" -gt 0 ]; then
+# a synthetic corpus: documents of 64 KB of random base64 in an unindexed
+# object (ES "enabled": false) and a few words, SYNTH_MB MB of them -- a
+# large shard loads in seconds where the Debian corpus takes many minutes
+req PUT /rbench '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"30s","unassigned.node_left.delayed_timeout":"0"},"mappings":{"properties":{"title":{"type":"text"},"blob":{"type":"object","enabled":false}}}}' >/dev/null
+echo "== loading $SYNTH_MB MB of synthetic documents into one shard"
+f=$CORPUS/synthetic.ndjson
+[ -s "$f" ] || python3 - "$f" "$SYNTH_MB" <<'PY'
+import base64, os, sys
+path, mb = sys.argv[1], int(sys.argv[2])
+with open(path, "w") as out:
+    for i in range(mb * 16):
+        data = base64.b64encode(os.urandom(48 * 1024)).decode()
+        out.write('{"index":{"_id":"s%d"}}\n{"title":"synthetic document %d","blob":{"data":"%s"}}\n' % (i, i % 97, data))
+PY
+"$L" ingest -d "$(dsn $N1)" --corpus "$f" --index rbench --append --clients 2 --batch 50 \
+  --progress never >/dev/null || true
+REPEAT=0
+else
+req PUT /rbench '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"30s","unassigned.node_left.delayed_timeout":"0"}}' >/dev/null
+echo "== loading the corpus $REPEAT times into one shard"
+fi
 for r in $(seq 1 "$REPEAT"); do
   f=$CORPUS/copy$r.ndjson
   [ -s "$f" ] || sed "s/^{\"index\":{\"_id\":\"/{\"index\":{\"_id\":\"r$r-/" "$DATA/debian.ndjson" > "$f"
@@ -99,18 +134,49 @@ for r in $(seq 1 "$REPEAT"); do
     --progress never >/dev/null || true
 done
 req POST /rbench/_flush | cut -c1-80
+req POST '/rbench/_forcemerge?max_num_segments=1' | cut -c1-80
+req POST /rbench/_flush | cut -c1-80
+fi
 STORE=$(PORT=$N1 sqlv -c "SELECT sum(store) FROM search_engine.shards WHERE index = 'rbench'")
 DOCS=$(PORT=$N1 sqlv -c "SELECT sum(docs) FROM search_engine.shards WHERE index = 'rbench'")
-echo "shard: $DOCS documents, $((STORE / 1048576)) MB"
+UUID=$(PORT=$N1 sqlv -c "SELECT uuid FROM search_engine.indices WHERE index = 'rbench'")
+SHARD_DIR=$(find "$CLUSTER_DIR/n1" -type d -path "*/indices/$UUID/0/index" | head -1)
+echo "shard: $DOCS documents, $((STORE / 1048576)) MB ($(ls "$SHARD_DIR" | wc -l) files in $SHARD_DIR)"
 
-echo "== 1. file-based recovery, unthrottled"
+# The ceiling: the same files copied by cp and synced, from a cold cache
+ceiling() {
+  local dst=$CLUSTER_DIR/ceiling t0 t1 mb
+  rm -rf "$dst"
+  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+  t0=$(now)
+  cp -r "$SHARD_DIR" "$dst" && sync
+  t1=$(now)
+  mb=$(du -sm "$dst" | cut -f1)
+  rm -rf "$dst"
+  awk -v mb="$mb" -v s="$(echo "$t1 - $t0" | bc)" 'BEGIN { printf "ceiling: cp + sync of %d MB in %.2f s: %.1f MB/s\n", mb, s, mb / s }'
+}
+
+for run in $(seq 1 "$RUNS"); do
+echo "== 1. file-based recovery, unthrottled (run $run of $RUNS)"
+if [ "$run" -gt 1 ]; then
+  req PUT /rbench/_settings '{"index":{"number_of_replicas":0}}' >/dev/null
+  sleep 3
+fi
 sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+if [ "$PERF" = 1 ] && [ "$run" = 1 ]; then
+  perf record -g -o "$CLUSTER_DIR/perf.data" \
+    -p "$(head -1 "$CLUSTER_DIR/n1/postmaster.pid"),$(head -1 "$CLUSTER_DIR/n2/postmaster.pid")" \
+    --inherit >/dev/null 2>&1 &
+  PERF_PID=$!
+  sleep 1
+fi
 c0=$(cluster_cpu)
 t0=$(now)
 req PUT /rbench/_settings '{"index":{"number_of_replicas":1}}' >/dev/null
 wait_green
 t1=$(now)
 c1=$(cluster_cpu)
+if [ -n "${PERF_PID:-}" ]; then kill -INT "$PERF_PID"; wait "$PERF_PID" || true; PERF_PID=; fi
 read -r ms bytes total files ftotal ops thr <<<"$(recovery_row)"
 awk -v b="$bytes" -v ms="$ms" -v w="$(echo "$t1 - $t0" | bc)" -v f="$files" -v ft="$ftotal" -v ops="$ops" \
   -v cpu="$(echo "$c1 - $c0" | bc -l)" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
@@ -118,6 +184,8 @@ awk -v b="$bytes" -v ms="$ms" -v w="$(echo "$t1 - $t0" | bc)" -v f="$files" -v f
     b / 1048576, f, ft, ms / 1000, w, (b / 1048576) / (ms / 1000), ops
   printf "  both nodes used %.2f CPU s for it: %.1f MB per CPU second (load average %s on %s cores)\n",
     cpu, (b / 1048576) / cpu, load, "'"$(nproc)"'" }'
+ceiling
+done
 
 echo "== 2. n2 gone ${GONE}s under writes, then back"
 node_stop n2

@@ -265,6 +265,10 @@ CREATE VIEW recovery AS SELECT * FROM _cat_recovery();
 -- says: SCRAM or certificates).
 CREATE FUNCTION _transport(action text, payload bytea) RETURNS bytea
 AS 'MODULE_PATHNAME', 'se_sql_transport' LANGUAGE C VOLATILE STRICT;
+-- The same for an action whose answer is a stream of rows (a peer
+-- recovery's file chunks), sent as they are made.
+CREATE FUNCTION _transport_stream(action text, payload bytea) RETURNS SETOF bytea
+AS 'MODULE_PATHNAME', 'se_sql_transport_stream' LANGUAGE C VOLATILE STRICT ROWS 100;
 -- Replica apply on one node (src/replication): shard's operations read from
 -- source's translog applied to target's copy as a primary's replica_ops are
 -- (chunk operations a request, the chunks in reverse order if asked).
@@ -317,7 +321,8 @@ GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, reg
   _acl_validate(text, text) TO search_engine_admin;
 GRANT SELECT, INSERT, DELETE ON _index_grants TO search_engine_admin;
 GRANT USAGE ON SCHEMA @extschema@ TO search_engine_node;
-GRANT EXECUTE ON FUNCTION _transport(text, bytea) TO search_engine_node;
+GRANT EXECUTE ON FUNCTION _transport(text, bytea), _transport_stream(text, bytea)
+  TO search_engine_node;
 
 -- =====================================================================
 -- Foreign data wrapper (src/fdw): indices as foreign tables.

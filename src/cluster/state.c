@@ -74,6 +74,7 @@ static const SeIndexSettings default_settings = {
 	.allocation_enable = 0,
 	.max_retries = 5,
 	.delayed_timeout_ms = 60000,
+	.lease_period_ms = 12 * 3600 * 1000,
 };
 
 static char *
@@ -204,7 +205,8 @@ is_allocation_setting(const char *key)
 {
 	return strncmp(key, "blocks.", 7) == 0 || strncmp(key, "routing.allocation.", 19) == 0 ||
 		strcmp(key, "allocation.max_retries") == 0 ||
-		strcmp(key, "unassigned.node_left.delayed_timeout") == 0;
+		strcmp(key, "unassigned.node_left.delayed_timeout") == 0 ||
+		strcmp(key, "soft_deletes.retention_lease.period") == 0;
 }
 
 /* the text of an allocation setting's default ("" removes a filter) */
@@ -221,6 +223,8 @@ allocation_setting_default(const char *key)
 		return "5";
 	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0)
 		return "1m";
+	if (strcmp(key, "soft_deletes.retention_lease.period") == 0)
+		return "12h";
 	return "";
 }
 
@@ -241,9 +245,12 @@ apply_allocation_setting(SeIndexSettings *s, const char *key, const char *val, S
 		return int_setting(key, val, -1, INT_MAX, &s->total_shards_per_node, err);
 	if (strcmp(key, "allocation.max_retries") == 0)
 		return int_setting(key, val, 0, INT_MAX, &s->max_retries, err);
-	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0)
+	if (strcmp(key, "unassigned.node_left.delayed_timeout") == 0 ||
+		strcmp(key, "soft_deletes.retention_lease.period") == 0)
 	{
-		if (!se_parse_time_value(val, &s->delayed_timeout_ms) || s->delayed_timeout_ms < 0)
+		int64	   *ms = key[0] == 'u' ? &s->delayed_timeout_ms : &s->lease_period_ms;
+
+		if (!se_parse_time_value(val, ms) || *ms < 0)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
 						 "failed to parse setting [index.%s] with value [%s] as a time value", key, val);
@@ -493,6 +500,14 @@ allocation_settings_to_json(const SeIndexSettings *s, bool flat, StringInfo out)
 		initStringInfo(&t);
 		se_format_time_value(s->delayed_timeout_ms, &t);
 		se_csettings_layer_put(&all, "unassigned.node_left.delayed_timeout", t.data);
+	}
+	if (s->lease_period_ms != default_settings.lease_period_ms)
+	{
+		StringInfoData t;
+
+		initStringInfo(&t);
+		se_format_time_value(s->lease_period_ms, &t);
+		se_csettings_layer_put(&all, "soft_deletes.retention_lease.period", t.data);
 	}
 	if (all.n == 0)
 		return;

@@ -57,6 +57,7 @@ typedef struct SeIndexSettings
 	int			allocation_enable;	/* index.routing.allocation.enable (SeAllocEnable) */
 	int			max_retries;	/* index.allocation.max_retries */
 	int64		delayed_timeout_ms; /* index.unassigned.node_left.delayed_timeout */
+	int64		lease_period_ms;	/* index.soft_deletes.retention_lease.period */
 	/* index.routing.allocation.{include,exclude,require}.<attr>: "kind.attr" -> values */
 	SeSettingsLayer allocation_filters;
 } SeIndexSettings;

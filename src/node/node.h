@@ -31,6 +31,7 @@
 #include "storage/spin.h"
 
 #include "util/se_common.h"
+#include "replication/lease.h"
 
 #include <signal.h>
 
@@ -149,6 +150,10 @@ typedef struct SeShardSlot
 	int64		resync_to;
 	bool		resync_running;
 	int64		gcp_sent;		/* global checkpoint the copies were last sent */
+	/* a primary's retention leases (replication/retention.c), repl_mutex */
+	bool		leases_loaded;	/* read from the shard's file since allocated */
+	bool		leases_dirty;	/* a recovery added one: persist it */
+	SeLeaseSet	leases;
 } SeShardSlot;
 
 /* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */
@@ -300,6 +305,7 @@ extern void se_keep_freed_heap(int mmap_above, int trim_keep);
 /* in waitpoint.c */
 extern void se_debug_waitpoint(const char *name);
 extern void se_debug_pausepoint(const char *name);
+extern bool se_debug_skip(const char *name);
 
 /* in worker.c */
 extern void se_launcher_register(void);

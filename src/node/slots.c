@@ -169,6 +169,9 @@ se_slot_allocate(const char *uuid, int shard)
 		s->resync_term = 0;
 		s->resync_running = false;
 		s->gcp_sent = -1;
+		s->leases_loaded = false;
+		s->leases_dirty = false;
+		s->leases.n = 0;
 		SpinLockRelease(&s->repl_mutex);
 		s->state = SE_SLOT_OPENING;
 		LWLockRelease(&s->lock);

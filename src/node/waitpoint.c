@@ -69,3 +69,23 @@ se_debug_pausepoint(const char *name)
 		ereport(LOG, (errmsg("search_engine: resumed at debug point \"%s\"", name)));
 	pfree(path);
 }
+
+/*
+ * With debug_waitpoints on, does <PGDATA>/search_engine_skip_<name> exist?
+ * A test makes a periodic duty skip its turns while it does (e.g. the idle
+ * global checkpoint sync, so replicas keep an older one).
+ */
+bool
+se_debug_skip(const char *name)
+{
+	char	   *path;
+	struct stat st;
+	bool		yes;
+
+	if (!se_debug_waitpoints)
+		return false;
+	path = psprintf("%s/search_engine_skip_%s", DataDir, name);
+	yes = stat(path, &st) == 0;
+	pfree(path);
+	return yes;
+}

@@ -37,13 +37,14 @@ struct SeWireReader;
 
 #define SE_MAX_RECOVERIES		32	/* recoveries remembered per node */
 #define SE_RECOVERY_MAX_ATTEMPTS	3
-/*
- * A chunk per recovery_chunk call.  ES sends 512 KB, but each of our calls
- * is a SQL statement on the source (libpq round trip, a backend's turn):
- * at 512 KB that cost, not the bytes, bounded a recovery on a busy
- * 2-core machine (bench/recovery_bench.sh).
- */
+/* the unit of recovery_ops answers */
 #define SE_RECOVERY_CHUNK		(4 * 1024 * 1024)
+/*
+ * A row of a recovery_file stream: its CRC32C is checked and it is written
+ * on arrival, while the source reads the next (ES sends 512 KB chunks, two
+ * files at a time).
+ */
+#define SE_RECOVERY_ROW			(1024 * 1024)
 
 /* ES RecoveryState.Stage, plus READY: files and translog are in place */
 typedef enum SeRecoveryStage

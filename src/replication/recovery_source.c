@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
+#include "storage/spin.h"
 #include "utils/timestamp.h"
 
 #include "api/api.h"
@@ -45,6 +46,7 @@
 #include "replication/recovery.h"
 #include "replication/replication.h"
 #include "shard/engine.h"
+#include "shard/translog.h"
 #include "transport/transport.h"
 #include "util/fileio.h"
 #include "util/varint.h"
@@ -247,9 +249,51 @@ source_slot(const char *uuid, int shard, SeError *err)
 }
 
 /*
- * recovery_start: shard (se_peer_shard_put), target node, target
- * allocation id.  Answer: recovery id, commit generation, its translog
- * generation and max_seq_no, then per file: name, length, CRC32C.
+ * Operations-based recovery (ES 7.4+): the target's safe commit holds
+ * every operation up to start - 1, and this primary retains history from
+ * start for the target's node (its retention lease) -- then no file needs
+ * copying, only the operations from start.  Pins every translog generation
+ * present (links: a flush's trimming does not take them) and checks on the
+ * pins that nothing at or above start was trimmed before; the first
+ * generation to read, or -1 (copy files instead).
+ */
+static int64
+pin_history(const char *shard_path, const char *pin, int64 start)
+{
+	char	   *tlog_dir = psprintf("%s/translog", shard_path);
+	char	   *pin_tlog = psprintf("%s/translog", pin);
+	DIR		   *d;
+	struct dirent *de;
+	int64		first;
+
+	se_remove_tree(pin);
+	se_mkdir_p(psprintf("%s/index", pin));
+	se_mkdir_p(pin_tlog);
+	d = AllocateDir(tlog_dir);
+	while (d && (de = ReadDir(d, tlog_dir)) != NULL)
+	{
+		int64		g;
+
+		if (sscanf(de->d_name, "translog-" INT64_FORMAT ".tlog", &g) == 1)
+			(void) link_into(tlog_dir, de->d_name, pin_tlog);	/* trimmed: skipped */
+	}
+	if (d)
+		FreeDir(d);
+	first = se_translog_first_gen_for(pin_tlog, start);
+	if (first < 0)
+		se_remove_tree(pin);
+	return first;
+}
+
+/*
+ * recovery_start: shard (se_peer_shard_put), target node, and the seq_no
+ * from which the target would need operations on top of its safe commit
+ * (-1: it has none).  Answer: recovery id, commit generation, its translog
+ * generation and max_seq_no, then per file: name, length, CRC32C; then the
+ * seq_no the operations start from when the recovery is operations-based
+ * (no files: commit generation 0, the translog generation to read from),
+ * else -1.  Either way the target's node gets a retention lease from
+ * where its copy will replay.
  */
 static bool
 recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -268,12 +312,14 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	struct dirent *de;
 	int			nfiles = 0;
 	StringInfoData files;
+	int64		start;
 
 	se_wire_init(&r, payload, len);
 	im = se_peer_shard_get(&r, &shard, err);
 	if (im == NULL)
 		return false;
 	target = se_wire_str(&r, NULL);
+	start = r.p < r.end ? se_wire_svint(&r) : -1;
 	if (r.bad || !name_ok(target) || strchr(target, '~'))
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_start request");
@@ -286,6 +332,38 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	drop_stale_pins(dir, target);
 	rid = psprintf("%s~" INT64_FORMAT, target, (int64) GetCurrentTimestamp());
 	pin = psprintf("%s/%s", dir, rid);
+	/*
+	 * ES: only for a copy that holds a retention lease here (a copy whose
+	 * lease expired was away too long), and only when the history from
+	 * start is all here -- the lease retains from the copy's last reported
+	 * checkpoints, which may be a little above what its safe commit and
+	 * own translog give it when it went away under writes; the pins say.
+	 */
+	{
+		int64		lease = se_retention_lease_of(slot, target);
+		int64		first = start >= 0 && lease >= 0
+			? pin_history(se_shard_path(im->uuid, shard), pin, start) : -1;
+
+		ereport(LOG,
+				(errmsg("search_engine: peer recovery of [%s][%d] to [%s]: %s (operations needed from seq_no " INT64_FORMAT ", its lease retains from " INT64_FORMAT ")",
+						im->name, shard, target,
+						first >= 0 ? "operations-based"
+						: start < 0 ? "file-based, the copy has no safe commit"
+						: lease < 0 ? "file-based, no retention lease"
+						: "file-based, that history was trimmed",
+						start, lease)));
+		if (first >= 0)
+		{
+			se_retention_renew(slot, target, start);
+			se_put_str(reply, rid, strlen(rid));
+			se_put_vint(reply, 0);
+			se_put_vint(reply, (uint64) first);
+			se_put_svint(reply, (int64) pg_atomic_read_u64(&SeSlots[slot].max_seq_no));
+			se_put_vint(reply, 0);
+			se_put_svint(reply, start);
+			return true;
+		}
+	}
 	for (attempt = 0; attempt < 10; attempt++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -344,6 +422,9 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	}
 	se_put_vint(reply, (uint64) nfiles);
 	appendBinaryStringInfo(reply, files.data, files.len);
+	se_put_svint(reply, -1);	/* file-based */
+	/* the copy replays from the commit's local checkpoint + 1: keep that */
+	se_retention_renew(slot, target, ci->local_checkpoint + 1);
 	return true;
 }
 
@@ -418,58 +499,91 @@ corrupt_next_chunk(void)
 	return yes;
 }
 
+/* a file streamed by recovery_file, between rows */
+typedef struct FileStream
+{
+	char	   *path;
+	int			fd;				/* transient: closed by an abort too */
+	uint64		offset;
+	uint64		length;
+} FileStream;
+
 /*
- * recovery_chunk: uuid, shard, recovery id, file name, offset, length.
- * Answer: CRC32C of the bytes, then the bytes (at most SE_RECOVERY_CHUNK).
+ * recovery_file (a stream): uuid, shard, recovery id, file name, offset.
+ * Rows: CRC32C of the chunk (4 bytes, little-endian), then the chunk (at
+ * most SE_RECOVERY_ROW bytes), from offset to the file's end.  One call
+ * per file: the source reads the next chunk while the target checks and
+ * writes this one (the socket buffers between), where a call per chunk
+ * made both sides wait for each other on every chunk.
  */
-static bool
-recovery_chunk_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+static void *
+recovery_file_open(const char *payload, size_t len, SeError *err)
 {
 	SeWireReader r;
 	char	   *pin;
 	char	   *name;
-	uint64		offset;
-	uint64		want;
-	char	   *path;
-	int			fd;
-	char	   *buf;
-	ssize_t		n;
-	pg_crc32c	crc;
+	FileStream *fs = palloc0(sizeof(FileStream));
+	struct stat st;
 
 	se_wire_init(&r, payload, len);
 	if ((pin = request_pin(&r, err)) == NULL)
-		return false;
+		return NULL;
 	name = se_wire_str(&r, NULL);
-	offset = se_wire_vint(&r);
-	want = se_wire_vint(&r);
-	want = Min(want, (uint64) SE_RECOVERY_CHUNK);
+	fs->offset = se_wire_vint(&r);
 	if (r.bad || !name_ok(name))
 	{
-		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_chunk request");
-		return false;
+		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_file request");
+		return NULL;
 	}
-	path = psprintf("%s/index/%s", pin, name);
-	fd = open(path, O_RDONLY | PG_BINARY);
-	if (fd < 0)
+	fs->path = psprintf("%s/index/%s", pin, name);
+	fs->fd = OpenTransientFile(fs->path, O_RDONLY | PG_BINARY);
+	if (fs->fd < 0 || fstat(fs->fd, &st) != 0)
 	{
 		se_error_set(err, 404, "resource_not_found_exception",
 					 "file [%s] is not part of recovery [%s]", name, pin);
+		return NULL;
+	}
+	fs->length = st.st_size;
+	(void) posix_fadvise(fs->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return fs;
+}
+
+static bool
+recovery_file_next(void *state, StringInfo row, SeError *err)
+{
+	FileStream *fs = state;
+	size_t		want;
+	ssize_t		n;
+	pg_crc32c	crc;
+	char	   *data;
+
+	if (fs->offset >= fs->length)
+	{
+		if (fs->fd >= 0)
+			CloseTransientFile(fs->fd);
+		fs->fd = -1;
 		return false;
 	}
-	buf = palloc(Max(want, 1));
-	n = pread(fd, buf, want, (off_t) offset);
-	close(fd);
-	if (n < 0)
+	want = Min((uint64) SE_RECOVERY_ROW, fs->length - fs->offset);
+	enlargeStringInfo(row, 4 + want);
+	data = row->data + row->len + 4;
+	n = pg_pread(fs->fd, data, want, (off_t) fs->offset);
+	if (n != (ssize_t) want)
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not read \"%s\" for a peer recovery: %m", path)));
+				 errmsg("could not read \"%s\" for a peer recovery: %m", fs->path)));
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, buf, n);
+	COMP_CRC32C(crc, data, n);
 	FIN_CRC32C(crc);
-	if (n > 0 && corrupt_next_chunk())
-		buf[n / 2] ^= 0x5a;
-	se_put_vint(reply, crc);
-	se_put_str(reply, buf, (int) n);
+	if (corrupt_next_chunk())
+		data[n / 2] ^= 0x5a;
+	row->data[row->len] = (char) (crc & 0xff);
+	row->data[row->len + 1] = (char) ((crc >> 8) & 0xff);
+	row->data[row->len + 2] = (char) ((crc >> 16) & 0xff);
+	row->data[row->len + 3] = (char) ((crc >> 24) & 0xff);
+	row->len += 4 + n;
+	row->data[row->len] = '\0';
+	fs->offset += n;
 	return true;
 }
 
@@ -680,19 +794,37 @@ recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeEr
 	int			shard;
 	char	   *aid;
 	int			slot;
+	int64		lcp;
 
 	se_wire_init(&r, payload, len);
 	if ((pin = request_pin_shard(&r, &uuid, &shard, err)) == NULL)
 		return false;
 	aid = se_wire_str(&r, NULL);
-	(void) se_wire_svint(&r);	/* the target's local checkpoint */
+	lcp = se_wire_svint(&r);	/* the target's local checkpoint */
 	if (r.bad || !name_ok(aid))
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_finalize request");
 		return false;
 	}
 	if ((slot = source_slot(uuid, shard, err)) >= 0)
+	{
+		int64		gcp = se_slot_read_i64(&SeSlots[slot].global_checkpoint);
+		const char *node = strchr(pin, '/') ? strrchr(pin, '/') + 1 : pin;
+		char	   *target = pnstrdup(node, strcspn(node, "~"));
+
 		se_replication_mark_in_sync(slot, aid);
+		/*
+		 * The new copy has not heard the global checkpoint unless
+		 * operations came after its copy: the idle sync sends it again
+		 * (the copy's commit is safe only once it persisted one).
+		 */
+		SpinLockAcquire(&SeSlots[slot].repl_mutex);
+		SeSlots[slot].gcp_sent = -1;
+		SpinLockRelease(&SeSlots[slot].repl_mutex);
+		/* the copy's lease follows it from here (ES: renewed at finalize) */
+		if (lcp >= 0)
+			se_retention_advance(slot, target, Min(lcp, gcp) + 1);
+	}
 	se_remove_tree(pin);
 	return slot >= 0;
 }
@@ -701,7 +833,7 @@ void
 se_recovery_register_actions(void)
 {
 	se_transport_register("recovery_start", recovery_start_action);
-	se_transport_register("recovery_chunk", recovery_chunk_action);
+	se_transport_register_stream("recovery_file", recovery_file_open, recovery_file_next);
 	se_transport_register("recovery_ops", recovery_ops_action);
 	se_transport_register("recovery_track", recovery_track_action);
 	se_transport_register("recovery_finalize", recovery_finalize_action);

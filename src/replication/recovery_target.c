@@ -70,6 +70,7 @@
 #include "replication/recovery.h"
 #include "replication/replication.h"
 #include "shard/engine.h"
+#include "shard/translog.h"
 #include "transport/transport.h"
 #include "util/fileio.h"
 #include "util/units.h"
@@ -77,6 +78,7 @@
 
 #define CALL_TIMEOUT_MS		60000
 #define RETRY_BASE_MS		1000
+#define THROTTLE_QUANTUM_MS	200
 
 typedef struct SeRecoveryShared
 {
@@ -414,6 +416,14 @@ throttle(RecCtx *c, size_t n)
 	c->window_bytes += n;
 	due_ms = (long) ((double) c->window_bytes * 1000.0 / (double) rate);
 	elapsed_ms = (long) ((now - c->window_start) / 1000);
+	/*
+	 * Pause only once ahead by a quantum: a short pause per 1 MB row stops
+	 * the stream (the source blocks on a full socket) as often, and on a
+	 * loaded machine each restart waits for both processes to be scheduled
+	 * again -- the copy then falls well below the rate it is held to.
+	 */
+	if (due_ms - elapsed_ms < THROTTLE_QUANTUM_MS)
+		return;
 	while (due_ms > elapsed_ms && !se_bgw_got_sigterm)
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -464,81 +474,113 @@ fsync_fd(int fd, const char *path)
 				 errmsg("could not fsync \"%s\" during a peer recovery: %m", path)));
 }
 
+/* a file arriving by recovery_file, between rows */
+typedef struct FileFetch
+{
+	RecCtx	   *c;
+	const RecFile *f;
+	char	   *path;
+	int			fd;
+	uint64		off;			/* bytes written so far */
+	uint64		flushed;		/* handed to the kernel's write-back up to */
+	uint64		body;			/* bytes the footer's CRC32C covers */
+	pg_crc32c	file_crc;
+} FileFetch;
+
+/* write-back is started every this many bytes, so the fsync finds little */
+#define FLUSH_AFTER		(8 * 1024 * 1024)
+
+/* one row of recovery_file: the chunk's CRC32C, then the chunk */
+static void
+file_row(void *arg, const char *row, size_t len)
+{
+	FileFetch  *ff = arg;
+	const uint8 *b = (const uint8 *) row;
+	const char *data = row + 4;
+	size_t		n = len >= 4 ? len - 4 : 0;
+	uint32		sent_crc;
+	pg_crc32c	crc;
+
+	check_stop();
+	if (len < 4 || ff->off + n > ff->f->length)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("peer recovery: malformed chunk of [%s] at offset " UINT64_FORMAT,
+						ff->f->name, ff->off),
+				 errdetail("recovery_failed_exception")));
+	sent_crc = (uint32) b[0] | ((uint32) b[1] << 8) | ((uint32) b[2] << 16) | ((uint32) b[3] << 24);
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, n);
+	FIN_CRC32C(crc);
+	if (crc != sent_crc)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x "
+						"in chunk of file [%s] at offset " UINT64_FORMAT,
+						sent_crc, crc, ff->f->name, ff->off),
+				 errdetail("corrupt_index_exception")));
+	if (ff->off < ff->body)
+		COMP_CRC32C(ff->file_crc, data, Min((uint64) n, ff->body - ff->off));
+	write_all(ff->fd, data, n, ff->path);
+	ff->off += n;
+	if (ff->off - ff->flushed >= FLUSH_AFTER)
+	{
+		pg_flush_data(ff->fd, ff->flushed, ff->off - ff->flushed);
+		ff->flushed = ff->off;
+	}
+	ff->c->r->bytes_recovered += n;
+	throttle(ff->c, n);
+}
+
 /*
- * Fetch file f into dir, checking each chunk's CRC32C and the file's
- * footer CRC32C (of every byte before the footer) against the source's.
+ * Fetch file f into dir in one recovery_file stream, checking each chunk's
+ * CRC32C and the file's footer CRC32C (of every byte before the footer)
+ * against the source's; one fsync per file.
  */
 static void
 fetch_file(RecCtx *c, const RecFile *f, const char *dir)
 {
-	char	   *path = psprintf("%s/%s", dir, f->name);
-	int			fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY, 0600);
-	uint64		body = f->length >= SE_FILE_FOOTER_LEN ? f->length - SE_FILE_FOOTER_LEN : 0;
-	uint64		off = 0;
-	pg_crc32c	file_crc;
+	FileFetch	ff;
 	StringInfoData payload;
-	StringInfoData reply;
+	SeError		err;
 
-	if (fd < 0)
+	memset(&ff, 0, sizeof(ff));
+	ff.c = c;
+	ff.f = f;
+	ff.path = psprintf("%s/%s", dir, f->name);
+	ff.body = f->length >= SE_FILE_FOOTER_LEN ? f->length - SE_FILE_FOOTER_LEN : 0;
+	ff.fd = OpenTransientFile(ff.path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+	if (ff.fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not create \"%s\" during a peer recovery: %m", path)));
+				 errmsg("could not create \"%s\" during a peer recovery: %m", ff.path)));
+	INIT_CRC32C(ff.file_crc);
 	initStringInfo(&payload);
-	initStringInfo(&reply);
-	INIT_CRC32C(file_crc);
-	while (off < f->length)
-	{
-		uint64		want = Min((uint64) SE_RECOVERY_CHUNK, f->length - off);
-		SeWireReader rd;
-		uint32		sent_crc;
-		int			n;
-		char	   *data;
-		pg_crc32c	crc;
-
-		check_stop();
-		resetStringInfo(&payload);
-		put_pin(c, &payload);
-		se_put_str(&payload, f->name, strlen(f->name));
-		se_put_vint(&payload, off);
-		se_put_vint(&payload, want);
-		call_source(c, "recovery_chunk", &payload, &reply);
-		se_wire_init(&rd, reply.data, reply.len);
-		sent_crc = (uint32) se_wire_vint(&rd);
-		data = se_wire_str(&rd, &n);
-		if (rd.bad || (uint64) n != want)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("peer recovery: short chunk of [%s] at offset " UINT64_FORMAT
-							" (%d of " UINT64_FORMAT " bytes)", f->name, off, n, want),
-					 errdetail("recovery_failed_exception")));
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, data, n);
-		FIN_CRC32C(crc);
-		if (crc != sent_crc)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x "
-							"in chunk of file [%s] at offset " UINT64_FORMAT,
-							sent_crc, crc, f->name, off),
-					 errdetail("corrupt_index_exception")));
-		if (off < body)
-			COMP_CRC32C(file_crc, data, Min((uint64) n, body - off));
-		write_all(fd, data, n, path);
-		off += n;
-		c->r->bytes_recovered += n;
-		pfree(data);
-		throttle(c, n);
-	}
-	FIN_CRC32C(file_crc);
-	if (file_crc != f->crc)
+	put_pin(c, &payload);
+	se_put_str(&payload, f->name, strlen(f->name));
+	se_put_vint(&payload, 0);
+	se_error_init(&err);
+	check_stop();
+	if (!se_transport_stream(c->r->source_node, c->conninfo, "recovery_file",
+							 payload.data, payload.len, file_row, &ff, CALL_TIMEOUT_MS, &err))
+		se_raise(&err);
+	if (ff.off != f->length)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("peer recovery: file [%s] ended at " UINT64_FORMAT " of " UINT64_FORMAT " bytes",
+						f->name, ff.off, f->length),
+				 errdetail("recovery_failed_exception")));
+	FIN_CRC32C(ff.file_crc);
+	if (ff.file_crc != f->crc)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x in file [%s]",
-						f->crc, file_crc, f->name),
+						f->crc, ff.file_crc, f->name),
 				 errdetail("corrupt_index_exception")));
-	fsync_fd(fd, path);
-	close(fd);
-	pfree(path);
+	fsync_fd(ff.fd, ff.path);
+	CloseTransientFile(ff.fd);
+	pfree(ff.path);
+	pfree(payload.data);
 }
 
 /* Files of dir that are not in files (by name) go. */
@@ -566,6 +608,15 @@ remove_others(const char *dir, RecFile *files, int nfiles)
 		}
 	}
 	FreeDir(d);
+}
+
+static size_t tlog_header_len(const char *buf, size_t len);
+
+/* an operation of this copy's own translog kept by an ops-based recovery */
+static void
+own_op(const SeTranslogOp *op, void *arg)
+{
+	se_translog_encode((StringInfo) arg, op);
 }
 
 /* create translog generation gen of dir (its header comes from the source) */
@@ -625,17 +676,29 @@ fetch_ops(RecCtx *c, int64 gen, uint64 off, int64 *rgen, uint64 *roff, int64 *no
  * in the source's translog.
  */
 static void
-copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
+copy_translog(RecCtx *c, int64 first_gen, int64 local_first, const StringInfo own,
+			  int64 own_max, int64 *end_gen, uint64 *end_off)
 {
 	char	   *dir = psprintf("%s/translog", c->shard_path);
 	int64		gen = first_gen;
+	int64		shift;
 	uint64		off = 0;
 	char	   *path;
 	int			fd;
 
 	se_remove_tree(dir);
 	se_mkdir_p(dir);
-	fd = new_tlog(dir, gen, &path);
+	if (own)
+	{
+		/* this copy's own operations up to its global checkpoint first */
+		fd = new_tlog(dir, local_first, &path);
+		write_all(fd, own->data, own->len, path);
+		fsync_fd(fd, path);
+		close(fd);
+		local_first++;
+	}
+	shift = local_first - first_gen;
+	fd = new_tlog(dir, gen + shift, &path);
 	for (;;)
 	{
 		int64		rgen;
@@ -643,6 +706,7 @@ copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
 		int64		nops;
 		int			n;
 		char	   *recs = fetch_ops(c, gen, off, &rgen, &roff, &nops, &n);
+		bool		fresh = rgen > gen || off == 0;
 
 		if (n == 0)
 			break;
@@ -652,7 +716,23 @@ copy_translog(RecCtx *c, int64 first_gen, int64 *end_gen, uint64 *end_off)
 			fsync_fd(fd, path);
 			close(fd);
 			gen++;
-			fd = new_tlog(dir, gen, &path);
+			fd = new_tlog(dir, gen + shift, &path);
+		}
+		/*
+		 * A generation's header names it: renumbered here when the copy
+		 * keeps its own commit, which names its own first generation; and
+		 * bounds the seq_nos of the generations before it, which now
+		 * include this copy's own operations up to own_max.
+		 */
+		if (shift != 0 && fresh && tlog_header_len(recs, n) == 24)
+		{
+			int64		local = gen + shift;
+			int64		bound;
+
+			memcpy(recs + 8, &local, 8);
+			memcpy(&bound, recs + 16, 8);
+			bound = Max(bound, own_max);
+			memcpy(recs + 16, &bound, 8);
 		}
 		write_all(fd, recs, n, path);
 		pfree(recs);
@@ -736,8 +816,61 @@ catch_up(RecCtx *c, int64 gen, uint64 off)
 	resetStringInfo(&payload);
 	put_pin(c, &payload);
 	se_put_str(&payload, r->allocation_id, strlen(r->allocation_id));
-	se_put_svint(&payload, lcp);
+	/* (no operation to catch up: the copy's checkpoint as it opened) */
+	se_put_svint(&payload, Max(lcp, se_slot_read_i64(&SeSlots[r->slot].local_checkpoint)));
 	call_source(c, "recovery_finalize", &payload, &reply);
+}
+
+/*
+ * Where this copy would need operations from if it kept its files (ES
+ * 7.x: the safe commit, then its own translog replayed up to its global
+ * checkpoint): its newest commit must be safe (ES CombinedDeletionPolicy:
+ * every operation in it is at or below the global checkpoint this copy
+ * persisted, so all of it is in the primary's history too), and its own
+ * translog from the commit on holds what it processed after; then it
+ * needs the operations above its global checkpoint, which is what its
+ * retention lease on the primary retains.  Its own operations from the
+ * commit's local checkpoint + 1 to the global checkpoint go to own (a
+ * translog generation's bytes, header first), the commit's first
+ * translog generation to *tlog_gen.  -1: no safe commit.
+ */
+static int64
+safe_commit_start(const char *shard_path, int64 *commit_gen, int64 *tlog_gen, StringInfo own)
+{
+	char	   *index_dir = psprintf("%s/index", shard_path);
+	char	   *tlog_dir = psprintf("%s/translog", shard_path);
+	struct stat st;
+	SeCommitInfo *ci = palloc0(sizeof(SeCommitInfo));
+	int64		gcp = se_shard_read_global_checkpoint(tlog_dir);
+	int64		gen = stat(index_dir, &st) == 0
+		? se_commit_newest_upto(index_dir, gcp, 0, ci) : 0;
+	int64		start = -1;
+	char	   *first;
+	int			fd;
+
+	if (gen <= 0)
+		return -1;
+	first = psprintf("%s/translog-" INT64_FORMAT ".tlog", tlog_dir, ci->translog_gen);
+	if ((fd = open(first, O_RDONLY | PG_BINARY)) < 0)
+		return -1;
+	/* the header of the commit's generation, or one that bounds nothing */
+	enlargeStringInfo(own, 24);
+	if (read(fd, own->data, 24) != 24 || tlog_header_len(own->data, 24) != 24)
+	{
+		int64		unknown = PG_INT64_MAX;
+
+		memcpy(own->data, "SETLOG02", 8);
+		memcpy(own->data + 16, &unknown, 8);
+	}
+	close(fd);
+	memcpy(own->data + 8, &ci->translog_gen, 8);
+	own->len = 24;
+	(void) se_translog_read_ops(tlog_dir, ci->local_checkpoint + 1, gcp, own_op, own);
+	start = gcp + 1;
+	*commit_gen = gen;
+	*tlog_gen = ci->translog_gen;
+	pfree(ci);
+	return start;
 }
 
 static void
@@ -757,6 +890,11 @@ run_recovery(SeRecovery *r)
 	char	   *index_dir;
 	char	   *tmp_dir;
 	SeShardSlot *slot = &SeSlots[r->slot];
+	int64		start;
+	int64		local_tlog_gen = 0;
+	int64		local_commit = 0;
+	int64		ops_from;
+	StringInfoData own;
 
 	memset(&c, 0, sizeof(c));
 	c.r = r;
@@ -779,10 +917,13 @@ run_recovery(SeRecovery *r)
 	tmp_dir = psprintf("%s/recovery.tmp", c.shard_path);
 
 	/* 1. the source pins its commit and lists its files */
+	initStringInfo(&own);
+	start = safe_commit_start(c.shard_path, &local_commit, &local_tlog_gen, &own);
 	initStringInfo(&payload);
 	initStringInfo(&reply);
 	se_peer_shard_put(&payload, im->name, im->uuid, r->shard);
 	se_put_str(&payload, r->target_node, strlen(r->target_node));
+	se_put_svint(&payload, start);
 	call_source(&c, "recovery_start", &payload, &reply);
 	se_wire_init(&rd, reply.data, reply.len);
 	c.rid = se_wire_str(&rd, NULL);
@@ -804,11 +945,30 @@ run_recovery(SeRecovery *r)
 		if (files[i].name == NULL || strchr(files[i].name, '/') || files[i].name[0] == '.')
 			rd.bad = true;
 	}
-	if (rd.bad)
+	ops_from = se_wire_svint(&rd);
+	if (rd.bad || (ops_from >= 0 && (ops_from != start || nfiles != 0)))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("peer recovery: malformed file list"),
 				 errdetail("recovery_failed_exception")));
+	if (ops_from >= 0)
+	{
+		/*
+		 * Operations-based: this copy keeps its own commit and files and
+		 * replays the source's operations from ops_from on top of it.
+		 */
+		r->stage = SE_REC_INDEX;
+		r->files_total = r->files_reused = r->files_recovered = r->files_to_recover = 0;
+		r->bytes_total = r->bytes_reused = r->bytes_recovered = r->bytes_to_recover = 0;
+		r->ops_recovered = 0;
+		r->ops_total = -1;
+		r->stage = SE_REC_TRANSLOG;
+		/* the owner opens the newest commit: the safe one */
+		se_commit_drop_newer(index_dir, local_commit);
+		copy_translog(&c, tlog_gen, local_tlog_gen, &own, start - 1, &end_gen, &end_off);
+		se_fsync_dir(c.shard_path);
+		goto ready;
+	}
 
 	/* 2. INDEX: reuse identical files, fetch the others */
 	r->stage = SE_REC_INDEX;
@@ -871,10 +1031,11 @@ run_recovery(SeRecovery *r)
 
 	/* 4. TRANSLOG */
 	r->stage = SE_REC_TRANSLOG;
-	copy_translog(&c, tlog_gen, &end_gen, &end_off);
+	copy_translog(&c, tlog_gen, tlog_gen, NULL, -1, &end_gen, &end_off);
 	se_fsync_dir(c.shard_path);
 
 	/* 5. the owner opens the shard from what is here now */
+ready:
 	pg_write_barrier();
 	r->stage = SE_REC_READY;
 	wake_owner(r);

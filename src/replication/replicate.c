@@ -1048,6 +1048,7 @@ se_replication_maintain(void)
 
 		if (s->state != SE_SLOT_STARTED || s->replica)
 			continue;
+		se_retention_maintain(i, se_state_find_uuid(st, s->index_uuid));
 		SpinLockAcquire(&s->repl_mutex);
 		if (s->resync_term > 0 && !s->resync_running &&
 			s->resync_term == s->primary_term)
@@ -1056,7 +1057,8 @@ se_replication_maintain(void)
 			from = s->resync_from;
 			to = s->resync_to;
 		}
-		else if (s->resync_term == 0 && gcp > s->gcp_sent && s->repl_ntargets > 0)
+		else if (s->resync_term == 0 && gcp > s->gcp_sent && s->repl_ntargets > 0 &&
+				 !se_debug_skip("gcp_sync"))
 			sync_gcp = true;
 		SpinLockRelease(&s->repl_mutex);
 		if (!resync && !sync_gcp)

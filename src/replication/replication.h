@@ -14,6 +14,7 @@
 #include "util/se_common.h"
 
 #include "nodes/pg_list.h"
+#include "replication/lease.h"
 
 struct SeBulkHeader;
 
@@ -50,5 +51,20 @@ extern void se_replication_replicate_round(struct SeBulkHeader *hdr);
 extern void se_replication_maintain(void);
 
 extern void se_replication_register_actions(void);
+
+/*
+ * Retention leases (retention.c, lease.h) of this node's primary in slot:
+ * the periodic renewal/expiry/persistence pass, which publishes the
+ * slot's retain_seq_no; a recovery's lease for node's copy retaining
+ * from retaining_seq_no (set, even lower); an existing lease moved up
+ * (renewed); node's lease's retaining seq_no (-1: none); the whole set
+ * (stats).
+ */
+struct SeIndexMeta;
+extern void se_retention_maintain(int slot, const struct SeIndexMeta *im);
+extern void se_retention_renew(int slot, const char *node, int64 retaining_seq_no);
+extern void se_retention_advance(int slot, const char *node, int64 retaining_seq_no);
+extern int64 se_retention_lease_of(int slot, const char *node);
+extern void se_retention_leases(int slot, SeLeaseSet *out);
 
 #endif							/* SE_REPLICATION_H */

@@ -268,6 +268,75 @@ se_commit_newest(const char *index_dir)
 	return best;
 }
 
+int64
+se_commit_newest_upto(const char *index_dir, int64 max_seq_no, int64 before, SeCommitInfo *ci)
+{
+	DIR		   *d = AllocateDir(index_dir);
+	struct dirent *de;
+	int64	   *gens = NULL;
+	int			n = 0;
+	int			cap = 0;
+	int64		found = 0;
+	int			i;
+
+	while ((de = ReadDir(d, index_dir)) != NULL)
+	{
+		int64		g;
+		char		tail;
+
+		if (sscanf(de->d_name, "segments_" INT64_FORMAT "%c", &g, &tail) != 1 ||
+			(before > 0 && g >= before))
+			continue;
+		if (n == cap)
+		{
+			cap = Max(4, cap * 2);
+			gens = gens ? repalloc(gens, sizeof(int64) * cap) : palloc(sizeof(int64) * cap);
+		}
+		gens[n++] = g;
+	}
+	FreeDir(d);
+	/* few commits (the last and maybe a safe one): newest first by scans */
+	while (found == 0 && n > 0)
+	{
+		int			best = 0;
+		SeError		err;
+
+		for (i = 1; i < n; i++)
+			if (gens[i] > gens[best])
+				best = i;
+		se_error_init(&err);
+		if (se_commit_read(index_dir, gens[best], ci, &err) && ci->max_seq_no <= max_seq_no)
+			found = gens[best];
+		gens[best] = gens[--n];
+	}
+	if (gens)
+		pfree(gens);
+	return found;
+}
+
+void
+se_commit_drop_newer(const char *index_dir, int64 gen)
+{
+	DIR		   *d = AllocateDir(index_dir);
+	struct dirent *de;
+
+	while ((de = ReadDir(d, index_dir)) != NULL)
+	{
+		int64		g;
+		char		tail;
+
+		if (sscanf(de->d_name, "segments_" INT64_FORMAT "%c", &g, &tail) == 1 && g > gen)
+		{
+			char	   *p = psprintf("%s/%s", index_dir, de->d_name);
+
+			(void) unlink(p);
+			pfree(p);
+		}
+	}
+	FreeDir(d);
+	se_fsync_dir(index_dir);
+}
+
 /*
  * Read commit point gen of index_dir (peer recovery's source: which files
  * and translog generations a copy of that commit needs); false with err
@@ -304,6 +373,12 @@ se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err)
 	ci->generation = gen;
 	ci->translog_gen = se_json_get(root, "translog_gen")->u.n.i;
 	ci->max_seq_no = se_json_get(root, "max_seq_no")->u.n.i;
+	{
+		/* older commit points: a single copy processed every seq_no in order */
+		SeJson	   *lcp = se_json_get(root, "local_checkpoint");
+
+		ci->local_checkpoint = lcp && lcp->type == SE_JSON_NUMBER ? lcp->u.n.i : ci->max_seq_no;
+	}
 	ci->nsegs = segs->u.a.count;
 	for (i = 0; i < ci->nsegs; i++)
 	{
@@ -371,6 +446,9 @@ load_commit(SeShard *sh, int64 gen, int64 *translog_gen)
 		sh->nsegs++;
 	}
 	sh->commit_gen = gen;
+	sh->commit_max_seq_no = sh->max_seq_no;
+	sh->commit_tlog_gen = *translog_gen;
+	sh->safe_gen = 0;
 }
 
 /* ---------- version lookup ---------- */
@@ -1962,48 +2040,56 @@ skip_existing_gens(SeShard *sh)
 	FreeDir(d);
 }
 
-/* Remove segment/live-docs files neither published nor in the last commit. */
+/* Append the segments of commit point gen to gens/dels (*n of them, room for cap). */
+static void
+commit_segments(SeShard *sh, int64 gen, uint64 *gens, uint64 *dels, int *n, int cap)
+{
+	char	   *path = psprintf("%s/segments_" INT64_FORMAT, sh->index_dir, gen);
+	size_t		len;
+	char	   *data = se_file_read_all(path, &len, true);
+	SeError		err;
+
+	se_error_init(&err);
+	if (data)
+	{
+		int			hdr = se_file_check((const uint8 *) data, len, COMMIT_FORMAT,
+										COMMIT_VERSION, COMMIT_VERSION, NULL, false, &err);
+		SeJsonParseOptions opts = {0};
+		SeJson	   *root = hdr >= 0 ? se_json_parse(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &opts, &err) : NULL;
+		SeJson	   *segs = root ? se_json_get(root, "segments") : NULL;
+		int			i;
+
+		for (i = 0; segs && i < segs->u.a.count && *n < cap; i++)
+		{
+			gens[*n] = segs->u.a.items[i]->u.a.items[0]->u.n.i;
+			dels[*n] = segs->u.a.items[i]->u.a.items[1]->u.n.i;
+			(*n)++;
+		}
+	}
+	pfree(path);
+}
+
+/*
+ * Remove segment/live-docs files neither published nor in the last commit
+ * (nor in the safe commit kept beside it), and older commit points.
+ */
 static void
 cleanup_files(SeShard *sh)
 {
 	DIR		   *d = AllocateDir(sh->index_dir);
 	struct dirent *de;
 	int64		keep_commit = sh->commit_gen;
-	uint64	   *commit_gens = NULL;
-	uint64	   *commit_dels = NULL;
+	uint64	   *commit_gens = palloc(sizeof(uint64) * 2 * SE_MAX_SEGMENTS);
+	uint64	   *commit_dels = palloc(sizeof(uint64) * 2 * SE_MAX_SEGMENTS);
 	int			ncommit = 0;
 
-	/* segments of the last commit point */
+	/* the global checkpoint reached the last commit: it is the safe one */
+	if (sh->safe_gen > 0 && sh->commit_max_seq_no <= sh->global_checkpoint)
+		sh->safe_gen = 0;
 	if (keep_commit > 0)
-	{
-		char	   *path = psprintf("%s/segments_" INT64_FORMAT, sh->index_dir, keep_commit);
-		size_t		len;
-		char	   *data = se_file_read_all(path, &len, true);
-		SeError		err;
-
-		se_error_init(&err);
-		if (data)
-		{
-			int			hdr = se_file_check((const uint8 *) data, len, COMMIT_FORMAT,
-											COMMIT_VERSION, COMMIT_VERSION, NULL, false, &err);
-			SeJsonParseOptions opts = {0};
-			SeJson	   *root = hdr >= 0 ? se_json_parse(data + hdr, len - hdr - SE_FILE_FOOTER_LEN, &opts, &err) : NULL;
-			SeJson	   *segs = root ? se_json_get(root, "segments") : NULL;
-			int			i;
-
-			if (segs)
-			{
-				ncommit = segs->u.a.count;
-				commit_gens = palloc(sizeof(uint64) * Max(1, ncommit));
-				commit_dels = palloc(sizeof(uint64) * Max(1, ncommit));
-				for (i = 0; i < ncommit; i++)
-				{
-					commit_gens[i] = segs->u.a.items[i]->u.a.items[0]->u.n.i;
-					commit_dels[i] = segs->u.a.items[i]->u.a.items[1]->u.n.i;
-				}
-			}
-		}
-	}
+		commit_segments(sh, keep_commit, commit_gens, commit_dels, &ncommit, 2 * SE_MAX_SEGMENTS);
+	if (sh->safe_gen > 0)
+		commit_segments(sh, sh->safe_gen, commit_gens, commit_dels, &ncommit, 2 * SE_MAX_SEGMENTS);
 	while ((de = ReadDir(d, sh->index_dir)) != NULL)
 	{
 		uint64		g,
@@ -2039,7 +2125,7 @@ cleanup_files(SeShard *sh)
 					keep = true;
 		}
 		else if (sscanf(de->d_name, "segments_" INT64_FORMAT "%c", &cg, tail) == 1)
-			keep = (cg >= keep_commit);
+			keep = (cg >= keep_commit || (sh->safe_gen > 0 && cg == sh->safe_gen));
 		else
 			keep = true;
 		if (!keep)
@@ -2051,6 +2137,8 @@ cleanup_files(SeShard *sh)
 		}
 	}
 	FreeDir(d);
+	pfree(commit_gens);
+	pfree(commit_dels);
 }
 
 /*
@@ -2104,10 +2192,27 @@ flush_commit(SeShard *sh, int64 retain)
 		}
 	}
 	se_fsync_dir(sh->index_dir);
+	/*
+	 * A replicated copy's new commit past the global checkpoint is not
+	 * safe: the last one becomes the safe one if it is (else an older safe
+	 * one stays), kept with the translog from it (ES CombinedDeletionPolicy).
+	 */
+	if (sh->replicated && sh->max_seq_no > sh->global_checkpoint)
+	{
+		if (sh->commit_max_seq_no <= sh->global_checkpoint)
+		{
+			sh->safe_gen = sh->commit_gen;
+			sh->safe_tlog_gen = sh->commit_tlog_gen;
+		}
+	}
+	else
+		sh->safe_gen = 0;
 	newgen = se_translog_roll(&sh->tl, sh->max_seq_no);
 	write_commit(sh, sh->commit_gen + 1);
 	sh->commit_gen++;
-	se_translog_trim(&sh->tl, newgen, retain);
+	sh->commit_max_seq_no = sh->max_seq_no;
+	sh->commit_tlog_gen = newgen;
+	se_translog_trim(&sh->tl, sh->safe_gen > 0 ? sh->safe_tlog_gen : newgen, retain);
 	publish(sh);				/* segments are committed now; drops old files */
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
 	if (sh->replicated)
@@ -2440,9 +2545,29 @@ roll_back_to(SeShard *sh, int64 gcp)
 		pfree(sh->tombstones[i].id);
 	sh->ntombstones = 0;
 	new_buffer(sh);
-	old = MemoryContextSwitchTo(sh->cxt);
-	load_commit(sh, newest_commit(sh), &tlog_gen);
-	MemoryContextSwitchTo(old);
+	{
+		/*
+		 * The last commit past gcp: reset to the safe commit kept beside
+		 * it (the newest at or below gcp), dropping the newer commit
+		 * points -- their files go at the next cleanup.
+		 */
+		int64		gen = newest_commit(sh);
+		SeCommitInfo *ci = palloc0(sizeof(SeCommitInfo));
+		int64		safe = se_commit_newest_upto(sh->index_dir, gcp, 0, ci);
+
+		if (safe > 0 && safe != gen)
+		{
+			ereport(LOG,
+					(errmsg("search_engine: replica [%s][%d] resets to its safe commit [" INT64_FORMAT "] (max_seq_no [" INT64_FORMAT "]) to roll back",
+							sh->index_name, sh->shard, safe, ci->max_seq_no)));
+			se_commit_drop_newer(sh->index_dir, safe);
+			gen = safe;
+		}
+		pfree(ci);
+		old = MemoryContextSwitchTo(sh->cxt);
+		load_commit(sh, gen, &tlog_gen);
+		MemoryContextSwitchTo(old);
+	}
 	if (sh->ckpt.max_seq_no > gcp)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -2499,7 +2624,13 @@ persist_global_checkpoint(SeShard *sh)
 static int64
 load_global_checkpoint(SeShard *sh)
 {
-	char	   *path = psprintf("%s/" GCP_FILE, sh->tlog_dir);
+	return se_shard_read_global_checkpoint(sh->tlog_dir);
+}
+
+int64
+se_shard_read_global_checkpoint(const char *tlog_dir)
+{
+	char	   *path = psprintf("%s/" GCP_FILE, tlog_dir);
 	size_t		len;
 	char	   *data = se_file_read_all(path, &len, true);
 	SeError		err;
@@ -2622,6 +2753,9 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		MemoryContextSwitchTo(old);
 		write_commit(sh, 1);
 		sh->commit_gen = 1;
+		sh->commit_max_seq_no = sh->max_seq_no;
+		sh->commit_tlog_gen = 1;
+		sh->safe_gen = 0;
 		se_fsync_dir(sh->path);
 	}
 	else
@@ -2636,6 +2770,14 @@ open_files(SeShard *sh, SeShardSlot *slot)
 		old = MemoryContextSwitchTo(cxt);
 		load_commit(sh, commit, &tlog_gen);
 		MemoryContextSwitchTo(old);
+		{
+			/* an older commit kept beside the last is the safe one */
+			SeCommitInfo *ci = palloc0(sizeof(SeCommitInfo));
+
+			sh->safe_gen = se_commit_newest_upto(sh->index_dir, PG_INT64_MAX, commit, ci);
+			sh->safe_tlog_gen = ci->translog_gen;
+			pfree(ci);
+		}
 		/*
 		 * Files of refreshes after the commit stay until the replay's
 		 * refresh publishes (and cleans up): a shard reopened after a full

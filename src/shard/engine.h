@@ -84,6 +84,16 @@ typedef struct SeShard
 	int			captombstones;
 	int64		rollback_to;	/* replaying for a rollback: up to here; -1 = all */
 	int64		commit_gen;
+	int64		commit_max_seq_no;	/* the last commit's */
+	int64		commit_tlog_gen;	/* its first translog generation */
+	/*
+	 * A replicated copy also keeps its safe commit (ES CombinedDeletionPolicy:
+	 * the newest whose max_seq_no <= the global checkpoint) when the last is
+	 * past it, and the translog from it: a rollback after a promotion resets
+	 * to it instead of a fresh peer recovery.  0: the last commit is safe.
+	 */
+	int64		safe_gen;
+	int64		safe_tlog_gen;
 	int64		next_seg_gen;
 	TimestampTz last_refresh;
 	TimestampTz last_sync;
@@ -160,6 +170,7 @@ typedef struct SeCommitInfo
 	int64		generation;
 	int64		translog_gen;	/* first translog generation it needs */
 	int64		max_seq_no;
+	int64		local_checkpoint;	/* every seq_no <= it is in the commit */
 	int			nsegs;
 	uint64		gens[SE_MAX_SEGMENTS];
 	uint64		del_gens[SE_MAX_SEGMENTS];	/* 0: no live-docs file */
@@ -167,9 +178,19 @@ typedef struct SeCommitInfo
 
 /* Newest segments_N in index_dir (0: none). */
 extern int64 se_commit_newest(const char *index_dir);
+/*
+ * Newest commit of index_dir whose max_seq_no <= max_seq_no and older than
+ * before (0: any), read into ci; 0 when there is none.
+ */
+extern int64 se_commit_newest_upto(const char *index_dir, int64 max_seq_no, int64 before,
+								   SeCommitInfo *ci);
+/* Remove the commit points of index_dir newer than gen (their segments go at cleanup). */
+extern void se_commit_drop_newer(const char *index_dir, int64 gen);
 extern bool se_commit_read(const char *index_dir, int64 gen, SeCommitInfo *ci, SeError *err);
 
 extern char *se_shard_path(const char *uuid, int shard);
+/* The global checkpoint persisted in a shard's translog dir (-1: none). */
+extern int64 se_shard_read_global_checkpoint(const char *tlog_dir);
 extern char *se_index_path(const char *uuid);
 
 #endif

@@ -466,6 +466,40 @@ se_translog_read_ops(const char *dir, int64 from, int64 to,
 }
 
 /*
+ * The oldest generation of dir that may hold an operation with seq_no >=
+ * from, when every such operation is in the generations present from
+ * there on; -1 when some may have been trimmed (every seq_no of the
+ * trimmed generations is <= the oldest present one's bound, which must be
+ * below from; a SETLOG01 generation has no bound).
+ */
+int64
+se_translog_first_gen_for(const char *dir, int64 from)
+{
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	int64		lo = -1;
+	int64		hi = -1;
+	int64		g;
+
+	if (d == NULL)
+		return -1;
+	while ((de = ReadDir(d, dir)) != NULL)
+	{
+		if (sscanf(de->d_name, "translog-" INT64_FORMAT ".tlog", &g) != 1)
+			continue;
+		lo = lo < 0 ? g : Min(lo, g);
+		hi = Max(hi, g);
+	}
+	FreeDir(d);
+	if (lo < 0 || gen_prev_max(dir, lo) >= from)
+		return -1;
+	/* the generations are consecutive; skip those wholly below from */
+	for (g = lo; g < hi && gen_prev_max(dir, g + 1) < from; g++)
+		;
+	return g;
+}
+
+/*
  * Append bytes [start, end) of generation gen to out; false if the file
  * is gone or shorter (trimmed, or not written yet).
  */

@@ -80,4 +80,7 @@ extern int64 se_translog_read_ops(const char *dir, int64 from, int64 to,
 extern bool se_translog_read_range(const char *dir, int64 gen, uint64 start,
 								   uint64 end, StringInfo out);
 
+/* The oldest generation holding history from seq_no from, or -1 (see translog.c). */
+extern int64 se_translog_first_gen_for(const char *dir, int64 from);
+
 #endif

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -33,6 +34,16 @@ typedef struct Action
 static Action actions[SE_TRANSPORT_MAX_ACTIONS];
 static int	nactions = 0;
 
+typedef struct StreamAction
+{
+	const char *name;
+	SeTransportStreamOpen open;
+	SeTransportStreamNext next;
+} StreamAction;
+
+static StreamAction streams[SE_TRANSPORT_MAX_ACTIONS];
+static int	nstreams = 0;
+
 void
 se_transport_register(const char *action, SeTransportHandler fn)
 {
@@ -41,6 +52,33 @@ se_transport_register(const char *action, SeTransportHandler fn)
 	actions[nactions].name = action;
 	actions[nactions].fn = fn;
 	nactions++;
+}
+
+void
+se_transport_register_stream(const char *action, SeTransportStreamOpen open,
+							 SeTransportStreamNext next)
+{
+	if (nstreams == SE_TRANSPORT_MAX_ACTIONS)
+		elog(ERROR, "too many search_engine transport stream actions");
+	streams[nstreams].name = action;
+	streams[nstreams].open = open;
+	streams[nstreams].next = next;
+	nstreams++;
+}
+
+/* Replace reply's bytes with err's encoding ('E', status, type, NUL, reason). */
+static void
+encode_error(StringInfo reply, const SeError *err)
+{
+	const char *reason = err->reason ? err->reason : "";
+
+	appendStringInfoChar(reply, SE_TRANSPORT_REPLY_ERROR);
+	appendStringInfoChar(reply, (char) ((uint32) err->status >> 24));
+	appendStringInfoChar(reply, (char) ((uint32) err->status >> 16));
+	appendStringInfoChar(reply, (char) ((uint32) err->status >> 8));
+	appendStringInfoChar(reply, (char) (uint32) err->status);
+	appendBinaryStringInfo(reply, err->type, strlen(err->type) + 1);
+	appendBinaryStringInfo(reply, reason, strlen(reason));
 }
 
 /* Fill c's outcome from a reply's bytes. */
@@ -70,12 +108,18 @@ se_transport_reply_decode(SeTransportCall *c, const char *data, int len)
 				 "[%s][%s] malformed reply (%d bytes)", c->node, c->action, len);
 }
 
-static bool
-may_serve(void)
+/* Only peers (members of search_engine_node) and superusers run actions. */
+static void
+check_may_serve(const char *action)
 {
 	Oid			node_role = get_role_oid("search_engine_node", true);
 
-	return superuser() || (OidIsValid(node_role) && has_privs_of_role(GetUserId(), node_role));
+	if (!superuser() && !(OidIsValid(node_role) && has_privs_of_role(GetUserId(), node_role)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for search_engine transport action \"%s\"", action),
+				 errdetail("security_exception"),
+				 errhint("Peers log in as a member of search_engine_node.")));
 }
 
 PG_FUNCTION_INFO_V1(se_sql_transport);
@@ -89,12 +133,7 @@ se_sql_transport(PG_FUNCTION_ARGS)
 	bytea	   *out;
 	int			i;
 
-	if (!may_serve())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for search_engine transport action \"%s\"", action),
-				 errdetail("security_exception"),
-				 errhint("Peers log in as a member of search_engine_node.")));
+	check_may_serve(action);
 	se_error_init(&err);
 	initStringInfo(&reply);
 	appendStringInfoChar(&reply, SE_TRANSPORT_REPLY_OK);
@@ -108,19 +147,97 @@ se_sql_transport(PG_FUNCTION_ARGS)
 		(void) actions[i].fn(VARDATA_ANY(payload), VARSIZE_ANY_EXHDR(payload), &reply, &err);
 	if (se_error_is_set(&err))
 	{
-		const char *reason = err.reason ? err.reason : "";
-
 		resetStringInfo(&reply);
-		appendStringInfoChar(&reply, SE_TRANSPORT_REPLY_ERROR);
-		appendStringInfoChar(&reply, (char) ((uint32) err.status >> 24));
-		appendStringInfoChar(&reply, (char) ((uint32) err.status >> 16));
-		appendStringInfoChar(&reply, (char) ((uint32) err.status >> 8));
-		appendStringInfoChar(&reply, (char) (uint32) err.status);
-		appendBinaryStringInfo(&reply, err.type, strlen(err.type) + 1);
-		appendBinaryStringInfo(&reply, reason, strlen(reason));
+		encode_error(&reply, &err);
 	}
 	out = palloc(VARHDRSZ + reply.len);
 	SET_VARSIZE(out, VARHDRSZ + reply.len);
 	memcpy(VARDATA(out), reply.data, reply.len);
 	PG_RETURN_BYTEA_P(out);
+}
+
+/* a stream's state between rows */
+typedef struct StreamState
+{
+	const StreamAction *action;
+	void	   *arg;			/* the action's, from its open */
+	bool		over;			/* the last row (an error) went */
+} StreamState;
+
+/*
+ * search_engine._transport_stream(action, payload): a registered stream
+ * action's rows, each a reply ('R' + bytes), the last one possibly an
+ * error ('E' ...) that ends it.  A value-per-call set-returning function
+ * in the select list, so each row goes to the peer as it is made (the
+ * caller reads them in single-row mode): a large transfer is one call, the
+ * producer runs ahead of the consumer by what the socket buffers hold, and
+ * no row is kept once sent.  Each row is built in place as the bytea
+ * returned (header room first), so the bytes are copied once between the
+ * action's buffer and the socket.
+ */
+PG_FUNCTION_INFO_V1(se_sql_transport_stream);
+Datum
+se_sql_transport_stream(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *fc;
+	StreamState *st;
+	StringInfoData row;
+	SeError		err;
+	bool		more;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		char	   *action = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		bytea	   *payload = PG_GETARG_BYTEA_PP(1);
+		MemoryContext old;
+		int			i;
+
+		check_may_serve(action);
+		fc = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
+		st = palloc0(sizeof(StreamState));
+		se_error_init(&err);
+		for (i = 0; i < nstreams; i++)
+			if (strcmp(streams[i].name, action) == 0)
+				st->action = &streams[i];
+		if (st->action == NULL)
+			se_error_set(&err, 400, "action_not_found_transport_exception",
+						 "No handler for stream action [%s]", action);
+		else
+			st->arg = st->action->open(VARDATA_ANY(payload), VARSIZE_ANY_EXHDR(payload), &err);
+		MemoryContextSwitchTo(old);
+		if (se_error_is_set(&err))
+		{
+			/* the error is the one row */
+			st->over = true;
+			initStringInfo(&row);
+			appendBinaryStringInfo(&row, "\0\0\0\0", VARHDRSZ);
+			encode_error(&row, &err);
+			SET_VARSIZE(row.data, row.len);
+			fc->user_fctx = st;
+			SRF_RETURN_NEXT(fc, PointerGetDatum(row.data));
+		}
+		fc->user_fctx = st;
+	}
+	fc = SRF_PERCALL_SETUP();
+	st = fc->user_fctx;
+	if (st->over)
+		SRF_RETURN_DONE(fc);
+	CHECK_FOR_INTERRUPTS();
+	/* the row, in this call's (per-tuple) memory: it goes once sent */
+	initStringInfo(&row);
+	appendBinaryStringInfo(&row, "\0\0\0\0", VARHDRSZ);
+	appendStringInfoChar(&row, SE_TRANSPORT_REPLY_OK);
+	se_error_init(&err);
+	more = st->action->next(st->arg, &row, &err);
+	if (se_error_is_set(&err))
+	{
+		row.len = VARHDRSZ;
+		encode_error(&row, &err);
+		st->over = true;
+	}
+	else if (!more)
+		SRF_RETURN_DONE(fc);
+	SET_VARSIZE(row.data, row.len);
+	SRF_RETURN_NEXT(fc, PointerGetDatum(row.data));
 }

@@ -176,6 +176,7 @@ typedef struct Pending
 	PostgresPollingStatusType polling;	/* while connecting */
 	bool		flushing;		/* the request is not all sent yet */
 	bool		done;
+	bool		stream;			/* _transport_stream, rows one at a time */
 	PGresult   *res;			/* the one result row */
 } Pending;
 
@@ -193,8 +194,11 @@ call_send(SeTransportCall *c, Pending *pd)
 	lengths[0] = strlen(c->action);
 	values[1] = c->payload ? c->payload : "";
 	lengths[1] = (int) c->payload_len;
-	if (!PQsendQueryParams(pd->peer->conn, "SELECT search_engine._transport($1, $2)", 2,
+	if (!PQsendQueryParams(pd->peer->conn,
+						   pd->stream ? "SELECT search_engine._transport_stream($1, $2)"
+						   : "SELECT search_engine._transport($1, $2)", 2,
 						   types, values, lengths, formats, 1) ||
+		(pd->stream && !PQsetSingleRowMode(pd->peer->conn)) ||
 		(rc = PQflush(pd->peer->conn)) < 0)
 	{
 		se_error_set(&c->err, 500, "node_disconnected_exception", "[%s] send failed: %s",
@@ -281,9 +285,9 @@ conn_step(SeTransportCall *c, Pending *pd)
 	return call_send(c, pd);
 }
 
-/* Take what arrived for c; true once its answer is complete. */
+/* Send what is left of the request, take what arrived; false: broken. */
 static bool
-call_read(SeTransportCall *c, Pending *pd)
+send_and_receive(Pending *pd)
 {
 	PGconn	   *conn = pd->peer->conn;
 
@@ -292,10 +296,19 @@ call_read(SeTransportCall *c, Pending *pd)
 		int			rc = PQflush(conn);
 
 		if (rc < 0)
-			goto broken;
+			return false;
 		pd->flushing = rc == 1;
 	}
-	if (!PQconsumeInput(conn))
+	return PQconsumeInput(conn) != 0;
+}
+
+/* Take what arrived for c; true once its answer is complete. */
+static bool
+call_read(SeTransportCall *c, Pending *pd)
+{
+	PGconn	   *conn = pd->peer->conn;
+
+	if (!send_and_receive(pd))
 		goto broken;
 	while (!PQisBusy(conn))
 	{
@@ -500,4 +513,136 @@ se_transport_call_all_or_error(SeTransportCall *calls, int ncalls, int timeout_m
 	for (i = 0; i < ncalls; i++)
 		if (!calls[i].ok)
 			se_error_raise(&calls[i].err);
+}
+
+/*
+ * Read what arrived for a stream: each row to fn; true once the query is
+ * over (err set if it failed).
+ */
+static bool
+stream_read(SeTransportCall *c, Pending *pd, SeTransportRowFn fn, void *arg)
+{
+	PGconn	   *conn = pd->peer->conn;
+
+	if (!send_and_receive(pd))
+		goto broken;
+	while (!PQisBusy(conn))
+	{
+		PGresult   *res = PQgetResult(conn);
+		ExecStatusType st;
+
+		if (res == NULL)
+			return true;		/* over; the connection is idle again */
+		st = PQresultStatus(res);
+		if (st == PGRES_SINGLE_TUPLE && PQnfields(res) == 1 && !PQgetisnull(res, 0, 0))
+		{
+			const char *data = PQgetvalue(res, 0, 0);
+			int			len = PQgetlength(res, 0, 0);
+
+			if (se_error_is_set(&c->err))
+				;				/* only an error row ends a stream */
+			else if (len >= 1 && data[0] == SE_TRANSPORT_REPLY_OK)
+			{
+				PG_TRY();
+				{
+					fn(arg, data + 1, len - 1);
+				}
+				PG_FINALLY();
+				{
+					PQclear(res);
+				}
+				PG_END_TRY();
+				continue;
+			}
+			else
+				se_transport_reply_decode(c, data, len);
+		}
+		else if (st != PGRES_TUPLES_OK && !se_error_is_set(&c->err))
+			se_error_set(&c->err, 500, "remote_transport_exception", "[%s][%s] %s",
+						 c->node, c->action,
+						 PQresultErrorMessage(res)[0] ? pchomp(PQresultErrorMessage(res))
+						 : "unexpected answer");
+		PQclear(res);
+	}
+	return false;
+
+broken:
+	if (!se_error_is_set(&c->err))
+		se_error_set(&c->err, 500, "node_disconnected_exception", "[%s] connection lost: %s",
+					 c->node, pchomp(PQerrorMessage(conn)));
+	peer_drop(pd->peer, false);
+	return true;
+}
+
+bool
+se_transport_stream(const char *node, const char *conninfo, const char *action,
+					const char *payload, size_t payload_len,
+					SeTransportRowFn fn, void *arg, int idle_timeout_ms, SeError *err)
+{
+	SeTransportCall c;
+	Pending		pd;
+	bool		over;
+
+	memset(&c, 0, sizeof(c));
+	memset(&pd, 0, sizeof(pd));
+	c.node = node;
+	c.conninfo = conninfo;
+	c.action = action;
+	c.payload = payload;
+	c.payload_len = payload_len;
+	se_error_init(&c.err);
+	pd.stream = true;
+	over = !call_start(&c, &pd);
+	PG_TRY();
+	{
+		TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   idle_timeout_ms);
+
+		while (!over)
+		{
+			int			events;
+			int			rc;
+
+			if (pd.connecting)
+				events = pd.polling == PGRES_POLLING_READING
+					? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+			else
+				events = WL_SOCKET_READABLE | (pd.flushing ? WL_SOCKET_WRITEABLE : 0);
+			if (ms_left(deadline) <= 0)
+			{
+				se_error_set(&c.err, 504, "receive_timeout_transport_exception",
+							 "[%s][%s] no data for %d ms", node, action, idle_timeout_ms);
+				peer_drop(pd.peer, true);
+				break;
+			}
+			rc = WaitLatchOrSocket(MyLatch, events | WL_LATCH_SET | WL_TIMEOUT |
+								   WL_EXIT_ON_PM_DEATH, PQsocket(pd.peer->conn),
+								   ms_left(deadline), PG_WAIT_EXTENSION);
+			if (rc & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			if (!(rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE)))
+				continue;
+			if (pd.connecting)
+				over = !conn_step(&c, &pd);
+			else
+				over = stream_read(&c, &pd, fn, arg);
+			/* progress: the idle deadline starts again */
+			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), idle_timeout_ms);
+		}
+	}
+	PG_CATCH();
+	{
+		/* fn or an interrupt raised: no query may stay running here */
+		if (pd.peer)
+			peer_drop(pd.peer, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (se_error_is_set(&c.err))
+	{
+		*err = c.err;
+		return false;
+	}
+	return true;
 }

@@ -54,11 +54,39 @@ extern void se_transport_probe_each(SeTransportCall *calls, int ncalls, int time
 extern void se_transport_disconnect_all(void);
 
 /*
+ * A stream: one request whose answer is a sequence of rows (a file's
+ * chunks), each handed to fn as it arrives -- the peer produces the next
+ * while fn consumes this one, and nothing is gathered.  fn may raise
+ * ERROR (the connection is then closed, cancelling the peer's query).
+ * idle_timeout_ms bounds each wait for the next row.  Returns false with
+ * err set on the peer's error or a transport failure.
+ */
+typedef void (*SeTransportRowFn) (void *arg, const char *data, size_t len);
+extern bool se_transport_stream(const char *node, const char *conninfo, const char *action,
+								const char *payload, size_t payload_len,
+								SeTransportRowFn fn, void *arg, int idle_timeout_ms,
+								SeError *err);
+
+/*
  * in actions.c: the server side.  A handler answers into reply, or fails
  * with err (sent back to the caller as the same ES error).
  */
 typedef bool (*SeTransportHandler) (const char *payload, size_t len,
 									StringInfo reply, SeError *err);
 extern void se_transport_register(const char *action, SeTransportHandler fn);
+
+/*
+ * A stream action (search_engine._transport_stream): open parses the
+ * payload and returns the state kept between rows (allocated in the
+ * current, multi-call memory context; NULL with err set to refuse); next
+ * appends one row's bytes to row and returns true, or returns false at
+ * the end (err set: the error ends the stream).  Files it opens should be
+ * transient files (OpenTransientFile), closed at the end or by the
+ * transaction's abort when the caller goes away mid-stream.
+ */
+typedef void *(*SeTransportStreamOpen) (const char *payload, size_t len, SeError *err);
+typedef bool (*SeTransportStreamNext) (void *state, StringInfo row, SeError *err);
+extern void se_transport_register_stream(const char *action, SeTransportStreamOpen open,
+										 SeTransportStreamNext next);
 
 #endif							/* SE_TRANSPORT_H */

@@ -103,18 +103,7 @@ sub copies_equal
 
 # the copy on node n, as a search and a _mget there read it (this node's
 # copy first): its ids, and each id's _seq_no, _primary_term and _version
-sub copy_of
-{
-	my ($n) = @_;
-	my ($st, $b) = req($n, 'POST', '/rec/_search', '{"size":1000,"query":{"match_all":{}}}');
-	return "search status $st" unless $st == 200;
-	my @ids = sort map { $_->{_id} } @{ $b->{hits}{hits} };
-	my $list = join(',', map { qq("$_") } @ids);
-	($st, $b) = req($n, 'POST', '/rec/_mget', qq({"ids":[$list]}));
-	return "mget status $st" unless $st == 200;
-	return join(',', map { "$_->{_id}:$_->{_seq_no}:$_->{_primary_term}:$_->{_version}" }
-		grep { $_->{found} } @{ $b->{docs} });
-}
+sub copy_of { return SeCluster::copy_of($node{ $_[0] }, 'rec'); }
 
 sub pins_left
 {
@@ -148,7 +137,7 @@ is($node{$rnode}->safe_psql('postgres',
 	"SELECT stage || ' ' || type || ' ' || (bytes_recovered > 0) FROM search_engine.recovery WHERE index = 'rec' AND target_node = '$rnode'"),
 	'done peer true', 'the recovery view lists it');
 
-# ---- the replica's node restarts: it reuses the files it has
+# ---- the replica's node restarts: it keeps the files it has
 $node{$rnode}->stop('fast');
 ok($cluster->wait_for('the replica unassigned', 30, sub {
 	my ($st, $b) = req($pnode, 'GET', '/_cluster/health/rec');
@@ -161,7 +150,10 @@ ok($cluster->wait_for('the replica back (green)', 60, \&green), 'it came back an
 ok($row && $row->{stage} eq 'done', 'a second recovery, done') or diag(explain $row);
 ok($row->{files} == 0 && $row->{bytes_recovered} == 0,
 	"no file copied again: $row->{files} files, $row->{bytes_recovered} bytes of $row->{bytes_total}");
-ok($row->{translog_ops_recovered} >= 61, "only the translog's operations ($row->{translog_ops_recovered})");
+# (operations-based with its retention lease: the ten it missed, more if
+# its last commit was older than its global checkpoint's sync -- 245 has
+# the details)
+ok($row->{translog_ops_recovered} >= 10, "only operations ($row->{translog_ops_recovered})");
 copies_equal('the copies are equal again, the new documents included');
 
 # ---- a corrupted chunk fails the attempt, which is retried

@@ -193,6 +193,22 @@ sub nodes_of
 	return { map { $_->{name} => $_ } @$body };
 }
 
+# one copy of index as node's search and _mget read it (this node's copy
+# first): "id:_seq_no:_primary_term:_version,..." in id order, or the
+# failing status -- two copies are equal when these are
+sub copy_of
+{
+	my ($node, $index) = @_;
+	my ($st, $b) = request($node, 'POST', "/$index/_search", '{"size":10000,"query":{"match_all":{}}}');
+	return "search status $st" unless $st == 200;
+	my @ids = sort map { $_->{_id} } @{ $b->{hits}{hits} };
+	my $list = join(',', map { qq("$_") } @ids);
+	($st, $b) = request($node, 'POST', "/$index/_mget", qq({"ids":[$list]}));
+	return "mget status $st" unless $st == 200;
+	return join(',', map { "$_->{_id}:$_->{_seq_no}:$_->{_primary_term}:$_->{_version}" }
+		grep { $_->{found} } @{ $b->{docs} });
+}
+
 # wait_for(what, seconds, sub): poll every 50 ms; the elapsed seconds, or
 # undef (and a diagnostic) when the deadline passed
 sub wait_for
