@@ -21,9 +21,11 @@
  * the number of copies (index.number_of_replicas, changed at runtime),
  * the failover (an unassigned primary is replaced by a STARTED in-sync
  * replica, the shard's primary term + 1) and the flood stage's
- * index.blocks.read_only_allow_delete.  Copies are never moved: moving
- * one is a peer recovery plus a handoff, so the allocator runs with
- * relocation off and explain says so.
+ * index.blocks.read_only_allow_delete, and moves (copies that may not
+ * remain, rebalancing, the move command): a moved copy becomes RELOCATING
+ * with a target under a fresh allocation id, which recovers from the
+ * primary and takes the copy's place when it reports started
+ * (shard_state.c; a primary hands off first, replication/relocation.c).
  *
  *-------------------------------------------------------------------------
  */
