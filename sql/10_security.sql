@@ -166,6 +166,10 @@ SELECT method, path,
        rest_as('sec_lm', method, path, body) AS "logs m"
   FROM routes ORDER BY ord;
 
+-- the privilege matrix above wrote without refresh: make its documents visible
+-- before counting them (the periodic refresh alone would make this racy)
+SELECT search_engine.refresh('*') IS NOT NULL AS refreshed;
+
 -- the 403 body, as an ES node answers a user
 SET ROLE sec_lr;
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
