@@ -474,10 +474,11 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			if (opts->local_only || node[0] == '\0')
 			{
 				/*
-				 * The coordinator's state said here: the primary moved (a
-				 * relocation, a failover) and it routes the item again.
+				 * Final, not retried: a coordinator whose state is behind
+				 * (partitioned, say) could otherwise apply the item long
+				 * after its client gave up on it and wrote the id again.
 				 */
-				item_fail(it, 503, node[0] ? SE_RETRY_ON_PRIMARY : "no_shard_available_action_exception",
+				item_fail(it, 503, "no_shard_available_action_exception",
 						  psprintf("[%s][%d] is not on node [%s]%s", it->index, it->shard,
 								   se_node_name_get(), node[0] ? "" : ": it is unassigned"));
 				continue;
@@ -842,6 +843,9 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 
 /* ---------- items on other nodes: the "bulk_items" transport action ---------- */
 
+/* how long a coordinator retries items a handed-off primary refused */
+#define SE_RETRY_ON_PRIMARY_MS	30000
+
 /* ES's bulk timeout (1m): how long a node's share of a bulk may take */
 #define SE_BULK_REMOTE_TIMEOUT_MS	60000
 
@@ -1156,17 +1160,17 @@ se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 		run_remote(items, n, opts);
 		run_round(items, n, opts);
 		/*
-		 * Items a primary refused because it moved (handed off to its
-		 * relocation target, or no longer here in a newer state) were not
-		 * applied anywhere: the coordinating node routes them again once
-		 * its state shows the new primary (ES's retry on primary), within
-		 * ES's bulk timeout.  A node serving bulk_items answers them to
-		 * its coordinator instead.
+		 * Items a primary refused because it handed off to its
+		 * relocation target were not applied anywhere: the coordinating
+		 * node routes them again once its state shows the new primary
+		 * (ES's retry on primary; the handoff lasts until the master
+		 * committed the move, or cancelled it).  A node serving
+		 * bulk_items answers them to its coordinator instead.
 		 */
 		for (i = 0; i < n && !opts->local_only; i++)
 			if (items[i].done && items[i].err_type &&
 				strcmp(items[i].err_type, SE_RETRY_ON_PRIMARY) == 0 &&
-				!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), SE_BULK_REMOTE_TIMEOUT_MS))
+				!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), SE_RETRY_ON_PRIMARY_MS))
 			{
 				items[i].done = false;
 				items[i].err_type = items[i].err_reason = NULL;
