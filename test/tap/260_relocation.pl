@@ -239,7 +239,7 @@ ok($cluster->wait_for('the relocation visible', 20, sub {
 	my ($s2, $b2) = req('n1', 'GET', '/_cluster/state/routing_table');
 	$rt = $b2->{routing_table}{indices}{mv}{shards}{0} // [];
 	return ref $b eq 'ARRAY' && (grep { $_->{state} eq 'RELOCATING' } @$b)
-	  && $seen_health->{relocating_shards} == 1;
+	  && $seen_health->{relocating_shards} == 1 && (grep { $_->{state} eq 'RELOCATING' } @$rt);
 }), '_cat/shards shows the copy RELOCATING, health relocating_shards 1') or diag(explain $seen);
 my ($rel) = grep { $_->{state} eq 'RELOCATING' } @{ ref $seen eq 'ARRAY' ? $seen : [] };
 like($rel->{node} // '', qr/^\Q$c0->{r}\E -> \S+ \S+ \Q$free\E$/, "its node column: $c0->{r} -> ... $free");
