@@ -106,7 +106,7 @@ BEGIN
     IF (r->>'errors')::bool THEN errs := errs + 1; END IF;
     n := n + $BATCH;
   END LOOP;
-  RAISE NOTICE 'RESULT % bulks, % docs/s, p50 % ms, p99 % ms, max % ms, % bulks with errors',
+  RAISE WARNING 'RESULT % bulks, % docs/s, p50 % ms, p99 % ms, max % ms, % bulks with errors',
     array_length(lat, 1),
     round(n / $SECONDS_RUN::numeric),
     round((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM unnest(lat) x)::numeric, 1),
@@ -117,12 +117,12 @@ SQL
 }
 
 echo "== 2a. writes, primary on n2, no relocation (${SECONDS_RUN}s, bulks of $BATCH)"
-PGOPTIONS='-c client_min_messages=notice' writes a 2>&1 | grep -o 'RESULT.*'
+writes a 2>&1 | grep -o 'RESULT.*'
 echo "== 2b. writes while the primary relocates n2 -> n1"
 ( sleep 2; t0=$(now); move n2 n1 >/dev/null; wait_moved n1; t1=$(now);
   echo "   (relocation under writes took $(echo "$t1 - $t0" | bc) s)" ) &
 MV=$!
-PGOPTIONS='-c client_min_messages=notice' writes b 2>&1 | grep -o 'RESULT.*'
+writes b 2>&1 | grep -o 'RESULT.*'
 wait "$MV"
 req POST /mvbench/_refresh >/dev/null
 echo "count after: $(req GET /mvbench/_count | grep -o '"count": *[0-9]*')"
