@@ -28,6 +28,7 @@
 #include "libpq/pqformat.h"
 #include "nodes/value.h"
 #include "node/node.h"
+#include "replication/relocation.h"
 #include "replication/replication.h"
 #include "security/acl.h"
 #include "shard/bulk_protocol.h"
@@ -472,6 +473,11 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 
 			if (opts->local_only || node[0] == '\0')
 			{
+				/*
+				 * Final, not retried: a coordinator whose state is behind
+				 * (partitioned, say) could otherwise apply the item long
+				 * after its client gave up on it and wrote the id again.
+				 */
 				item_fail(it, 503, "no_shard_available_action_exception",
 						  psprintf("[%s][%d] is not on node [%s]%s", it->index, it->shard,
 								   se_node_name_get(), node[0] ? "" : ": it is unassigned"));
@@ -539,6 +545,49 @@ bulk_segment(Size size)
 }
 
 /* One round: every not-done item, one sub-request per slot. */
+/*
+ * Wait for every accepted sub-request of a round, then replicate it:
+ * acknowledged only once every in-sync copy has the operations (cluster
+ * mode; a single node has no copies and returns at once).
+ */
+static void
+wait_and_replicate(SeBulkHeader *hdr, int naccepted)
+{
+	int			s;
+
+	for (;;)
+	{
+		bool		all = true;
+
+		for (s = 0; s < naccepted; s++)
+		{
+			SeBulkSub  *sub = &hdr->subs[s];
+
+			if (pg_atomic_read_u32(&sub->state) != SE_SUB_PENDING)
+				continue;
+			/* taken by a worker that has since exited with FATAL: lost */
+			if (sub->taker >= 0 &&
+				SeShmem->workers[sub->taker].generation != sub->taker_generation)
+			{
+				strlcpy(sub->failure_type, "shard_failed_exception", sizeof(sub->failure_type));
+				strlcpy(sub->failure, "the write worker owning the shard exited while applying this request",
+						sizeof(sub->failure));
+				pg_atomic_write_u32(&sub->state, SE_SUB_FAILED);
+				continue;
+			}
+			all = false;
+		}
+		if (all)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		se_check_wait_interrupts();
+	}
+	pg_read_barrier();
+	se_replication_replicate_round(hdr);
+}
+
 static void
 run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 {
@@ -557,6 +606,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	int		   *entry;			/* reserved queue entry per sub, -1 = rejected */
 	int		   *dsub;			/* sub-request number in the DSM, -1 = rejected */
 	char	  **why;			/* rejection reason per sub */
+	bool	   *handed_off;		/* refused: the primary moved (relocation.c) */
 	int			naccepted = 0;
 	uint64		total = 0;
 	uint64		limit = (uint64) se_indexing_pressure_limit_kb * 1024;
@@ -589,6 +639,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	entry = palloc(sizeof(int) * nsubs);
 	dsub = palloc(sizeof(int) * nsubs);
 	why = palloc0(sizeof(char *) * nsubs);
+	handed_off = palloc0(sizeof(bool) * nsubs);
 	for (s = 0; s < nsubs; s++)
 		total += reqbytes[s];
 	for (s = 0; s < nsubs; s++)
@@ -608,6 +659,13 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 							  ", max_coordinating_and_primary_bytes=" UINT64_FORMAT "]", total, limit);
 			continue;
 		}
+		/* a primary that handed off to its relocation target takes no write */
+		if (!se_relocation_write_begin(slots[s]))
+		{
+			entry[s] = dsub[s] = -1;
+			handed_off[s] = true;
+			continue;
+		}
 		entry[s] = se_queue_reserve_bulk(slots[s], reqbytes[s], &res);
 		dsub[s] = -1;
 		if (entry[s] >= 0)
@@ -615,6 +673,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			dsub[s] = naccepted++;
 			continue;
 		}
+		se_relocation_write_end(slots[s]);
 		if (res == SE_ENQUEUE_REJECTED_QUEUE)
 			why[s] = psprintf("rejected execution of shard bulk request on the [write] queue of node [%s] (queue capacity = %d)",
 							  se_node_name_get(), se_write_queue_size);
@@ -638,7 +697,10 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 		{
 			for (s = 0; s < nsubs; s++)
 				if (entry[s] >= 0)
+				{
 					se_queue_cancel_reserved(entry[s]);
+					se_relocation_write_end(slots[s]);
+				}
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
@@ -712,44 +774,17 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 		for (s = 0; s < nsubs; s++)
 			if (dsub[s] >= 0)
 				se_queue_submit_reserved(entry[s], dsm_segment_handle(seg), dsub[s]);
-
-		/* wait for every accepted sub-request */
-		for (;;)
+		PG_TRY();
 		{
-			bool		all = true;
-
-			for (s = 0; s < naccepted; s++)
-			{
-				SeBulkSub  *sub = &hdr->subs[s];
-
-				if (pg_atomic_read_u32(&sub->state) != SE_SUB_PENDING)
-					continue;
-				/* taken by a worker that has since exited with FATAL: lost */
-				if (sub->taker >= 0 &&
-					SeShmem->workers[sub->taker].generation != sub->taker_generation)
-				{
-					strlcpy(sub->failure_type, "shard_failed_exception", sizeof(sub->failure_type));
-					strlcpy(sub->failure, "the write worker owning the shard exited while applying this request",
-							sizeof(sub->failure));
-					pg_atomic_write_u32(&sub->state, SE_SUB_FAILED);
-					continue;
-				}
-				all = false;
-			}
-			if (all)
-				break;
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 1000, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			se_check_wait_interrupts();
+			wait_and_replicate(hdr, naccepted);
 		}
-		pg_read_barrier();
-
-		/*
-		 * Acknowledged only once every in-sync copy has the operations
-		 * (cluster mode; a single node has no copies and returns at once).
-		 */
-		se_replication_replicate_round(hdr);
+		PG_FINALLY();
+		{
+			for (s = 0; s < nsubs; s++)
+				if (dsub[s] >= 0)
+					se_relocation_write_end(slots[s]);
+		}
+		PG_END_TRY();
 	}
 
 	/* collect per-item outcomes */
@@ -764,6 +799,14 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 
 			if (sub_of[i] < 0)
 				continue;
+			if (handed_off[sub_of[i]])
+			{
+				/* se_bulk_execute routes it again to the new primary */
+				item_fail(it, 503, SE_RETRY_ON_PRIMARY,
+						  psprintf("shard [%s][%d] is relocating: its primary handed off to the relocation target",
+								   it->index, it->shard));
+				continue;
+			}
 			if (dsub[sub_of[i]] < 0)
 			{
 				/* rejected: not done, the caller may retry it */
@@ -799,6 +842,9 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 }
 
 /* ---------- items on other nodes: the "bulk_items" transport action ---------- */
+
+/* how long a coordinator retries items a handed-off primary refused */
+#define SE_RETRY_ON_PRIMARY_MS	30000
 
 /* ES's bulk timeout (1m): how long a node's share of a bulk may take */
 #define SE_BULK_REMOTE_TIMEOUT_MS	60000
@@ -1101,15 +1147,47 @@ se_bulk_execute(SeWriteItem *items, int n, const SeBulkOptions *opts)
 {
 	int			attempt = 0;
 
+	TimestampTz start = GetCurrentTimestamp();
+
 	route_items(items, n, opts);
 	wait_active_shards(items, n, opts);
 	for (;;)
 	{
 		int			i;
 		int			pending = 0;
+		int			moved = 0;
 
 		run_remote(items, n, opts);
 		run_round(items, n, opts);
+		/*
+		 * Items a primary refused because it handed off to its
+		 * relocation target were not applied anywhere: the coordinating
+		 * node routes them again once its state shows the new primary
+		 * (ES's retry on primary; the handoff lasts until the master
+		 * committed the move, or cancelled it).  A node serving
+		 * bulk_items answers them to its coordinator instead.
+		 */
+		for (i = 0; i < n && !opts->local_only; i++)
+			if (items[i].done && items[i].err_type &&
+				strcmp(items[i].err_type, SE_RETRY_ON_PRIMARY) == 0 &&
+				!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), SE_RETRY_ON_PRIMARY_MS))
+			{
+				items[i].done = false;
+				items[i].err_type = items[i].err_reason = NULL;
+				memset(&items[i].resp, 0, sizeof(items[i].resp));
+				items[i].slot = -1;
+				items[i].node = NULL;
+				moved++;
+			}
+		if (moved > 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 50, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			se_check_wait_interrupts();
+			route_items(items, n, opts);
+			continue;
+		}
 		for (i = 0; i < n; i++)
 			if (!items[i].done)
 				pending++;

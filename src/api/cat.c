@@ -598,6 +598,22 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 						row[8] = psprintf("%d", st->owner);
 				}
 				t->rows = lappend(t->rows, row);
+				if (im->routing && se_routing_relocating(&im->routing[s].copies[k]))
+				{
+					/* ES: "n1 -> ip id n2", and a row for the target */
+					const char *to = im->routing[s].copies[k].relocating_node;
+					char	  **trow = palloc0(sizeof(char *) * t->ncols);
+
+					row[3] = "RELOCATING";
+					row[7] = psprintf("%s -> %s %s %s", node, node_host(v, to), to, to);
+					trow[0] = im->name;
+					trow[1] = row[1];
+					trow[2] = row[2];
+					trow[3] = (char *) se_shard_state_name(SE_SHARD_INITIALIZING);
+					trow[6] = (char *) node_host(v, to);
+					trow[7] = (char *) to;
+					t->rows = lappend(t->rows, trow);
+				}
 			}
 		}
 	}

@@ -199,19 +199,28 @@ shard_copy_json(const SeClusterView *v, const SeIndexMeta *im, int s, int k, Str
 	if (state == SE_SHARD_UNASSIGNED)
 		node_id = NULL;
 	appendStringInfo(out, "{\"state\":\"%s\",\"primary\":%s,\"node\":",
-					 se_shard_state_name(state), k == 0 ? "true" : "false");
+					 c && se_routing_relocating(c) ? "RELOCATING" : se_shard_state_name(state),
+					 k == 0 ? "true" : "false");
 	if (node_id)
 		se_json_write_string(out, node_id, -1);
 	else
 		appendStringInfoString(out, "null");
-	appendStringInfo(out, ",\"relocating_node\":null,\"shard\":%d,\"index\":", s);
+	appendStringInfoString(out, ",\"relocating_node\":");
+	if (c && se_routing_relocating(c))
+		se_json_write_string(out, ephemeral_of(v, c->relocating_node), -1);
+	else
+		appendStringInfoString(out, "null");
+	appendStringInfo(out, ",\"shard\":%d,\"index\":", s);
 	se_json_write_string(out, im->name, -1);
 	if (c && state != SE_SHARD_STARTED)
 		appendStringInfo(out, ",\"recovery_source\":{\"type\":\"%s\"}",
 						 k > 0 ? "PEER"
 						 : c->unassigned_reason && strcmp(c->unassigned_reason, "INDEX_CREATED") == 0
 						 ? "EMPTY_STORE" : "EXISTING_STORE");
-	if (c && c->allocation_id[0])
+	if (c && c->allocation_id[0] && se_routing_relocating(c))
+		appendStringInfo(out, ",\"allocation_id\":{\"id\":\"%s\",\"relocation_id\":\"%s\"}",
+						 c->allocation_id, c->relocation_id);
+	else if (c && c->allocation_id[0])
 		appendStringInfo(out, ",\"allocation_id\":{\"id\":\"%s\"}", c->allocation_id);
 	if (c && c->unassigned_reason)
 	{

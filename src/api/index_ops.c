@@ -1031,6 +1031,7 @@ typedef struct HealthCounts
 	int			initializing;
 	int			unassigned;
 	int			rank;
+	int			relocating;		/* started copies moving (ES relocating_shards) */
 } HealthCounts;
 
 static const char *const health_names[] = {"red", "yellow", "green"};
@@ -1053,6 +1054,7 @@ health_add_shard(const SeIndexMeta *im, int s, HealthCounts *h)
 		{
 			h->active_primary += k == 0;
 			h->active++;
+			h->relocating += im->routing && se_routing_relocating(&im->routing[s].copies[k]);
 			continue;
 		}
 		if (st == SE_SHARD_INITIALIZING)
@@ -1068,9 +1070,9 @@ health_add_shard(const SeIndexMeta *im, int s, HealthCounts *h)
 static void
 health_counts_json(const HealthCounts *h, StringInfo out)
 {
-	appendStringInfo(out, "\"active_primary_shards\":%d,\"active_shards\":%d,\"relocating_shards\":0,"
+	appendStringInfo(out, "\"active_primary_shards\":%d,\"active_shards\":%d,\"relocating_shards\":%d,"
 					 "\"initializing_shards\":%d,\"unassigned_shards\":%d",
-					 h->active_primary, h->active, h->initializing, h->unassigned);
+					 h->active_primary, h->active, h->relocating, h->initializing, h->unassigned);
 }
 
 /*
@@ -1106,10 +1108,10 @@ health_collect(List *targets, const char *level, HealthCounts *total, StringInfo
 			if (detail && strcmp(level, "shards") == 0)
 			{
 				appendStringInfo(&shards, "%s\"%d\":{\"status\":\"%s\",\"primary_active\":%s,"
-								 "\"active_shards\":%d,\"relocating_shards\":0,"
+								 "\"active_shards\":%d,\"relocating_shards\":%d,"
 								 "\"initializing_shards\":%d,\"unassigned_shards\":%d}",
 								 s ? "," : "", s, health_names[sh.rank],
-								 sh.active_primary ? "true" : "false", sh.active,
+								 sh.active_primary ? "true" : "false", sh.active, sh.relocating,
 								 sh.initializing, sh.unassigned);
 			}
 		}
@@ -1117,6 +1119,7 @@ health_collect(List *targets, const char *level, HealthCounts *total, StringInfo
 		total->active += ih.active;
 		total->initializing += ih.initializing;
 		total->unassigned += ih.unassigned;
+		total->relocating += ih.relocating;
 		total->rank = Min(total->rank, ih.rank);
 		if (detail)
 		{

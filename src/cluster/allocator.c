@@ -1203,7 +1203,8 @@ move_shards(SeAllocModel *m, const Weights *w)
 		SeDecisionType d;
 		int			to;
 
-		if (c->state != SE_COPY_STARTED || can_remain(m, c, NULL) != SE_DECISION_NO)
+		if (c->state != SE_COPY_STARTED || m->indices[c->index].closed ||
+			can_remain(m, c, NULL) != SE_DECISION_NO)
 			continue;
 		to = best_node(m, w, c, c->node, c->node, &d);
 		if (to >= 0 && d == SE_DECISION_YES)
@@ -1261,7 +1262,9 @@ try_relocate(SeAllocModel *m, int index, int hi, int lo)
 	{
 		SeAllocCopy *c = &m->copies[i];
 
-		if (c->state != SE_COPY_STARTED || c->node != hi || !copy_may_rebalance(m, c))
+		/* a closed index's copy is not open: nothing could recover it elsewhere */
+		if (c->state != SE_COPY_STARTED || c->node != hi || !copy_may_rebalance(m, c) ||
+			m->indices[c->index].closed)
 			continue;
 		if (can_allocate(m, c, lo, hi, NULL) == SE_DECISION_YES)
 		{
@@ -1583,6 +1586,13 @@ se_alloc_move(SeAllocModel *m, int id, int to, SeError *err)
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "[move_allocation] can't move [%s][%d], shard is not started (state = %s)",
 					 iname, c->shard, se_copy_state_name(c->state));
+		return false;
+	}
+	if (m->indices[c->index].closed)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[move_allocation] can't move [%s][%d], the index is closed: its copies are not open, so none can be recovered elsewhere",
+					 iname, c->shard);
 		return false;
 	}
 	if (can_allocate(m, c, to, c->node, NULL) == SE_DECISION_NO)

@@ -21,9 +21,11 @@
  * the number of copies (index.number_of_replicas, changed at runtime),
  * the failover (an unassigned primary is replaced by a STARTED in-sync
  * replica, the shard's primary term + 1) and the flood stage's
- * index.blocks.read_only_allow_delete.  Copies are never moved: moving
- * one is a peer recovery plus a handoff, so the allocator runs with
- * relocation off and explain says so.
+ * index.blocks.read_only_allow_delete, and moves (copies that may not
+ * remain, rebalancing, the move command): a moved copy becomes RELOCATING
+ * with a target under a fresh allocation id, which recovers from the
+ * primary and takes the copy's place when it reports started
+ * (shard_state.c; a primary hands off first, replication/relocation.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -127,7 +129,6 @@ build_model(SeClusterState *st, const SeClusterView *v)
 		return NULL;
 	se_csettings_alloc(&st->persistent, &st->transient, &m->settings);
 	m->settings.now_ms = se_state_now_millis();
-	m->settings.no_relocation = true;	/* until relocation (recovery + handoff) */
 
 	/* members, then the nodes copies name that are gone */
 	m->nodes = palloc0(sizeof(SeAllocNode) * (v->nmembers + ncopies * 2 + 1));
@@ -187,6 +188,11 @@ build_model(SeClusterState *st, const SeClusterView *v)
 					(c->state == SE_SHARD_INITIALIZING && im->closed) ? SE_COPY_STARTED :
 					c->state == SE_SHARD_INITIALIZING ? SE_COPY_INITIALIZING : SE_COPY_UNASSIGNED;
 				a->data_node = node_id(md, c->data_node, v->nmembers);
+				if (se_routing_relocating(c) && !im->closed)
+				{
+					a->state = SE_COPY_RELOCATING;
+					a->relocating_node = node_id(md, c->relocating_node, v->nmembers);
+				}
 				a->reason = reason_of(c->unassigned_reason);
 				a->unassigned_at_ms = c->unassigned_at;
 				a->failed_attempts = c->failed_attempts;
@@ -196,6 +202,19 @@ build_model(SeClusterState *st, const SeClusterView *v)
 	if (!se_alloc_prepare(m, &err))
 		elog(ERROR, "search_engine: cannot model the routing: %s", err.reason);
 	return md;
+}
+
+/* node is a data member of v */
+static bool
+data_member(const SeClusterView *v, const char *node)
+{
+	int			n;
+
+	for (n = 0; n < v->nmembers; n++)
+		if (strcmp(v->members[n].name, node) == 0 &&
+			(v->members[n].roles & SE_NODE_ROLE_DATA))
+			return true;
+	return false;
 }
 
 /*
@@ -209,8 +228,7 @@ unassign_departed(SeClusterState *st, const SeClusterView *v)
 	bool		changed = false;
 	int			i,
 				s,
-				k,
-				n;
+				k;
 
 	for (i = 0; i < st->nindices; i++)
 	{
@@ -225,10 +243,13 @@ unassign_departed(SeClusterState *st, const SeClusterView *v)
 
 				if (c->state == SE_SHARD_UNASSIGNED)
 					continue;
-				for (n = 0; n < v->nmembers; n++)
-					if (strcmp(v->members[n].name, c->node) == 0 &&
-						(v->members[n].roles & SE_NODE_ROLE_DATA))
-						member = true;
+				if (se_routing_relocating(c) && !data_member(v, c->relocating_node))
+				{
+					/* the target's node left: the copy stays where it is */
+					se_routing_relocation_cancel(&im->routing[s], k);
+					changed = true;
+				}
+				member = data_member(v, c->node);
 				if (member)
 					continue;
 				node = pstrdup(c->node);
@@ -296,6 +317,29 @@ write_back(Model *md)
 		if (im->closed && c->state == SE_SHARD_INITIALIZING)
 		{
 			c->state = SE_SHARD_STARTED;
+			changed = true;
+		}
+		/*
+		 * A move decided (a reroute's move or rebalance, the move command):
+		 * the copy stays STARTED where it is and its target, under a fresh
+		 * allocation id, recovers from the primary on the new node.  A move
+		 * cancelled (the cancel command) forgets the target.
+		 */
+		if (a->state == SE_COPY_RELOCATING && c->state == SE_SHARD_STARTED &&
+			(!se_routing_relocating(c) ||
+			 strcmp(c->relocating_node, md->m.nodes[a->relocating_node].name) != 0))
+		{
+			char		target_id[SE_UUID_LEN + 1];
+
+			se_make_uuid(target_id);
+			se_routing_relocate(&im->routing[a->shard], a->ref,
+								md->m.nodes[a->relocating_node].name, target_id);
+			changed = true;
+			continue;
+		}
+		if (a->state == SE_COPY_STARTED && se_routing_relocating(c))
+		{
+			se_routing_relocation_cancel(&im->routing[a->shard], a->ref);
 			changed = true;
 		}
 		if (a->state == SE_COPY_UNASSIGNED && c->failed_attempts != a->failed_attempts)
@@ -530,6 +574,24 @@ find_copy(Model *md, const char *index, int shard, bool primary)
 	return -1;
 }
 
+/* the assigned copy of [index][shard] on node, or -1 */
+static int
+find_copy_on(Model *md, const char *index, int shard, int node)
+{
+	int			i;
+
+	for (i = 0; node >= 0 && i < md->m.ncopies; i++)
+	{
+		const SeAllocCopy *a = &md->m.copies[i];
+
+		if (a->shard == shard && a->state != SE_COPY_UNASSIGNED &&
+			a->node == node &&
+			strcmp(md->m.indices[a->index].name, index) == 0)
+			return i;
+	}
+	return -1;
+}
+
 /* an unassigned replica copy of [index][shard], or -1 */
 static int
 find_unassigned_replica(Model *md, const char *index, int shard)
@@ -578,10 +640,26 @@ apply_command(Model *md, const char *name, const SeJson *args, SeError *err)
 	}
 	if (strcmp(name, "move") == 0)
 	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "[move_allocation] can't move [%s][%d]: moving a shard copy is a peer recovery, which this cluster does not do yet",
-					 index, shard);
-		return false;
+		const char *from = cmd_str(args, "from_node");
+		const char *to = cmd_str(args, "to_node");
+		int			from_node = find_node(md, from);
+		int			to_node = find_node(md, to);
+
+		copy = find_copy_on(md, index, shard, from_node);
+		if (copy < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[move_allocation] can't move [%s][%d], failed to find it on node %s",
+						 index, shard, from ? from : "(none)");
+			return false;
+		}
+		if (to_node < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "[move_allocation] could not resolve node [%s]", to ? to : "");
+			return false;
+		}
+		return se_alloc_move(&md->m, copy, to_node, err);
 	}
 	if (strcmp(name, "allocate_replica") == 0)
 	{
@@ -618,11 +696,16 @@ apply_command(Model *md, const char *name, const SeJson *args, SeError *err)
 					n,
 					k;
 
-		/* the copy of the shard on that node, primary or replica */
+		/*
+		 * the copy of the shard on that node, primary or replica, or the
+		 * one relocating to it (ES: cancelling the target cancels the move)
+		 */
 		first = se_alloc_shard_copies(&md->m, md->m.copies[copy].index, shard, &n);
 		copy = -1;
 		for (k = first; node >= 0 && k < first + n; k++)
-			if (md->m.copies[k].node == node)
+			if (md->m.copies[k].node == node ||
+				(md->m.copies[k].state == SE_COPY_RELOCATING &&
+				 md->m.copies[k].relocating_node == node))
 				copy = k;
 		if (copy < 0)
 		{

@@ -76,6 +76,9 @@ se_routing_unassign(SeShardRouting *r, int k, const char *reason, const char *de
 	c->state = SE_SHARD_UNASSIGNED;
 	c->allocation_id[0] = '\0';
 	c->node = "";
+	/* a moving copy that fails takes its target with it (ES cancels it) */
+	c->relocating_node = NULL;
+	c->relocation_id[0] = '\0';
 	c->unassigned_reason = pstrdup(reason);
 	c->unassigned_at = now_ms;
 	c->unassigned_details = details ? pstrdup(details) : NULL;
@@ -140,6 +143,8 @@ se_routing_promote(SeShardRouting *r, int64 now_ms)
 		if (c->state != SE_SHARD_STARTED || !se_routing_in_sync(r, c->allocation_id))
 			continue;
 		old = r->copies[0];
+		/* the new primary stays where it is: its move starts over later */
+		se_routing_relocation_cancel(r, k);
 		r->copies[0] = *c;
 		r->copies[0].primary = true;
 		r->copies[0].data_node = pstrdup(r->copies[0].node);
@@ -153,6 +158,83 @@ se_routing_promote(SeShardRouting *r, int64 now_ms)
 		return true;
 	}
 	return false;
+}
+
+void
+se_routing_relocate(SeShardRouting *r, int k, const char *node, const char *target_id)
+{
+	SeShardCopy *c = &r->copies[k];
+
+	Assert(c->state == SE_SHARD_STARTED);
+	c->relocating_node = pstrdup(node);
+	strlcpy(c->relocation_id, target_id, sizeof(c->relocation_id));
+}
+
+void
+se_routing_relocation_cancel(SeShardRouting *r, int k)
+{
+	SeShardCopy *c = &r->copies[k];
+
+	c->relocating_node = NULL;
+	c->relocation_id[0] = '\0';
+}
+
+void
+se_routing_relocation_done(SeShardRouting *r, int k)
+{
+	SeShardCopy *c = &r->copies[k];
+
+	if (!se_routing_relocating(c))
+		return;
+	/* the source's id leaves the in-sync set, the target's joins it */
+	se_routing_in_sync_remove(r, c->allocation_id);
+	c->node = c->relocating_node;
+	strlcpy(c->allocation_id, c->relocation_id, sizeof(c->allocation_id));
+	c->data_node = pstrdup(c->node);
+	c->relocating_node = NULL;
+	c->relocation_id[0] = '\0';
+	c->failed_attempts = 0;
+	se_routing_in_sync_add(r, c->allocation_id);
+}
+
+int
+se_routing_relocation_of(const SeShardRouting *r, const char *node, const char *target_id)
+{
+	int			k;
+
+	for (k = 0; k < r->ncopies; k++)
+		if (se_routing_relocating(&r->copies[k]) &&
+			strcmp(r->copies[k].relocating_node, node) == 0 &&
+			(target_id == NULL || strcmp(r->copies[k].relocation_id, target_id) == 0))
+			return k;
+	return -1;
+}
+
+bool
+se_routing_target_on(const SeShardRouting *r, const char *node, SeShardCopy *out)
+{
+	int			k = se_routing_relocation_of(r, node, NULL);
+
+	if (k < 0)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->state = SE_SHARD_INITIALIZING;
+	out->primary = false;
+	out->node = r->copies[k].relocating_node;
+	strlcpy(out->allocation_id, r->copies[k].relocation_id, sizeof(out->allocation_id));
+	out->unassigned_reason = NULL;
+	return true;
+}
+
+int
+se_routing_relocations(const SeShardRouting *r)
+{
+	int			k,
+				n = 0;
+
+	for (k = 0; k < r->ncopies; k++)
+		n += se_routing_relocating(&r->copies[k]) ? 1 : 0;
+	return n;
 }
 
 const SeShardCopy *

@@ -43,6 +43,16 @@ typedef struct SeShardCopy
 								 * (a primary comes back only there); NULL: none */
 	bool		primary;		/* the shard's primary copy (copies[0]) */
 	char	   *node;			/* the node it is placed on, "" = unassigned */
+
+	/*
+	 * A STARTED copy that is moving (ES's RELOCATING): it stays on node,
+	 * readable and writable, while its target -- an INITIALIZING copy on
+	 * relocating_node under relocation_id -- recovers from the primary.
+	 * When the target reports started it takes this copy's place (same
+	 * primary flag, same term).  NULL / "": not relocating.
+	 */
+	char	   *relocating_node;
+	char		relocation_id[SE_UUID_LEN + 1];
 } SeShardCopy;
 
 /*
@@ -77,6 +87,38 @@ extern bool se_routing_resize(SeShardRouting *r, int ncopies, int64 now_ms);
 
 /* unassigned primary: promote a STARTED in-sync replica, term + 1 */
 extern bool se_routing_promote(SeShardRouting *r, int64 now_ms);
+
+/* copy k is a STARTED copy moving to a target (ES's RELOCATING) */
+#define se_routing_relocating(c) \
+	((c)->state == SE_SHARD_STARTED && (c)->relocating_node != NULL && \
+	 (c)->relocating_node[0] != '\0')
+
+/* copy k (STARTED) starts moving to node under a fresh target id */
+extern void se_routing_relocate(SeShardRouting *r, int k, const char *node,
+								const char *target_id);
+
+/* copy k's relocation ends without moving (target failed, cancelled) */
+extern void se_routing_relocation_cancel(SeShardRouting *r, int k);
+
+/*
+ * copy k's target started: it takes k's place (node, allocation id,
+ * in-sync entry); a primary keeps its primary term (ES: a relocation is
+ * not a failover).
+ */
+extern void se_routing_relocation_done(SeShardRouting *r, int k);
+
+/* the copy k relocating to node under target_id, or -1 */
+extern int	se_routing_relocation_of(const SeShardRouting *r, const char *node,
+									 const char *target_id);
+
+/*
+ * The relocation target on node (an INITIALIZING replica-like copy under
+ * the relocation id, primary false), written into *out; false: none.
+ */
+extern bool se_routing_target_on(const SeShardRouting *r, const char *node, SeShardCopy *out);
+
+/* copies moving now */
+extern int	se_routing_relocations(const SeShardRouting *r);
 
 /* the assigned copy on node, or NULL */
 extern const SeShardCopy *se_routing_copy_on(const SeShardRouting *r, const char *node);

@@ -119,6 +119,32 @@ mutate_reports(SeClusterState *st, void *arg, SeError *err)
 						 im->name, r->shard, a->node, r->primary_term, rt->primary_term);
 			return false;
 		}
+
+		/*
+		 * A relocation's target: started, it takes the moving copy's place
+		 * (ES: the source is removed, the target STARTED, same primary
+		 * term); failed (on its node, or reported by the primary that
+		 * replicated to it), the move is cancelled and the copy stays.
+		 */
+		k = se_routing_relocation_of(rt, a->node, r->allocation_id);
+		if (k < 0 && a->failed && rt->copies[0].state != SE_SHARD_UNASSIGNED &&
+			strcmp(rt->copies[0].node, a->node) == 0)
+		{
+			for (k = rt->ncopies - 1; k >= 0; k--)
+				if (se_routing_relocating(&rt->copies[k]) &&
+					strcmp(rt->copies[k].relocation_id, r->allocation_id) == 0)
+					break;
+		}
+		if (k >= 0)
+		{
+			if (a->failed)
+				se_routing_relocation_cancel(rt, k);
+			else
+				se_routing_relocation_done(rt, k);
+			se_state_routing_derive(im);
+			a->applied++;
+			continue;
+		}
 		for (k = 0; k < rt->ncopies; k++)
 		{
 			c = &rt->copies[k];

@@ -864,6 +864,14 @@ shard_copy_from_json(const SeJson *e, bool primary, SeShardCopy *c)
 	else
 		c->state = SE_SHARD_UNASSIGNED;
 	strlcpy(c->allocation_id, json_string_or(e, "allocation_id", ""), sizeof(c->allocation_id));
+	/* a moving copy (written as STARTED, so that an older build reads it so) */
+	if (c->state == SE_SHARD_STARTED && json_string_or(e, "relocating_node", NULL) &&
+		json_string_or(e, "relocation_id", NULL))
+	{
+		c->relocating_node = pstrdup(json_string_or(e, "relocating_node", NULL));
+		strlcpy(c->relocation_id, json_string_or(e, "relocation_id", ""),
+				sizeof(c->relocation_id));
+	}
 	if (json_string_or(e, "data_node", NULL))
 		c->data_node = pstrdup(json_string_or(e, "data_node", NULL));
 	if (ui && ui->type == SE_JSON_OBJECT)
@@ -887,6 +895,12 @@ shard_copy_to_json(const SeShardCopy *c, StringInfo out)
 					 c->primary ? "true" : "false");
 	if (c->allocation_id[0])
 		appendStringInfo(out, ",\"allocation_id\":\"%s\"", c->allocation_id);
+	if (se_routing_relocating(c))
+	{
+		appendStringInfoString(out, ",\"relocating_node\":");
+		se_json_write_string(out, c->relocating_node, strlen(c->relocating_node));
+		appendStringInfo(out, ",\"relocation_id\":\"%s\"", c->relocation_id);
+	}
 	if (c->data_node)
 	{
 		appendStringInfoString(out, ",\"data_node\":");
@@ -1506,6 +1520,7 @@ index_copy(const SeIndexMeta *src)
 				c->unassigned_reason = a->unassigned_reason ? pstrdup(a->unassigned_reason) : NULL;
 				c->unassigned_details = a->unassigned_details ? pstrdup(a->unassigned_details) : NULL;
 				c->data_node = a->data_node ? pstrdup(a->data_node) : NULL;
+				c->relocating_node = a->relocating_node ? pstrdup(a->relocating_node) : NULL;
 			}
 			r->in_sync = palloc(sizeof(char *) * Max(1, ra->nin_sync));
 			for (k = 0; k < ra->nin_sync; k++)

@@ -42,6 +42,7 @@
 #include "cluster/coordinator.h"
 #include "cluster/state.h"
 #include "cluster/state_int.h"
+#include "replication/relocation.h"
 #include "transport/transport.h"
 
 #define INDEX_KEY_PREFIX	"indices/"
@@ -554,12 +555,23 @@ se_state_shard_local(const SeIndexMeta *im, int shard)
 	return strcmp(im->shard_nodes[shard], se_cluster_node_name()) == 0;
 }
 
+/*
+ * This node's copy of shard: the one placed here, else the target of a
+ * relocation to here (an INITIALIZING copy that recovers from the primary
+ * like a replica; it lives in a buffer valid until the next call).
+ */
 const SeShardCopy *
 se_state_local_copy(const SeIndexMeta *im, int shard)
 {
+	static SeShardCopy target;
+	const SeShardCopy *c;
+
 	if (im->routing == NULL)
 		return NULL;
-	return se_routing_copy_on(&im->routing[shard], se_cluster_node_name());
+	c = se_routing_copy_on(&im->routing[shard], se_cluster_node_name());
+	if (c == NULL && se_routing_target_on(&im->routing[shard], se_cluster_node_name(), &target))
+		c = &target;
+	return c;
 }
 
 int64
@@ -856,6 +868,7 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 		}
 		else
 			(void) se_state_slot_copy(now, s, slot);
+		se_relocation_reconcile(slot, now, s);
 	}
 }
 

@@ -154,6 +154,10 @@ typedef struct SeShardSlot
 	bool		leases_loaded;	/* read from the shard's file since allocated */
 	bool		leases_dirty;	/* a recovery added one: persist it */
 	SeLeaseSet	leases;
+	/* a primary relocation's handoff (replication/relocation.c) */
+	pg_atomic_uint32 writes_in_flight;	/* bulk rounds admitted, not yet replicated */
+	pg_atomic_uint32 handoff;	/* 1: handed off to handoff_id: no new writes */
+	char		handoff_id[SE_UUID_LEN + 1];	/* the relocation target's id */
 } SeShardSlot;
 
 /* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */

@@ -110,6 +110,8 @@ se_shmem_startup(void)
 			pg_atomic_init_u64(&slot->local_checkpoint, (uint64) -1);
 			pg_atomic_init_u64(&slot->global_checkpoint, (uint64) -1);
 			pg_atomic_init_u64(&slot->retain_seq_no, (uint64) -1);
+			pg_atomic_init_u32(&slot->writes_in_flight, 0);
+			pg_atomic_init_u32(&slot->handoff, 0);
 			SpinLockInit(&slot->repl_mutex);
 			slot->repl_ntargets = 0;
 		}

@@ -164,6 +164,9 @@ se_slot_allocate(const char *uuid, int shard)
 		se_slot_write_i64(&s->local_checkpoint, -1);
 		se_slot_write_i64(&s->global_checkpoint, -1);
 		se_slot_write_i64(&s->retain_seq_no, -1);
+		pg_atomic_write_u32(&s->writes_in_flight, 0);
+		pg_atomic_write_u32(&s->handoff, 0);
+		s->handoff_id[0] = '\0';
 		SpinLockAcquire(&s->repl_mutex);
 		s->repl_ntargets = 0;
 		s->resync_term = 0;

@@ -44,6 +44,7 @@
 #include "cluster/state.h"
 #include "node/node.h"
 #include "replication/recovery.h"
+#include "replication/relocation.h"
 #include "replication/replication.h"
 #include "shard/engine.h"
 #include "shard/translog.h"
@@ -806,7 +807,18 @@ recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeEr
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_finalize request");
 		return false;
 	}
-	if ((slot = source_slot(uuid, shard, err)) >= 0)
+	if ((slot = source_slot(uuid, shard, err)) < 0)
+	{
+		se_remove_tree(pin);
+		return false;
+	}
+	/* a moving primary hands off here (relocation.c) */
+	if (!se_relocation_handoff(slot, se_state_find_uuid(se_state_current(), uuid), shard,
+							   aid, err))
+	{
+		se_remove_tree(pin);
+		return false;
+	}
 	{
 		int64		gcp = se_slot_read_i64(&SeSlots[slot].global_checkpoint);
 		const char *node = strchr(pin, '/') ? strrchr(pin, '/') + 1 : pin;
@@ -826,7 +838,9 @@ recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeEr
 			se_retention_advance(slot, target, Min(lcp, gcp) + 1);
 	}
 	se_remove_tree(pin);
-	return slot >= 0;
+	/* what the target must hold before it reports started */
+	se_put_svint(reply, (int64) pg_atomic_read_u64(&SeSlots[slot].max_seq_no));
+	return true;
 }
 
 void

@@ -759,6 +759,41 @@ tlog_header_len(const char *buf, size_t len)
 }
 
 /*
+ * After recovery_finalize: the source answered its max_seq_no, every
+ * operation up to which it replicated here before it answered (a moving
+ * primary stopped taking writes first, relocation.c).  This copy reports
+ * started -- and a relocated primary's target becomes the primary -- only
+ * once its own local checkpoint covers them (the replica_ops are applied
+ * through the owner; their answers came back, so this is short).
+ */
+static void
+wait_handed_off(RecCtx *c, const char *data, int len)
+{
+	SeShardSlot *slot = &SeSlots[c->r->slot];
+	SeWireReader rd;
+	int64		max_seq_no;
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 10000);
+
+	se_wire_init(&rd, data, len);
+	max_seq_no = se_wire_svint(&rd);
+	if (rd.bad)
+		return;
+	while (se_slot_read_i64(&slot->local_checkpoint) < max_seq_no)
+	{
+		if (GetCurrentTimestamp() >= deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("recovery of shard [%d] of index [%s]: local checkpoint [" INT64_FORMAT "] did not reach the source's max_seq_no [" INT64_FORMAT "]",
+							c->r->shard, c->r->index_uuid,
+							se_slot_read_i64(&slot->local_checkpoint), max_seq_no)));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
  * FINALIZE, once the owner opened the copy: the source replicates every
  * new write here from now on (recovery_track); then the operations that
  * reached its translog after the copy's end are applied through the owner
@@ -819,6 +854,8 @@ catch_up(RecCtx *c, int64 gen, uint64 off)
 	/* (no operation to catch up: the copy's checkpoint as it opened) */
 	se_put_svint(&payload, Max(lcp, se_slot_read_i64(&SeSlots[r->slot].local_checkpoint)));
 	call_source(c, "recovery_finalize", &payload, &reply);
+	if (reply.len > 0)
+		wait_handed_off(c, reply.data, reply.len);
 }
 
 /*

@@ -903,7 +903,9 @@ replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh)
 			continue;
 		pg_read_barrier();
 		im = se_state_find_uuid(st, sub->index_uuid);
-		if (im == NULL || im->settings.number_of_replicas == 0)
+		/* no replicas: still a relocation's target, which its recovery tracks */
+		if (im == NULL || (im->settings.number_of_replicas == 0 &&
+						   se_routing_relocations(&im->routing[sub->shard]) == 0))
 			continue;
 		add_targets(sub, im, nops, &works, &nworks, &cap);
 		if (nworks == before)

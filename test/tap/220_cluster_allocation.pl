@@ -38,13 +38,19 @@ sub req
 # the master's routing of index: "node:STATE" per shard, in shard order
 sub routing { my ($n, $index) = @_; return SeCluster::primaries($node{$n}, $index); }
 
+my ($status, $body);
 ok($cluster->wait_for('a master and three members', 30, sub {
 	my $m = SeCluster::master_of($node{n3});
 	return $m ne '' && keys(%{ SeCluster::nodes_of($node{n3}) }) == 3;
 }), 'the cluster formed');
 
+# the copies stay where they are placed here: rebalancing (TAP 260) off
+($status, $body) = req('n3', 'PUT', '/_cluster/settings',
+	'{"persistent": {"cluster.routing.rebalance.enable": "none"}}');
+is($status, 200, 'cluster.routing.rebalance.enable: none');
+
 # ---- index-level require: every shard on the hot node
-my ($status, $body) = req('n3', 'PUT', '/hot',
+($status, $body) = req('n3', 'PUT', '/hot',
 	'{"settings": {"number_of_shards": 3, "number_of_replicas": 0, "index.routing.allocation.require.box_type": "hot"}}');
 is($status, 200, 'an index for the hot tier');
 ok($cluster->wait_for('hot placed', 20, sub { routing('n3', 'hot') eq 'n1:STARTED n1:STARTED n1:STARTED' }),
@@ -97,8 +103,9 @@ is("$status $body->{current_state} $body->{current_node}{name} $body->{can_remai
 # ---- POST /_cluster/reroute
 ($status, $body) = req('n3', 'POST', '/_cluster/reroute',
 	'{"commands": [{"move": {"index": "warm", "shard": 0, "from_node": "n2", "to_node": "n1"}}]}');
-is("$status $body->{error}{type}", '400 illegal_argument_exception', 'move is refused (no peer recovery yet)');
-like($body->{error}{reason}, qr/\[move_allocation\] can't move \[warm\]\[0\]/, 'saying so');
+is("$status $body->{error}{type}", '400 illegal_argument_exception', 'a move the filter forbids is refused');
+like($body->{error}{reason}, qr/\[move_allocation\] can't move \[warm\]\[0\], from n2, to n1, since its not allowed, reason: .*require\.box_type/,
+	'saying which decider said no');
 ($status, $body) = req('n3', 'POST', '/_cluster/reroute?explain=true&dry_run=true',
 	'{"commands": [{"cancel": {"index": "warm", "shard": 0, "node": "n2"}}]}');
 is("$status $body->{explanations}[0]{command} $body->{explanations}[0]{decisions}[0]{decision}", '200 cancel NO',

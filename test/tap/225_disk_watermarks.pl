@@ -6,7 +6,8 @@
 # the disk figures n1 publishes in its membership key:
 #   - above the low watermark no new copy goes to n1;
 #   - above the high watermark the explain of n1's copy says it may not
-#     remain (moving it needs a peer recovery: issue 16);
+#     remain, and a copy that may live elsewhere moves off n1 (a
+#     relocation: peer recovery + primary handoff);
 #   - above the flood stage the master sets
 #     index.blocks.read_only_allow_delete on n1's index and writes get
 #     429 cluster_block_exception, reads go on;
@@ -135,6 +136,40 @@ ok(!defined $body->{full}{settings}{index}{blocks}{read_only_allow_delete}, 'the
 req('n2', 'POST', '/full/_refresh');
 ($status, $body) = req('n2', 'GET', '/full/_count');
 is($body->{count}, 21, 'every acknowledged document is there');
+
+# ---- past the high watermark copies move away (a relocation, not a block)
+ok($cluster->wait_for('n1 below low', 40, sub { my $p = n1_disk_percent(); $p >= 0 && $p < 85 }),
+	'the master sees n1 below the low watermark again');
+# not a rebalance: a copy that may not remain moves even with rebalancing off
+($status) = req('n2', 'PUT', '/_cluster/settings', '{"persistent": {"cluster.routing.rebalance.enable": "none"}}');
+is($status, 200, 'cluster.routing.rebalance.enable: none');
+($status, $body) = req('n2', 'PUT', '/away',
+	'{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "index.routing.allocation.include._name": "n1"}}');
+is($status, 200, 'an index placed on n1');
+ok($cluster->wait_for('away placed', 20, sub { placed('away') eq 'n1:STARTED' }), 'its shard started on n1');
+$acked = 0;
+for my $i (1 .. 20)
+{
+	($status) = req('n2', 'PUT', "/away/_doc/$i", '{"n": ' . $i . '}');
+	$acked++ if $status == 201;
+}
+is($acked, 20, 'twenty documents in it');
+($status) = req('n2', 'PUT', '/away/_settings', '{"index.routing.allocation.include._name": null}');
+is($status, 200, 'its filter removed: it may live anywhere');
+sleep 2;
+is(placed('away'), 'n1:STARTED', 'it stays on n1 while the disk is fine');
+my ($away_uuid) = map { $_->{away}{settings}{index}{uuid} } (req('n2', 'GET', '/away/_settings'))[1];
+$used = fill_to(0.92);
+cmp_ok($used, '>', 0.90, sprintf('n1 disk filled to %.1f%% (above high, below flood)', 100 * $used));
+ok($cluster->wait_for('away moved', 60, sub { placed('away') eq 'n2:STARTED' }),
+	'above the high watermark the copy moved to n2');
+is(placed('full'), 'n1:STARTED', 'the index required on n1 stays there');
+ok($cluster->wait_for('files gone', 20, sub { !-d "$datadir/indices/$away_uuid/0" }),
+	"n1 no longer holds the moved shard's files");
+req('n2', 'POST', '/away/_refresh');
+($status, $body) = req('n2', 'GET', '/away/_count');
+is($body->{count}, 20, 'every document moved with it');
+unlink $filler;
 
 $cluster->teardown;
 system("rm -rf '$datadir' '$filler'");

@@ -630,6 +630,45 @@ test_existing_store_and_node_left(void)
 	}
 }
 
+/*
+ * A closed index's copies are not open, so nothing could recover them on
+ * another node: the rebalance, the move step and the move command leave
+ * them where they are (the open index's copies move instead).
+ */
+static void
+test_closed_not_moved(void)
+{
+	Builder		b;
+	SeError		err;
+	int			ix,
+				i,
+				moved_closed = 0;
+
+	b_init(&b, 3);
+	b.m.nodes[2].data = false;	/* joins later */
+	b.m.settings.node_initial_primaries_recoveries = -1;
+	ix = b_index(&b, "closed", 6, 0);
+	b_index(&b, "open", 2, 0);
+	prepare(&b.m);
+	converge(&b.m, 10);
+	b.m.indices[ix].closed = true;
+	b.m.nodes[2].data = true;
+	b.m.ndata_nodes++;
+	start_all(&b.m);
+	converge(&b.m, 20);
+	for (i = 0; i < b.m.ncopies; i++)
+		if (b.m.copies[i].index == ix && b.m.copies[i].node == 2)
+			moved_closed++;
+	UT_CHECK(moved_closed == 0, "no closed copy rebalanced onto the new node (%d)", moved_closed);
+	UT_CHECK(on_node(&b.m, 2) >= 1, "an open copy went there (%d)", on_node(&b.m, 2));
+	se_error_init(&err);
+	for (i = 0; i < b.m.ncopies && b.m.copies[i].index != ix; i++)
+		;
+	UT_CHECK(!se_alloc_move(&b.m, i, 2, &err) && strstr(err.reason, "closed"),
+			 "the move command refuses a closed copy: %s", err.reason ? err.reason : "");
+	check_inv(&b.m, "closed not moved");
+}
+
 static void
 test_rebalance(void)
 {
@@ -933,6 +972,7 @@ main(void)
 	test_shards_limit_enable_retry();
 	test_existing_store_and_node_left();
 	test_rebalance();
+	test_closed_not_moved();
 	test_commands();
 	test_explain_json();
 	test_properties();

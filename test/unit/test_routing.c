@@ -243,12 +243,92 @@ test_properties(void)
 	UT_CHECK(bad == 0, "%d invariant violations over random event sequences", bad);
 }
 
+/*
+ * A relocation (ES RELOCATING): the moving copy stays STARTED and
+ * readable, its target is an INITIALIZING copy on the new node under its
+ * own id (not readable); started, the target takes the copy's place and
+ * the in-sync entry, with the same primary term; cancelled or failed,
+ * nothing moved.  A promoted replica's move and a failed copy's target go.
+ */
+static void
+test_relocation(void)
+{
+	SeShardRouting *r = r_new(2);
+	SeShardCopy t;
+	char		old_id[SE_UUID_LEN + 1];
+	int			k;
+
+	place(r, 0, "n1");
+	start(r, 0);
+	place(r, 1, "n2");
+	start(r, 1);
+	UT_CHECK(!se_routing_target_on(r, "n3", &t) && se_routing_relocations(r) == 0,
+			 "no relocation yet");
+	strlcpy(old_id, r->copies[1].allocation_id, sizeof(old_id));
+	se_routing_relocate(r, 1, "n3", "tgt1");
+	UT_CHECK(se_routing_relocating(&r->copies[1]) && r->copies[1].state == SE_SHARD_STARTED &&
+			 se_routing_relocations(r) == 1, "a moving copy is STARTED and RELOCATING");
+	UT_CHECK(se_routing_target_on(r, "n3", &t) && t.state == SE_SHARD_INITIALIZING &&
+			 !t.primary && strcmp(t.allocation_id, "tgt1") == 0 && strcmp(t.node, "n3") == 0,
+			 "the target is an initializing copy on the new node under its own id");
+	UT_CHECK(!se_routing_target_on(r, "n2", &t), "the source node holds no target");
+	UT_CHECK(se_routing_copy_on(r, "n3") == NULL, "the target is not an assigned copy");
+	UT_CHECK(se_routing_relocation_of(r, "n3", "tgt1") == 1 &&
+			 se_routing_relocation_of(r, "n3", "other") == -1 &&
+			 se_routing_relocation_of(r, "n2", "tgt1") == -1, "a target found by node and id");
+	/* reads: the source is read, the target is not (it is not STARTED) */
+	for (k = 0; k < 16; k++)
+		UT_CHECK(strcmp(se_routing_pick(r, "n9", (uint32) k), "n3") != 0,
+				 "a read never goes to the target");
+	se_routing_relocation_done(r, 1);
+	UT_CHECK(strcmp(r->copies[1].node, "n3") == 0 &&
+			 strcmp(r->copies[1].allocation_id, "tgt1") == 0 &&
+			 r->copies[1].state == SE_SHARD_STARTED && !se_routing_relocating(&r->copies[1]) &&
+			 strcmp(r->copies[1].data_node, "n3") == 0,
+			 "the started target takes the copy's place");
+	UT_CHECK(se_routing_in_sync(r, "tgt1") && !se_routing_in_sync(r, old_id) && r->nin_sync == 2,
+			 "the target's id replaces the source's in the in-sync set");
+
+	/* a primary's move keeps the term */
+	se_routing_relocate(r, 0, "n4", "tgt2");
+	se_routing_relocation_done(r, 0);
+	UT_CHECK(r->copies[0].primary && strcmp(r->copies[0].node, "n4") == 0 &&
+			 r->primary_term == 1 && se_routing_in_sync(r, "tgt2"),
+			 "a relocated primary is primary on the target with the same term");
+
+	/* cancelled: nothing moved */
+	se_routing_relocate(r, 1, "n5", "tgt3");
+	se_routing_relocation_cancel(r, 1);
+	UT_CHECK(strcmp(r->copies[1].node, "n3") == 0 && !se_routing_relocating(&r->copies[1]) &&
+			 !se_routing_target_on(r, "n5", &t) && se_routing_in_sync(r, "tgt1"),
+			 "a cancelled move leaves the copy where it was");
+	se_routing_relocation_done(r, 1);
+	UT_CHECK(strcmp(r->copies[1].node, "n3") == 0, "done after cancel does nothing");
+
+	/* the moving copy fails: its target goes too */
+	se_routing_relocate(r, 1, "n5", "tgt4");
+	se_routing_unassign(r, 1, "ALLOCATION_FAILED", NULL, 9);
+	UT_CHECK(!se_routing_target_on(r, "n5", &t) && se_routing_relocations(r) == 0,
+			 "a failed moving copy's target is gone");
+
+	/* a replica moving when its primary fails is promoted where it is */
+	place(r, 1, "n6");
+	start(r, 1);
+	se_routing_relocate(r, 1, "n7", "tgt5");
+	se_routing_unassign(r, 0, "NODE_LEFT", NULL, 10);
+	UT_CHECK(se_routing_promote(r, 11) && strcmp(r->copies[0].node, "n6") == 0 &&
+			 !se_routing_relocating(&r->copies[0]) && r->primary_term == 2 &&
+			 !se_routing_target_on(r, "n7", &t),
+			 "a promoted replica's move is cancelled");
+}
+
 int
 main(void)
 {
 	test_in_sync();
 	test_resize();
 	test_promote();
+	test_relocation();
 	test_properties();
 	return ut_finish("test_routing");
 }
