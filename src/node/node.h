@@ -129,6 +129,9 @@ typedef struct SeShardSlot
 	/* replication (REPLICATION.md section 2): set under slots_lock */
 	bool		replica;		/* this node's copy is a replica */
 	char		allocation_id[SE_UUID_LEN + 1]; /* this copy's id ("" single node) */
+	bool		reopen;			/* OPENING: the owner closes the engine it still
+								 * has and recovers the copy again (a replica
+								 * placed here again under a new id) */
 	int64		primary_term;	/* routing's term for the shard (0: the index's) */
 	char		primary_node[NAMEDATALEN];	/* where the primary is ("" = here) */
 	/* published by the owner: int64 values stored as uint64 (-1 = none) */

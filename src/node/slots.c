@@ -158,6 +158,7 @@ se_slot_allocate(const char *uuid, int shard)
 		/* a single copy until the routing (reconcile) says otherwise */
 		s->replica = false;
 		s->allocation_id[0] = '\0';
+		s->reopen = false;
 		s->primary_term = 0;
 		s->primary_node[0] = '\0';
 		se_slot_write_i64(&s->local_checkpoint, -1);
@@ -197,6 +198,22 @@ se_slot_set_copy(int slot, const char *uuid, int shard, bool replica,
 		return false;
 	}
 	promoted = s->replica && !replica;
+
+	/*
+	 * A replica the master failed and placed here again has a new
+	 * allocation id, but what this node holds misses the writes the
+	 * primary made while the copy was out of its in-sync set: recover it
+	 * again (reusing its files), as ES replaces a shard whose allocation
+	 * changed.  Done under the same lock as the id change, so nobody sees
+	 * the new id on the old, started copy and reports it started.
+	 */
+	if (s->replica && replica && s->allocation_id[0] != '\0' &&
+		strcmp(s->allocation_id, allocation_id) != 0 &&
+		(s->state == SE_SLOT_STARTED || s->state == SE_SLOT_OPENING))
+	{
+		s->state = SE_SLOT_OPENING;
+		s->reopen = true;
+	}
 	s->replica = replica;
 	strlcpy(s->allocation_id, allocation_id, sizeof(s->allocation_id));
 	s->primary_term = primary_term;

@@ -179,6 +179,30 @@ open_shard(int slot)
 }
 
 /*
+ * The slot's replica copy was placed here again under a new allocation id
+ * (se_slot_set_copy): close the engine holding the old copy, stop a
+ * recovery still running for it, and recover the copy from its primary
+ * again (the recovery reuses the files that did not change).
+ */
+static void
+reopen_shard(int slot)
+{
+	current_slot = slot;
+	se_recovery_forget_slot(slot);
+	if (shards[slot])
+	{
+		se_shard_close(shards[slot], true);
+		shards[slot] = NULL;
+	}
+	se_slot_unpublish(slot);
+	LWLockAcquire(&SeShmem->slots_lock, LW_EXCLUSIVE);
+	SeSlots[slot].reopen = false;
+	LWLockRelease(&SeShmem->slots_lock);
+	current_slot = -1;
+	open_shard(slot);
+}
+
+/*
  * A shard of ours failed on a full disk: try to recover it again after a
  * delay that doubles from 1 s up to 30 s while the disk stays full.
  */
@@ -212,6 +236,8 @@ scan_slots(void)
 			retry_ms[i] > 0 && now >= retry_at[i] &&
 			se_slot_advance(i, SE_SLOT_OPENING, NULL))
 			open_shard(i);
+		else if (s->state == SE_SLOT_OPENING && s->reopen)
+			reopen_shard(i);
 		else if (s->state == SE_SLOT_OPENING && shards[i] == NULL)
 			open_shard(i);
 		else if (s->state == SE_SLOT_CLOSING)

@@ -249,7 +249,9 @@ se_recovery_start_replica(int slot_no)
 		switch ((SeRecoveryStage) r->stage)
 		{
 			case SE_REC_READY:
-				return true;
+				if (strcmp(r->allocation_id, s->allocation_id) == 0)
+					return true;
+				break;			/* another copy's files: recover this one */
 			case SE_REC_FAILED:
 				if (strcmp(r->allocation_id, s->allocation_id) != 0)
 					break;		/* another copy in this slot now: start afresh */
@@ -286,6 +288,12 @@ se_recovery_start_replica(int slot_no)
 	strlcpy(r->allocation_id, s->allocation_id, sizeof(r->allocation_id));
 	r->attempts = 0;
 	r->failure[0] = '\0';
+	/* a new copy's recovery: no progress of an earlier copy in its row */
+	r->files_total = r->files_reused = r->files_recovered = r->files_to_recover = 0;
+	r->bytes_total = r->bytes_reused = r->bytes_recovered = r->bytes_to_recover = 0;
+	r->ops_recovered = 0;
+	r->ops_total = -1;
+	r->throttle_ms = 0;
 	(void) rec_launch(i);
 	return false;
 }

@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include <poll.h>
+
 #include "catalog/pg_type_d.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
@@ -204,12 +206,44 @@ call_send(SeTransportCall *c, Pending *pd)
 	return true;
 }
 
+/*
+ * Whether an idle pooled connection is still usable: whatever the peer sent
+ * meanwhile is read and parsed now, while libpq is idle (an ErrorResponse
+ * then counts as a notice, not as the next call's answer), and an EOF marks
+ * the connection bad.
+ */
+static bool
+idle_conn_alive(PGconn *conn)
+{
+	int			i;
+
+	for (i = 0; i < 4 && PQstatus(conn) == CONNECTION_OK; i++)
+	{
+		struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
+
+		if (poll(&pfd, 1, 0) <= 0)
+			return true;		/* nothing waiting */
+		if (!PQconsumeInput(conn))
+			return false;
+		(void) PQisBusy(conn);	/* parse it now, as idle */
+	}
+	return PQstatus(conn) == CONNECTION_OK;
+}
+
 /* Begin c: on a pooled connection, or a new one; false = c is over. */
 static bool
 call_start(SeTransportCall *c, Pending *pd)
 {
 	pd->peer = peer_get(c->node, c->conninfo);
-	if (pd->peer->conn != NULL && PQstatus(pd->peer->conn) != CONNECTION_OK)
+
+	/*
+	 * A pooled connection the peer closed while it sat idle (the peer
+	 * restarted or terminated its backend) holds that backend's FATAL and
+	 * EOF unread: read them now and connect afresh, rather than send the
+	 * call on it and fail it with a stale "terminating connection" (a
+	 * replica failed that way for nothing).
+	 */
+	if (pd->peer->conn != NULL && !idle_conn_alive(pd->peer->conn))
 		peer_drop(pd->peer, false);
 	if (pd->peer->conn != NULL)
 		return call_send(c, pd);
