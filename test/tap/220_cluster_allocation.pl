@@ -4,7 +4,8 @@
 # copy stays unassigned, a copy whose filter changes is placed by the
 # reroute that commits the change, a data node's copies wait unassigned
 # while it is gone (rolling restart with allocation.enable: primaries) and
-# come back on it with their documents -- a closed index's too -- and the
+# come back on it with their documents -- a closed index's too -- a changed
+# tier filter moves an index between the hot and the cold node, and the
 # flood stage blocks writes with 429 until the disk figures are fine again.
 use strict;
 use warnings;
@@ -121,6 +122,21 @@ req('n3', 'POST', '/warm/_bulk?refresh=true',
 	join('', map { qq({"index": {"_id": "$_"}}\\n{"n": $_}\\n) } 1 .. 20) =~ s/\\n/\n/gr);
 ($status, $body) = req('n3', 'GET', '/warm/_count');
 is($body->{count}, 20, '20 documents on n2');
+
+# ---- hot/cold: a changed tier filter moves the index, documents and all
+# (a relocation: rebalancing being off does not stop a copy that may not
+# remain where it is from moving)
+($status) = req('n3', 'PUT', '/warm/_settings', '{"index.routing.allocation.require.box_type": "hot"}');
+is($status, 200, 'warm now requires the hot tier');
+ok($cluster->wait_for('warm moved to hot', 60, sub { routing('n3', 'warm') eq 'n1:STARTED' }),
+	'its copy moved to the hot node (n1)');
+($status, $body) = req('n3', 'GET', '/warm/_count');
+is($body->{count}, 20, 'with its 20 documents');
+($status) = req('n3', 'PUT', '/warm/_settings', '{"index.routing.allocation.require.box_type": "cold"}');
+ok($cluster->wait_for('warm back on cold', 60, sub { routing('n3', 'warm') eq 'n2:STARTED' }),
+	'and back to the cold node (n2)');
+($status, $body) = req('n3', 'GET', '/warm/_count');
+is($body->{count}, 20, 'still with its 20 documents');
 # six shards: more than node_initial_primaries_recoveries (4), which copies
 # of a closed index must not hold (they recover nothing) when n2 comes back
 my $six = join(' ', ('n2:STARTED') x 6);
