@@ -827,6 +827,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 				continue;
 			}
 			it->resp = ((SeItemResp *) (base + sub->resp_off))[pos[sub_of[i]]++];
+			it->resp.replicas_ok = (uint8) Min(sub->replicas_ok, PG_UINT8_MAX);
 			it->forced_refresh = sub->forced_refresh;
 			if (it->resp.err_off >= 0)
 			{
@@ -964,6 +965,7 @@ bulk_items_action(const char *payload, size_t len, StringInfo reply, SeError *er
 		pq_sendint64(reply, it->resp.version);
 		pq_sendint64(reply, it->resp.seq_no);
 		pq_sendint64(reply, it->resp.primary_term);
+		pq_sendbyte(reply, it->resp.replicas_ok);
 		pq_sendbyte(reply, it->forced_refresh ? 1 : 0);
 		pq_sendbyte(reply, it->err_type ? 1 : 0);
 		if (it->err_type)
@@ -1000,6 +1002,7 @@ decode_outcomes(BulkItem *items, int n, const char *node, StringInfo reply)
 		it->resp.version = pq_getmsgint64(reply);
 		it->resp.seq_no = pq_getmsgint64(reply);
 		it->resp.primary_term = pq_getmsgint64(reply);
+		it->resp.replicas_ok = pq_getmsgbyte(reply);
 		it->resp.err_off = -1;
 		it->forced_refresh = pq_getmsgbyte(reply) != 0;
 		it->err_type = NULL;
@@ -1296,7 +1299,10 @@ item_json(StringInfo out, const BulkItem *it, bool single)
 	{
 		put_lit(out, ",\"_shards\":{\"total\":");
 		put_int(out, 1 + it->im->settings.number_of_replicas);
-		put_lit(out, ",\"successful\":1,\"failed\":0}");
+		/* the primary and the in-sync replicas that acknowledged it */
+		put_lit(out, ",\"successful\":");
+		put_int(out, 1 + Min(it->resp.replicas_ok, it->im->settings.number_of_replicas));
+		put_lit(out, ",\"failed\":0}");
 	}
 	put_lit(out, ",\"_seq_no\":");
 	put_int(out, it->resp.seq_no);

@@ -1006,6 +1006,11 @@ replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh)
 		}
 	}
 
+	/* ES's _shards.successful: the in-sync copies that have the writes */
+	for (i = 0; i < nworks; i++)
+		if (works[i].ok && works[i].in_sync)
+			works[i].sub->replicas_ok++;
+
 	/* the global checkpoint moves with what the copies confirmed */
 	for (s = 0; s < nsubs; s++)
 	{

@@ -60,7 +60,8 @@ typedef struct SeItemResp
 {
 	int16		status;
 	uint8		result;			/* SeItemResult */
-	uint8		pad;
+	uint8		replicas_ok;	/* replica copies that have it (set by the
+								 * coordinating backend after replication) */
 	int32		err_off;		/* -1 = no error */
 	int64		version;
 	int64		seq_no;
@@ -103,6 +104,7 @@ typedef struct SeBulkSub
 	int64		tlog_gen;		/* -1: across generations (read by seq_no) */
 	uint64		tlog_start;		/* byte range in translog-<tlog_gen>.tlog */
 	uint64		tlog_end;
+	int			replicas_ok;	/* in-sync replicas that acknowledged it */
 } SeBulkSub;
 
 typedef struct SeBulkHeader

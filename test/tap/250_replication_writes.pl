@@ -169,6 +169,11 @@ ok(bulk($pnode, docs(231, 240, 4)), 'ten more');
 ($status, $body) = req($pnode, 'POST', '/rw/_bulk?wait_for_active_shards=2',
 	qq({"index":{"_id":"w1"}}\n{"v":1}\n));
 is($body->{items}[0]{index}{status}, 201, 'wait_for_active_shards=2 with both copies active: written');
+is(join('/', map { $body->{items}[0]{index}{_shards}{$_} } qw(total successful failed)), '2/2/0',
+	'its _shards count the replica that acknowledged it') or diag(explain $body);
+($status, $body) = req($rnode, 'PUT', '/rw/_doc/w2', '{"v":2}');
+is("$status " . join('/', map { $body->{_shards}{$_} // '?' } qw(total successful failed)), '201 2/2/0',
+	'a single-document write through the replica\'s node: both copies have it') or diag(explain $body);
 @ids = map { "d$_" } 1 .. 240;
 %want = map { $_ => $acked{$_} // 'deleted' } @ids;
 is_deeply(copy_of($rnode, @ids), \%want, 'the recovered replica holds every acknowledged write');
