@@ -153,6 +153,8 @@ typedef struct SeShardSlot
 	/* a primary's retention leases (replication/retention.c), repl_mutex */
 	bool		leases_loaded;	/* read from the shard's file since allocated */
 	bool		leases_dirty;	/* a recovery added one: persist it */
+	int64		leases_saved_ms;	/* when the lease file was last written */
+	bool		leases_unsaved; /* retaining seq_nos moved since then */
 	SeLeaseSet	leases;
 	/* a primary relocation's handoff (replication/relocation.c) */
 	pg_atomic_uint32 writes_in_flight;	/* bulk rounds admitted, not yet replicated */

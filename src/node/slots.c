@@ -174,6 +174,8 @@ se_slot_allocate(const char *uuid, int shard)
 		s->gcp_sent = -1;
 		s->leases_loaded = false;
 		s->leases_dirty = false;
+		s->leases_saved_ms = 0;
+		s->leases_unsaved = false;
 		s->leases.n = 0;
 		SpinLockRelease(&s->repl_mutex);
 		s->state = SE_SLOT_OPENING;

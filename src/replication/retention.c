@@ -33,6 +33,7 @@
 #include "util/fileio.h"
 
 #define LEASE_FILE	"retention_leases"
+#define LEASE_SAVE_EVERY_MS	10000
 
 static int64
 now_ms(void)
@@ -154,6 +155,8 @@ se_retention_maintain(int slot, const SeIndexMeta *im)
 	int			nkeep = 0;
 	bool		may_return = false;
 	bool		changed;
+	bool		moved = false;
+	int			nbefore;
 	int64		now = now_ms();
 	int64		lcp = se_slot_read_i64(&s->local_checkpoint);
 	int64		gcp = se_slot_read_i64(&s->global_checkpoint);
@@ -192,16 +195,31 @@ se_retention_maintain(int slot, const SeIndexMeta *im)
 			cps[k] = Min(cps[k], s->gcp_sent >= 0 ? s->gcp_sent : gcp);
 	changed = s->leases_dirty;
 	s->leases_dirty = false;
+	nbefore = s->leases.n;
 	for (k = 0; k < nkeep; k++)
 	{
 		const SeRetentionLease *l = se_lease_find(&s->leases, keep[k]);
 
 		if (cps[k] >= 0)
-			changed |= se_lease_renew(&s->leases, keep[k], cps[k] + 1, now);
+			moved |= se_lease_renew(&s->leases, keep[k], cps[k] + 1, now);
 		else if (l)
 			(void) se_lease_renew(&s->leases, keep[k], l->retaining_seq_no, now);
 	}
+	/*
+	 * A lease added or gone is persisted at once; retaining seq_nos that
+	 * only moved up (every write moves them) at most every
+	 * LEASE_SAVE_EVERY_MS -- a file a little behind retains more, which is
+	 * safe.
+	 */
+	s->leases_unsaved |= moved;
+	changed |= s->leases.n != nbefore;
 	changed |= se_lease_expire(&s->leases, keep, nkeep, may_return, now, im->settings.lease_period_ms) > 0;
+	changed |= s->leases_unsaved && now - s->leases_saved_ms >= LEASE_SAVE_EVERY_MS;
+	if (changed)
+	{
+		s->leases_saved_ms = now;
+		s->leases_unsaved = false;
+	}
 	copy = s->leases;
 	SpinLockRelease(&s->repl_mutex);
 	retain = se_lease_min(&copy);
