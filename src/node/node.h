@@ -99,6 +99,9 @@ typedef struct SeReplTarget
 	bool		in_sync;		/* marked in-sync locally (recovery finalized) */
 	bool		failed;			/* reported failed to the master: skipped */
 	int64		local_checkpoint;	/* its last reported one, -1 = unknown */
+	bool		seen;			/* this node's routing has shown the copy */
+	int64		absent_since;	/* TimestampTz first seen missing from the
+								 * routing; 0 = in it */
 } SeReplTarget;
 
 typedef struct SeShardSlot

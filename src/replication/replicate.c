@@ -85,6 +85,18 @@ get_target(SeShardSlot *s, const char *allocation_id, const char *node)
 {
 	SeReplTarget *t = find_target(s, allocation_id);
 
+	if (t == NULL)
+	{
+		int			i;
+
+		/* full: a copy reported failed is skipped anyway; its entry goes */
+		for (i = 0; i < s->repl_ntargets && s->repl_ntargets == SE_REPL_MAX_TARGETS; i++)
+			if (s->repl_targets[i].failed)
+			{
+				s->repl_targets[i] = s->repl_targets[--s->repl_ntargets];
+				break;
+			}
+	}
 	if (t == NULL && s->repl_ntargets < SE_REPL_MAX_TARGETS)
 	{
 		t = &s->repl_targets[s->repl_ntargets++];
@@ -95,6 +107,57 @@ get_target(SeShardSlot *s, const char *allocation_id, const char *node)
 	if (t && node)
 		strlcpy(t->node, node, sizeof(t->node));
 	return t;
+}
+
+/* how long a target may be missing from the routing before its entry goes */
+#define SE_REPL_ABSENT_DROP_MS	30000
+
+/*
+ * Drop the entries of copies the routing no longer has (removed, failed,
+ * a cancelled relocation's target): otherwise a primary that outlives
+ * many copies fills its table of SE_REPL_MAX_TARGETS and can track no
+ * new recovery, and it keeps sending operations to copies that are gone.
+ * A copy this node's routing showed and no longer shows is gone; one it
+ * never showed counts as gone only after SE_REPL_ABSENT_DROP_MS, so this
+ * node applying the state a little after the copy's node cannot drop a
+ * copy that is just starting its recovery.
+ */
+static void
+prune_targets(SeShardSlot *s, const SeIndexMeta *im)
+{
+	const SeShardRouting *rt;
+	TimestampTz now = GetCurrentTimestamp();
+	int			i,
+				k;
+
+	if (im == NULL || im->routing == NULL || s->shard >= im->settings.number_of_shards)
+		return;
+	rt = &im->routing[s->shard];
+	SpinLockAcquire(&s->repl_mutex);
+	for (i = 0; i < s->repl_ntargets;)
+	{
+		SeReplTarget *t = &s->repl_targets[i];
+		bool		present = false;
+
+		for (k = 0; k < rt->ncopies && !present; k++)
+			present = strcmp(rt->copies[k].allocation_id, t->allocation_id) == 0 ||
+				strcmp(rt->copies[k].relocation_id, t->allocation_id) == 0;
+		if (present)
+		{
+			t->seen = true;
+			t->absent_since = 0;
+		}
+		else if (t->absent_since == 0 && !t->seen)
+			t->absent_since = now;
+		else if (t->seen ||
+				 TimestampDifferenceExceeds(t->absent_since, now, SE_REPL_ABSENT_DROP_MS))
+		{
+			s->repl_targets[i] = s->repl_targets[--s->repl_ntargets];
+			continue;
+		}
+		i++;
+	}
+	SpinLockRelease(&s->repl_mutex);
 }
 
 void
@@ -1056,6 +1119,7 @@ se_replication_maintain(void)
 		if (s->state != SE_SLOT_STARTED || s->replica)
 			continue;
 		se_retention_maintain(i, se_state_find_uuid(st, s->index_uuid));
+		prune_targets(s, se_state_find_uuid(st, s->index_uuid));
 		SpinLockAcquire(&s->repl_mutex);
 		if (s->resync_term > 0 && !s->resync_running &&
 			s->resync_term == s->primary_term)

@@ -215,5 +215,25 @@ ok($took >= 2000 && $throttled >= 1000,
 is((req('n1', 'PUT', '/_cluster/settings',
 	'{"persistent":{"indices.recovery.max_bytes_per_sec":null}}'))[0], 200, 'throttle reset');
 
+# ---- a primary outlives many copies: the entries of removed copies leave
+# its replication table (8 entries), so later copies are still tracked and
+# recover (before, the ninth recovery failed: no room to track it)
+my $cycled = 0;
+for my $round (1 .. 9)
+{
+	req('n1', 'PUT', '/rec/_settings', '{"index":{"number_of_replicas":0}}');
+	last unless $cluster->wait_for("one copy ($round)", 30, sub {
+		my ($st, $b) = req('n1', 'GET', '/_cat/shards/rec?format=json');
+		return $st == 200 && @$b == 1;
+	});
+	usleep(1_500_000);			# the primary's table is pruned once a second
+	req('n1', 'PUT', '/rec/_settings', '{"index":{"number_of_replicas":1}}');
+	last unless $cluster->wait_for("green ($round)", 60, \&green);
+	$cycled++;
+}
+is($cycled, 9, 'nine more copies came and went, each recovered');
+ok(bulk(600, 609), 'a bulk after them is acknowledged');
+copies_equal('and the last copy equals the primary');
+
 $cluster->teardown;
 done_testing();
