@@ -46,7 +46,6 @@ SOLO=$((PG_BASE + 4))
 PGDIR=$CLUSTER_DIR/solo PORT=$SOLO server_start
 N3=$((PG_BASE + 3))
 cluster_wait "$N3" 3
-dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
 OUT=$CLUSTER_DIR/results
 mkdir -p "$OUT"
 

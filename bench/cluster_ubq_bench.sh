@@ -46,7 +46,6 @@ stop_all() {
   etcd_stop
 }
 trap stop_all EXIT
-dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
 OUT=$CLUSTER_DIR/results
 mkdir -p "$OUT"
 

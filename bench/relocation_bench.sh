@@ -21,23 +21,7 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/cluster.sh"
 need_root
 
-[ "${SKIP_BUILD:-0}" = 1 ] || build_private
-make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
-L=$BENCH/loadgen/se-loadgen
-corpus_ready
-echo "== commit ${PRIVATE_REV:-$(git -C "$REPO" rev-parse --short HEAD)}; cluster in $CLUSTER_DIR"
-cleanup() {
-  node_stop n1 || true
-  node_stop n2 || true
-  etcd_stop
-}
-trap cleanup EXIT
-etcd_start
-node_start n1 1 master,data
-node_start n2 2 master,data
-N1=$((PG_BASE + 1))
-cluster_wait "$N1" 2
-dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
+two_data_nodes_start
 req() {
   local body=${3:-NULL}
   [ "$body" = NULL ] || body="\$b\$$body\$b\$"

@@ -64,7 +64,6 @@ node_start n2 2 $DATA_ROLES
 node_start n3 3 "$N3_ROLES"
 N3=$((PG_BASE + 3))
 cluster_wait "$N3" 3
-dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
 OUT=$CLUSTER_DIR/results
 mkdir -p "$OUT"
 part() { [[ " $PARTS " == *" $1 "* ]]; }

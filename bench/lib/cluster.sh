@@ -102,3 +102,29 @@ cluster_wait() {
   echo "the cluster did not form ($want nodes)" >&2
   return 1
 }
+
+# The setup the replica benchmarks share (recovery_bench.sh,
+# relocation_bench.sh): a private build (SKIP_BUILD=1 reuses one), the load
+# generator ($L) and the Debian corpus, three etcd members and two
+# master-eligible data nodes n1 and n2 ($N1, $N2), stopped when the script
+# exits; dsn PORT gives a node's connection string.
+two_data_nodes_start() {
+  [ "${SKIP_BUILD:-0}" = 1 ] || build_private
+  make -C "$BENCH/loadgen" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
+  L=$BENCH/loadgen/se-loadgen
+  corpus_ready
+  echo "== commit ${PRIVATE_REV:-$(git -C "$REPO" rev-parse --short HEAD)}; cluster in $CLUSTER_DIR"
+  trap two_data_nodes_stop EXIT
+  etcd_start
+  node_start n1 1 master,data
+  node_start n2 2 master,data
+  N1=$((PG_BASE + 1))
+  N2=$((PG_BASE + 2))
+  cluster_wait "$N1" 2
+}
+two_data_nodes_stop() {
+  node_stop n1 || true
+  node_stop n2 || true
+  etcd_stop
+}
+dsn() { echo "host=/tmp port=$1 user=postgres dbname=postgres"; }
