@@ -157,6 +157,7 @@ close_shard(int slot)
 	if (delete_files)
 		se_shard_remove_files(s->index_uuid, s->shard);
 	retry_ms[slot] = 0;			/* the next shard in the slot starts afresh */
+	resync_owed[slot] = false;
 	se_slot_free(slot);
 	current_slot = -1;
 }
@@ -201,6 +202,8 @@ open_shard(int slot)
 	 * from what this node happens to hold: that could serve stale data as
 	 * in sync.  An ERROR here fails the slot.
 	 */
+	if (SeSlots[slot].replica)
+		resync_owed[slot] = false;	/* a primary's duty */
 	if (SeSlots[slot].replica && !se_recovery_start_replica(slot))
 	{
 		current_slot = -1;
