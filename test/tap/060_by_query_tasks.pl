@@ -52,14 +52,19 @@ sub run_writer
 	die unless defined $pid;
 	if ($pid == 0)
 	{
-		my $end = time() + $seconds;
+		# one session writing in a loop: a psql per write managed a handful
+		# of writes under a loaded machine, sometimes none that conflicted
 		# never let a child run the node's END teardown
 		eval {
-			while (time() < $end)
-			{
-				my $id = 1 + int(rand($N));
-				$node->psql('postgres', "SELECT search_engine.index_doc('t', '$id', '{\"n\": $id, \"v\": -1}')");
-			}
+			$node->psql('postgres', qq{DO \$\$
+DECLARE t0 timestamptz := clock_timestamp(); id int;
+BEGIN
+  WHILE clock_timestamp() < t0 + interval '$seconds s' LOOP
+    id := 1 + floor(random() * $N)::int;
+    PERFORM search_engine.index_doc('t', id::text, jsonb_build_object('n', id, 'v', -1));
+    PERFORM pg_sleep(0.002);
+  END LOOP;
+END \$\$});
 		};
 		POSIX::_exit(0);
 	}
@@ -67,9 +72,9 @@ sub run_writer
 }
 
 # 1. conflicts=proceed: conflicts are counted, the job finishes
-my $task = start_task(q{'{"script": {"source": "ctx._source.v += 1"}}', slices => 'auto', conflicts => 'proceed', scroll_size => 100, requests_per_second => 2000});
+my $task = start_task(q{'{"script": {"source": "ctx._source.v += 1"}}', slices => 'auto', conflicts => 'proceed', scroll_size => 100, requests_per_second => 1000});
 wait_started($task);
-my $w = run_writer(2);
+my $w = run_writer(3);
 waitpid($w, 0);
 my ($total, $updated, $conflicts, $failures) = split /\|/, $node->safe_psql('postgres',
 	"SELECT r->'total', r->'updated', r->'version_conflicts', jsonb_array_length(r->'failures') FROM (SELECT search_engine.get_task('$task', true)->'response' r) x");
