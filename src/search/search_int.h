@@ -182,6 +182,7 @@ struct SeSearchRequest
 	SeSourceFilter source;
 	bool		seq_no_primary_term;	/* hits carry _seq_no, _primary_term */
 	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
+	struct SeAggs *aggs;		/* "aggs" (aggs.c), or NULL */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -478,6 +479,10 @@ typedef struct SeShardTopDocs
 	bool		timed_out;		/* stopped at the timeout: partial */
 	bool		failed;
 	SeError		error;
+	/* aggregations: the shard's partial, or (decoded) its bytes */
+	struct SeAggPartial *aggs;
+	const char *aggs_msg;
+	int			aggs_len;
 } SeShardTopDocs;
 
 /* Resolved sort key for one shard. */

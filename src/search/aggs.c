@@ -1,0 +1,2253 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggs.c
+ *	  Aggregations per shard over doc values, and their coordinator reduce.
+ *
+ * A request's "aggs" parse into a tree of specs.  Each shard binds the
+ * tree to its mapping and, for every matching live doc of its query
+ * phase, feeds the doc's doc values (numeric: sortable longs; keyword:
+ * sorted-set bytes) into states: a metric's state is count/sum/sum of
+ * squares/min/max (every metric here is derived from those five, as ES's
+ * extended_stats is), a bucket aggregation's state is a list of buckets,
+ * each with its doc count and one state per sub-aggregation.  So nesting
+ * goes to any depth by the same code.
+ *
+ * At the end of its query phase a shard cuts each terms state to
+ * shard_size buckets (ES's shard-level top terms) and keeps what it cut as
+ * sum_other_doc_count and, for count order, the count of its last bucket
+ * as its doc_count_error_upper_bound; the coordinator merges the shards'
+ * states bucket by key and adds, to each bucket, the error bounds of the
+ * shards that did not return it -- ES's InternalTerms.reduce.  Histograms
+ * fill empty buckets (min_doc_count 0, extended_bounds) only at the reduce.
+ *
+ * The states travel between nodes as bytes (varints, double bits) in the
+ * query phase message (shard_wire.c); a decoder that sees anything
+ * malformed returns NULL and the message counts as no answer.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "common/hashfn.h"
+
+#include "search/aggs.h"
+#include "search/search_int.h"
+#include "util/varint.h"
+
+typedef enum AggType
+{
+	AT_MIN,
+	AT_MAX,
+	AT_SUM,
+	AT_AVG,
+	AT_VALUE_COUNT,
+	AT_STATS,
+	AT_EXTENDED_STATS,
+	AT_TERMS,
+	AT_HISTOGRAM,
+	AT_DATE_HISTOGRAM,
+	AT_RANGE,
+	AT_DATE_RANGE,
+	AT_FILTER,
+	AT_FILTERS,
+	AT_MISSING
+} AggType;
+
+static const char *const type_names[] = {
+	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
+	"terms", "histogram", "date_histogram", "range", "date_range",
+	"filter", "filters", "missing"
+};
+
+#define IS_METRIC(t)	((t) <= AT_EXTENDED_STATS)
+
+/* what a state's keys or values are, from the field's type */
+typedef enum KeyKind
+{
+	KK_NONE,					/* field unmapped on that shard: no values */
+	KK_STR,
+	KK_LONG,
+	KK_DOUBLE,
+	KK_DATE,
+	KK_BOOL
+} KeyKind;
+
+typedef enum OrderBy
+{
+	ORD_COUNT,
+	ORD_KEY,
+	ORD_SUB
+} OrderBy;
+
+typedef struct AggOrder
+{
+	OrderBy		by;
+	bool		desc;
+	int			sub;			/* ORD_SUB: index of the sub-aggregation */
+	char	   *metric;			/* ORD_SUB: "avg" of "stats.avg", or NULL */
+} AggOrder;
+
+typedef struct AggRange
+{
+	char	   *key;			/* NULL: "from-to" */
+	bool		has_from;
+	bool		has_to;
+	double		from;
+	double		to;
+} AggRange;
+
+struct SeAggSpec
+{
+	char	   *name;
+	AggType		type;
+	char	   *field;
+	const SeJson *missing;		/* "missing" value, or NULL */
+	double		sigma;			/* extended_stats */
+
+	/* terms */
+	int			size;
+	int			shard_size;
+	int64		min_doc_count;
+	int			norder;
+	AggOrder   *order;
+	bool		show_error;
+	const SeJson *include;		/* array of values, or a regex string */
+	const SeJson *exclude;
+	SeRegex    *include_re;
+	SeRegex    *exclude_re;
+
+	/* histogram, date_histogram */
+	double		interval;		/* histogram; date fixed interval in ms */
+	char		cal_unit;		/* date calendar: m h d w M q y; 0 = fixed */
+	double		offset;
+	int64		tz_ms;			/* time_zone as a fixed offset */
+	bool		has_bounds;
+	double		bmin;
+	double		bmax;
+
+	/* range, date_range, filters */
+	int			nranges;
+	AggRange   *ranges;
+	bool		keyed;
+	int			nfilters;
+	SeQuery   **filters;
+	char	  **filter_keys;	/* NULL: anonymous filters (array) */
+
+	int			nsub;
+	SeAggSpec **sub;
+
+	/* bound to the shard, then the segment, being collected */
+	const SeMappedField *mf;
+	KeyKind		kind;
+	int			fieldno;
+	SeSegmentReader *reader;
+	SeWeight  **weights;
+	SeScorer  **scorers;
+};
+
+typedef struct AggState AggState;
+
+typedef struct Bucket
+{
+	char	   *key;
+	int			keylen;
+	uint32		hash;
+	int64		doc_count;
+	int64		err;			/* terms: doc count error bound */
+	bool		seen;			/* reduce: in the partial being merged */
+	AggState  **subs;
+} Bucket;
+
+struct AggState
+{
+	const SeAggSpec *spec;
+	KeyKind		kind;
+	/* metrics */
+	int64		count;
+	double		sum;
+	double		sumsq;
+	double		min;
+	double		max;
+	/* buckets */
+	int			nb;
+	int			capb;
+	Bucket	  **b;
+	Bucket	  **ht;				/* open addressing over b, by key */
+	int			htcap;
+	int64		other;			/* terms: docs of buckets cut */
+	int64		err;			/* terms: error bound (-1 unknown) */
+	bool		err_unknown;	/* reduce: a shard's bound was unknown */
+};
+
+struct SeAggsShard
+{
+	const SeAggs *aggs;
+	SeSearchShard *shard;
+	AggState  **states;
+};
+
+struct SeAggPartial
+{
+	const SeAggs *aggs;
+	int			n;
+	AggState  **states;
+};
+
+/* ---------------------------------------------------------------------
+ * Parsing
+ * ---------------------------------------------------------------------
+ */
+
+static SeAggs *parse_aggs(const SeJson *v, int depth, SeError *err);
+
+static bool
+bad(SeError *err, const char *type, const char *fmt, const char *a, const char *b)
+{
+	se_error_set(err, 400, type, fmt, a, b);
+	return false;
+}
+
+static bool
+json_double(const SeJson *v, double *d)
+{
+	char	   *end;
+
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*d = v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING)
+	{
+		*d = strtod(v->u.s.str, &end);
+		return end != v->u.s.str && *end == '\0';
+	}
+	return false;
+}
+
+/* A date given as epoch millis or as a date (date math allowed). */
+static bool
+json_date(const SeJson *v, double *d, SeError *err)
+{
+	int64		ms;
+
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*d = v->u.n.d;
+		return true;
+	}
+	if (v->type != SE_JSON_STRING)
+		return bad(err, "parsing_exception", "failed to parse date [%s]%s", "", "");
+	if (!se_datemath_parse(v->u.s.str, v->u.s.len, "strict_date_optional_time||epoch_millis",
+						   false, (int64) time(NULL) * 1000, &ms, err))
+		return false;
+	*d = (double) ms;
+	return true;
+}
+
+/* "1d", "12h", "30m", "90s", "500ms" as milliseconds; <= 0 when bad. */
+static double
+parse_fixed_interval(const char *s)
+{
+	char	   *end;
+	double		n = strtod(s, &end);
+
+	if (end == s || n <= 0)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		return n;
+	if (strcmp(end, "s") == 0)
+		return n * 1000;
+	if (strcmp(end, "m") == 0)
+		return n * 60000;
+	if (strcmp(end, "h") == 0)
+		return n * 3600000;
+	if (strcmp(end, "d") == 0)
+		return n * 86400000;
+	return -1;
+}
+
+static char
+parse_calendar_interval(const char *s)
+{
+	static const char *const names[][3] = {
+		{"minute", "1m", "m"}, {"hour", "1h", "h"}, {"day", "1d", "d"},
+		{"week", "1w", "w"}, {"month", "1M", "M"}, {"quarter", "1q", "q"},
+		{"year", "1y", "y"}
+	};
+	int			i;
+
+	for (i = 0; i < lengthof(names); i++)
+		if (strcmp(s, names[i][0]) == 0 || strcmp(s, names[i][1]) == 0)
+			return names[i][2][0];
+	return 0;
+}
+
+/* "UTC", "Z", "+01:00", "-0530": a fixed offset; false otherwise. */
+static bool
+parse_time_zone(const char *s, int64 *ms)
+{
+	int			h = 0,
+				m = 0,
+				sign;
+
+	if (strcmp(s, "UTC") == 0 || strcmp(s, "Z") == 0 || strcmp(s, "GMT") == 0)
+	{
+		*ms = 0;
+		return true;
+	}
+	if (s[0] != '+' && s[0] != '-')
+		return false;
+	sign = s[0] == '-' ? -1 : 1;
+	if (sscanf(s + 1, "%2d:%2d", &h, &m) < 1 && sscanf(s + 1, "%2d%2d", &h, &m) < 1)
+		return false;
+	if (h > 18 || m > 59)
+		return false;
+	*ms = sign * ((int64) h * 3600000 + (int64) m * 60000);
+	return true;
+}
+
+static bool
+parse_order_one(SeAggSpec *a, const SeJson *o, SeAggs *subs, AggOrder *out, SeError *err)
+{
+	const char *k;
+	const SeJson *dir;
+	int			i;
+
+	if (o->type != SE_JSON_OBJECT || o->u.o.count != 1)
+		return bad(err, "parsing_exception", "[%s] order must be an object with one key%s", a->name, "");
+	k = o->u.o.members[0].key;
+	dir = o->u.o.members[0].value;
+	if (dir->type != SE_JSON_STRING ||
+		(strcmp(dir->u.s.str, "asc") != 0 && strcmp(dir->u.s.str, "desc") != 0))
+		return bad(err, "parsing_exception", "Unknown terms order direction [%s] in terms aggregation [%s]",
+				   dir->type == SE_JSON_STRING ? dir->u.s.str : "", a->name);
+	out->desc = strcmp(dir->u.s.str, "desc") == 0;
+	if (strcmp(k, "_count") == 0)
+		out->by = ORD_COUNT;
+	else if (strcmp(k, "_key") == 0 || strcmp(k, "_term") == 0)
+		out->by = ORD_KEY;
+	else
+	{
+		char	   *path = pstrdup(k);
+		char	   *dot = strchr(path, '.');
+
+		if (dot)
+			*dot++ = '\0';
+		out->by = ORD_SUB;
+		out->metric = dot;
+		out->sub = -1;
+		for (i = 0; subs && i < subs->n; i++)
+			if (strcmp(subs->specs[i]->name, path) == 0)
+				out->sub = i;
+		if (out->sub < 0 || !IS_METRIC(subs->specs[out->sub]->type))
+			return bad(err, "aggregation_execution_exception",
+					   "Invalid aggregator order path [%s]. The provided aggregation [%s] either does not exist, or is not a pathable aggregation",
+					   k, path);
+	}
+	return true;
+}
+
+static bool
+parse_ranges(SeAggSpec *a, const SeJson *v, bool dates, SeError *err)
+{
+	int			i,
+				j;
+
+	if (v->type != SE_JSON_ARRAY)
+		return bad(err, "parsing_exception", "[%s] ranges must be an array%s", a->name, "");
+	a->nranges = v->u.a.count;
+	a->ranges = palloc0(sizeof(AggRange) * Max(1, a->nranges));
+	for (i = 0; i < a->nranges; i++)
+	{
+		const SeJson *r = v->u.a.items[i];
+		AggRange   *rg = &a->ranges[i];
+
+		if (r->type != SE_JSON_OBJECT)
+			return bad(err, "parsing_exception", "[%s] a range must be an object%s", a->name, "");
+		for (j = 0; j < r->u.o.count; j++)
+		{
+			const char *k = r->u.o.members[j].key;
+			const SeJson *x = r->u.o.members[j].value;
+			bool		ok;
+			double		d = 0;
+
+			if (strcmp(k, "key") == 0 && x->type == SE_JSON_STRING)
+			{
+				rg->key = pstrdup(x->u.s.str);
+				continue;
+			}
+			if (strcmp(k, "from") != 0 && strcmp(k, "to") != 0)
+				return bad(err, "parsing_exception", "[range] unknown field [%s]%s", k, "");
+			if (x->type == SE_JSON_NULL)
+				continue;
+			ok = dates ? json_date(x, &d, err) : json_double(x, &d);
+			if (!ok)
+				return bad(err, "parsing_exception", "[%s] bad range bound [%s]", a->name, k);
+			if (k[0] == 'f')
+				rg->has_from = true, rg->from = d;
+			else
+				rg->has_to = true, rg->to = d;
+		}
+	}
+	return true;
+}
+
+static bool
+parse_filters(SeAggSpec *a, const SeJson *v, int depth, SeError *err)
+{
+	int			i;
+
+	if (v->type == SE_JSON_OBJECT)
+	{
+		a->nfilters = v->u.o.count;
+		a->filter_keys = palloc(sizeof(char *) * Max(1, a->nfilters));
+	}
+	else if (v->type == SE_JSON_ARRAY)
+		a->nfilters = v->u.a.count;
+	else
+		return bad(err, "parsing_exception", "[filters] must be an object or an array in [%s]%s", a->name, "");
+	a->filters = palloc(sizeof(SeQuery *) * Max(1, a->nfilters));
+	for (i = 0; i < a->nfilters; i++)
+	{
+		const SeJson *q = v->type == SE_JSON_OBJECT ? v->u.o.members[i].value : v->u.a.items[i];
+
+		if (a->filter_keys)
+			a->filter_keys[i] = pstrdup(v->u.o.members[i].key);
+		if ((a->filters[i] = se_query_parse(q, depth, err)) == NULL)
+			return false;
+	}
+	return true;
+}
+
+/* The body of one aggregation ({"field": .., ...}) of type a->type. */
+static bool
+parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
+{
+	const char *tn = type_names[a->type];
+	int			i;
+
+	if (a->type == AT_FILTER)
+	{
+		a->nfilters = 1;
+		a->filters = palloc(sizeof(SeQuery *));
+		return (a->filters[0] = se_query_parse(body, depth, err)) != NULL;
+	}
+	if (body->type != SE_JSON_OBJECT)
+		return bad(err, "parsing_exception", "Expected [START_OBJECT] under [%s], but got a [%s]",
+				   tn, se_json_type_name(body->type));
+	a->sigma = 2.0;
+	a->size = 10;
+	a->shard_size = -1;
+	a->min_doc_count = a->type == AT_TERMS ? 1 : 0;
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *v = body->u.o.members[i].value;
+		bool		ok = true;
+
+		if (strcmp(k, "field") == 0 && v->type == SE_JSON_STRING && a->type != AT_FILTERS)
+			a->field = pstrdup(v->u.s.str);
+		else if (strcmp(k, "missing") == 0 && a->type != AT_FILTERS && a->type != AT_MISSING)
+			a->missing = v;
+		else if (strcmp(k, "format") == 0 && v->type == SE_JSON_STRING)
+			;					/* values are written in the field's own format */
+		else if (a->type == AT_EXTENDED_STATS && strcmp(k, "sigma") == 0)
+			ok = json_double(v, &a->sigma) && a->sigma >= 0;
+		else if (a->type == AT_TERMS && strcmp(k, "size") == 0 && v->type == SE_JSON_NUMBER)
+			ok = (a->size = (int) v->u.n.d) > 0;
+		else if (a->type == AT_TERMS && strcmp(k, "shard_size") == 0 && v->type == SE_JSON_NUMBER)
+			ok = (a->shard_size = (int) v->u.n.d) > 0;
+		else if ((a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
+				 strcmp(k, "min_doc_count") == 0 && v->type == SE_JSON_NUMBER)
+			ok = (a->min_doc_count = (int64) v->u.n.d) >= 0;
+		else if (a->type == AT_TERMS && strcmp(k, "show_term_doc_count_error") == 0)
+			a->show_error = v->type == SE_JSON_TRUE;
+		else if ((a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
+				 strcmp(k, "order") == 0)
+			;					/* after the sub-aggregations are known */
+		else if (a->type == AT_TERMS && strcmp(k, "include") == 0)
+			a->include = v;
+		else if (a->type == AT_TERMS && strcmp(k, "exclude") == 0)
+			a->exclude = v;
+		else if (a->type == AT_HISTOGRAM && strcmp(k, "interval") == 0)
+			ok = json_double(v, &a->interval) && a->interval > 0;
+		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "fixed_interval") == 0 &&
+				 v->type == SE_JSON_STRING)
+		{
+			if ((a->interval = parse_fixed_interval(v->u.s.str)) <= 0)
+				return bad(err, "illegal_argument_exception",
+						   "failed to parse setting [date_histogram.fixedInterval] with value [%s] as a time value: unit is missing or unrecognized%s",
+						   v->u.s.str, "");
+		}
+		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "calendar_interval") == 0 &&
+				 v->type == SE_JSON_STRING)
+		{
+			if ((a->cal_unit = parse_calendar_interval(v->u.s.str)) == 0)
+				return bad(err, "illegal_argument_exception",
+						   "The supplied interval [%s] could not be parsed as a calendar interval.%s",
+						   v->u.s.str, "");
+		}
+		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "time_zone") == 0 &&
+				 v->type == SE_JSON_STRING)
+		{
+			if (!parse_time_zone(v->u.s.str, &a->tz_ms))
+				return bad(err, "illegal_argument_exception",
+						   "time_zone [%s] is not supported: only fixed offsets (+01:00) and UTC are%s",
+						   v->u.s.str, "");
+		}
+		else if ((a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
+				 strcmp(k, "offset") == 0)
+		{
+			if (a->type == AT_DATE_HISTOGRAM && v->type == SE_JSON_STRING)
+			{
+				const char *s = v->u.s.str;
+				bool		neg = s[0] == '-';
+				double		ms = parse_fixed_interval(s + (s[0] == '-' || s[0] == '+'));
+
+				ok = ms > 0;
+				a->offset = neg ? -ms : ms;
+			}
+			else
+				ok = json_double(v, &a->offset);
+		}
+		else if ((a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
+				 strcmp(k, "extended_bounds") == 0 && v->type == SE_JSON_OBJECT)
+		{
+			const SeJson *mn = se_json_get(v, "min");
+			const SeJson *mx = se_json_get(v, "max");
+
+			a->has_bounds = true;
+			a->bmin = INFINITY;
+			a->bmax = -INFINITY;
+			if (mn)
+				ok = a->type == AT_HISTOGRAM ? json_double(mn, &a->bmin) : json_date(mn, &a->bmin, err);
+			if (ok && mx)
+				ok = a->type == AT_HISTOGRAM ? json_double(mx, &a->bmax) : json_date(mx, &a->bmax, err);
+		}
+		else if ((a->type == AT_RANGE || a->type == AT_DATE_RANGE) && strcmp(k, "ranges") == 0)
+		{
+			if (!parse_ranges(a, v, a->type == AT_DATE_RANGE, err))
+				return false;
+		}
+		else if ((a->type == AT_RANGE || a->type == AT_DATE_RANGE || a->type == AT_HISTOGRAM ||
+				  a->type == AT_DATE_HISTOGRAM) && strcmp(k, "keyed") == 0)
+			a->keyed = v->type == SE_JSON_TRUE;
+		else if (a->type == AT_FILTERS && strcmp(k, "filters") == 0)
+		{
+			if (!parse_filters(a, v, depth, err))
+				return false;
+		}
+		else
+			return bad(err, "parsing_exception", "[%s] unknown field [%s]", tn, k);
+		if (!ok)
+		{
+			if (err->type == NULL || !se_error_is_set(err))
+				bad(err, "illegal_argument_exception", "[%s] bad value for [%s]", tn, k);
+			return false;
+		}
+	}
+	if (a->type != AT_FILTERS && a->field == NULL)
+		return bad(err, "illegal_argument_exception",
+				   "Required one of fields [field, script], but none were specified.%s%s", "", "");
+	if (a->type == AT_HISTOGRAM && a->interval <= 0)
+		return bad(err, "illegal_argument_exception",
+				   "[interval] must be >0 for histogram aggregation [%s]%s", a->name, "");
+	if (a->type == AT_DATE_HISTOGRAM && a->interval <= 0 && a->cal_unit == 0)
+		return bad(err, "illegal_argument_exception",
+				   "Invalid interval specified, must be non-null and non-empty%s%s", "", "");
+	if ((a->type == AT_RANGE || a->type == AT_DATE_RANGE) && a->nranges == 0)
+		return bad(err, "illegal_argument_exception", "No [ranges] specified for the [%s] aggregation%s",
+				   a->name, "");
+	if (a->type == AT_FILTERS && a->filters == NULL)
+		return bad(err, "illegal_argument_exception", "[filters] cannot be empty.%s%s", "", "");
+	if (a->shard_size < 0)
+		a->shard_size = (int) Min((int64) a->size * 3 / 2 + 10, PG_INT32_MAX);
+	if (a->shard_size < a->size)
+		a->shard_size = a->size;
+	if (a->type == AT_TERMS)
+	{
+		if (a->include && a->include->type == SE_JSON_STRING &&
+			(a->include_re = se_regex_parse(a->include->u.s.str, a->include->u.s.len,
+											SE_RE_ALL, false, err)) == NULL)
+			return false;
+		if (a->exclude && a->exclude->type == SE_JSON_STRING &&
+			(a->exclude_re = se_regex_parse(a->exclude->u.s.str, a->exclude->u.s.len,
+											SE_RE_ALL, false, err)) == NULL)
+			return false;
+	}
+	return true;
+}
+
+static SeAggSpec *
+parse_one(const char *name, const SeJson *v, int depth, SeError *err)
+{
+	SeAggSpec  *a = palloc0(sizeof(SeAggSpec));
+	const SeJson *body = NULL;
+	const SeJson *subs = NULL;
+	const SeJson *order = NULL;
+	SeAggs	   *sub = NULL;
+	int			i,
+				t;
+
+	a->name = pstrdup(name);
+	a->type = -1;
+	if (strpbrk(name, "[]>") != NULL || name[0] == '\0')
+	{
+		bad(err, "parsing_exception",
+			"Invalid aggregation name [%s]. Aggregation names can contain any character except '[', ']', and '>'%s",
+			name, "");
+		return NULL;
+	}
+	if (v->type != SE_JSON_OBJECT)
+	{
+		bad(err, "parsing_exception", "Expected [START_OBJECT] under [%s], but got a [%s]",
+			name, se_json_type_name(v->type));
+		return NULL;
+	}
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+
+		if (strcmp(k, "aggs") == 0 || strcmp(k, "aggregations") == 0)
+		{
+			subs = v->u.o.members[i].value;
+			continue;
+		}
+		if (strcmp(k, "meta") == 0)
+			continue;
+		for (t = 0; t < lengthof(type_names); t++)
+			if (strcmp(k, type_names[t]) == 0)
+				break;
+		if (t == lengthof(type_names))
+		{
+			bad(err, "parsing_exception", "Unknown aggregation type [%s]%s", k, "");
+			return NULL;
+		}
+		if (body != NULL)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "Found two aggregation type definitions in [%s]: [%s] and [%s]",
+						 name, type_names[a->type], k);
+			return NULL;
+		}
+		a->type = t;
+		body = v->u.o.members[i].value;
+	}
+	if (body == NULL)
+	{
+		bad(err, "parsing_exception", "Missing definition for aggregation [%s]%s", name, "");
+		return NULL;
+	}
+	if (subs != NULL)
+	{
+		if (IS_METRIC(a->type))
+		{
+			se_error_set(err, 400, "aggregation_initialization_exception",
+						 "Aggregator [%s] of type [%s] cannot accept sub-aggregations",
+						 name, type_names[a->type]);
+			return NULL;
+		}
+		if ((sub = parse_aggs(subs, depth + 1, err)) == NULL)
+			return NULL;
+		a->nsub = sub->n;
+		a->sub = sub->specs;
+	}
+	if (!parse_body(a, body, depth + 1, err))
+		return NULL;
+	if (a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM)
+		order = body->type == SE_JSON_OBJECT ? se_json_get(body, "order") : NULL;
+	if (order != NULL)
+	{
+		int			n = order->type == SE_JSON_ARRAY ? order->u.a.count : 1;
+
+		a->norder = n;
+		a->order = palloc0(sizeof(AggOrder) * n);
+		for (i = 0; i < n; i++)
+			if (!parse_order_one(a, order->type == SE_JSON_ARRAY ? order->u.a.items[i] : order,
+								 sub, &a->order[i], err))
+				return NULL;
+	}
+	else if (a->type == AT_TERMS)
+	{
+		a->norder = 1;
+		a->order = palloc0(sizeof(AggOrder));
+		a->order[0].by = ORD_COUNT;
+		a->order[0].desc = true;
+	}
+	else
+	{
+		a->norder = 1;
+		a->order = palloc0(sizeof(AggOrder));
+		a->order[0].by = ORD_KEY;
+	}
+	return a;
+}
+
+static SeAggs *
+parse_aggs(const SeJson *v, int depth, SeError *err)
+{
+	SeAggs	   *aggs = palloc0(sizeof(SeAggs));
+	int			i;
+
+	if (depth > SE_QUERY_MAX_DEPTH)
+	{
+		bad(err, "illegal_argument_exception", "aggregations nested deeper than %s%s", "100", "");
+		return NULL;
+	}
+	if (v->type != SE_JSON_OBJECT)
+	{
+		bad(err, "parsing_exception", "Expected [START_OBJECT] under [aggs], but got a [%s]%s",
+			se_json_type_name(v->type), "");
+		return NULL;
+	}
+	aggs->n = v->u.o.count;
+	aggs->specs = palloc0(sizeof(SeAggSpec *) * Max(1, aggs->n));
+	for (i = 0; i < aggs->n; i++)
+	{
+		int			j;
+
+		for (j = 0; j < i; j++)
+			if (strcmp(v->u.o.members[i].key, v->u.o.members[j].key) == 0)
+			{
+				bad(err, "illegal_argument_exception",
+					"Two sibling aggregations cannot have the same name: [%s]%s",
+					v->u.o.members[i].key, "");
+				return NULL;
+			}
+		if ((aggs->specs[i] = parse_one(v->u.o.members[i].key, v->u.o.members[i].value,
+										depth, err)) == NULL)
+			return NULL;
+	}
+	return aggs;
+}
+
+SeAggs *
+se_aggs_parse(const SeJson *v, SeError *err)
+{
+	return parse_aggs(v, 0, err);
+}
+
+/* ---------------------------------------------------------------------
+ * States
+ * ---------------------------------------------------------------------
+ */
+
+static AggState *
+state_new(const SeAggSpec *spec, KeyKind kind)
+{
+	AggState   *st = palloc0(sizeof(AggState));
+
+	st->spec = spec;
+	st->kind = kind;
+	st->min = INFINITY;
+	st->max = -INFINITY;
+	return st;
+}
+
+static bool has_fixed_buckets(const SeAggSpec *a);
+static void fixed_buckets(AggState *st, bool bound);
+
+static AggState **
+states_new(SeAggSpec **specs, int n, bool bound)
+{
+	AggState  **s = palloc(sizeof(AggState *) * Max(1, n));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		s[i] = state_new(specs[i], bound ? specs[i]->kind : KK_NONE);
+		if (has_fixed_buckets(specs[i]))
+			fixed_buckets(s[i], bound);
+	}
+	return s;
+}
+
+static Bucket *
+bucket_add(AggState *st, const char *key, int keylen, uint32 hash, bool bound)
+{
+	Bucket	   *bk = palloc0(sizeof(Bucket));
+
+	bk->key = palloc(Max(keylen, 1));
+	memcpy(bk->key, key, keylen);
+	bk->keylen = keylen;
+	bk->hash = hash;
+	bk->subs = states_new(st->spec->sub, st->spec->nsub, bound);
+	if (st->nb == st->capb)
+	{
+		st->capb = st->capb ? st->capb * 2 : 8;
+		st->b = st->b ? repalloc(st->b, sizeof(Bucket *) * st->capb)
+			: palloc(sizeof(Bucket *) * st->capb);
+	}
+	st->b[st->nb++] = bk;
+	return bk;
+}
+
+/* rebuild the hash table over st->b (after growth, cuts or reordering) */
+static void
+rehash(AggState *st, int cap)
+{
+	int			i;
+
+	st->htcap = cap;
+	st->ht = palloc0(sizeof(Bucket *) * cap);
+	for (i = 0; i < st->nb; i++)
+	{
+		int			j = st->b[i]->hash & (cap - 1);
+
+		while (st->ht[j])
+			j = (j + 1) & (cap - 1);
+		st->ht[j] = st->b[i];
+	}
+}
+
+/* The bucket of key, created (empty) when it is new. */
+static Bucket *
+bucket_get(AggState *st, const char *key, int keylen, bool bound)
+{
+	uint32		h = hash_bytes((const unsigned char *) key, keylen);
+	Bucket	   *bk;
+	int			i;
+
+	if (st->ht == NULL || st->nb * 2 >= st->htcap)
+		rehash(st, st->htcap ? st->htcap * 2 : 16);
+	i = h & (st->htcap - 1);
+	while ((bk = st->ht[i]) != NULL)
+	{
+		if (bk->hash == h && bk->keylen == keylen && memcmp(bk->key, key, keylen) == 0)
+			return bk;
+		i = (i + 1) & (st->htcap - 1);
+	}
+	bk = bucket_add(st, key, keylen, h, bound);
+	st->ht[i] = bk;
+	return bk;
+}
+
+/* Fixed buckets (range, filters, filter, missing), in the spec's order. */
+static void
+fixed_buckets(AggState *st, bool bound)
+{
+	const SeAggSpec *a = st->spec;
+	int			n = a->type == AT_RANGE || a->type == AT_DATE_RANGE ? a->nranges
+		: a->type == AT_FILTERS ? a->nfilters : 1;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		bucket_add(st, (char *) &i, sizeof(int), (uint32) i, bound);
+}
+
+static bool
+has_fixed_buckets(const SeAggSpec *a)
+{
+	return a->type == AT_RANGE || a->type == AT_DATE_RANGE || a->type == AT_FILTERS ||
+		a->type == AT_FILTER || a->type == AT_MISSING;
+}
+
+/* ---------------------------------------------------------------------
+ * Binding and collection
+ * ---------------------------------------------------------------------
+ */
+
+static KeyKind
+kind_of(const SeMappedField *f)
+{
+	switch (f->type)
+	{
+		case SE_FT_KEYWORD:
+			return KK_STR;
+		case SE_FT_DOUBLE:
+		case SE_FT_FLOAT:
+			return KK_DOUBLE;
+		case SE_FT_DATE:
+			return KK_DATE;
+		case SE_FT_BOOLEAN:
+			return KK_BOOL;
+		default:
+			return KK_LONG;
+	}
+}
+
+static bool
+bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		SeAggSpec  *a = specs[i];
+		const SeMappedField *f = NULL;
+
+		a->mf = NULL;
+		a->kind = KK_NONE;
+		a->fieldno = -1;
+		if (a->field != NULL)
+		{
+			f = shard->mapping ? se_mapping_find(shard->mapping, a->field) : NULL;
+			if (f != NULL && f->type == SE_FT_TEXT)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
+							 f->path, shard->index ? shard->index : "", f->path);
+				return false;
+			}
+			if (f != NULL && f->type != SE_FT_OBJECT)
+			{
+				if (!f->doc_values)
+				{
+					se_error_set(err, 400, "illegal_argument_exception",
+								 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
+								 f->path, se_field_type_name(f->type));
+					return false;
+				}
+				a->mf = f;
+				a->kind = kind_of(f);
+			}
+			if (a->kind == KK_STR && a->type != AT_VALUE_COUNT && a->type != AT_TERMS &&
+				a->type != AT_MISSING)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Field [%s] of type [keyword] is not supported for aggregation [%s]",
+							 a->field, type_names[a->type]);
+				return false;
+			}
+			if (a->type == AT_DATE_HISTOGRAM && a->kind != KK_DATE && a->kind != KK_NONE)
+				a->kind = KK_DATE;	/* keys are epoch millis all the same */
+			if (a->type == AT_HISTOGRAM)
+				a->kind = KK_DOUBLE;
+		}
+		if (a->nfilters > 0)
+		{
+			a->weights = palloc0(sizeof(SeWeight *) * a->nfilters);
+			a->scorers = palloc0(sizeof(SeScorer *) * a->nfilters);
+			for (j = 0; j < a->nfilters; j++)
+				if ((a->weights[j] = se_weight_build(a->filters[j], shard, false, NULL, NULL,
+													 err)) == NULL)
+					return false;
+		}
+		if (!bind_specs(a->sub, a->nsub, shard, err))
+			return false;
+	}
+	return true;
+}
+
+SeAggsShard *
+se_aggs_shard_begin(const SeAggs *aggs, SeSearchShard *shard, SeError *err)
+{
+	SeAggsShard *as = palloc0(sizeof(SeAggsShard));
+
+	if (!bind_specs(aggs->specs, aggs->n, shard, err))
+		return NULL;
+	as->aggs = aggs;
+	as->shard = shard;
+	as->states = states_new(aggs->specs, aggs->n, true);
+	return as;
+}
+
+static void
+segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		SeAggSpec  *a = specs[i];
+
+		a->reader = seg->reader;
+		a->fieldno = a->mf ? se_segment_field(seg->reader, a->mf->path) : -1;
+		for (j = 0; j < a->nfilters; j++)
+		{
+			if (a->scorers[j] != NULL)
+				se_scorer_free(a->scorers[j]);
+			a->scorers[j] = se_scorer_create(a->weights[j], seg);
+		}
+		segment_specs(a->sub, a->nsub, seg);
+	}
+}
+
+void
+se_aggs_segment(SeAggsShard *as, SeSegmentCtx *seg)
+{
+	segment_specs(as->aggs->specs, as->aggs->n, seg);
+}
+
+static bool
+filter_matches(SeScorer *s, int32 doc)
+{
+	if (s == NULL)
+		return false;
+	if (s->doc < doc)
+		s->advance(s, doc);
+	return s->doc == doc;
+}
+
+static double
+num_as_double(KeyKind kind, int64 v)
+{
+	return kind == KK_DOUBLE ? se_sortable_to_double(v) : (double) v;
+}
+
+static void collect_states(AggState **states, int n, int32 doc);
+
+static void
+collect_bucket(Bucket *bk, const SeAggSpec *a, int32 doc)
+{
+	bk->doc_count++;
+	if (a->nsub > 0)
+		collect_states(bk->subs, a->nsub, doc);
+}
+
+/* include/exclude of a terms aggregation: is this key kept? */
+static bool
+term_kept(const SeAggSpec *a, const char *key, int len, bool str)
+{
+	char		buf[64];
+	double		d = 0;
+	int			i;
+
+	if (a->include == NULL && a->exclude == NULL)
+		return true;
+	if (!str)
+	{
+		/* numeric keys compare by value with the numbers given */
+		if (a->kind == KK_DOUBLE)
+			memcpy(&d, key, sizeof(double));
+		else
+		{
+			int64		v;
+
+			memcpy(&v, key, sizeof(int64));
+			d = (double) v;
+		}
+		snprintf(buf, sizeof(buf), "%.17g", d);
+		key = buf;
+		len = strlen(buf);
+	}
+	if (a->include_re && !se_regex_match(a->include_re, key, len))
+		return false;
+	if (a->exclude_re && se_regex_match(a->exclude_re, key, len))
+		return false;
+	for (i = 0; i < 2; i++)
+	{
+		const SeJson *l = i == 0 ? a->include : a->exclude;
+		bool		found = false;
+		int			j;
+
+		if (l == NULL || l->type != SE_JSON_ARRAY)
+			continue;
+		for (j = 0; j < l->u.a.count && !found; j++)
+		{
+			const SeJson *x = l->u.a.items[j];
+
+			if (str && x->type == SE_JSON_STRING)
+				found = x->u.s.len == len && memcmp(x->u.s.str, key, len) == 0;
+			else if (!str && x->type == SE_JSON_NUMBER)
+				found = d == x->u.n.d;
+		}
+		if (found != (i == 0))
+			return false;
+	}
+	return true;
+}
+
+static const int64 *
+missing_value(const SeAggSpec *a, int64 *buf)
+{
+	double		d;
+
+	if (a->missing == NULL || a->kind == KK_STR)
+		return NULL;
+	if (a->kind == KK_DATE)
+	{
+		SeError		e;
+
+		se_error_init(&e);
+		if (!json_date(a->missing, &d, &e))
+			return NULL;
+	}
+	else if (a->missing->type == SE_JSON_TRUE || a->missing->type == SE_JSON_FALSE)
+		d = a->missing->type == SE_JSON_TRUE;
+	else if (!json_double(a->missing, &d))
+		return NULL;
+	*buf = a->kind == KK_DOUBLE ? se_double_to_sortable(d) : (int64) d;
+	return buf;
+}
+
+/* date_histogram: the start of the calendar unit holding local millis */
+static int64
+days_from_civil(int64 y, int m, int d)
+{
+	int64		era;
+	int			yoe,
+				doy,
+				doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (int) (y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void
+civil_from_days(int64 z, int64 *y, int *m, int *d)
+{
+	int64		era;
+	int			doe,
+				yoe,
+				doy,
+				mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (int) (z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp + (mp < 10 ? 3 : -9);
+	*y = (int64) yoe + era * 400 + (*m <= 2);
+}
+
+static int64
+floor_div(int64 a, int64 b)
+{
+	int64		q = a / b;
+
+	return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64
+calendar_round(char unit, int64 ms)
+{
+	int64		days,
+				y;
+	int			m,
+				d;
+
+	switch (unit)
+	{
+		case 'm':
+			return floor_div(ms, 60000) * 60000;
+		case 'h':
+			return floor_div(ms, 3600000) * 3600000;
+		case 'd':
+			return floor_div(ms, 86400000) * 86400000;
+		case 'w':
+			/* 1970-01-01 was a Thursday; weeks start on Monday */
+			days = floor_div(ms, 86400000);
+			return (floor_div(days + 3, 7) * 7 - 3) * 86400000;
+		default:
+			civil_from_days(floor_div(ms, 86400000), &y, &m, &d);
+			if (unit == 'q')
+				m = (m - 1) / 3 * 3 + 1;
+			else if (unit == 'y')
+				m = 1;
+			return days_from_civil(y, m, 1) * 86400000;
+	}
+}
+
+/* the key after key of a calendar interval */
+static int64
+calendar_next(char unit, int64 key)
+{
+	int64		y;
+	int			m,
+				d,
+				add;
+
+	switch (unit)
+	{
+		case 'm':
+			return key + 60000;
+		case 'h':
+			return key + 3600000;
+		case 'd':
+			return key + 86400000;
+		case 'w':
+			return key + 7 * 86400000LL;
+		default:
+			civil_from_days(floor_div(key, 86400000), &y, &m, &d);
+			add = unit == 'M' ? 1 : unit == 'q' ? 3 : 12;
+			m += add;
+			y += (m - 1) / 12;
+			m = (m - 1) % 12 + 1;
+			return days_from_civil(y, m, 1) * 86400000 + (key - calendar_round('d', key));
+	}
+}
+
+static int64
+date_key(const SeAggSpec *a, int64 ms)
+{
+	int64		off = (int64) a->offset;
+
+	if (a->cal_unit == 0)
+	{
+		int64		iv = (int64) a->interval;
+
+		return floor_div(ms - off - a->tz_ms, iv) * iv + off + a->tz_ms;
+	}
+	return calendar_round(a->cal_unit, ms + a->tz_ms - off) - a->tz_ms + off;
+}
+
+static void
+collect_one(AggState *st, int32 doc)
+{
+	const SeAggSpec *a = st->spec;
+	SeSegmentReader *r = a->reader;
+	const int64 *vals = NULL;
+	int64		mbuf;
+	int			n = 0,
+				i;
+
+	switch (a->type)
+	{
+		case AT_FILTER:
+		case AT_FILTERS:
+			for (i = 0; i < a->nfilters; i++)
+				if (filter_matches(a->scorers[i], doc))
+					collect_bucket(st->b[i], a, doc);
+			return;
+		case AT_MISSING:
+			if (a->fieldno < 0)
+				n = 0;
+			else if (a->kind == KK_STR)
+				n = se_segment_sorted_count(r, a->fieldno, doc);
+			else
+				n = se_segment_numeric_values(r, a->fieldno, doc, &vals);
+			if (n == 0)
+				collect_bucket(st->b[0], a, doc);
+			return;
+		default:
+			break;
+	}
+
+	if (a->kind == KK_STR)
+	{
+		int			len;
+		const char *s;
+
+		n = a->fieldno >= 0 ? se_segment_sorted_count(r, a->fieldno, doc) : 0;
+		if (a->type == AT_VALUE_COUNT)
+		{
+			st->count += n;
+			return;
+		}
+		/* terms on a keyword: sorted-set values are distinct per doc */
+		for (i = 0; i < n; i++)
+		{
+			s = se_segment_sorted_value(r, a->fieldno, doc, i, &len);
+			if (term_kept(a, s, len, true))
+				collect_bucket(bucket_get(st, s, len, true), a, doc);
+		}
+		if (n == 0 && a->missing != NULL)
+		{
+			const SeJson *m = a->missing;
+			const char *ms = m->type == SE_JSON_STRING ? m->u.s.str : m->type == SE_JSON_NUMBER ? m->u.n.text : "";
+			int			ml = m->type == SE_JSON_STRING ? m->u.s.len : m->type == SE_JSON_NUMBER ? m->u.n.len : 0;
+
+			collect_bucket(bucket_get(st, ms, ml, true), a, doc);
+		}
+		return;
+	}
+
+	if (a->fieldno >= 0)
+		n = se_segment_numeric_values(r, a->fieldno, doc, &vals);
+	if (n == 0 && (vals = missing_value(a, &mbuf)) != NULL)
+		n = 1;
+	if (IS_METRIC(a->type))
+	{
+		for (i = 0; i < n; i++)
+		{
+			double		d = num_as_double(a->kind, vals[i]);
+
+			st->count++;
+			st->sum += d;
+			st->sumsq += d * d;
+			if (d < st->min)
+				st->min = d;
+			if (d > st->max)
+				st->max = d;
+		}
+		return;
+	}
+	if (a->type == AT_RANGE || a->type == AT_DATE_RANGE)
+	{
+		int			j;
+
+		for (j = 0; j < a->nranges; j++)
+		{
+			const AggRange *rg = &a->ranges[j];
+
+			for (i = 0; i < n; i++)
+			{
+				double		d = num_as_double(a->kind, vals[i]);
+
+				if ((!rg->has_from || d >= rg->from) && (!rg->has_to || d < rg->to))
+				{
+					collect_bucket(st->b[j], a, doc);
+					break;
+				}
+			}
+		}
+		return;
+	}
+	{
+		/* terms, histograms: a key per value, each key once per doc */
+		char		prev[8];
+		bool		has_prev = false;
+
+		for (i = 0; i < n; i++)
+		{
+			char		key[8];
+
+			if (a->type == AT_TERMS)
+			{
+				if (a->kind == KK_DOUBLE)
+				{
+					double		d = se_sortable_to_double(vals[i]);
+
+					memcpy(key, &d, 8);
+				}
+				else
+					memcpy(key, &vals[i], 8);
+				if (!term_kept(a, key, 8, false))
+					continue;
+			}
+			else if (a->type == AT_HISTOGRAM)
+			{
+				double		d = num_as_double(a->mf && a->mf->type != SE_FT_DOUBLE &&
+											  a->mf->type != SE_FT_FLOAT ? KK_LONG : KK_DOUBLE,
+											  vals[i]);
+				double		k = floor((d - a->offset) / a->interval) * a->interval + a->offset;
+
+				memcpy(key, &k, 8);
+			}
+			else
+			{
+				int64		k = date_key(a, vals[i]);
+
+				memcpy(key, &k, 8);
+			}
+			if (has_prev && memcmp(prev, key, 8) == 0)
+				continue;
+			memcpy(prev, key, 8);
+			has_prev = true;
+			collect_bucket(bucket_get(st, key, 8, true), a, doc);
+		}
+	}
+}
+
+static void
+collect_states(AggState **states, int n, int32 doc)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		collect_one(states[i], doc);
+}
+
+void
+se_aggs_collect(SeAggsShard *as, int32 doc)
+{
+	collect_states(as->states, as->aggs->n, doc);
+}
+
+/* ---------------------------------------------------------------------
+ * Ordering and cutting buckets
+ * ---------------------------------------------------------------------
+ */
+
+static double
+metric_value(const AggState *m, const char *metric)
+{
+	AggType		t = m->spec->type;
+	double		avg = m->count ? m->sum / m->count : NAN;
+
+	if (metric == NULL)
+		metric = type_names[t];
+	if (strcmp(metric, "min") == 0)
+		return m->count ? m->min : NAN;
+	if (strcmp(metric, "max") == 0)
+		return m->count ? m->max : NAN;
+	if (strcmp(metric, "sum") == 0)
+		return m->sum;
+	if (strcmp(metric, "avg") == 0)
+		return avg;
+	if (strcmp(metric, "count") == 0 || strcmp(metric, "value_count") == 0)
+		return (double) m->count;
+	if (strcmp(metric, "sum_of_squares") == 0)
+		return m->sumsq;
+	if (strcmp(metric, "variance") == 0 || strcmp(metric, "std_deviation") == 0)
+	{
+		double		var = m->count ? Max(0.0, m->sumsq / m->count - avg * avg) : NAN;
+
+		return metric[0] == 'v' ? var : sqrt(var);
+	}
+	return NAN;
+}
+
+static int
+key_cmp(KeyKind kind, const Bucket *x, const Bucket *y)
+{
+	if (kind == KK_STR || x->keylen != 8 || y->keylen != 8)
+	{
+		int			c = memcmp(x->key, y->key, Min(x->keylen, y->keylen));
+
+		return c != 0 ? c : (x->keylen > y->keylen) - (x->keylen < y->keylen);
+	}
+	if (kind == KK_DOUBLE)
+	{
+		double		a,
+					b;
+
+		memcpy(&a, x->key, 8);
+		memcpy(&b, y->key, 8);
+		return (a > b) - (a < b);
+	}
+	else
+	{
+		int64		a,
+					b;
+
+		memcpy(&a, x->key, 8);
+		memcpy(&b, y->key, 8);
+		return (a > b) - (a < b);
+	}
+}
+
+static int
+bucket_cmp(const void *pa, const void *pb, void *arg)
+{
+	const AggState *st = arg;
+	const Bucket *x = *(Bucket *const *) pa;
+	const Bucket *y = *(Bucket *const *) pb;
+	int			i,
+				c = 0;
+
+	for (i = 0; i < st->spec->norder && c == 0; i++)
+	{
+		const AggOrder *o = &st->spec->order[i];
+
+		if (o->by == ORD_COUNT)
+			c = (x->doc_count > y->doc_count) - (x->doc_count < y->doc_count);
+		else if (o->by == ORD_KEY)
+			c = key_cmp(st->kind, x, y);
+		else
+		{
+			double		a = metric_value(x->subs[o->sub], o->metric);
+			double		b = metric_value(y->subs[o->sub], o->metric);
+
+			/* buckets without a value go last either way */
+			if (isnan(a) || isnan(b))
+			{
+				c = isnan(a) - isnan(b);
+				continue;
+			}
+			c = (a > b) - (a < b);
+		}
+		if (o->desc)
+			c = -c;
+	}
+	if (c == 0 && st->spec->order[0].by == ORD_COUNT)
+		c = key_cmp(st->kind, x, y);
+	else if (c == 0)
+		c = (x->doc_count < y->doc_count) - (x->doc_count > y->doc_count);
+	if (c == 0)
+		c = key_cmp(st->kind, x, y);
+	return c;
+}
+
+static void
+sort_buckets(AggState *st)
+{
+	if (st->nb > 1)
+		qsort_arg(st->b, st->nb, sizeof(Bucket *), bucket_cmp, st);
+}
+
+static bool
+count_desc(const SeAggSpec *a)
+{
+	return a->order[0].by == ORD_COUNT && a->order[0].desc;
+}
+
+/* A shard's terms cut to shard_size, recursively. */
+static void
+shard_cut(AggState **states, int n)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+		const SeAggSpec *a = st->spec;
+
+		for (j = 0; j < st->nb; j++)
+			shard_cut(st->b[j]->subs, a->nsub);
+		if (a->type != AT_TERMS)
+			continue;
+		sort_buckets(st);
+		st->err = 0;
+		if (st->nb > a->shard_size)
+		{
+			for (j = a->shard_size; j < st->nb; j++)
+				st->other += st->b[j]->doc_count;
+			st->nb = a->shard_size;
+			st->err = count_desc(a) ? st->b[st->nb - 1]->doc_count
+				: a->order[0].by == ORD_KEY ? 0 : -1;
+		}
+		st->ht = NULL;
+		st->htcap = 0;
+	}
+}
+
+/* Release the segment's scorers: the specs may be bound to another shard next. */
+static void
+unbind_specs(SeAggSpec **specs, int n)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		SeAggSpec  *a = specs[i];
+
+		for (j = 0; j < a->nfilters; j++)
+		{
+			if (a->scorers != NULL && a->scorers[j] != NULL)
+				se_scorer_free(a->scorers[j]);
+			if (a->scorers != NULL)
+				a->scorers[j] = NULL;
+		}
+		a->reader = NULL;
+		a->fieldno = -1;
+		unbind_specs(a->sub, a->nsub);
+	}
+}
+
+SeAggPartial *
+se_aggs_shard_end(SeAggsShard *as)
+{
+	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
+
+	shard_cut(as->states, as->aggs->n);
+	unbind_specs(as->aggs->specs, as->aggs->n);
+	p->aggs = as->aggs;
+	p->n = as->aggs->n;
+	p->states = as->states;
+	return p;
+}
+
+/* ---------------------------------------------------------------------
+ * Wire form
+ * ---------------------------------------------------------------------
+ */
+
+static void
+put_double(StringInfo out, double d)
+{
+	uint64		bits;
+
+	memcpy(&bits, &d, 8);
+	se_put_vint(out, bits);
+}
+
+static double
+get_double(SeWireReader *r)
+{
+	uint64		bits = se_wire_vint(r);
+	double		d;
+
+	memcpy(&d, &bits, 8);
+	return d;
+}
+
+static void
+put_states(StringInfo out, AggState **states, int n)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+
+		se_put_vint(out, (uint64) st->kind);
+		if (IS_METRIC(st->spec->type))
+		{
+			se_put_svint(out, st->count);
+			put_double(out, st->sum);
+			put_double(out, st->sumsq);
+			put_double(out, st->min);
+			put_double(out, st->max);
+			continue;
+		}
+		se_put_svint(out, st->other);
+		se_put_svint(out, st->err);
+		se_put_vint(out, (uint64) st->nb);
+		for (j = 0; j < st->nb; j++)
+		{
+			Bucket	   *bk = st->b[j];
+
+			se_put_str(out, bk->key, bk->keylen);
+			se_put_svint(out, bk->doc_count);
+			se_put_svint(out, bk->err);
+			put_states(out, bk->subs, st->spec->nsub);
+		}
+	}
+}
+
+void
+se_aggs_encode(const SeAggPartial *p, StringInfo out)
+{
+	put_states(out, p->states, p->n);
+}
+
+static bool
+get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
+{
+	int			i;
+	uint64		j,
+				nb;
+
+	for (i = 0; i < n && !r->bad; i++)
+	{
+		uint64		kind = se_wire_vint(r);
+		AggState   *st;
+
+		if (kind > KK_BOOL)
+			return false;
+		st = states[i] = state_new(specs[i], (KeyKind) kind);
+		if (IS_METRIC(specs[i]->type))
+		{
+			st->count = se_wire_svint(r);
+			st->sum = get_double(r);
+			st->sumsq = get_double(r);
+			st->min = get_double(r);
+			st->max = get_double(r);
+			continue;
+		}
+		st->other = se_wire_svint(r);
+		st->err = se_wire_svint(r);
+		nb = se_wire_vint(r);
+		/* each bucket takes at least 3 bytes: no allocation beyond the message */
+		if (r->bad || nb > (uint64) (r->end - r->p) / 3)
+			return false;
+		for (j = 0; j < nb && !r->bad; j++)
+		{
+			int			len;
+			char	   *key = se_wire_str(r, &len);
+			Bucket	   *bk;
+
+			if (r->bad)
+				return false;
+			bk = bucket_add(st, key ? key : "", key ? len : 0,
+							hash_bytes((const unsigned char *) (key ? key : ""), key ? len : 0),
+							false);
+			bk->doc_count = se_wire_svint(r);
+			bk->err = se_wire_svint(r);
+			if (!get_states(r, specs[i]->sub, specs[i]->nsub, bk->subs))
+				return false;
+		}
+	}
+	return !r->bad;
+}
+
+SeAggPartial *
+se_aggs_decode(const SeAggs *aggs, const char *data, size_t len)
+{
+	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
+	SeWireReader r;
+
+	se_wire_init(&r, data, len);
+	p->aggs = aggs;
+	p->n = aggs->n;
+	p->states = palloc0(sizeof(AggState *) * Max(1, aggs->n));
+	if (!get_states(&r, aggs->specs, aggs->n, p->states) || r.p != r.end)
+		return NULL;
+	return p;
+}
+
+/* ---------------------------------------------------------------------
+ * Reduce
+ * ---------------------------------------------------------------------
+ */
+
+static void merge_states(AggState **into, AggState **from, int n);
+
+static void
+merge_state(AggState *into, AggState *from)
+{
+	const SeAggSpec *a = into->spec;
+	int64		ferr = Max(from->err, 0);
+	int			j;
+
+	if (into->kind == KK_NONE)
+		into->kind = from->kind;
+	if (IS_METRIC(a->type))
+	{
+		into->count += from->count;
+		into->sum += from->sum;
+		into->sumsq += from->sumsq;
+		into->min = Min(into->min, from->min);
+		into->max = Max(into->max, from->max);
+		return;
+	}
+	if (has_fixed_buckets(a))
+	{
+		for (j = 0; j < into->nb && j < from->nb; j++)
+		{
+			into->b[j]->doc_count += from->b[j]->doc_count;
+			merge_states(into->b[j]->subs, from->b[j]->subs, a->nsub);
+		}
+		return;
+	}
+
+	/*
+	 * Terms: a bucket a shard did not return may have had up to that
+	 * shard's error bound of docs there (ES's InternalTerms.reduce): a new
+	 * bucket starts with the bounds of the shards merged before, a bucket
+	 * from does not have gets from's.
+	 */
+	for (j = 0; j < into->nb; j++)
+		into->b[j]->seen = false;
+	for (j = 0; j < from->nb; j++)
+	{
+		Bucket	   *f = from->b[j];
+		int			before = into->nb;
+		Bucket	   *bk = bucket_get(into, f->key, f->keylen, false);
+
+		if (into->nb > before)
+			bk->err = into->err;
+		bk->doc_count += f->doc_count;
+		bk->err += f->err;
+		bk->seen = true;
+		merge_states(bk->subs, f->subs, a->nsub);
+	}
+	for (j = 0; j < into->nb; j++)
+		if (!into->b[j]->seen)
+			into->b[j]->err += ferr;
+	into->other += from->other;
+	into->err += ferr;
+	into->err_unknown |= from->err < 0;
+}
+
+static void
+merge_states(AggState **into, AggState **from, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		merge_state(into[i], from[i]);
+}
+
+/* ---------------------------------------------------------------------
+ * Final buckets and the response
+ * ---------------------------------------------------------------------
+ */
+
+/* histogram keys: the i-th interval from base, computed as collection does */
+static void
+fill_gaps(AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	bool		dates = a->type == AT_DATE_HISTOGRAM;
+	double		lo = INFINITY,
+				hi = -INFINITY;
+	int			j;
+
+	for (j = 0; j < st->nb; j++)
+	{
+		double		k;
+
+		if (dates)
+		{
+			int64		v;
+
+			memcpy(&v, st->b[j]->key, 8);
+			k = (double) v;
+		}
+		else
+			memcpy(&k, st->b[j]->key, 8);
+		lo = Min(lo, k);
+		hi = Max(hi, k);
+	}
+	if (a->has_bounds)
+	{
+		if (isfinite(a->bmin))
+			lo = Min(lo, dates ? (double) date_key(a, (int64) a->bmin)
+					 : floor((a->bmin - a->offset) / a->interval) * a->interval + a->offset);
+		if (isfinite(a->bmax))
+			hi = Max(hi, dates ? (double) date_key(a, (int64) a->bmax)
+					 : floor((a->bmax - a->offset) / a->interval) * a->interval + a->offset);
+	}
+	if (!isfinite(lo) || !isfinite(hi))
+		return;
+	if (dates)
+	{
+		int64		k = (int64) lo;
+		int64		n = 0;
+
+		while (k <= (int64) hi && n++ < 1000000)
+		{
+			SE_SEARCH_TICK(1);
+			(void) bucket_get(st, (char *) &k, 8, false);
+			k = a->cal_unit ? date_key(a, calendar_next(a->cal_unit, k + a->tz_ms - (int64) a->offset)
+									   - a->tz_ms + (int64) a->offset)
+				: k + (int64) a->interval;
+		}
+	}
+	else
+	{
+		double		base = floor((lo - a->offset) / a->interval);
+		double		i;
+
+		for (i = 0; i <= floor((hi - a->offset) / a->interval) - base && i < 1000000; i++)
+		{
+			double		k = (base + i) * a->interval + a->offset;
+
+			SE_SEARCH_TICK(1);
+			(void) bucket_get(st, (char *) &k, 8, false);
+		}
+	}
+}
+
+static void
+finish_states(AggState **states, int n)
+{
+	int			i,
+				j,
+				keep;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+		const SeAggSpec *a = st->spec;
+
+		if (IS_METRIC(a->type))
+			continue;
+		for (j = 0; j < st->nb; j++)
+			finish_states(st->b[j]->subs, a->nsub);
+		if (has_fixed_buckets(a))
+			continue;
+		if (a->min_doc_count == 0 && a->type != AT_TERMS)
+			fill_gaps(st);
+		sort_buckets(st);
+		keep = 0;
+		for (j = 0; j < st->nb; j++)
+		{
+			if (st->b[j]->doc_count < a->min_doc_count)
+				continue;
+			if (a->type == AT_TERMS && keep >= a->size)
+			{
+				st->other += st->b[j]->doc_count;
+				continue;
+			}
+			st->b[keep++] = st->b[j];
+		}
+		st->nb = keep;
+	}
+}
+
+/* A double as Java's Double.toString writes it, enough for ES clients. */
+static void
+write_double(StringInfo out, double d)
+{
+	char		buf[64];
+	int			prec;
+
+	if (!isfinite(d))
+	{
+		appendStringInfoString(out, "null");
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++)
+	{
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	appendStringInfoString(out, buf);
+	if (strpbrk(buf, ".eE") == NULL)
+		appendStringInfoString(out, ".0");
+}
+
+static void
+write_date(StringInfo out, int64 ms)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	se_date_format(ms, &s);
+	se_json_write_string(out, s.data, s.len);
+}
+
+static void
+write_key(StringInfo out, const AggState *st, const Bucket *bk)
+{
+	int64		v;
+	double		d;
+
+	appendStringInfoString(out, "\"key\":");
+	if (st->kind == KK_STR || bk->keylen != 8)
+	{
+		se_json_write_string(out, bk->key, bk->keylen);
+		return;
+	}
+	if (st->kind == KK_DOUBLE)
+	{
+		memcpy(&d, bk->key, 8);
+		write_double(out, d);
+		return;
+	}
+	memcpy(&v, bk->key, 8);
+	appendStringInfo(out, INT64_FORMAT, v);
+	if (st->kind == KK_DATE)
+	{
+		appendStringInfoString(out, ",\"key_as_string\":");
+		write_date(out, v);
+	}
+	else if (st->kind == KK_BOOL)
+		appendStringInfo(out, ",\"key_as_string\":\"%s\"", v ? "true" : "false");
+}
+
+/* a bucket key as text, for keyed output */
+static char *
+key_text(const AggState *st, const Bucket *bk)
+{
+	StringInfoData s;
+	int64		v;
+
+	initStringInfo(&s);
+	if (st->kind == KK_STR || bk->keylen != 8)
+		appendBinaryStringInfo(&s, bk->key, bk->keylen);
+	else if (st->kind == KK_DOUBLE)
+	{
+		double		d;
+
+		memcpy(&d, bk->key, 8);
+		write_double(&s, d);
+	}
+	else
+	{
+		memcpy(&v, bk->key, 8);
+		if (st->kind == KK_DATE)
+			se_date_format(v, &s);
+		else
+			appendStringInfo(&s, INT64_FORMAT, v);
+	}
+	return s.data;
+}
+
+static void write_states(StringInfo out, AggState **states, int n);
+
+static void
+write_value_as_string(StringInfo out, const AggState *st, const char *name, double v)
+{
+	if (st->kind == KK_DATE && isfinite(v))
+	{
+		appendStringInfo(out, ",\"%s_as_string\":", name);
+		write_date(out, (int64) v);
+	}
+}
+
+static void
+write_metric(StringInfo out, const AggState *st)
+{
+	AggType		t = st->spec->type;
+	double		n = (double) st->count;
+	double		avg = st->count ? st->sum / n : NAN;
+
+	switch (t)
+	{
+		case AT_MIN:
+		case AT_MAX:
+		case AT_AVG:
+			{
+				double		v = t == AT_MIN ? st->min : t == AT_MAX ? st->max : avg;
+
+				appendStringInfoString(out, "{\"value\":");
+				write_double(out, st->count ? v : NAN);
+				write_value_as_string(out, st, "value", st->count ? v : NAN);
+				appendStringInfoChar(out, '}');
+				return;
+			}
+		case AT_SUM:
+			appendStringInfoString(out, "{\"value\":");
+			write_double(out, st->sum);
+			appendStringInfoChar(out, '}');
+			return;
+		case AT_VALUE_COUNT:
+			appendStringInfo(out, "{\"value\":" INT64_FORMAT "}", st->count);
+			return;
+		default:
+			break;
+	}
+	appendStringInfo(out, "{\"count\":" INT64_FORMAT ",\"min\":", st->count);
+	write_double(out, st->count ? st->min : NAN);
+	appendStringInfoString(out, ",\"max\":");
+	write_double(out, st->count ? st->max : NAN);
+	appendStringInfoString(out, ",\"avg\":");
+	write_double(out, avg);
+	appendStringInfoString(out, ",\"sum\":");
+	write_double(out, st->sum);
+	if (t == AT_EXTENDED_STATS)
+	{
+		/* as ES's InternalExtendedStats: variance from the sums */
+		double		var = st->count ? Max(0.0, (st->sumsq - st->sum * st->sum / n) / n) : NAN;
+		double		var_s = st->count > 1 ? Max(0.0, (st->sumsq - st->sum * st->sum / n) / (n - 1)) : NAN;
+		double		sd = sqrt(var),
+					sd_s = sqrt(var_s);
+		double		sg = st->spec->sigma;
+
+		appendStringInfoString(out, ",\"sum_of_squares\":");
+		write_double(out, st->count ? st->sumsq : NAN);
+		appendStringInfoString(out, ",\"variance\":");
+		write_double(out, var);
+		appendStringInfoString(out, ",\"variance_population\":");
+		write_double(out, var);
+		appendStringInfoString(out, ",\"variance_sampling\":");
+		write_double(out, var_s);
+		appendStringInfoString(out, ",\"std_deviation\":");
+		write_double(out, sd);
+		appendStringInfoString(out, ",\"std_deviation_population\":");
+		write_double(out, sd);
+		appendStringInfoString(out, ",\"std_deviation_sampling\":");
+		write_double(out, sd_s);
+		appendStringInfoString(out, ",\"std_deviation_bounds\":{\"upper\":");
+		write_double(out, avg + sg * sd);
+		appendStringInfoString(out, ",\"lower\":");
+		write_double(out, avg - sg * sd);
+		appendStringInfoString(out, ",\"upper_population\":");
+		write_double(out, avg + sg * sd);
+		appendStringInfoString(out, ",\"lower_population\":");
+		write_double(out, avg - sg * sd);
+		appendStringInfoString(out, ",\"upper_sampling\":");
+		write_double(out, avg + sg * sd_s);
+		appendStringInfoString(out, ",\"lower_sampling\":");
+		write_double(out, avg - sg * sd_s);
+		appendStringInfoChar(out, '}');
+	}
+	write_value_as_string(out, st, "min", st->count ? st->min : NAN);
+	write_value_as_string(out, st, "max", st->count ? st->max : NAN);
+	appendStringInfoChar(out, '}');
+}
+
+/* doc_count and the sub-aggregations of a bucket (no braces) */
+static void
+write_bucket_body(StringInfo out, const AggState *st, const Bucket *bk)
+{
+	appendStringInfo(out, "\"doc_count\":" INT64_FORMAT, bk->doc_count);
+	if (st->spec->type == AT_TERMS && st->spec->show_error)
+		appendStringInfo(out, ",\"doc_count_error_upper_bound\":" INT64_FORMAT,
+						 st->err_unknown ? -1 : bk->err);
+	if (st->spec->nsub > 0)
+	{
+		appendStringInfoChar(out, ',');
+		write_states(out, bk->subs, st->spec->nsub);
+	}
+}
+
+static void
+write_range_bound(StringInfo out, const AggState *st, const char *name, double v)
+{
+	appendStringInfo(out, ",\"%s\":", name);
+	write_double(out, v);
+	if (st->spec->type == AT_DATE_RANGE)
+	{
+		appendStringInfo(out, ",\"%s_as_string\":", name);
+		write_date(out, (int64) v);
+	}
+}
+
+static void
+range_bound_text(StringInfo s, const AggState *st, bool has, double v)
+{
+	if (!has)
+		appendStringInfoChar(s, '*');
+	else if (st->spec->type == AT_DATE_RANGE)
+		se_date_format((int64) v, s);
+	else
+		write_double(s, v);
+}
+
+/* ES sorts ranges by from, then to (a missing from first, a missing to last) */
+static int
+range_cmp(const void *pa, const void *pb)
+{
+	const AggRange *x = *(AggRange *const *) pa;
+	const AggRange *y = *(AggRange *const *) pb;
+	double		xf = x->has_from ? x->from : -INFINITY,
+				yf = y->has_from ? y->from : -INFINITY;
+	double		xt = x->has_to ? x->to : INFINITY,
+				yt = y->has_to ? y->to : INFINITY;
+
+	if (xf != yf)
+		return xf < yf ? -1 : 1;
+	if (xt != yt)
+		return xt < yt ? -1 : 1;
+	return 0;
+}
+
+static void
+write_ranges(StringInfo out, const AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	const AggRange **order = palloc(sizeof(AggRange *) * Max(1, a->nranges));
+	int			i;
+
+	for (i = 0; i < a->nranges; i++)
+		order[i] = &a->ranges[i];
+	qsort(order, a->nranges, sizeof(AggRange *), range_cmp);
+	appendStringInfoString(out, a->keyed ? "{\"buckets\":{" : "{\"buckets\":[");
+	for (i = 0; i < a->nranges; i++)
+	{
+		const AggRange *rg = order[i];
+		int			idx = (int) (rg - a->ranges);
+		StringInfoData key;
+
+		initStringInfo(&key);
+		if (rg->key)
+			appendStringInfoString(&key, rg->key);
+		else
+		{
+			range_bound_text(&key, st, rg->has_from, rg->from);
+			appendStringInfoChar(&key, '-');
+			range_bound_text(&key, st, rg->has_to, rg->to);
+		}
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		if (a->keyed)
+		{
+			se_json_write_string(out, key.data, key.len);
+			appendStringInfoString(out, ":{");
+		}
+		else
+		{
+			appendStringInfoString(out, "{\"key\":");
+			se_json_write_string(out, key.data, key.len);
+		}
+		{
+			StringInfoData f;
+
+			/* each bound starts with a comma; keyed buckets start with them */
+			initStringInfo(&f);
+			if (rg->has_from)
+				write_range_bound(&f, st, "from", rg->from);
+			if (rg->has_to)
+				write_range_bound(&f, st, "to", rg->to);
+			appendStringInfoChar(&f, ',');
+			appendStringInfoString(out, a->keyed ? f.data + 1 : f.data);
+		}
+		write_bucket_body(out, st, st->b[idx]);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, a->keyed ? "}}" : "]}");
+}
+
+static void
+write_state(StringInfo out, const AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	int			j;
+
+	if (IS_METRIC(a->type))
+	{
+		write_metric(out, st);
+		return;
+	}
+	switch (a->type)
+	{
+		case AT_FILTER:
+		case AT_MISSING:
+			appendStringInfoChar(out, '{');
+			write_bucket_body(out, st, st->b[0]);
+			appendStringInfoChar(out, '}');
+			return;
+		case AT_FILTERS:
+			appendStringInfoString(out, a->filter_keys ? "{\"buckets\":{" : "{\"buckets\":[");
+			for (j = 0; j < a->nfilters; j++)
+			{
+				if (j > 0)
+					appendStringInfoChar(out, ',');
+				if (a->filter_keys)
+				{
+					se_json_write_string(out, a->filter_keys[j], strlen(a->filter_keys[j]));
+					appendStringInfoChar(out, ':');
+				}
+				appendStringInfoChar(out, '{');
+				write_bucket_body(out, st, st->b[j]);
+				appendStringInfoChar(out, '}');
+			}
+			appendStringInfoString(out, a->filter_keys ? "}}" : "]}");
+			return;
+		case AT_RANGE:
+		case AT_DATE_RANGE:
+			write_ranges(out, st);
+			return;
+		default:
+			break;
+	}
+	appendStringInfoChar(out, '{');
+	if (a->type == AT_TERMS)
+		appendStringInfo(out, "\"doc_count_error_upper_bound\":" INT64_FORMAT
+						 ",\"sum_other_doc_count\":" INT64_FORMAT ",",
+						 st->err_unknown ? -1 : st->err, st->other);
+	appendStringInfoString(out, a->keyed ? "\"buckets\":{" : "\"buckets\":[");
+	for (j = 0; j < st->nb; j++)
+	{
+		if (j > 0)
+			appendStringInfoChar(out, ',');
+		if (a->keyed)
+		{
+			char	   *k = key_text(st, st->b[j]);
+
+			se_json_write_string(out, k, strlen(k));
+			appendStringInfoChar(out, ':');
+		}
+		appendStringInfoChar(out, '{');
+		write_key(out, st, st->b[j]);
+		appendStringInfoChar(out, ',');
+		write_bucket_body(out, st, st->b[j]);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, a->keyed ? "}}" : "]}");
+}
+
+static void
+write_states(StringInfo out, AggState **states, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		se_json_write_string(out, states[i]->spec->name, strlen(states[i]->spec->name));
+		appendStringInfoChar(out, ':');
+		write_state(out, states[i]);
+	}
+}
+
+void
+se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts, StringInfo out)
+{
+	AggState  **states = states_new(aggs->specs, aggs->n, false);
+	int			i;
+
+	for (i = 0; i < nparts; i++)
+		if (parts[i] != NULL)
+			merge_states(states, parts[i]->states, aggs->n);
+	finish_states(states, aggs->n);
+	appendStringInfoChar(out, '{');
+	write_states(out, states, aggs->n);
+	appendStringInfoChar(out, '}');
+}
