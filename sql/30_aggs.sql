@@ -160,6 +160,19 @@ SELECT (SELECT count(*) FROM es) AS groups,
        (SELECT bool_and(es.c = q.c AND es.cn = q.cn AND es.sn = q.sn AND es.mn IS NOT DISTINCT FROM q.mn)
           FROM es JOIN q USING (tag, k, flag)) AS same_values;
 
+-- cardinality: exact up to precision_threshold (per bucket too), HLL past it
+SELECT (SELECT jsonb_agg(jsonb_build_array(b->>'key', (b->'c'->>'value')::int, (b->'l'->>'value')::int))
+          FROM jsonb_array_elements(pg_temp.aggs('{"aggs": {"t": {"terms": {"field": "tag"},
+                 "aggs": {"c": {"cardinality": {"field": "n"}}, "l": {"cardinality": {"field": "cat"}}}}}}')->'t'->'buckets') b)
+     = (SELECT jsonb_agg(jsonb_build_array(tag, cn, cc) ORDER BY c DESC, tag)
+          FROM (SELECT tag, count(*) c, count(DISTINCT n) cn, count(DISTINCT cat) cc FROM agg_src GROUP BY tag) s) AS exact;
+SELECT (j->'e'->>'value')::int = (SELECT count(DISTINCT ts) FROM agg_src) AS exact_at_threshold,
+       abs((j->'h'->>'value')::int - (SELECT count(DISTINCT ts) FROM agg_src)) <= 0.05 * 300 AS hll_within_5pct,
+       abs((j->'hp'->>'value')::int - (SELECT count(DISTINCT price) FROM agg_src)) <= 0.05 * (SELECT count(DISTINCT price) FROM agg_src) AS hll_double
+  FROM pg_temp.aggs('{"aggs": {"e": {"cardinality": {"field": "ts", "precision_threshold": 300}},
+                              "h": {"cardinality": {"field": "ts", "precision_threshold": 50}},
+                              "hp": {"cardinality": {"field": "price", "precision_threshold": 10}}}}') j;
+
 -- aggregations see only the query's matches; a bool filter and a match
 WITH j AS (SELECT pg_temp.aggs('{"size": 0, "query": {"bool": {"filter": [{"range": {"n": {"gte": 50}}}]}},
              "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"a": {"sum": {"field": "price"}}}}}}') j)

@@ -48,6 +48,7 @@ typedef enum AggType
 	AT_VALUE_COUNT,
 	AT_STATS,
 	AT_EXTENDED_STATS,
+	AT_CARDINALITY,
 	AT_TERMS,
 	AT_HISTOGRAM,
 	AT_DATE_HISTOGRAM,
@@ -60,11 +61,15 @@ typedef enum AggType
 
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
-	"terms", "histogram", "date_histogram", "range", "date_range",
+	"cardinality", "terms", "histogram", "date_histogram", "range", "date_range",
 	"filter", "filters", "missing"
 };
 
-#define IS_METRIC(t)	((t) <= AT_EXTENDED_STATS)
+#define IS_METRIC(t)	((t) <= AT_CARDINALITY)
+
+/* ES's cardinality defaults and limits */
+#define CARD_DEFAULT_THRESHOLD	3000
+#define CARD_MAX_THRESHOLD		40000
 
 /* what a state's keys or values are, from the field's type */
 typedef enum KeyKind
@@ -108,6 +113,7 @@ struct SeAggSpec
 	char	   *field;
 	const SeJson *missing;		/* "missing" value, or NULL */
 	double		sigma;			/* extended_stats */
+	int64		precision_threshold;	/* cardinality */
 
 	/* terms */
 	int			size;
@@ -182,6 +188,12 @@ struct AggState
 	int64		other;			/* terms: docs of buckets cut */
 	int64		err;			/* terms: error bound (-1 unknown) */
 	bool		err_unknown;	/* reduce: a shard's bound was unknown */
+	/* cardinality: the values' hashes, or once past the threshold HLL registers */
+	uint64	   *hset;			/* open addressing, 0 = empty */
+	int			hcap;
+	int			hcount;
+	uint8	   *regs;			/* 1 << precision registers, or NULL */
+	int			precision;
 };
 
 struct SeAggsShard
@@ -442,6 +454,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		return bad(err, "parsing_exception", "Expected [START_OBJECT] under [%s], but got a [%s]",
 				   tn, se_json_type_name(body->type));
 	a->sigma = 2.0;
+	a->precision_threshold = CARD_DEFAULT_THRESHOLD;
 	a->size = 10;
 	a->shard_size = -1;
 	a->min_doc_count = a->type == AT_TERMS ? 1 : 0;
@@ -459,6 +472,9 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			;					/* values are written in the field's own format */
 		else if (a->type == AT_EXTENDED_STATS && strcmp(k, "sigma") == 0)
 			ok = json_double(v, &a->sigma) && a->sigma >= 0;
+		else if (a->type == AT_CARDINALITY && strcmp(k, "precision_threshold") == 0 &&
+				 v->type == SE_JSON_NUMBER)
+			ok = (a->precision_threshold = (int64) v->u.n.d) >= 0;
 		else if (a->type == AT_TERMS && strcmp(k, "size") == 0 && v->type == SE_JSON_NUMBER)
 			ok = (a->size = (int) v->u.n.d) > 0;
 		else if (a->type == AT_TERMS && strcmp(k, "shard_size") == 0 && v->type == SE_JSON_NUMBER)
@@ -909,7 +925,7 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 				a->kind = kind_of(f);
 			}
 			if (a->kind == KK_STR && a->type != AT_VALUE_COUNT && a->type != AT_TERMS &&
-				a->type != AT_MISSING)
+				a->type != AT_MISSING && a->type != AT_CARDINALITY)
 			{
 				se_error_set(err, 400, "illegal_argument_exception",
 							 "Field [%s] of type [keyword] is not supported for aggregation [%s]",
@@ -1079,6 +1095,129 @@ missing_value(const SeAggSpec *a, int64 *buf)
 	return buf;
 }
 
+/*
+ * Cardinality: exact (a set of 64-bit hashes of the values) up to
+ * precision_threshold distinct values, as ES's HyperLogLogPlusPlus is with
+ * its linear counting; past it, HyperLogLog registers with ES's precision
+ * for that threshold, estimated with HLL's small-range correction (not
+ * HLL++'s empirical bias tables).
+ */
+static int
+card_precision(int64 threshold)
+{
+	int64		entries = (int64) ceil((double) threshold / 0.75) * 4;
+	int			p = 0;
+
+	while (p < 62 && (INT64CONST(1) << p) <= entries)
+		p++;
+	return Max(4, Min(18, p));
+}
+
+static void
+card_reg(AggState *st, uint64 h)
+{
+	int			p = st->precision;
+	uint64		idx = h >> (64 - p);
+	uint64		w = (h << p) | (UINT64CONST(1) << (p - 1));
+	uint8		rank = (uint8) (__builtin_clzll(w) + 1);
+
+	if (rank > st->regs[idx])
+		st->regs[idx] = rank;
+}
+
+static void
+card_to_hll(AggState *st)
+{
+	int			i;
+
+	st->precision = card_precision(Min(st->spec->precision_threshold, CARD_MAX_THRESHOLD));
+	st->regs = palloc0((Size) 1 << st->precision);
+	for (i = 0; i < st->hcap; i++)
+		if (st->hset[i] != 0)
+			card_reg(st, st->hset[i]);
+	st->hset = NULL;
+	st->hcap = st->hcount = 0;
+}
+
+static void
+card_add(AggState *st, uint64 h)
+{
+	int			i;
+
+	if (h == 0)
+		h = 1;
+	if (st->regs != NULL)
+	{
+		card_reg(st, h);
+		return;
+	}
+	if (st->hcount * 2 >= st->hcap)
+	{
+		uint64	   *old = st->hset;
+		int			oldcap = st->hcap;
+
+		st->hcap = st->hcap ? st->hcap * 2 : 16;
+		st->hset = palloc0(sizeof(uint64) * st->hcap);
+		st->hcount = 0;
+		for (i = 0; i < oldcap; i++)
+			if (old[i] != 0)
+				card_add(st, old[i]);
+	}
+	i = (int) (h & (st->hcap - 1));
+	while (st->hset[i] != 0)
+	{
+		if (st->hset[i] == h)
+			return;
+		i = (i + 1) & (st->hcap - 1);
+	}
+	st->hset[i] = h;
+	st->hcount++;
+	if (st->hcount > Min(st->spec->precision_threshold, CARD_MAX_THRESHOLD))
+		card_to_hll(st);
+}
+
+static int64
+card_value(const AggState *st)
+{
+	double		m,
+				sum = 0,
+				e;
+	int			i,
+				zeros = 0;
+
+	if (st->regs == NULL)
+		return st->hcount;
+	m = (double) ((int64) 1 << st->precision);
+	for (i = 0; i < (int) m; i++)
+	{
+		sum += ldexp(1.0, -st->regs[i]);
+		zeros += st->regs[i] == 0;
+	}
+	e = (0.7213 / (1.0 + 1.079 / m)) * m * m / sum;
+	if (e <= 2.5 * m && zeros > 0)
+		e = m * log(m / zeros);
+	return (int64) llround(e);
+}
+
+static void
+card_merge(AggState *into, const AggState *from)
+{
+	int			i;
+
+	if (from->regs != NULL && into->regs == NULL)
+		card_to_hll(into);
+	if (into->regs != NULL && from->regs != NULL)
+	{
+		/* the same spec, so the same precision */
+		for (i = 0; i < ((int) 1 << into->precision); i++)
+			into->regs[i] = Max(into->regs[i], from->regs[i]);
+		return;
+	}
+	for (i = 0; i < from->hcap; i++)
+		if (from->hset[i] != 0)
+			card_add(into, from->hset[i]);
+}
+
 /* date_histogram: the start of the calendar unit holding local millis */
 static int64
 days_from_civil(int64 y, int m, int d)
@@ -1240,6 +1379,15 @@ collect_one(AggState *st, int32 doc)
 			st->count += n;
 			return;
 		}
+		if (a->type == AT_CARDINALITY)
+		{
+			for (i = 0; i < n; i++)
+			{
+				s = se_segment_sorted_value(r, a->fieldno, doc, i, &len);
+				card_add(st, hash_bytes_extended((const unsigned char *) s, len, 0));
+			}
+			return;
+		}
 		/* terms on a keyword: sorted-set values are distinct per doc */
 		for (i = 0; i < n; i++)
 		{
@@ -1262,6 +1410,12 @@ collect_one(AggState *st, int32 doc)
 		n = se_segment_numeric_values(r, a->fieldno, doc, &vals);
 	if (n == 0 && (vals = missing_value(a, &mbuf)) != NULL)
 		n = 1;
+	if (a->type == AT_CARDINALITY)
+	{
+		for (i = 0; i < n; i++)
+			card_add(st, hash_bytes_extended((const unsigned char *) &vals[i], 8, 0));
+		return;
+	}
 	if (IS_METRIC(a->type))
 	{
 		for (i = 0; i < n; i++)
@@ -1371,6 +1525,8 @@ metric_value(const AggState *m, const char *metric)
 	AggType		t = m->spec->type;
 	double		avg = m->count ? m->sum / m->count : NAN;
 
+	if (t == AT_CARDINALITY)
+		return (double) card_value(m);
 	if (metric == NULL)
 		metric = type_names[t];
 	if (strcmp(metric, "min") == 0)
@@ -1588,6 +1744,19 @@ put_states(StringInfo out, AggState **states, int n)
 			put_double(out, st->sumsq);
 			put_double(out, st->min);
 			put_double(out, st->max);
+			if (st->spec->type == AT_CARDINALITY)
+			{
+				se_put_vint(out, (uint64) (st->regs ? st->precision : 0));
+				if (st->regs)
+					se_put_str(out, (char *) st->regs, 1 << st->precision);
+				else
+				{
+					se_put_vint(out, (uint64) st->hcount);
+					for (j = 0; j < st->hcap; j++)
+						if (st->hset[j] != 0)
+							se_put_vint(out, st->hset[j]);
+				}
+			}
 			continue;
 		}
 		se_put_svint(out, st->other);
@@ -1633,6 +1802,32 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			st->sumsq = get_double(r);
 			st->min = get_double(r);
 			st->max = get_double(r);
+			if (specs[i]->type == AT_CARDINALITY)
+			{
+				uint64		p = se_wire_vint(r);
+
+				if (p != 0)
+				{
+					int			len;
+
+					if (p != (uint64) card_precision(Min(specs[i]->precision_threshold,
+														   CARD_MAX_THRESHOLD)))
+						return false;
+					st->precision = (int) p;
+					st->regs = (uint8 *) se_wire_str(r, &len);
+					if (st->regs == NULL || len != (1 << p))
+						return false;
+				}
+				else
+				{
+					uint64		nh = se_wire_vint(r);
+
+					if (r->bad || nh > (uint64) (r->end - r->p))
+						return false;
+					for (j = 0; j < nh && !r->bad; j++)
+						card_add(st, se_wire_vint(r));
+				}
+			}
 			continue;
 		}
 		st->other = se_wire_svint(r);
@@ -1692,6 +1887,11 @@ merge_state(AggState *into, AggState *from)
 
 	if (into->kind == KK_NONE)
 		into->kind = from->kind;
+	if (a->type == AT_CARDINALITY)
+	{
+		card_merge(into, from);
+		return;
+	}
 	if (IS_METRIC(a->type))
 	{
 		into->count += from->count;
@@ -1987,6 +2187,9 @@ write_metric(StringInfo out, const AggState *st)
 			return;
 		case AT_VALUE_COUNT:
 			appendStringInfo(out, "{\"value\":" INT64_FORMAT "}", st->count);
+			return;
+		case AT_CARDINALITY:
+			appendStringInfo(out, "{\"value\":" INT64_FORMAT "}", card_value(st));
 			return;
 		default:
 			break;
