@@ -173,6 +173,22 @@ SELECT (j->'e'->>'value')::int = (SELECT count(DISTINCT ts) FROM agg_src) AS exa
                               "h": {"cardinality": {"field": "ts", "precision_threshold": 50}},
                               "hp": {"cardinality": {"field": "price", "precision_threshold": 10}}}}') j;
 
+-- percentiles (t-digest): each estimate's rank in the data is within 1.5
+-- points of the percent asked for; percentile_ranks within 1.5 points of
+-- the fraction at or below the value; small data is exact at the median
+SELECT bool_and(abs(100.0 * (SELECT count(*) FROM agg_src WHERE n <= (p.value)::float8) / (SELECT count(n) FROM agg_src)
+                    - p.key::float8) <= 1.5 + 100.0 / 283) AS percentiles_n,
+       count(*) AS percents
+  FROM jsonb_each_text(pg_temp.aggs('{"aggs": {"p": {"percentiles": {"field": "n"}}}}')->'p'->'values') p;
+SELECT bool_and(abs(100.0 * (SELECT count(*) FROM agg_src WHERE price <= (p->>'value')::float8) / 300
+                    - (p->>'key')::float8) <= 1.5 + 100.0 / 300) AS percentiles_price
+  FROM jsonb_array_elements(pg_temp.aggs('{"aggs": {"p": {"percentiles": {"field": "price", "keyed": false,
+         "percents": [0.5, 10, 33.3, 50, 66.6, 90, 99.5], "tdigest": {"compression": 50}}}}}')->'p'->'values') p;
+SELECT bool_and(abs(p.value::float8 - 100.0 * (SELECT count(*) FROM agg_src WHERE n <= p.key::float8) / (SELECT count(n) FROM agg_src)) <= 1.5 + 100.0 / 283) AS ranks
+  FROM jsonb_each_text(pg_temp.aggs('{"aggs": {"r": {"percentile_ranks": {"field": "n", "values": [0, 10, 50, 99, 100]}}}}')->'r'->'values') p;
+SELECT pg_temp.aggs('{"size": 0, "query": {"ids": {"values": ["1", "2", "3"]}},
+  "aggs": {"p": {"percentiles": {"field": "n", "percents": [0, 50, 100]}}, "r": {"percentile_ranks": {"field": "n", "values": [1, 74]}}}}');
+
 -- aggregations see only the query's matches; a bool filter and a match
 WITH j AS (SELECT pg_temp.aggs('{"size": 0, "query": {"bool": {"filter": [{"range": {"n": {"gte": 50}}}]}},
              "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"a": {"sum": {"field": "price"}}}}}}') j)

@@ -49,6 +49,8 @@ typedef enum AggType
 	AT_STATS,
 	AT_EXTENDED_STATS,
 	AT_CARDINALITY,
+	AT_PERCENTILES,
+	AT_PERCENTILE_RANKS,
 	AT_TERMS,
 	AT_HISTOGRAM,
 	AT_DATE_HISTOGRAM,
@@ -61,11 +63,11 @@ typedef enum AggType
 
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
-	"cardinality", "terms", "histogram", "date_histogram", "range", "date_range",
+	"cardinality", "percentiles", "percentile_ranks", "terms", "histogram", "date_histogram", "range", "date_range",
 	"filter", "filters", "missing"
 };
 
-#define IS_METRIC(t)	((t) <= AT_CARDINALITY)
+#define IS_METRIC(t)	((t) <= AT_PERCENTILE_RANKS)
 
 /* ES's cardinality defaults and limits */
 #define CARD_DEFAULT_THRESHOLD	3000
@@ -114,6 +116,9 @@ struct SeAggSpec
 	const SeJson *missing;		/* "missing" value, or NULL */
 	double		sigma;			/* extended_stats */
 	int64		precision_threshold;	/* cardinality */
+	int			npercents;		/* percentiles: percents; ranks: values */
+	double	   *percents;
+	double		compression;	/* t-digest */
 
 	/* terms */
 	int			size;
@@ -194,6 +199,12 @@ struct AggState
 	int			hcount;
 	uint8	   *regs;			/* 1 << precision registers, or NULL */
 	int			precision;
+	/* percentiles: t-digest centroids (merged ones first, then a buffer) */
+	double	   *cmean;
+	double	   *cweight;
+	int			nc;
+	int			nmerged;
+	int			capc;
 };
 
 struct SeAggsShard
@@ -455,6 +466,8 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 				   tn, se_json_type_name(body->type));
 	a->sigma = 2.0;
 	a->precision_threshold = CARD_DEFAULT_THRESHOLD;
+	a->compression = 100.0;
+	a->keyed = true;			/* percentiles; other types read it again */
 	a->size = 10;
 	a->shard_size = -1;
 	a->min_doc_count = a->type == AT_TERMS ? 1 : 0;
@@ -472,6 +485,29 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			;					/* values are written in the field's own format */
 		else if (a->type == AT_EXTENDED_STATS && strcmp(k, "sigma") == 0)
 			ok = json_double(v, &a->sigma) && a->sigma >= 0;
+		else if ((a->type == AT_PERCENTILES && strcmp(k, "percents") == 0) ||
+				 (a->type == AT_PERCENTILE_RANKS && strcmp(k, "values") == 0))
+		{
+			int			j;
+
+			ok = v->type == SE_JSON_ARRAY && v->u.a.count > 0;
+			a->npercents = ok ? v->u.a.count : 0;
+			a->percents = palloc(sizeof(double) * Max(1, a->npercents));
+			for (j = 0; ok && j < a->npercents; j++)
+				ok = json_double(v->u.a.items[j], &a->percents[j]) &&
+					(a->type == AT_PERCENTILE_RANKS ||
+					 (a->percents[j] >= 0 && a->percents[j] <= 100));
+		}
+		else if ((a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS) &&
+				 strcmp(k, "keyed") == 0)
+			a->keyed = v->type == SE_JSON_TRUE;
+		else if ((a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS) &&
+				 strcmp(k, "tdigest") == 0 && v->type == SE_JSON_OBJECT)
+		{
+			const SeJson *c = se_json_get(v, "compression");
+
+			ok = c == NULL || (json_double(c, &a->compression) && a->compression > 0);
+		}
 		else if (a->type == AT_CARDINALITY && strcmp(k, "precision_threshold") == 0 &&
 				 v->type == SE_JSON_NUMBER)
 			ok = (a->precision_threshold = (int64) v->u.n.d) >= 0;
@@ -568,6 +604,20 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			return false;
 		}
 	}
+	if (a->type != AT_PERCENTILES && a->type != AT_PERCENTILE_RANKS &&
+		se_json_get(body, "keyed") == NULL)
+		a->keyed = false;
+	if (a->type == AT_PERCENTILES && a->percents == NULL)
+	{
+		static const double defaults[] = {1, 5, 25, 50, 75, 95, 99};
+
+		a->npercents = lengthof(defaults);
+		a->percents = palloc(sizeof(defaults));
+		memcpy(a->percents, defaults, sizeof(defaults));
+	}
+	if (a->type == AT_PERCENTILE_RANKS && a->percents == NULL)
+		return bad(err, "illegal_argument_exception",
+				   "[values] must not be null: [%s]%s", a->name, "");
 	if (a->type != AT_FILTERS && a->field == NULL)
 		return bad(err, "illegal_argument_exception",
 				   "Required one of fields [field, script], but none were specified.%s%s", "", "");
@@ -1218,6 +1268,176 @@ card_merge(AggState *into, const AggState *from)
 			card_add(into, from->hset[i]);
 }
 
+/*
+ * Percentiles: a merging t-digest (Dunning), ES's structure for them, with
+ * the k1 scale function: centroids near the tails stay small, so extreme
+ * quantiles are accurate; compression bounds their number.
+ */
+static double
+td_q_to_k(double q, double d)
+{
+	return d / (2 * M_PI) * asin(2 * q - 1);
+}
+
+static double
+td_k_to_q(double k, double d)
+{
+	return (sin(k * 2 * M_PI / d) + 1) / 2;
+}
+
+static int
+td_cmp(const void *pa, const void *pb, void *arg)
+{
+	const AggState *st = arg;
+	int			a = *(const int *) pa,
+				b = *(const int *) pb;
+
+	return (st->cmean[a] > st->cmean[b]) - (st->cmean[a] < st->cmean[b]);
+}
+
+/* Merge the buffer into the centroids. */
+static void
+td_compress(AggState *st)
+{
+	double		d = st->spec->compression;
+	double		total = 0,
+				so_far = 0,
+				limit;
+	int		   *ord;
+	double	   *m,
+			   *w;
+	int			i,
+				n = 0;
+
+	if (st->nc == st->nmerged)
+		return;
+	ord = palloc(sizeof(int) * st->nc);
+	for (i = 0; i < st->nc; i++)
+	{
+		ord[i] = i;
+		total += st->cweight[i];
+	}
+	qsort_arg(ord, st->nc, sizeof(int), td_cmp, st);
+	m = palloc(sizeof(double) * st->capc);
+	w = palloc(sizeof(double) * st->capc);
+	m[0] = st->cmean[ord[0]];
+	w[0] = st->cweight[ord[0]];
+	limit = total * td_k_to_q(td_q_to_k(0, d) + 1, d);
+	for (i = 1; i < st->nc; i++)
+	{
+		double		xm = st->cmean[ord[i]],
+					xw = st->cweight[ord[i]];
+
+		if (so_far + w[n] + xw <= limit)
+		{
+			w[n] += xw;
+			m[n] += (xm - m[n]) * xw / w[n];
+		}
+		else
+		{
+			so_far += w[n];
+			limit = total * td_k_to_q(td_q_to_k(Min(1.0, so_far / total), d) + 1, d);
+			n++;
+			m[n] = xm;
+			w[n] = xw;
+		}
+	}
+	st->cmean = m;
+	st->cweight = w;
+	st->nc = st->nmerged = n + 1;
+}
+
+static void
+td_add(AggState *st, double mean, double weight)
+{
+	if (st->nc == st->capc)
+	{
+		int			cap = st->capc ? st->capc * 2 : (int) Max(64, st->spec->compression * 6);
+
+		st->cmean = st->cmean ? repalloc(st->cmean, sizeof(double) * cap) : palloc(sizeof(double) * cap);
+		st->cweight = st->cweight ? repalloc(st->cweight, sizeof(double) * cap) : palloc(sizeof(double) * cap);
+		st->capc = cap;
+	}
+	st->cmean[st->nc] = mean;
+	st->cweight[st->nc] = weight;
+	st->nc++;
+	/* the buffer holds a few compressions' worth before merging */
+	if (st->nc - st->nmerged >= (int) (st->spec->compression * 4) && st->nc * 2 > st->capc)
+		td_compress(st);
+}
+
+/* Interpolate between centroid centers; min and max bound the tails. */
+static double
+td_quantile(AggState *st, double q)
+{
+	double		total = (double) st->count,
+				index,
+				cum = 0,
+				prev_c = 0,
+				prev_m;
+	int			i;
+
+	if (st->count == 0)
+		return NAN;
+	td_compress(st);
+	if (st->nc == 1)
+		return st->cmean[0];
+	index = q * total;
+	prev_m = st->min;
+	for (i = 0; i < st->nc; i++)
+	{
+		double		c = cum + st->cweight[i] / 2;
+
+		if (index <= c)
+		{
+			if (c == prev_c)
+				return st->cmean[i];
+			return prev_m + (st->cmean[i] - prev_m) * (index - prev_c) / (c - prev_c);
+		}
+		prev_c = c;
+		prev_m = st->cmean[i];
+		cum += st->cweight[i];
+	}
+	if (total == prev_c)
+		return st->max;
+	return prev_m + (st->max - prev_m) * (index - prev_c) / (total - prev_c);
+}
+
+/* The fraction (percent) of values at or below v. */
+static double
+td_rank(AggState *st, double v)
+{
+	double		total = (double) st->count,
+				cum = 0,
+				prev_c = 0,
+				prev_m;
+	int			i;
+
+	if (st->count == 0)
+		return NAN;
+	if (v < st->min)
+		return 0;
+	if (v >= st->max)
+		return 100;
+	td_compress(st);
+	prev_m = st->min;
+	for (i = 0; i < st->nc; i++)
+	{
+		double		c = cum + st->cweight[i] / 2;
+
+		if (v < st->cmean[i])
+		{
+			if (st->cmean[i] == prev_m)
+				return 100 * c / total;
+			return 100 * (prev_c + (c - prev_c) * (v - prev_m) / (st->cmean[i] - prev_m)) / total;
+		}
+		prev_c = c;
+		prev_m = st->cmean[i];
+		cum += st->cweight[i];
+	}
+	return 100 * (prev_c + (total - prev_c) * (v - prev_m) / (st->max - prev_m)) / total;
+}
+
 /* date_histogram: the start of the calendar unit holding local millis */
 static int64
 days_from_civil(int64 y, int m, int d)
@@ -1416,6 +1636,19 @@ collect_one(AggState *st, int32 doc)
 			card_add(st, hash_bytes_extended((const unsigned char *) &vals[i], 8, 0));
 		return;
 	}
+	if (a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS)
+	{
+		for (i = 0; i < n; i++)
+		{
+			double		d = num_as_double(a->kind, vals[i]);
+
+			td_add(st, d, 1);
+			st->count++;
+			st->min = Min(st->min, d);
+			st->max = Max(st->max, d);
+		}
+		return;
+	}
 	if (IS_METRIC(a->type))
 	{
 		for (i = 0; i < n; i++)
@@ -1527,6 +1760,13 @@ metric_value(const AggState *m, const char *metric)
 
 	if (t == AT_CARDINALITY)
 		return (double) card_value(m);
+	if ((t == AT_PERCENTILES || t == AT_PERCENTILE_RANKS) && metric != NULL)
+	{
+		double		x = strtod(metric, NULL);
+
+		return t == AT_PERCENTILES ? td_quantile((AggState *) m, x / 100)
+			: td_rank((AggState *) m, x);
+	}
 	if (metric == NULL)
 		metric = type_names[t];
 	if (strcmp(metric, "min") == 0)
@@ -1744,6 +1984,16 @@ put_states(StringInfo out, AggState **states, int n)
 			put_double(out, st->sumsq);
 			put_double(out, st->min);
 			put_double(out, st->max);
+			if (st->spec->type == AT_PERCENTILES || st->spec->type == AT_PERCENTILE_RANKS)
+			{
+				td_compress(st);
+				se_put_vint(out, (uint64) st->nc);
+				for (j = 0; j < st->nc; j++)
+				{
+					put_double(out, st->cmean[j]);
+					put_double(out, st->cweight[j]);
+				}
+			}
 			if (st->spec->type == AT_CARDINALITY)
 			{
 				se_put_vint(out, (uint64) (st->regs ? st->precision : 0));
@@ -1802,6 +2052,20 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			st->sumsq = get_double(r);
 			st->min = get_double(r);
 			st->max = get_double(r);
+			if (specs[i]->type == AT_PERCENTILES || specs[i]->type == AT_PERCENTILE_RANKS)
+			{
+				uint64		nc = se_wire_vint(r);
+
+				/* each centroid takes at least 2 bytes */
+				if (r->bad || nc > (uint64) (r->end - r->p) / 2)
+					return false;
+				for (j = 0; j < nc && !r->bad; j++)
+				{
+					double		m = get_double(r);
+
+					td_add(st, m, get_double(r));
+				}
+			}
 			if (specs[i]->type == AT_CARDINALITY)
 			{
 				uint64		p = se_wire_vint(r);
@@ -1890,6 +2154,15 @@ merge_state(AggState *into, AggState *from)
 	if (a->type == AT_CARDINALITY)
 	{
 		card_merge(into, from);
+		return;
+	}
+	if (a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS)
+	{
+		for (j = 0; j < from->nc; j++)
+			td_add(into, from->cmean[j], from->cweight[j]);
+		into->count += from->count;
+		into->min = Min(into->min, from->min);
+		into->max = Max(into->max, from->max);
 		return;
 	}
 	if (IS_METRIC(a->type))
@@ -2057,27 +2330,47 @@ finish_states(AggState **states, int n)
 	}
 }
 
-/* A double as Java's Double.toString writes it, enough for ES clients. */
+/*
+ * A double as Java's Double.toString writes it (ES's numbers): the fewest
+ * digits that read back the same, "1.0" for integral values, and
+ * "1.0E7" notation outside [1e-3, 1e7).
+ */
 static void
 write_double(StringInfo out, double d)
 {
 	char		buf[64];
 	int			prec;
+	char	   *e;
 
 	if (!isfinite(d))
 	{
 		appendStringInfoString(out, "null");
 		return;
 	}
+	if (d == 0 || (fabs(d) >= 1e-3 && fabs(d) < 1e7))
+	{
+		for (prec = 1; prec <= 17; prec++)
+		{
+			snprintf(buf, sizeof(buf), "%.*f", prec, d);
+			if (strtod(buf, NULL) == d)
+				break;
+		}
+		/* "%.1f" of an integral value already ends in ".0" */
+		appendStringInfoString(out, buf);
+		return;
+	}
 	for (prec = 1; prec <= 17; prec++)
 	{
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		snprintf(buf, sizeof(buf), "%.*e", prec - 1, d);
 		if (strtod(buf, NULL) == d)
 			break;
 	}
+	e = strchr(buf, 'e');
+	*e = '\0';
 	appendStringInfoString(out, buf);
-	if (strpbrk(buf, ".eE") == NULL)
+	if (strchr(buf, '.') == NULL)
 		appendStringInfoString(out, ".0");
+	appendStringInfo(out, "E%d", atoi(e + 1));
 }
 
 static void
@@ -2159,6 +2452,40 @@ write_value_as_string(StringInfo out, const AggState *st, const char *name, doub
 	}
 }
 
+/* {"values": {"50.0": v}} (keyed) or {"values": [{"key": 50.0, "value": v}]} */
+static void
+write_percentiles(StringInfo out, AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	int			i;
+
+	appendStringInfoString(out, a->keyed ? "{\"values\":{" : "{\"values\":[");
+	for (i = 0; i < a->npercents; i++)
+	{
+		double		v = a->type == AT_PERCENTILES ? td_quantile(st, a->percents[i] / 100)
+			: td_rank(st, a->percents[i]);
+
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		if (a->keyed)
+		{
+			appendStringInfoChar(out, '"');
+			write_double(out, a->percents[i]);
+			appendStringInfoString(out, "\":");
+		}
+		else
+		{
+			appendStringInfoString(out, "{\"key\":");
+			write_double(out, a->percents[i]);
+			appendStringInfoString(out, ",\"value\":");
+		}
+		write_double(out, v);
+		if (!a->keyed)
+			appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, a->keyed ? "}}" : "]}");
+}
+
 static void
 write_metric(StringInfo out, const AggState *st)
 {
@@ -2190,6 +2517,10 @@ write_metric(StringInfo out, const AggState *st)
 			return;
 		case AT_CARDINALITY:
 			appendStringInfo(out, "{\"value\":" INT64_FORMAT "}", card_value(st));
+			return;
+		case AT_PERCENTILES:
+		case AT_PERCENTILE_RANKS:
+			write_percentiles(out, (AggState *) st);
 			return;
 		default:
 			break;
