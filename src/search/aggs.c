@@ -1874,7 +1874,10 @@ count_desc(const SeAggSpec *a)
 	return a->order[0].by == ORD_COUNT && a->order[0].desc;
 }
 
-/* A shard's terms cut to shard_size, recursively. */
+/*
+ * A shard's terms cut to shard_size, recursively, and its digests merged,
+ * so that a partial is the same whether it is reduced here or encoded.
+ */
 static void
 shard_cut(AggState **states, int n)
 {
@@ -1888,6 +1891,9 @@ shard_cut(AggState **states, int n)
 
 		for (j = 0; j < st->nb; j++)
 			shard_cut(st->b[j]->subs, a->nsub);
+		/* digests leave a shard merged, whether they travel or not */
+		if (a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS)
+			td_compress(st);
 		if (a->type != AT_TERMS)
 			continue;
 		sort_buckets(st);
