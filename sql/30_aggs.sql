@@ -189,6 +189,30 @@ SELECT bool_and(abs(p.value::float8 - 100.0 * (SELECT count(*) FROM agg_src WHER
 SELECT pg_temp.aggs('{"size": 0, "query": {"ids": {"values": ["1", "2", "3"]}},
   "aggs": {"p": {"percentiles": {"field": "n", "percents": [0, 50, 100]}}, "r": {"percentile_ranks": {"field": "n", "values": [1, 74]}}}}');
 
+-- pipelines: cumulative_sum and derivative over a histogram's buckets (the
+-- first bucket has no derivative), bucket_sort, sibling max/min/avg/sum_bucket
+WITH j AS (SELECT pg_temp.aggs('{"size": 0, "aggs": {"h": {"histogram": {"field": "n", "interval": 10},
+             "aggs": {"s": {"sum": {"field": "price"}}, "cs": {"cumulative_sum": {"buckets_path": "s"}},
+                      "cc": {"cumulative_sum": {"buckets_path": "_count"}}, "d": {"derivative": {"buckets_path": "_count"}},
+                      "dd": {"derivative": {"buckets_path": "d"}}}}}}') j),
+     es AS (SELECT (b->>'key')::float8 k, (b->'cs'->>'value')::numeric cs, (b->'cc'->>'value')::float8 cc,
+                   (b->'d'->>'value')::float8 d, (b->'dd'->>'value')::float8 dd
+              FROM j, jsonb_array_elements(j->'h'->'buckets') b),
+     q AS (SELECT k, sum(s) OVER w cs, sum(c) OVER w cc, c - lag(c) OVER w d,
+                  c - 2 * lag(c) OVER w + lag(c, 2) OVER w dd
+             FROM (SELECT floor(n / 10.0) * 10 k, count(*) c, sum(price) s FROM agg_src WHERE n IS NOT NULL GROUP BY 1) g
+           WINDOW w AS (ORDER BY k))
+SELECT count(*) AS buckets, bool_and(es.cs = q.cs AND es.cc = q.cc AND es.d IS NOT DISTINCT FROM q.d
+                                      AND es.dd IS NOT DISTINCT FROM q.dd) AS cumulative_sum_and_derivatives
+  FROM es JOIN q USING (k);
+SELECT pg_temp.aggs('{"size": 0, "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"a": {"avg": {"field": "n"}},
+    "top": {"bucket_sort": {"sort": [{"a": {"order": "desc"}}], "size": 2}}}},
+  "best": {"max_bucket": {"buckets_path": "t>a"}}, "worst": {"min_bucket": {"buckets_path": "t>a"}},
+  "mean": {"avg_bucket": {"buckets_path": "t>_count"}}, "all": {"sum_bucket": {"buckets_path": "t>_count"}}}}');
+SELECT pg_temp.aggs('{"size": 0, "aggs": {"t": {"terms": {"field": "tag", "size": 10}, "aggs": {
+    "page": {"bucket_sort": {"sort": ["_count", {"_key": "asc"}], "from": 1, "size": 2}}}}}}');
+SELECT search_engine.search('aggs', '{"aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"d": {"derivative": {"buckets_path": "_count"}}}}}}');
+
 -- aggregations see only the query's matches; a bool filter and a match
 WITH j AS (SELECT pg_temp.aggs('{"size": 0, "query": {"bool": {"filter": [{"range": {"n": {"gte": 50}}}]}},
              "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"a": {"sum": {"field": "price"}}}}}}') j)

@@ -58,16 +58,28 @@ typedef enum AggType
 	AT_DATE_RANGE,
 	AT_FILTER,
 	AT_FILTERS,
-	AT_MISSING
+	AT_MISSING,
+	/* pipelines: computed at the reduce from other aggregations' results */
+	AT_CUMULATIVE_SUM,
+	AT_DERIVATIVE,
+	AT_BUCKET_SORT,
+	AT_AVG_BUCKET,
+	AT_MAX_BUCKET,
+	AT_MIN_BUCKET,
+	AT_SUM_BUCKET
 } AggType;
 
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
 	"cardinality", "percentiles", "percentile_ranks", "terms", "histogram", "date_histogram", "range", "date_range",
-	"filter", "filters", "missing"
+	"filter", "filters", "missing",
+	"cumulative_sum", "derivative", "bucket_sort", "avg_bucket", "max_bucket",
+	"min_bucket", "sum_bucket"
 };
 
 #define IS_METRIC(t)	((t) <= AT_PERCENTILE_RANKS)
+#define IS_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM)
+#define IS_PARENT_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM && (t) <= AT_BUCKET_SORT)
 
 /* ES's cardinality defaults and limits */
 #define CARD_DEFAULT_THRESHOLD	3000
@@ -152,6 +164,14 @@ struct SeAggSpec
 	int			nsub;
 	SeAggSpec **sub;
 
+	/* pipelines */
+	char	   *buckets_path;
+	int			nsort;			/* bucket_sort: paths and directions */
+	char	  **sort_path;
+	bool	   *sort_desc;
+	int			from;
+	bool		insert_zeros;	/* gap_policy */
+
 	/* bound to the shard, then the segment, being collected */
 	const SeMappedField *mf;
 	KeyKind		kind;
@@ -199,6 +219,10 @@ struct AggState
 	int			hcount;
 	uint8	   *regs;			/* 1 << precision registers, or NULL */
 	int			precision;
+	/* pipelines: the value computed at the reduce (NaN: none) */
+	double		pvalue;
+	int			npkeys;			/* max_bucket, min_bucket: the buckets' keys */
+	char	  **pkeys;
 	/* percentiles: t-digest centroids (merged ones first, then a buffer) */
 	double	   *cmean;
 	double	   *cweight;
@@ -227,6 +251,8 @@ struct SeAggPartial
  */
 
 static SeAggs *parse_aggs(const SeJson *v, int depth, SeError *err);
+static bool has_fixed_buckets(const SeAggSpec *a);
+static char *key_text(const AggState *st, const Bucket *bk);
 
 static bool
 bad(SeError *err, const char *type, const char *fmt, const char *a, const char *b)
@@ -448,6 +474,67 @@ parse_filters(SeAggSpec *a, const SeJson *v, int depth, SeError *err)
 	return true;
 }
 
+/* The body of a pipeline aggregation. */
+static bool
+parse_pipeline(SeAggSpec *a, const SeJson *body, SeError *err)
+{
+	const char *tn = type_names[a->type];
+	int			i,
+				j;
+
+	a->size = -1;
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *v = body->u.o.members[i].value;
+
+		if (strcmp(k, "buckets_path") == 0 && v->type == SE_JSON_STRING && a->type != AT_BUCKET_SORT)
+			a->buckets_path = pstrdup(v->u.s.str);
+		else if (strcmp(k, "gap_policy") == 0 && v->type == SE_JSON_STRING &&
+				 (strcmp(v->u.s.str, "skip") == 0 || strcmp(v->u.s.str, "insert_zeros") == 0))
+			a->insert_zeros = strcmp(v->u.s.str, "insert_zeros") == 0;
+		else if (strcmp(k, "format") == 0 && v->type == SE_JSON_STRING)
+			;
+		else if (a->type == AT_BUCKET_SORT && strcmp(k, "from") == 0 && v->type == SE_JSON_NUMBER &&
+				 v->u.n.d >= 0)
+			a->from = (int) v->u.n.d;
+		else if (a->type == AT_BUCKET_SORT && strcmp(k, "size") == 0 && v->type == SE_JSON_NUMBER &&
+				 v->u.n.d >= 0)
+			a->size = (int) v->u.n.d;
+		else if (a->type == AT_BUCKET_SORT && strcmp(k, "sort") == 0)
+		{
+			int			n = v->type == SE_JSON_ARRAY ? v->u.a.count : 1;
+
+			a->nsort = n;
+			a->sort_path = palloc(sizeof(char *) * n);
+			a->sort_desc = palloc0(sizeof(bool) * n);
+			for (j = 0; j < n; j++)
+			{
+				const SeJson *x = v->type == SE_JSON_ARRAY ? v->u.a.items[j] : v;
+
+				if (x->type == SE_JSON_STRING)
+					a->sort_path[j] = pstrdup(x->u.s.str);
+				else if (x->type == SE_JSON_OBJECT && x->u.o.count == 1)
+				{
+					const SeJson *o = x->u.o.members[0].value;
+					const SeJson *d = o->type == SE_JSON_OBJECT ? se_json_get(o, "order") : o;
+
+					a->sort_path[j] = pstrdup(x->u.o.members[0].key);
+					a->sort_desc[j] = d && d->type == SE_JSON_STRING && strcmp(d->u.s.str, "desc") == 0;
+				}
+				else
+					return bad(err, "parsing_exception", "[%s] bad sort in [%s]", tn, a->name);
+			}
+		}
+		else
+			return bad(err, "parsing_exception", "[%s] unknown field [%s]", tn, k);
+	}
+	if (a->type != AT_BUCKET_SORT && a->buckets_path == NULL)
+		return bad(err, "illegal_argument_exception",
+				   "[buckets_path] must be set for aggregation [%s]%s", a->name, "");
+	return true;
+}
+
 /* The body of one aggregation ({"field": .., ...}) of type a->type. */
 static bool
 parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
@@ -464,6 +551,8 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	if (body->type != SE_JSON_OBJECT)
 		return bad(err, "parsing_exception", "Expected [START_OBJECT] under [%s], but got a [%s]",
 				   tn, se_json_type_name(body->type));
+	if (IS_PIPELINE(a->type))
+		return parse_pipeline(a, body, err);
 	a->sigma = 2.0;
 	a->precision_threshold = CARD_DEFAULT_THRESHOLD;
 	a->compression = 100.0;
@@ -712,7 +801,7 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 	}
 	if (subs != NULL)
 	{
-		if (IS_METRIC(a->type))
+		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
 		{
 			se_error_set(err, 400, "aggregation_initialization_exception",
 						 "Aggregator [%s] of type [%s] cannot accept sub-aggregations",
@@ -723,6 +812,26 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 			return NULL;
 		a->nsub = sub->n;
 		a->sub = sub->specs;
+		for (i = 0; i < a->nsub; i++)
+		{
+			AggType		pt = a->sub[i]->type;
+
+			if ((pt == AT_CUMULATIVE_SUM || pt == AT_DERIVATIVE) &&
+				a->type != AT_HISTOGRAM && a->type != AT_DATE_HISTOGRAM)
+			{
+				se_error_set(err, 400, "action_request_validation_exception",
+							 "Validation Failed: 1: %s aggregation [%s] must have a histogram, date_histogram or auto_date_histogram as parent;",
+							 type_names[pt], a->sub[i]->name);
+				return NULL;
+			}
+			if (pt == AT_BUCKET_SORT && (has_fixed_buckets(a) && a->type != AT_FILTERS))
+			{
+				se_error_set(err, 400, "action_request_validation_exception",
+							 "Validation Failed: 1: bucket_sort aggregation [%s] must be declared inside of another aggregation;",
+							 a->sub[i]->name);
+				return NULL;
+			}
+		}
 	}
 	if (!parse_body(a, body, depth + 1, err))
 		return NULL;
@@ -813,6 +922,7 @@ state_new(const SeAggSpec *spec, KeyKind kind)
 	st->kind = kind;
 	st->min = INFINITY;
 	st->max = -INFINITY;
+	st->pvalue = NAN;
 	return st;
 }
 
@@ -1566,6 +1676,8 @@ collect_one(AggState *st, int32 doc)
 	int			n = 0,
 				i;
 
+	if (IS_PIPELINE(a->type))
+		return;
 	switch (a->type)
 	{
 		case AT_FILTER:
@@ -1758,6 +1870,8 @@ metric_value(const AggState *m, const char *metric)
 	AggType		t = m->spec->type;
 	double		avg = m->count ? m->sum / m->count : NAN;
 
+	if (IS_PIPELINE(t))
+		return m->pvalue;
 	if (t == AT_CARDINALITY)
 		return (double) card_value(m);
 	if ((t == AT_PERCENTILES || t == AT_PERCENTILE_RANKS) && metric != NULL)
@@ -1983,6 +2097,8 @@ put_states(StringInfo out, AggState **states, int n)
 		AggState   *st = states[i];
 
 		se_put_vint(out, (uint64) st->kind);
+		if (IS_PIPELINE(st->spec->type))
+			continue;
 		if (IS_METRIC(st->spec->type))
 		{
 			se_put_svint(out, st->count);
@@ -2051,6 +2167,8 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 		if (kind > KK_BOOL)
 			return false;
 		st = states[i] = state_new(specs[i], (KeyKind) kind);
+		if (IS_PIPELINE(specs[i]->type))
+			continue;
 		if (IS_METRIC(specs[i]->type))
 		{
 			st->count = se_wire_svint(r);
@@ -2157,6 +2275,8 @@ merge_state(AggState *into, AggState *from)
 
 	if (into->kind == KK_NONE)
 		into->kind = from->kind;
+	if (IS_PIPELINE(a->type))
+		return;
 	if (a->type == AT_CARDINALITY)
 	{
 		card_merge(into, from);
@@ -2299,6 +2419,203 @@ fill_gaps(AggState *st)
 	}
 }
 
+/* The value of path ("_count", "m", "m.avg", "p>m") in a bucket; NaN if none. */
+static double
+bucket_path_value(const SeAggSpec *parent, const Bucket *bk, const char *path)
+{
+	char	   *name = pstrdup(path);
+	char	   *rest = strchr(name, '>');
+	char	   *metric;
+	int			i;
+
+	if (strcmp(path, "_count") == 0)
+		return (double) bk->doc_count;
+	if (rest)
+		*rest++ = '\0';
+	metric = rest ? NULL : strchr(name, '.');
+	if (metric)
+		*metric++ = '\0';
+	for (i = 0; i < parent->nsub; i++)
+	{
+		const SeAggSpec *s = parent->sub[i];
+		const AggState *st = bk->subs[i];
+
+		if (strcmp(s->name, name) != 0)
+			continue;
+		if (rest != NULL)
+		{
+			/* a single-bucket aggregation (filter, missing) on the way */
+			if (!(s->type == AT_FILTER || s->type == AT_MISSING) || st->nb != 1)
+				return NAN;
+			return bucket_path_value(s, st->b[0], rest);
+		}
+		if (IS_METRIC(s->type) || IS_PIPELINE(s->type))
+			return metric_value(st, metric);
+		return NAN;
+	}
+	return NAN;
+}
+
+typedef struct PipelineSort
+{
+	const SeAggSpec *ps;		/* the bucket_sort */
+	const AggState *st;			/* the buckets' aggregation */
+} PipelineSort;
+
+/* bucket_sort's order; keys break ties so the order is the same every time */
+static int
+pipeline_sort_cmp(const void *pa, const void *pb, void *arg)
+{
+	const PipelineSort *o = arg;
+	const SeAggSpec *ps = o->ps;
+	const Bucket *x = *(Bucket *const *) pa;
+	const Bucket *y = *(Bucket *const *) pb;
+	int			i,
+				c;
+
+	for (i = 0; i < ps->nsort; i++)
+	{
+		if (strcmp(ps->sort_path[i], "_key") == 0)
+			c = key_cmp(o->st->kind, x, y);
+		else
+		{
+			double		a = bucket_path_value(o->st->spec, x, ps->sort_path[i]);
+			double		b = bucket_path_value(o->st->spec, y, ps->sort_path[i]);
+
+			if (isnan(a) || isnan(b))
+			{
+				c = isnan(a) - isnan(b);	/* without a value: last */
+				if (c != 0)
+					return c;
+				continue;
+			}
+			c = (a > b) - (a < b);
+		}
+		if (ps->sort_desc[i])
+			c = -c;
+		if (c != 0)
+			return c;
+	}
+	return key_cmp(o->st->kind, x, y);
+}
+
+/* Parent pipelines of st (in request order) over its final buckets. */
+static void
+parent_pipelines(AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	int			k,
+				j;
+
+	for (k = 0; k < a->nsub; k++)
+	{
+		const SeAggSpec *ps = a->sub[k];
+		double		sum = 0,
+					last = NAN;
+
+		if (!IS_PARENT_PIPELINE(ps->type))
+			continue;
+		if (ps->type == AT_BUCKET_SORT)
+		{
+			PipelineSort arg = {ps, st};
+			int			from = Min(ps->from, st->nb);
+			int			size = ps->size < 0 ? st->nb : ps->size;
+
+			if (ps->nsort > 0 && st->nb > 1)
+				qsort_arg(st->b, st->nb, sizeof(Bucket *), pipeline_sort_cmp, &arg);
+			memmove(st->b, st->b + from, sizeof(Bucket *) * (st->nb - from));
+			st->nb = Min(st->nb - from, size);
+			continue;
+		}
+		for (j = 0; j < st->nb; j++)
+		{
+			double		v = bucket_path_value(a, st->b[j], ps->buckets_path);
+
+			if (isnan(v) && ps->insert_zeros)
+				v = 0;			/* gap_policy insert_zeros */
+			if (ps->type == AT_CUMULATIVE_SUM)
+			{
+				if (!isnan(v))
+					sum += v;
+				st->b[j]->subs[k]->pvalue = sum;
+			}
+			else
+			{
+				if (!isnan(v) && !isnan(last))
+					st->b[j]->subs[k]->pvalue = v - last;
+				if (!isnan(v))
+					last = v;
+			}
+		}
+	}
+}
+
+/* Sibling pipelines among states: "agg>path" over agg's buckets. */
+static void
+sibling_pipelines(AggState **states, int n)
+{
+	int			i,
+				k,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *ps = states[i];
+		const SeAggSpec *p = ps->spec;
+		char	   *name;
+		char	   *path;
+		double		acc = NAN;
+		int			cnt = 0;
+
+		if (!IS_PIPELINE(p->type) || IS_PARENT_PIPELINE(p->type))
+			continue;
+		name = pstrdup(p->buckets_path);
+		path = strchr(name, '>');
+		if (path)
+			*path++ = '\0';
+		for (k = 0; k < n; k++)
+			if (strcmp(states[k]->spec->name, name) == 0 && !IS_METRIC(states[k]->spec->type) &&
+				!IS_PIPELINE(states[k]->spec->type))
+				break;
+		if (k == n)
+			continue;
+		ps->pkeys = palloc(sizeof(char *) * Max(1, states[k]->nb));
+		for (j = 0; j < states[k]->nb; j++)
+		{
+			const Bucket *bk = states[k]->b[j];
+			double		v = bucket_path_value(states[k]->spec, bk, path ? path : "_count");
+			bool		better;
+
+			if (isnan(v))
+				continue;
+			cnt++;
+			switch (p->type)
+			{
+				case AT_MAX_BUCKET:
+				case AT_MIN_BUCKET:
+					better = isnan(acc) || (p->type == AT_MAX_BUCKET ? v > acc : v < acc);
+					if (better)
+					{
+						acc = v;
+						ps->npkeys = 0;
+					}
+					if (v == acc)
+						ps->pkeys[ps->npkeys++] = key_text(states[k], bk);
+					break;
+				default:
+					acc = isnan(acc) ? v : acc + v;
+					break;
+			}
+		}
+		if (p->type == AT_AVG_BUCKET)
+			ps->pvalue = cnt ? acc / cnt : NAN;
+		else if (p->type == AT_SUM_BUCKET)
+			ps->pvalue = cnt ? acc : 0;
+		else
+			ps->pvalue = acc;
+	}
+}
+
 static void
 finish_states(AggState **states, int n)
 {
@@ -2311,29 +2628,32 @@ finish_states(AggState **states, int n)
 		AggState   *st = states[i];
 		const SeAggSpec *a = st->spec;
 
-		if (IS_METRIC(a->type))
+		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
 			continue;
+		if (!has_fixed_buckets(a))
+		{
+			if (a->min_doc_count == 0 && a->type != AT_TERMS)
+				fill_gaps(st);
+			sort_buckets(st);
+			keep = 0;
+			for (j = 0; j < st->nb; j++)
+			{
+				if (st->b[j]->doc_count < a->min_doc_count)
+					continue;
+				if (a->type == AT_TERMS && keep >= a->size)
+				{
+					st->other += st->b[j]->doc_count;
+					continue;
+				}
+				st->b[keep++] = st->b[j];
+			}
+			st->nb = keep;
+		}
 		for (j = 0; j < st->nb; j++)
 			finish_states(st->b[j]->subs, a->nsub);
-		if (has_fixed_buckets(a))
-			continue;
-		if (a->min_doc_count == 0 && a->type != AT_TERMS)
-			fill_gaps(st);
-		sort_buckets(st);
-		keep = 0;
-		for (j = 0; j < st->nb; j++)
-		{
-			if (st->b[j]->doc_count < a->min_doc_count)
-				continue;
-			if (a->type == AT_TERMS && keep >= a->size)
-			{
-				st->other += st->b[j]->doc_count;
-				continue;
-			}
-			st->b[keep++] = st->b[j];
-		}
-		st->nb = keep;
+		parent_pipelines(st);
 	}
+	sibling_pipelines(states, n);
 }
 
 /*
@@ -2589,11 +2909,7 @@ write_bucket_body(StringInfo out, const AggState *st, const Bucket *bk)
 	if (st->spec->type == AT_TERMS && st->spec->show_error)
 		appendStringInfo(out, ",\"doc_count_error_upper_bound\":" INT64_FORMAT,
 						 st->err_unknown ? -1 : bk->err);
-	if (st->spec->nsub > 0)
-	{
-		appendStringInfoChar(out, ',');
-		write_states(out, bk->subs, st->spec->nsub);
-	}
+	write_states(out, bk->subs, st->spec->nsub);
 }
 
 static void
@@ -2762,6 +3078,10 @@ write_state(StringInfo out, const AggState *st)
 	appendStringInfoString(out, a->keyed ? "}}" : "]}");
 }
 
+/*
+ * ,"name":{...} per state; a pipeline without a value (a derivative's first
+ * bucket) and bucket_sort write nothing, as in ES.
+ */
 static void
 write_states(StringInfo out, AggState **states, int n)
 {
@@ -2769,11 +3089,35 @@ write_states(StringInfo out, AggState **states, int n)
 
 	for (i = 0; i < n; i++)
 	{
-		if (i > 0)
-			appendStringInfoChar(out, ',');
-		se_json_write_string(out, states[i]->spec->name, strlen(states[i]->spec->name));
+		const AggState *st = states[i];
+		AggType		t = st->spec->type;
+
+		if (t == AT_BUCKET_SORT || (IS_PARENT_PIPELINE(t) && isnan(st->pvalue)))
+			continue;
+		appendStringInfoChar(out, ',');
+		se_json_write_string(out, st->spec->name, strlen(st->spec->name));
 		appendStringInfoChar(out, ':');
-		write_state(out, states[i]);
+		if (IS_PIPELINE(t))
+		{
+			int			k;
+
+			appendStringInfoString(out, "{\"value\":");
+			write_double(out, st->pvalue);
+			if (t == AT_MAX_BUCKET || t == AT_MIN_BUCKET)
+			{
+				appendStringInfoString(out, ",\"keys\":[");
+				for (k = 0; k < st->npkeys; k++)
+				{
+					if (k > 0)
+						appendStringInfoChar(out, ',');
+					se_json_write_string(out, st->pkeys[k], strlen(st->pkeys[k]));
+				}
+				appendStringInfoChar(out, ']');
+			}
+			appendStringInfoChar(out, '}');
+		}
+		else
+			write_state(out, st);
 	}
 }
 
@@ -2781,13 +3125,17 @@ void
 se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts, StringInfo out)
 {
 	AggState  **states = states_new(aggs->specs, aggs->n, false);
+	StringInfoData body;
 	int			i;
 
 	for (i = 0; i < nparts; i++)
 		if (parts[i] != NULL)
 			merge_states(states, parts[i]->states, aggs->n);
 	finish_states(states, aggs->n);
+	initStringInfo(&body);
+	write_states(&body, states, aggs->n);
 	appendStringInfoChar(out, '{');
-	write_states(out, states, aggs->n);
+	if (body.len > 0)
+		appendStringInfoString(out, body.data + 1);	/* its leading comma */
 	appendStringInfoChar(out, '}');
 }
