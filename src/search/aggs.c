@@ -1065,22 +1065,10 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 		if (a->field != NULL)
 		{
 			f = shard->mapping ? se_mapping_find(shard->mapping, a->field) : NULL;
-			if (f != NULL && f->type == SE_FT_TEXT)
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
-							 f->path, shard->index ? shard->index : "", f->path);
+			if (f != NULL && !se_search_check_doc_values(f, shard->index, err))
 				return false;
-			}
 			if (f != NULL && f->type != SE_FT_OBJECT)
 			{
-				if (!f->doc_values)
-				{
-					se_error_set(err, 400, "illegal_argument_exception",
-								 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
-								 f->path, se_field_type_name(f->type));
-					return false;
-				}
 				a->mf = f;
 				a->kind = kind_of(f);
 			}
@@ -1548,43 +1536,6 @@ td_rank(AggState *st, double v)
 	return 100 * (prev_c + (total - prev_c) * (v - prev_m) / (st->max - prev_m)) / total;
 }
 
-/* date_histogram: the start of the calendar unit holding local millis */
-static int64
-days_from_civil(int64 y, int m, int d)
-{
-	int64		era;
-	int			yoe,
-				doy,
-				doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (int) (y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static void
-civil_from_days(int64 z, int64 *y, int *m, int *d)
-{
-	int64		era;
-	int			doe,
-				yoe,
-				doy,
-				mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = (int) (z - era * 146097);
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp + (mp < 10 ? 3 : -9);
-	*y = (int64) yoe + era * 400 + (*m <= 2);
-}
-
 static int64
 floor_div(int64 a, int64 b)
 {
@@ -1614,12 +1565,12 @@ calendar_round(char unit, int64 ms)
 			days = floor_div(ms, 86400000);
 			return (floor_div(days + 3, 7) * 7 - 3) * 86400000;
 		default:
-			civil_from_days(floor_div(ms, 86400000), &y, &m, &d);
+			se_civil_from_days(floor_div(ms, 86400000), &y, &m, &d);
 			if (unit == 'q')
 				m = (m - 1) / 3 * 3 + 1;
 			else if (unit == 'y')
 				m = 1;
-			return days_from_civil(y, m, 1) * 86400000;
+			return se_days_from_civil(y, m, 1) * 86400000;
 	}
 }
 
@@ -1643,12 +1594,12 @@ calendar_next(char unit, int64 key)
 		case 'w':
 			return key + 7 * 86400000LL;
 		default:
-			civil_from_days(floor_div(key, 86400000), &y, &m, &d);
+			se_civil_from_days(floor_div(key, 86400000), &y, &m, &d);
 			add = unit == 'M' ? 1 : unit == 'q' ? 3 : 12;
 			m += add;
 			y += (m - 1) / 12;
 			m = (m - 1) % 12 + 1;
-			return days_from_civil(y, m, 1) * 86400000 + (key - calendar_round('d', key));
+			return se_days_from_civil(y, m, 1) * 86400000 + (key - calendar_round('d', key));
 	}
 }
 

@@ -136,6 +136,26 @@ rank_qsort_cmp(const void *a, const void *b, void *arg)
  * Sort keys
  * ---------------------------------------------------------------------
  */
+bool
+se_search_check_doc_values(const SeMappedField *f, const char *index, SeError *err)
+{
+	if (f->type == SE_FT_TEXT)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
+					 f->path, index ? index : "", f->path);
+		return false;
+	}
+	if (f->type != SE_FT_OBJECT && !f->doc_values)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
+					 f->path, se_field_type_name(f->type));
+		return false;
+	}
+	return true;
+}
+
 static bool
 resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				  SeError *err)
@@ -180,20 +200,8 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				k->missing = SE_MISSING_LAST;
 			continue;
 		}
-		if (f->type == SE_FT_TEXT)
-		{
-			se_error_set(err, 400, "illegal_argument_exception",
-						 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
-						 f->path, shard->index ? shard->index : "", f->path);
+		if (!se_search_check_doc_values(f, shard->index, err))
 			return false;
-		}
-		if (!f->doc_values)
-		{
-			se_error_set(err, 400, "illegal_argument_exception",
-						 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
-						 f->path, se_field_type_name(f->type));
-			return false;
-		}
 		k->mfield = f;
 		k->ftype = f->type;
 		k->type = f->type == SE_FT_KEYWORD ? SE_KEY_BYTES : SE_KEY_NUMERIC;

@@ -187,6 +187,13 @@ struct SeSearchRequest
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
 
+/*
+ * Sorting and aggregations read doc values: a text field (no fielddata) or
+ * a field without doc values fails with ES's illegal_argument_exception.
+ */
+extern bool se_search_check_doc_values(const SeMappedField *f, const char *index,
+									   SeError *err);
+
 /* ---------------------------------------------------------------------
  * BM25 (bm25.c)
  * ---------------------------------------------------------------------
