@@ -213,6 +213,38 @@ SELECT pg_temp.aggs('{"size": 0, "aggs": {"t": {"terms": {"field": "tag", "size"
     "page": {"bucket_sort": {"sort": ["_count", {"_key": "asc"}], "from": 1, "size": 2}}}}}}');
 SELECT search_engine.search('aggs', '{"aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"d": {"derivative": {"buckets_path": "_count"}}}}}}');
 
+-- composite: pages through every (tag, flag) pair in key order, each page
+-- after the last one's after_key; together they are the GROUP BY
+CREATE TABLE pg_temp.pages(page int, b jsonb);
+DO $$
+DECLARE
+  body jsonb := '{"size": 0, "aggs": {"c": {"composite": {"size": 4, "sources": [
+                   {"tag": {"terms": {"field": "tag"}}}, {"f": {"terms": {"field": "flag", "order": "desc"}}}]}}}}';
+  r jsonb;
+  p int := 0;
+BEGIN
+  LOOP
+    r := search_engine.search('aggs', body)->'aggregations'->'c';
+    EXIT WHEN jsonb_array_length(r->'buckets') = 0 OR p > 10;
+    p := p + 1;
+    INSERT INTO pg_temp.pages SELECT p, b FROM jsonb_array_elements(r->'buckets') b;
+    body := jsonb_set(body, '{aggs,c,composite,after}', r->'after_key');
+  END LOOP;
+END $$;
+SELECT max(page) AS pages,
+       jsonb_agg(jsonb_build_array(b->'key'->>'tag', (b->'key'->>'f')::bool, (b->>'doc_count')::int) ORDER BY page, b->'key'->>'tag', b->'key'->>'f' DESC)
+       = (SELECT jsonb_agg(jsonb_build_array(tag, flag, c) ORDER BY tag, flag DESC)
+            FROM (SELECT tag, flag, count(*) c FROM agg_src GROUP BY 1, 2) s) AS composite_pages
+  FROM pg_temp.pages;
+SELECT pg_temp.aggs('{"size": 0, "aggs": {"c": {"composite": {"size": 3, "sources": [
+    {"n": {"histogram": {"field": "n", "interval": 50, "missing_bucket": true}}},
+    {"d": {"date_histogram": {"field": "ts", "calendar_interval": "month", "order": "desc"}}}]},
+  "aggs": {"a": {"max": {"field": "price"}}}}}}');
+SELECT pg_temp.aggs('{"size": 0, "aggs": {"c": {"composite": {"size": 2, "after": {"n": null, "d": 1704067200000}, "sources": [
+    {"n": {"histogram": {"field": "n", "interval": 50, "missing_bucket": true}}},
+    {"d": {"date_histogram": {"field": "ts", "calendar_interval": "month", "order": "desc"}}}]}}}}');
+SELECT search_engine.search('aggs', '{"aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"c": {"composite": {"sources": [{"x": {"terms": {"field": "tag"}}}]}}}}}}');
+
 -- aggregations see only the query's matches; a bool filter and a match
 WITH j AS (SELECT pg_temp.aggs('{"size": 0, "query": {"bool": {"filter": [{"range": {"n": {"gte": 50}}}]}},
              "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"a": {"sum": {"field": "price"}}}}}}') j)

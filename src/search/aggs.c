@@ -59,6 +59,7 @@ typedef enum AggType
 	AT_FILTER,
 	AT_FILTERS,
 	AT_MISSING,
+	AT_COMPOSITE,
 	/* pipelines: computed at the reduce from other aggregations' results */
 	AT_CUMULATIVE_SUM,
 	AT_DERIVATIVE,
@@ -72,7 +73,7 @@ typedef enum AggType
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
 	"cardinality", "percentiles", "percentile_ranks", "terms", "histogram", "date_histogram", "range", "date_range",
-	"filter", "filters", "missing",
+	"filter", "filters", "missing", "composite",
 	"cumulative_sum", "derivative", "bucket_sort", "avg_bucket", "max_bucket",
 	"min_bucket", "sum_bucket"
 };
@@ -163,6 +164,16 @@ struct SeAggSpec
 
 	int			nsub;
 	SeAggSpec **sub;
+
+	/* composite: its sources (specs of terms/histogram/date_histogram) */
+	int			nsrc;
+	SeAggSpec **src;
+	const SeJson *after;
+	bool		missing_bucket; /* a source's */
+	bool		src_desc;		/* a source's order */
+	StringInfoData scratch;		/* a source's keys of the current doc */
+	int		   *offs;
+	int			noffs;
 
 	/* pipelines */
 	char	   *buckets_path;
@@ -474,6 +485,129 @@ parse_filters(SeAggSpec *a, const SeJson *v, int depth, SeError *err)
 	return true;
 }
 
+/* A composite's source: {"name": {"terms"|"histogram"|"date_histogram": {...}}} */
+static SeAggSpec *
+parse_source_spec(const SeJson *v, SeError *err)
+{
+	SeAggSpec  *a = palloc0(sizeof(SeAggSpec));
+	const SeJson *body;
+	int			i;
+
+	if (v->type != SE_JSON_OBJECT || v->u.o.count != 1 ||
+		v->u.o.members[0].value->type != SE_JSON_OBJECT ||
+		v->u.o.members[0].value->u.o.count != 1)
+	{
+		bad(err, "parsing_exception", "[composite] a source must be {\"name\": {\"type\": {...}}}%s%s", "", "");
+		return NULL;
+	}
+	a->name = pstrdup(v->u.o.members[0].key);
+	v = v->u.o.members[0].value;
+	if (strcmp(v->u.o.members[0].key, "terms") == 0)
+		a->type = AT_TERMS;
+	else if (strcmp(v->u.o.members[0].key, "histogram") == 0)
+		a->type = AT_HISTOGRAM;
+	else if (strcmp(v->u.o.members[0].key, "date_histogram") == 0)
+		a->type = AT_DATE_HISTOGRAM;
+	else
+	{
+		bad(err, "parsing_exception", "Unknown source type [%s] in composite [%s]",
+			v->u.o.members[0].key, a->name);
+		return NULL;
+	}
+	body = v->u.o.members[0].value;
+	if (body->type != SE_JSON_OBJECT)
+	{
+		bad(err, "parsing_exception", "[composite] source [%s] must be an object%s", a->name, "");
+		return NULL;
+	}
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *x = body->u.o.members[i].value;
+		bool		ok = true;
+
+		if (strcmp(k, "field") == 0 && x->type == SE_JSON_STRING)
+			a->field = pstrdup(x->u.s.str);
+		else if (strcmp(k, "order") == 0 && x->type == SE_JSON_STRING)
+		{
+			ok = strcmp(x->u.s.str, "asc") == 0 || strcmp(x->u.s.str, "desc") == 0;
+			a->src_desc = strcmp(x->u.s.str, "desc") == 0;
+		}
+		else if (strcmp(k, "missing_bucket") == 0)
+			a->missing_bucket = x->type == SE_JSON_TRUE;
+		else if (a->type == AT_HISTOGRAM && strcmp(k, "interval") == 0)
+			ok = json_double(x, &a->interval) && a->interval > 0;
+		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "fixed_interval") == 0 && x->type == SE_JSON_STRING)
+			ok = (a->interval = parse_fixed_interval(x->u.s.str)) > 0;
+		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "calendar_interval") == 0 && x->type == SE_JSON_STRING)
+			ok = (a->cal_unit = parse_calendar_interval(x->u.s.str)) != 0;
+		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "time_zone") == 0 && x->type == SE_JSON_STRING)
+			ok = parse_time_zone(x->u.s.str, &a->tz_ms);
+		else
+		{
+			bad(err, "parsing_exception", "[%s] unknown field [%s]", type_names[a->type], k);
+			return NULL;
+		}
+		if (!ok)
+		{
+			bad(err, "illegal_argument_exception", "[composite] bad value for [%s] in source [%s]", k, a->name);
+			return NULL;
+		}
+	}
+	if (a->field == NULL ||
+		(a->type == AT_HISTOGRAM && a->interval <= 0) ||
+		(a->type == AT_DATE_HISTOGRAM && a->interval <= 0 && a->cal_unit == 0))
+	{
+		bad(err, "illegal_argument_exception", "[composite] source [%s] needs a field%s",
+			a->name, a->type == AT_TERMS ? "" : " and an interval");
+		return NULL;
+	}
+	return a;
+}
+
+/* {"size": n, "sources": [...], "after": {...}} */
+static bool
+parse_composite(SeAggSpec *a, const SeJson *body, SeError *err)
+{
+	int			i;
+
+	a->size = 10;
+	a->min_doc_count = 1;
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *v = body->u.o.members[i].value;
+
+		if (strcmp(k, "size") == 0 && v->type == SE_JSON_NUMBER && v->u.n.d > 0)
+			a->size = (int) Min(v->u.n.d, PG_INT32_MAX);
+		else if (strcmp(k, "after") == 0 && v->type == SE_JSON_OBJECT)
+			a->after = v;
+		else if (strcmp(k, "sources") == 0 && v->type == SE_JSON_ARRAY && v->u.a.count > 0)
+		{
+			int			j;
+
+			a->nsrc = v->u.a.count;
+			a->src = palloc(sizeof(SeAggSpec *) * a->nsrc);
+			for (j = 0; j < a->nsrc; j++)
+				if ((a->src[j] = parse_source_spec(v->u.a.items[j], err)) == NULL)
+					return false;
+		}
+		else
+			return bad(err, "parsing_exception", "[composite] unknown field [%s]%s", k, "");
+	}
+	if (a->nsrc == 0)
+		return bad(err, "illegal_argument_exception",
+				   "Composite [sources] cannot be null or empty in [%s]%s", a->name, "");
+	if (a->after != NULL)
+	{
+		for (i = 0; i < a->nsrc; i++)
+			if (se_json_get(a->after, a->src[i]->name) == NULL)
+				return bad(err, "illegal_argument_exception",
+						   "[after] has no value for source [%s] of composite [%s]", a->src[i]->name, a->name);
+	}
+	return true;
+}
+
 /* The body of a pipeline aggregation. */
 static bool
 parse_pipeline(SeAggSpec *a, const SeJson *body, SeError *err)
@@ -553,6 +687,8 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 				   tn, se_json_type_name(body->type));
 	if (IS_PIPELINE(a->type))
 		return parse_pipeline(a, body, err);
+	if (a->type == AT_COMPOSITE)
+		return parse_composite(a, body, err);
 	a->sigma = 2.0;
 	a->precision_threshold = CARD_DEFAULT_THRESHOLD;
 	a->compression = 100.0;
@@ -822,6 +958,13 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 				se_error_set(err, 400, "action_request_validation_exception",
 							 "Validation Failed: 1: %s aggregation [%s] must have a histogram, date_histogram or auto_date_histogram as parent;",
 							 type_names[pt], a->sub[i]->name);
+				return NULL;
+			}
+			if (pt == AT_COMPOSITE)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "[composite] aggregation cannot be used with a parent aggregation of type: [%s]",
+							 type_names[a->type]);
 				return NULL;
 			}
 			if (pt == AT_BUCKET_SORT && (has_fixed_buckets(a) && a->type != AT_FILTERS))
@@ -1096,6 +1239,15 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 		}
 		if (!bind_specs(a->sub, a->nsub, shard, err))
 			return false;
+		if (a->nsrc > 0 && !bind_specs(a->src, a->nsrc, shard, err))
+			return false;
+		if (a->type == AT_COMPOSITE)
+		{
+			/* the key being built, and each source's keys of a doc */
+			initStringInfo(&a->scratch);
+			for (j = 0; j < a->nsrc; j++)
+				initStringInfo(&a->src[j]->scratch);
+		}
 	}
 	return true;
 }
@@ -1132,6 +1284,7 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 			a->scorers[j] = se_scorer_create(a->weights[j], seg);
 		}
 		segment_specs(a->sub, a->nsub, seg);
+		segment_specs(a->src, a->nsrc, seg);
 	}
 }
 
@@ -1617,6 +1770,283 @@ date_key(const SeAggSpec *a, int64 ms)
 	return calendar_round(a->cal_unit, ms + a->tz_ms - off) - a->tz_ms + off;
 }
 
+/* ---------------------------------------------------------------------
+ * Composite: a bucket per combination of its sources' keys.  A key is the
+ * sources' components in order, each a kind byte (KK_NONE: missing) and
+ * its value (8 bytes, or a length and the bytes of a string), so keys
+ * compare and print without the mapping.
+ * ---------------------------------------------------------------------
+ */
+static void
+comp_append(SeAggSpec *s, KeyKind kind, const void *v, int len)
+{
+	if (s->offs == NULL || s->noffs % 16 == 15)
+		s->offs = s->offs ? repalloc(s->offs, sizeof(int) * (s->noffs + 17))
+			: palloc(sizeof(int) * 16);
+	s->offs[s->noffs++] = s->scratch.len;
+	appendStringInfoChar(&s->scratch, (char) kind);
+	if (kind == KK_STR)
+	{
+		int32		l = len;
+
+		appendBinaryStringInfo(&s->scratch, (char *) &l, sizeof(l));
+	}
+	if (kind != KK_NONE)
+		appendBinaryStringInfo(&s->scratch, v, len);
+	s->offs[s->noffs] = s->scratch.len;
+}
+
+/* A source's keys for doc, into its scratch (none: the doc has no bucket). */
+static void
+source_keys(SeAggSpec *s, int32 doc)
+{
+	SeSegmentReader *r = s->reader;
+	const int64 *vals;
+	int			n = 0,
+				i;
+
+	resetStringInfo(&s->scratch);
+	s->noffs = 0;
+	if (s->kind == KK_STR)
+	{
+		n = s->fieldno >= 0 ? se_segment_sorted_count(r, s->fieldno, doc) : 0;
+		for (i = 0; i < n; i++)
+		{
+			int			len;
+			const char *v = se_segment_sorted_value(r, s->fieldno, doc, i, &len);
+
+			comp_append(s, KK_STR, v, len);
+		}
+	}
+	else if (s->fieldno >= 0 && (n = se_segment_numeric_values(r, s->fieldno, doc, &vals)) > 0)
+	{
+		char		prev[8];
+
+		for (i = 0; i < n; i++)
+		{
+			char		key[8];
+			KeyKind		kind = s->kind;
+
+			if (s->type == AT_HISTOGRAM)
+			{
+				double		d = num_as_double(s->mf->type != SE_FT_DOUBLE && s->mf->type != SE_FT_FLOAT ?
+											  KK_LONG : KK_DOUBLE, vals[i]);
+				double		k = floor(d / s->interval) * s->interval;
+
+				memcpy(key, &k, 8);
+				kind = KK_DOUBLE;
+			}
+			else if (s->type == AT_DATE_HISTOGRAM)
+			{
+				int64		k = date_key(s, vals[i]);
+
+				memcpy(key, &k, 8);
+				kind = KK_DATE;
+			}
+			else if (kind == KK_DOUBLE)
+			{
+				double		d = se_sortable_to_double(vals[i]);
+
+				memcpy(key, &d, 8);
+			}
+			else
+				memcpy(key, &vals[i], 8);
+			if (i > 0 && memcmp(prev, key, 8) == 0)
+				continue;
+			memcpy(prev, key, 8);
+			comp_append(s, kind, key, 8);
+		}
+	}
+	if (s->noffs == 0 && s->missing_bucket)
+		comp_append(s, KK_NONE, NULL, 0);
+}
+
+static void
+composite_product(AggState *st, int k, StringInfo key, int32 doc)
+{
+	const SeAggSpec *a = st->spec;
+	SeAggSpec  *s;
+	int			j,
+				len = key->len;
+
+	if (k == a->nsrc)
+	{
+		collect_bucket(bucket_get(st, key->data, key->len, true), a, doc);
+		return;
+	}
+	s = a->src[k];
+	for (j = 0; j < s->noffs; j++)
+	{
+		appendBinaryStringInfo(key, s->scratch.data + s->offs[j], s->offs[j + 1] - s->offs[j]);
+		composite_product(st, k + 1, key, doc);
+		key->len = len;
+	}
+}
+
+static void
+composite_collect(AggState *st, int32 doc)
+{
+	SeAggSpec  *a = (SeAggSpec *) st->spec;
+	int			k;
+
+	for (k = 0; k < a->nsrc; k++)
+	{
+		source_keys(a->src[k], doc);
+		if (a->src[k]->noffs == 0)
+			return;
+	}
+	resetStringInfo(&a->scratch);
+	composite_product(st, 0, &a->scratch, doc);
+}
+
+/* One component at *p: its kind, value and (strings) length; *p moves past it. */
+static KeyKind
+comp_read(const char **p, const char **v, int *len)
+{
+	KeyKind		kind = (KeyKind) (uint8) **p;
+	int32		l = 8;
+
+	(*p)++;
+	if (kind == KK_NONE)
+		l = 0;
+	else if (kind == KK_STR)
+	{
+		memcpy(&l, *p, sizeof(l));
+		*p += sizeof(l);
+	}
+	*v = *p;
+	*p += l;
+	*len = l;
+	return kind;
+}
+
+static double
+comp_number(KeyKind kind, const char *v)
+{
+	if (kind == KK_DOUBLE)
+	{
+		double		d;
+
+		memcpy(&d, v, 8);
+		return d;
+	}
+	else
+	{
+		int64		i;
+
+		memcpy(&i, v, 8);
+		return (double) i;
+	}
+}
+
+static int
+composite_cmp(const void *pa, const void *pb, void *arg)
+{
+	const SeAggSpec *a = arg;
+	const char *p = (*(Bucket *const *) pa)->key;
+	const char *q = (*(Bucket *const *) pb)->key;
+	int			k;
+
+	for (k = 0; k < a->nsrc; k++)
+	{
+		const char *x,
+				   *y;
+		int			xl,
+					yl,
+					c;
+		KeyKind		xk = comp_read(&p, &x, &xl),
+					yk = comp_read(&q, &y, &yl);
+
+		if (xk == KK_NONE || yk == KK_NONE)
+			c = (xk != KK_NONE) - (yk != KK_NONE);	/* missing first */
+		else if (xk == KK_STR)
+		{
+			c = memcmp(x, y, Min(xl, yl));
+			if (c == 0)
+				c = (xl > yl) - (xl < yl);
+		}
+		else
+		{
+			double		dx = comp_number(xk, x),
+						dy = comp_number(yk, y);
+
+			c = (dx > dy) - (dx < dy);
+		}
+		if (a->src[k]->src_desc)
+			c = -c;
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/* bucket bk against the request's "after": > 0 when bk comes after it */
+static int
+composite_after_cmp(const SeAggSpec *a, const Bucket *bk)
+{
+	const char *p = bk->key;
+	int			k;
+
+	for (k = 0; k < a->nsrc; k++)
+	{
+		const SeJson *v = se_json_get(a->after, a->src[k]->name);
+		const char *x;
+		int			xl,
+					c;
+		KeyKind		xk = comp_read(&p, &x, &xl);
+
+		if (xk == KK_NONE || v == NULL || v->type == SE_JSON_NULL)
+			c = (xk != KK_NONE) - (v != NULL && v->type != SE_JSON_NULL);
+		else if (xk == KK_STR)
+		{
+			const char *s = v->type == SE_JSON_STRING ? v->u.s.str : v->type == SE_JSON_NUMBER ? v->u.n.text : "";
+			int			sl = v->type == SE_JSON_STRING ? v->u.s.len : v->type == SE_JSON_NUMBER ? v->u.n.len : 0;
+
+			c = memcmp(x, s, Min(xl, sl));
+			if (c == 0)
+				c = (xl > sl) - (xl < sl);
+		}
+		else
+		{
+			double		d = 0,
+						dx = comp_number(xk, x);
+			SeError		e;
+
+			se_error_init(&e);
+			if (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE)
+				d = v->type == SE_JSON_TRUE;
+			else if (xk == KK_DATE)
+				(void) json_date(v, &d, &e);
+			else
+				(void) json_double(v, &d);
+			c = (dx > d) - (dx < d);
+		}
+		if (a->src[k]->src_desc)
+			c = -c;
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/* Sort a composite's buckets; keep the first size after "after". */
+static void
+composite_cut(AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	int			j,
+				keep = 0;
+
+	if (st->nb > 1)
+		qsort_arg(st->b, st->nb, sizeof(Bucket *), composite_cmp, (void *) a);
+	for (j = 0; j < st->nb && keep < a->size; j++)
+		if (a->after == NULL || composite_after_cmp(a, st->b[j]) > 0)
+			st->b[keep++] = st->b[j];
+	st->nb = keep;
+	st->ht = NULL;
+	st->htcap = 0;
+}
+
 static void
 collect_one(AggState *st, int32 doc)
 {
@@ -1631,6 +2061,9 @@ collect_one(AggState *st, int32 doc)
 		return;
 	switch (a->type)
 	{
+		case AT_COMPOSITE:
+			composite_collect(st, doc);
+			return;
 		case AT_FILTER:
 		case AT_FILTERS:
 			for (i = 0; i < a->nfilters; i++)
@@ -1959,6 +2392,8 @@ shard_cut(AggState **states, int n)
 		/* digests leave a shard merged, whether they travel or not */
 		if (a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS)
 			td_compress(st);
+		if (a->type == AT_COMPOSITE)
+			composite_cut(st);
 		if (a->type != AT_TERMS)
 			continue;
 		sort_buckets(st);
@@ -1997,6 +2432,7 @@ unbind_specs(SeAggSpec **specs, int n)
 		a->reader = NULL;
 		a->fieldno = -1;
 		unbind_specs(a->sub, a->nsub);
+		unbind_specs(a->src, a->nsrc);
 	}
 }
 
@@ -2581,7 +3017,9 @@ finish_states(AggState **states, int n)
 
 		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
 			continue;
-		if (!has_fixed_buckets(a))
+		if (a->type == AT_COMPOSITE)
+			composite_cut(st);
+		else if (!has_fixed_buckets(a))
 		{
 			if (a->min_doc_count == 0 && a->type != AT_TERMS)
 				fill_gaps(st);
@@ -2960,6 +3398,69 @@ write_ranges(StringInfo out, const AggState *st)
 	appendStringInfoString(out, a->keyed ? "}}" : "]}");
 }
 
+/* a composite key as {"source": value, ...} */
+static void
+write_composite_key(StringInfo out, const SeAggSpec *a, const Bucket *bk)
+{
+	const char *p = bk->key;
+	int			k;
+
+	appendStringInfoChar(out, '{');
+	for (k = 0; k < a->nsrc; k++)
+	{
+		const char *v;
+		int			len;
+		KeyKind		kind = comp_read(&p, &v, &len);
+
+		if (k > 0)
+			appendStringInfoChar(out, ',');
+		se_json_write_string(out, a->src[k]->name, strlen(a->src[k]->name));
+		appendStringInfoChar(out, ':');
+		if (kind == KK_NONE)
+			appendStringInfoString(out, "null");
+		else if (kind == KK_STR)
+			se_json_write_string(out, v, len);
+		else if (kind == KK_DOUBLE)
+			write_double(out, comp_number(kind, v));
+		else if (kind == KK_BOOL)
+			appendStringInfoString(out, comp_number(kind, v) != 0 ? "true" : "false");
+		else
+		{
+			int64		i;
+
+			memcpy(&i, v, 8);
+			appendStringInfo(out, INT64_FORMAT, i);
+		}
+	}
+	appendStringInfoChar(out, '}');
+}
+
+static void
+write_composite(StringInfo out, const AggState *st)
+{
+	int			j;
+
+	appendStringInfoChar(out, '{');
+	if (st->nb > 0)
+	{
+		appendStringInfoString(out, "\"after_key\":");
+		write_composite_key(out, st->spec, st->b[st->nb - 1]);
+		appendStringInfoChar(out, ',');
+	}
+	appendStringInfoString(out, "\"buckets\":[");
+	for (j = 0; j < st->nb; j++)
+	{
+		if (j > 0)
+			appendStringInfoChar(out, ',');
+		appendStringInfoString(out, "{\"key\":");
+		write_composite_key(out, st->spec, st->b[j]);
+		appendStringInfoChar(out, ',');
+		write_bucket_body(out, st, st->b[j]);
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, "]}");
+}
+
 static void
 write_state(StringInfo out, const AggState *st)
 {
@@ -2999,6 +3500,9 @@ write_state(StringInfo out, const AggState *st)
 		case AT_RANGE:
 		case AT_DATE_RANGE:
 			write_ranges(out, st);
+			return;
+		case AT_COMPOSITE:
+			write_composite(out, st);
 			return;
 		default:
 			break;
