@@ -47,13 +47,17 @@ SQL
 echo "terms equal to GROUP BY: $check"
 [ "$check" = t ] || { echo "the terms aggregation differs from GROUP BY" >&2; exit 1; }
 
+# median and p95 (ms) of statement $1 (psql does not interpolate -c)
+lat() {
+  sqlv -v q="$1" -v w="$WARMUP" -v r="$REPS" <<'SQL'
+SELECT round(median_ms::numeric, 2) || ' ' || round(p95_ms::numeric, 2) FROM bench.latency(:'q', :w, :r)
+SQL
+}
 run() {
   local name=$1 es=$2 pg=$3
   local e p
-  e=$(sqlv -v q="SELECT search_engine.search('debian', '$es')" \
-        -c "SELECT round(median_ms::numeric, 2) || ' ' || round(p95_ms::numeric, 2) FROM bench.latency(:'q', $WARMUP, $REPS)")
-  p=$(sqlv -v q="SELECT to_jsonb(array_agg(x)) FROM ($pg) x" \
-        -c "SELECT round(median_ms::numeric, 2) || ' ' || round(p95_ms::numeric, 2) FROM bench.latency(:'q', $WARMUP, $REPS)")
+  e=$(lat "SELECT search_engine.search('debian', '$es')")
+  p=$(lat "SELECT to_jsonb(array_agg(x)) FROM ($pg) x")
   printf '| %s | %s | %s | %s | %s | %.1f× |\n' "$name" ${e} ${p} \
     "$(awk -v a="${e%% *}" -v b="${p%% *}" 'BEGIN { print b / a }')"
 }

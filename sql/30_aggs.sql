@@ -245,6 +245,21 @@ SELECT pg_temp.aggs('{"size": 0, "aggs": {"c": {"composite": {"size": 2, "after"
     {"d": {"date_histogram": {"field": "ts", "calendar_interval": "month", "order": "desc"}}}]}}}}');
 SELECT search_engine.search('aggs', '{"aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"c": {"composite": {"sources": [{"x": {"terms": {"field": "tag"}}}]}}}}}}');
 
+-- top_hits: per bucket the best docs by a field (their sort values are
+-- SQL's top n), fetched on their shards with the _source filter
+SELECT (SELECT jsonb_agg(jsonb_build_array(b->>'key', (b->'top'->'hits'->'total'->>'value')::int,
+                         (SELECT jsonb_agg((h->'sort'->>0)::int) FROM jsonb_array_elements(b->'top'->'hits'->'hits') h),
+                         (SELECT bool_and((h->'_source'->>'n')::int = (h->'sort'->>0)::int AND h->'_source' ? 'tag' = false)
+                            FROM jsonb_array_elements(b->'top'->'hits'->'hits') h)))
+          FROM jsonb_array_elements(pg_temp.aggs('{"size": 0, "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {
+                 "top": {"top_hits": {"size": 3, "sort": [{"n": {"order": "desc"}}], "_source": {"includes": ["n"]}}}}}}}')->'t'->'buckets') b)
+     = (SELECT jsonb_agg(jsonb_build_array(tag, c, to_jsonb(top3), true) ORDER BY c DESC, tag)
+          FROM (SELECT tag, count(*) c, (array_agg(n ORDER BY n DESC NULLS LAST))[1:3] top3 FROM agg_src GROUP BY tag) s) AS top_hits_by_field;
+SELECT r->'hits'->'hits'->0->>'_id' AS best, r->'hits'->'hits'->0->'_source'->>'tag' AS tag, r->'hits'->'total', jsonb_array_length(r->'hits'->'hits'),
+       r->'hits'->'max_score' = r->'hits'->'hits'->0->'_score' AS max_score
+  FROM (SELECT pg_temp.aggs('{"size": 0, "query": {"bool": {"should": [{"match": {"body": "7"}}, {"term": {"tag": "red"}}]}},
+          "aggs": {"top": {"top_hits": {"size": 2}}}}')->'top' r) s;
+
 -- aggregations see only the query's matches; a bool filter and a match
 WITH j AS (SELECT pg_temp.aggs('{"size": 0, "query": {"bool": {"filter": [{"range": {"n": {"gte": 50}}}]}},
              "aggs": {"t": {"terms": {"field": "tag"}, "aggs": {"a": {"sum": {"field": "price"}}}}}}') j)

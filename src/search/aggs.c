@@ -51,6 +51,7 @@ typedef enum AggType
 	AT_CARDINALITY,
 	AT_PERCENTILES,
 	AT_PERCENTILE_RANKS,
+	AT_TOP_HITS,
 	AT_TERMS,
 	AT_HISTOGRAM,
 	AT_DATE_HISTOGRAM,
@@ -72,13 +73,13 @@ typedef enum AggType
 
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
-	"cardinality", "percentiles", "percentile_ranks", "terms", "histogram", "date_histogram", "range", "date_range",
+	"cardinality", "percentiles", "percentile_ranks", "top_hits", "terms", "histogram", "date_histogram", "range", "date_range",
 	"filter", "filters", "missing", "composite",
 	"cumulative_sum", "derivative", "bucket_sort", "avg_bucket", "max_bucket",
 	"min_bucket", "sum_bucket"
 };
 
-#define IS_METRIC(t)	((t) <= AT_PERCENTILE_RANKS)
+#define IS_METRIC(t)	((t) <= AT_TOP_HITS)
 #define IS_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM)
 #define IS_PARENT_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM && (t) <= AT_BUCKET_SORT)
 
@@ -132,6 +133,8 @@ struct SeAggSpec
 	int			npercents;		/* percentiles: percents; ranks: values */
 	double	   *percents;
 	double		compression;	/* t-digest */
+	SeSourceFilter source;		/* top_hits: _source; sort field in field */
+	bool		sort_by_field;
 
 	/* terms */
 	int			size;
@@ -187,12 +190,27 @@ struct SeAggSpec
 	const SeMappedField *mf;
 	KeyKind		kind;
 	int			fieldno;
+	int			seg_ord;		/* the segment's index in the shard */
 	SeSegmentReader *reader;
 	SeWeight  **weights;
 	SeScorer  **scorers;
 };
 
 typedef struct AggState AggState;
+
+/* A top_hits doc: where it is (on the shard), how it ranks, then what it is. */
+typedef struct TopHit
+{
+	int			seg;
+	int32		doc;
+	float		score;
+	bool		has_sort;
+	double		sort;
+	char	   *index;
+	char	   *id;
+	char	   *source;			/* NULL: not fetched (_source: false) */
+	int			srclen;
+} TopHit;
 
 typedef struct Bucket
 {
@@ -240,6 +258,9 @@ struct AggState
 	int			nc;
 	int			nmerged;
 	int			capc;
+	/* top_hits: the best from + size docs, best first */
+	int			nth;
+	TopHit	   *th;
 };
 
 struct SeAggsShard
@@ -669,6 +690,37 @@ parse_pipeline(SeAggSpec *a, const SeJson *body, SeError *err)
 	return true;
 }
 
+/*
+ * top_hits "sort": by _score (the default) or by one numeric or date
+ * field, [{"f": "desc"}], [{"f": {"order": "desc"}}] or ["_score"].
+ */
+static bool
+parse_top_hits_sort(SeAggSpec *a, const SeJson *v)
+{
+	const SeJson *o;
+
+	if (v->type == SE_JSON_ARRAY)
+	{
+		if (v->u.a.count != 1)
+			return false;
+		v = v->u.a.items[0];
+	}
+	if (v->type == SE_JSON_STRING)
+		return strcmp(v->u.s.str, "_score") == 0;
+	if (v->type != SE_JSON_OBJECT || v->u.o.count != 1)
+		return false;
+	if (strcmp(v->u.o.members[0].key, "_score") == 0)
+		return true;
+	a->field = pstrdup(v->u.o.members[0].key);
+	a->sort_by_field = true;
+	o = v->u.o.members[0].value;
+	if (o->type == SE_JSON_OBJECT)
+		o = se_json_get(o, "order");
+	a->src_desc = o != NULL && o->type == SE_JSON_STRING && strcmp(o->u.s.str, "desc") == 0;
+	return o == NULL || (o->type == SE_JSON_STRING &&
+						 (strcmp(o->u.s.str, "asc") == 0 || strcmp(o->u.s.str, "desc") == 0));
+}
+
 /* The body of one aggregation ({"field": .., ...}) of type a->type. */
 static bool
 parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
@@ -691,6 +743,11 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		return parse_composite(a, body, err);
 	a->sigma = 2.0;
 	a->precision_threshold = CARD_DEFAULT_THRESHOLD;
+	if (a->type == AT_TOP_HITS)
+	{
+		a->size = 3;
+		a->source.fetch = true;
+	}
 	a->compression = 100.0;
 	a->keyed = true;			/* percentiles; other types read it again */
 	a->size = 10;
@@ -733,6 +790,16 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 
 			ok = c == NULL || (json_double(c, &a->compression) && a->compression > 0);
 		}
+		else if (a->type == AT_TOP_HITS && (strcmp(k, "size") == 0 || strcmp(k, "from") == 0) &&
+				 v->type == SE_JSON_NUMBER && v->u.n.d >= 0 && v->u.n.d <= 100)
+			*(k[0] == 's' ? &a->size : &a->from) = (int) v->u.n.d;
+		else if (a->type == AT_TOP_HITS && strcmp(k, "_source") == 0)
+		{
+			if (!se_search_parse_source_filter(v, &a->source, err))
+				return false;
+		}
+		else if (a->type == AT_TOP_HITS && strcmp(k, "sort") == 0)
+			ok = parse_top_hits_sort(a, v);
 		else if (a->type == AT_CARDINALITY && strcmp(k, "precision_threshold") == 0 &&
 				 v->type == SE_JSON_NUMBER)
 			ok = (a->precision_threshold = (int64) v->u.n.d) >= 0;
@@ -843,7 +910,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	if (a->type == AT_PERCENTILE_RANKS && a->percents == NULL)
 		return bad(err, "illegal_argument_exception",
 				   "[values] must not be null: [%s]%s", a->name, "");
-	if (a->type != AT_FILTERS && a->field == NULL)
+	if (a->type != AT_FILTERS && a->type != AT_TOP_HITS && a->field == NULL)
 		return bad(err, "illegal_argument_exception",
 				   "Required one of fields [field, script], but none were specified.%s%s", "", "");
 	if (a->type == AT_HISTOGRAM && a->interval <= 0)
@@ -1276,6 +1343,7 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 		SeAggSpec  *a = specs[i];
 
 		a->reader = seg->reader;
+		a->seg_ord = seg->ord;
 		a->fieldno = a->mf ? se_segment_field(seg->reader, a->mf->path) : -1;
 		for (j = 0; j < a->nfilters; j++)
 		{
@@ -2047,6 +2115,78 @@ composite_cut(AggState *st)
 	st->htcap = 0;
 }
 
+/*
+ * The score of the doc being collected (NaN when the query phase does not
+ * score), for top_hits; collection is one doc at a time, never reentrant.
+ */
+static float collect_score;
+
+/* top_hits order: a before b?  Sort value (missing last), else score; ties keep the earlier. */
+static bool
+top_hit_before(const SeAggSpec *a, const TopHit *x, const TopHit *y)
+{
+	if (a->sort_by_field)
+	{
+		if (x->has_sort != y->has_sort)
+			return x->has_sort;
+		if (!x->has_sort || x->sort == y->sort)
+			return false;
+		return a->src_desc ? x->sort > y->sort : x->sort < y->sort;
+	}
+	if (isnan(x->score) || isnan(y->score))
+		return false;
+	return x->score > y->score;
+}
+
+/* Keep h among st's best from + size, best first. */
+static void
+top_hit_add(AggState *st, const TopHit *h)
+{
+	const SeAggSpec *a = st->spec;
+	int			cap = a->from + a->size;
+	int			i;
+
+	if (cap == 0)
+		return;
+	if (st->th == NULL)
+		st->th = palloc(sizeof(TopHit) * cap);
+	if (st->nth == cap && !top_hit_before(a, h, &st->th[cap - 1]))
+		return;
+	i = st->nth < cap ? st->nth++ : cap - 1;
+	while (i > 0 && top_hit_before(a, h, &st->th[i - 1]))
+	{
+		st->th[i] = st->th[i - 1];
+		i--;
+	}
+	st->th[i] = *h;
+}
+
+static void
+top_hits_collect(AggState *st, int32 doc)
+{
+	const SeAggSpec *a = st->spec;
+	TopHit		h;
+
+	memset(&h, 0, sizeof(h));
+	h.seg = a->seg_ord;
+	h.doc = doc;
+	h.score = collect_score;
+	if (a->sort_by_field && a->fieldno >= 0 && a->kind != KK_STR)
+	{
+		const int64 *vals;
+		int			n = se_segment_numeric_values(a->reader, a->fieldno, doc, &vals);
+
+		/* a multi-valued doc sorts by its min ascending, its max descending */
+		if (n > 0)
+		{
+			h.has_sort = true;
+			h.sort = num_as_double(a->kind, a->src_desc ? vals[n - 1] : vals[0]);
+		}
+	}
+	st->count++;
+	top_hit_add(st, &h);
+}
+
 static void
 collect_one(AggState *st, int32 doc)
 {
@@ -2063,6 +2203,9 @@ collect_one(AggState *st, int32 doc)
 	{
 		case AT_COMPOSITE:
 			composite_collect(st, doc);
+			return;
+		case AT_TOP_HITS:
+			top_hits_collect(st, doc);
 			return;
 		case AT_FILTER:
 		case AT_FILTERS:
@@ -2238,9 +2381,26 @@ collect_states(AggState **states, int n, int32 doc)
 }
 
 void
-se_aggs_collect(SeAggsShard *as, int32 doc)
+se_aggs_collect(SeAggsShard *as, int32 doc, float score)
 {
+	collect_score = score;
 	collect_states(as->states, as->aggs->n, doc);
+}
+
+bool
+se_aggs_need_scores(const SeAggs *aggs)
+{
+	int			i;
+
+	for (i = 0; aggs != NULL && i < aggs->n; i++)
+	{
+		const SeAggSpec *a = aggs->specs[i];
+
+		if ((a->type == AT_TOP_HITS && !a->sort_by_field) ||
+			se_aggs_need_scores(&(SeAggs) {a->nsub, a->sub}))
+			return true;
+	}
+	return false;
 }
 
 /* ---------------------------------------------------------------------
@@ -2436,12 +2596,59 @@ unbind_specs(SeAggSpec **specs, int n)
 	}
 }
 
+/*
+ * top_hits docs get their _id and _source on the shard, as ES's top_hits
+ * fetches in the shard's query phase: the partial carries them anywhere.
+ */
+static void
+top_hits_fetch(AggState **states, int n, SeSearchShard *shard)
+{
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+
+		for (j = 0; j < st->nb; j++)
+			top_hits_fetch(st->b[j]->subs, st->spec->nsub, shard);
+		if (st->spec->type != AT_TOP_HITS)
+			continue;
+		for (j = 0; j < st->nth; j++)
+		{
+			TopHit	   *h = &st->th[j];
+			SeSearchRequest fr;
+			SeHit		hit;
+			SeError		e;
+
+			memset(&fr, 0, sizeof(fr));
+			fr.source = st->spec->source;
+			memset(&hit, 0, sizeof(hit));
+			se_error_init(&e);
+			SE_SEARCH_TICK(16);
+			h->index = pstrdup(shard->index ? shard->index : "");
+			if (!se_search_fetch_doc(&fr, shard, h->seg, h->doc, &hit, &e))
+			{
+				h->id = pstrdup("");	/* a corrupt doc: listed without its source */
+				continue;
+			}
+			h->id = hit.id;
+			if (hit.has_source)
+			{
+				h->source = hit.source.data;
+				h->srclen = hit.source.len;
+			}
+		}
+	}
+}
+
 SeAggPartial *
 se_aggs_shard_end(SeAggsShard *as)
 {
 	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
 
 	shard_cut(as->states, as->aggs->n);
+	top_hits_fetch(as->states, as->aggs->n, as->shard);
 	unbind_specs(as->aggs->specs, as->aggs->n);
 	p->aggs = as->aggs;
 	p->n = as->aggs->n;
@@ -2493,6 +2700,22 @@ put_states(StringInfo out, AggState **states, int n)
 			put_double(out, st->sumsq);
 			put_double(out, st->min);
 			put_double(out, st->max);
+			if (st->spec->type == AT_TOP_HITS)
+			{
+				se_put_vint(out, (uint64) st->nth);
+				for (j = 0; j < st->nth; j++)
+				{
+					const TopHit *h = &st->th[j];
+
+					se_put_float(out, h->score);
+					se_put_vint(out, h->has_sort ? 1 : 0);
+					put_double(out, h->sort);
+					se_put_str(out, h->index, h->index ? strlen(h->index) : 0);
+					se_put_str(out, h->id, h->id ? strlen(h->id) : 0);
+					se_put_vint(out, h->source ? 1 : 0);
+					se_put_str(out, h->source, h->srclen);
+				}
+			}
 			if (st->spec->type == AT_PERCENTILES || st->spec->type == AT_PERCENTILE_RANKS)
 			{
 				td_compress(st);
@@ -2563,6 +2786,33 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			st->sumsq = get_double(r);
 			st->min = get_double(r);
 			st->max = get_double(r);
+			if (specs[i]->type == AT_TOP_HITS)
+			{
+				uint64		nth = se_wire_vint(r);
+
+				if (r->bad || nth > (uint64) (specs[i]->from + specs[i]->size))
+					return false;
+				for (j = 0; j < nth && !r->bad; j++)
+				{
+					TopHit		h;
+
+					memset(&h, 0, sizeof(h));
+					h.score = se_wire_float(r);
+					h.has_sort = se_wire_vint(r) != 0;
+					h.sort = get_double(r);
+					h.index = se_wire_str(r, NULL);
+					h.id = se_wire_str(r, NULL);
+					if (se_wire_vint(r) != 0)
+					{
+						h.source = se_wire_str(r, &h.srclen);
+						if (h.source == NULL)
+							h.source = pstrdup("");
+					}
+					else
+						(void) se_wire_str(r, NULL);
+					top_hit_add(st, &h);
+				}
+			}
 			if (specs[i]->type == AT_PERCENTILES || specs[i]->type == AT_PERCENTILE_RANKS)
 			{
 				uint64		nc = se_wire_vint(r);
@@ -2667,6 +2917,13 @@ merge_state(AggState *into, AggState *from)
 	if (a->type == AT_CARDINALITY)
 	{
 		card_merge(into, from);
+		return;
+	}
+	if (a->type == AT_TOP_HITS)
+	{
+		for (j = 0; j < from->nth; j++)
+			top_hit_add(into, &from->th[j]);
+		into->count += from->count;
 		return;
 	}
 	if (a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS)
@@ -3201,6 +3458,53 @@ write_percentiles(StringInfo out, AggState *st)
 	appendStringInfoString(out, a->keyed ? "}}" : "]}");
 }
 
+/* {"hits": {"total": .., "max_score": .., "hits": [..]}} as a search's hits */
+static void
+write_top_hits(StringInfo out, const AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	int			j;
+
+	appendStringInfo(out, "{\"hits\":{\"total\":{\"value\":" INT64_FORMAT
+					 ",\"relation\":\"eq\"},\"max_score\":", st->count);
+	se_search_write_float(out, !a->sort_by_field && st->nth > 0 ? st->th[0].score : NAN);
+	appendStringInfoString(out, ",\"hits\":[");
+	for (j = a->from; j < st->nth; j++)
+	{
+		const TopHit *h = &st->th[j];
+
+		if (j > a->from)
+			appendStringInfoChar(out, ',');
+		appendStringInfoString(out, "{\"_index\":");
+		se_json_write_string(out, h->index ? h->index : "", h->index ? strlen(h->index) : 0);
+		appendStringInfoString(out, ",\"_id\":");
+		se_json_write_string(out, h->id ? h->id : "", h->id ? strlen(h->id) : 0);
+		appendStringInfoString(out, ",\"_score\":");
+		se_search_write_float(out, a->sort_by_field ? NAN : h->score);
+		if (h->source != NULL)
+		{
+			appendStringInfoString(out, ",\"_source\":");
+			if (h->srclen > 0)
+				appendBinaryStringInfo(out, h->source, h->srclen);
+			else
+				appendStringInfoString(out, "{}");
+		}
+		if (a->sort_by_field)
+		{
+			appendStringInfoString(out, ",\"sort\":[");
+			if (!h->has_sort)
+				appendStringInfoString(out, "null");
+			else if (st->kind == KK_DOUBLE)
+				write_double(out, h->sort);
+			else
+				appendStringInfo(out, INT64_FORMAT, (int64) h->sort);
+			appendStringInfoChar(out, ']');
+		}
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, "]}}");
+}
+
 static void
 write_metric(StringInfo out, const AggState *st)
 {
@@ -3236,6 +3540,9 @@ write_metric(StringInfo out, const AggState *st)
 		case AT_PERCENTILES:
 		case AT_PERCENTILE_RANKS:
 			write_percentiles(out, (AggState *) st);
+			return;
+		case AT_TOP_HITS:
+			write_top_hits(out, st);
 			return;
 		default:
 			break;

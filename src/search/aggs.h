@@ -38,7 +38,9 @@ extern SeAggs *se_aggs_parse(const SeJson *v, SeError *err);
 extern SeAggsShard *se_aggs_shard_begin(const SeAggs *aggs, SeSearchShard *shard,
 										SeError *err);
 extern void se_aggs_segment(SeAggsShard *as, struct SeSegmentCtx *seg);
-extern void se_aggs_collect(SeAggsShard *as, int32 doc);
+extern void se_aggs_collect(SeAggsShard *as, int32 doc, float score);
+/* Does a top_hits sorted by _score need the query phase to score? */
+extern bool se_aggs_need_scores(const SeAggs *aggs);
 extern SeAggPartial *se_aggs_shard_end(SeAggsShard *as);
 
 extern void se_aggs_encode(const SeAggPartial *p, StringInfo out);

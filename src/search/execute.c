@@ -604,7 +604,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				}
 				qr->total++;
 				if (qr->aggs != NULL)
-					se_aggs_collect(qr->aggs, doc);
+					se_aggs_collect(qr->aggs, doc, score);
 				if (qr->track_max && (isnan(qr->max_score) || score > qr->max_score))
 					qr->max_score = score;
 				if (ntop > 0)
@@ -688,7 +688,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	qr->doc_first = qr->nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
 		!req->sort[0].desc;
 	qr->need_scores = req->has_min_score ||
-		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req)));
+		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req))) ||
+		(!count_only && req->aggs != NULL && se_aggs_need_scores(req->aggs));
 	/* max_score is reported with relevance order, or with track_scores */
 	qr->track_max = qr->need_scores && ntop > 0 && (req->nsort == 0 || req->track_scores);
 	collector_init(c, 0, 0, NULL);	/* empty until the weight is built */

@@ -458,6 +458,13 @@ parse_timeout(const SeJson *v, int64 *ms, SeError *err)
 	return false;
 }
 
+/* A "_source" value as the search body's (for top_hits). */
+bool
+se_search_parse_source_filter(const SeJson *v, SeSourceFilter *f, SeError *err)
+{
+	return parse_source(v, f, err);
+}
+
 bool
 se_search_check_window(const SeSearchRequest *req, SeError *err)
 {

@@ -186,6 +186,8 @@ struct SeSearchRequest
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
+/* A "_source" value (true, false, patterns, includes/excludes) into f. */
+extern bool se_search_parse_source_filter(const SeJson *v, SeSourceFilter *f, SeError *err);
 
 /*
  * Sorting and aggregations read doc values: a text field (no fielddata) or
