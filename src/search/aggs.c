@@ -53,6 +53,7 @@ typedef enum AggType
 	AT_PERCENTILE_RANKS,
 	AT_TOP_HITS,
 	AT_TERMS,
+	AT_SIGNIFICANT_TERMS,
 	AT_HISTOGRAM,
 	AT_DATE_HISTOGRAM,
 	AT_RANGE,
@@ -73,7 +74,7 @@ typedef enum AggType
 
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
-	"cardinality", "percentiles", "percentile_ranks", "top_hits", "terms", "histogram", "date_histogram", "range", "date_range",
+	"cardinality", "percentiles", "percentile_ranks", "top_hits", "terms", "significant_terms", "histogram", "date_histogram", "range", "date_range",
 	"filter", "filters", "missing", "composite",
 	"cumulative_sum", "derivative", "bucket_sort", "avg_bucket", "max_bucket",
 	"min_bucket", "sum_bucket"
@@ -81,6 +82,7 @@ static const char *const type_names[] = {
 
 #define IS_METRIC(t)	((t) <= AT_TOP_HITS)
 #define IS_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM)
+#define IS_TERMS(t)		((t) == AT_TERMS || (t) == AT_SIGNIFICANT_TERMS)
 #define IS_PARENT_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM && (t) <= AT_BUCKET_SORT)
 
 /* ES's cardinality defaults and limits */
@@ -219,6 +221,7 @@ typedef struct Bucket
 	uint32		hash;
 	int64		doc_count;
 	int64		err;			/* terms: doc count error bound */
+	int64		bg;				/* significant_terms: docs of the index with the key */
 	bool		seen;			/* reduce: in the partial being merged */
 	AggState  **subs;
 } Bucket;
@@ -241,6 +244,7 @@ struct AggState
 	int			htcap;
 	int64		other;			/* terms: docs of buckets cut */
 	int64		err;			/* terms: error bound (-1 unknown) */
+	int64		bg_size;		/* significant_terms: docs of the index (count: of the subset) */
 	bool		err_unknown;	/* reduce: a shard's bound was unknown */
 	/* cardinality: the values' hashes, or once past the threshold HLL registers */
 	uint64	   *hset;			/* open addressing, 0 = empty */
@@ -752,7 +756,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	a->keyed = true;			/* percentiles; other types read it again */
 	a->size = 10;
 	a->shard_size = -1;
-	a->min_doc_count = a->type == AT_TERMS ? 1 : 0;
+	a->min_doc_count = a->type == AT_TERMS ? 1 : a->type == AT_SIGNIFICANT_TERMS ? 3 : 0;
 	for (i = 0; i < body->u.o.count; i++)
 	{
 		const char *k = body->u.o.members[i].key;
@@ -803,11 +807,11 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		else if (a->type == AT_CARDINALITY && strcmp(k, "precision_threshold") == 0 &&
 				 v->type == SE_JSON_NUMBER)
 			ok = (a->precision_threshold = (int64) v->u.n.d) >= 0;
-		else if (a->type == AT_TERMS && strcmp(k, "size") == 0 && v->type == SE_JSON_NUMBER)
+		else if (IS_TERMS(a->type) && strcmp(k, "size") == 0 && v->type == SE_JSON_NUMBER)
 			ok = (a->size = (int) v->u.n.d) > 0;
-		else if (a->type == AT_TERMS && strcmp(k, "shard_size") == 0 && v->type == SE_JSON_NUMBER)
+		else if (IS_TERMS(a->type) && strcmp(k, "shard_size") == 0 && v->type == SE_JSON_NUMBER)
 			ok = (a->shard_size = (int) v->u.n.d) > 0;
-		else if ((a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
+		else if ((IS_TERMS(a->type) || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
 				 strcmp(k, "min_doc_count") == 0 && v->type == SE_JSON_NUMBER)
 			ok = (a->min_doc_count = (int64) v->u.n.d) >= 0;
 		else if (a->type == AT_TERMS && strcmp(k, "show_term_doc_count_error") == 0)
@@ -815,9 +819,9 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		else if ((a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
 				 strcmp(k, "order") == 0)
 			;					/* after the sub-aggregations are known */
-		else if (a->type == AT_TERMS && strcmp(k, "include") == 0)
+		else if (IS_TERMS(a->type) && strcmp(k, "include") == 0)
 			a->include = v;
-		else if (a->type == AT_TERMS && strcmp(k, "exclude") == 0)
+		else if (IS_TERMS(a->type) && strcmp(k, "exclude") == 0)
 			a->exclude = v;
 		else if (a->type == AT_HISTOGRAM && strcmp(k, "interval") == 0)
 			ok = json_double(v, &a->interval) && a->interval > 0;
@@ -928,7 +932,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		a->shard_size = (int) Min((int64) a->size * 3 / 2 + 10, PG_INT32_MAX);
 	if (a->shard_size < a->size)
 		a->shard_size = a->size;
-	if (a->type == AT_TERMS)
+	if (IS_TERMS(a->type))
 	{
 		if (a->include && a->include->type == SE_JSON_STRING &&
 			(a->include_re = se_regex_parse(a->include->u.s.str, a->include->u.s.len,
@@ -1282,7 +1286,14 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 				a->mf = f;
 				a->kind = kind_of(f);
 			}
-			if (a->kind == KK_STR && a->type != AT_VALUE_COUNT && a->type != AT_TERMS &&
+			if (a->type == AT_SIGNIFICANT_TERMS && a->kind != KK_STR && a->kind != KK_NONE)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "significant_terms on field [%s] of type [%s]: only keyword fields are supported",
+							 a->field, se_field_type_name(f->type));
+				return false;
+			}
+			if (a->kind == KK_STR && a->type != AT_VALUE_COUNT && !IS_TERMS(a->type) &&
 				a->type != AT_MISSING && a->type != AT_CARDINALITY)
 			{
 				se_error_set(err, 400, "illegal_argument_exception",
@@ -2227,6 +2238,8 @@ collect_one(AggState *st, int32 doc)
 			break;
 	}
 
+	if (a->type == AT_SIGNIFICANT_TERMS)
+		st->count++;			/* the subset's size */
 	if (a->kind == KK_STR)
 	{
 		int			len;
@@ -2533,6 +2546,84 @@ count_desc(const SeAggSpec *a)
 }
 
 /*
+ * significant_terms: JLH, ES's default heuristic, from the subset (the
+ * docs aggregated here) and the superset (the index): a term scores
+ * (sp - bp) * sp / bp when its share sp of the subset exceeds its share bp
+ * of the index, else 0.
+ */
+static double
+sig_score(const AggState *st, const Bucket *bk)
+{
+	double		sp,
+				bp;
+
+	if (st->count <= 0 || st->bg_size <= 0 || bk->bg <= 0)
+		return 0;
+	sp = (double) bk->doc_count / (double) st->count;
+	bp = (double) bk->bg / (double) st->bg_size;
+	return sp > bp ? (sp - bp) * (sp / bp) : 0;
+}
+
+static int
+sig_cmp(const void *pa, const void *pb, void *arg)
+{
+	const AggState *st = arg;
+	const Bucket *x = *(Bucket *const *) pa;
+	const Bucket *y = *(Bucket *const *) pb;
+	double		a = sig_score(st, x),
+				b = sig_score(st, y);
+
+	if (a != b)
+		return a > b ? -1 : 1;
+	if (x->doc_count != y->doc_count)
+		return x->doc_count > y->doc_count ? -1 : 1;
+	return key_cmp(st->kind, x, y);
+}
+
+/*
+ * The superset on this shard: its live docs, and per term the docs of the
+ * index that have it (the term dictionary's doc_freq, summed over the
+ * segments).
+ */
+static void
+sig_background(AggState **states, int n, SeSearchShard *shard)
+{
+	int			i,
+				j,
+				s;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+		const SeAggSpec *a = st->spec;
+
+		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
+			continue;
+		for (j = 0; j < st->nb; j++)
+			sig_background(st->b[j]->subs, a->nsub, shard);
+		if (a->type != AT_SIGNIFICANT_TERMS || a->mf == NULL)
+			continue;
+		for (s = 0; s < shard->nsegments; s++)
+		{
+			SeSegmentReader *r = shard->segments[s];
+			const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
+			uint32		max_doc = se_segment_max_doc(r);
+			int			f = se_segment_field(r, a->mf->path);
+
+			st->bg_size += live ? se_livedocs_count(live, max_doc) : max_doc;
+			for (j = 0; f >= 0 && j < st->nb; j++)
+			{
+				SeTermInfo	ti;
+
+				SE_SEARCH_TICK(1);
+				if (se_segment_seek_exact(r, f, st->b[j]->key, st->b[j]->keylen, &ti))
+					st->b[j]->bg += ti.doc_freq;
+			}
+		}
+	}
+}
+
+/*
  * A shard's terms cut to shard_size, recursively, and its digests merged,
  * so that a partial is the same whether it is reduced here or encoded.
  */
@@ -2554,6 +2645,14 @@ shard_cut(AggState **states, int n)
 			td_compress(st);
 		if (a->type == AT_COMPOSITE)
 			composite_cut(st);
+		if (a->type == AT_SIGNIFICANT_TERMS)
+		{
+			if (st->nb > 1)
+				qsort_arg(st->b, st->nb, sizeof(Bucket *), sig_cmp, st);
+			st->nb = Min(st->nb, a->shard_size);
+			st->ht = NULL;
+			st->htcap = 0;
+		}
 		if (a->type != AT_TERMS)
 			continue;
 		sort_buckets(st);
@@ -2647,6 +2746,7 @@ se_aggs_shard_end(SeAggsShard *as)
 {
 	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
 
+	sig_background(as->states, as->aggs->n, as->shard);
 	shard_cut(as->states, as->aggs->n);
 	top_hits_fetch(as->states, as->aggs->n, as->shard);
 	unbind_specs(as->aggs->specs, as->aggs->n);
@@ -2743,6 +2843,8 @@ put_states(StringInfo out, AggState **states, int n)
 		}
 		se_put_svint(out, st->other);
 		se_put_svint(out, st->err);
+		se_put_svint(out, st->count);
+		se_put_svint(out, st->bg_size);
 		se_put_vint(out, (uint64) st->nb);
 		for (j = 0; j < st->nb; j++)
 		{
@@ -2751,6 +2853,7 @@ put_states(StringInfo out, AggState **states, int n)
 			se_put_str(out, bk->key, bk->keylen);
 			se_put_svint(out, bk->doc_count);
 			se_put_svint(out, bk->err);
+			se_put_svint(out, bk->bg);
 			put_states(out, bk->subs, st->spec->nsub);
 		}
 	}
@@ -2857,9 +2960,11 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 		}
 		st->other = se_wire_svint(r);
 		st->err = se_wire_svint(r);
+		st->count = se_wire_svint(r);
+		st->bg_size = se_wire_svint(r);
 		nb = se_wire_vint(r);
-		/* each bucket takes at least 3 bytes: no allocation beyond the message */
-		if (r->bad || nb > (uint64) (r->end - r->p) / 3)
+		/* each bucket takes at least 4 bytes: no allocation beyond the message */
+		if (r->bad || nb > (uint64) (r->end - r->p) / 4)
 			return false;
 		for (j = 0; j < nb && !r->bad; j++)
 		{
@@ -2874,6 +2979,7 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 							false);
 			bk->doc_count = se_wire_svint(r);
 			bk->err = se_wire_svint(r);
+			bk->bg = se_wire_svint(r);
 			if (!get_states(r, specs[i]->sub, specs[i]->nsub, bk->subs))
 				return false;
 		}
@@ -2971,6 +3077,7 @@ merge_state(AggState *into, AggState *from)
 		if (into->nb > before)
 			bk->err = into->err;
 		bk->doc_count += f->doc_count;
+		bk->bg += f->bg;
 		bk->err += f->err;
 		bk->seen = true;
 		merge_states(bk->subs, f->subs, a->nsub);
@@ -2979,6 +3086,8 @@ merge_state(AggState *into, AggState *from)
 		if (!into->b[j]->seen)
 			into->b[j]->err += ferr;
 	into->other += from->other;
+	into->count += from->count;
+	into->bg_size += from->bg_size;
 	into->err += ferr;
 	into->err_unknown |= from->err < 0;
 }
@@ -3278,15 +3387,21 @@ finish_states(AggState **states, int n)
 			composite_cut(st);
 		else if (!has_fixed_buckets(a))
 		{
-			if (a->min_doc_count == 0 && a->type != AT_TERMS)
+			if (a->min_doc_count == 0 && !IS_TERMS(a->type))
 				fill_gaps(st);
-			sort_buckets(st);
+			if (a->type == AT_SIGNIFICANT_TERMS)
+			{
+				if (st->nb > 1)
+					qsort_arg(st->b, st->nb, sizeof(Bucket *), sig_cmp, st);
+			}
+			else
+				sort_buckets(st);
 			keep = 0;
 			for (j = 0; j < st->nb; j++)
 			{
 				if (st->b[j]->doc_count < a->min_doc_count)
 					continue;
-				if (a->type == AT_TERMS && keep >= a->size)
+				if (IS_TERMS(a->type) && keep >= a->size)
 				{
 					st->other += st->b[j]->doc_count;
 					continue;
@@ -3602,6 +3717,12 @@ static void
 write_bucket_body(StringInfo out, const AggState *st, const Bucket *bk)
 {
 	appendStringInfo(out, "\"doc_count\":" INT64_FORMAT, bk->doc_count);
+	if (st->spec->type == AT_SIGNIFICANT_TERMS)
+	{
+		appendStringInfoString(out, ",\"score\":");
+		write_double(out, sig_score(st, bk));
+		appendStringInfo(out, ",\"bg_count\":" INT64_FORMAT, bk->bg);
+	}
 	if (st->spec->type == AT_TERMS && st->spec->show_error)
 		appendStringInfo(out, ",\"doc_count_error_upper_bound\":" INT64_FORMAT,
 						 st->err_unknown ? -1 : bk->err);
@@ -3815,6 +3936,9 @@ write_state(StringInfo out, const AggState *st)
 			break;
 	}
 	appendStringInfoChar(out, '{');
+	if (a->type == AT_SIGNIFICANT_TERMS)
+		appendStringInfo(out, "\"doc_count\":" INT64_FORMAT ",\"bg_count\":" INT64_FORMAT ",",
+						 st->count, st->bg_size);
 	if (a->type == AT_TERMS)
 		appendStringInfo(out, "\"doc_count_error_upper_bound\":" INT64_FORMAT
 						 ",\"sum_other_doc_count\":" INT64_FORMAT ",",

@@ -64,6 +64,7 @@ my @bodies = (
 	'{"size":0,"aggs":{"r":{"range":{"field":"n","ranges":[{"to":20},{"from":20,"to":60},{"from":60}]}},"f":{"filters":{"filters":{"red":{"term":{"tag":"red"}},"cheap":{"range":{"price":{"lt":2}}}}}},"m":{"missing":{"field":"n"}}}}',
 	'{"size":0,"aggs":{"p":{"percentiles":{"field":"n","percents":[5,50,95]}},"r":{"percentile_ranks":{"field":"price","values":[1,5]}}}}',
 	'{"size":3,"sort":[{"n":"desc"}],"aggs":{"a":{"avg":{"field":"price"}}}}',
+	'{"size":0,"query":{"range":{"n":{"gte":60}}},"aggs":{"s":{"significant_terms":{"field":"tag","min_doc_count":1}}}}',
 	'{"size":0,"aggs":{"c":{"composite":{"size":5,"after":{"t":"blue","h":50},"sources":[{"t":{"terms":{"field":"tag"}}},{"h":{"histogram":{"field":"n","interval":25}}}]},"aggs":{"s":{"sum":{"field":"price"}}}},"x":{"max_bucket":{"buckets_path":"c>s"}}}}',
 );
 for my $b (@bodies)
