@@ -1319,7 +1319,9 @@ test_errors(void)
 	check_error("{\"query\":{\"match_all\":{},\"term\":{}}}", 400, "parsing_exception",
 				"[match_all] malformed query, expected [END_OBJECT] but found [FIELD_NAME]");
 	check_error("{\"query\":{\"bool\":{\"must\":{\"nope\":{}}}}}", 400, "parsing_exception", "unknown query [nope]");
-	check_error("{\"aggs\":{}}", 400, "parsing_exception", "Unknown key for a START_OBJECT in [aggs].");
+	check_error("{\"aggs\":{\"x\":{\"nope\":{}}}}", 400, "parsing_exception", "Unknown aggregation type [nope]");
+	check_error("{\"aggs\":{\"x\":{\"terms\":{\"field\":\"body\"}}}}", 400, "illegal_argument_exception",
+				"Fielddata is disabled on [body] in [idx].");
 	check_error("{\"from\":9995,\"size\":10}", 400, "illegal_argument_exception",
 				"Result window is too large, from + size must be less than or equal to: [10000] but was [10005].");
 	check_error("{\"size\":-1}", 400, "illegal_argument_exception", "[size] parameter cannot be negative");
