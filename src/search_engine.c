@@ -64,6 +64,7 @@ _PG_init(void)
 	se_fdw_register_actions();
 	se_index_ops_register_actions();
 	se_cat_register_actions();
+	se_stats_register_actions();
 	se_state_register_actions();
 	se_byquery_register_actions();
 	se_shard_state_register_actions();
