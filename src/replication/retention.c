@@ -358,7 +358,8 @@ lease_sync_action(const char *payload, size_t len, StringInfo reply, SeError *er
 		return false;
 	}
 	slot = se_slot_find(uuid, shard);
-	if (slot < 0)
+	/* only an open copy: one closing or failing may have no directory left */
+	if (slot < 0 || SeSlots[slot].state != SE_SLOT_STARTED)
 	{
 		se_error_set(err, 404, "shard_not_found_exception", "no such shard [%s][%d]", uuid, shard);
 		return false;
