@@ -21,11 +21,13 @@ use SeCluster;
 
 my $cluster = SeCluster->new(etcd_members => 3, name => 'tap275');
 my %node;
-# two data nodes and a master-eligible node holding no data
+# two data nodes (in racks r1 and r2) and a master-eligible node holding no data
+my %rack = (n1 => 'r1', n2 => 'r2', n3 => 'r3');
 for my $n (qw(n1 n2 n3))
 {
 	$node{$n} = $cluster->new_node($n, ttl => 5, roles => $n eq 'n3' ? 'master' : 'data',
-		extra => "search_engine.transport_conninfo = 'user=se_peer'\n");
+		extra => "search_engine.transport_conninfo = 'user=se_peer'\n"
+		  . "search_engine.node_attributes = 'rack:$rack{$n}'\n");
 	$node{$n}->safe_psql('postgres', "CREATE ROLE se_peer LOGIN IN ROLE search_engine_node");
 }
 
@@ -97,6 +99,18 @@ for my $n (qw(n1 n2 n3))
 		"$n: seq_no of each copy");
 }
 ok(copies('n1')->{$rnode}{indexing}{index_total} == 200, 'the replica counts the operations it applied');
+
+# ---- preference _only_nodes with node attributes (ES's attr:value node specs)
+for my $spec ("rack:$rack{$rnode}", 'rack:r*', "ra*:$rack{$pnode}")
+{
+	($st, $body) = req('n3', 'GET', "/st/_search?size=0&preference=_only_nodes:$spec");
+	is("$st $body->{hits}{total}{value}", '200 200', "a search with _only_nodes:$spec");
+	($st, $body) = req('n3', 'GET', "/st/_doc/d7?preference=_only_nodes:$spec");
+	is($st, 200, "a get with _only_nodes:$spec");
+}
+($st, $body) = req('n3', 'GET', '/st/_search?size=0&preference=_only_nodes:rack:r3');
+is("$st $body->{error}{type}", '400 illegal_argument_exception',
+	'_only_nodes:rack:r3 (a node without a copy): no data nodes found') or diag(explain $body);
 
 # ---- the primary's leases reach the replica
 sub lease_ids { return join(',', sort map { $_->{id} } @{ $_[0]{retention_leases}{leases} // [] }); }
