@@ -53,6 +53,8 @@ new_query(SeQueryKind kind)
 	q->tie_breaker = 0.0f;
 	q->include_lower = true;
 	q->include_upper = true;
+	q->max_expansions = SE_FUZZY_MAX_EXPANSIONS_DEFAULT;
+	q->transpositions = true;
 	return q;
 }
 
@@ -249,6 +251,47 @@ parse_zero_terms(const char *qname, const SeJson *v, bool *all, SeError *err)
 	return false;
 }
 
+/*
+ * The fuzzy options shared by fuzzy, match and multi_match (key names as
+ * the query spells them); true when k is one of them, *ok false (err
+ * set) when its value is bad.
+ */
+static bool
+parse_fuzzy_option(const char *qname, const char *k, const SeJson *v,
+				   SeQuery *q, bool *ok, SeError *err)
+{
+	*ok = true;
+	if (strcmp(k, "fuzziness") == 0)
+		*ok = se_fuzziness_parse(v, &q->fuzziness, err);
+	else if (strcmp(k, "prefix_length") == 0)
+	{
+		*ok = parse_int_param(qname, k, v, &q->prefix_length, err);
+		if (*ok && q->prefix_length < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "prefixLength cannot be less than 0");
+			*ok = false;
+		}
+	}
+	else if (strcmp(k, "max_expansions") == 0)
+	{
+		*ok = parse_int_param(qname, k, v, &q->max_expansions, err);
+		if (*ok && q->max_expansions <= 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "maxExpansions must be positive.");
+			*ok = false;
+		}
+	}
+	else if (strcmp(k, "transpositions") == 0 || strcmp(k, "fuzzy_transpositions") == 0)
+		*ok = parse_bool_param(qname, k, v, &q->transpositions, err);
+	else if (strcmp(k, "rewrite") == 0 || strcmp(k, "fuzzy_rewrite") == 0)
+		 /* accepted: always the top terms blended by frequency */ ;
+	else
+		return false;
+	return true;
+}
+
 static void
 error_unsupported(SeError *err, const char *qname, const char *key)
 {
@@ -303,6 +346,7 @@ parse_match(const char *qname, SeQueryKind kind, const SeJson *body,
 {
 	const SeJsonMember *fm = single_field(qname, body, err);
 	SeQuery    *q;
+	bool		ok;
 	int			i;
 
 	if (fm == NULL)
@@ -366,11 +410,15 @@ parse_match(const char *qname, SeQueryKind kind, const SeJson *body,
 			}
 			else if (kind == SE_Q_MATCH &&
 					 (strcmp(k, "lenient") == 0 ||
-					  strcmp(k, "auto_generate_synonyms_phrase_query") == 0 ||
-					  strcmp(k, "fuzzy_transpositions") == 0 ||
-					  strcmp(k, "max_expansions") == 0 ||
-					  strcmp(k, "prefix_length") == 0))
-				 /* no effect without fuzziness/synonyms */ ;
+					  strcmp(k, "auto_generate_synonyms_phrase_query") == 0))
+				 /* no effect without synonyms */ ;
+			else if (kind == SE_Q_MATCH && strcmp(k, "transpositions") != 0 &&
+					 strcmp(k, "rewrite") != 0 &&
+					 parse_fuzzy_option(qname, k, v, q, &ok, err))
+			{
+				if (!ok)
+					return NULL;
+			}
 			else if (kind == SE_Q_MATCH_PHRASE && strcmp(k, "slop") == 0)
 			{
 				if (!parse_int_param(qname, k, v, &q->slop, err))
@@ -434,6 +482,7 @@ parse_multi_match(const SeJson *body, SeError *err)
 	const char *qname = "multi_match";
 	SeQuery    *q;
 	bool		has_tie = false;
+	bool		ok;
 	int			i;
 
 	if (body->type != SE_JSON_OBJECT)
@@ -579,6 +628,12 @@ parse_multi_match(const SeJson *body, SeError *err)
 		else if (strcmp(k, "_name") == 0 || strcmp(k, "lenient") == 0 ||
 				 strcmp(k, "auto_generate_synonyms_phrase_query") == 0)
 			 /* accepted, no effect here */ ;
+		else if (strcmp(k, "transpositions") != 0 && strcmp(k, "rewrite") != 0 &&
+				 parse_fuzzy_option(qname, k, v, q, &ok, err))
+		{
+			if (!ok)
+				return NULL;
+		}
 		else
 		{
 			error_unsupported(err, qname, k);
@@ -605,13 +660,17 @@ parse_multi_match(const SeJson *body, SeError *err)
 	return q;
 }
 
-/* term, prefix, regexp: {"f": value | {"value": .., "boost": .., ...}} */
+/*
+ * term, prefix, regexp, wildcard, fuzzy:
+ * {"f": value | {"value": .., "boost": .., ...}}
+ */
 static SeQuery *
 parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 				SeError *err)
 {
 	const SeJsonMember *fm = single_field(qname, body, err);
 	SeQuery    *q;
+	bool		ok;
 	int			i;
 
 	if (fm == NULL)
@@ -619,6 +678,14 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 	q = new_query(kind);
 	q->field = pstrdup(fm->key);
 	q->re_flags = SE_RE_ALL;
+	if (kind == SE_Q_FUZZY)
+	{
+		/* ES's default fuzziness */
+		q->fuzziness.set = true;
+		q->fuzziness.is_auto = true;
+		q->fuzziness.low = 3;
+		q->fuzziness.high = 6;
+	}
 	if (fm->value->type == SE_JSON_ARRAY)
 	{
 		se_error_set(err, 400, "parsing_exception",
@@ -642,14 +709,22 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 							 "[%s] query does not support [%s]", qname, k);
 				return NULL;
 			}
-			if (strcmp(k, "value") == 0)
+			if (strcmp(k, "value") == 0 ||
+				(kind == SE_Q_WILDCARD && strcmp(k, "wildcard") == 0))
 				q->value = v;
 			else if (strcmp(k, "boost") == 0)
 			{
 				if (!parse_boost(qname, v, &q->boost, err))
 					return NULL;
 			}
-			else if (strcmp(k, "case_insensitive") == 0)
+			else if (kind == SE_Q_FUZZY && strcmp(k, "fuzzy_transpositions") != 0 &&
+					 strcmp(k, "fuzzy_rewrite") != 0 &&
+					 parse_fuzzy_option(qname, k, v, q, &ok, err))
+			{
+				if (!ok)
+					return NULL;
+			}
+			else if (kind != SE_Q_FUZZY && strcmp(k, "case_insensitive") == 0)
 			{
 				if (!parse_bool_param(qname, k, v, &q->case_insensitive, err))
 					return NULL;
@@ -1247,6 +1322,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_term_like(name, SE_Q_PREFIX, body, err);
 	if (strcmp(name, "regexp") == 0)
 		return parse_term_like(name, SE_Q_REGEXP, body, err);
+	if (strcmp(name, "wildcard") == 0)
+		return parse_term_like(name, SE_Q_WILDCARD, body, err);
+	if (strcmp(name, "fuzzy") == 0)
+		return parse_term_like(name, SE_Q_FUZZY, body, err);
 	if (strcmp(name, "bool") == 0)
 		return parse_bool(body, depth, err);
 	if (strcmp(name, "constant_score") == 0)

@@ -29,6 +29,9 @@
 /* Maximum nesting of compound queries (ES indices.query.bool.max_nested_depth). */
 #define SE_QUERY_MAX_DEPTH	100
 
+/* ES's max_expansions of fuzzy queries. */
+#define SE_FUZZY_MAX_EXPANSIONS_DEFAULT 50
+
 /* Default for track_total_hits. */
 #define SE_TRACK_TOTAL_HITS_DEFAULT 10000
 #define SE_TRACK_TOTAL_DISABLED		(-1)
@@ -54,8 +57,21 @@ typedef enum SeQueryKind
 	SE_Q_REGEXP,
 	SE_Q_BOOL,
 	SE_Q_CONSTANT_SCORE,
-	SE_Q_DIS_MAX
+	SE_Q_DIS_MAX,
+	SE_Q_FUZZY,
+	SE_Q_WILDCARD,
+	SE_Q_PER_FIELD				/* inner once per field of fields (query_string) */
 } SeQueryKind;
+
+/* ES "fuzziness": AUTO[:low,high] or a fixed edit distance (fuzzy.c). */
+typedef struct SeFuzziness
+{
+	bool		set;
+	bool		is_auto;
+	int			low;
+	int			high;
+	int			edits;
+} SeFuzziness;
 
 typedef enum SeMultiMatchType
 {
@@ -112,6 +128,20 @@ struct SeQuery
 	SeQuery   **filter;
 	SeQuery   **must_not;
 	SeQuery    *inner;
+
+	/* fuzzy, and match/multi_match with fuzziness */
+	SeFuzziness fuzziness;
+	int			prefix_length;
+	int			max_expansions;
+	bool		transpositions;
+
+	/*
+	 * Terms written in query_string syntax (wildcard, prefix, fuzzy) are
+	 * lowercased on text fields, as ES normalizes them with the field's
+	 * analyzer; lenient: a field of the wrong type matches nothing.
+	 */
+	bool		normalize;
+	bool		lenient;
 };
 
 /* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
@@ -567,6 +597,28 @@ extern const char *se_regex_prefix(const SeRegex *re, int *len);
 extern bool se_regex_match(SeRegex *re, const char *term, int len);
 /* ES's "flags" string: ALL, NONE or names joined by '|'. */
 extern bool se_regex_flags_parse(const char *s, int *flags, SeError *err);
+
+/* ---------------------------------------------------------------------
+ * Levenshtein automata for fuzzy queries (fuzzy.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeFuzzy SeFuzzy;
+typedef void (*SeFuzzyTermFn) (void *arg, const char *term, int len,
+							   const SeTermInfo *ti, int edits);
+
+/* Terms within max_edits of term whose first prefix_length code points match. */
+extern SeFuzzy *se_fuzzy_create(const char *term, int len, int max_edits,
+								int prefix_length, bool transpositions);
+/* Edits from the query term to term, or -1 when not accepted. */
+extern int	se_fuzzy_distance(SeFuzzy *a, const char *term, int len);
+/* Call fn for every accepted term of field in r; returns the terms visited. */
+extern int64 se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field,
+						   SeFuzzyTermFn fn, void *arg);
+extern int	se_fuzzy_term_cps(const SeFuzzy *a);
+extern float se_fuzzy_similarity(const SeFuzzy *a, const char *term, int len,
+								 int edits);
+extern bool se_fuzziness_parse(const SeJson *v, SeFuzziness *f, SeError *err);
+extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 
 /* ---------------------------------------------------------------------
  * Date math for range queries (datemath.c)

@@ -26,6 +26,7 @@
  */
 #include "util/se_common.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <sys/time.h>
 
@@ -449,10 +450,17 @@ zero_terms_weight(bool all, float boost, bool scoring)
 	return all ? all_weight(boost, scoring) : none_weight();
 }
 
-/* A bool weight over term clauses, with duplicates merged (Lucene rewrite). */
+static SeWeight *fuzzy_weight(BuildCtx *c, const char *field, const char *text,
+							  int len, const SeQuery *q, float boost, bool scoring);
+
+/*
+ * A bool weight over term clauses, with duplicates merged (Lucene rewrite);
+ * fq, when not NULL, makes each clause a fuzzy query with its fuzziness.
+ */
 static SeWeight *
 terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
-				  bool op_and, const char *msm_spec, float boost, bool scoring)
+				  bool op_and, const char *msm_spec, float boost, bool scoring,
+				  const SeQuery *fq)
 {
 	SeWeight   *w = new_weight(SE_W_BOOL, scoring);
 	SeWeight  **clauses = palloc(sizeof(SeWeight *) * tl->ntokens);
@@ -502,7 +510,10 @@ terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
 		SeToken    *t = &tl->tokens[uniq[j]];
 		float		b = boosts[j] == 1.0 ? boost : boost * (float) boosts[j];
 
-		clauses[j] = term_weight(c, field, t->term, t->len, b, scoring, true);
+		if (fq != NULL)
+			clauses[j] = fuzzy_weight(c, field, t->term, t->len, fq, b, scoring);
+		else
+			clauses[j] = term_weight(c, field, t->term, t->len, b, scoring, true);
 		if (clauses[j] == NULL)
 			return NULL;
 		bound += clauses[j]->max_score;
@@ -538,6 +549,12 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	f = find_field(c, field);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
+	if (q->fuzziness.set && f->type == SE_FT_KEYWORD)
+	{
+		if (!json_text(c, q->value, &text, &len))
+			return NULL;
+		return fuzzy_weight(c, f->path, text, len, q, boost, scoring);
+	}
 	if (f->type != SE_FT_TEXT)
 		return exact_value_weight(c, f, q->value, boost, scoring);
 	if (!json_text(c, q->value, &text, &len))
@@ -549,12 +566,16 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	se_analyze(a, text, len, &tl);
 	if (tl.ntokens == 0)
 		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (tl.ntokens == 1 && q->fuzziness.set)
+		return fuzzy_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len, q,
+							boost, scoring);
 	if (tl.ntokens == 1)
 		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
 						   boost, scoring, true);
 	if (!check_bool_clauses(c, tl.ntokens))
 		return NULL;
-	return terms_bool_weight(c, f->path, &tl, q->op_and, q->msm, boost, scoring);
+	return terms_bool_weight(c, f->path, &tl, q->op_and, q->msm, boost, scoring,
+							 q->fuzziness.set ? q : NULL);
 }
 
 /* match_phrase on one field: PhraseQuery with the analyzer's positions. */
@@ -691,8 +712,18 @@ dismax_weight(SeWeight **subs, int n, float tie, bool scoring)
 	return w;
 }
 
-static SeWeight *
-build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+typedef SeWeight *(*FieldBuildFn) (BuildCtx *c, const SeQuery *q,
+									 const char *field, float boost, bool scoring);
+
+/*
+ * One weight per field that q->fields names (patterns expanded over the
+ * mapping, each with its boost), built by fn; fields a pattern matched, or
+ * all when q->lenient, turn an error into matching nothing, as ES's
+ * default_field and lenient do.  Returns the count, -1 on error.
+ */
+static int
+per_field_weights(BuildCtx *c, const SeQuery *q, FieldBuildFn fn, float boost,
+				  bool scoring, SeWeight ***out)
 {
 	SeWeight  **subs = NULL;
 	int			nsubs = 0;
@@ -704,7 +735,7 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	{
 		char	  **names;
 		int			n = expand_fields(c, q->fields[i], &names);
-		bool		lenient = strchr(q->fields[i], '*') != NULL;
+		bool		lenient = q->lenient || strchr(q->fields[i], '*') != NULL;
 
 		for (j = 0; j < n; j++)
 		{
@@ -713,19 +744,15 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			SeError		lerr;
 			SeError    *saved = c->err;
 
-			/* wildcard-expanded fields are lenient, as ES's default_field */
 			se_error_init(&lerr);
 			if (lenient)
 				c->err = &lerr;
-			if (q->mm_type == SE_MM_PHRASE)
-				w = phrase_field_weight(c, q, names[j], fb, scoring);
-			else
-				w = match_field_weight(c, q, names[j], fb, scoring);
+			w = fn(c, q, names[j], fb, scoring);
 			c->err = saved;
 			if (w == NULL)
 			{
 				if (!lenient)
-					return NULL;
+					return -1;
 				w = none_weight();
 			}
 			if (nsubs == cap)
@@ -737,6 +764,27 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			subs[nsubs++] = w;
 		}
 	}
+	*out = subs;
+	return nsubs;
+}
+
+static SeWeight *
+multi_match_field(BuildCtx *c, const SeQuery *q, const char *field, float boost,
+				  bool scoring)
+{
+	if (q->mm_type == SE_MM_PHRASE)
+		return phrase_field_weight(c, q, field, boost, scoring);
+	return match_field_weight(c, q, field, boost, scoring);
+}
+
+static SeWeight *
+build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	SeWeight  **subs;
+	int			nsubs = per_field_weights(c, q, multi_match_field, boost, scoring, &subs);
+
+	if (nsubs < 0)
+		return NULL;
 	if (nsubs == 0)
 		return none_weight();
 	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
@@ -1213,6 +1261,271 @@ build_regexp(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return w;
 }
 
+/* ---------------------------------------------------------------------
+ * fuzzy and wildcard
+ * ---------------------------------------------------------------------
+ */
+typedef struct FuzzyTerm
+{
+	char	   *term;
+	int			len;
+	int			edits;
+	float		similarity;
+} FuzzyTerm;
+
+typedef struct FuzzyCollect
+{
+	SeFuzzy    *a;
+	FuzzyTerm  *terms;
+	int			n;
+	int			cap;
+} FuzzyCollect;
+
+static void
+fuzzy_collect(void *arg, const char *term, int len, const SeTermInfo *ti,
+			  int edits)
+{
+	FuzzyCollect *fc = arg;
+
+	if (fc->n == fc->cap)
+	{
+		fc->cap = fc->cap ? fc->cap * 2 : 64;
+		fc->terms = fc->terms ? repalloc(fc->terms, sizeof(FuzzyTerm) * fc->cap)
+			: palloc(sizeof(FuzzyTerm) * fc->cap);
+	}
+	fc->terms[fc->n].term = pnstrdup(term, len);
+	fc->terms[fc->n].len = len;
+	fc->terms[fc->n].edits = edits;
+	fc->terms[fc->n].similarity = se_fuzzy_similarity(fc->a, term, len, edits);
+	fc->n++;
+}
+
+static int
+fuzzy_term_cmp_bytes(const void *x, const void *y)
+{
+	const FuzzyTerm *a = x;
+	const FuzzyTerm *b = y;
+	int			c = memcmp(a->term, b->term, Min(a->len, b->len));
+
+	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Best first: Lucene's top terms queue keeps the highest boosts. */
+static int
+fuzzy_term_cmp_best(const void *x, const void *y)
+{
+	const FuzzyTerm *a = x;
+	const FuzzyTerm *b = y;
+
+	if (a->similarity != b->similarity)
+		return a->similarity > b->similarity ? -1 : 1;
+	return fuzzy_term_cmp_bytes(x, y);
+}
+
+/*
+ * A fuzzy query on one field (Lucene FuzzyQuery with ES's default rewrite,
+ * top_terms_blended_freqs_<max_expansions>): the terms the Levenshtein
+ * automaton accepts in any segment of the shard, the max_expansions most
+ * similar kept, each a SHOULD term clause boosted by its similarity and
+ * scored with the largest doc_freq among them, so that a rare misspelling
+ * does not outscore the common word.
+ */
+static SeWeight *
+fuzzy_weight(BuildCtx *c, const char *field, const char *text, int len,
+			 const SeQuery *q, float boost, bool scoring)
+{
+	SeSearchShard *sh = c->shard;
+	int			nseg = Max(1, sh->nsegments);
+	FuzzyCollect fc = {0};
+	SeWeight   *w;
+	SeWeight  **clauses;
+	int64	   *dfs;
+	int64		max_df = 0;
+	int64		doc_count,
+				sum_ttf;
+	double		bound = 0;
+	int			n,
+				i,
+				s;
+
+	fc.a = se_fuzzy_create(text, len, se_fuzziness_edits(&q->fuzziness, text, len),
+						   q->prefix_length, q->transpositions);
+	for (s = 0; s < sh->nsegments; s++)
+	{
+		int			f = se_segment_field(sh->segments[s], field);
+
+		if (f >= 0)
+			(void) se_fuzzy_walk(fc.a, sh->segments[s], f, fuzzy_collect, &fc);
+	}
+	if (fc.n == 0)
+	{
+		(void) add_clauses(c, 1);
+		return none_weight();
+	}
+	/* one entry per term, then the best max_expansions */
+	qsort(fc.terms, fc.n, sizeof(FuzzyTerm), fuzzy_term_cmp_bytes);
+	for (n = 0, i = 0; i < fc.n; i++)
+		if (n == 0 || fuzzy_term_cmp_bytes(&fc.terms[n - 1], &fc.terms[i]) != 0)
+			fc.terms[n++] = fc.terms[i];
+	qsort(fc.terms, n, sizeof(FuzzyTerm), fuzzy_term_cmp_best);
+	n = Min(n, q->max_expansions);
+	if (!add_clauses(c, n))
+		return NULL;
+
+	w = new_weight(SE_W_BOOL, scoring);
+	clauses = palloc(sizeof(SeWeight *) * n);
+	dfs = palloc(sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+	{
+		SeWeight   *t = new_weight(SE_W_TERM, scoring);
+
+		t->field = pstrdup(field);
+		t->nterms = 1;
+		t->terms = palloc(sizeof(char *));
+		t->term_lens = palloc(sizeof(int));
+		t->seg_terms = palloc(sizeof(SeSegTerm *));
+		t->terms[0] = fc.terms[i].term;
+		t->term_lens[0] = fc.terms[i].len;
+		t->seg_terms[0] = palloc0(sizeof(SeSegTerm) * nseg);
+		dfs[i] = lookup_term(c, field, t->terms[0], t->term_lens[0], t->seg_terms[0]);
+		dfs[i] = scoring_doc_freq(c, field, t->terms[0], t->term_lens[0], dfs[i],
+								  t->seg_terms[0]);
+		max_df = Max(max_df, dfs[i]);
+		clauses[i] = t;
+	}
+	shard_field_stats(c, field, &doc_count, &sum_ttf);
+	doc_count = Max(doc_count, max_df);
+	for (i = 0; i < n; i++)
+	{
+		SeWeight   *t = clauses[i];
+		float		b = boost * fc.terms[i].similarity;
+
+		t->bm25 = scoring;
+		if (scoring)
+		{
+			t->sim = palloc(sizeof(SeBM25));
+			se_bm25_init(t->sim, b, se_bm25_idf(max_df, doc_count),
+						 se_bm25_avgdl(sum_ttf, doc_count));
+			t->max_score = t->sim->weight;
+		}
+		else
+			t->max_score = 0.0f;
+		bound += t->max_score;
+	}
+	if (n == 1)
+		return clauses[0];
+	w->should = clauses;
+	w->nshould = n;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	return w;
+}
+
+/* The value of a term-level query, lowercased when q asks it of text fields. */
+static void
+walk_value(const SeQuery *q, const SeMappedField *f, const char **s, int *len)
+{
+	*s = q->value->u.s.str;
+	*len = q->value->u.s.len;
+	if (q->normalize && f->type == SE_FT_TEXT)
+	{
+		StringInfoData lower;
+
+		initStringInfo(&lower);
+		se_utf8_lower(*s, *len, &lower);
+		*s = lower.data;
+		*len = lower.len;
+	}
+}
+
+static SeWeight *
+build_fuzzy(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = term_walk_field(c, q, "fuzzy");
+	const char *s;
+	int			len;
+
+	if (f == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
+	walk_value(q, f, &s, &len);
+	return fuzzy_weight(c, f->path, s, len, q, boost, scoring);
+}
+
+/*
+ * wildcard: * any string, ? any character, \ escapes; run as the regexp
+ * with every other character literal (Lucene's WildcardQuery is such an
+ * automaton), so the term walk starts from the literal prefix.
+ */
+static SeWeight *
+build_wildcard(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = term_walk_field(c, q, "wildcard");
+	StringInfoData re;
+	const char *s;
+	int			len;
+	const char *prefix;
+	SeWeight   *w;
+	int			i;
+
+	if (f == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
+	walk_value(q, f, &s, &len);
+	initStringInfo(&re);
+	for (i = 0; i < len; i++)
+	{
+		unsigned char ch = (unsigned char) s[i];
+
+		if (ch == '*')
+			appendStringInfoString(&re, ".*");
+		else if (ch == '?')
+			appendStringInfoChar(&re, '.');
+		else if (ch == '\\' && i + 1 < len)
+		{
+			/* the next character, literally (may start a multibyte one) */
+			appendStringInfoChar(&re, '\\');
+			appendStringInfoChar(&re, s[++i]);
+		}
+		else if (ch < 0x80 && !isalnum(ch))
+		{
+			appendStringInfoChar(&re, '\\');
+			appendStringInfoChar(&re, (char) ch);
+		}
+		else
+			appendStringInfoChar(&re, (char) ch);
+	}
+	w = docset_weight(c, SE_DS_REGEXP, f->path, boost, scoring);
+	w->regex = se_regex_parse(re.data, re.len, 0, q->case_insensitive, c->err);
+	if (w->regex == NULL)
+		return NULL;
+	prefix = se_regex_prefix(w->regex, &w->lower_len);
+	w->lower = pnstrdup(prefix, w->lower_len);
+	return w;
+}
+
+/* q->inner on one field: a copy of it that names the field */
+static SeWeight *
+per_field_inner(BuildCtx *c, const SeQuery *q, const char *field, float boost,
+				bool scoring)
+{
+	SeQuery		one = *q->inner;
+
+	one.field = (char *) field;
+	return build(c, &one, boost, scoring);
+}
+
+/* query_string's terms on several fields: dis_max over the fields */
+static SeWeight *
+build_per_field(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	SeWeight  **subs;
+	int			nsubs = per_field_weights(c, q, per_field_inner, boost, scoring, &subs);
+
+	if (nsubs < 0)
+		return NULL;
+	if (nsubs == 0)
+		return none_weight();
+	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
 static SeWeight **
 build_list(BuildCtx *c, SeQuery **qs, int n, float boost, bool scoring)
 {
@@ -1303,6 +1616,12 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return build_prefix(c, q, b, scoring);
 		case SE_Q_REGEXP:
 			return build_regexp(c, q, b, scoring);
+		case SE_Q_FUZZY:
+			return build_fuzzy(c, q, b, scoring);
+		case SE_Q_WILDCARD:
+			return build_wildcard(c, q, b, scoring);
+		case SE_Q_PER_FIELD:
+			return build_per_field(c, q, b, scoring);
 		case SE_Q_BOOL:
 			return build_bool(c, q, b, scoring);
 		case SE_Q_CONSTANT_SCORE:

@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/fuzzy.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2313,6 +2313,51 @@ p_body_ta(const MDoc *d)
 	return false;
 }
 
+static bool
+p_zeta(const MDoc *d)
+{
+	return has_body(d, "zeta");
+}
+
+static bool
+p_gamma_any(const MDoc *d)
+{
+	return has_body(d, "gamma") || count_word(d->title, d->ntitle, "gamma") > 0;
+}
+
+static bool
+p_body_zeta_beta_eta(const MDoc *d)
+{
+	return has_body(d, "zeta") || has_body(d, "beta") || has_body(d, "eta");
+}
+
+/* fuzzy, fuzziness in match, wildcard: the hits against the model */
+static void
+test_fuzzy_wildcard(void)
+{
+	check_set("fuzzy one edit", "{\"fuzzy\":{\"body\":{\"value\":\"gamna\",\"fuzziness\":1}}}", p_gamma);
+	/* AUTO: 4 code points allow one edit (a deletion reaches eta) */
+	check_set("fuzzy AUTO", "{\"fuzzy\":{\"body\":\"zeta\"}}", p_body_zeta_beta_eta);
+	check_set("fuzzy prefix_length", "{\"fuzzy\":{\"body\":{\"value\":\"zeta\",\"prefix_length\":1,\"max_expansions\":10,\"transpositions\":false,\"rewrite\":\"x\"}}}", p_zeta);
+	check_set("fuzzy keyword", "{\"fuzzy\":{\"tag\":{\"value\":\"rad\",\"fuzziness\":\"1\"}}}", p_tag_red);
+	check_set("fuzzy transposition", "{\"fuzzy\":{\"body\":{\"value\":\"agmma\",\"fuzziness\":1}}}", p_gamma);
+	check_set("fuzzy transposition off", "{\"fuzzy\":{\"body\":{\"value\":\"agmma\",\"fuzziness\":1,\"transpositions\":false}}}", p_none);
+	check_set("match fuzziness", "{\"match\":{\"body\":{\"query\":\"gamna rhi\",\"fuzziness\":\"AUTO\",\"operator\":\"and\"}}}", p_gamma_and_rho);
+	check_set("match fuzziness 0", "{\"match\":{\"body\":{\"query\":\"gamna\",\"fuzziness\":0}}}", p_none);
+	check_set("multi_match fuzziness", "{\"multi_match\":{\"query\":\"gamna\",\"fields\":[\"body\",\"title\"],\"fuzziness\":1}}", p_gamma_any);
+	check_set("wildcard text", "{\"wildcard\":{\"body\":{\"value\":\"*ta\"}}}", p_body_ta);
+	check_set("wildcard ?", "{\"wildcard\":{\"body\":{\"wildcard\":\"g?mma\",\"boost\":2}}}", p_gamma);
+	check_set("wildcard keyword case_insensitive", "{\"wildcard\":{\"tag\":{\"value\":\"R*\",\"case_insensitive\":true}}}", p_tag_red);
+	check_set("wildcard keyword case", "{\"wildcard\":{\"tag\":\"R*\"}}", p_none);
+	check_set("wildcard literal dot", "{\"wildcard\":{\"tag\":\"r.d\"}}", p_none);
+	check_error("{\"query\":{\"fuzzy\":{\"price\":\"1\"}}}", 400, "query_shard_exception",
+				"Can only use fuzzy queries on keyword and text fields - not on [price] which is of type [long]");
+	check_error("{\"query\":{\"fuzzy\":{\"body\":{\"value\":\"a\",\"fuzziness\":5}}}}", 400,
+				"illegal_argument_exception", "Valid edit distances are [0, 1, 2] but was [5]");
+	check_error("{\"query\":{\"fuzzy\":{\"body\":{\"value\":\"a\",\"case_insensitive\":true}}}}", 400,
+				"parsing_exception", "[fuzzy] query does not support [case_insensitive]");
+}
+
 static void
 test_regexp(void)
 {
@@ -2544,6 +2589,7 @@ main(void)
 	test_interrupts();
 	test_limits();
 	test_regexp();
+	test_fuzzy_wildcard();
 	test_fuzz();
 	return ut_finish("test_search");
 }
