@@ -58,6 +58,12 @@ new_query(SeQueryKind kind)
 	return q;
 }
 
+SeQuery *
+se_query_new(SeQueryKind kind)
+{
+	return new_query(kind);
+}
+
 static bool
 is_leaf(const SeJson *v)
 {
@@ -105,6 +111,12 @@ json_bool(const SeJson *v, bool *out)
 		}
 	}
 	return false;
+}
+
+bool
+se_query_json_bool(const SeJson *v, bool *out)
+{
+	return json_bool(v, out);
 }
 
 static bool
@@ -1326,6 +1338,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_term_like(name, SE_Q_WILDCARD, body, err);
 	if (strcmp(name, "fuzzy") == 0)
 		return parse_term_like(name, SE_Q_FUZZY, body, err);
+	if (strcmp(name, "query_string") == 0)
+		return se_query_string_parse(body, false, err);
+	if (strcmp(name, "simple_query_string") == 0)
+		return se_query_string_parse(body, true, err);
 	if (strcmp(name, "bool") == 0)
 		return parse_bool(body, depth, err);
 	if (strcmp(name, "constant_score") == 0)

@@ -147,6 +147,14 @@ struct SeQuery
 /* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
 extern SeQuery *se_query_parse(const SeJson *v, int depth, SeError *err);
 
+/* An empty query node of kind with ES's defaults (dsl.c). */
+extern SeQuery *se_query_new(SeQueryKind kind);
+/* true/false or "true"/"false" (dsl.c) */
+extern bool se_query_json_bool(const SeJson *v, bool *out);
+/* query_string (simple: simple_query_string) body (query_string.c) */
+extern SeQuery *se_query_string_parse(const SeJson *body, bool simple,
+									  SeError *err);
+
 /* ES Queries.calculateMinShouldMatch; -1 with err set on a bad spec. */
 extern int	se_query_min_should_match(int optional_clauses, const char *spec,
 									  SeError *err);

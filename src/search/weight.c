@@ -1199,29 +1199,50 @@ term_walk_field(BuildCtx *c, const SeQuery *q, const char *qname)
 	return f;
 }
 
+/* The value of a term-level query, lowercased when q asks it of text fields. */
+static void
+walk_value(const SeQuery *q, const SeMappedField *f, const char **s, int *len)
+{
+	*s = q->value->u.s.str;
+	*len = q->value->u.s.len;
+	if (q->normalize && f->type == SE_FT_TEXT)
+	{
+		StringInfoData lower;
+
+		initStringInfo(&lower);
+		se_utf8_lower(*s, *len, &lower);
+		*s = lower.data;
+		*len = lower.len;
+	}
+}
+
 static SeWeight *
 build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
 	const SeMappedField *f = term_walk_field(c, q, "prefix");
 	SeWeight   *w;
 
+	const char *s;
+	int			len;
+
 	if (f == NULL)
 		return se_error_is_set(c->err) ? NULL : none_weight();
+	walk_value(q, f, &s, &len);
 	if (q->case_insensitive)
 	{
 		StringInfoData lower;
 
 		w = docset_weight(c, SE_DS_PREFIX_CI, f->path, boost, scoring);
 		initStringInfo(&lower);
-		se_utf8_lower(q->value->u.s.str, q->value->u.s.len, &lower);
+		se_utf8_lower(s, len, &lower);
 		w->lower = lower.data;
 		w->lower_len = lower.len;
 	}
 	else
 	{
 		w = docset_weight(c, SE_DS_PREFIX, f->path, boost, scoring);
-		w->lower = pnstrdup(q->value->u.s.str, q->value->u.s.len);
-		w->lower_len = q->value->u.s.len;
+		w->lower = pnstrdup(s, len);
+		w->lower_len = len;
 	}
 	return w;
 }
@@ -1418,23 +1439,6 @@ fuzzy_weight(BuildCtx *c, const char *field, const char *text, int len,
 	w->nshould = n;
 	w->max_score = scoring ? widen_bound(bound) : 0.0f;
 	return w;
-}
-
-/* The value of a term-level query, lowercased when q asks it of text fields. */
-static void
-walk_value(const SeQuery *q, const SeMappedField *f, const char **s, int *len)
-{
-	*s = q->value->u.s.str;
-	*len = q->value->u.s.len;
-	if (q->normalize && f->type == SE_FT_TEXT)
-	{
-		StringInfoData lower;
-
-		initStringInfo(&lower);
-		se_utf8_lower(*s, *len, &lower);
-		*s = lower.data;
-		*len = lower.len;
-	}
 }
 
 static SeWeight *

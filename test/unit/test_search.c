@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/fuzzy.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/fuzzy.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2358,6 +2358,94 @@ test_fuzzy_wildcard(void)
 				"parsing_exception", "[fuzzy] query does not support [case_insensitive]");
 }
 
+static bool
+p_not_rho(const MDoc *d)
+{
+	return !has_body(d, "rho");
+}
+
+static double
+s_most_fields(const MDoc *d)
+{
+	return model_term_score(d, false, "theta", 1.0) + model_term_score(d, true, "theta", 2.0);
+}
+
+static bool
+p_gamma_not_rho(const MDoc *d)
+{
+	return has_body(d, "gamma") && !has_body(d, "rho");
+}
+
+static bool
+p_gamma_or_not_rho(const MDoc *d)
+{
+	return has_body(d, "gamma") || !has_body(d, "rho");
+}
+
+static bool
+p_qs_group(const MDoc *d)
+{
+	return (has_body(d, "gamma") || has_body(d, "rho")) && !p_tag_red(d);
+}
+
+/* query_string and simple_query_string: Lucene's syntaxes, against the model */
+static void
+test_query_string(void)
+{
+	check_set("qs AND", "{\"query_string\":{\"query\":\"gamma AND rho\",\"default_field\":\"body\"}}", p_gamma_and_rho);
+	check_set("qs OR", "{\"query_string\":{\"query\":\"gamma OR rho\",\"default_field\":\"body\"}}", p_gamma_or_rho);
+	check_set("qs default OR", "{\"query_string\":{\"query\":\"gamma rho\",\"default_field\":\"body\"}}", p_gamma_or_rho);
+	check_set("qs default AND", "{\"query_string\":{\"query\":\"gamma rho\",\"default_field\":\"body\",\"default_operator\":\"AND\"}}", p_gamma_and_rho);
+	check_set("qs AND OR under AND", "{\"query_string\":{\"query\":\"gamma OR rho\",\"default_field\":\"body\",\"default_operator\":\"and\"}}", p_gamma_or_rho);
+	check_set("qs +", "{\"query_string\":{\"query\":\"+gamma +rho\",\"default_field\":\"body\"}}", p_gamma_and_rho);
+	check_set("qs -", "{\"query_string\":{\"query\":\"body:gamma -body:rho\"}}", p_gamma_not_rho);
+	check_set("qs NOT", "{\"query_string\":{\"query\":\"gamma AND NOT rho\",\"default_field\":\"body\"}}", p_gamma_not_rho);
+	check_set("qs !", "{\"query_string\":{\"query\":\"gamma && !rho\",\"default_field\":\"body\"}}", p_gamma_not_rho);
+	check_set("qs only NOT", "{\"query_string\":{\"query\":\"NOT rho\",\"default_field\":\"body\"}}", p_not_rho);
+	check_set("qs group", "{\"query_string\":{\"query\":\"(gamma OR rho) AND NOT tag:red\",\"default_field\":\"body\"}}", p_qs_group);
+	check_set("qs field group", "{\"query_string\":{\"query\":\"body:(gamma rho) -tag:red\"}}", p_qs_group);
+	check_set("qs prefix", "{\"query_string\":{\"query\":\"body:gam*\"}}", p_gamma);
+	check_set("qs prefix lowercased", "{\"query_string\":{\"query\":\"body:GAM*\"}}", p_gamma);
+	check_set("qs wildcard", "{\"query_string\":{\"query\":\"body:g?mma\"}}", p_gamma);
+	check_set("qs fuzzy", "{\"query_string\":{\"query\":\"body:gamna~1\"}}", p_gamma);
+	check_set("qs fuzzy AUTO", "{\"query_string\":{\"query\":\"zeta~\",\"default_field\":\"body\"}}", p_body_zeta_beta_eta);
+	check_set("qs phrase", "{\"query_string\":{\"query\":\"\\\"beta gamma\\\"\",\"default_field\":\"body\"}}", p_phrase);
+	check_set("qs exists", "{\"query_string\":{\"query\":\"_exists_:meta\"}}", p_has_meta);
+	check_set("qs field:*", "{\"query_string\":{\"query\":\"meta:*\"}}", p_has_meta);
+	check_set("qs *:*", "{\"query_string\":{\"query\":\"*:*\"}}", p_all);
+	check_set("qs range", "{\"query_string\":{\"query\":\"price:[10 TO 50}\"}}", p_price_10_50);
+	check_set("qs range >=", "{\"query_string\":{\"query\":\"price:>=10 AND price:<50\"}}", p_price_10_50);
+	check_set("qs keyword", "{\"query_string\":{\"query\":\"tag:red OR tag:blue\"}}", p_tag_red_or_blue);
+	check_set("qs regexp", "{\"query_string\":{\"query\":\"tag:/r.d|bl[aeiou]e/\"}}", p_tag_red_or_blue);
+	check_set("qs all fields", "{\"query_string\":{\"query\":\"gamma\"}}", p_gamma_any);
+	check_set("qs fields", "{\"query_string\":{\"query\":\"gamma\",\"fields\":[\"body\",\"title^2\"]}}", p_gamma_any);
+	check_set("qs empty", "{\"query_string\":{\"query\":\"\"}}", p_none);
+	check_scores("qs boosts", "{\"query\":{\"query_string\":{\"query\":\"body:gamma^2.5 body:rho^2.5\"}},\"size\":100}", s_gamma_rho_boost);
+	check_scores("qs fields tie_breaker", "{\"query\":{\"query_string\":{\"query\":\"theta\",\"fields\":[\"body\",\"title^2\"],\"tie_breaker\":0.3}},\"size\":100}", s_best_fields);
+	check_error("{\"query\":{\"query_string\":{\"query\":\"body:(gamma\"}}}", 400, "query_shard_exception",
+				"Failed to parse query [body:(gamma]: Cannot parse 'body:(gamma': Encountered \"<EOF>\", expected \")\" at position 11");
+	check_error("{\"query\":{\"query_string\":{\"query\":\"*ma\",\"allow_leading_wildcard\":false}}}", 400, "query_shard_exception",
+				"Failed to parse query [*ma]: Cannot parse '*ma': '*' or '?' not allowed as first character in WildcardQuery");
+	check_error("{\"query\":{\"query_string\":{\"default_field\":\"body\"}}}", 400, "parsing_exception",
+				"[query_string] must be provided with a [query]");
+
+	check_set("sqs +", "{\"simple_query_string\":{\"query\":\"gamma +rho\",\"fields\":[\"body\"]}}", p_gamma_and_rho);
+	check_set("sqs |", "{\"simple_query_string\":{\"query\":\"gamma | rho\",\"fields\":[\"body\"],\"default_operator\":\"and\"}}", p_gamma_or_rho);
+	check_set("sqs whitespace AND", "{\"simple_query_string\":{\"query\":\"gamma rho\",\"fields\":[\"body\"],\"default_operator\":\"AND\"}}", p_gamma_and_rho);
+	check_set("sqs - under OR", "{\"simple_query_string\":{\"query\":\"gamma -rho\",\"fields\":[\"body\"]}}", p_gamma_or_not_rho);
+	check_set("sqs - under AND", "{\"simple_query_string\":{\"query\":\"gamma -rho\",\"fields\":[\"body\"],\"default_operator\":\"and\"}}", p_gamma_not_rho);
+	check_set("sqs prefix", "{\"simple_query_string\":{\"query\":\"gam*\",\"fields\":[\"body\"]}}", p_gamma);
+	check_set("sqs fuzzy", "{\"simple_query_string\":{\"query\":\"gamna~1\",\"fields\":[\"body\"]}}", p_gamma);
+	check_set("sqs phrase", "{\"simple_query_string\":{\"query\":\"\\\"beta gamma\\\"\",\"fields\":[\"body\"]}}", p_phrase);
+	check_set("sqs precedence", "{\"simple_query_string\":{\"query\":\"(gamma | rho) +(-tag:red)\",\"fields\":[\"body\"],\"default_operator\":\"and\"}}", p_gamma_or_rho);
+	check_set("sqs flags NONE", "{\"simple_query_string\":{\"query\":\"gam*\",\"fields\":[\"body\"],\"flags\":\"NONE\"}}", p_none);
+	check_set("sqs all fields", "{\"simple_query_string\":{\"query\":\"gamma\"}}", p_gamma_any);
+	check_set("sqs unbalanced", "{\"simple_query_string\":{\"query\":\"((gamma\",\"fields\":[\"body\"]}}", p_gamma);
+	check_scores("sqs fields sum", "{\"query\":{\"simple_query_string\":{\"query\":\"theta\",\"fields\":[\"body\",\"title^2\"]}},\"size\":100}", s_most_fields);
+	check_error("{\"query\":{\"simple_query_string\":{\"query\":\"a\",\"flags\":\"BOGUS\"}}}", 400, "illegal_argument_exception",
+				"Unknown simple_query_string flag [BOGUS]");
+}
+
 static void
 test_regexp(void)
 {
@@ -2590,6 +2678,7 @@ main(void)
 	test_limits();
 	test_regexp();
 	test_fuzzy_wildcard();
+	test_query_string();
 	test_fuzz();
 	return ut_finish("test_search");
 }
