@@ -410,12 +410,14 @@ parse_match(const char *qname, SeQueryKind kind, const SeJson *body,
 			}
 			else if (strcmp(k, "_name") == 0)
 				 /* named queries are accepted; matched_queries is not reported */ ;
-			else if (kind == SE_Q_MATCH && strcmp(k, "operator") == 0)
+			else if ((kind == SE_Q_MATCH || kind == SE_Q_MATCH_BOOL_PREFIX) &&
+					 strcmp(k, "operator") == 0)
 			{
 				if (!parse_operator(qname, v, &q->op_and, err))
 					return NULL;
 			}
-			else if (kind == SE_Q_MATCH && strcmp(k, "minimum_should_match") == 0)
+			else if ((kind == SE_Q_MATCH || kind == SE_Q_MATCH_BOOL_PREFIX) &&
+					 strcmp(k, "minimum_should_match") == 0)
 			{
 				if (!parse_msm_param(qname, v, &q->msm, err))
 					return NULL;
@@ -424,14 +426,22 @@ parse_match(const char *qname, SeQueryKind kind, const SeJson *body,
 					 (strcmp(k, "lenient") == 0 ||
 					  strcmp(k, "auto_generate_synonyms_phrase_query") == 0))
 				 /* no effect without synonyms */ ;
-			else if (kind == SE_Q_MATCH && strcmp(k, "transpositions") != 0 &&
+			else if ((kind == SE_Q_MATCH || kind == SE_Q_MATCH_BOOL_PREFIX) &&
+					 strcmp(k, "transpositions") != 0 &&
 					 strcmp(k, "rewrite") != 0 &&
 					 parse_fuzzy_option(qname, k, v, q, &ok, err))
 			{
 				if (!ok)
 					return NULL;
 			}
-			else if (kind == SE_Q_MATCH_PHRASE && strcmp(k, "slop") == 0)
+			else if (kind == SE_Q_MATCH_PHRASE_PREFIX &&
+					 strcmp(k, "max_expansions") == 0)
+			{
+				if (!parse_fuzzy_option(qname, k, v, q, &ok, err) || !ok)
+					return NULL;
+			}
+			else if ((kind == SE_Q_MATCH_PHRASE || kind == SE_Q_MATCH_PHRASE_PREFIX) &&
+					 strcmp(k, "slop") == 0)
 			{
 				if (!parse_int_param(qname, k, v, &q->slop, err))
 					return NULL;
@@ -587,6 +597,12 @@ parse_multi_match(const SeJson *body, SeError *err)
 				q->mm_type = SE_MM_MOST_FIELDS;
 			else if (strcmp(v->u.s.str, "phrase") == 0)
 				q->mm_type = SE_MM_PHRASE;
+			else if (strcmp(v->u.s.str, "phrase_prefix") == 0)
+				q->mm_type = SE_MM_PHRASE_PREFIX;
+			else if (strcmp(v->u.s.str, "bool_prefix") == 0)
+				q->mm_type = SE_MM_BOOL_PREFIX;
+			else if (strcmp(v->u.s.str, "cross_fields") == 0)
+				q->mm_type = SE_MM_CROSS_FIELDS;
 			else
 			{
 				se_error_set(err, 400, "parsing_exception",
@@ -658,8 +674,24 @@ parse_multi_match(const SeJson *body, SeError *err)
 					 "No text specified for multi_match query");
 		return NULL;
 	}
-	if (!has_tie && q->mm_type == SE_MM_MOST_FIELDS)
+	if (!has_tie && (q->mm_type == SE_MM_MOST_FIELDS || q->mm_type == SE_MM_BOOL_PREFIX))
 		q->tie_breaker = 1.0f;
+	/* ES MultiMatchQueryBuilder's checks */
+	if (q->fuzziness.set && (q->mm_type == SE_MM_CROSS_FIELDS || q->mm_type == SE_MM_PHRASE ||
+							 q->mm_type == SE_MM_PHRASE_PREFIX))
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Fuzziness not allowed for type [%s]",
+					 q->mm_type == SE_MM_CROSS_FIELDS ? "cross_fields" :
+					 q->mm_type == SE_MM_PHRASE ? "phrase" : "phrase_prefix");
+		return NULL;
+	}
+	if (q->slop != 0 && q->mm_type == SE_MM_BOOL_PREFIX)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[%s] type [bool_prefix] does not support [slop]", qname);
+		return NULL;
+	}
 	if (q->nfields == 0)
 	{
 		/* index.query.default_field is "*" */
@@ -1318,6 +1350,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_match(name, SE_Q_MATCH, body, err);
 	if (strcmp(name, "match_phrase") == 0)
 		return parse_match(name, SE_Q_MATCH_PHRASE, body, err);
+	if (strcmp(name, "match_bool_prefix") == 0)
+		return parse_match(name, SE_Q_MATCH_BOOL_PREFIX, body, err);
+	if (strcmp(name, "match_phrase_prefix") == 0)
+		return parse_match(name, SE_Q_MATCH_PHRASE_PREFIX, body, err);
 	if (strcmp(name, "multi_match") == 0)
 		return parse_multi_match(body, err);
 	if (strcmp(name, "term") == 0)

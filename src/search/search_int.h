@@ -60,7 +60,9 @@ typedef enum SeQueryKind
 	SE_Q_DIS_MAX,
 	SE_Q_FUZZY,
 	SE_Q_WILDCARD,
-	SE_Q_PER_FIELD				/* inner once per field of fields (query_string) */
+	SE_Q_PER_FIELD,				/* inner once per field of fields (query_string) */
+	SE_Q_MATCH_BOOL_PREFIX,
+	SE_Q_MATCH_PHRASE_PREFIX
 } SeQueryKind;
 
 /* ES "fuzziness": AUTO[:low,high] or a fixed edit distance (fuzzy.c). */
@@ -77,7 +79,10 @@ typedef enum SeMultiMatchType
 {
 	SE_MM_BEST_FIELDS,
 	SE_MM_MOST_FIELDS,
-	SE_MM_PHRASE
+	SE_MM_PHRASE,
+	SE_MM_PHRASE_PREFIX,
+	SE_MM_BOOL_PREFIX,
+	SE_MM_CROSS_FIELDS
 } SeMultiMatchType;
 
 typedef struct SeQuery SeQuery;

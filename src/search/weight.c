@@ -282,6 +282,48 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 	return w;
 }
 
+/*
+ * A TERM weight of term on field with its segments located; *df gets the
+ * doc_freq to score with (global under DFS).  term_weight_bm25 then scores
+ * it with df (a blended one when several terms share it).
+ */
+static SeWeight *
+term_weight_lookup(BuildCtx *c, const char *field, const char *term, int len,
+				   bool scoring, int64 *df)
+{
+	SeWeight   *t = new_weight(SE_W_TERM, scoring);
+
+	t->field = pstrdup(field);
+	t->nterms = 1;
+	t->terms = palloc(sizeof(char *));
+	t->term_lens = palloc(sizeof(int));
+	t->seg_terms = palloc(sizeof(SeSegTerm *));
+	t->terms[0] = term_dup(term, len);
+	t->term_lens[0] = len;
+	t->seg_terms[0] = palloc0(sizeof(SeSegTerm) * Max(1, c->shard->nsegments));
+	*df = lookup_term(c, field, term, len, t->seg_terms[0]);
+	*df = scoring_doc_freq(c, field, term, len, *df, t->seg_terms[0]);
+	return t;
+}
+
+static void
+term_weight_bm25(BuildCtx *c, SeWeight *t, int64 df, float boost)
+{
+	int64		doc_count,
+				sum_ttf;
+
+	t->bm25 = t->scoring;
+	t->max_score = 0.0f;
+	if (!t->scoring)
+		return;
+	shard_field_stats(c, t->field, &doc_count, &sum_ttf);
+	doc_count = Max(doc_count, df);
+	t->sim = palloc(sizeof(SeBM25));
+	se_bm25_init(t->sim, boost, se_bm25_idf(df, doc_count),
+				 se_bm25_avgdl(sum_ttf, doc_count));
+	t->max_score = t->sim->weight;
+}
+
 static SeWeight *
 docset_weight(BuildCtx *c, SeDocSetKind kind, const char *field, float boost,
 			  bool scoring)
@@ -578,6 +620,10 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 							 q->fuzziness.set ? q : NULL);
 }
 
+static SeWeight *phrase_tokens_weight(BuildCtx *c, const char *path,
+									  const SeTokenList *tl, int slop,
+									  float boost, bool scoring);
+
 /* match_phrase on one field: PhraseQuery with the analyzer's positions. */
 static SeWeight *
 phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
@@ -588,13 +634,6 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	SeTokenList tl;
 	const char *text;
 	int			len;
-	SeWeight   *w;
-	int			i;
-	int			nseg = Max(1, c->shard->nsegments);
-	double		idf_sum = 0;
-	bool		absent = false;
-	int64		doc_count,
-				sum_ttf;
 
 	if (strcmp(field, SE_ID_FIELD) == 0)
 		return ids_weight(c, &q->value, 1, boost, scoring);
@@ -615,38 +654,53 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	if (tl.ntokens == 1)
 		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
 						   boost, scoring, true);
+	return phrase_tokens_weight(c, f->path, &tl, q->slop, boost, scoring);
+}
 
-	if (!add_clauses(c, tl.ntokens))
+/* PhraseQuery of the tokens (two or more) of tl on field path */
+static SeWeight *
+phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
+					 int slop, float boost, bool scoring)
+{
+	SeWeight   *w;
+	int			i;
+	int			nseg = Max(1, c->shard->nsegments);
+	double		idf_sum = 0;
+	bool		absent = false;
+	int64		doc_count,
+				sum_ttf;
+
+	if (!add_clauses(c, tl->ntokens))
 		return NULL;
 	w = new_weight(SE_W_PHRASE, scoring);
-	w->field = pstrdup(f->path);
-	w->nterms = tl.ntokens;
-	w->slop = q->slop;
-	w->terms = palloc(sizeof(char *) * tl.ntokens);
-	w->term_lens = palloc(sizeof(int) * tl.ntokens);
-	w->positions = palloc(sizeof(int) * tl.ntokens);
-	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl.ntokens);
-	shard_field_stats(c, f->path, &doc_count, &sum_ttf);
-	for (i = 0; i < tl.ntokens; i++)
+	w->field = pstrdup(path);
+	w->nterms = tl->ntokens;
+	w->slop = slop;
+	w->terms = palloc(sizeof(char *) * tl->ntokens);
+	w->term_lens = palloc(sizeof(int) * tl->ntokens);
+	w->positions = palloc(sizeof(int) * tl->ntokens);
+	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl->ntokens);
+	shard_field_stats(c, path, &doc_count, &sum_ttf);
+	for (i = 0; i < tl->ntokens; i++)
 	{
 		int64		df;
 
-		w->terms[i] = pnstrdup(tl.tokens[i].term, tl.tokens[i].len);
-		w->term_lens[i] = tl.tokens[i].len;
-		w->positions[i] = tl.tokens[i].position - tl.tokens[0].position;
+		w->terms[i] = pnstrdup(tl->tokens[i].term, tl->tokens[i].len);
+		w->term_lens[i] = tl->tokens[i].len;
+		w->positions[i] = tl->tokens[i].position - tl->tokens[0].position;
 		w->seg_terms[i] = palloc0(sizeof(SeSegTerm) * nseg);
-		df = lookup_term(c, f->path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
+		df = lookup_term(c, path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
 		/* a DFS phase records every term, those after one this shard lacks */
 		if (df == 0 && c->collect == NULL)
 			return none_weight();
 		if (df == 0)
 		{
-			(void) scoring_doc_freq(c, f->path, w->terms[i], w->term_lens[i], 0,
+			(void) scoring_doc_freq(c, path, w->terms[i], w->term_lens[i], 0,
 									w->seg_terms[i]);
 			absent = true;
 			continue;
 		}
-		df = scoring_doc_freq(c, f->path, w->terms[i], w->term_lens[i], df,
+		df = scoring_doc_freq(c, path, w->terms[i], w->term_lens[i], df,
 							  w->seg_terms[i]);
 		/* the phrase's idf is the sum of its terms' float idfs */
 		idf_sum += se_bm25_idf(df, Max(doc_count, df));
@@ -657,6 +711,244 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	se_bm25_init(w->sim, boost, (float) idf_sum, se_bm25_avgdl(sum_ttf, doc_count));
 	w->bm25 = scoring;
 	w->max_score = scoring ? w->sim->weight : 0.0f;
+	return w;
+}
+
+/* ---------------------------------------------------------------------
+ * match_bool_prefix, match_phrase_prefix
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * q's text analyzed for field f (a keyword field's value is one token);
+ * false with err set.
+ */
+static bool
+analyze_for(BuildCtx *c, const SeQuery *q, const SeMappedField *f,
+			SeTokenList *tl)
+{
+	const SeAnalyzer *a;
+	const char *text;
+	int			len;
+
+	if (!json_text(c, q->value, &text, &len))
+		return false;
+	if (f->type == SE_FT_KEYWORD && q->analyzer == NULL)
+		a = se_analyzer_lookup("keyword");
+	else
+		a = query_analyzer(c, f, q->analyzer);
+	if (a == NULL)
+		return false;
+	se_token_list_init(tl);
+	se_analyze(a, text, len, tl);
+	return true;
+}
+
+/* The field a prefix variant of match runs on, or NULL: matches nothing */
+static const SeMappedField *
+prefix_match_field(BuildCtx *c, const char *field)
+{
+	const SeMappedField *f = find_field(c, field);
+
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return NULL;
+	return f;
+}
+
+static SeWeight *
+prefix_docset(BuildCtx *c, const char *path, const SeToken *t, float boost,
+			  bool scoring)
+{
+	SeWeight   *w = docset_weight(c, SE_DS_PREFIX, path, boost, scoring);
+
+	w->lower = pnstrdup(t->term, t->len);
+	w->lower_len = t->len;
+	return w;
+}
+
+/*
+ * match_bool_prefix on one field: a bool of the analyzed terms (fuzzy ones
+ * with fuzziness) whose last term is a prefix query (constant score, as
+ * ES's default rewrite).
+ */
+static SeWeight *
+bool_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
+						 float boost, bool scoring)
+{
+	const SeMappedField *f = prefix_match_field(c, field);
+	SeTokenList tl;
+	SeWeight   *w;
+	SeWeight  **clauses;
+	double		bound = 0;
+	int			n,
+				i;
+
+	if (f == NULL)
+		return none_weight();
+	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
+		return exact_value_weight(c, f, q->value, boost, scoring);
+	if (!analyze_for(c, q, f, &tl))
+		return NULL;
+	n = tl.ntokens;
+	if (n == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (n == 1)
+		return prefix_docset(c, f->path, &tl.tokens[0], boost, scoring);
+	if (!check_bool_clauses(c, n))
+		return NULL;
+	clauses = palloc(sizeof(SeWeight *) * n);
+	for (i = 0; i < n - 1; i++)
+	{
+		SeToken    *t = &tl.tokens[i];
+
+		clauses[i] = q->fuzziness.set ?
+			fuzzy_weight(c, f->path, t->term, t->len, q, boost, scoring) :
+			term_weight(c, f->path, t->term, t->len, boost, scoring, true);
+		if (clauses[i] == NULL)
+			return NULL;
+	}
+	clauses[n - 1] = prefix_docset(c, f->path, &tl.tokens[n - 1], boost, scoring);
+	w = new_weight(SE_W_BOOL, scoring);
+	if (q->op_and)
+	{
+		w->must = clauses;
+		w->nmust = n;
+	}
+	else
+	{
+		w->should = clauses;
+		w->nshould = n;
+		if (q->msm != NULL &&
+			(w->msm = se_query_min_should_match(n, q->msm, c->err)) < 0)
+			return NULL;
+	}
+	for (i = 0; i < n; i++)
+		bound += clauses[i]->max_score;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	return w;
+}
+
+static int
+term_bytes_cmp(const void *x, const void *y)
+{
+	const char *a = *(const char *const *) x;
+	const char *b = *(const char *const *) y;
+
+	return strcmp(a, b);
+}
+
+/*
+ * The first max terms of field (in byte order, over every segment) that
+ * start with prefix; returns their count.  Terms with NUL bytes (numeric
+ * encodings) do not occur in the text and keyword fields walked here.
+ */
+static int
+expand_prefix(BuildCtx *c, const char *field, const char *prefix, int plen,
+			  int max, char ***out)
+{
+	SeSearchShard *sh = c->shard;
+	char	  **terms = NULL;
+	int			n = 0,
+				cap = 0,
+				i,
+				s;
+
+	for (s = 0; s < sh->nsegments; s++)
+	{
+		int			f = se_segment_field(sh->segments[s], field);
+		SeTermsEnum *e;
+		const char *t;
+		int			len;
+		int			got = 0;
+
+		if (f < 0)
+			continue;
+		e = se_segment_terms(sh->segments[s], f, prefix, plen);
+		while (got < max && se_terms_next(e, &t, &len, NULL))
+		{
+			SE_SEARCH_TICK(1);
+			if (len < plen || memcmp(t, prefix, plen) != 0)
+				break;
+			if (n == cap)
+			{
+				cap = cap ? cap * 2 : 16;
+				terms = terms ? repalloc(terms, sizeof(char *) * cap)
+					: palloc(sizeof(char *) * cap);
+			}
+			terms[n++] = pnstrdup(t, len);
+			got++;
+		}
+		se_terms_close(e);
+	}
+	if (n == 0)
+		return 0;
+	qsort(terms, n, sizeof(char *), term_bytes_cmp);
+	for (s = 0, i = 0; i < n; i++)
+		if (s == 0 || strcmp(terms[s - 1], terms[i]) != 0)
+			terms[s++] = terms[i];
+	*out = terms;
+	return Min(s, max);
+}
+
+/*
+ * match_phrase_prefix on one field: the phrase with its last term
+ * expanded to the first max_expansions terms it prefixes (ES's
+ * MultiPhrasePrefixQuery), run as a disjunction of one phrase per
+ * expansion: the same matches, each scored as its own phrase.
+ */
+static SeWeight *
+phrase_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
+						   float boost, bool scoring)
+{
+	const SeMappedField *f = prefix_match_field(c, field);
+	SeTokenList tl;
+	SeToken    *last;
+	char	  **exp;
+	int			nexp;
+	SeWeight   *w;
+	SeWeight  **clauses;
+	double		bound = 0;
+	int			i;
+
+	if (f == NULL)
+		return none_weight();
+	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
+		return exact_value_weight(c, f, q->value, boost, scoring);
+	if (!analyze_for(c, q, f, &tl))
+		return NULL;
+	if (tl.ntokens == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	last = &tl.tokens[tl.ntokens - 1];
+	nexp = expand_prefix(c, f->path, last->term, last->len, q->max_expansions, &exp);
+	if (nexp == 0)
+	{
+		(void) add_clauses(c, 1);
+		return none_weight();
+	}
+	if (!check_bool_clauses(c, nexp))
+		return NULL;
+	clauses = palloc(sizeof(SeWeight *) * nexp);
+	for (i = 0; i < nexp; i++)
+	{
+		if (tl.ntokens == 1)
+			clauses[i] = term_weight(c, f->path, exp[i], strlen(exp[i]), boost,
+									 scoring, true);
+		else
+		{
+			last->term = exp[i];
+			last->len = strlen(exp[i]);
+			clauses[i] = phrase_tokens_weight(c, f->path, &tl, q->slop, boost, scoring);
+		}
+		if (clauses[i] == NULL)
+			return NULL;
+		bound += clauses[i]->max_score;
+	}
+	if (nexp == 1)
+		return clauses[0];
+	w = new_weight(SE_W_BOOL, scoring);
+	w->should = clauses;
+	w->nshould = nexp;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
 	return w;
 }
 
@@ -774,6 +1066,10 @@ multi_match_field(BuildCtx *c, const SeQuery *q, const char *field, float boost,
 {
 	if (q->mm_type == SE_MM_PHRASE)
 		return phrase_field_weight(c, q, field, boost, scoring);
+	if (q->mm_type == SE_MM_PHRASE_PREFIX)
+		return phrase_prefix_field_weight(c, q, field, boost, scoring);
+	if (q->mm_type == SE_MM_BOOL_PREFIX)
+		return bool_prefix_field_weight(c, q, field, boost, scoring);
 	return match_field_weight(c, q, field, boost, scoring);
 }
 
@@ -788,6 +1084,135 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	if (nsubs == 0)
 		return none_weight();
 	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
+/*
+ * multi_match cross_fields: term-centric, as if the text fields were one
+ * (ES's cross_fields with Lucene's BlendedTermQuery): each analyzed term
+ * is a dis_max over the fields' term queries, all scored with the largest
+ * doc_freq the term has in any of them; the terms combine by operator and
+ * minimum_should_match.  Fields that are not text match field by field
+ * beside them, under one dis_max.
+ */
+static SeWeight *
+build_cross_fields(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField **tf = NULL;
+	float	   *tb = NULL;
+	int			ntf = 0;
+	SeWeight  **outer = palloc(sizeof(SeWeight *));
+	int			nouter = 1;
+	SeTokenList tl;
+	SeWeight   *w;
+	SeWeight  **terms;
+	int			nterms = 0;
+	double		bound = 0;
+	int			i,
+				j,
+				k;
+
+	for (i = 0; i < q->nfields; i++)
+	{
+		char	  **names;
+		int			n = expand_fields(c, q->fields[i], &names);
+
+		for (j = 0; j < n; j++)
+		{
+			const SeMappedField *f = find_field(c, names[j]);
+
+			if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+				continue;
+			if (f->type == SE_FT_TEXT)
+			{
+				tf = tf ? repalloc(tf, sizeof(*tf) * (ntf + 1)) : palloc(sizeof(*tf));
+				tb = tb ? repalloc(tb, sizeof(float) * (ntf + 1)) : palloc(sizeof(float));
+				tf[ntf] = f;
+				tb[ntf++] = q->field_boosts[i];
+			}
+			else
+			{
+				SeWeight   *o = match_field_weight(c, q, f->path,
+												   boost * q->field_boosts[i], scoring);
+
+				if (o == NULL)
+				{
+					if (strchr(q->fields[i], '*') == NULL)
+						return NULL;
+					/* a pattern's fields are lenient */
+					se_error_init(c->err);
+					continue;
+				}
+				outer = repalloc(outer, sizeof(SeWeight *) * (nouter + 1));
+				outer[nouter++] = o;
+			}
+		}
+	}
+	if (ntf == 0)
+		return nouter > 1 ? dismax_weight(outer + 1, nouter - 1, q->tie_breaker, scoring)
+			: none_weight();
+	if (!analyze_for(c, q, tf[0], &tl))
+		return NULL;
+	if (tl.ntokens == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (!check_bool_clauses(c, tl.ntokens))
+		return NULL;
+	terms = palloc(sizeof(SeWeight *) * tl.ntokens);
+	for (k = 0; k < tl.ntokens; k++)
+	{
+		SeToken    *t = &tl.tokens[k];
+		SeWeight  **per = palloc(sizeof(SeWeight *) * ntf);
+		int64	   *dfs = palloc(sizeof(int64) * ntf);
+		int64		max_df = 0;
+		int			nper = 0;
+		bool		dup = false;
+
+		for (j = 0; j < k && !dup; j++)
+			dup = tl.tokens[j].len == t->len && memcmp(tl.tokens[j].term, t->term, t->len) == 0;
+		if (dup)
+			continue;
+		if (!add_clauses(c, ntf))
+			return NULL;
+		for (i = 0; i < ntf; i++)
+		{
+			per[i] = term_weight_lookup(c, tf[i]->path, t->term, t->len, scoring, &dfs[i]);
+			max_df = Max(max_df, dfs[i]);
+		}
+		for (i = 0; i < ntf; i++)
+		{
+			SeSegTerm  *st = per[i]->seg_terms[0];
+			bool		any = false;
+
+			for (j = 0; j < Max(1, c->shard->nsegments) && !any; j++)
+				any = st[j].found;
+			if (!any)
+				continue;
+			term_weight_bm25(c, per[i], max_df, boost * tb[i]);
+			per[nper++] = per[i];
+		}
+		terms[nterms++] = nper == 0 ? none_weight() :
+			dismax_weight(per, nper, q->tie_breaker, scoring);
+	}
+	w = new_weight(SE_W_BOOL, scoring);
+	if (q->op_and)
+	{
+		w->must = terms;
+		w->nmust = nterms;
+	}
+	else
+	{
+		w->should = terms;
+		w->nshould = nterms;
+		if (q->msm != NULL &&
+			(w->msm = se_query_min_should_match(nterms, q->msm, c->err)) < 0)
+			return NULL;
+	}
+	for (k = 0; k < nterms; k++)
+		bound += terms[k]->max_score;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	if (nouter == 1)
+		return w;
+	outer[0] = w;
+	return dismax_weight(outer, nouter, q->tie_breaker, scoring);
 }
 
 /* Sortable bound of an integer-typed field, rounding fractions as ES. */
@@ -1356,14 +1781,10 @@ fuzzy_weight(BuildCtx *c, const char *field, const char *text, int len,
 			 const SeQuery *q, float boost, bool scoring)
 {
 	SeSearchShard *sh = c->shard;
-	int			nseg = Max(1, sh->nsegments);
 	FuzzyCollect fc = {0};
 	SeWeight   *w;
 	SeWeight  **clauses;
-	int64	   *dfs;
 	int64		max_df = 0;
-	int64		doc_count,
-				sum_ttf;
 	double		bound = 0;
 	int			n,
 				i,
@@ -1395,43 +1816,18 @@ fuzzy_weight(BuildCtx *c, const char *field, const char *text, int len,
 
 	w = new_weight(SE_W_BOOL, scoring);
 	clauses = palloc(sizeof(SeWeight *) * n);
-	dfs = palloc(sizeof(int64) * n);
 	for (i = 0; i < n; i++)
 	{
-		SeWeight   *t = new_weight(SE_W_TERM, scoring);
+		int64		df;
 
-		t->field = pstrdup(field);
-		t->nterms = 1;
-		t->terms = palloc(sizeof(char *));
-		t->term_lens = palloc(sizeof(int));
-		t->seg_terms = palloc(sizeof(SeSegTerm *));
-		t->terms[0] = fc.terms[i].term;
-		t->term_lens[0] = fc.terms[i].len;
-		t->seg_terms[0] = palloc0(sizeof(SeSegTerm) * nseg);
-		dfs[i] = lookup_term(c, field, t->terms[0], t->term_lens[0], t->seg_terms[0]);
-		dfs[i] = scoring_doc_freq(c, field, t->terms[0], t->term_lens[0], dfs[i],
-								  t->seg_terms[0]);
-		max_df = Max(max_df, dfs[i]);
-		clauses[i] = t;
+		clauses[i] = term_weight_lookup(c, field, fc.terms[i].term, fc.terms[i].len,
+										scoring, &df);
+		max_df = Max(max_df, df);
 	}
-	shard_field_stats(c, field, &doc_count, &sum_ttf);
-	doc_count = Max(doc_count, max_df);
 	for (i = 0; i < n; i++)
 	{
-		SeWeight   *t = clauses[i];
-		float		b = boost * fc.terms[i].similarity;
-
-		t->bm25 = scoring;
-		if (scoring)
-		{
-			t->sim = palloc(sizeof(SeBM25));
-			se_bm25_init(t->sim, b, se_bm25_idf(max_df, doc_count),
-						 se_bm25_avgdl(sum_ttf, doc_count));
-			t->max_score = t->sim->weight;
-		}
-		else
-			t->max_score = 0.0f;
-		bound += t->max_score;
+		term_weight_bm25(c, clauses[i], max_df, boost * fc.terms[i].similarity);
+		bound += clauses[i]->max_score;
 	}
 	if (n == 1)
 		return clauses[0];
@@ -1605,7 +2001,13 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		case SE_Q_MATCH_PHRASE:
 			return phrase_field_weight(c, q, q->field, b, scoring);
 		case SE_Q_MULTI_MATCH:
+			if (q->mm_type == SE_MM_CROSS_FIELDS)
+				return build_cross_fields(c, q, b, scoring);
 			return build_multi_match(c, q, b, scoring);
+		case SE_Q_MATCH_BOOL_PREFIX:
+			return bool_prefix_field_weight(c, q, q->field, b, scoring);
+		case SE_Q_MATCH_PHRASE_PREFIX:
+			return phrase_prefix_field_weight(c, q, q->field, b, scoring);
 		case SE_Q_TERM:
 			return build_term(c, q, b, scoring);
 		case SE_Q_TERMS:

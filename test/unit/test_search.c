@@ -2446,6 +2446,46 @@ test_query_string(void)
 				"Unknown simple_query_string flag [BOGUS]");
 }
 
+static bool
+p_price_12(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->nprice; i++)
+		if (d->price[i] == 12)
+			return true;
+	return false;
+}
+
+static bool
+p_cross(const MDoc *d)
+{
+	return (has_body(d, "gamma") || count_word(d->title, d->ntitle, "gamma") > 0) &&
+		(has_body(d, "rho") || count_word(d->title, d->ntitle, "rho") > 0);
+}
+
+/* match_bool_prefix, match_phrase_prefix and the multi_match types */
+static void
+test_prefix_matches(void)
+{
+	check_set("match_bool_prefix", "{\"match_bool_prefix\":{\"body\":\"gamma rh\"}}", p_gamma_or_rho);
+	check_set("match_bool_prefix and", "{\"match_bool_prefix\":{\"body\":{\"query\":\"gamma rh\",\"operator\":\"and\"}}}", p_gamma_and_rho);
+	check_set("match_bool_prefix fuzzy", "{\"match_bool_prefix\":{\"body\":{\"query\":\"gamna rh\",\"operator\":\"and\",\"fuzziness\":1}}}", p_gamma_and_rho);
+	check_set("match_bool_prefix one", "{\"match_bool_prefix\":{\"body\":\"gam\"}}", p_gamma);
+	check_set("match_phrase_prefix", "{\"match_phrase_prefix\":{\"body\":\"beta gam\"}}", p_phrase);
+	check_set("match_phrase_prefix one", "{\"match_phrase_prefix\":{\"body\":{\"query\":\"gam\",\"max_expansions\":5}}}", p_gamma);
+	check_set("match_phrase_prefix none", "{\"match_phrase_prefix\":{\"body\":\"beta qqq\"}}", p_none);
+	check_set("multi_match phrase_prefix", "{\"multi_match\":{\"query\":\"beta gam\",\"type\":\"phrase_prefix\",\"fields\":[\"body\"]}}", p_phrase);
+	check_set("multi_match bool_prefix", "{\"multi_match\":{\"query\":\"gamma rh\",\"type\":\"bool_prefix\",\"fields\":[\"body\"],\"operator\":\"and\"}}", p_gamma_and_rho);
+	check_set("multi_match cross_fields", "{\"multi_match\":{\"query\":\"gamma rho\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"title^2\"],\"operator\":\"and\"}}", p_cross);
+	check_set("multi_match cross_fields or", "{\"multi_match\":{\"query\":\"gamma\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"title\"]}}", p_gamma_any);
+	check_set("multi_match cross_fields numeric", "{\"multi_match\":{\"query\":\"12\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"price\"]}}", p_price_12);
+	check_error("{\"query\":{\"multi_match\":{\"query\":\"gamma\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"price\"]}}}", 400,
+				"query_shard_exception", "failed to create query: For input string: \"gamma\"");
+	check_error("{\"query\":{\"multi_match\":{\"query\":\"a\",\"type\":\"cross_fields\",\"fuzziness\":1}}}", 400,
+				"parsing_exception", "Fuzziness not allowed for type [cross_fields]");
+}
+
 static void
 test_regexp(void)
 {
@@ -2679,6 +2719,7 @@ main(void)
 	test_regexp();
 	test_fuzzy_wildcard();
 	test_query_string();
+	test_prefix_matches();
 	test_fuzz();
 	return ut_finish("test_search");
 }
