@@ -1374,6 +1374,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_term_like(name, SE_Q_WILDCARD, body, err);
 	if (strcmp(name, "fuzzy") == 0)
 		return parse_term_like(name, SE_Q_FUZZY, body, err);
+	if (strcmp(name, "function_score") == 0)
+		return se_function_score_parse(body, depth, err);
+	if (strcmp(name, "terms_set") == 0)
+		return se_terms_set_parse(body, err);
 	if (strcmp(name, "query_string") == 0)
 		return se_query_string_parse(body, false, err);
 	if (strcmp(name, "simple_query_string") == 0)

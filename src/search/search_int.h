@@ -62,8 +62,55 @@ typedef enum SeQueryKind
 	SE_Q_WILDCARD,
 	SE_Q_PER_FIELD,				/* inner once per field of fields (query_string) */
 	SE_Q_MATCH_BOOL_PREFIX,
-	SE_Q_MATCH_PHRASE_PREFIX
+	SE_Q_MATCH_PHRASE_PREFIX,
+	SE_Q_FUNCTION_SCORE,
+	SE_Q_TERMS_SET
 } SeQueryKind;
+
+/* function_score (function_score.c) */
+typedef enum SeScoreFnKind
+{
+	SE_FN_WEIGHT,				/* the weight alone */
+	SE_FN_FIELD_VALUE_FACTOR,
+	SE_FN_GAUSS,
+	SE_FN_EXP,
+	SE_FN_LINEAR,
+	SE_FN_RANDOM
+} SeScoreFnKind;
+
+typedef enum SeFvfModifier
+{
+	SE_FVF_NONE, SE_FVF_LOG, SE_FVF_LOG1P, SE_FVF_LOG2P, SE_FVF_LN, SE_FVF_LN1P,
+	SE_FVF_LN2P, SE_FVF_SQUARE, SE_FVF_SQRT, SE_FVF_RECIPROCAL
+} SeFvfModifier;
+
+/* ES's score_mode and boost_mode, and multi_value_mode of decays */
+typedef enum SeCombine
+{
+	SE_COMB_MULTIPLY, SE_COMB_SUM, SE_COMB_AVG, SE_COMB_FIRST, SE_COMB_MAX,
+	SE_COMB_MIN, SE_COMB_REPLACE
+} SeCombine;
+
+typedef struct SeQuery SeQuery;
+
+typedef struct SeScoreFunction
+{
+	SeScoreFnKind kind;
+	SeQuery    *filter;			/* NULL: every doc */
+	float		weight;			/* 1 unless given */
+	char	   *field;			/* field_value_factor, decays, random_score */
+	double		factor;			/* field_value_factor */
+	SeFvfModifier modifier;
+	bool		has_missing;
+	double		missing;
+	const SeJson *origin;		/* decays (origin NULL: now, for dates) */
+	const SeJson *scale;
+	const SeJson *offset;
+	double		decay;
+	SeCombine	multi_value_mode;	/* MIN, MAX, AVG, SUM */
+	bool		has_seed;		/* random_score */
+	int64		seed;
+} SeScoreFunction;
 
 /* ES "fuzziness": AUTO[:low,high] or a fixed edit distance (fuzzy.c). */
 typedef struct SeFuzziness
@@ -84,8 +131,6 @@ typedef enum SeMultiMatchType
 	SE_MM_BOOL_PREFIX,
 	SE_MM_CROSS_FIELDS
 } SeMultiMatchType;
-
-typedef struct SeQuery SeQuery;
 
 struct SeQuery
 {
@@ -147,6 +192,19 @@ struct SeQuery
 	 */
 	bool		normalize;
 	bool		lenient;
+
+	/* function_score (query in inner) */
+	int			nfunctions;
+	SeScoreFunction *functions;
+	SeCombine	score_mode;
+	SeCombine	boost_mode;
+	float		max_boost;
+	bool		has_min_score;
+	float		min_score;
+
+	/* terms_set (terms in values) */
+	char	   *msm_field;
+	char	   *msm_script;
 };
 
 /* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
@@ -265,8 +323,30 @@ typedef enum SeWeightKind
 	SE_W_BOOL,
 	SE_W_DISMAX,
 	SE_W_CONST,					/* inner matches, constant score */
-	SE_W_DOCSET					/* set of terms / term range / exists */
+	SE_W_DOCSET,				/* set of terms / term range / exists */
+	SE_W_FUNCTION,				/* function_score */
+	SE_W_TERMS_SET				/* terms_set: at least a per-doc count of terms */
 } SeWeightKind;
+
+/* One function of a function_score bound to the shard (weight.c). */
+typedef struct SeFnWeight
+{
+	SeScoreFnKind kind;
+	struct SeWeight *filter;	/* NULL: every doc */
+	float		weight;
+	char	   *field;			/* NULL: none (random_score on doc ids) */
+	bool		is_double;		/* field's sortable int64s are doubles */
+	double		factor;
+	SeFvfModifier modifier;
+	bool		has_missing;
+	double		missing;
+	double		origin;			/* decays, in the field's units (dates: ms) */
+	double		scale;
+	double		offset;
+	double		decay;
+	SeCombine	multi_value_mode;
+	int64		seed;
+} SeFnWeight;
 
 typedef enum SeDocSetKind
 {
@@ -340,6 +420,20 @@ struct SeWeight
 	char	  **exist_fields;
 	/* REGEXP: the expression (lower = its literal prefix) */
 	struct SeRegex *regex;
+
+	/* FUNCTION: function_score over inner */
+	int			nfns;
+	struct SeFnWeight *fns;
+	SeCombine	score_mode;
+	SeCombine	boost_mode;
+	float		max_boost;
+	bool		has_min_score;
+	float		min_score;
+	float		fn_boost;
+
+	/* TERMS_SET: the term weights in should, the count per doc from msm_field */
+	char	   *msm_field;
+	int			msm_const;		/* when no field: from the script's params */
 };
 
 /*
@@ -436,6 +530,12 @@ typedef struct SeSegmentCtx
 	int			ord;			/* segment index within the shard */
 	int32		max_doc;
 } SeSegmentCtx;
+
+/* function_score and terms_set scorers (function_score.c) */
+extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
+extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
 
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);

@@ -27,6 +27,7 @@
 #include "util/se_common.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <sys/time.h>
 
@@ -1926,6 +1927,210 @@ build_per_field(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
 }
 
+/* ---------------------------------------------------------------------
+ * function_score, terms_set
+ * ---------------------------------------------------------------------
+ */
+
+/* A decay parameter in the field's units: dates take date math and times. */
+static bool
+decay_param(BuildCtx *c, const SeMappedField *f, const SeJson *v, bool is_origin,
+			double *out)
+{
+	if (f->type == SE_FT_DATE && v != NULL && v->type == SE_JSON_STRING)
+	{
+		if (is_origin)
+		{
+			SeQuery		dq = {0};
+			int64		ms;
+			bool		empty = false;
+
+			if (!date_bound(c, &dq, f, v, true, true, &ms, &empty))
+				return false;
+			*out = (double) ms;
+			return true;
+		}
+		else
+		{
+			/* a time value: 10d, 12h, 30m, 15s, 100ms */
+			char	   *end;
+			double		n = strtod(v->u.s.str, &end);
+			static const struct
+			{
+				const char *unit;
+				double		ms;
+			}			units[] = {
+				{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
+			};
+			int			i;
+
+			for (i = 0; i < lengthof(units); i++)
+				if (end != v->u.s.str && strcmp(end, units[i].unit) == 0)
+				{
+					*out = n * units[i].ms;
+					return true;
+				}
+			se_error_set(c->err, 400, "parse_exception",
+						 "failed to parse setting [scale] with value [%s] as a time value",
+						 v->u.s.str);
+			return false;
+		}
+	}
+	if (is_origin && v == NULL && f->type == SE_FT_DATE)
+	{
+		SeJson	   *now = se_json_make_string("now", 3);
+
+		return decay_param(c, f, now, true, out);
+	}
+	if (v == NULL)
+	{
+		se_error_set(c->err, 400, "parsing_exception",
+					 "[origin] must be set for numeric fields.");
+		return false;
+	}
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*out = v->u.n.is_int ? (double) v->u.n.i : v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING)
+	{
+		char	   *end;
+
+		*out = strtod(v->u.s.str, &end);
+		if (end != v->u.s.str && *end == '\0')
+			return true;
+	}
+	se_error_set(c->err, 400, "parsing_exception", "failed to parse a decay parameter of [%s]",
+				 f->path);
+	return false;
+}
+
+static bool
+fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
+{
+	const SeMappedField *f = find_field(c, q->field);
+
+	if (f == NULL)
+		return true;			/* unmapped: every doc lacks the value */
+	if (!se_field_is_numeric_like(f->type) || f->type == SE_FT_BOOLEAN)
+	{
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "field [%s] of type [%s] is not supported for function_score",
+					 f->path, se_field_type_name(f->type));
+		return false;
+	}
+	fw->field = pstrdup(f->path);
+	fw->is_double = f->type == SE_FT_DOUBLE || f->type == SE_FT_FLOAT;
+	if (q->kind >= SE_FN_GAUSS && q->kind <= SE_FN_LINEAR)
+	{
+		if (!decay_param(c, f, q->origin, true, &fw->origin) ||
+			!decay_param(c, f, q->scale, false, &fw->scale) ||
+			(q->offset != NULL && !decay_param(c, f, q->offset, false, &fw->offset)))
+			return false;
+		if (fw->scale <= 0)
+		{
+			se_error_set(c->err, 400, "illegal_argument_exception",
+						 "scale must be greater than 0");
+			return false;
+		}
+	}
+	return true;
+}
+
+static SeWeight *
+build_function_score(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	/* min_score filters by the score, so it needs one in any context */
+	bool		scored = scoring || q->has_min_score;
+	SeWeight   *inner = build(c, q->inner, 1.0f, scored);
+	SeWeight   *w;
+	int			i;
+
+	if (inner == NULL)
+		return NULL;
+	if (inner->kind == SE_W_NONE || !scored)
+		return inner;
+	w = new_weight(SE_W_FUNCTION, scoring);
+	w->inner = inner;
+	w->nfns = q->nfunctions;
+	w->fns = palloc0(sizeof(SeFnWeight) * Max(1, q->nfunctions));
+	w->score_mode = q->score_mode;
+	w->boost_mode = q->boost_mode;
+	w->max_boost = q->max_boost;
+	w->has_min_score = q->has_min_score;
+	w->min_score = q->min_score;
+	w->fn_boost = boost;
+	for (i = 0; i < q->nfunctions; i++)
+	{
+		const SeScoreFunction *fq = &q->functions[i];
+		SeFnWeight *fw = &w->fns[i];
+
+		fw->kind = fq->kind;
+		fw->weight = fq->weight;
+		fw->factor = fq->factor;
+		fw->modifier = fq->modifier;
+		fw->has_missing = fq->has_missing;
+		fw->missing = fq->missing;
+		fw->decay = fq->decay;
+		fw->multi_value_mode = fq->multi_value_mode;
+		fw->seed = fq->has_seed ? fq->seed : (int64) random();
+		if (fq->field != NULL && !fn_field(c, fq, fw))
+			return NULL;
+		if (fq->filter != NULL &&
+			(fw->filter = build(c, fq->filter, 1.0f, false)) == NULL)
+			return NULL;
+	}
+	w->max_score = FLT_MAX;
+	return w;
+}
+
+/* terms_set: term clauses and the count each doc needs */
+static SeWeight *
+build_terms_set(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->field);
+	SeWeight   *w;
+	int			i;
+
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
+		return none_weight();
+	if (!check_bool_clauses(c, q->nvalues))
+		return NULL;
+	w = new_weight(SE_W_TERMS_SET, scoring);
+	w->should = palloc(sizeof(SeWeight *) * q->nvalues);
+	for (i = 0; i < q->nvalues; i++)
+	{
+		SeWeight   *t = exact_value_weight(c, f, q->values[i], boost, scoring);
+
+		if (t == NULL)
+			return NULL;
+		w->should[w->nshould++] = t;
+	}
+	if (q->msm_field != NULL)
+	{
+		const SeMappedField *mf = find_field(c, q->msm_field);
+
+		if (mf == NULL)
+			return none_weight();
+		if (!se_field_is_numeric_like(mf->type) || mf->type == SE_FT_DOUBLE ||
+			mf->type == SE_FT_FLOAT)
+		{
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: field [%s] is not an integer field",
+						 mf->path);
+			return NULL;
+		}
+		w->msm_field = pstrdup(mf->path);
+	}
+	else if (q->msm_script != NULL)
+		w->msm_const = q->nvalues;
+	else if ((w->msm_const = se_query_min_should_match(q->nvalues, q->msm, c->err)) < 0)
+		return NULL;
+	w->max_score = FLT_MAX;
+	return w;
+}
+
 static SeWeight **
 build_list(BuildCtx *c, SeQuery **qs, int n, float boost, bool scoring)
 {
@@ -2006,6 +2211,10 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return build_multi_match(c, q, b, scoring);
 		case SE_Q_MATCH_BOOL_PREFIX:
 			return bool_prefix_field_weight(c, q, q->field, b, scoring);
+		case SE_Q_FUNCTION_SCORE:
+			return build_function_score(c, q, b, scoring);
+		case SE_Q_TERMS_SET:
+			return build_terms_set(c, q, b, scoring);
 		case SE_Q_MATCH_PHRASE_PREFIX:
 			return phrase_prefix_field_weight(c, q, q->field, b, scoring);
 		case SE_Q_TERM:

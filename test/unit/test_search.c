@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/fuzzy.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2486,6 +2486,90 @@ test_prefix_matches(void)
 				"parsing_exception", "Fuzziness not allowed for type [cross_fields]");
 }
 
+static bool
+p_red_and_green(const MDoc *d)
+{
+	return d->ntags == 2 && ((strcmp(d->tags[0], "red") == 0 && strcmp(d->tags[1], "green") == 0) ||
+							 (strcmp(d->tags[1], "red") == 0 && strcmp(d->tags[0], "green") == 0));
+}
+
+static double
+s_gamma2(const MDoc *d)
+{
+	return 2.0 * model_term_score(d, false, "gamma", 1.0);
+}
+
+static double
+s_fvf(const MDoc *d)
+{
+	double		v = d->nprice > 0 ? (double) d->price[0] : 1.0;
+
+	return 1.0 + log10(1.5 * v + 1);
+}
+
+static double
+s_exp_decay(const MDoc *d)
+{
+	double		dist;
+	int			i;
+
+	if (d->nprice == 0)
+		return 1.0;
+	dist = fabs((double) d->price[0] - 30);
+	for (i = 1; i < d->nprice; i++)
+		dist = Min(dist, fabs((double) d->price[i] - 30));
+	dist = Max(0.0, dist - 5);
+	return exp(log(0.5) / 10 * dist);
+}
+
+static double
+s_filtered_sum(const MDoc *d)
+{
+	int			i;
+	double		sum = 0;
+	bool		any = false;
+
+	for (i = 0; i < d->ntags; i++)
+	{
+		if (strcmp(d->tags[i], "red") == 0)
+			sum += 3, any = true;
+		else if (strcmp(d->tags[i], "blue") == 0)
+			sum += 5, any = true;
+	}
+	return any ? sum : 1.0;
+}
+
+static bool
+p_two_of_set(const MDoc *d)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < d->ntags; i++)
+		n += strcmp(d->tags[i], "red") == 0 || strcmp(d->tags[i], "blue") == 0 ||
+			strcmp(d->tags[i], "Yellow") == 0;
+	return n >= 2;
+}
+
+/* function_score and terms_set: scores against the model */
+static void
+test_function_score(void)
+{
+	check_scores("fs weight", "{\"query\":{\"function_score\":{\"query\":{\"match\":{\"body\":\"gamma\"}},\"weight\":2}},\"size\":100}", s_gamma2);
+	check_scores("fs field_value_factor", "{\"query\":{\"function_score\":{\"field_value_factor\":{\"field\":\"price\",\"factor\":1.5,\"modifier\":\"log1p\",\"missing\":1},\"boost_mode\":\"sum\"}},\"size\":100}", s_fvf);
+	check_scores("fs exp decay", "{\"query\":{\"function_score\":{\"exp\":{\"price\":{\"origin\":30,\"scale\":10,\"offset\":5}},\"boost_mode\":\"replace\"}},\"size\":100}", s_exp_decay);
+	check_scores("fs filtered sum", "{\"query\":{\"function_score\":{\"functions\":[{\"filter\":{\"term\":{\"tag\":\"red\"}},\"weight\":3},{\"filter\":{\"term\":{\"tag\":\"blue\"}},\"weight\":5}],\"score_mode\":\"sum\",\"boost_mode\":\"replace\"}},\"size\":100}", s_filtered_sum);
+	check_set("fs min_score", "{\"function_score\":{\"functions\":[{\"filter\":{\"term\":{\"tag\":\"red\"}},\"weight\":3},{\"filter\":{\"term\":{\"tag\":\"blue\"}},\"weight\":5}],\"score_mode\":\"sum\",\"boost_mode\":\"replace\",\"min_score\":3}}", p_tag_red_or_blue);
+	check_set("fs min_score in a filter", "{\"bool\":{\"filter\":{\"function_score\":{\"functions\":[{\"filter\":{\"term\":{\"tag\":\"red\"}},\"weight\":3}],\"boost_mode\":\"replace\",\"min_score\":2}}}}", p_tag_red);
+	check_set("fs random", "{\"function_score\":{\"random_score\":{\"seed\":7,\"field\":\"price\"}}}", p_all);
+	check_set("terms_set", "{\"terms_set\":{\"tag\":{\"terms\":[\"red\",\"blue\",\"Yellow\"],\"minimum_should_match\":2}}}", p_two_of_set);
+	check_set("terms_set script", "{\"terms_set\":{\"tag\":{\"terms\":[\"red\",\"green\"],\"minimum_should_match_script\":{\"source\":\"params.num_terms\"}}}}", p_red_and_green);
+	check_error("{\"query\":{\"function_score\":{\"script_score\":{\"script\":\"1\"}}}}", 400, "parsing_exception",
+				"[function_score] script_score is not supported");
+	check_error("{\"query\":{\"function_score\":{\"gauss\":{\"price\":{\"origin\":1}}}}}", 400, "parsing_exception",
+				"[scale] must be set for distance functions");
+}
+
 static void
 test_regexp(void)
 {
@@ -2720,6 +2804,7 @@ main(void)
 	test_fuzzy_wildcard();
 	test_query_string();
 	test_prefix_matches();
+	test_function_score();
 	test_fuzz();
 	return ut_finish("test_search");
 }
