@@ -84,6 +84,51 @@ SELECT qt('{"wildcard": {"tag": {"wildcard": "ANIM*"}}}');
 SELECT qt('{"wildcard": {"tag": {"value": "ANIM*", "case_insensitive": true}}}');
 SELECT qt('{"wildcard": {"n": "1*"}}');
 
+-- ---- match_bool_prefix, match_phrase_prefix, multi_match types ----------------
+SELECT qt('{"match_bool_prefix": {"body": "lazy d"}}');
+SELECT qt('{"match_bool_prefix": {"body": {"query": "quick bro", "operator": "and"}}}');
+SELECT qt('{"match_phrase_prefix": {"body": "lazy d"}}');
+SELECT qt('{"match_phrase_prefix": {"body": {"query": "brown br", "max_expansions": 2}}}');
+SELECT qt('{"match_phrase_prefix": {"title": "postg"}}');
+SELECT qt('{"multi_match": {"query": "brown bre", "type": "phrase_prefix", "fields": ["title", "body"]}}');
+SELECT qt('{"multi_match": {"query": "lazy do", "type": "bool_prefix", "fields": ["title", "body"], "operator": "and"}}');
+SELECT qt('{"multi_match": {"query": "brown fox", "type": "cross_fields", "fields": ["title", "body"], "operator": "and"}}');
+SELECT qt('{"multi_match": {"query": "quick bread", "type": "cross_fields", "fields": ["title^2", "body"], "minimum_should_match": "100%"}}');
+SELECT qt('{"multi_match": {"query": "x", "type": "phrase", "fuzziness": 1}}');
+
+-- ---- function_score -------------------------------------------------------
+SELECT jsonb_path_query_array(r.body, '$.hits.hits[*]._id') AS ids,
+       jsonb_path_query_array(r.body, '$.hits.hits[*]._score') AS scores
+  FROM search_engine.request('POST', '/qt/_search', '{"query": {"function_score": {"query": {"match_all": {}}, "field_value_factor": {"field": "n", "factor": 2, "modifier": "square"}, "boost_mode": "replace"}}}') r;
+SELECT jsonb_path_query_array(r.body, '$.hits.hits[*]._id') AS ids,
+       jsonb_path_query_array(r.body, '$.hits.hits[*]._score') AS scores
+  FROM search_engine.request('POST', '/qt/_search', '{"query": {"function_score": {"functions": [{"filter": {"term": {"tag": "tech"}}, "weight": 4}, {"linear": {"n": {"origin": 3, "scale": 2}}}], "score_mode": "multiply", "boost_mode": "replace", "max_boost": 3}}}') r;
+SELECT jsonb_path_query_array(r.body, '$.hits.hits[*]._id') AS ids
+  FROM search_engine.request('POST', '/qt/_search', '{"query": {"function_score": {"query": {"match": {"body": "brown"}}, "gauss": {"n": {"origin": 5, "scale": 1}}, "min_score": 0.0001}}}') r;
+-- random_score with a seed and field is repeatable
+SELECT a.body->'hits'->'hits' = b.body->'hits'->'hits' AS repeatable
+  FROM search_engine.request('POST', '/qt/_search', '{"query": {"function_score": {"random_score": {"seed": 42, "field": "n"}}}}') a,
+       search_engine.request('POST', '/qt/_search', '{"query": {"function_score": {"random_score": {"seed": 42, "field": "n"}}}}') b;
+SELECT qt('{"function_score": {"script_score": {"script": {"source": "1"}}}}');
+SELECT qt('{"function_score": {"field_value_factor": {"field": "n", "modifier": "cube"}}}');
+
+-- ---- terms_set -------------------------------------------------------------
+SELECT search_engine.create_index('ts', '{"settings": {"number_of_shards": 1}, "mappings": {"properties": {"langs": {"type": "keyword"}, "need": {"type": "long"}}}}') IS NOT NULL AS created;
+SELECT (search_engine.bulk($$
+{"index": {"_index": "ts", "_id": "1"}}
+{"langs": ["c", "java"], "need": 2}
+{"index": {"_index": "ts", "_id": "2"}}
+{"langs": ["c", "php"], "need": 1}
+{"index": {"_index": "ts", "_id": "3"}}
+{"langs": ["java", "php", "go"], "need": 3}
+$$, refresh => 'true')::jsonb->>'errors') AS errors;
+SELECT v AS terms_set, jsonb_path_query_array(r.body, '$.hits.hits[*]._id') AS ids
+  FROM (VALUES ('{"terms": ["c", "java", "go"], "minimum_should_match_field": "need"}'),
+               ('{"terms": ["java", "php"], "minimum_should_match": 2}'),
+               ('{"terms": ["c", "php"], "minimum_should_match_script": {"source": "params.num_terms"}}')) AS t(v),
+       LATERAL search_engine.request('POST', '/ts/_search', '{"query": {"terms_set": {"langs": ' || v || '}}, "sort": ["need"]}') r;
+SELECT search_engine.delete_index('ts')->'acknowledged';
+
 -- ---- _delete_by_query with q ------------------------------------------------
 SELECT status, body->'deleted' AS deleted
   FROM search_engine.request('POST', '/qt/_delete_by_query?q=tag:food&refresh=true');
