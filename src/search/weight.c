@@ -768,6 +768,37 @@ prefix_docset(BuildCtx *c, const char *path, const SeToken *t, float boost,
 }
 
 /*
+ * A bool over clauses[0..n): all required with op_and, else optional with
+ * minimum_should_match msm_spec (NULL: one); NULL with err set.
+ */
+static SeWeight *
+clauses_bool_weight(BuildCtx *c, SeWeight **clauses, int n, bool op_and,
+					const char *msm_spec, bool scoring)
+{
+	SeWeight   *w = new_weight(SE_W_BOOL, scoring);
+	double		bound = 0;
+	int			i;
+
+	if (op_and)
+	{
+		w->must = clauses;
+		w->nmust = n;
+	}
+	else
+	{
+		w->should = clauses;
+		w->nshould = n;
+		if (msm_spec != NULL &&
+			(w->msm = se_query_min_should_match(n, msm_spec, c->err)) < 0)
+			return NULL;
+	}
+	for (i = 0; i < n; i++)
+		bound += clauses[i]->max_score;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	return w;
+}
+
+/*
  * match_bool_prefix on one field: a bool of the analyzed terms (fuzzy ones
  * with fuzziness) whose last term is a prefix query (constant score, as
  * ES's default rewrite).
@@ -778,9 +809,7 @@ bool_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 {
 	const SeMappedField *f = prefix_match_field(c, field);
 	SeTokenList tl;
-	SeWeight   *w;
 	SeWeight  **clauses;
-	double		bound = 0;
 	int			n,
 				i;
 
@@ -809,24 +838,7 @@ bool_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 			return NULL;
 	}
 	clauses[n - 1] = prefix_docset(c, f->path, &tl.tokens[n - 1], boost, scoring);
-	w = new_weight(SE_W_BOOL, scoring);
-	if (q->op_and)
-	{
-		w->must = clauses;
-		w->nmust = n;
-	}
-	else
-	{
-		w->should = clauses;
-		w->nshould = n;
-		if (q->msm != NULL &&
-			(w->msm = se_query_min_should_match(n, q->msm, c->err)) < 0)
-			return NULL;
-	}
-	for (i = 0; i < n; i++)
-		bound += clauses[i]->max_score;
-	w->max_score = scoring ? widen_bound(bound) : 0.0f;
-	return w;
+	return clauses_bool_weight(c, clauses, n, q->op_and, q->msm, scoring);
 }
 
 static int
@@ -1107,7 +1119,6 @@ build_cross_fields(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	SeWeight   *w;
 	SeWeight  **terms;
 	int			nterms = 0;
-	double		bound = 0;
 	int			i,
 				j,
 				k;
@@ -1193,23 +1204,8 @@ build_cross_fields(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		terms[nterms++] = nper == 0 ? none_weight() :
 			dismax_weight(per, nper, q->tie_breaker, scoring);
 	}
-	w = new_weight(SE_W_BOOL, scoring);
-	if (q->op_and)
-	{
-		w->must = terms;
-		w->nmust = nterms;
-	}
-	else
-	{
-		w->should = terms;
-		w->nshould = nterms;
-		if (q->msm != NULL &&
-			(w->msm = se_query_min_should_match(nterms, q->msm, c->err)) < 0)
-			return NULL;
-	}
-	for (k = 0; k < nterms; k++)
-		bound += terms[k]->max_score;
-	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	if ((w = clauses_bool_weight(c, terms, nterms, q->op_and, q->msm, scoring)) == NULL)
+		return NULL;
 	if (nouter == 1)
 		return w;
 	outer[0] = w;
