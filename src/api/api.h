@@ -182,7 +182,6 @@ typedef struct SeSearchParams
 {
 	int			from;			/* -1 = from body */
 	int			size;
-	const char *q;				/* URI query (simple query string) */
 	const char *routing;
 	int64		track_total_hits;	/* -2 = body */
 	const char *timeout;		/* URL "timeout" as given (NULL: the body's) */
@@ -192,7 +191,7 @@ typedef struct SeSearchParams
 } SeSearchParams;
 extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 						 SeResponse *r, SeError *err);
-extern bool se_op_count(const char *expr, const SeJson *body, const char *q,
+extern bool se_op_count(const char *expr, const SeJson *body,
 						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const char *preference, const SeJson *source_filter, bool source_only,
