@@ -794,6 +794,9 @@ sub check_versions
 	my (%last, @bad);
 	for my $p (sort { $a->{t} <=> $b->{t} } @$polls)
 	{
+		# version 0: a node just restarted (kill -9) that has applied no
+		# state yet -- not a state it applied, so nothing to go back from
+		next if $p->{version} == 0;
 		my $l = $last{ $p->{node} };
 		push @bad, sprintf("version: %s went back from %d to %d at %.3f", $p->{node}, $l, $p->{version}, $p->{t})
 		  if defined $l && $p->{version} < $l;
