@@ -197,6 +197,19 @@ civil_from_days(int64 z, int64 *y, int *m, int *d)
 	*y = yoe + era * 400 + (*m <= 2);
 }
 
+/* The proleptic Gregorian calendar's day numbers, for other modules. */
+int64
+se_days_from_civil(int64 y, int m, int d)
+{
+	return days_from_civil(y, m, d);
+}
+
+void
+se_civil_from_days(int64 days, int64 *y, int *m, int *d)
+{
+	civil_from_days(days, y, m, d);
+}
+
 /* Split epoch millis into calendar fields (UTC). */
 static void
 millis_to_fields(int64 millis, DateFields *df)

@@ -190,6 +190,9 @@ extern bool se_date_parse(const char *s, int len, const char *format,
 						  int64 *millis, SeError *err);
 /* Format epoch millis as strict_date_optional_time (ISO 8601, 'Z'). */
 extern void se_date_format(int64 millis, StringInfo out);
+/* Days since 1970-01-01 of a civil date (month 1..12), and back. */
+extern int64 se_days_from_civil(int64 y, int m, int d);
+extern void se_civil_from_days(int64 days, int64 *y, int *m, int *d);
 
 /*
  * Format epoch millis with the first format of an ES format list (NULL =

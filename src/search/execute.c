@@ -31,6 +31,7 @@
 
 #include <math.h>
 
+#include "search/aggs.h"
 #include "search/search_int.h"
 
 bool		se_search_block_max = true;
@@ -135,6 +136,26 @@ rank_qsort_cmp(const void *a, const void *b, void *arg)
  * Sort keys
  * ---------------------------------------------------------------------
  */
+bool
+se_search_check_doc_values(const SeMappedField *f, const char *index, SeError *err)
+{
+	if (f->type == SE_FT_TEXT)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
+					 f->path, index ? index : "", f->path);
+		return false;
+	}
+	if (f->type != SE_FT_OBJECT && !f->doc_values)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
+					 f->path, se_field_type_name(f->type));
+		return false;
+	}
+	return true;
+}
+
 static bool
 resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				  SeError *err)
@@ -179,20 +200,8 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				k->missing = SE_MISSING_LAST;
 			continue;
 		}
-		if (f->type == SE_FT_TEXT)
-		{
-			se_error_set(err, 400, "illegal_argument_exception",
-						 "Fielddata is disabled on [%s] in [%s]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index. Note that this can use significant memory.",
-						 f->path, shard->index ? shard->index : "", f->path);
+		if (!se_search_check_doc_values(f, shard->index, err))
 			return false;
-		}
-		if (!f->doc_values)
-		{
-			se_error_set(err, 400, "illegal_argument_exception",
-						 "Can't load fielddata on [%s] because fielddata is unsupported on fields of type [%s]. Use doc values instead.",
-						 f->path, se_field_type_name(f->type));
-			return false;
-		}
 		k->mfield = f;
 		k->ftype = f->type;
 		k->type = f->type == SE_FT_KEYWORD ? SE_KEY_BYTES : SE_KEY_NUMERIC;
@@ -498,6 +507,8 @@ typedef struct QueryRun
 	bool		skipping;		/* a minimum score was handed over */
 	float		min_score;
 	bool		ok;				/* query_segments' result */
+	SeAggsShard *aggs;			/* aggregations collected, or NULL */
+	bool		count_only;
 } QueryRun;
 
 /*
@@ -527,6 +538,10 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	}
 	collector_init(c, ntop, nkeys, qr->keys);
 	c->scratch.shard_idx = shard_idx;
+	/* aggregations see every matching doc: no early stop, no skipping */
+	if (req->aggs != NULL && !qr->count_only &&
+		(qr->aggs = se_aggs_shard_begin(req->aggs, shard, err)) == NULL)
+		return false;
 
 	/*
 	 * A count known up front (a term on segments without deletions,
@@ -539,12 +554,12 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		(qr->known = shard_count(qr->w, shard)) >= 0)
 	{
 		qr->threshold = SE_TRACK_TOTAL_DISABLED;
-		if (ntop == 0 && !qr->track_max)
+		if (ntop == 0 && !qr->track_max && qr->aggs == NULL)
 			qr->stopped = true;
 	}
 	/* skipping by score: top-k by relevance with an inexact count allowed */
 	qr->can_skip = se_search_block_max && ntop > 0 && nkeys == 0 && qr->need_scores &&
-		qr->threshold != SE_TRACK_TOTAL_ACCURATE;
+		qr->threshold != SE_TRACK_TOTAL_ACCURATE && qr->aggs == NULL;
 
 	for (s = 0; s < shard->nsegments && !qr->stopped; s++)
 	{
@@ -567,6 +582,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				c->seg_fields[i] = qr->keys[i].type == SE_KEY_NUMERIC || qr->keys[i].type == SE_KEY_BYTES ?
 					(qr->keys[i].mfield ? se_segment_field(r, qr->keys[i].mfield->path) : -1) : -1;
 			c->scratch.seg = s;
+			if (qr->aggs != NULL)
+				se_aggs_segment(qr->aggs, &seg);
 			if (qr->skipping && scorer->set_min_score != NULL)
 				scorer->set_min_score(scorer, qr->min_score);
 			while ((doc = scorer->next(scorer)) != SE_NO_MORE_DOCS)
@@ -586,6 +603,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 						continue;
 				}
 				qr->total++;
+				if (qr->aggs != NULL)
+					se_aggs_collect(qr->aggs, doc, score);
 				if (qr->track_max && (isnan(qr->max_score) || score > qr->max_score))
 					qr->max_score = score;
 				if (ntop > 0)
@@ -599,7 +618,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 
 				/* stop once neither the count nor the page can change */
 				if ((qr->threshold == SE_TRACK_TOTAL_DISABLED || qr->total > qr->threshold) &&
-					c->hsize == ntop)
+					c->hsize == ntop && qr->aggs == NULL)
 				{
 					/* ... and skip what cannot enter the page */
 					if (qr->can_skip &&
@@ -660,6 +679,7 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		ntop = 0;
 	qr->req = req;
 	qr->shard = shard;
+	qr->count_only = count_only;
 	qr->ntop = ntop;
 	qr->nkeys = count_only || ntop == 0 ? 0 : req->nsort;
 	qr->threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
@@ -668,7 +688,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	qr->doc_first = qr->nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
 		!req->sort[0].desc;
 	qr->need_scores = req->has_min_score ||
-		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req)));
+		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req))) ||
+		(!count_only && req->aggs != NULL && se_aggs_need_scores(req->aggs));
 	/* max_score is reported with relevance order, or with track_scores */
 	qr->track_max = qr->need_scores && ntop > 0 && (req->nsort == 0 || req->track_scores);
 	collector_init(c, 0, 0, NULL);	/* empty until the weight is built */
@@ -693,6 +714,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		(timed_out || ((qr->stopped || qr->skipping) &&
 					   qr->threshold != SE_TRACK_TOTAL_ACCURATE));
 	out->max_score = qr->max_score;
+	if (qr->aggs != NULL)
+		out->aggs = se_aggs_shard_end(qr->aggs);
 	out->ndocs = c->hsize;
 	out->docs = palloc(sizeof(SeTopDoc) * Max(1, c->hsize));
 	for (i = 0; i < c->hsize; i++)
@@ -889,7 +912,14 @@ shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
 												 out, err))
 			{
 				case SE_WIRE_OK:
-					return true;
+					if (out->failed || req->aggs == NULL)
+						return true;
+					/* the shard's aggregations came after its top docs */
+					if (out->aggs_msg != NULL &&
+						(out->aggs = se_aggs_decode(req->aggs, out->aggs_msg,
+													out->aggs_len)) != NULL)
+						return true;
+					break;
 				case SE_WIRE_ERROR:
 					return false;
 				case SE_WIRE_MALFORMED:
@@ -1023,6 +1053,18 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	res->shards_failed = nshards - nok;
 	res->track_total = req->track_total_hits != SE_TRACK_TOTAL_DISABLED;
 	res->seq_no_primary_term = req->seq_no_primary_term;
+	if (req->aggs != NULL)
+	{
+		SeAggPartial **parts = palloc0(sizeof(SeAggPartial *) * Max(1, nshards));
+		StringInfoData aggs;
+
+		for (i = 0; i < nshards; i++)
+			if (!tops[i].failed)
+				parts[i] = tops[i].aggs;
+		initStringInfo(&aggs);
+		se_aggs_reduce(req->aggs, parts, nshards, &aggs);
+		res->aggregations = aggs.data;
+	}
 	res->total = total;
 	res->timed_out = timed_out;
 	if (res->track_total && req->track_total_hits != SE_TRACK_TOTAL_ACCURATE &&

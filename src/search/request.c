@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "search/aggs.h"
 #include "search/search_int.h"
 
 static const char *
@@ -457,6 +458,13 @@ parse_timeout(const SeJson *v, int64 *ms, SeError *err)
 	return false;
 }
 
+/* A "_source" value as the search body's (for top_hits). */
+bool
+se_search_parse_source_filter(const SeJson *v, SeSourceFilter *f, SeError *err)
+{
+	return parse_source(v, f, err);
+}
+
 bool
 se_search_check_window(const SeSearchRequest *req, SeError *err)
 {
@@ -519,6 +527,16 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		}
 		else if (strcmp(k, "timeout") == 0)
 			ok = parse_timeout(v, &req->timeout_ms, err);
+		else if (strcmp(k, "aggs") == 0 || strcmp(k, "aggregations") == 0)
+		{
+			if (req->aggs != NULL)
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "Found two aggregation definitions in [%s]", k);
+				return NULL;
+			}
+			ok = (req->aggs = se_aggs_parse(v, err)) != NULL;
+		}
 		else if (strcmp(k, "seq_no_primary_term") == 0 &&
 				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
 			req->seq_no_primary_term = v->type == SE_JSON_TRUE;

@@ -94,5 +94,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 		}
 		appendStringInfoChar(out, '}');
 	}
-	appendStringInfoString(out, "]}}");
+	appendStringInfoString(out, "]}");
+	if (res->aggregations != NULL)
+	{
+		appendStringInfoString(out, ",\"aggregations\":");
+		appendStringInfoString(out, res->aggregations);
+	}
+	appendStringInfoChar(out, '}');
 }

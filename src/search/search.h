@@ -127,6 +127,7 @@ typedef struct SeSearchResult
 	int			shards_failed;
 	bool		timed_out;		/* a shard stopped at the request's timeout */
 	bool		seq_no_primary_term;	/* hits show _seq_no, _primary_term */
+	char	   *aggregations;	/* the "aggregations" object, or NULL */
 } SeSearchResult;
 
 /*

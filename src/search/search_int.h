@@ -182,9 +182,19 @@ struct SeSearchRequest
 	SeSourceFilter source;
 	bool		seq_no_primary_term;	/* hits carry _seq_no, _primary_term */
 	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
+	struct SeAggs *aggs;		/* "aggs" (aggs.c), or NULL */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
+/* A "_source" value (true, false, patterns, includes/excludes) into f. */
+extern bool se_search_parse_source_filter(const SeJson *v, SeSourceFilter *f, SeError *err);
+
+/*
+ * Sorting and aggregations read doc values: a text field (no fielddata) or
+ * a field without doc values fails with ES's illegal_argument_exception.
+ */
+extern bool se_search_check_doc_values(const SeMappedField *f, const char *index,
+									   SeError *err);
 
 /* ---------------------------------------------------------------------
  * BM25 (bm25.c)
@@ -478,6 +488,10 @@ typedef struct SeShardTopDocs
 	bool		timed_out;		/* stopped at the timeout: partial */
 	bool		failed;
 	SeError		error;
+	/* aggregations: the shard's partial, or (decoded) its bytes */
+	struct SeAggPartial *aggs;
+	const char *aggs_msg;
+	int			aggs_len;
 } SeShardTopDocs;
 
 /* Resolved sort key for one shard. */

@@ -19,10 +19,13 @@
 
 #include <math.h>
 
+#include "search/aggs.h"
 #include "search/search_int.h"
 #include "util/varint.h"
 
 #define WIRE_VERSION	2
+/* version 2 followed by the shard's aggregations (requests with "aggs") */
+#define WIRE_VERSION_AGGS	3
 #define WIRE_TOP_DOCS	1
 #define WIRE_ERROR		2
 
@@ -56,7 +59,7 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 				k;
 
 	se_error_init(&err);
-	se_put_vint(out, WIRE_VERSION);
+	se_put_vint(out, req->aggs != NULL ? WIRE_VERSION_AGGS : WIRE_VERSION);
 	if (!se_search_check_window(req, &err) ||
 		!se_search_query_shard(req, shard, shard_idx, req->from + req->size,
 							   false, &top, &err))
@@ -96,6 +99,15 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 			se_put_str(out, has_bytes ? v->bytes : NULL, has_bytes ? v->len : 0);
 		}
 	}
+	if (req->aggs != NULL)
+	{
+		StringInfoData aggs;
+
+		initStringInfo(&aggs);
+		if (top.aggs != NULL)
+			se_aggs_encode(top.aggs, &aggs);
+		se_put_str(out, aggs.data, aggs.len);
+	}
 }
 
 void
@@ -121,6 +133,7 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 {
 	SeWireReader r;
 	uint64		kind;
+	uint64		version;
 	int			i,
 				k;
 
@@ -129,7 +142,8 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 	out->max_score = NAN;
 	se_error_init(&out->error);
 	se_wire_init(&r, data, len);
-	if (se_wire_vint(&r) != WIRE_VERSION)
+	version = se_wire_vint(&r);
+	if (version != WIRE_VERSION && version != WIRE_VERSION_AGGS)
 		return SE_WIRE_MALFORMED;
 	kind = se_wire_vint(&r);
 	if (kind == WIRE_ERROR)
@@ -193,6 +207,8 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 			v->cap = v->bytes ? v->len + 1 : 0;
 		}
 	}
+	if (version == WIRE_VERSION_AGGS)
+		out->aggs_msg = se_wire_str(&r, &out->aggs_len);
 	if (r.bad || r.p != r.end)
 		return SE_WIRE_MALFORMED;
 	return SE_WIRE_OK;

@@ -1,4 +1,4 @@
-/* SOURCES: src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/aggs.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -1319,7 +1319,9 @@ test_errors(void)
 	check_error("{\"query\":{\"match_all\":{},\"term\":{}}}", 400, "parsing_exception",
 				"[match_all] malformed query, expected [END_OBJECT] but found [FIELD_NAME]");
 	check_error("{\"query\":{\"bool\":{\"must\":{\"nope\":{}}}}}", 400, "parsing_exception", "unknown query [nope]");
-	check_error("{\"aggs\":{}}", 400, "parsing_exception", "Unknown key for a START_OBJECT in [aggs].");
+	check_error("{\"aggs\":{\"x\":{\"nope\":{}}}}", 400, "parsing_exception", "Unknown aggregation type [nope]");
+	check_error("{\"aggs\":{\"x\":{\"terms\":{\"field\":\"body\"}}}}", 400, "illegal_argument_exception",
+				"Fielddata is disabled on [body] in [idx].");
 	check_error("{\"from\":9995,\"size\":10}", 400, "illegal_argument_exception",
 				"Result window is too large, from + size must be less than or equal to: [10000] but was [10005].");
 	check_error("{\"size\":-1}", 400, "illegal_argument_exception", "[size] parameter cannot be negative");
