@@ -45,8 +45,8 @@ se_search_interrupts_init(void)
 }
 
 /* Open indices of expr; an explicitly named closed index is an error. */
-static List *
-resolve_for_read(const char *expr, SeError *err)
+List *
+se_search_resolve_for_read(const char *expr, SeError *err)
 {
 	List	   *all = se_acl_resolve(expr, SE_ACL_READ, true, err);
 	List	   *res = NIL;
@@ -148,8 +148,8 @@ acquire_all(List *indices, const char *routing, const SePreference *pref,
  * match all documents, "field:*" those that have the field,
  * "field:value" is a match, anything else a match on all text fields.
  */
-static SeJson *
-uri_query_body(const char *q, List *indices, SeError *err)
+SeJson *
+se_search_uri_query_body(const char *q, List *indices, SeError *err)
 {
 	StringInfoData b;
 	const char *colon = strchr(q, ':');
@@ -276,6 +276,15 @@ bool
 se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 			 SeResponse *r, SeError *err)
 {
+	if (p && p->scroll)
+		return se_op_scroll_start(expr, body, p, r, err);
+	return se_search_exec(expr, body, p, NULL, r, err);
+}
+
+bool
+se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
+			   const SeSearchPaging *pg, SeResponse *r, SeError *err)
+{
 	TimestampTz start = GetCurrentTimestamp();
 	List	   *indices;
 	SeSearchRequest *req;
@@ -298,7 +307,8 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (!parse_search_type(p ? p->search_type : NULL, &dfs, err) ||
 		!se_preference_parse(p ? p->preference : NULL, &pref, err))
 		return false;
-	indices = resolve_for_read(expr, err);
+	/* a point in time names its shards (expr NULL), no index */
+	indices = expr ? se_search_resolve_for_read(expr, err) : NIL;
 	if (se_error_is_set(err))
 		return false;
 	/* each index's own limit holds (ES checks it per shard): the lowest */
@@ -312,7 +322,7 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 		window = 10000;			/* no index: ES's default */
 	if (p && p->q)
 	{
-		body = uri_query_body(p->q, indices, err);
+		body = se_search_uri_query_body(p->q, indices, err);
 		if (body == NULL)
 			return false;
 	}
@@ -330,8 +340,19 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	}
 	if (p && p->seq_no_primary_term)
 		se_search_set_seq_no_primary_term(req);
-	shards = acquire_all(indices, p ? p->routing : NULL, &pref, &nshards, &metas,
-						 &nunavailable, err);
+	if (se_search_has_slice(req) && se_search_pit_id(req) == NULL)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: [slice] can only be used with [scroll] or [point-in-time] requests;");
+		return false;
+	}
+	if (pg && pg->scroll)
+		se_search_set_visible_sort(req, true);
+	if (se_search_pit_id(req) != NULL)
+		shards = se_pit_search_shards(req, &nshards, &metas, err);
+	else
+		shards = acquire_all(indices, p ? p->routing : NULL, &pref, &nshards, &metas,
+							 &nunavailable, err);
 	if (shards == NULL)
 		return false;
 	initStringInfo(&common);
@@ -364,6 +385,10 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (res == NULL)
 		return false;
 	res->shards_total += nunavailable;
+	if (se_search_pit_id(req) != NULL && !(pg && pg->scroll))
+		res->pit_id = se_search_pit_id(req);
+	if (pg && pg->on_result)
+		pg->on_result(pg->arg, res);
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
 	se_search_result_to_json(res, shards, secs * 1000 + usecs / 1000, &r->body);
 	r->status = 200;
@@ -385,12 +410,12 @@ se_op_count(const char *expr, const SeJson *body, const char *q, const char *pre
 	se_require_started();
 	if (!se_preference_parse(preference, &pref, err))
 		return false;
-	indices = resolve_for_read(expr, err);
+	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
 	if (q)
 	{
-		body = uri_query_body(q, indices, err);
+		body = se_search_uri_query_body(q, indices, err);
 		if (body == NULL)
 			return false;
 	}

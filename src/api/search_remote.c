@@ -195,7 +195,7 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 			return false;
 		}
 		initStringInfo(&msg);
-		if (im != NULL && se_snapshot_acquire(im, shard, &ctx->shards[i], &serr))
+		if (im != NULL && se_search_shard_snapshot(ctx->req, im, shard, &ctx->shards[i], &serr))
 		{
 			se_snapshot_pin(&ctx->shards[i], true);
 			se_search_query_phase_with(ctx->req, &knobs, &ctx->shards[i], ctx->idx[i], &msg);
@@ -276,7 +276,7 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 			return false;
 		}
 		se_put_vint(reply, idx);
-		if (im == NULL || !se_snapshot_acquire(im, shard, &sh, &serr))
+		if (im == NULL || !se_search_shard_snapshot(req, im, shard, &sh, &serr))
 		{
 			se_put_vint(reply, DFS_ANSWER_SHARD_FAILED);
 			se_search_wire_put_error(reply, &serr);

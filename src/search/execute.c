@@ -69,6 +69,7 @@ cmp_value(const SeSortKey *k, const SeSortValue *a, const SeSortValue *b,
 			c = sa < sb ? -1 : sa > sb ? 1 : 0;
 			break;
 		case SE_KEY_DOC:
+		case SE_KEY_SHARD_DOC:
 			c = a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
 			break;
 		case SE_KEY_NUMERIC:
@@ -161,6 +162,11 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			k->type = SE_KEY_DOC;
 			continue;
 		}
+		if (s->kind == SE_SORT_SHARD_DOC)
+		{
+			k->type = SE_KEY_SHARD_DOC;
+			continue;
+		}
 		f = shard->mapping ? se_mapping_find(shard->mapping, s->field) : NULL;
 		if (f == NULL || f->type == SE_FT_OBJECT)
 		{
@@ -238,6 +244,17 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 	return true;
 }
 
+/*
+ * ES's _shard_doc value: the shard's index in the search in the high 32
+ * bits, the doc's number in the shard below -- unique in a point in time,
+ * and in the order ties are broken in (shard, segment, doc).
+ */
+static inline int64
+shard_doc_value(int shard_idx, int32 global_doc)
+{
+	return ((int64) shard_idx << 32) | (int64) (uint32) global_doc;
+}
+
 /* Fill c->scratch's keys for doc of reader r. */
 static void
 fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
@@ -257,6 +274,9 @@ fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
 				break;
 			case SE_KEY_DOC:
 				v->num = (int64) c->doc_base + doc;
+				break;
+			case SE_KEY_SHARD_DOC:
+				v->num = shard_doc_value(c->scratch.shard_idx, c->doc_base + doc);
 				break;
 			case SE_KEY_NUMERIC:
 				{
@@ -411,6 +431,138 @@ collector_init(Collector *c, int ntop, int nkeys, SeSortKey *keys)
 }
 
 /* ---------------------------------------------------------------------
+ * search_after
+ * ---------------------------------------------------------------------
+ */
+/* Compare a doc's sort values with search_after's (keys only: ties are not after). */
+static int
+after_cmp(const RankCtx *r, const SeTopDoc *a, const SeTopDoc *after)
+{
+	int			i;
+
+	for (i = 0; i < r->nkeys; i++)
+	{
+		int			c = cmp_value(&r->keys[i], &a->keys[i], &after->keys[i],
+								  a->score, after->score);
+
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+static bool
+after_int(const SeJson *v, int64 *out)
+{
+	char	   *end;
+
+	if (v->type == SE_JSON_NUMBER && v->u.n.is_int)
+	{
+		*out = v->u.n.i;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING && v->u.s.len > 0)
+	{
+		errno = 0;
+		*out = strtoi64(v->u.s.str, &end, 10);
+		return *end == '\0' && errno == 0;
+	}
+	return false;
+}
+
+/*
+ * search_after's values as a sort point of req's keys (resolved for
+ * shard).  A value standing for a missing one -- null, or the extreme
+ * a missing value is shown as -- is missing.
+ */
+static bool
+parse_after(SeSearchRequest *req, SeSearchShard *shard, const SeSortKey *keys,
+			SeTopDoc *after, SeError *err)
+{
+	const SeJson *arr = req->search_after;
+	int			i;
+
+	after->keys = palloc0(sizeof(SeSortValue) * req->nsort);
+	after->score = NAN;
+	for (i = 0; i < req->nsort; i++)
+	{
+		const SeSortKey *k = &keys[i];
+		const SeJson *v = arr->u.a.items[i];
+		SeSortValue *sv = &after->keys[i];
+		bool		ok = true;
+
+		switch (k->type)
+		{
+			case SE_KEY_SCORE:
+				/* from the digits: a float's shortest form reads back exactly */
+				if (v->type == SE_JSON_NUMBER)
+					after->score = strtof(pnstrdup(v->u.n.text, v->u.n.len), NULL);
+				else if (v->type == SE_JSON_STRING)
+					after->score = strtof(v->u.s.str, NULL);
+				else
+					ok = false;
+				sv->score = after->score;
+				break;
+			case SE_KEY_DOC:
+			case SE_KEY_SHARD_DOC:
+				ok = after_int(v, &sv->num);
+				break;
+			case SE_KEY_BYTES:
+				if (v->type == SE_JSON_NULL)
+					sv->missing = true;
+				else if (v->type == SE_JSON_STRING)
+				{
+					sv->bytes = pnstrdup(v->u.s.str, v->u.s.len);
+					sv->len = v->u.s.len;
+				}
+				else if (v->type == SE_JSON_NUMBER)
+				{
+					sv->bytes = pnstrdup(v->u.n.text, v->u.n.len);
+					sv->len = v->u.n.len;
+				}
+				else
+					ok = false;
+				break;
+			case SE_KEY_NUMERIC:
+				{
+					bool		high = (k->missing == SE_MISSING_LAST) != k->desc;
+					bool		is_float = k->ftype == SE_FT_DOUBLE || k->ftype == SE_FT_FLOAT;
+					int64		n;
+
+					if (v->type == SE_JSON_NULL)
+						sv->missing = true;
+					else if (is_float && v->type == SE_JSON_STRING &&
+							 strcmp(v->u.s.str, high ? "Infinity" : "-Infinity") == 0)
+						sv->missing = true;
+					else if (!is_float && after_int(v, &n) &&
+							 n == (high ? PG_INT64_MAX : PG_INT64_MIN))
+						sv->missing = true;
+					else if (k->mfield != NULL)
+					{
+						SeError		lerr;
+
+						se_error_init(&lerr);
+						ok = se_field_sortable_value(k->mfield, v, &sv->num, &lerr);
+					}
+					else
+						ok = after_int(v, &sv->num);
+				}
+				break;
+		}
+		if (!ok)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Failed to parse search_after value for field [%s].",
+						 k->type == SE_KEY_SCORE ? "_score" : k->type == SE_KEY_DOC ? "_doc" :
+						 k->type == SE_KEY_SHARD_DOC ? "_shard_doc" : k->field);
+			return false;
+		}
+	}
+	(void) shard;
+	return true;
+}
+
+/* ---------------------------------------------------------------------
  * Query phase
  * ---------------------------------------------------------------------
  */
@@ -498,6 +650,7 @@ typedef struct QueryRun
 	bool		skipping;		/* a minimum score was handed over */
 	float		min_score;
 	bool		ok;				/* query_segments' result */
+	SeTopDoc   *after;			/* search_after's point, or NULL */
 } QueryRun;
 
 /*
@@ -527,6 +680,12 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	}
 	collector_init(c, ntop, nkeys, qr->keys);
 	c->scratch.shard_idx = shard_idx;
+	if (req->search_after != NULL && nkeys > 0)
+	{
+		qr->after = palloc0(sizeof(SeTopDoc));
+		if (!parse_after(req, shard, qr->keys, qr->after, err))
+			return false;
+	}
 
 	/*
 	 * A count known up front (a term on segments without deletions,
@@ -536,6 +695,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	 * answers such queries with exact totals for the same reason.
 	 */
 	if (qr->threshold != SE_TRACK_TOTAL_DISABLED && !req->has_min_score &&
+		req->slice_max == 0 &&
 		(qr->known = shard_count(qr->w, shard)) >= 0)
 	{
 		qr->threshold = SE_TRACK_TOTAL_DISABLED;
@@ -579,6 +739,10 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				SE_SEARCH_TICK(1);
 				if (!se_livedocs_get(live, doc))
 					continue;
+				/* a slice: its share of (shard, doc), stable in a point in time */
+				if (req->slice_max > 0 &&
+					((int64) shard_idx + c->doc_base + doc) % req->slice_max != req->slice_id)
+					continue;
 				if (qr->need_scores)
 				{
 					score = scorer->score(scorer);
@@ -594,7 +758,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 					c->scratch.doc = doc;
 					if (nkeys > 0)
 						fill_keys(c, r, doc);
-					collect(c);
+					if (qr->after == NULL || after_cmp(&c->rank, &c->scratch, qr->after) > 0)
+						collect(c);
 				}
 
 				/* stop once neither the count nor the page can change */
@@ -665,8 +830,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	qr->threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
 	qr->known = -1;
 	qr->max_score = NAN;
-	qr->doc_first = qr->nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
-		!req->sort[0].desc;
+	qr->doc_first = qr->nkeys > 0 && !req->sort[0].desc &&
+		(req->sort[0].kind == SE_SORT_DOC || req->sort[0].kind == SE_SORT_SHARD_DOC);
 	qr->need_scores = req->has_min_score ||
 		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req)));
 	/* max_score is reported with relevance order, or with track_scores */
@@ -726,6 +891,7 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 				se_search_write_float(out, d->score);
 				break;
 			case SE_KEY_DOC:
+			case SE_KEY_SHARD_DOC:
 				appendStringInfo(out, INT64_FORMAT, v->num);
 				break;
 			case SE_KEY_BYTES:
@@ -837,12 +1003,13 @@ fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
 	hit->segment = d->seg;
 	hit->doc = d->doc;
 	hit->score = scores ? d->score : NAN;
-	if (req->nsort > 0)
+	if (req->nsort > 0 && req->nsort_visible != 0)
 	{
 		StringInfoData sj;
 
 		initStringInfo(&sj);
-		write_sort_values(d, keys, req->nsort, &sj);
+		write_sort_values(d, keys, req->nsort_visible > 0 ? req->nsort_visible : req->nsort,
+						  &sj);
 		hit->sort_json = sj.data;
 	}
 	return true;
@@ -1078,6 +1245,14 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		if (!fetch_hit(req, &shards[d->shard_idx], d, scores, keys,
 					   &res->hits[i], fetched, err))
 			return NULL;
+	}
+	if (res->nhits > 0 && keys != NULL)
+	{
+		StringInfoData sj;
+
+		initStringInfo(&sj);
+		write_sort_values(&all[req->from + res->nhits - 1], keys, req->nsort, &sj);
+		res->last_sort_json = sj.data;
 	}
 	return res;
 }

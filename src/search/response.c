@@ -50,7 +50,20 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 {
 	int			i;
 
-	appendStringInfo(out, "{\"took\":" INT64_FORMAT ",\"timed_out\":%s,", took_ms,
+	appendStringInfoChar(out, '{');
+	if (res->scroll_id != NULL)
+	{
+		appendStringInfoString(out, "\"_scroll_id\":");
+		se_json_write_string(out, res->scroll_id, strlen(res->scroll_id));
+		appendStringInfoChar(out, ',');
+	}
+	if (res->pit_id != NULL)
+	{
+		appendStringInfoString(out, "\"pit_id\":");
+		se_json_write_string(out, res->pit_id, strlen(res->pit_id));
+		appendStringInfoChar(out, ',');
+	}
+	appendStringInfo(out, "\"took\":" INT64_FORMAT ",\"timed_out\":%s,", took_ms,
 					 res->timed_out ? "true" : "false");
 	appendStringInfo(out,
 					 "\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":%d},",

@@ -129,7 +129,8 @@ typedef enum SeSortKind
 {
 	SE_SORT_SCORE,
 	SE_SORT_DOC,
-	SE_SORT_FIELD
+	SE_SORT_FIELD,
+	SE_SORT_SHARD_DOC			/* _shard_doc: (shard index << 32) | doc */
 } SeSortKind;
 
 typedef enum SeSortMissing
@@ -182,6 +183,15 @@ struct SeSearchRequest
 	SeSourceFilter source;
 	bool		seq_no_primary_term;	/* hits carry _seq_no, _primary_term */
 	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
+
+	/* deep pagination (search_after, point in time, slice) */
+	const SeJson *search_after; /* array of sort values, or NULL */
+	char	   *pit_id;			/* "pit": {"id"}, or NULL */
+	int64		pit_keep_alive_ms;	/* "pit": {"keep_alive"}; -1 = none */
+	int			nsort_user;		/* sort keys the body gave (before _shard_doc) */
+	int			nsort_visible;	/* sort values shown on hits; -1 = all */
+	int			slice_id;		/* "slice": {"id", "max"}; max 0 = none */
+	int			slice_max;
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -486,7 +496,8 @@ typedef enum SeSortKeyType
 	SE_KEY_SCORE,
 	SE_KEY_DOC,
 	SE_KEY_NUMERIC,
-	SE_KEY_BYTES
+	SE_KEY_BYTES,
+	SE_KEY_SHARD_DOC
 } SeSortKeyType;
 
 typedef struct SeSortKey
