@@ -190,6 +190,12 @@ typedef struct SeSearchParams
 	const char *preference;		/* URL "preference" (NULL: none) */
 	bool		seq_no_primary_term;	/* URL seq_no_primary_term=true */
 	const char *scroll;			/* URL "scroll" keep-alive (NULL: no scroll) */
+	/* URL _source, _source_includes, _source_excludes (override the body's) */
+	const char *source;
+	const char *source_includes;
+	const char *source_excludes;
+	bool		version;		/* URL version=true */
+	bool		rest_total_hits_as_int; /* "total": N, counted exactly */
 } SeSearchParams;
 
 /*
@@ -210,6 +216,12 @@ extern bool se_search_exec(const char *expr, const SeJson *body, const SeSearchP
 						   const SeSearchPaging *pg, SeResponse *r, SeError *err);
 /* the open indices a read of expr covers (a named closed one is an error) */
 extern List *se_search_resolve_for_read(const char *expr, SeError *err);
+/* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */
+extern SeJson *se_search_url_options_body(const SeJson *body, const SeSearchParams *p,
+										  SeError *err);
+/* _msearch: NDJSON header/body pairs, one response (or error) each */
+extern bool se_op_msearch(const char *default_index, const char *body, size_t len,
+						  const SeSearchParams *p, SeResponse *r, SeError *err);
 /* the body of a URL "q" over indices */
 extern SeJson *se_search_uri_query_body(const char *q, List *indices, SeError *err);
 extern bool se_op_count(const char *expr, const SeJson *body, const char *q,
@@ -230,8 +242,8 @@ extern bool se_op_open_pit(const char *expr, const char *keep_alive, const char 
 extern bool se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err);
 extern bool se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p,
 							   SeResponse *r, SeError *err);
-extern bool se_op_scroll_next(const char *scroll_id, const char *scroll, SeResponse *r,
-							  SeError *err);
+extern bool se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
+							  SeResponse *r, SeError *err);
 extern bool se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeResponse *r,
 							   SeError *err);
 /* the shards of req's point in time (failed ones carry their failure) */

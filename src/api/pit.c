@@ -620,7 +620,7 @@ typedef struct ScrollState
 	int			size;			/* URL size, -1: the body's */
 	char	   *after;			/* sort values of the last hit, or NULL */
 	bool		first;			/* no page served yet */
-	char	   *next_after;		/* set by the page's result */
+	bool		total_as_int;	/* rest_total_hits_as_int on this page */
 } ScrollState;
 
 static char *
@@ -734,6 +734,10 @@ scroll_page(ScrollState *s, const SeSearchParams *p, SeResponse *r, SeError *err
 	sp.routing = NULL;
 	sp.preference = NULL;
 	sp.scroll = NULL;
+	/* the URL's options are in the scroll's body */
+	sp.source = sp.source_includes = sp.source_excludes = NULL;
+	sp.version = false;
+	sp.rest_total_hits_as_int = s->total_as_int;
 	if (s->after)
 		sp.from = -1;
 	memset(&pg, 0, sizeof(pg));
@@ -790,6 +794,9 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 		if (body == NULL)
 			return false;
 	}
+	body = se_search_url_options_body(body, p, err);
+	if (se_error_is_set(err))
+		return false;
 	pit = pit_open(indices, ms, p->routing, &pref, &nunavailable, err);
 	if (pit == NULL)
 		return false;
@@ -804,6 +811,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	}
 	s.size = p->size;
 	s.first = true;
+	s.total_as_int = p->rest_total_hits_as_int;
 	ok = scroll_page(&s, p, r, err);
 	if (!ok)
 		(void) pit_close(pit);
@@ -812,7 +820,8 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 
 /* POST _search/scroll {"scroll": "1m", "scroll_id": "..."}: the next page. */
 bool
-se_op_scroll_next(const char *scroll_id, const char *scroll, SeResponse *r, SeError *err)
+se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
+				  SeResponse *r, SeError *err)
 {
 	ScrollState s;
 
@@ -825,6 +834,7 @@ se_op_scroll_next(const char *scroll_id, const char *scroll, SeResponse *r, SeEr
 	}
 	if (!scroll_id_decode(scroll_id, &s, err))
 		return false;
+	s.total_as_int = total_as_int;
 	/* a new keep-alive applies from this page on */
 	if (scroll != NULL && !keep_alive_param("scroll", scroll, &s.keep_alive_ms, err))
 		return false;

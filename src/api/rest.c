@@ -460,6 +460,7 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	SeJson	   *body;
 	SeSearchParams sp;
 
+	memset(&sp, 0, sizeof(sp));
 	if (!json_body(rq, &body, err) ||
 		!param_int(rq, "from", -1, &sp.from, err) ||
 		!param_int(rq, "size", -1, &sp.size, err))
@@ -478,6 +479,11 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	/* ES: only true sets it (the body's stays otherwise) */
 	sp.seq_no_primary_term = param_bool(rq, "seq_no_primary_term");
 	sp.scroll = param(rq, "scroll");
+	sp.source = param(rq, "_source");
+	sp.source_includes = param(rq, "_source_includes");
+	sp.source_excludes = param(rq, "_source_excludes");
+	sp.version = param_bool(rq, "version");
+	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
 	if (body && se_json_get(body, "pit") != NULL)
 	{
 		/* a point in time names its shards */
@@ -530,7 +536,21 @@ h_scroll(RestReq *rq, SeResponse *r, SeError *err)
 		id = v->u.s.str;
 	if (body && (v = se_json_get(body, "scroll")) != NULL && v->type == SE_JSON_STRING)
 		scroll = v->u.s.str;
-	return se_op_scroll_next(id, scroll, r, err);
+	return se_op_scroll_next(id, scroll, param_bool(rq, "rest_total_hits_as_int"), r, err);
+}
+
+/* _msearch: NDJSON of header and body lines; URL options apply to each */
+static bool
+h_msearch(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeSearchParams sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.from = sp.size = -1;
+	sp.track_total_hits = -2;
+	sp.search_type = param(rq, "search_type");
+	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
+	return se_op_msearch(rq->index, rq->body ? rq->body : "", rq->body_len, &sp, r, err);
 }
 
 static bool
@@ -842,6 +862,7 @@ static const RestRoute routes[] = {
 	{GET | POST, "/_mget", h_mget},
 	{GET | POST, "/_search", h_search},
 	{GET | POST | DELETE, "/_search/scroll", h_scroll},
+	{GET | POST, "/_msearch", h_msearch},
 	{GET | POST | DELETE, "/_search/scroll/{id}", h_scroll},
 	{DELETE, "/_pit", h_close_pit},
 	{GET | POST, "/_count", h_count},
@@ -887,6 +908,7 @@ static const RestRoute routes[] = {
 	{GET | POST, "/{index}/_mget", h_mget},
 	{GET | POST, "/{index}/_search", h_search},
 	{POST, "/{index}/_pit", h_open_pit},
+	{GET | POST, "/{index}/_msearch", h_msearch},
 	{GET | POST, "/{index}/_count", h_count},
 	{GET | POST, "/{index}/_refresh", .index_op = se_op_refresh},
 	{GET | POST, "/{index}/_flush", .index_op = se_op_flush},

@@ -272,6 +272,104 @@ dfs_phase(SeSearchRequest *req, const StringInfoData *common, SeSearchShard *sha
 	return true;
 }
 
+/* a comma-separated URL list as a JSON array */
+static void
+write_url_list(StringInfo out, const char *list)
+{
+	char	   *copy = pstrdup(list);
+	char	   *tok,
+			   *save;
+	bool		first = true;
+
+	appendStringInfoChar(out, '[');
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		if (!first)
+			appendStringInfoChar(out, ',');
+		first = false;
+		se_json_write_string(out, tok, strlen(tok));
+	}
+	appendStringInfoChar(out, ']');
+}
+
+/*
+ * The body with the URL's request options in it, as ES's RestSearchAction
+ * puts them in the search source: _source / _source_includes /
+ * _source_excludes replace the body's _source, version=true sets version,
+ * rest_total_hits_as_int counts exactly (ES refuses it with a count
+ * threshold).  In the body, they reach every shard and node with it.
+ */
+SeJson *
+se_search_url_options_body(const SeJson *body, const SeSearchParams *p, SeError *err)
+{
+	StringInfoData b;
+	SeJsonParseOptions opts = {0};
+	bool		source = p && (p->source || p->source_includes || p->source_excludes);
+	const SeJson *tth = body ? se_json_get(body, "track_total_hits") : NULL;
+	bool		first = true;
+	int			i;
+
+	if (p == NULL || (!source && !p->version && !p->rest_total_hits_as_int))
+		return (SeJson *) body;
+	if (p->rest_total_hits_as_int && tth != NULL &&
+		tth->type != SE_JSON_TRUE && tth->type != SE_JSON_FALSE)
+	{
+		StringInfoData v;
+
+		initStringInfo(&v);
+		se_json_write(&v, tth);
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got %s",
+					 v.data);
+		return NULL;
+	}
+	initStringInfo(&b);
+	appendStringInfoChar(&b, '{');
+	for (i = 0; body && body->type == SE_JSON_OBJECT && i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+
+		if ((source && strcmp(k, "_source") == 0) ||
+			(p->version && strcmp(k, "version") == 0) ||
+			(p->rest_total_hits_as_int && strcmp(k, "track_total_hits") == 0))
+			continue;
+		if (!first)
+			appendStringInfoChar(&b, ',');
+		first = false;
+		se_json_write_string(&b, k, strlen(k));
+		appendStringInfoChar(&b, ':');
+		se_json_write(&b, body->u.o.members[i].value);
+	}
+	if (source)
+	{
+		appendStringInfo(&b, "%s\"_source\":", first ? "" : ",");
+		first = false;
+		if (p->source && strcmp(p->source, "false") == 0)
+			appendStringInfoString(&b, "false");
+		else
+		{
+			const char *inc = p->source_includes ? p->source_includes :
+				(p->source && strcmp(p->source, "true") != 0 ? p->source : NULL);
+
+			appendStringInfoString(&b, "{\"includes\":");
+			write_url_list(&b, inc ? inc : "");
+			appendStringInfoString(&b, ",\"excludes\":");
+			write_url_list(&b, p->source_excludes ? p->source_excludes : "");
+			appendStringInfoChar(&b, '}');
+		}
+	}
+	if (p->version)
+	{
+		appendStringInfo(&b, "%s\"version\":true", first ? "" : ",");
+		first = false;
+	}
+	if (p->rest_total_hits_as_int)
+		appendStringInfo(&b, "%s\"track_total_hits\":%s", first ? "" : ",",
+						 tth && tth->type == SE_JSON_FALSE ? "false" : "true");
+	appendStringInfoChar(&b, '}');
+	return se_json_parse(b.data, b.len, &opts, err);
+}
+
 bool
 se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 			 SeResponse *r, SeError *err)
@@ -326,6 +424,9 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 		if (body == NULL)
 			return false;
 	}
+	body = se_search_url_options_body(body, p, err);
+	if (se_error_is_set(err))
+		return false;
 	req = se_search_parse(body, window, err);
 	if (req == NULL)
 		return false;
@@ -387,6 +488,7 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	res->shards_total += nunavailable;
 	if (se_search_pit_id(req) != NULL && !(pg && pg->scroll))
 		res->pit_id = se_search_pit_id(req);
+	res->total_as_int = p && p->rest_total_hits_as_int;
 	if (pg && pg->on_result)
 		pg->on_result(pg->arg, res);
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);

@@ -651,6 +651,8 @@ typedef struct QueryRun
 	float		min_score;
 	bool		ok;				/* query_segments' result */
 	SeTopDoc   *after;			/* search_after's point, or NULL */
+	SeWeight   *post_filter;	/* post_filter's (not scoring), or NULL */
+	bool		terminated_early;
 } QueryRun;
 
 /*
@@ -671,6 +673,9 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 
 	qr->w = se_weight_build(req->query, shard, qr->need_scores, req->dfs, NULL, err);
 	if (qr->w == NULL)
+		return false;
+	if (req->post_filter != NULL &&
+		(qr->post_filter = se_weight_build(req->post_filter, shard, false, NULL, NULL, err)) == NULL)
 		return false;
 	if (nkeys > 0)
 	{
@@ -695,7 +700,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	 * answers such queries with exact totals for the same reason.
 	 */
 	if (qr->threshold != SE_TRACK_TOTAL_DISABLED && !req->has_min_score &&
-		req->slice_max == 0 &&
+		req->slice_max == 0 && req->post_filter == NULL && req->terminate_after == 0 &&
 		(qr->known = shard_count(qr->w, shard)) >= 0)
 	{
 		qr->threshold = SE_TRACK_TOTAL_DISABLED;
@@ -712,6 +717,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
 		SeSegmentCtx seg;
 		SeScorer   *scorer;
+		SeScorer   *pf;
 		int32		doc;
 		const SeError *serr;
 
@@ -721,6 +727,14 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		c->doc_base = doc_base;
 		doc_base += seg.max_doc;
 		scorer = se_scorer_create(qr->w, &seg);
+		pf = NULL;
+		if (scorer != NULL && qr->post_filter != NULL &&
+			(pf = se_scorer_create(qr->post_filter, &seg)) == NULL)
+		{
+			/* nothing in this segment passes the post_filter */
+			se_scorer_free(scorer);
+			scorer = NULL;
+		}
 		if (scorer != NULL)
 		{
 			for (i = 0; i < nkeys; i++)
@@ -739,6 +753,10 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				SE_SEARCH_TICK(1);
 				if (!se_livedocs_get(live, doc))
 					continue;
+				if (pf != NULL && pf->doc < doc && pf->advance(pf, doc) == SE_NO_MORE_DOCS)
+					break;		/* nothing later passes the post_filter */
+				if (pf != NULL && pf->doc != doc)
+					continue;
 				/* a slice: its share of (shard, doc), stable in a point in time */
 				if (req->slice_max > 0 &&
 					((int64) shard_idx + c->doc_base + doc) % req->slice_max != req->slice_id)
@@ -752,6 +770,12 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				qr->total++;
 				if (qr->track_max && (isnan(qr->max_score) || score > qr->max_score))
 					qr->max_score = score;
+				if (req->terminate_after > 0 && qr->total >= req->terminate_after)
+				{
+					/* ES: this doc is collected, then the shard stops */
+					qr->terminated_early = true;
+					qr->stopped = true;
+				}
 				if (ntop > 0)
 				{
 					c->scratch.score = score;
@@ -761,6 +785,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 					if (qr->after == NULL || after_cmp(&c->rank, &c->scratch, qr->after) > 0)
 						collect(c);
 				}
+				if (qr->terminated_early)
+					break;
 
 				/* stop once neither the count nor the page can change */
 				if ((qr->threshold == SE_TRACK_TOTAL_DISABLED || qr->total > qr->threshold) &&
@@ -787,6 +813,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				}
 			}
 			se_scorer_free(scorer);
+			if (pf != NULL)
+				se_scorer_free(pf);
 		}
 		serr = se_segment_error(r);
 		if (serr != NULL && se_error_is_set(serr))
@@ -852,10 +880,11 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		return qr->ok;
 
 	out->timed_out = timed_out;
+	out->terminated_early = qr->terminated_early;
 	out->total = qr->known >= 0 ? qr->known : qr->total;
 	out->total_is_lower_bound = qr->known < 0 &&
 		qr->threshold != SE_TRACK_TOTAL_DISABLED &&
-		(timed_out || ((qr->stopped || qr->skipping) &&
+		(timed_out || (((qr->stopped && !qr->terminated_early) || qr->skipping) &&
 					   qr->threshold != SE_TRACK_TOTAL_ACCURATE));
 	out->max_score = qr->max_score;
 	out->ndocs = c->hsize;
@@ -950,7 +979,7 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	}
 	id = se_segment_doc_id(r, doc, &idlen);
 	hit->id = id ? pnstrdup(id, idlen) : pstrdup("");
-	if (req->seq_no_primary_term)
+	if (req->seq_no_primary_term || req->version)
 	{
 		/* a remote hit's came with it (search_remote.c shard_fetch) */
 		se_segment_doc_meta(r, doc, &hit->meta);
@@ -1098,6 +1127,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	bool		scores;
 	bool		lower_bound = false;
 	bool		timed_out = false;
+	bool		terminated_early = false;
 	int64		total = 0;
 	float		max_score = NAN;
 	int			nok = 0;
@@ -1149,6 +1179,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		total += tops[i].total;
 		lower_bound |= tops[i].total_is_lower_bound;
 		timed_out |= tops[i].timed_out;
+		terminated_early |= tops[i].terminated_early;
 		if (!isnan(tops[i].max_score) &&
 			(isnan(max_score) || tops[i].max_score > max_score))
 			max_score = tops[i].max_score;
@@ -1190,6 +1221,8 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	res->shards_failed = nshards - nok;
 	res->track_total = req->track_total_hits != SE_TRACK_TOTAL_DISABLED;
 	res->seq_no_primary_term = req->seq_no_primary_term;
+	res->version = req->version;
+	res->terminated_early = terminated_early;
 	res->total = total;
 	res->timed_out = timed_out;
 	if (res->track_total && req->track_total_hits != SE_TRACK_TOTAL_ACCURATE &&

@@ -775,6 +775,24 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 			ok = parse_pit(v, req, err);
 		else if (strcmp(k, "slice") == 0)
 			ok = parse_slice(v, req, err);
+		else if (strcmp(k, "version") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			req->version = v->type == SE_JSON_TRUE;
+		else if (strcmp(k, "post_filter") == 0)
+		{
+			req->post_filter = se_query_parse(v, 0, err);
+			ok = req->post_filter != NULL;
+		}
+		else if (strcmp(k, "terminate_after") == 0)
+		{
+			ok = parse_int("terminate_after", v, &req->terminate_after, err);
+			if (ok && req->terminate_after < 0)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "terminateAfter must be > 0");
+				ok = false;
+			}
+		}
 		else
 		{
 			se_error_set(err, 400, "parsing_exception",

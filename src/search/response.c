@@ -65,11 +65,15 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 	}
 	appendStringInfo(out, "\"took\":" INT64_FORMAT ",\"timed_out\":%s,", took_ms,
 					 res->timed_out ? "true" : "false");
+	if (res->terminated_early)
+		appendStringInfoString(out, "\"terminated_early\":true,");
 	appendStringInfo(out,
 					 "\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":%d},",
 					 res->shards_total, res->shards_successful, res->shards_failed);
 	appendStringInfoString(out, "\"hits\":{");
-	if (res->track_total)
+	if (res->track_total && res->total_as_int)
+		appendStringInfo(out, "\"total\":" INT64_FORMAT ",", res->total);
+	else if (res->track_total)
 		appendStringInfo(out, "\"total\":{\"value\":" INT64_FORMAT ",\"relation\":\"%s\"},",
 						 res->total, res->total_is_lower_bound ? "gte" : "eq");
 	appendStringInfoString(out, "\"max_score\":");
@@ -87,6 +91,8 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 		appendStringInfoString(out, ",\"_id\":");
 		se_json_write_string(out, h->id ? h->id : "", h->id ? strlen(h->id) : 0);
 		/* ES writes them before _score */
+		if (res->version && h->has_meta)
+			appendStringInfo(out, ",\"_version\":" INT64_FORMAT, h->meta.version);
 		if (res->seq_no_primary_term && h->has_meta)
 			appendStringInfo(out, ",\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
 							 h->meta.seq_no, h->meta.primary_term);

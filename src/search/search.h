@@ -148,6 +148,9 @@ typedef struct SeSearchResult
 	/* written first in the response when set (the caller sets them) */
 	const char *scroll_id;
 	const char *pit_id;
+	bool		version;		/* hits show _version */
+	bool		terminated_early;	/* a shard stopped at terminate_after */
+	bool		total_as_int;	/* rest_total_hits_as_int: "total": N */
 } SeSearchResult;
 
 /*

@@ -192,6 +192,11 @@ struct SeSearchRequest
 	int			nsort_visible;	/* sort values shown on hits; -1 = all */
 	int			slice_id;		/* "slice": {"id", "max"}; max 0 = none */
 	int			slice_max;
+
+	/* request options */
+	bool		version;		/* hits carry _version */
+	SeQuery    *post_filter;	/* filters hits after the query (not aggregations) */
+	int64		terminate_after;	/* per shard: stop after this many hits; 0 = none */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -486,6 +491,7 @@ typedef struct SeShardTopDocs
 	int			ndocs;			/* in rank order */
 	SeTopDoc   *docs;
 	bool		timed_out;		/* stopped at the timeout: partial */
+	bool		terminated_early;	/* stopped at terminate_after */
 	bool		failed;
 	SeError		error;
 } SeShardTopDocs;
