@@ -214,6 +214,12 @@ shard_report_action(const char *payload, size_t len, StringInfo reply, SeError *
 		return false;
 	}
 	se_cluster_view(v);
+	if (failed && se_debug_fault("shard_failed"))
+	{
+		se_error_set(err, 503, "master_not_discovered_exception",
+					 "node [%s] cannot apply shard failures now (debug fault)", v->local_name);
+		return false;
+	}
 	if (v->single_node || !v->acting_master)
 	{
 		se_error_set(err, 503, "not_master_exception",

@@ -98,6 +98,9 @@ typedef struct SeReplTarget
 	bool		tracked;		/* a recovery streams to it (P) */
 	bool		in_sync;		/* marked in-sync locally (recovery finalized) */
 	bool		failed;			/* reported failed to the master: skipped */
+	bool		must_fail;		/* failed a write, but the master could not be
+								 * told: every round reports it again (and
+								 * acknowledges nothing) until it is */
 	int64		local_checkpoint;	/* its last reported one, -1 = unknown */
 	bool		seen;			/* this node's routing has shown the copy */
 	int64		absent_since;	/* TimestampTz first seen missing from the
@@ -315,6 +318,7 @@ extern void se_keep_freed_heap(int mmap_above, int trim_keep);
 extern void se_debug_waitpoint(const char *name);
 extern void se_debug_pausepoint(const char *name);
 extern bool se_debug_skip(const char *name);
+extern bool se_debug_fault(const char *name);
 
 /* in worker.c */
 extern void se_launcher_register(void);

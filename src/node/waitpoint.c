@@ -89,3 +89,24 @@ se_debug_skip(const char *name)
 	pfree(path);
 	return yes;
 }
+
+/*
+ * With debug_waitpoints on, does <PGDATA>/search_engine_fault_<name> exist?
+ * A test makes one step fail while it does (a translog sync on a full
+ * disk, a replica's apply, the master's shard_failed), to reach the error
+ * paths chaos reaches only by chance.
+ */
+bool
+se_debug_fault(const char *name)
+{
+	char	   *path;
+	struct stat st;
+	bool		yes;
+
+	if (!se_debug_waitpoints)
+		return false;
+	path = psprintf("%s/search_engine_fault_%s", DataDir, name);
+	yes = stat(path, &st) == 0;
+	pfree(path);
+	return yes;
+}

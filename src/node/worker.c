@@ -54,6 +54,13 @@ static int	current_slot = -1;
 static TimestampTz *retry_at;
 static int *retry_ms;
 
+/*
+ * Primaries failed with writes of theirs answered as failed: once open
+ * again, they owe their copies a resync above the global checkpoint (what
+ * reached their translog was never replicated).  Worker-local, by slot.
+ */
+static bool *resync_owed;
+
 /* Register the write workers (static: the postmaster restarts them). */
 void
 se_launcher_register(void)
@@ -150,8 +157,40 @@ close_shard(int slot)
 	if (delete_files)
 		se_shard_remove_files(s->index_uuid, s->shard);
 	retry_ms[slot] = 0;			/* the next shard in the slot starts afresh */
+	resync_owed[slot] = false;
 	se_slot_free(slot);
 	current_slot = -1;
+}
+
+/*
+ * A primary of ours answered writes as failed that its translog may hold
+ * (its shard failed mid-batch and was opened again): send its copies the
+ * operations above the global checkpoint again, as after a promotion but
+ * in the same term (replicate.c; copies skip what they have), so the
+ * copies hold what it holds.
+ */
+static void
+owe_resync(int slot, SeShard *sh)
+{
+	SeShardSlot *s = &SeSlots[slot];
+
+	resync_owed[slot] = false;
+	if (s->replica || sh == NULL || sh->max_seq_no <= sh->global_checkpoint)
+		return;
+	SpinLockAcquire(&s->repl_mutex);
+	if (s->resync_term > 0 && s->resync_term == s->primary_term)
+	{
+		s->resync_from = Min(s->resync_from, sh->global_checkpoint + 1);
+		s->resync_to = Max(s->resync_to, sh->max_seq_no);
+	}
+	else if (s->primary_term > 0)
+	{
+		s->resync_term = s->primary_term;
+		s->resync_from = sh->global_checkpoint + 1;
+		s->resync_to = sh->max_seq_no;
+		s->resync_running = false;
+	}
+	SpinLockRelease(&s->repl_mutex);
 }
 
 static void
@@ -163,6 +202,8 @@ open_shard(int slot)
 	 * from what this node happens to hold: that could serve stale data as
 	 * in sync.  An ERROR here fails the slot.
 	 */
+	if (SeSlots[slot].replica)
+		resync_owed[slot] = false;	/* a primary's duty */
 	if (SeSlots[slot].replica && !se_recovery_start_replica(slot))
 	{
 		current_slot = -1;
@@ -170,6 +211,8 @@ open_shard(int slot)
 	}
 	shards[slot] = se_shard_open(slot);
 	current_slot = -1;
+	if (resync_owed[slot])
+		owe_resync(slot, shards[slot]);
 	retry_ms[slot] = 0;
 	/* recovered: from now on readers wait for it while it opens again */
 	SeSlots[slot].failure_disk_full = false;
@@ -422,6 +465,42 @@ routed_shard_open(BatchItem *bi, SeShard *sh)
 }
 
 /*
+ * An ERROR failed slot in the middle of the batch: answer the batch's
+ * requests for it as failed (disk_full: with the flood-stage 429 clients
+ * retry).  The other shards' requests stay in the batch, which resumes:
+ * failing them too would answer as failed writes a healthy shard applied,
+ * and never replicate them.
+ */
+static void
+fail_slot_items(int slot, bool disk_full, const char *type, const char *msg)
+{
+	int			i;
+
+	for (i = 0; i < nitems_batch; i++)
+	{
+		if (items[i].slot != slot)
+			continue;
+		if (items[i].rep)
+		{
+			SeError		err;
+
+			se_error_init(&err);
+			se_error_set(&err, disk_full ? 429 : 500, disk_full ? "cluster_block_exception" : type,
+						 "%s", msg ? msg : "shard failed");
+			finish_replica(&items[i], NULL, &err);
+		}
+		if (items[i].sub && pg_atomic_read_u32(&items[i].sub->state) == SE_SUB_PENDING)
+		{
+			if (disk_full)
+				fail_sub_disk_full(items[i].sub, items[i].requester, msg);
+			else
+				fail_sub(items[i].sub, items[i].requester, 500, type, msg);
+		}
+		items[i].sub = NULL;
+	}
+}
+
+/*
  * Let go of the batch; failed: an ERROR stopped it, and the sub-requests
  * not answered yet fail with it (disk_full: as writes to a shard failed
  * on a full disk do).
@@ -534,13 +613,17 @@ apply_replica(BatchItem *bi, SeShard *sh)
 		finish_replica(bi, sh, &err);
 }
 
+static bool batch_defer = false;	/* the batch's writes are indexed after the ack */
+static bool batch_resume = false;	/* an error failed one shard: go on with the rest */
+
+static int	run_batch(void);
+
 /* Take and process one batch; returns the number of entries taken. */
 static int
 process_batch(void)
 {
 	int			n = 0;
-	int			i,
-				j;
+	int			j;
 	bool		defer = false;
 
 	while (n < BATCH_MAX)
@@ -604,19 +687,38 @@ process_batch(void)
 		n++;
 		nitems_batch = n;
 	}
+	batch_defer = defer;
+	return run_batch();
+}
+
+/*
+ * Apply, commit and answer the batch taken (items[0..nitems_batch)).  Run
+ * again by the error handler's resume after one shard failed in it: what
+ * was applied already is skipped, the failed shard's requests are
+ * answered.
+ */
+static int
+run_batch(void)
+{
+	int			n = nitems_batch;
+	int			i,
+				j;
+	bool		defer = batch_defer;
 
 	for (i = 0; i < n; i++)
 	{
 		BatchItem  *bi = &items[i];
 		SeShard    *sh = shards[bi->slot];
 
-		if (bi->seg == NULL)
-			continue;			/* requester gone */
+		if (bi->seg == NULL || bi->applied)
+			continue;			/* requester gone, or done before an error */
 		if (bi->rep)
 		{
 			apply_replica(bi, sh);
 			continue;
 		}
+		if (bi->sub == NULL)
+			continue;			/* answered */
 		if (!routed_shard_open(bi, sh))
 		{
 			bi->sub = NULL;
@@ -644,6 +746,12 @@ process_batch(void)
 			continue;
 		current_slot = items[i].slot;
 		se_shard_publish_mapping(sh);
+		if (se_debug_waitpoints &&
+			se_debug_fault(psprintf("translog_sync_%s", sh->index_name)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DISK_FULL),
+					 errmsg("could not write translog of [%s][%d]: No space left on device (debug fault)",
+							sh->index_name, sh->shard)));
 		se_shard_sync_translog(sh);
 		for (j = i; j < n; j++)
 			if (items[j].slot == items[i].slot && (items[j].sub || items[j].rep) && items[j].refresh)
@@ -753,6 +861,7 @@ se_write_worker_main(Datum arg)
 	shards = MemoryContextAllocZero(TopMemoryContext, sizeof(SeShard *) * SeShmem->nslots);
 	retry_at = MemoryContextAllocZero(TopMemoryContext, sizeof(TimestampTz) * SeShmem->nslots);
 	retry_ms = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * SeShmem->nslots);
+	resync_owed = MemoryContextAllocZero(TopMemoryContext, sizeof(bool) * SeShmem->nslots);
 	loop_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine write worker loop",
 									 ALLOCSET_DEFAULT_SIZES);
 
@@ -774,9 +883,18 @@ se_write_worker_main(Datum arg)
 		/* failing to start: exit, the postmaster restarts us after a pause */
 		if (!started)
 			proc_exit(1);
-		release_batch(true, disk_full,
-					  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
-					  edata->message);
+		/* the failed shard's requests fail; the rest of the batch goes on */
+		if (current_slot >= 0 && nitems_batch > 0)
+		{
+			fail_slot_items(current_slot, disk_full,
+							edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
+							edata->message);
+			batch_resume = true;
+		}
+		else
+			release_batch(true, disk_full,
+						  edata->sqlerrcode == ERRCODE_INDEX_CORRUPTED ? "index_corrupted_exception" : "shard_failed_exception",
+						  edata->message);
 		if (current_slot >= 0)
 		{
 			SeShard    *sh = shards[current_slot];
@@ -792,6 +910,8 @@ se_write_worker_main(Datum arg)
 			SeSlots[current_slot].failure_disk_full = disk_full;
 			if (SeSlots[current_slot].failure_disk_full)
 				schedule_disk_retry(current_slot);
+			/* writes it answered as failed may be in its translog */
+			resync_owed[current_slot] = true;
 			(void) se_slot_advance(current_slot, SE_SLOT_FAILED, edata->message);
 		}
 		current_slot = -1;
@@ -826,7 +946,18 @@ se_write_worker_main(Datum arg)
 
 		MemoryContextSwitchTo(loop_cxt);
 		scan_slots();
-		taken = process_batch();
+		/* a test holds the worker here so that requests batch up */
+		se_debug_pausepoint("write_worker");
+		if (batch_resume && nitems_batch > 0)
+		{
+			batch_resume = false;
+			taken = run_batch();
+		}
+		else
+		{
+			batch_resume = false;
+			taken = process_batch();
+		}
 		enforce_buffer_bound();
 		now = GetCurrentTimestamp();
 		for (i = 0; i < SeShmem->nslots; i++)

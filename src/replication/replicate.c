@@ -22,7 +22,11 @@
  * times out or stays full is reported to the master (shard_failed), which
  * removes it from the in-sync set; only once the master answered is the
  * round acknowledged.  A master that cannot be reached fails the round's
- * items with 503: never acknowledged without every in-sync copy.  A copy
+ * items with 503: never acknowledged without every in-sync copy.  The copy
+ * then still lacks what the primary applied, so it stays owed to the
+ * master (must_fail): each later round, and the shard-state worker when
+ * the shard is idle, report it again -- sending it nothing -- until the
+ * master removed it (ES ShardStateAction retries the same way).  A copy
  * that refuses the operations for an older primary term means this copy
  * is no longer the primary: the items fail and nothing is reported.
  *
@@ -107,6 +111,18 @@ get_target(SeShardSlot *s, const char *allocation_id, const char *node)
 	if (t && node)
 		strlcpy(t->node, node, sizeof(t->node));
 	return t;
+}
+
+/* Does a copy of s still owe the master its failure?  Holds repl_mutex. */
+static bool
+any_must_fail(SeShardSlot *s)
+{
+	int			i;
+
+	for (i = 0; i < s->repl_ntargets; i++)
+		if (s->repl_targets[i].must_fail && !s->repl_targets[i].failed)
+			return true;
+	return false;
 }
 
 /* how long a target may be missing from the routing before its entry goes */
@@ -438,6 +454,12 @@ replica_ops_action(const char *payload, size_t len, StringInfo reply, SeError *e
 
 	if (len < 4)
 		goto malformed;
+	if (se_debug_fault("replica_ops"))
+	{
+		se_error_set(err, 500, "shard_failed_exception",
+					 "node [%s] failed replica operations (debug fault)", se_node_name_get());
+		return false;
+	}
 	n = se_read_u32(p);
 	p += 4;
 	if (n > 4096)
@@ -551,6 +573,7 @@ typedef struct Work
 	bool		ok;
 	bool		rejected;		/* 429: retry */
 	bool		stale_term;		/* refused: we are not the primary any more */
+	bool		must_fail;		/* owed to the master from an earlier round */
 	SeError		err;
 } Work;
 
@@ -629,6 +652,7 @@ add_targets(SeBulkSub *sub, const SeIndexMeta *im, int ops_index, Work **works,
 	char		aids[SE_REPL_MAX_TARGETS * 2][SE_UUID_LEN + 1];
 	char		nodes[SE_REPL_MAX_TARGETS * 2][NAMEDATALEN];
 	bool		in_sync[SE_REPL_MAX_TARGETS * 2];
+	bool		must_fail[SE_REPL_MAX_TARGETS * 2];
 	int			n = 0;
 	int			i;
 	ListCell   *lc;
@@ -655,6 +679,7 @@ add_targets(SeBulkSub *sub, const SeIndexMeta *im, int ops_index, Work **works,
 		strlcpy(aids[n], c->allocation_id, SE_UUID_LEN + 1);
 		strlcpy(nodes[n], c->node, NAMEDATALEN);
 		in_sync[n] = sync;
+		must_fail[n] = t && t->must_fail;
 		n++;
 	}
 	/* tracked by a recovery the routing does not show yet */
@@ -673,6 +698,7 @@ add_targets(SeBulkSub *sub, const SeIndexMeta *im, int ops_index, Work **works,
 		strlcpy(aids[n], t->allocation_id, SE_UUID_LEN + 1);
 		strlcpy(nodes[n], t->node, NAMEDATALEN);
 		in_sync[n] = t->in_sync;
+		must_fail[n] = t->must_fail;
 		n++;
 	}
 	SpinLockRelease(&s->repl_mutex);
@@ -694,6 +720,14 @@ add_targets(SeBulkSub *sub, const SeIndexMeta *im, int ops_index, Work **works,
 		w->in_sync = in_sync[i];
 		w->ops_index = ops_index;
 		se_error_init(&w->err);
+		if (must_fail[i])
+		{
+			/* it lacks an earlier round's operations: not sent, reported */
+			w->must_fail = true;
+			w->done = true;
+			se_error_set(&w->err, 500, "replication_failed_exception",
+						 "failed an earlier write that the master has not yet been told of");
+		}
 	}
 }
 
@@ -1054,6 +1088,7 @@ replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh)
 				if (t)
 				{
 					t->failed = true;
+					t->must_fail = false;
 					t->tracked = false;
 					t->in_sync = false;
 				}
@@ -1063,9 +1098,21 @@ replicate_subs(SeBulkSub *subs, int nsubs, bool empty_ok, bool refresh)
 		else
 		{
 			for (i = 0; i < nworks; i++)
-				if (!works[i].ok && !works[i].stale_term &&
-					pg_atomic_read_u32(&works[i].sub->state) == SE_SUB_DONE)
+			{
+				SeShardSlot *sl = &SeSlots[works[i].slot];
+				SeReplTarget *t;
+
+				if (works[i].ok || works[i].stale_term)
+					continue;
+				if (pg_atomic_read_u32(&works[i].sub->state) == SE_SUB_DONE)
 					sub_fail(works[i].sub, rerr.status, rerr.type, rerr.reason);
+				/* it still lacks these operations: owed to the master */
+				SpinLockAcquire(&sl->repl_mutex);
+				t = get_target(sl, works[i].allocation_id, works[i].node);
+				if (t && !t->failed)
+					t->must_fail = true;
+				SpinLockRelease(&sl->repl_mutex);
+			}
 		}
 	}
 
@@ -1131,6 +1178,8 @@ se_replication_maintain(void)
 		else if (s->resync_term == 0 && gcp > s->gcp_sent && s->repl_ntargets > 0 &&
 				 !se_debug_skip("gcp_sync"))
 			sync_gcp = true;
+		else if (s->resync_term == 0 && any_must_fail(s))
+			sync_gcp = true;	/* the round reports the copies owed */
 		SpinLockRelease(&s->repl_mutex);
 		if (!resync && !sync_gcp)
 			continue;
