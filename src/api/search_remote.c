@@ -362,6 +362,7 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_svint(reply, meta.seq_no);
 		se_put_svint(reply, meta.primary_term);
 		se_put_svint(reply, meta.version);
+		se_put_str(reply, hit.highlight, hit.highlight ? strlen(hit.highlight) : 0);
 	}
 	context_free();
 	return true;
@@ -694,6 +695,7 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 			hits[i].meta.seq_no = se_wire_svint(&r);
 			hits[i].meta.primary_term = se_wire_svint(&r);
 			hits[i].meta.version = se_wire_svint(&r);
+			hits[i].highlight = se_wire_str(&r, NULL);
 			if (r.bad)
 			{
 				se_error_set(err, 500, "remote_transport_exception",

@@ -987,6 +987,23 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	}
 	initStringInfo(&hit->source);
 	hit->has_source = false;
+	hit->highlight = NULL;
+	if (req->highlight != NULL)
+	{
+		StringInfoData raw;
+		StringInfoData hl;
+
+		/* from the whole _source, whatever of it the hit shows */
+		initStringInfo(&raw);
+		initStringInfo(&hl);
+		if (se_segment_source(r, doc, &raw) &&
+			!se_highlight_doc(req->highlight, req->query, shard->mapping, raw.data, raw.len,
+							  &hl, err))
+			return false;
+		if (hl.len > 0)
+			hit->highlight = hl.data;
+		pfree(raw.data);
+	}
 	if (req->source.fetch)
 	{
 		StringInfoData raw;

@@ -775,6 +775,11 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 			ok = parse_pit(v, req, err);
 		else if (strcmp(k, "slice") == 0)
 			ok = parse_slice(v, req, err);
+		else if (strcmp(k, "highlight") == 0)
+		{
+			req->highlight = se_highlight_parse(v, err);
+			ok = req->highlight != NULL;
+		}
 		else if (strcmp(k, "version") == 0 &&
 				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
 			req->version = v->type == SE_JSON_TRUE;

@@ -106,6 +106,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 			else
 				appendStringInfoString(out, "{}");
 		}
+		if (h->highlight != NULL)
+		{
+			appendStringInfoString(out, ",\"highlight\":");
+			appendStringInfoString(out, h->highlight);
+		}
 		if (h->sort_json != NULL)
 		{
 			appendStringInfoString(out, ",\"sort\":");

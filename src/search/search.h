@@ -125,6 +125,7 @@ typedef struct SeHit
 	char	   *sort_json;		/* JSON array of sort values, or NULL */
 	StringInfoData source;		/* filtered _source JSON (len 0 if none) */
 	bool		has_source;
+	char	   *highlight;		/* the hit's "highlight" object, or NULL */
 	/* a hit fetched from another node: its metadata came with it */
 	bool		has_meta;
 	SeDocMeta	meta;

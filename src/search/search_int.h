@@ -197,6 +197,7 @@ struct SeSearchRequest
 	bool		version;		/* hits carry _version */
 	SeQuery    *post_filter;	/* filters hits after the query (not aggregations) */
 	int64		terminate_after;	/* per shard: stop after this many hits; 0 = none */
+	struct SeHighlight *highlight;	/* "highlight", or NULL */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -560,6 +561,20 @@ extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
 								   size_t len, StringInfo out, SeError *err);
 /* Glob match with '*' wildcards (whole string). */
 extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * Highlighting (highlight.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeHighlight SeHighlight;
+extern SeHighlight *se_highlight_parse(const SeJson *v, SeError *err);
+/*
+ * Append the hit's "highlight" object for source (its whole _source) to
+ * out, nothing when no field has a fragment; false (err) if source is not
+ * JSON.
+ */
+extern bool se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeMapping *m,
+							 const char *source, int len, StringInfo out, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Regular expressions for the regexp query (regexp.c)
