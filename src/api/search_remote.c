@@ -313,7 +313,8 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
  * Transport action "shard_fetch": id and _source of docs of the context's
  * shards.  Payload: context id, then per doc shard index, segment, doc.
  * Answer per doc: id, whether it has a source, the source, then _routing,
- * _seq_no, _primary_term and _version (the FDW's rows carry them).
+ * _seq_no, _primary_term and _version (the FDW's rows carry them), and
+ * the hit's highlight (empty: none).
  */
 static bool
 shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *err)
