@@ -69,8 +69,10 @@ sub put
 	my ($s, $res) = req($p, 'PUT', "/ow/_doc/$id", '{"v":1}');
 	return ($s, $res);
 }
-($st) = put('before');
+($st, $body) = put('before');
 is($st, 201, 'a write acknowledged by both copies');
+is("$body->{_shards}{total}/$body->{_shards}{successful}", '2/2', '_shards: total 2, successful 2')
+  or diag(explain $body);
 
 # the replica fails the write and the master cannot remove it
 fault($r, 'replica_ops', 1);
