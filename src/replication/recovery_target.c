@@ -1091,6 +1091,15 @@ ready:
 	/* 6. FINALIZE: tracked by the primary, caught up, in sync */
 	r->stage = SE_REC_FINALIZE;
 	catch_up(&c, end_gen, end_off);
+
+	/*
+	 * ES's post_recovery refresh: what the translog replay and the catch-up
+	 * applied is searchable before the copy reports started, not one
+	 * refresh_interval later (a search routed to the new copy would miss
+	 * documents its primary shows).
+	 */
+	if (pg_atomic_read_u64(&slot->write_gen) != pg_atomic_read_u64(&slot->refreshed_gen))
+		(void) se_queue_control(r->slot, SE_REQ_REFRESH, 0);
 	r->stop_time = GetCurrentTimestamp();
 	r->failure[0] = '\0';
 	pg_write_barrier();

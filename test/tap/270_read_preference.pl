@@ -196,7 +196,10 @@ ok(($slow->{avg_response_time_ns} // 0) > 4e8, "n3's adaptive_selection stats of
 ok(defined $slow->{rank} && defined $fast->{rank} && $slow->{rank} > $fast->{rank},
 	"n2 ranks worse than n1 ($slow->{rank} > $fast->{rank})");
 ($ok, $d1, $d2) = reads_from_n3(10, '', 'ars');
-ok($ok == 10 && $d2 <= 2 && $d1 >= 8, "after it, n2 gets (almost) no reads ($d1 on n1, $d2 on n2)");
+# (each read n1 serves also ages n2's statistics, ES's adjustment of the
+# nodes not chosen, so n2 comes back within a few reads; on a loaded
+# machine n1's own times grow too: most reads, not all)
+ok($ok == 10 && $d1 >= 7, "after it, n2 gets few reads ($d1 on n1, $d2 on n2)");
 ($ok, $e1, $e2) = reads_from_n3(15, '', 'ars');
 ok($e2 > 0, "and is tried again as the others' statistics pull it back ($e1 / $e2)");
 
