@@ -20,7 +20,7 @@ use JSON::PP;
 use SeTest;
 use SeCluster;
 
-my $cluster = SeCluster->new(etcd_members => 3, name => 'tap275');
+my $cluster = SeCluster->new(etcd_members => 3, name => 'tap285');
 my %node;
 for my $n (qw(n1 n2 n3))
 {
