@@ -15,6 +15,7 @@
 
 #include "node/node.h"
 #include "api/api.h"
+#include "cluster/replica_select.h"
 #include "api/byquery.h"
 #include "cluster/state.h"
 #include "cluster/coordinator.h"
@@ -65,6 +66,9 @@ _PG_init(void)
 	se_fdw_register_actions();
 	se_index_ops_register_actions();
 	se_cat_register_actions();
+	se_stats_register_actions();
+	/* _only_nodes:attr:value reads the members' node_attributes */
+	se_replica_attributes_lookup(se_cluster_node_attributes);
 	se_state_register_actions();
 	se_byquery_register_actions();
 	se_shard_state_register_actions();

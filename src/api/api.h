@@ -346,6 +346,11 @@ extern bool se_shard_view(const SeIndexMeta *im, int s, List *remote, SeShardVie
 extern bool se_shard_copy_view(const SeIndexMeta *im, int s, const char *node, List *remote,
 							   SeShardView *out);
 
+/* in stats.c */
+extern bool se_op_stats(const char *expr, const char *metric, const char *level, SeResponse *r,
+						SeError *err);
+extern void se_stats_register_actions(void);
+
 /* in nodes.c */
 extern void se_nodes_register_actions(void);
 extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);

@@ -674,6 +674,16 @@ h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
 		se_op_nodes_stats(nodes, timeout, r, err);
 }
 
+/* _stats[/{metric}], /{index}/_stats[/{metric}]?level=cluster|indices|shards */
+static bool
+h_stats(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *last = rq->parts[rq->nparts - 1];
+
+	return se_op_stats(rq->index, strcmp(last, "_stats") == 0 ? NULL : last,
+					   param(rq, "level"), r, err);
+}
+
 /* PUT /{index}?wait_for_active_shards=N|all&timeout=T */
 static bool
 h_create_index(RestReq *rq, SeResponse *r, SeError *err)
@@ -885,6 +895,8 @@ static const RestRoute routes[] = {
 	{GET, "/_nodes/{node_id}/stats", h_nodes_stats},
 	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
 	{GET, "/_cluster/state", h_cluster_state},
+	{GET, "/_stats", h_stats},
+	{GET, "/_stats/{metric}", h_stats},
 	{GET | PUT, "/_cluster/settings", h_cluster_settings},
 	{GET | POST, "/_cluster/allocation/explain", h_allocation_explain},
 	{POST, "/_cluster/reroute", h_cluster_reroute},
@@ -910,6 +922,8 @@ static const RestRoute routes[] = {
 	{POST, "/{index}/_pit", h_open_pit},
 	{GET | POST, "/{index}/_msearch", h_msearch},
 	{GET | POST, "/{index}/_count", h_count},
+	{GET, "/{index}/_stats", h_stats},
+	{GET, "/{index}/_stats/{metric}", h_stats},
 	{GET | POST, "/{index}/_refresh", .index_op = se_op_refresh},
 	{GET | POST, "/{index}/_flush", .index_op = se_op_flush},
 	{POST, "/{index}/_forcemerge", h_forcemerge},

@@ -546,6 +546,10 @@ se_op_count(const char *expr, const SeJson *body, const char *q, const char *pre
 
 #define SE_GET_REMOTE_TIMEOUT_MS 30000
 
+static bool get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source,
+						bool source_only, StringInfo out, SeError *err);
+static bool get_local(SeIndexMeta *im, int shard, const char *id, bool with_source,
+					  bool source_only, StringInfo out, SeError *err);
 static bool get_one(SeIndexMeta *im, const char *id, const char *routing,
 					const SePreference *pref, bool with_source, bool source_only,
 					StringInfo out, SeError *err);
@@ -684,9 +688,7 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
 	const char *rv = routing ? routing : id;
 	int			shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
 										 im->settings.routing_num_shards);
-	SeSearchShard sh;
 	const char *node;
-	int			i;
 
 	if (pref != NULL && pref->kind != SE_PREF_DEFAULT && !serving_get)
 	{
@@ -705,6 +707,50 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
 	}
 	else if (!se_state_read_here(im, shard, &node))
 		return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
+	return get_counted(im, shard, id, with_source, source_only, out, err);
+}
+
+/*
+ * get_local, counted in the shard's get stats (ES counts a get on the copy
+ * that answers it: here, or on the node a get_doc came from).
+ */
+static bool
+get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool source_only,
+			StringInfo out, SeError *err)
+{
+	int			slot = se_slot_find(im->uuid, shard);
+	TimestampTz start = GetCurrentTimestamp();
+	bool		found;
+	int64		us;
+
+	se_slot_stat_add(slot, SE_STAT_GET_CURRENT, 1);
+	PG_TRY();
+	{
+		found = get_local(im, shard, id, with_source, source_only, out, err);
+	}
+	PG_FINALLY();
+	{
+		se_slot_stat_add(slot, SE_STAT_GET_CURRENT, -1);
+	}
+	PG_END_TRY();
+	us = GetCurrentTimestamp() - start;
+	se_slot_stat_add(slot, SE_STAT_GET, 1);
+	se_slot_stat_add(slot, SE_STAT_GET_US, us);
+	if (found)
+	{
+		se_slot_stat_add(slot, SE_STAT_GET_EXISTS, 1);
+		se_slot_stat_add(slot, SE_STAT_GET_EXISTS_US, us);
+	}
+	return found;
+}
+
+/* The realtime lookup of id in this node's copy of shard (see get_one). */
+static bool
+get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool source_only,
+		  StringInfo out, SeError *err)
+{
+	SeSearchShard sh;
+	int			i;
 
 	se_snapshot_refresh_if_needed(im, shard);
 	if (!se_snapshot_acquire(im, shard, &sh, err))

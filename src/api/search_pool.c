@@ -45,6 +45,7 @@
 #include "storage/shm_mq.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 
 #include "api/api.h"
 #include "node/node.h"
@@ -439,9 +440,13 @@ phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs, SeSearchShard *sh,
 	bool		saved_block_max = se_search_block_max;
 	int			saved_max_clauses = se_search_max_clause_count;
 	bool		ok = true;
+	/* a query phase counts in the search stats of the copy it ran on */
+	int			slot = dfs == NULL && sh->index_uuid ? se_slot_find(sh->index_uuid, sh->shard) : -1;
+	TimestampTz start = GetCurrentTimestamp();
 
 	se_search_block_max = knobs->block_max;
 	se_search_max_clause_count = knobs->max_clauses;
+	se_slot_stat_add(slot, SE_STAT_QUERY_CURRENT, 1);
 	PG_TRY();
 	{
 		if (dfs != NULL)
@@ -453,8 +458,11 @@ phase_with(SeSearchRequest *sreq, const SeSearchKnobs *knobs, SeSearchShard *sh,
 	{
 		se_search_block_max = saved_block_max;
 		se_search_max_clause_count = saved_max_clauses;
+		se_slot_stat_add(slot, SE_STAT_QUERY_CURRENT, -1);
 	}
 	PG_END_TRY();
+	se_slot_stat_add(slot, SE_STAT_QUERY, 1);
+	se_slot_stat_add(slot, SE_STAT_QUERY_US, GetCurrentTimestamp() - start);
 	return ok;
 }
 

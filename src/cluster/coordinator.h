@@ -161,6 +161,7 @@ extern void se_cluster_view(SeClusterView *v);
 /* the view's master among its members; NULL when none is known */
 extern const SeClusterMember *se_cluster_view_master(const SeClusterView *v);
 extern char *se_cluster_conninfo(const char *node);
+extern char *se_cluster_node_attributes(const char *node);
 extern void se_cluster_local_member(SeClusterMember *m);
 extern void se_cluster_member_json(const SeClusterMember *m, StringInfo out);
 extern bool se_cluster_member_parse(const char *json, int len, SeClusterMember *m);

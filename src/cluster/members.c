@@ -414,6 +414,26 @@ se_cluster_view_master(const SeClusterView *v)
 	return NULL;
 }
 
+/*
+ * node's attributes ("k:v,k:v") as the cluster view has them, this node's
+ * own from its setting (a single node has no view); NULL: not a member.
+ */
+char *
+se_cluster_node_attributes(const char *node)
+{
+	char	   *attrs = NULL;
+	int			i;
+
+	if (strcmp(node, se_cluster_node_name()) == 0)
+		return pstrdup(se_node_attributes ? se_node_attributes : "");
+	LWLockAcquire(&SeCluster->lock, LW_SHARED);
+	for (i = 0; i < SeCluster->nmembers; i++)
+		if (strcmp(SeCluster->members[i].name, node) == 0)
+			attrs = pstrdup(SeCluster->members[i].attributes);
+	LWLockRelease(&SeCluster->lock);
+	return attrs;
+}
+
 char *
 se_cluster_conninfo(const char *node)
 {

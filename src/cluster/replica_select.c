@@ -180,7 +180,50 @@ se_preference_shard_wanted(const SePreference *p, int shard)
 	return false;
 }
 
-/* Is node one of p's nodes (names, '*' wildcards, _local, _all)? */
+/* a node's attributes "k:v,k:v" (palloc'd; NULL: none known), see .h */
+static char *(*attributes_of) (const char *node) = NULL;
+
+void
+se_replica_attributes_lookup(char *(*fn) (const char *node))
+{
+	attributes_of = fn;
+}
+
+/*
+ * Does spec "name:value" match one of node's attributes, '*' wildcards in
+ * both parts (ES's DiscoveryNodes.resolveNodes)?
+ */
+static bool
+attribute_matches(const char *spec, const char *node)
+{
+	const char *colon = strchr(spec, ':');
+	char	   *attrs;
+	char	   *name;
+	char	   *tok;
+	char	   *save = NULL;
+	bool		found = false;
+
+	if (colon == NULL || attributes_of == NULL || (attrs = attributes_of(node)) == NULL)
+		return false;
+	name = pnstrdup(spec, colon - spec);
+	for (tok = strtok_r(attrs, ",", &save); tok != NULL && !found; tok = strtok_r(NULL, ",", &save))
+	{
+		char	   *c = strchr(tok, ':');
+
+		if (c == NULL)
+			continue;
+		*c = '\0';
+		found = se_wildcard_match(name, tok) && se_wildcard_match(colon + 1, c + 1);
+	}
+	pfree(name);
+	pfree(attrs);
+	return found;
+}
+
+/*
+ * Is node one of p's nodes (names, '*' wildcards, _local, _all; for
+ * _only_nodes, which ES resolves as node specs, attr:value too)?
+ */
 static bool
 node_listed(const SePreference *p, const char *node, const char *me)
 {
@@ -191,7 +234,8 @@ node_listed(const SePreference *p, const char *node, const char *me)
 		const char *v = p->nodes[i];
 
 		if (strcmp(v, "_all") == 0 || (strcmp(v, "_local") == 0 && strcmp(node, me) == 0) ||
-			se_wildcard_match(v, node))
+			se_wildcard_match(v, node) ||
+			(p->kind == SE_PREF_ONLY_NODES && attribute_matches(v, node)))
 			return true;
 	}
 	return false;

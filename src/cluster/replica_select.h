@@ -47,6 +47,13 @@ typedef struct SePreference
  */
 extern bool se_preference_parse(const char *text, SePreference *p, SeError *err);
 
+/*
+ * How _only_nodes' attr:value specs read a node's attributes: fn returns
+ * them as node_attributes sets them ("k:v,k:v", palloc'd) or NULL when the
+ * node is not known.  Unset: no attribute matches (the unit tests set one).
+ */
+extern void se_replica_attributes_lookup(char *(*fn) (const char *node));
+
 /* Is shard s searched at all (the _shards filter)? */
 extern bool se_preference_shard_wanted(const SePreference *p, int shard);
 

@@ -107,6 +107,33 @@ typedef struct SeReplTarget
 								 * routing; 0 = in it */
 } SeReplTarget;
 
+/*
+ * A shard copy's operation counters for _stats (api/stats.c), added by
+ * whoever does the operation on this node (the owner for refresh, flush
+ * and merges; any backend or search worker for gets and query phases).
+ * Times are in microseconds; the *_CURRENT ones go up and down.
+ */
+typedef enum SeSlotStat
+{
+	SE_STAT_REFRESH = 0,
+	SE_STAT_REFRESH_US,
+	SE_STAT_FLUSH,
+	SE_STAT_FLUSH_US,
+	SE_STAT_MERGE,
+	SE_STAT_MERGE_US,
+	SE_STAT_MERGE_DOCS,
+	SE_STAT_MERGE_BYTES,
+	SE_STAT_QUERY,
+	SE_STAT_QUERY_US,
+	SE_STAT_QUERY_CURRENT,
+	SE_STAT_GET,
+	SE_STAT_GET_US,
+	SE_STAT_GET_EXISTS,
+	SE_STAT_GET_EXISTS_US,
+	SE_STAT_GET_CURRENT,
+	SE_STAT_N
+} SeSlotStat;
+
 typedef struct SeShardSlot
 {
 	LWLock		lock;			/* protects the published snapshot */
@@ -161,11 +188,14 @@ typedef struct SeShardSlot
 	bool		leases_dirty;	/* a recovery added one: persist it */
 	int64		leases_saved_ms;	/* when the lease file was last written */
 	bool		leases_unsaved; /* retaining seq_nos moved since then */
+	int64		leases_synced_ms;	/* when the copies were last sent the set */
 	SeLeaseSet	leases;
 	/* a primary relocation's handoff (replication/relocation.c) */
 	pg_atomic_uint32 writes_in_flight;	/* bulk rounds admitted, not yet replicated */
 	pg_atomic_uint32 handoff;	/* 1: handed off to handoff_id: no new writes */
 	char		handoff_id[SE_UUID_LEN + 1];	/* the relocation target's id */
+	/* _stats counters (SeSlotStat), zeroed when the slot is allocated */
+	pg_atomic_uint64 stats[SE_STAT_N];
 } SeShardSlot;
 
 /* An int64 published in a slot's pg_atomic_uint64 (checkpoints: -1 = none). */
@@ -299,6 +329,14 @@ typedef struct SeShared
 extern SeShared *SeShmem;
 extern SeQueueEntry *SeEntries;
 extern SeShardSlot *SeSlots;
+
+/* Count one more (or n) of a slot's stat; a slot < 0 is no shard's. */
+static inline void
+se_slot_stat_add(int slot, SeSlotStat which, int64 n)
+{
+	if (slot >= 0)
+		pg_atomic_add_fetch_u64(&SeSlots[slot].stats[which], (uint64) n);
+}
 
 /* in shmem.c */
 extern void se_shmem_request(void);

@@ -69,7 +69,8 @@ se_shmem_startup(void)
 							   MAXALIGN(mul_size(se_shmem_queue_capacity(), sizeof(SeQueueEntry))));
 	if (!found)
 	{
-		int			i;
+		int			i,
+					k;
 
 		memset(base, 0, shmem_size());
 		se_lwlock_tranche = LWLockNewTrancheId();
@@ -109,6 +110,8 @@ se_shmem_startup(void)
 			pg_atomic_init_u64(&slot->translog_bytes, 0);
 			pg_atomic_init_u64(&slot->max_seq_no, 0);
 			pg_atomic_init_u64(&slot->indexing_ops, 0);
+			for (k = 0; k < SE_STAT_N; k++)
+				pg_atomic_init_u64(&slot->stats[k], 0);
 			pg_atomic_init_u64(&slot->local_checkpoint, (uint64) -1);
 			pg_atomic_init_u64(&slot->global_checkpoint, (uint64) -1);
 			pg_atomic_init_u64(&slot->retain_seq_no, (uint64) -1);

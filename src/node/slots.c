@@ -85,6 +85,7 @@ se_slot_missing(const char *uuid, int nshards, int *used)
 int
 se_slot_allocate(const char *uuid, int shard)
 {
+	int			k;
 	int			i;
 	int			slot = -1;
 	int			owners[SE_MAX_WRITE_THREADS] = {0};
@@ -155,6 +156,8 @@ se_slot_allocate(const char *uuid, int shard)
 		pg_atomic_write_u64(&s->translog_bytes, 0);
 		pg_atomic_write_u64(&s->max_seq_no, 0);
 		pg_atomic_write_u64(&s->indexing_ops, 0);
+		for (k = 0; k < SE_STAT_N; k++)
+			pg_atomic_write_u64(&s->stats[k], 0);
 		/* a single copy until the routing (reconcile) says otherwise */
 		s->replica = false;
 		s->allocation_id[0] = '\0';
@@ -176,7 +179,8 @@ se_slot_allocate(const char *uuid, int shard)
 		s->leases_dirty = false;
 		s->leases_saved_ms = 0;
 		s->leases_unsaved = false;
-		s->leases.n = 0;
+		s->leases_synced_ms = 0;
+		memset(&s->leases, 0, sizeof(s->leases));
 		SpinLockRelease(&s->repl_mutex);
 		s->state = SE_SLOT_OPENING;
 		LWLockRelease(&s->lock);

@@ -44,6 +44,7 @@ se_lease_renew(SeLeaseSet *s, const char *id, int64 retaining_seq_no, int64 now_
 		strlcpy(l->id, id, sizeof(l->id));
 		l->retaining_seq_no = retaining_seq_no;
 		l->timestamp_ms = now_ms;
+		s->version++;
 		return true;
 	}
 	l->timestamp_ms = Max(l->timestamp_ms, now_ms);
@@ -51,6 +52,7 @@ se_lease_renew(SeLeaseSet *s, const char *id, int64 retaining_seq_no, int64 now_
 	if (retaining_seq_no > l->retaining_seq_no)
 	{
 		l->retaining_seq_no = retaining_seq_no;
+		s->version++;
 		return true;
 	}
 	return false;
@@ -65,6 +67,7 @@ se_lease_remove(SeLeaseSet *s, const char *id)
 		if (strcmp(s->leases[i].id, id) == 0)
 		{
 			s->leases[i] = s->leases[--s->n];
+			s->version++;
 			return true;
 		}
 	return false;
@@ -93,6 +96,7 @@ se_lease_expire(SeLeaseSet *s, const char *const *keep, int nkeep, bool may_retu
 		}
 		i++;
 	}
+	s->version += gone;
 	return gone;
 }
 
@@ -113,7 +117,8 @@ se_lease_encode(const SeLeaseSet *s, StringInfo out)
 {
 	int			i;
 
-	appendStringInfoString(out, "{\"leases\":[");
+	appendStringInfo(out, "{\"primary_term\":" INT64_FORMAT ",\"version\":" INT64_FORMAT
+					 ",\"leases\":[", s->primary_term, s->version);
 	for (i = 0; i < s->n; i++)
 	{
 		const SeRetentionLease *l = &s->leases[i];
@@ -136,6 +141,8 @@ se_lease_decode(const char *json, size_t len, SeLeaseSet *s)
 	SeError		err;
 	SeJson	   *root;
 	SeJson	   *arr;
+	SeJson	   *term;
+	SeJson	   *version;
 	int			i;
 
 	memset(s, 0, sizeof(*s));
@@ -144,6 +151,12 @@ se_lease_decode(const char *json, size_t len, SeLeaseSet *s)
 	arr = root && root->type == SE_JSON_OBJECT ? se_json_get(root, "leases") : NULL;
 	if (arr == NULL || arr->type != SE_JSON_ARRAY)
 		return false;
+	term = se_json_get(root, "primary_term");
+	version = se_json_get(root, "version");
+	if (term && term->type == SE_JSON_NUMBER)
+		s->primary_term = term->u.n.i;
+	if (version && version->type == SE_JSON_NUMBER)
+		s->version = version->u.n.i;
 	for (i = 0; i < arr->u.a.count && s->n < SE_MAX_LEASES; i++)
 	{
 		SeJson	   *o = arr->u.a.items[i];
@@ -162,4 +175,12 @@ se_lease_decode(const char *json, size_t len, SeLeaseSet *s)
 		l->timestamp_ms = ts->u.n.i;
 	}
 	return true;
+}
+
+bool
+se_lease_set_newer(const SeLeaseSet *a, const SeLeaseSet *b)
+{
+	if (a->primary_term != b->primary_term)
+		return a->primary_term > b->primary_term;
+	return a->version > b->version;
 }

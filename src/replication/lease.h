@@ -39,6 +39,13 @@ typedef struct SeRetentionLease
 
 typedef struct SeLeaseSet
 {
+	/*
+	 * ES RetentionLeases: the primary term of the primary that made the
+	 * set and a version bumped by every change (add, remove, a retaining
+	 * seq_no moving), so a replica keeps the newest set it was sent.
+	 */
+	int64		primary_term;
+	int64		version;
 	int			n;
 	SeRetentionLease leases[SE_MAX_LEASES];
 } SeLeaseSet;
@@ -64,8 +71,13 @@ extern int	se_lease_expire(SeLeaseSet *s, const char *const *keep, int nkeep, bo
 							int64 now_ms, int64 period_ms);
 /* The lowest retaining seq_no (-1: no lease). */
 extern int64 se_lease_min(const SeLeaseSet *s);
-/* JSON: {"leases":[{"id":..,"retaining_seq_no":..,"timestamp":..,"source":..}]} */
+/*
+ * JSON: {"primary_term":..,"version":..,"leases":[{"id":..,"retaining_seq_no":..,
+ * "timestamp":..,"source":..}]} (a file without the first two decodes with 0)
+ */
 extern void se_lease_encode(const SeLeaseSet *s, StringInfo out);
 extern bool se_lease_decode(const char *json, size_t len, SeLeaseSet *s);
+/* Is a newer than b (a higher term, or the same term and a higher version)? */
+extern bool se_lease_set_newer(const SeLeaseSet *a, const SeLeaseSet *b);
 
 #endif							/* SE_LEASE_H */

@@ -553,6 +553,7 @@ void
 se_replication_register_actions(void)
 {
 	se_transport_register("replica_ops", replica_ops_action);
+	se_retention_register_actions();
 }
 
 /* ---------- the primary's side ---------- */

@@ -66,5 +66,7 @@ extern void se_retention_renew(int slot, const char *node, int64 retaining_seq_n
 extern void se_retention_advance(int slot, const char *node, int64 retaining_seq_no);
 extern int64 se_retention_lease_of(int slot, const char *node);
 extern void se_retention_leases(int slot, SeLeaseSet *out);
+/* lease_sync: a replica takes the primary's set (retention.c) */
+extern void se_retention_register_actions(void);
 
 #endif							/* SE_REPLICATION_H */

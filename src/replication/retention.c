@@ -15,6 +15,16 @@
  * changed (ES persists leases in a state file of the shard too), so a
  * restarted primary still retains for a copy that was away.
  *
+ * The set also goes to the shard's other copies (ES RetentionLeaseSync-
+ * Action and its background sync): whenever it was persisted, and at least
+ * every LEASE_SYNC_EVERY_MS, the primary sends it to the nodes holding a
+ * copy or a relocation target (transport action lease_sync); a replica
+ * keeps the newest (primary term, version) it got in its slot and in its
+ * own lease file, and retains history from its minimum too.  A copy
+ * promoted to primary, or a relocation target handed the primary, thus
+ * starts with the leases of the copies that were away, and their return
+ * can still be operations-based.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
@@ -30,10 +40,18 @@
 #include "replication/recovery.h"
 #include "replication/replication.h"
 #include "shard/engine.h"
+#include "transport/transport.h"
 #include "util/fileio.h"
+#include "util/varint.h"
 
 #define LEASE_FILE	"retention_leases"
 #define LEASE_SAVE_EVERY_MS	10000
+/* ES index.soft_deletes.retention_lease.sync_interval's default */
+#define LEASE_SYNC_EVERY_MS	30000
+#define LEASE_SYNC_TIMEOUT_MS	5000
+
+static void save_leases(const SeShardSlot *s, const SeLeaseSet *set);
+static void sync_leases(const SeShardSlot *s, const SeShardRouting *rt, const SeLeaseSet *set);
 
 static int64
 now_ms(void)
@@ -74,6 +92,8 @@ load_leases(SeShardSlot *s)
 
 		(void) se_lease_renew(&s->leases, l->id, l->retaining_seq_no, l->timestamp_ms);
 	}
+	/* the set goes on from the file's version: copies keep the newest */
+	s->leases.version = Max(s->leases.version, file.version);
 	s->leases_loaded = true;
 	SpinLockRelease(&s->repl_mutex);
 }
@@ -155,6 +175,7 @@ se_retention_maintain(int slot, const SeIndexMeta *im)
 	int			nkeep = 0;
 	bool		may_return = false;
 	bool		changed;
+	bool		sync;
 	bool		moved = false;
 	int			nbefore;
 	int64		now = now_ms();
@@ -220,17 +241,162 @@ se_retention_maintain(int slot, const SeIndexMeta *im)
 		s->leases_saved_ms = now;
 		s->leases_unsaved = false;
 	}
+	/* a promoted copy's set is now this term's */
+	if (s->primary_term > s->leases.primary_term)
+	{
+		s->leases.primary_term = s->primary_term;
+		s->leases.version++;
+		changed = true;
+	}
+	sync = changed || now - s->leases_synced_ms >= LEASE_SYNC_EVERY_MS;
+	if (sync)
+		s->leases_synced_ms = now;
 	copy = s->leases;
 	SpinLockRelease(&s->repl_mutex);
 	retain = se_lease_min(&copy);
 	se_slot_write_i64(&s->retain_seq_no, retain);
 	if (changed)
-	{
-		StringInfoData b;
+		save_leases(s, &copy);
+	if (sync)
+		sync_leases(s, rt, &copy);
+}
 
-		initStringInfo(&b);
-		se_lease_encode(&copy, &b);
-		se_file_write_durable(lease_path(s), b.data, b.len);
-		pfree(b.data);
+/* Write set as the shard's lease file. */
+static void
+save_leases(const SeShardSlot *s, const SeLeaseSet *set)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	se_lease_encode(set, &b);
+	se_file_write_durable(lease_path(s), b.data, b.len);
+	pfree(b.data);
+}
+
+/*
+ * Send the primary's set to the nodes of the shard's other copies and
+ * relocation targets, all at once.  A copy that does not take it (down,
+ * not allocated there yet) gets it on the next sync; it is only logged.
+ */
+static void
+sync_leases(const SeShardSlot *s, const SeShardRouting *rt, const SeLeaseSet *set)
+{
+	SeTransportCall *calls = palloc0(sizeof(SeTransportCall) * (2 * rt->ncopies + 1));
+	StringInfoData payload;
+	const char *me = se_cluster_node_name();
+	int			n = 0;
+	int			k,
+				i;
+
+	initStringInfo(&payload);
+	se_put_str(&payload, s->index_uuid, strlen(s->index_uuid));
+	se_put_vint(&payload, (uint64) s->shard);
+	se_lease_encode(set, &payload);
+	for (k = 0; k < rt->ncopies; k++)
+	{
+		const SeShardCopy *c = &rt->copies[k];
+		const char *nodes[2];
+
+		nodes[0] = c->state != SE_SHARD_UNASSIGNED ? c->node : NULL;
+		nodes[1] = se_routing_relocating(c) ? c->relocating_node : NULL;
+		for (i = 0; i < 2; i++)
+		{
+			char	   *conninfo;
+
+			if (nodes[i] == NULL || nodes[i][0] == '\0' || strcmp(nodes[i], me) == 0)
+				continue;
+			conninfo = se_cluster_conninfo(nodes[i]);
+			if (conninfo == NULL)
+				continue;
+			calls[n].node = nodes[i];
+			calls[n].conninfo = conninfo;
+			calls[n].action = "lease_sync";
+			calls[n].payload = payload.data;
+			calls[n].payload_len = payload.len;
+			n++;
+		}
 	}
+	if (n > 0)
+		se_transport_call_each(calls, n, LEASE_SYNC_TIMEOUT_MS);
+	for (i = 0; i < n; i++)
+	{
+		if (!calls[i].ok)
+			ereport(DEBUG1,
+					(errmsg("search_engine: retention leases of [%s][%d] not synced to %s: %s",
+							s->index_uuid, s->shard, calls[i].node, calls[i].err.reason)));
+		if (calls[i].reply.data)
+			pfree(calls[i].reply.data);
+	}
+	pfree(payload.data);
+	pfree(calls);
+}
+
+/*
+ * Transport action "lease_sync": a primary's retention leases for this
+ * node's replica of the shard.  Kept when newer than what the copy has
+ * (so a late sync of an older primary changes nothing), persisted, and
+ * the copy retains history from their minimum, as the primary does.
+ */
+static bool
+lease_sync_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeWireReader r;
+	char	   *uuid;
+	int			shard;
+	int			slot;
+	SeShardSlot *s;
+	SeLeaseSet	set;
+	bool		newer;
+
+	se_wire_init(&r, payload, len);
+	uuid = se_wire_str(&r, NULL);
+	shard = (int) se_wire_vint(&r);
+	if (r.bad || uuid == NULL ||
+		!se_lease_decode((const char *) r.p, r.end - r.p, &set))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed lease_sync request");
+		return false;
+	}
+	slot = se_slot_find(uuid, shard);
+	/* only an open copy: one closing or failing may have no directory left */
+	if (slot < 0 || SeSlots[slot].state != SE_SLOT_STARTED)
+	{
+		se_error_set(err, 404, "shard_not_found_exception", "no such shard [%s][%d]", uuid, shard);
+		return false;
+	}
+	s = &SeSlots[slot];
+	SpinLockAcquire(&s->repl_mutex);
+	if (!s->replica || set.primary_term < s->primary_term)
+	{
+		int64		term = s->primary_term;
+		bool		replica = s->replica;
+
+		SpinLockRelease(&s->repl_mutex);
+		/* a primary keeps its own set; an older primary's is stale */
+		se_error_set(err, 409, "illegal_state_exception",
+					 replica ? "retention leases of primary term [" INT64_FORMAT
+					 "] are older than this copy's term [" INT64_FORMAT "]"
+					 : "this copy is the primary (term [" INT64_FORMAT "]); its leases are its own",
+					 replica ? set.primary_term : term, term);
+		return false;
+	}
+	newer = !s->leases_loaded || se_lease_set_newer(&set, &s->leases);
+	if (newer)
+	{
+		s->leases = set;
+		s->leases_loaded = true;
+	}
+	SpinLockRelease(&s->repl_mutex);
+	if (newer)
+	{
+		se_slot_write_i64(&s->retain_seq_no, se_lease_min(&set));
+		save_leases(s, &set);
+	}
+	return true;
+}
+
+void
+se_retention_register_actions(void)
+{
+	se_transport_register("lease_sync", lease_sync_action);
 }

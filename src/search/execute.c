@@ -31,6 +31,7 @@
 
 #include <math.h>
 
+#include "portability/instr_time.h"
 #include "search/aggs.h"
 #include "search/search_int.h"
 
@@ -1117,6 +1118,32 @@ shard_failed(SeShardTopDocs *out, int i)
 	se_error_init(&out->error);
 }
 
+/*
+ * Observer of the query phases this process runs for its own request
+ * (api/stats.c counts them in the copy's search stats); NULL: none.  Those
+ * a search worker or another node runs for it are counted there.
+ */
+SeSearchQueryHook se_search_query_hook = NULL;
+
+/* se_search_query_shard, timed for se_search_query_hook. */
+static bool
+query_shard_observed(SeSearchRequest *req, SeSearchShard *shard, int shard_idx, int ntop,
+					 bool count_only, SeShardTopDocs *out, SeError *err)
+{
+	instr_time	start,
+				end;
+	bool		ok;
+
+	if (se_search_query_hook == NULL)
+		return se_search_query_shard(req, shard, shard_idx, ntop, count_only, out, err);
+	INSTR_TIME_SET_CURRENT(start);
+	ok = se_search_query_shard(req, shard, shard_idx, ntop, count_only, out, err);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	se_search_query_hook(shard, (int64) INSTR_TIME_GET_MICROSEC(end));
+	return ok;
+}
+
 /* Shard i's top docs: its answer when it was sent away, else run here. */
 static bool
 shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
@@ -1168,7 +1195,7 @@ shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
 					 shards[i].node);
 		return true;
 	}
-	return se_search_query_shard(req, &shards[i], i, ntop, false, out, err);
+	return query_shard_observed(req, &shards[i], i, ntop, false, out, err);
 }
 
 SeSearchResult *
@@ -1378,7 +1405,7 @@ se_search_count(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	{
 		SeShardTopDocs top;
 
-		if (!se_search_query_shard(req, &shards[i], i, 0, true, &top, err))
+		if (!query_shard_observed(req, &shards[i], i, 0, true, &top, err))
 			return false;
 		if (top.failed)
 		{

@@ -243,6 +243,10 @@ extern SeSearchResult *se_search_run_remote(SeSearchRequest *req,
 											const SeShardTransport *t,
 											SeError *err);
 
+/* Called after a query phase this process ran for its own request (_stats). */
+typedef void (*SeSearchQueryHook) (const SeSearchShard *shard, int64 elapsed_us);
+extern SeSearchQueryHook se_search_query_hook;
+
 /* Exact number of matching live docs (for _count). */
 extern bool se_search_count(SeSearchRequest *req, SeSearchShard *shards,
 							int nshards, int64 *count, SeError *err);

@@ -1520,6 +1520,14 @@ cmp_seg_gen(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : (x->gen > y->gen);
 }
 
+/* One more operation of kind which (and its time since start) for _stats. */
+static void
+count_timed(SeShard *sh, SeSlotStat which, TimestampTz start)
+{
+	se_slot_stat_add(sh->slot, which, 1);
+	se_slot_stat_add(sh->slot, (SeSlotStat) (which + 1), GetCurrentTimestamp() - start);
+}
+
 /*
  * Merge segments [from, from+n) (in gen order within that range) into one.
  * The merged segment takes the highest gen of its inputs' position so the
@@ -1537,6 +1545,7 @@ merge_range(SeShard *sh, SeSegEntry *inputs, int n)
 	char	   *path;
 	int			i;
 	SeSegEntry	merged;
+	TimestampTz start = GetCurrentTimestamp();
 
 	se_error_init(&err);
 	for (i = 0; i < n; i++)
@@ -1557,6 +1566,9 @@ merge_range(SeShard *sh, SeSegEntry *inputs, int n)
 	inputs[0] = merged;
 	for (i = 1; i < n; i++)
 		inputs[i].gen = 0;		/* removed below */
+	count_timed(sh, SE_STAT_MERGE, start);
+	se_slot_stat_add(sh->slot, SE_STAT_MERGE_DOCS, merged.max_doc);
+	se_slot_stat_add(sh->slot, SE_STAT_MERGE_BYTES, merged.mf.len);
 }
 
 /*
@@ -1779,6 +1791,7 @@ merge_submit(SeShard *sh)
 		MemoryContextSwitchTo(old);
 		m->n = n;
 		m->out_gen = t.out_gen;
+		m->submitted = GetCurrentTimestamp();
 		m->task = se_merge_submit(&t);
 		if (m->task < 0)
 		{
@@ -1882,6 +1895,10 @@ merge_install(SeShard *sh, SeShardMerge *m)
 	}
 	sh->segs[sh->nsegs++] = merged;
 	qsort(sh->segs, sh->nsegs, sizeof(SeSegEntry), cmp_seg_gen);
+	/* its time: from the submit, so a merge worker's queue wait counts */
+	count_timed(sh, SE_STAT_MERGE, m->submitted);
+	se_slot_stat_add(sh->slot, SE_STAT_MERGE_DOCS, merged.max_doc);
+	se_slot_stat_add(sh->slot, SE_STAT_MERGE_BYTES, merged.mf.len);
 	merge_forget(m);
 	return true;
 }
@@ -1903,6 +1920,7 @@ se_shard_refresh(SeShard *sh)
 {
 	int			i;
 	bool		changed = false;
+	TimestampTz start = GetCurrentTimestamp();
 
 	se_shard_index_pending(sh);
 
@@ -1986,6 +2004,7 @@ se_shard_refresh(SeShard *sh)
 	/* the live docs of every segment are on disk now: a merge may start */
 	merge_submit(sh);
 	pg_atomic_write_u64(&SeSlots[sh->slot].refreshed_gen, sh->refreshed_gen);
+	count_timed(sh, SE_STAT_REFRESH, start);
 }
 
 /* Publish the segment list in the slot, then drop unreferenced files. */
@@ -2183,6 +2202,7 @@ flush_commit(SeShard *sh, int64 retain)
 {
 	int			i;
 	int64		newgen;
+	TimestampTz start = GetCurrentTimestamp();
 
 	se_shard_refresh(sh);
 	for (i = 0; i < sh->nsegs; i++)
@@ -2230,6 +2250,7 @@ flush_commit(SeShard *sh, int64 retain)
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size);
 	if (sh->replicated)
 		persist_global_checkpoint(sh);
+	count_timed(sh, SE_STAT_FLUSH, start);
 }
 
 /*

@@ -52,6 +52,7 @@ typedef struct SeShardMerge
 	uint64	   *live[SE_MERGE_MAX_INPUTS];	/* live docs the merge saw */
 	uint32		max_doc[SE_MERGE_MAX_INPUTS];
 	uint64		out_gen;
+	int64		submitted;		/* GetCurrentTimestamp() at submit (_stats) */
 } SeShardMerge;
 
 typedef struct SeShard

@@ -95,6 +95,14 @@ test_json(void)
 	UT_CHECK(t.n == 2, "n %d", t.n);
 	UT_CHECK(strcmp(t.leases[0].id, "peer_recovery/n\"1") == 0 && t.leases[0].retaining_seq_no == 42 &&
 			 t.leases[0].timestamp_ms == 1700000000000LL, "first lease round-trips");
+	UT_CHECK(t.version == 2 && s.version == 2, "the version round-trips: %lld", (long long) t.version);
+	t.primary_term = 3;
+	UT_CHECK(se_lease_set_newer(&t, &s) && !se_lease_set_newer(&s, &t), "a higher term is newer");
+	t.primary_term = s.primary_term;
+	se_lease_remove(&s, "peer_recovery/n2");
+	UT_CHECK(se_lease_set_newer(&s, &t), "a removal makes a newer version");
+	UT_CHECK(se_lease_decode("{\"leases\":[]}", 13, &t) && t.version == 0 && t.n == 0,
+			 "a file from before versions decodes");
 	UT_CHECK(!se_lease_decode("{\"leases\":[{\"id\":1}]}", 21, &t), "a bad lease refuses the file");
 	UT_CHECK(!se_lease_decode("[]", 2, &t), "not an object");
 }

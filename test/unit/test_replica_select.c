@@ -35,6 +35,19 @@ shard_on(int n, const char *const *nodes)
 	return r;
 }
 
+/* n1..n3 in racks r1..r3, n3 alone in zone eu-b; n9 unknown */
+static char *
+fake_attributes(const char *node)
+{
+	if (strcmp(node, "n1") == 0)
+		return pstrdup("rack:r1,zone:eu-a");
+	if (strcmp(node, "n2") == 0)
+		return pstrdup("rack:r2,zone:eu-a");
+	if (strcmp(node, "n3") == 0)
+		return pstrdup("rack:r3,zone:eu-b");
+	return NULL;
+}
+
 static SePreference
 pref(const char *text)
 {
@@ -112,6 +125,20 @@ test_preferences(void)
 	UT_CHECK(se_replica_choose(r, "i", 0, "n1", &p, 0, true, &err) == NULL && err.status == 400 &&
 			 strstr(err.reason, "no data nodes with criterion [x1,x2] found for shard: [i][0]") != NULL,
 			 "_only_nodes matching no copy: ES's 400 (%s)", err.reason ? err.reason : "");
+	/* node attributes (ES's attr:value node specs, wildcards in both parts) */
+	se_replica_attributes_lookup(fake_attributes);
+	UT_CHECK(strcmp(choose(r, "n1", "_only_nodes:rack:r2", 0), "n2") == 0, "_only_nodes by attribute");
+	UT_CHECK(strcmp(choose(r, "n1", "_only_nodes:zone:*-b", 0), "n3") == 0, "a wildcard value");
+	UT_CHECK(strcmp(choose(r, "n1", "_only_nodes:ra*:r3,x9", 0), "n3") == 0, "a wildcard name, in a list");
+	UT_CHECK(strcmp(choose(r, "n2", "_only_nodes:rack:r1,rack:r3", 0), "n2") != 0, "two racks: not n2");
+	p = pref("_only_nodes:rack:r9");
+	se_error_init(&err);
+	UT_CHECK(se_replica_choose(r, "i", 0, "n1", &p, 0, true, &err) == NULL && err.status == 400 &&
+			 strstr(err.reason, "no data nodes with criteria [rack:r9]") != NULL,
+			 "an attribute no copy's node has: ES's 400 (%s)", err.reason ? err.reason : "");
+	UT_CHECK(strcmp(choose(r, "n1", "_prefer_nodes:rack:r2", 0), "n1") == 0,
+			 "_prefer_nodes takes node ids only (ES), not attributes");
+	se_replica_attributes_lookup(NULL);
 	UT_CHECK(strcmp(choose(r, "n1", "_local", 0), "n1") == 0, "_local");
 	/* a custom string: the same copy from every coordinating node, and spread */
 	UT_CHECK(strcmp(choose(r, "n1", "user-42", 0), choose(r, "n3", "user-42", 9)) == 0,
