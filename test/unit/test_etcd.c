@@ -542,9 +542,18 @@ check_faults(const char *base, int port)
 	UT_CHECK(w != NULL && strstr(se_etcd_current_endpoint(c), "localhost"), "watch on localhost");
 	control(base, "{\"fail\": 1, \"status\": 503}");
 	UT_CHECK(se_etcd_put(c, "/f/moved", "1", 1, 0, NULL, E()), "put: %s", REASON);
+	/*
+	 * The put's event arrives before the watch notices the move when the
+	 * endpoint is quick, or not at all when the poll sees the move first (a
+	 * loaded machine): either way the watch then fails, and its caller
+	 * starts it again from its revision on the new endpoint, losing nothing.
+	 */
 	n = w ? collect(w, ev, 1, &st) : 0;
-	UT_CHECK(n == 1 && strcmp(ev[0].kv.key, "/f/moved") == 0, "the put's event still arrives");
-	n = w ? collect(w, ev, 1, &st) : 0;
+	if (n == 1)
+	{
+		UT_CHECK(strcmp(ev[0].kv.key, "/f/moved") == 0, "the put's event arrived first");
+		n = w ? collect(w, ev, 1, &st) : 0;
+	}
 	UT_CHECK(n == 0 && st == SE_ETCD_WATCH_FAILED && strstr(REASON, "must follow"),
 			 "then the watch fails: %s", REASON);
 	se_etcd_watch_stop(w);
