@@ -182,7 +182,6 @@ typedef struct SeSearchParams
 {
 	int			from;			/* -1 = from body */
 	int			size;
-	const char *q;				/* URI query (simple query string) */
 	const char *routing;
 	int64		track_total_hits;	/* -2 = body */
 	const char *timeout;		/* URL "timeout" as given (NULL: the body's) */
@@ -222,9 +221,7 @@ extern SeJson *se_search_url_options_body(const SeJson *body, const SeSearchPara
 /* _msearch: NDJSON header/body pairs, one response (or error) each */
 extern bool se_op_msearch(const char *default_index, const char *body, size_t len,
 						  const SeSearchParams *p, SeResponse *r, SeError *err);
-/* the body of a URL "q" over indices */
-extern SeJson *se_search_uri_query_body(const char *q, List *indices, SeError *err);
-extern bool se_op_count(const char *expr, const SeJson *body, const char *q,
+extern bool se_op_count(const char *expr, const SeJson *body,
 						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const char *preference, const SeJson *source_filter, bool source_only,

@@ -730,7 +730,6 @@ scroll_page(ScrollState *s, const SeSearchParams *p, SeResponse *r, SeError *err
 		sp.track_total_hits = -2;
 	}
 	sp.size = s->size;
-	sp.q = NULL;
 	sp.routing = NULL;
 	sp.preference = NULL;
 	sp.scroll = NULL;
@@ -788,12 +787,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
-	if (p->q)
-	{
-		body = se_search_uri_query_body(p->q, indices, err);
-		if (body == NULL)
-			return false;
-	}
+	/* a URL q is in the body already (rest.c uri_query) */
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
 		return false;

@@ -391,6 +391,58 @@ json_body(const RestReq *rq, SeJson **out, SeError *err)
 	return *out != NULL;
 }
 
+/*
+ * The URL's q (with df, default_operator, analyzer, lenient and
+ * analyze_wildcard) as ES reads it: a query_string query that takes the
+ * place of the body's query; the rest of the body stays.
+ */
+static bool
+uri_query(const RestReq *rq, SeJson **body, SeError *err)
+{
+	static const char *const opts[][2] = {
+		{"df", "default_field"}, {"default_operator", "default_operator"},
+		{"analyzer", "analyzer"}, {"lenient", "lenient"},
+		{"analyze_wildcard", "analyze_wildcard"},
+	};
+	const char *q = param(rq, "q");
+	SeJsonParseOptions popts = {0};
+	StringInfoData b;
+	int			i;
+
+	if (q == NULL)
+		return true;
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"query\":{\"query_string\":{\"query\":");
+	se_json_write_string(&b, q, -1);
+	for (i = 0; i < lengthof(opts); i++)
+	{
+		const char *v = param(rq, opts[i][0]);
+
+		if (v == NULL)
+			continue;
+		appendStringInfo(&b, ",\"%s\":", opts[i][1]);
+		se_json_write_string(&b, v, -1);
+	}
+	appendStringInfoString(&b, "}}");
+	if (*body != NULL && (*body)->type == SE_JSON_OBJECT)
+	{
+		for (i = 0; i < (*body)->u.o.count; i++)
+		{
+			const SeJsonMember *m = &(*body)->u.o.members[i];
+
+			if (strcmp(m->key, "query") == 0)
+				continue;
+			appendStringInfoChar(&b, ',');
+			se_json_write_string(&b, m->key, m->keylen);
+			appendStringInfoChar(&b, ':');
+			se_json_write(&b, m->value);
+		}
+	}
+	appendStringInfoChar(&b, '}');
+	*body = se_json_parse(b.data, b.len, &popts, err);
+	return *body != NULL;
+}
+
 /* ---------------------------------------------------------------------
  * Handlers: one per operation, reading the matched route's parts.
  * ---------------------------------------------------------------------
@@ -461,7 +513,7 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	SeSearchParams sp;
 
 	memset(&sp, 0, sizeof(sp));
-	if (!json_body(rq, &body, err) ||
+	if (!json_body(rq, &body, err) || !uri_query(rq, &body, err) ||
 		!param_int(rq, "from", -1, &sp.from, err) ||
 		!param_int(rq, "size", -1, &sp.size, err))
 		return false;
@@ -470,7 +522,6 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 		return negative_param("from", sp.from, err);
 	if (param(rq, "size") && sp.size < 0)
 		return negative_param("size", sp.size, err);
-	sp.q = param(rq, "q");
 	sp.routing = param(rq, "routing");
 	sp.track_total_hits = -2;
 	sp.timeout = param(rq, "timeout");
@@ -558,9 +609,9 @@ h_count(RestReq *rq, SeResponse *r, SeError *err)
 {
 	SeJson	   *body;
 
-	if (!json_body(rq, &body, err))
+	if (!json_body(rq, &body, err) || !uri_query(rq, &body, err))
 		return false;
-	return se_op_count(rq->index ? rq->index : "_all", body, param(rq, "q"),
+	return se_op_count(rq->index ? rq->index : "_all", body,
 					   param(rq, "preference"), NULL, r, err);
 }
 
@@ -584,6 +635,7 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 
 	memset(&o, 0, sizeof(o));
 	if (!json_body(rq, &body, err) ||
+		(strcmp(what, "_reindex") != 0 && !uri_query(rq, &body, err)) ||
 		!param_int(rq, "scroll_size", 1000, &o.scroll_size, err) ||
 		!param_integer(rq, "max_docs", false, -1, &o.max_docs, err))
 		return false;

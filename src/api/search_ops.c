@@ -144,74 +144,6 @@ acquire_all(List *indices, const char *routing, const SePreference *pref,
 }
 
 /*
- * Build a query for URI "q" (ES: a query_string query): "*:*" and "*"
- * match all documents, "field:*" those that have the field,
- * "field:value" is a match, anything else a match on all text fields.
- */
-SeJson *
-se_search_uri_query_body(const char *q, List *indices, SeError *err)
-{
-	StringInfoData b;
-	const char *colon = strchr(q, ':');
-	SeJsonParseOptions opts = {0};
-
-	initStringInfo(&b);
-	if (strcmp(q, "*:*") == 0 || strcmp(q, "*") == 0)
-		appendStringInfoString(&b, "{\"query\":{\"match_all\":{}}}");
-	else if (colon && colon != q && strcmp(colon + 1, "*") == 0)
-	{
-		appendStringInfoString(&b, "{\"query\":{\"exists\":{\"field\":");
-		se_json_write_string(&b, q, colon - q);
-		appendStringInfoString(&b, "}}}");
-	}
-	else if (colon && colon != q)
-	{
-		appendStringInfoString(&b, "{\"query\":{\"match\":{");
-		se_json_write_string(&b, q, colon - q);
-		appendStringInfoChar(&b, ':');
-		se_json_write_string(&b, colon + 1, strlen(colon + 1));
-		appendStringInfoString(&b, "}}}");
-	}
-	else
-	{
-		ListCell   *lc;
-		List	   *seen = NIL;
-		bool		first = true;
-
-		appendStringInfoString(&b, "{\"query\":{\"multi_match\":{\"query\":");
-		se_json_write_string(&b, q, strlen(q));
-		appendStringInfoString(&b, ",\"fields\":[");
-		foreach(lc, indices)
-		{
-			SeIndexMeta *im = lfirst(lc);
-			int			i;
-
-			for (i = 0; i < im->mapping->nfields; i++)
-			{
-				SeMappedField *f = im->mapping->fields[i];
-
-				if ((f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD) && f->index &&
-					!list_member(seen, makeString(f->path)))
-				{
-					seen = lappend(seen, makeString(f->path));
-					if (!first)
-						appendStringInfoChar(&b, ',');
-					first = false;
-					se_json_write_string(&b, f->path, strlen(f->path));
-				}
-			}
-		}
-		appendStringInfoString(&b, "]}}}");
-		if (first)
-		{
-			resetStringInfo(&b);
-			appendStringInfoString(&b, "{\"query\":{\"match_none\":{}}}");
-		}
-	}
-	return se_json_parse(b.data, b.len, &opts, err);
-}
-
-/*
  * URL search_type: false (err set) for a type ES does not know; *dfs for
  * dfs_query_then_fetch.
  */
@@ -418,12 +350,6 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	}
 	if (window < 0)
 		window = 10000;			/* no index: ES's default */
-	if (p && p->q)
-	{
-		body = se_search_uri_query_body(p->q, indices, err);
-		if (body == NULL)
-			return false;
-	}
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
 		return false;
@@ -498,7 +424,7 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 }
 
 bool
-se_op_count(const char *expr, const SeJson *body, const char *q, const char *preference,
+se_op_count(const char *expr, const SeJson *body, const char *preference,
 			int64 *count, SeResponse *r, SeError *err)
 {
 	List	   *indices;
@@ -515,12 +441,6 @@ se_op_count(const char *expr, const SeJson *body, const char *q, const char *pre
 	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
-	if (q)
-	{
-		body = se_search_uri_query_body(q, indices, err);
-		if (body == NULL)
-			return false;
-	}
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
 		return false;

@@ -429,7 +429,7 @@ se_sql_count(PG_FUNCTION_ARGS)
 
 	se_error_init(&err);
 	body = body_arg(fcinfo, 1, &err);
-	if (!se_op_count(text_arg(fcinfo, 0), body, NULL, NULL, &c, NULL, &err))
+	if (!se_op_count(text_arg(fcinfo, 0), body, NULL, &c, NULL, &err))
 		se_raise(&err);
 	PG_RETURN_INT64(c);
 }

@@ -53,7 +53,15 @@ new_query(SeQueryKind kind)
 	q->tie_breaker = 0.0f;
 	q->include_lower = true;
 	q->include_upper = true;
+	q->max_expansions = SE_FUZZY_MAX_EXPANSIONS_DEFAULT;
+	q->transpositions = true;
 	return q;
+}
+
+SeQuery *
+se_query_new(SeQueryKind kind)
+{
+	return new_query(kind);
 }
 
 static bool
@@ -103,6 +111,12 @@ json_bool(const SeJson *v, bool *out)
 		}
 	}
 	return false;
+}
+
+bool
+se_query_json_bool(const SeJson *v, bool *out)
+{
+	return json_bool(v, out);
 }
 
 static bool
@@ -249,6 +263,47 @@ parse_zero_terms(const char *qname, const SeJson *v, bool *all, SeError *err)
 	return false;
 }
 
+/*
+ * The fuzzy options shared by fuzzy, match and multi_match (key names as
+ * the query spells them); true when k is one of them, *ok false (err
+ * set) when its value is bad.
+ */
+static bool
+parse_fuzzy_option(const char *qname, const char *k, const SeJson *v,
+				   SeQuery *q, bool *ok, SeError *err)
+{
+	*ok = true;
+	if (strcmp(k, "fuzziness") == 0)
+		*ok = se_fuzziness_parse(v, &q->fuzziness, err);
+	else if (strcmp(k, "prefix_length") == 0)
+	{
+		*ok = parse_int_param(qname, k, v, &q->prefix_length, err);
+		if (*ok && q->prefix_length < 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "prefixLength cannot be less than 0");
+			*ok = false;
+		}
+	}
+	else if (strcmp(k, "max_expansions") == 0)
+	{
+		*ok = parse_int_param(qname, k, v, &q->max_expansions, err);
+		if (*ok && q->max_expansions <= 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "maxExpansions must be positive.");
+			*ok = false;
+		}
+	}
+	else if (strcmp(k, "transpositions") == 0 || strcmp(k, "fuzzy_transpositions") == 0)
+		*ok = parse_bool_param(qname, k, v, &q->transpositions, err);
+	else if (strcmp(k, "rewrite") == 0 || strcmp(k, "fuzzy_rewrite") == 0)
+		 /* accepted: always the top terms blended by frequency */ ;
+	else
+		return false;
+	return true;
+}
+
 static void
 error_unsupported(SeError *err, const char *qname, const char *key)
 {
@@ -303,6 +358,7 @@ parse_match(const char *qname, SeQueryKind kind, const SeJson *body,
 {
 	const SeJsonMember *fm = single_field(qname, body, err);
 	SeQuery    *q;
+	bool		ok;
 	int			i;
 
 	if (fm == NULL)
@@ -354,24 +410,38 @@ parse_match(const char *qname, SeQueryKind kind, const SeJson *body,
 			}
 			else if (strcmp(k, "_name") == 0)
 				 /* named queries are accepted; matched_queries is not reported */ ;
-			else if (kind == SE_Q_MATCH && strcmp(k, "operator") == 0)
+			else if ((kind == SE_Q_MATCH || kind == SE_Q_MATCH_BOOL_PREFIX) &&
+					 strcmp(k, "operator") == 0)
 			{
 				if (!parse_operator(qname, v, &q->op_and, err))
 					return NULL;
 			}
-			else if (kind == SE_Q_MATCH && strcmp(k, "minimum_should_match") == 0)
+			else if ((kind == SE_Q_MATCH || kind == SE_Q_MATCH_BOOL_PREFIX) &&
+					 strcmp(k, "minimum_should_match") == 0)
 			{
 				if (!parse_msm_param(qname, v, &q->msm, err))
 					return NULL;
 			}
 			else if (kind == SE_Q_MATCH &&
 					 (strcmp(k, "lenient") == 0 ||
-					  strcmp(k, "auto_generate_synonyms_phrase_query") == 0 ||
-					  strcmp(k, "fuzzy_transpositions") == 0 ||
-					  strcmp(k, "max_expansions") == 0 ||
-					  strcmp(k, "prefix_length") == 0))
-				 /* no effect without fuzziness/synonyms */ ;
-			else if (kind == SE_Q_MATCH_PHRASE && strcmp(k, "slop") == 0)
+					  strcmp(k, "auto_generate_synonyms_phrase_query") == 0))
+				 /* no effect without synonyms */ ;
+			else if ((kind == SE_Q_MATCH || kind == SE_Q_MATCH_BOOL_PREFIX) &&
+					 strcmp(k, "transpositions") != 0 &&
+					 strcmp(k, "rewrite") != 0 &&
+					 parse_fuzzy_option(qname, k, v, q, &ok, err))
+			{
+				if (!ok)
+					return NULL;
+			}
+			else if (kind == SE_Q_MATCH_PHRASE_PREFIX &&
+					 strcmp(k, "max_expansions") == 0)
+			{
+				if (!parse_fuzzy_option(qname, k, v, q, &ok, err) || !ok)
+					return NULL;
+			}
+			else if ((kind == SE_Q_MATCH_PHRASE || kind == SE_Q_MATCH_PHRASE_PREFIX) &&
+					 strcmp(k, "slop") == 0)
 			{
 				if (!parse_int_param(qname, k, v, &q->slop, err))
 					return NULL;
@@ -434,6 +504,7 @@ parse_multi_match(const SeJson *body, SeError *err)
 	const char *qname = "multi_match";
 	SeQuery    *q;
 	bool		has_tie = false;
+	bool		ok;
 	int			i;
 
 	if (body->type != SE_JSON_OBJECT)
@@ -526,6 +597,12 @@ parse_multi_match(const SeJson *body, SeError *err)
 				q->mm_type = SE_MM_MOST_FIELDS;
 			else if (strcmp(v->u.s.str, "phrase") == 0)
 				q->mm_type = SE_MM_PHRASE;
+			else if (strcmp(v->u.s.str, "phrase_prefix") == 0)
+				q->mm_type = SE_MM_PHRASE_PREFIX;
+			else if (strcmp(v->u.s.str, "bool_prefix") == 0)
+				q->mm_type = SE_MM_BOOL_PREFIX;
+			else if (strcmp(v->u.s.str, "cross_fields") == 0)
+				q->mm_type = SE_MM_CROSS_FIELDS;
 			else
 			{
 				se_error_set(err, 400, "parsing_exception",
@@ -579,6 +656,12 @@ parse_multi_match(const SeJson *body, SeError *err)
 		else if (strcmp(k, "_name") == 0 || strcmp(k, "lenient") == 0 ||
 				 strcmp(k, "auto_generate_synonyms_phrase_query") == 0)
 			 /* accepted, no effect here */ ;
+		else if (strcmp(k, "transpositions") != 0 && strcmp(k, "rewrite") != 0 &&
+				 parse_fuzzy_option(qname, k, v, q, &ok, err))
+		{
+			if (!ok)
+				return NULL;
+		}
 		else
 		{
 			error_unsupported(err, qname, k);
@@ -591,8 +674,24 @@ parse_multi_match(const SeJson *body, SeError *err)
 					 "No text specified for multi_match query");
 		return NULL;
 	}
-	if (!has_tie && q->mm_type == SE_MM_MOST_FIELDS)
+	if (!has_tie && (q->mm_type == SE_MM_MOST_FIELDS || q->mm_type == SE_MM_BOOL_PREFIX))
 		q->tie_breaker = 1.0f;
+	/* ES MultiMatchQueryBuilder's checks */
+	if (q->fuzziness.set && (q->mm_type == SE_MM_CROSS_FIELDS || q->mm_type == SE_MM_PHRASE ||
+							 q->mm_type == SE_MM_PHRASE_PREFIX))
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Fuzziness not allowed for type [%s]",
+					 q->mm_type == SE_MM_CROSS_FIELDS ? "cross_fields" :
+					 q->mm_type == SE_MM_PHRASE ? "phrase" : "phrase_prefix");
+		return NULL;
+	}
+	if (q->slop != 0 && q->mm_type == SE_MM_BOOL_PREFIX)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[%s] type [bool_prefix] does not support [slop]", qname);
+		return NULL;
+	}
 	if (q->nfields == 0)
 	{
 		/* index.query.default_field is "*" */
@@ -605,13 +704,17 @@ parse_multi_match(const SeJson *body, SeError *err)
 	return q;
 }
 
-/* term, prefix, regexp: {"f": value | {"value": .., "boost": .., ...}} */
+/*
+ * term, prefix, regexp, wildcard, fuzzy:
+ * {"f": value | {"value": .., "boost": .., ...}}
+ */
 static SeQuery *
 parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 				SeError *err)
 {
 	const SeJsonMember *fm = single_field(qname, body, err);
 	SeQuery    *q;
+	bool		ok;
 	int			i;
 
 	if (fm == NULL)
@@ -619,6 +722,14 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 	q = new_query(kind);
 	q->field = pstrdup(fm->key);
 	q->re_flags = SE_RE_ALL;
+	if (kind == SE_Q_FUZZY)
+	{
+		/* ES's default fuzziness */
+		q->fuzziness.set = true;
+		q->fuzziness.is_auto = true;
+		q->fuzziness.low = 3;
+		q->fuzziness.high = 6;
+	}
 	if (fm->value->type == SE_JSON_ARRAY)
 	{
 		se_error_set(err, 400, "parsing_exception",
@@ -642,14 +753,22 @@ parse_term_like(const char *qname, SeQueryKind kind, const SeJson *body,
 							 "[%s] query does not support [%s]", qname, k);
 				return NULL;
 			}
-			if (strcmp(k, "value") == 0)
+			if (strcmp(k, "value") == 0 ||
+				(kind == SE_Q_WILDCARD && strcmp(k, "wildcard") == 0))
 				q->value = v;
 			else if (strcmp(k, "boost") == 0)
 			{
 				if (!parse_boost(qname, v, &q->boost, err))
 					return NULL;
 			}
-			else if (strcmp(k, "case_insensitive") == 0)
+			else if (kind == SE_Q_FUZZY && strcmp(k, "fuzzy_transpositions") != 0 &&
+					 strcmp(k, "fuzzy_rewrite") != 0 &&
+					 parse_fuzzy_option(qname, k, v, q, &ok, err))
+			{
+				if (!ok)
+					return NULL;
+			}
+			else if (kind != SE_Q_FUZZY && strcmp(k, "case_insensitive") == 0)
 			{
 				if (!parse_bool_param(qname, k, v, &q->case_insensitive, err))
 					return NULL;
@@ -1231,6 +1350,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_match(name, SE_Q_MATCH, body, err);
 	if (strcmp(name, "match_phrase") == 0)
 		return parse_match(name, SE_Q_MATCH_PHRASE, body, err);
+	if (strcmp(name, "match_bool_prefix") == 0)
+		return parse_match(name, SE_Q_MATCH_BOOL_PREFIX, body, err);
+	if (strcmp(name, "match_phrase_prefix") == 0)
+		return parse_match(name, SE_Q_MATCH_PHRASE_PREFIX, body, err);
 	if (strcmp(name, "multi_match") == 0)
 		return parse_multi_match(body, err);
 	if (strcmp(name, "term") == 0)
@@ -1247,6 +1370,18 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_term_like(name, SE_Q_PREFIX, body, err);
 	if (strcmp(name, "regexp") == 0)
 		return parse_term_like(name, SE_Q_REGEXP, body, err);
+	if (strcmp(name, "wildcard") == 0)
+		return parse_term_like(name, SE_Q_WILDCARD, body, err);
+	if (strcmp(name, "fuzzy") == 0)
+		return parse_term_like(name, SE_Q_FUZZY, body, err);
+	if (strcmp(name, "function_score") == 0)
+		return se_function_score_parse(body, depth, err);
+	if (strcmp(name, "terms_set") == 0)
+		return se_terms_set_parse(body, err);
+	if (strcmp(name, "query_string") == 0)
+		return se_query_string_parse(body, false, err);
+	if (strcmp(name, "simple_query_string") == 0)
+		return se_query_string_parse(body, true, err);
 	if (strcmp(name, "bool") == 0)
 		return parse_bool(body, depth, err);
 	if (strcmp(name, "constant_score") == 0)

@@ -1969,6 +1969,10 @@ se_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 			}
 		case SE_W_DOCSET:
 			return docset_scorer(w, seg);
+		case SE_W_FUNCTION:
+			return se_function_scorer_create(w, seg);
+		case SE_W_TERMS_SET:
+			return se_terms_set_scorer_create(w, seg);
 	}
 	return NULL;
 }

@@ -29,6 +29,9 @@
 /* Maximum nesting of compound queries (ES indices.query.bool.max_nested_depth). */
 #define SE_QUERY_MAX_DEPTH	100
 
+/* ES's max_expansions of fuzzy queries. */
+#define SE_FUZZY_MAX_EXPANSIONS_DEFAULT 50
+
 /* Default for track_total_hits. */
 #define SE_TRACK_TOTAL_HITS_DEFAULT 10000
 #define SE_TRACK_TOTAL_DISABLED		(-1)
@@ -54,17 +57,80 @@ typedef enum SeQueryKind
 	SE_Q_REGEXP,
 	SE_Q_BOOL,
 	SE_Q_CONSTANT_SCORE,
-	SE_Q_DIS_MAX
+	SE_Q_DIS_MAX,
+	SE_Q_FUZZY,
+	SE_Q_WILDCARD,
+	SE_Q_PER_FIELD,				/* inner once per field of fields (query_string) */
+	SE_Q_MATCH_BOOL_PREFIX,
+	SE_Q_MATCH_PHRASE_PREFIX,
+	SE_Q_FUNCTION_SCORE,
+	SE_Q_TERMS_SET
 } SeQueryKind;
+
+/* function_score (function_score.c) */
+typedef enum SeScoreFnKind
+{
+	SE_FN_WEIGHT,				/* the weight alone */
+	SE_FN_FIELD_VALUE_FACTOR,
+	SE_FN_GAUSS,
+	SE_FN_EXP,
+	SE_FN_LINEAR,
+	SE_FN_RANDOM
+} SeScoreFnKind;
+
+typedef enum SeFvfModifier
+{
+	SE_FVF_NONE, SE_FVF_LOG, SE_FVF_LOG1P, SE_FVF_LOG2P, SE_FVF_LN, SE_FVF_LN1P,
+	SE_FVF_LN2P, SE_FVF_SQUARE, SE_FVF_SQRT, SE_FVF_RECIPROCAL
+} SeFvfModifier;
+
+/* ES's score_mode and boost_mode, and multi_value_mode of decays */
+typedef enum SeCombine
+{
+	SE_COMB_MULTIPLY, SE_COMB_SUM, SE_COMB_AVG, SE_COMB_FIRST, SE_COMB_MAX,
+	SE_COMB_MIN, SE_COMB_REPLACE
+} SeCombine;
+
+typedef struct SeQuery SeQuery;
+
+typedef struct SeScoreFunction
+{
+	SeScoreFnKind kind;
+	SeQuery    *filter;			/* NULL: every doc */
+	float		weight;			/* 1 unless given */
+	char	   *field;			/* field_value_factor, decays, random_score */
+	double		factor;			/* field_value_factor */
+	SeFvfModifier modifier;
+	bool		has_missing;
+	double		missing;
+	const SeJson *origin;		/* decays (origin NULL: now, for dates) */
+	const SeJson *scale;
+	const SeJson *offset;
+	double		decay;
+	SeCombine	multi_value_mode;	/* MIN, MAX, AVG, SUM */
+	bool		has_seed;		/* random_score */
+	int64		seed;
+} SeScoreFunction;
+
+/* ES "fuzziness": AUTO[:low,high] or a fixed edit distance (fuzzy.c). */
+typedef struct SeFuzziness
+{
+	bool		set;
+	bool		is_auto;
+	int			low;
+	int			high;
+	int			edits;
+} SeFuzziness;
 
 typedef enum SeMultiMatchType
 {
 	SE_MM_BEST_FIELDS,
 	SE_MM_MOST_FIELDS,
-	SE_MM_PHRASE
+	SE_MM_PHRASE,
+	SE_MM_PHRASE_PREFIX,
+	SE_MM_BOOL_PREFIX,
+	SE_MM_CROSS_FIELDS
 } SeMultiMatchType;
-
-typedef struct SeQuery SeQuery;
 
 struct SeQuery
 {
@@ -112,10 +178,45 @@ struct SeQuery
 	SeQuery   **filter;
 	SeQuery   **must_not;
 	SeQuery    *inner;
+
+	/* fuzzy, and match/multi_match with fuzziness */
+	SeFuzziness fuzziness;
+	int			prefix_length;
+	int			max_expansions;
+	bool		transpositions;
+
+	/*
+	 * Terms written in query_string syntax (wildcard, prefix, fuzzy) are
+	 * lowercased on text fields, as ES normalizes them with the field's
+	 * analyzer; lenient: a field of the wrong type matches nothing.
+	 */
+	bool		normalize;
+	bool		lenient;
+
+	/* function_score (query in inner) */
+	int			nfunctions;
+	SeScoreFunction *functions;
+	SeCombine	score_mode;
+	SeCombine	boost_mode;
+	float		max_boost;
+	bool		has_min_score;
+	float		min_score;
+
+	/* terms_set (terms in values) */
+	char	   *msm_field;
+	char	   *msm_script;
 };
 
 /* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
 extern SeQuery *se_query_parse(const SeJson *v, int depth, SeError *err);
+
+/* An empty query node of kind with ES's defaults (dsl.c). */
+extern SeQuery *se_query_new(SeQueryKind kind);
+/* true/false or "true"/"false" (dsl.c) */
+extern bool se_query_json_bool(const SeJson *v, bool *out);
+/* query_string (simple: simple_query_string) body (query_string.c) */
+extern SeQuery *se_query_string_parse(const SeJson *body, bool simple,
+									  SeError *err);
 
 /* ES Queries.calculateMinShouldMatch; -1 with err set on a bad spec. */
 extern int	se_query_min_should_match(int optional_clauses, const char *spec,
@@ -248,8 +349,30 @@ typedef enum SeWeightKind
 	SE_W_BOOL,
 	SE_W_DISMAX,
 	SE_W_CONST,					/* inner matches, constant score */
-	SE_W_DOCSET					/* set of terms / term range / exists */
+	SE_W_DOCSET,				/* set of terms / term range / exists */
+	SE_W_FUNCTION,				/* function_score */
+	SE_W_TERMS_SET				/* terms_set: at least a per-doc count of terms */
 } SeWeightKind;
+
+/* One function of a function_score bound to the shard (weight.c). */
+typedef struct SeFnWeight
+{
+	SeScoreFnKind kind;
+	struct SeWeight *filter;	/* NULL: every doc */
+	float		weight;
+	char	   *field;			/* NULL: none (random_score on doc ids) */
+	bool		is_double;		/* field's sortable int64s are doubles */
+	double		factor;
+	SeFvfModifier modifier;
+	bool		has_missing;
+	double		missing;
+	double		origin;			/* decays, in the field's units (dates: ms) */
+	double		scale;
+	double		offset;
+	double		decay;
+	SeCombine	multi_value_mode;
+	int64		seed;
+} SeFnWeight;
 
 typedef enum SeDocSetKind
 {
@@ -323,6 +446,20 @@ struct SeWeight
 	char	  **exist_fields;
 	/* REGEXP: the expression (lower = its literal prefix) */
 	struct SeRegex *regex;
+
+	/* FUNCTION: function_score over inner */
+	int			nfns;
+	struct SeFnWeight *fns;
+	SeCombine	score_mode;
+	SeCombine	boost_mode;
+	float		max_boost;
+	bool		has_min_score;
+	float		min_score;
+	float		fn_boost;
+
+	/* TERMS_SET: the term weights in should, the count per doc from msm_field */
+	char	   *msm_field;
+	int			msm_const;		/* when no field: from the script's params */
 };
 
 /*
@@ -419,6 +556,12 @@ typedef struct SeSegmentCtx
 	int			ord;			/* segment index within the shard */
 	int32		max_doc;
 } SeSegmentCtx;
+
+/* function_score and terms_set scorers (function_score.c) */
+extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
+extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
 
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
@@ -613,6 +756,28 @@ extern const char *se_regex_prefix(const SeRegex *re, int *len);
 extern bool se_regex_match(SeRegex *re, const char *term, int len);
 /* ES's "flags" string: ALL, NONE or names joined by '|'. */
 extern bool se_regex_flags_parse(const char *s, int *flags, SeError *err);
+
+/* ---------------------------------------------------------------------
+ * Levenshtein automata for fuzzy queries (fuzzy.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeFuzzy SeFuzzy;
+typedef void (*SeFuzzyTermFn) (void *arg, const char *term, int len,
+							   const SeTermInfo *ti, int edits);
+
+/* Terms within max_edits of term whose first prefix_length code points match. */
+extern SeFuzzy *se_fuzzy_create(const char *term, int len, int max_edits,
+								int prefix_length, bool transpositions);
+/* Edits from the query term to term, or -1 when not accepted. */
+extern int	se_fuzzy_distance(SeFuzzy *a, const char *term, int len);
+/* Call fn for every accepted term of field in r; returns the terms visited. */
+extern int64 se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field,
+						   SeFuzzyTermFn fn, void *arg);
+extern int	se_fuzzy_term_cps(const SeFuzzy *a);
+extern float se_fuzzy_similarity(const SeFuzzy *a, const char *term, int len,
+								 int edits);
+extern bool se_fuzziness_parse(const SeJson *v, SeFuzziness *f, SeError *err);
+extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 
 /* ---------------------------------------------------------------------
  * Date math for range queries (datemath.c)

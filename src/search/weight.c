@@ -26,6 +26,8 @@
  */
 #include "util/se_common.h"
 
+#include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <sys/time.h>
 
@@ -281,6 +283,48 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 	return w;
 }
 
+/*
+ * A TERM weight of term on field with its segments located; *df gets the
+ * doc_freq to score with (global under DFS).  term_weight_bm25 then scores
+ * it with df (a blended one when several terms share it).
+ */
+static SeWeight *
+term_weight_lookup(BuildCtx *c, const char *field, const char *term, int len,
+				   bool scoring, int64 *df)
+{
+	SeWeight   *t = new_weight(SE_W_TERM, scoring);
+
+	t->field = pstrdup(field);
+	t->nterms = 1;
+	t->terms = palloc(sizeof(char *));
+	t->term_lens = palloc(sizeof(int));
+	t->seg_terms = palloc(sizeof(SeSegTerm *));
+	t->terms[0] = term_dup(term, len);
+	t->term_lens[0] = len;
+	t->seg_terms[0] = palloc0(sizeof(SeSegTerm) * Max(1, c->shard->nsegments));
+	*df = lookup_term(c, field, term, len, t->seg_terms[0]);
+	*df = scoring_doc_freq(c, field, term, len, *df, t->seg_terms[0]);
+	return t;
+}
+
+static void
+term_weight_bm25(BuildCtx *c, SeWeight *t, int64 df, float boost)
+{
+	int64		doc_count,
+				sum_ttf;
+
+	t->bm25 = t->scoring;
+	t->max_score = 0.0f;
+	if (!t->scoring)
+		return;
+	shard_field_stats(c, t->field, &doc_count, &sum_ttf);
+	doc_count = Max(doc_count, df);
+	t->sim = palloc(sizeof(SeBM25));
+	se_bm25_init(t->sim, boost, se_bm25_idf(df, doc_count),
+				 se_bm25_avgdl(sum_ttf, doc_count));
+	t->max_score = t->sim->weight;
+}
+
 static SeWeight *
 docset_weight(BuildCtx *c, SeDocSetKind kind, const char *field, float boost,
 			  bool scoring)
@@ -449,10 +493,17 @@ zero_terms_weight(bool all, float boost, bool scoring)
 	return all ? all_weight(boost, scoring) : none_weight();
 }
 
-/* A bool weight over term clauses, with duplicates merged (Lucene rewrite). */
+static SeWeight *fuzzy_weight(BuildCtx *c, const char *field, const char *text,
+							  int len, const SeQuery *q, float boost, bool scoring);
+
+/*
+ * A bool weight over term clauses, with duplicates merged (Lucene rewrite);
+ * fq, when not NULL, makes each clause a fuzzy query with its fuzziness.
+ */
 static SeWeight *
 terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
-				  bool op_and, const char *msm_spec, float boost, bool scoring)
+				  bool op_and, const char *msm_spec, float boost, bool scoring,
+				  const SeQuery *fq)
 {
 	SeWeight   *w = new_weight(SE_W_BOOL, scoring);
 	SeWeight  **clauses = palloc(sizeof(SeWeight *) * tl->ntokens);
@@ -502,7 +553,10 @@ terms_bool_weight(BuildCtx *c, const char *field, SeTokenList *tl,
 		SeToken    *t = &tl->tokens[uniq[j]];
 		float		b = boosts[j] == 1.0 ? boost : boost * (float) boosts[j];
 
-		clauses[j] = term_weight(c, field, t->term, t->len, b, scoring, true);
+		if (fq != NULL)
+			clauses[j] = fuzzy_weight(c, field, t->term, t->len, fq, b, scoring);
+		else
+			clauses[j] = term_weight(c, field, t->term, t->len, b, scoring, true);
 		if (clauses[j] == NULL)
 			return NULL;
 		bound += clauses[j]->max_score;
@@ -538,6 +592,12 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	f = find_field(c, field);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
+	if (q->fuzziness.set && f->type == SE_FT_KEYWORD)
+	{
+		if (!json_text(c, q->value, &text, &len))
+			return NULL;
+		return fuzzy_weight(c, f->path, text, len, q, boost, scoring);
+	}
 	if (f->type != SE_FT_TEXT)
 		return exact_value_weight(c, f, q->value, boost, scoring);
 	if (!json_text(c, q->value, &text, &len))
@@ -549,13 +609,21 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	se_analyze(a, text, len, &tl);
 	if (tl.ntokens == 0)
 		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (tl.ntokens == 1 && q->fuzziness.set)
+		return fuzzy_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len, q,
+							boost, scoring);
 	if (tl.ntokens == 1)
 		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
 						   boost, scoring, true);
 	if (!check_bool_clauses(c, tl.ntokens))
 		return NULL;
-	return terms_bool_weight(c, f->path, &tl, q->op_and, q->msm, boost, scoring);
+	return terms_bool_weight(c, f->path, &tl, q->op_and, q->msm, boost, scoring,
+							 q->fuzziness.set ? q : NULL);
 }
+
+static SeWeight *phrase_tokens_weight(BuildCtx *c, const char *path,
+									  const SeTokenList *tl, int slop,
+									  float boost, bool scoring);
 
 /* match_phrase on one field: PhraseQuery with the analyzer's positions. */
 static SeWeight *
@@ -567,13 +635,6 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	SeTokenList tl;
 	const char *text;
 	int			len;
-	SeWeight   *w;
-	int			i;
-	int			nseg = Max(1, c->shard->nsegments);
-	double		idf_sum = 0;
-	bool		absent = false;
-	int64		doc_count,
-				sum_ttf;
 
 	if (strcmp(field, SE_ID_FIELD) == 0)
 		return ids_weight(c, &q->value, 1, boost, scoring);
@@ -594,38 +655,53 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	if (tl.ntokens == 1)
 		return term_weight(c, f->path, tl.tokens[0].term, tl.tokens[0].len,
 						   boost, scoring, true);
+	return phrase_tokens_weight(c, f->path, &tl, q->slop, boost, scoring);
+}
 
-	if (!add_clauses(c, tl.ntokens))
+/* PhraseQuery of the tokens (two or more) of tl on field path */
+static SeWeight *
+phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
+					 int slop, float boost, bool scoring)
+{
+	SeWeight   *w;
+	int			i;
+	int			nseg = Max(1, c->shard->nsegments);
+	double		idf_sum = 0;
+	bool		absent = false;
+	int64		doc_count,
+				sum_ttf;
+
+	if (!add_clauses(c, tl->ntokens))
 		return NULL;
 	w = new_weight(SE_W_PHRASE, scoring);
-	w->field = pstrdup(f->path);
-	w->nterms = tl.ntokens;
-	w->slop = q->slop;
-	w->terms = palloc(sizeof(char *) * tl.ntokens);
-	w->term_lens = palloc(sizeof(int) * tl.ntokens);
-	w->positions = palloc(sizeof(int) * tl.ntokens);
-	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl.ntokens);
-	shard_field_stats(c, f->path, &doc_count, &sum_ttf);
-	for (i = 0; i < tl.ntokens; i++)
+	w->field = pstrdup(path);
+	w->nterms = tl->ntokens;
+	w->slop = slop;
+	w->terms = palloc(sizeof(char *) * tl->ntokens);
+	w->term_lens = palloc(sizeof(int) * tl->ntokens);
+	w->positions = palloc(sizeof(int) * tl->ntokens);
+	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl->ntokens);
+	shard_field_stats(c, path, &doc_count, &sum_ttf);
+	for (i = 0; i < tl->ntokens; i++)
 	{
 		int64		df;
 
-		w->terms[i] = pnstrdup(tl.tokens[i].term, tl.tokens[i].len);
-		w->term_lens[i] = tl.tokens[i].len;
-		w->positions[i] = tl.tokens[i].position - tl.tokens[0].position;
+		w->terms[i] = pnstrdup(tl->tokens[i].term, tl->tokens[i].len);
+		w->term_lens[i] = tl->tokens[i].len;
+		w->positions[i] = tl->tokens[i].position - tl->tokens[0].position;
 		w->seg_terms[i] = palloc0(sizeof(SeSegTerm) * nseg);
-		df = lookup_term(c, f->path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
+		df = lookup_term(c, path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
 		/* a DFS phase records every term, those after one this shard lacks */
 		if (df == 0 && c->collect == NULL)
 			return none_weight();
 		if (df == 0)
 		{
-			(void) scoring_doc_freq(c, f->path, w->terms[i], w->term_lens[i], 0,
+			(void) scoring_doc_freq(c, path, w->terms[i], w->term_lens[i], 0,
 									w->seg_terms[i]);
 			absent = true;
 			continue;
 		}
-		df = scoring_doc_freq(c, f->path, w->terms[i], w->term_lens[i], df,
+		df = scoring_doc_freq(c, path, w->terms[i], w->term_lens[i], df,
 							  w->seg_terms[i]);
 		/* the phrase's idf is the sum of its terms' float idfs */
 		idf_sum += se_bm25_idf(df, Max(doc_count, df));
@@ -636,6 +712,256 @@ phrase_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	se_bm25_init(w->sim, boost, (float) idf_sum, se_bm25_avgdl(sum_ttf, doc_count));
 	w->bm25 = scoring;
 	w->max_score = scoring ? w->sim->weight : 0.0f;
+	return w;
+}
+
+/* ---------------------------------------------------------------------
+ * match_bool_prefix, match_phrase_prefix
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * q's text analyzed for field f (a keyword field's value is one token);
+ * false with err set.
+ */
+static bool
+analyze_for(BuildCtx *c, const SeQuery *q, const SeMappedField *f,
+			SeTokenList *tl)
+{
+	const SeAnalyzer *a;
+	const char *text;
+	int			len;
+
+	if (!json_text(c, q->value, &text, &len))
+		return false;
+	if (f->type == SE_FT_KEYWORD && q->analyzer == NULL)
+		a = se_analyzer_lookup("keyword");
+	else
+		a = query_analyzer(c, f, q->analyzer);
+	if (a == NULL)
+		return false;
+	se_token_list_init(tl);
+	se_analyze(a, text, len, tl);
+	return true;
+}
+
+/* The field a prefix variant of match runs on, or NULL: matches nothing */
+static const SeMappedField *
+prefix_match_field(BuildCtx *c, const char *field)
+{
+	const SeMappedField *f = find_field(c, field);
+
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+		return NULL;
+	return f;
+}
+
+static SeWeight *
+prefix_docset(BuildCtx *c, const char *path, const SeToken *t, float boost,
+			  bool scoring)
+{
+	SeWeight   *w = docset_weight(c, SE_DS_PREFIX, path, boost, scoring);
+
+	w->lower = pnstrdup(t->term, t->len);
+	w->lower_len = t->len;
+	return w;
+}
+
+/*
+ * A bool over clauses[0..n): all required with op_and, else optional with
+ * minimum_should_match msm_spec (NULL: one); NULL with err set.
+ */
+static SeWeight *
+clauses_bool_weight(BuildCtx *c, SeWeight **clauses, int n, bool op_and,
+					const char *msm_spec, bool scoring)
+{
+	SeWeight   *w = new_weight(SE_W_BOOL, scoring);
+	double		bound = 0;
+	int			i;
+
+	if (op_and)
+	{
+		w->must = clauses;
+		w->nmust = n;
+	}
+	else
+	{
+		w->should = clauses;
+		w->nshould = n;
+		if (msm_spec != NULL &&
+			(w->msm = se_query_min_should_match(n, msm_spec, c->err)) < 0)
+			return NULL;
+	}
+	for (i = 0; i < n; i++)
+		bound += clauses[i]->max_score;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	return w;
+}
+
+/*
+ * match_bool_prefix on one field: a bool of the analyzed terms (fuzzy ones
+ * with fuzziness) whose last term is a prefix query (constant score, as
+ * ES's default rewrite).
+ */
+static SeWeight *
+bool_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
+						 float boost, bool scoring)
+{
+	const SeMappedField *f = prefix_match_field(c, field);
+	SeTokenList tl;
+	SeWeight  **clauses;
+	int			n,
+				i;
+
+	if (f == NULL)
+		return none_weight();
+	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
+		return exact_value_weight(c, f, q->value, boost, scoring);
+	if (!analyze_for(c, q, f, &tl))
+		return NULL;
+	n = tl.ntokens;
+	if (n == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (n == 1)
+		return prefix_docset(c, f->path, &tl.tokens[0], boost, scoring);
+	if (!check_bool_clauses(c, n))
+		return NULL;
+	clauses = palloc(sizeof(SeWeight *) * n);
+	for (i = 0; i < n - 1; i++)
+	{
+		SeToken    *t = &tl.tokens[i];
+
+		clauses[i] = q->fuzziness.set ?
+			fuzzy_weight(c, f->path, t->term, t->len, q, boost, scoring) :
+			term_weight(c, f->path, t->term, t->len, boost, scoring, true);
+		if (clauses[i] == NULL)
+			return NULL;
+	}
+	clauses[n - 1] = prefix_docset(c, f->path, &tl.tokens[n - 1], boost, scoring);
+	return clauses_bool_weight(c, clauses, n, q->op_and, q->msm, scoring);
+}
+
+static int
+term_bytes_cmp(const void *x, const void *y)
+{
+	const char *a = *(const char *const *) x;
+	const char *b = *(const char *const *) y;
+
+	return strcmp(a, b);
+}
+
+/*
+ * The first max terms of field (in byte order, over every segment) that
+ * start with prefix; returns their count.  Terms with NUL bytes (numeric
+ * encodings) do not occur in the text and keyword fields walked here.
+ */
+static int
+expand_prefix(BuildCtx *c, const char *field, const char *prefix, int plen,
+			  int max, char ***out)
+{
+	SeSearchShard *sh = c->shard;
+	char	  **terms = NULL;
+	int			n = 0,
+				cap = 0,
+				i,
+				s;
+
+	for (s = 0; s < sh->nsegments; s++)
+	{
+		int			f = se_segment_field(sh->segments[s], field);
+		SeTermsEnum *e;
+		const char *t;
+		int			len;
+		int			got = 0;
+
+		if (f < 0)
+			continue;
+		e = se_segment_terms(sh->segments[s], f, prefix, plen);
+		while (got < max && se_terms_next(e, &t, &len, NULL))
+		{
+			SE_SEARCH_TICK(1);
+			if (len < plen || memcmp(t, prefix, plen) != 0)
+				break;
+			if (n == cap)
+			{
+				cap = cap ? cap * 2 : 16;
+				terms = terms ? repalloc(terms, sizeof(char *) * cap)
+					: palloc(sizeof(char *) * cap);
+			}
+			terms[n++] = pnstrdup(t, len);
+			got++;
+		}
+		se_terms_close(e);
+	}
+	if (n == 0)
+		return 0;
+	qsort(terms, n, sizeof(char *), term_bytes_cmp);
+	for (s = 0, i = 0; i < n; i++)
+		if (s == 0 || strcmp(terms[s - 1], terms[i]) != 0)
+			terms[s++] = terms[i];
+	*out = terms;
+	return Min(s, max);
+}
+
+/*
+ * match_phrase_prefix on one field: the phrase with its last term
+ * expanded to the first max_expansions terms it prefixes (ES's
+ * MultiPhrasePrefixQuery), run as a disjunction of one phrase per
+ * expansion: the same matches, each scored as its own phrase.
+ */
+static SeWeight *
+phrase_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
+						   float boost, bool scoring)
+{
+	const SeMappedField *f = prefix_match_field(c, field);
+	SeTokenList tl;
+	SeToken    *last;
+	char	  **exp;
+	int			nexp;
+	SeWeight   *w;
+	SeWeight  **clauses;
+	double		bound = 0;
+	int			i;
+
+	if (f == NULL)
+		return none_weight();
+	if (f->type != SE_FT_TEXT && f->type != SE_FT_KEYWORD)
+		return exact_value_weight(c, f, q->value, boost, scoring);
+	if (!analyze_for(c, q, f, &tl))
+		return NULL;
+	if (tl.ntokens == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	last = &tl.tokens[tl.ntokens - 1];
+	nexp = expand_prefix(c, f->path, last->term, last->len, q->max_expansions, &exp);
+	if (nexp == 0)
+	{
+		(void) add_clauses(c, 1);
+		return none_weight();
+	}
+	if (!check_bool_clauses(c, nexp))
+		return NULL;
+	clauses = palloc(sizeof(SeWeight *) * nexp);
+	for (i = 0; i < nexp; i++)
+	{
+		if (tl.ntokens == 1)
+			clauses[i] = term_weight(c, f->path, exp[i], strlen(exp[i]), boost,
+									 scoring, true);
+		else
+		{
+			last->term = exp[i];
+			last->len = strlen(exp[i]);
+			clauses[i] = phrase_tokens_weight(c, f->path, &tl, q->slop, boost, scoring);
+		}
+		if (clauses[i] == NULL)
+			return NULL;
+		bound += clauses[i]->max_score;
+	}
+	if (nexp == 1)
+		return clauses[0];
+	w = new_weight(SE_W_BOOL, scoring);
+	w->should = clauses;
+	w->nshould = nexp;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
 	return w;
 }
 
@@ -691,8 +1017,18 @@ dismax_weight(SeWeight **subs, int n, float tie, bool scoring)
 	return w;
 }
 
-static SeWeight *
-build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+typedef SeWeight *(*FieldBuildFn) (BuildCtx *c, const SeQuery *q,
+									 const char *field, float boost, bool scoring);
+
+/*
+ * One weight per field that q->fields names (patterns expanded over the
+ * mapping, each with its boost), built by fn; fields a pattern matched, or
+ * all when q->lenient, turn an error into matching nothing, as ES's
+ * default_field and lenient do.  Returns the count, -1 on error.
+ */
+static int
+per_field_weights(BuildCtx *c, const SeQuery *q, FieldBuildFn fn, float boost,
+				  bool scoring, SeWeight ***out)
 {
 	SeWeight  **subs = NULL;
 	int			nsubs = 0;
@@ -704,7 +1040,7 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	{
 		char	  **names;
 		int			n = expand_fields(c, q->fields[i], &names);
-		bool		lenient = strchr(q->fields[i], '*') != NULL;
+		bool		lenient = q->lenient || strchr(q->fields[i], '*') != NULL;
 
 		for (j = 0; j < n; j++)
 		{
@@ -713,19 +1049,15 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			SeError		lerr;
 			SeError    *saved = c->err;
 
-			/* wildcard-expanded fields are lenient, as ES's default_field */
 			se_error_init(&lerr);
 			if (lenient)
 				c->err = &lerr;
-			if (q->mm_type == SE_MM_PHRASE)
-				w = phrase_field_weight(c, q, names[j], fb, scoring);
-			else
-				w = match_field_weight(c, q, names[j], fb, scoring);
+			w = fn(c, q, names[j], fb, scoring);
 			c->err = saved;
 			if (w == NULL)
 			{
 				if (!lenient)
-					return NULL;
+					return -1;
 				w = none_weight();
 			}
 			if (nsubs == cap)
@@ -737,9 +1069,147 @@ build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			subs[nsubs++] = w;
 		}
 	}
+	*out = subs;
+	return nsubs;
+}
+
+static SeWeight *
+multi_match_field(BuildCtx *c, const SeQuery *q, const char *field, float boost,
+				  bool scoring)
+{
+	if (q->mm_type == SE_MM_PHRASE)
+		return phrase_field_weight(c, q, field, boost, scoring);
+	if (q->mm_type == SE_MM_PHRASE_PREFIX)
+		return phrase_prefix_field_weight(c, q, field, boost, scoring);
+	if (q->mm_type == SE_MM_BOOL_PREFIX)
+		return bool_prefix_field_weight(c, q, field, boost, scoring);
+	return match_field_weight(c, q, field, boost, scoring);
+}
+
+static SeWeight *
+build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	SeWeight  **subs;
+	int			nsubs = per_field_weights(c, q, multi_match_field, boost, scoring, &subs);
+
+	if (nsubs < 0)
+		return NULL;
 	if (nsubs == 0)
 		return none_weight();
 	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
+/*
+ * multi_match cross_fields: term-centric, as if the text fields were one
+ * (ES's cross_fields with Lucene's BlendedTermQuery): each analyzed term
+ * is a dis_max over the fields' term queries, all scored with the largest
+ * doc_freq the term has in any of them; the terms combine by operator and
+ * minimum_should_match.  Fields that are not text match field by field
+ * beside them, under one dis_max.
+ */
+static SeWeight *
+build_cross_fields(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField **tf = NULL;
+	float	   *tb = NULL;
+	int			ntf = 0;
+	SeWeight  **outer = palloc(sizeof(SeWeight *));
+	int			nouter = 1;
+	SeTokenList tl;
+	SeWeight   *w;
+	SeWeight  **terms;
+	int			nterms = 0;
+	int			i,
+				j,
+				k;
+
+	for (i = 0; i < q->nfields; i++)
+	{
+		char	  **names;
+		int			n = expand_fields(c, q->fields[i], &names);
+
+		for (j = 0; j < n; j++)
+		{
+			const SeMappedField *f = find_field(c, names[j]);
+
+			if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
+				continue;
+			if (f->type == SE_FT_TEXT)
+			{
+				tf = tf ? repalloc(tf, sizeof(*tf) * (ntf + 1)) : palloc(sizeof(*tf));
+				tb = tb ? repalloc(tb, sizeof(float) * (ntf + 1)) : palloc(sizeof(float));
+				tf[ntf] = f;
+				tb[ntf++] = q->field_boosts[i];
+			}
+			else
+			{
+				SeWeight   *o = match_field_weight(c, q, f->path,
+												   boost * q->field_boosts[i], scoring);
+
+				if (o == NULL)
+				{
+					if (strchr(q->fields[i], '*') == NULL)
+						return NULL;
+					/* a pattern's fields are lenient */
+					se_error_init(c->err);
+					continue;
+				}
+				outer = repalloc(outer, sizeof(SeWeight *) * (nouter + 1));
+				outer[nouter++] = o;
+			}
+		}
+	}
+	if (ntf == 0)
+		return nouter > 1 ? dismax_weight(outer + 1, nouter - 1, q->tie_breaker, scoring)
+			: none_weight();
+	if (!analyze_for(c, q, tf[0], &tl))
+		return NULL;
+	if (tl.ntokens == 0)
+		return zero_terms_weight(q->zero_terms_all, boost, scoring);
+	if (!check_bool_clauses(c, tl.ntokens))
+		return NULL;
+	terms = palloc(sizeof(SeWeight *) * tl.ntokens);
+	for (k = 0; k < tl.ntokens; k++)
+	{
+		SeToken    *t = &tl.tokens[k];
+		SeWeight  **per = palloc(sizeof(SeWeight *) * ntf);
+		int64	   *dfs = palloc(sizeof(int64) * ntf);
+		int64		max_df = 0;
+		int			nper = 0;
+		bool		dup = false;
+
+		for (j = 0; j < k && !dup; j++)
+			dup = tl.tokens[j].len == t->len && memcmp(tl.tokens[j].term, t->term, t->len) == 0;
+		if (dup)
+			continue;
+		if (!add_clauses(c, ntf))
+			return NULL;
+		for (i = 0; i < ntf; i++)
+		{
+			per[i] = term_weight_lookup(c, tf[i]->path, t->term, t->len, scoring, &dfs[i]);
+			max_df = Max(max_df, dfs[i]);
+		}
+		for (i = 0; i < ntf; i++)
+		{
+			SeSegTerm  *st = per[i]->seg_terms[0];
+			bool		any = false;
+
+			for (j = 0; j < Max(1, c->shard->nsegments) && !any; j++)
+				any = st[j].found;
+			if (!any)
+				continue;
+			term_weight_bm25(c, per[i], max_df, boost * tb[i]);
+			per[nper++] = per[i];
+		}
+		terms[nterms++] = nper == 0 ? none_weight() :
+			dismax_weight(per, nper, q->tie_breaker, scoring);
+	}
+	if ((w = clauses_bool_weight(c, terms, nterms, q->op_and, q->msm, scoring)) == NULL)
+		return NULL;
+	if (nouter == 1)
+		return w;
+	outer[0] = w;
+	return dismax_weight(outer, nouter, q->tie_breaker, scoring);
 }
 
 /* Sortable bound of an integer-typed field, rounding fractions as ES. */
@@ -1151,29 +1621,50 @@ term_walk_field(BuildCtx *c, const SeQuery *q, const char *qname)
 	return f;
 }
 
+/* The value of a term-level query, lowercased when q asks it of text fields. */
+static void
+walk_value(const SeQuery *q, const SeMappedField *f, const char **s, int *len)
+{
+	*s = q->value->u.s.str;
+	*len = q->value->u.s.len;
+	if (q->normalize && f->type == SE_FT_TEXT)
+	{
+		StringInfoData lower;
+
+		initStringInfo(&lower);
+		se_utf8_lower(*s, *len, &lower);
+		*s = lower.data;
+		*len = lower.len;
+	}
+}
+
 static SeWeight *
 build_prefix(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
 	const SeMappedField *f = term_walk_field(c, q, "prefix");
 	SeWeight   *w;
 
+	const char *s;
+	int			len;
+
 	if (f == NULL)
 		return se_error_is_set(c->err) ? NULL : none_weight();
+	walk_value(q, f, &s, &len);
 	if (q->case_insensitive)
 	{
 		StringInfoData lower;
 
 		w = docset_weight(c, SE_DS_PREFIX_CI, f->path, boost, scoring);
 		initStringInfo(&lower);
-		se_utf8_lower(q->value->u.s.str, q->value->u.s.len, &lower);
+		se_utf8_lower(s, len, &lower);
 		w->lower = lower.data;
 		w->lower_len = lower.len;
 	}
 	else
 	{
 		w = docset_weight(c, SE_DS_PREFIX, f->path, boost, scoring);
-		w->lower = pnstrdup(q->value->u.s.str, q->value->u.s.len);
-		w->lower_len = q->value->u.s.len;
+		w->lower = pnstrdup(s, len);
+		w->lower_len = len;
 	}
 	return w;
 }
@@ -1210,6 +1701,429 @@ build_regexp(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		return NULL;
 	prefix = se_regex_prefix(w->regex, &w->lower_len);
 	w->lower = pnstrdup(prefix, w->lower_len);
+	return w;
+}
+
+/* ---------------------------------------------------------------------
+ * fuzzy and wildcard
+ * ---------------------------------------------------------------------
+ */
+typedef struct FuzzyTerm
+{
+	char	   *term;
+	int			len;
+	int			edits;
+	float		similarity;
+} FuzzyTerm;
+
+typedef struct FuzzyCollect
+{
+	SeFuzzy    *a;
+	FuzzyTerm  *terms;
+	int			n;
+	int			cap;
+} FuzzyCollect;
+
+static void
+fuzzy_collect(void *arg, const char *term, int len, const SeTermInfo *ti,
+			  int edits)
+{
+	FuzzyCollect *fc = arg;
+
+	if (fc->n == fc->cap)
+	{
+		fc->cap = fc->cap ? fc->cap * 2 : 64;
+		fc->terms = fc->terms ? repalloc(fc->terms, sizeof(FuzzyTerm) * fc->cap)
+			: palloc(sizeof(FuzzyTerm) * fc->cap);
+	}
+	fc->terms[fc->n].term = pnstrdup(term, len);
+	fc->terms[fc->n].len = len;
+	fc->terms[fc->n].edits = edits;
+	fc->terms[fc->n].similarity = se_fuzzy_similarity(fc->a, term, len, edits);
+	fc->n++;
+}
+
+static int
+fuzzy_term_cmp_bytes(const void *x, const void *y)
+{
+	const FuzzyTerm *a = x;
+	const FuzzyTerm *b = y;
+	int			c = memcmp(a->term, b->term, Min(a->len, b->len));
+
+	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Best first: Lucene's top terms queue keeps the highest boosts. */
+static int
+fuzzy_term_cmp_best(const void *x, const void *y)
+{
+	const FuzzyTerm *a = x;
+	const FuzzyTerm *b = y;
+
+	if (a->similarity != b->similarity)
+		return a->similarity > b->similarity ? -1 : 1;
+	return fuzzy_term_cmp_bytes(x, y);
+}
+
+/*
+ * A fuzzy query on one field (Lucene FuzzyQuery with ES's default rewrite,
+ * top_terms_blended_freqs_<max_expansions>): the terms the Levenshtein
+ * automaton accepts in any segment of the shard, the max_expansions most
+ * similar kept, each a SHOULD term clause boosted by its similarity and
+ * scored with the largest doc_freq among them, so that a rare misspelling
+ * does not outscore the common word.
+ */
+static SeWeight *
+fuzzy_weight(BuildCtx *c, const char *field, const char *text, int len,
+			 const SeQuery *q, float boost, bool scoring)
+{
+	SeSearchShard *sh = c->shard;
+	FuzzyCollect fc = {0};
+	SeWeight   *w;
+	SeWeight  **clauses;
+	int64		max_df = 0;
+	double		bound = 0;
+	int			n,
+				i,
+				s;
+
+	fc.a = se_fuzzy_create(text, len, se_fuzziness_edits(&q->fuzziness, text, len),
+						   q->prefix_length, q->transpositions);
+	for (s = 0; s < sh->nsegments; s++)
+	{
+		int			f = se_segment_field(sh->segments[s], field);
+
+		if (f >= 0)
+			(void) se_fuzzy_walk(fc.a, sh->segments[s], f, fuzzy_collect, &fc);
+	}
+	if (fc.n == 0)
+	{
+		(void) add_clauses(c, 1);
+		return none_weight();
+	}
+	/* one entry per term, then the best max_expansions */
+	qsort(fc.terms, fc.n, sizeof(FuzzyTerm), fuzzy_term_cmp_bytes);
+	for (n = 0, i = 0; i < fc.n; i++)
+		if (n == 0 || fuzzy_term_cmp_bytes(&fc.terms[n - 1], &fc.terms[i]) != 0)
+			fc.terms[n++] = fc.terms[i];
+	qsort(fc.terms, n, sizeof(FuzzyTerm), fuzzy_term_cmp_best);
+	n = Min(n, q->max_expansions);
+	if (!add_clauses(c, n))
+		return NULL;
+
+	w = new_weight(SE_W_BOOL, scoring);
+	clauses = palloc(sizeof(SeWeight *) * n);
+	for (i = 0; i < n; i++)
+	{
+		int64		df;
+
+		clauses[i] = term_weight_lookup(c, field, fc.terms[i].term, fc.terms[i].len,
+										scoring, &df);
+		max_df = Max(max_df, df);
+	}
+	for (i = 0; i < n; i++)
+	{
+		term_weight_bm25(c, clauses[i], max_df, boost * fc.terms[i].similarity);
+		bound += clauses[i]->max_score;
+	}
+	if (n == 1)
+		return clauses[0];
+	w->should = clauses;
+	w->nshould = n;
+	w->max_score = scoring ? widen_bound(bound) : 0.0f;
+	return w;
+}
+
+static SeWeight *
+build_fuzzy(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = term_walk_field(c, q, "fuzzy");
+	const char *s;
+	int			len;
+
+	if (f == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
+	walk_value(q, f, &s, &len);
+	return fuzzy_weight(c, f->path, s, len, q, boost, scoring);
+}
+
+/*
+ * wildcard: * any string, ? any character, \ escapes; run as the regexp
+ * with every other character literal (Lucene's WildcardQuery is such an
+ * automaton), so the term walk starts from the literal prefix.
+ */
+static SeWeight *
+build_wildcard(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = term_walk_field(c, q, "wildcard");
+	StringInfoData re;
+	const char *s;
+	int			len;
+	const char *prefix;
+	SeWeight   *w;
+	int			i;
+
+	if (f == NULL)
+		return se_error_is_set(c->err) ? NULL : none_weight();
+	walk_value(q, f, &s, &len);
+	initStringInfo(&re);
+	for (i = 0; i < len; i++)
+	{
+		unsigned char ch = (unsigned char) s[i];
+
+		if (ch == '*')
+			appendStringInfoString(&re, ".*");
+		else if (ch == '?')
+			appendStringInfoChar(&re, '.');
+		else if (ch == '\\' && i + 1 < len)
+		{
+			/* the next character, literally (may start a multibyte one) */
+			appendStringInfoChar(&re, '\\');
+			appendStringInfoChar(&re, s[++i]);
+		}
+		else if (ch < 0x80 && !isalnum(ch))
+		{
+			appendStringInfoChar(&re, '\\');
+			appendStringInfoChar(&re, (char) ch);
+		}
+		else
+			appendStringInfoChar(&re, (char) ch);
+	}
+	w = docset_weight(c, SE_DS_REGEXP, f->path, boost, scoring);
+	w->regex = se_regex_parse(re.data, re.len, 0, q->case_insensitive, c->err);
+	if (w->regex == NULL)
+		return NULL;
+	prefix = se_regex_prefix(w->regex, &w->lower_len);
+	w->lower = pnstrdup(prefix, w->lower_len);
+	return w;
+}
+
+/* q->inner on one field: a copy of it that names the field */
+static SeWeight *
+per_field_inner(BuildCtx *c, const SeQuery *q, const char *field, float boost,
+				bool scoring)
+{
+	SeQuery		one = *q->inner;
+
+	one.field = (char *) field;
+	return build(c, &one, boost, scoring);
+}
+
+/* query_string's terms on several fields: dis_max over the fields */
+static SeWeight *
+build_per_field(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	SeWeight  **subs;
+	int			nsubs = per_field_weights(c, q, per_field_inner, boost, scoring, &subs);
+
+	if (nsubs < 0)
+		return NULL;
+	if (nsubs == 0)
+		return none_weight();
+	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
+/* ---------------------------------------------------------------------
+ * function_score, terms_set
+ * ---------------------------------------------------------------------
+ */
+
+/* A decay parameter in the field's units: dates take date math and times. */
+static bool
+decay_param(BuildCtx *c, const SeMappedField *f, const SeJson *v, bool is_origin,
+			double *out)
+{
+	if (f->type == SE_FT_DATE && v != NULL && v->type == SE_JSON_STRING)
+	{
+		if (is_origin)
+		{
+			SeQuery		dq = {0};
+			int64		ms;
+			bool		empty = false;
+
+			if (!date_bound(c, &dq, f, v, true, true, &ms, &empty))
+				return false;
+			*out = (double) ms;
+			return true;
+		}
+		else
+		{
+			/* a time value: 10d, 12h, 30m, 15s, 100ms */
+			char	   *end;
+			double		n = strtod(v->u.s.str, &end);
+			static const struct
+			{
+				const char *unit;
+				double		ms;
+			}			units[] = {
+				{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
+			};
+			int			i;
+
+			for (i = 0; i < lengthof(units); i++)
+				if (end != v->u.s.str && strcmp(end, units[i].unit) == 0)
+				{
+					*out = n * units[i].ms;
+					return true;
+				}
+			se_error_set(c->err, 400, "parse_exception",
+						 "failed to parse setting [scale] with value [%s] as a time value",
+						 v->u.s.str);
+			return false;
+		}
+	}
+	if (is_origin && v == NULL && f->type == SE_FT_DATE)
+	{
+		SeJson	   *now = se_json_make_string("now", 3);
+
+		return decay_param(c, f, now, true, out);
+	}
+	if (v == NULL)
+	{
+		se_error_set(c->err, 400, "parsing_exception",
+					 "[origin] must be set for numeric fields.");
+		return false;
+	}
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*out = v->u.n.is_int ? (double) v->u.n.i : v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING)
+	{
+		char	   *end;
+
+		*out = strtod(v->u.s.str, &end);
+		if (end != v->u.s.str && *end == '\0')
+			return true;
+	}
+	se_error_set(c->err, 400, "parsing_exception", "failed to parse a decay parameter of [%s]",
+				 f->path);
+	return false;
+}
+
+static bool
+fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
+{
+	const SeMappedField *f = find_field(c, q->field);
+
+	if (f == NULL)
+		return true;			/* unmapped: every doc lacks the value */
+	if (!se_field_is_numeric_like(f->type) || f->type == SE_FT_BOOLEAN)
+	{
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "field [%s] of type [%s] is not supported for function_score",
+					 f->path, se_field_type_name(f->type));
+		return false;
+	}
+	fw->field = pstrdup(f->path);
+	fw->is_double = f->type == SE_FT_DOUBLE || f->type == SE_FT_FLOAT;
+	if (q->kind >= SE_FN_GAUSS && q->kind <= SE_FN_LINEAR)
+	{
+		if (!decay_param(c, f, q->origin, true, &fw->origin) ||
+			!decay_param(c, f, q->scale, false, &fw->scale) ||
+			(q->offset != NULL && !decay_param(c, f, q->offset, false, &fw->offset)))
+			return false;
+		if (fw->scale <= 0)
+		{
+			se_error_set(c->err, 400, "illegal_argument_exception",
+						 "scale must be greater than 0");
+			return false;
+		}
+	}
+	return true;
+}
+
+static SeWeight *
+build_function_score(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	/* min_score filters by the score, so it needs one in any context */
+	bool		scored = scoring || q->has_min_score;
+	SeWeight   *inner = build(c, q->inner, 1.0f, scored);
+	SeWeight   *w;
+	int			i;
+
+	if (inner == NULL)
+		return NULL;
+	if (inner->kind == SE_W_NONE || !scored)
+		return inner;
+	w = new_weight(SE_W_FUNCTION, scoring);
+	w->inner = inner;
+	w->nfns = q->nfunctions;
+	w->fns = palloc0(sizeof(SeFnWeight) * Max(1, q->nfunctions));
+	w->score_mode = q->score_mode;
+	w->boost_mode = q->boost_mode;
+	w->max_boost = q->max_boost;
+	w->has_min_score = q->has_min_score;
+	w->min_score = q->min_score;
+	w->fn_boost = boost;
+	for (i = 0; i < q->nfunctions; i++)
+	{
+		const SeScoreFunction *fq = &q->functions[i];
+		SeFnWeight *fw = &w->fns[i];
+
+		fw->kind = fq->kind;
+		fw->weight = fq->weight;
+		fw->factor = fq->factor;
+		fw->modifier = fq->modifier;
+		fw->has_missing = fq->has_missing;
+		fw->missing = fq->missing;
+		fw->decay = fq->decay;
+		fw->multi_value_mode = fq->multi_value_mode;
+		fw->seed = fq->has_seed ? fq->seed : (int64) random();
+		if (fq->field != NULL && !fn_field(c, fq, fw))
+			return NULL;
+		if (fq->filter != NULL &&
+			(fw->filter = build(c, fq->filter, 1.0f, false)) == NULL)
+			return NULL;
+	}
+	w->max_score = FLT_MAX;
+	return w;
+}
+
+/* terms_set: term clauses and the count each doc needs */
+static SeWeight *
+build_terms_set(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->field);
+	SeWeight   *w;
+	int			i;
+
+	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
+		return none_weight();
+	if (!check_bool_clauses(c, q->nvalues))
+		return NULL;
+	w = new_weight(SE_W_TERMS_SET, scoring);
+	w->should = palloc(sizeof(SeWeight *) * q->nvalues);
+	for (i = 0; i < q->nvalues; i++)
+	{
+		SeWeight   *t = exact_value_weight(c, f, q->values[i], boost, scoring);
+
+		if (t == NULL)
+			return NULL;
+		w->should[w->nshould++] = t;
+	}
+	if (q->msm_field != NULL)
+	{
+		const SeMappedField *mf = find_field(c, q->msm_field);
+
+		if (mf == NULL)
+			return none_weight();
+		if (!se_field_is_numeric_like(mf->type) || mf->type == SE_FT_DOUBLE ||
+			mf->type == SE_FT_FLOAT)
+		{
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: field [%s] is not an integer field",
+						 mf->path);
+			return NULL;
+		}
+		w->msm_field = pstrdup(mf->path);
+	}
+	else if (q->msm_script != NULL)
+		w->msm_const = q->nvalues;
+	else if ((w->msm_const = se_query_min_should_match(q->nvalues, q->msm, c->err)) < 0)
+		return NULL;
+	w->max_score = FLT_MAX;
 	return w;
 }
 
@@ -1288,7 +2202,17 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		case SE_Q_MATCH_PHRASE:
 			return phrase_field_weight(c, q, q->field, b, scoring);
 		case SE_Q_MULTI_MATCH:
+			if (q->mm_type == SE_MM_CROSS_FIELDS)
+				return build_cross_fields(c, q, b, scoring);
 			return build_multi_match(c, q, b, scoring);
+		case SE_Q_MATCH_BOOL_PREFIX:
+			return bool_prefix_field_weight(c, q, q->field, b, scoring);
+		case SE_Q_FUNCTION_SCORE:
+			return build_function_score(c, q, b, scoring);
+		case SE_Q_TERMS_SET:
+			return build_terms_set(c, q, b, scoring);
+		case SE_Q_MATCH_PHRASE_PREFIX:
+			return phrase_prefix_field_weight(c, q, q->field, b, scoring);
 		case SE_Q_TERM:
 			return build_term(c, q, b, scoring);
 		case SE_Q_TERMS:
@@ -1303,6 +2227,12 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return build_prefix(c, q, b, scoring);
 		case SE_Q_REGEXP:
 			return build_regexp(c, q, b, scoring);
+		case SE_Q_FUZZY:
+			return build_fuzzy(c, q, b, scoring);
+		case SE_Q_WILDCARD:
+			return build_wildcard(c, q, b, scoring);
+		case SE_Q_PER_FIELD:
+			return build_per_field(c, q, b, scoring);
 		case SE_Q_BOOL:
 			return build_bool(c, q, b, scoring);
 		case SE_Q_CONSTANT_SCORE:

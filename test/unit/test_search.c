@@ -1,4 +1,4 @@
-/* SOURCES: src/search/aggs.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/aggs.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2315,6 +2315,263 @@ p_body_ta(const MDoc *d)
 	return false;
 }
 
+static bool
+p_zeta(const MDoc *d)
+{
+	return has_body(d, "zeta");
+}
+
+static bool
+p_gamma_any(const MDoc *d)
+{
+	return has_body(d, "gamma") || count_word(d->title, d->ntitle, "gamma") > 0;
+}
+
+static bool
+p_body_zeta_beta_eta(const MDoc *d)
+{
+	return has_body(d, "zeta") || has_body(d, "beta") || has_body(d, "eta");
+}
+
+/* fuzzy, fuzziness in match, wildcard: the hits against the model */
+static void
+test_fuzzy_wildcard(void)
+{
+	check_set("fuzzy one edit", "{\"fuzzy\":{\"body\":{\"value\":\"gamna\",\"fuzziness\":1}}}", p_gamma);
+	/* AUTO: 4 code points allow one edit (a deletion reaches eta) */
+	check_set("fuzzy AUTO", "{\"fuzzy\":{\"body\":\"zeta\"}}", p_body_zeta_beta_eta);
+	check_set("fuzzy prefix_length", "{\"fuzzy\":{\"body\":{\"value\":\"zeta\",\"prefix_length\":1,\"max_expansions\":10,\"transpositions\":false,\"rewrite\":\"x\"}}}", p_zeta);
+	check_set("fuzzy keyword", "{\"fuzzy\":{\"tag\":{\"value\":\"rad\",\"fuzziness\":\"1\"}}}", p_tag_red);
+	check_set("fuzzy transposition", "{\"fuzzy\":{\"body\":{\"value\":\"agmma\",\"fuzziness\":1}}}", p_gamma);
+	check_set("fuzzy transposition off", "{\"fuzzy\":{\"body\":{\"value\":\"agmma\",\"fuzziness\":1,\"transpositions\":false}}}", p_none);
+	check_set("match fuzziness", "{\"match\":{\"body\":{\"query\":\"gamna rhi\",\"fuzziness\":\"AUTO\",\"operator\":\"and\"}}}", p_gamma_and_rho);
+	check_set("match fuzziness 0", "{\"match\":{\"body\":{\"query\":\"gamna\",\"fuzziness\":0}}}", p_none);
+	check_set("multi_match fuzziness", "{\"multi_match\":{\"query\":\"gamna\",\"fields\":[\"body\",\"title\"],\"fuzziness\":1}}", p_gamma_any);
+	check_set("wildcard text", "{\"wildcard\":{\"body\":{\"value\":\"*ta\"}}}", p_body_ta);
+	check_set("wildcard ?", "{\"wildcard\":{\"body\":{\"wildcard\":\"g?mma\",\"boost\":2}}}", p_gamma);
+	check_set("wildcard keyword case_insensitive", "{\"wildcard\":{\"tag\":{\"value\":\"R*\",\"case_insensitive\":true}}}", p_tag_red);
+	check_set("wildcard keyword case", "{\"wildcard\":{\"tag\":\"R*\"}}", p_none);
+	check_set("wildcard literal dot", "{\"wildcard\":{\"tag\":\"r.d\"}}", p_none);
+	check_error("{\"query\":{\"fuzzy\":{\"price\":\"1\"}}}", 400, "query_shard_exception",
+				"Can only use fuzzy queries on keyword and text fields - not on [price] which is of type [long]");
+	check_error("{\"query\":{\"fuzzy\":{\"body\":{\"value\":\"a\",\"fuzziness\":5}}}}", 400,
+				"illegal_argument_exception", "Valid edit distances are [0, 1, 2] but was [5]");
+	check_error("{\"query\":{\"fuzzy\":{\"body\":{\"value\":\"a\",\"case_insensitive\":true}}}}", 400,
+				"parsing_exception", "[fuzzy] query does not support [case_insensitive]");
+}
+
+static bool
+p_not_rho(const MDoc *d)
+{
+	return !has_body(d, "rho");
+}
+
+static double
+s_most_fields(const MDoc *d)
+{
+	return model_term_score(d, false, "theta", 1.0) + model_term_score(d, true, "theta", 2.0);
+}
+
+static bool
+p_gamma_not_rho(const MDoc *d)
+{
+	return has_body(d, "gamma") && !has_body(d, "rho");
+}
+
+static bool
+p_gamma_or_not_rho(const MDoc *d)
+{
+	return has_body(d, "gamma") || !has_body(d, "rho");
+}
+
+static bool
+p_qs_group(const MDoc *d)
+{
+	return (has_body(d, "gamma") || has_body(d, "rho")) && !p_tag_red(d);
+}
+
+/* query_string and simple_query_string: Lucene's syntaxes, against the model */
+static void
+test_query_string(void)
+{
+	check_set("qs AND", "{\"query_string\":{\"query\":\"gamma AND rho\",\"default_field\":\"body\"}}", p_gamma_and_rho);
+	check_set("qs OR", "{\"query_string\":{\"query\":\"gamma OR rho\",\"default_field\":\"body\"}}", p_gamma_or_rho);
+	check_set("qs default OR", "{\"query_string\":{\"query\":\"gamma rho\",\"default_field\":\"body\"}}", p_gamma_or_rho);
+	check_set("qs default AND", "{\"query_string\":{\"query\":\"gamma rho\",\"default_field\":\"body\",\"default_operator\":\"AND\"}}", p_gamma_and_rho);
+	check_set("qs AND OR under AND", "{\"query_string\":{\"query\":\"gamma OR rho\",\"default_field\":\"body\",\"default_operator\":\"and\"}}", p_gamma_or_rho);
+	check_set("qs +", "{\"query_string\":{\"query\":\"+gamma +rho\",\"default_field\":\"body\"}}", p_gamma_and_rho);
+	check_set("qs -", "{\"query_string\":{\"query\":\"body:gamma -body:rho\"}}", p_gamma_not_rho);
+	check_set("qs NOT", "{\"query_string\":{\"query\":\"gamma AND NOT rho\",\"default_field\":\"body\"}}", p_gamma_not_rho);
+	check_set("qs !", "{\"query_string\":{\"query\":\"gamma && !rho\",\"default_field\":\"body\"}}", p_gamma_not_rho);
+	check_set("qs only NOT", "{\"query_string\":{\"query\":\"NOT rho\",\"default_field\":\"body\"}}", p_not_rho);
+	check_set("qs group", "{\"query_string\":{\"query\":\"(gamma OR rho) AND NOT tag:red\",\"default_field\":\"body\"}}", p_qs_group);
+	check_set("qs field group", "{\"query_string\":{\"query\":\"body:(gamma rho) -tag:red\"}}", p_qs_group);
+	check_set("qs prefix", "{\"query_string\":{\"query\":\"body:gam*\"}}", p_gamma);
+	check_set("qs prefix lowercased", "{\"query_string\":{\"query\":\"body:GAM*\"}}", p_gamma);
+	check_set("qs wildcard", "{\"query_string\":{\"query\":\"body:g?mma\"}}", p_gamma);
+	check_set("qs fuzzy", "{\"query_string\":{\"query\":\"body:gamna~1\"}}", p_gamma);
+	check_set("qs fuzzy AUTO", "{\"query_string\":{\"query\":\"zeta~\",\"default_field\":\"body\"}}", p_body_zeta_beta_eta);
+	check_set("qs phrase", "{\"query_string\":{\"query\":\"\\\"beta gamma\\\"\",\"default_field\":\"body\"}}", p_phrase);
+	check_set("qs exists", "{\"query_string\":{\"query\":\"_exists_:meta\"}}", p_has_meta);
+	check_set("qs field:*", "{\"query_string\":{\"query\":\"meta:*\"}}", p_has_meta);
+	check_set("qs *:*", "{\"query_string\":{\"query\":\"*:*\"}}", p_all);
+	check_set("qs range", "{\"query_string\":{\"query\":\"price:[10 TO 50}\"}}", p_price_10_50);
+	check_set("qs range >=", "{\"query_string\":{\"query\":\"price:>=10 AND price:<50\"}}", p_price_10_50);
+	check_set("qs keyword", "{\"query_string\":{\"query\":\"tag:red OR tag:blue\"}}", p_tag_red_or_blue);
+	check_set("qs regexp", "{\"query_string\":{\"query\":\"tag:/r.d|bl[aeiou]e/\"}}", p_tag_red_or_blue);
+	check_set("qs all fields", "{\"query_string\":{\"query\":\"gamma\"}}", p_gamma_any);
+	check_set("qs fields", "{\"query_string\":{\"query\":\"gamma\",\"fields\":[\"body\",\"title^2\"]}}", p_gamma_any);
+	check_set("qs empty", "{\"query_string\":{\"query\":\"\"}}", p_none);
+	check_scores("qs boosts", "{\"query\":{\"query_string\":{\"query\":\"body:gamma^2.5 body:rho^2.5\"}},\"size\":100}", s_gamma_rho_boost);
+	check_scores("qs fields tie_breaker", "{\"query\":{\"query_string\":{\"query\":\"theta\",\"fields\":[\"body\",\"title^2\"],\"tie_breaker\":0.3}},\"size\":100}", s_best_fields);
+	check_error("{\"query\":{\"query_string\":{\"query\":\"body:(gamma\"}}}", 400, "query_shard_exception",
+				"Failed to parse query [body:(gamma]: Cannot parse 'body:(gamma': Encountered \"<EOF>\", expected \")\" at position 11");
+	check_error("{\"query\":{\"query_string\":{\"query\":\"*ma\",\"allow_leading_wildcard\":false}}}", 400, "query_shard_exception",
+				"Failed to parse query [*ma]: Cannot parse '*ma': '*' or '?' not allowed as first character in WildcardQuery");
+	check_error("{\"query\":{\"query_string\":{\"default_field\":\"body\"}}}", 400, "parsing_exception",
+				"[query_string] must be provided with a [query]");
+
+	check_set("sqs +", "{\"simple_query_string\":{\"query\":\"gamma +rho\",\"fields\":[\"body\"]}}", p_gamma_and_rho);
+	check_set("sqs |", "{\"simple_query_string\":{\"query\":\"gamma | rho\",\"fields\":[\"body\"],\"default_operator\":\"and\"}}", p_gamma_or_rho);
+	check_set("sqs whitespace AND", "{\"simple_query_string\":{\"query\":\"gamma rho\",\"fields\":[\"body\"],\"default_operator\":\"AND\"}}", p_gamma_and_rho);
+	check_set("sqs - under OR", "{\"simple_query_string\":{\"query\":\"gamma -rho\",\"fields\":[\"body\"]}}", p_gamma_or_not_rho);
+	check_set("sqs - under AND", "{\"simple_query_string\":{\"query\":\"gamma -rho\",\"fields\":[\"body\"],\"default_operator\":\"and\"}}", p_gamma_not_rho);
+	check_set("sqs prefix", "{\"simple_query_string\":{\"query\":\"gam*\",\"fields\":[\"body\"]}}", p_gamma);
+	check_set("sqs fuzzy", "{\"simple_query_string\":{\"query\":\"gamna~1\",\"fields\":[\"body\"]}}", p_gamma);
+	check_set("sqs phrase", "{\"simple_query_string\":{\"query\":\"\\\"beta gamma\\\"\",\"fields\":[\"body\"]}}", p_phrase);
+	check_set("sqs precedence", "{\"simple_query_string\":{\"query\":\"(gamma | rho) +(-tag:red)\",\"fields\":[\"body\"],\"default_operator\":\"and\"}}", p_gamma_or_rho);
+	check_set("sqs flags NONE", "{\"simple_query_string\":{\"query\":\"gam*\",\"fields\":[\"body\"],\"flags\":\"NONE\"}}", p_none);
+	check_set("sqs all fields", "{\"simple_query_string\":{\"query\":\"gamma\"}}", p_gamma_any);
+	check_set("sqs unbalanced", "{\"simple_query_string\":{\"query\":\"((gamma\",\"fields\":[\"body\"]}}", p_gamma);
+	check_scores("sqs fields sum", "{\"query\":{\"simple_query_string\":{\"query\":\"theta\",\"fields\":[\"body\",\"title^2\"]}},\"size\":100}", s_most_fields);
+	check_error("{\"query\":{\"simple_query_string\":{\"query\":\"a\",\"flags\":\"BOGUS\"}}}", 400, "illegal_argument_exception",
+				"Unknown simple_query_string flag [BOGUS]");
+}
+
+static bool
+p_price_12(const MDoc *d)
+{
+	int			i;
+
+	for (i = 0; i < d->nprice; i++)
+		if (d->price[i] == 12)
+			return true;
+	return false;
+}
+
+static bool
+p_cross(const MDoc *d)
+{
+	return (has_body(d, "gamma") || count_word(d->title, d->ntitle, "gamma") > 0) &&
+		(has_body(d, "rho") || count_word(d->title, d->ntitle, "rho") > 0);
+}
+
+/* match_bool_prefix, match_phrase_prefix and the multi_match types */
+static void
+test_prefix_matches(void)
+{
+	check_set("match_bool_prefix", "{\"match_bool_prefix\":{\"body\":\"gamma rh\"}}", p_gamma_or_rho);
+	check_set("match_bool_prefix and", "{\"match_bool_prefix\":{\"body\":{\"query\":\"gamma rh\",\"operator\":\"and\"}}}", p_gamma_and_rho);
+	check_set("match_bool_prefix fuzzy", "{\"match_bool_prefix\":{\"body\":{\"query\":\"gamna rh\",\"operator\":\"and\",\"fuzziness\":1}}}", p_gamma_and_rho);
+	check_set("match_bool_prefix one", "{\"match_bool_prefix\":{\"body\":\"gam\"}}", p_gamma);
+	check_set("match_phrase_prefix", "{\"match_phrase_prefix\":{\"body\":\"beta gam\"}}", p_phrase);
+	check_set("match_phrase_prefix one", "{\"match_phrase_prefix\":{\"body\":{\"query\":\"gam\",\"max_expansions\":5}}}", p_gamma);
+	check_set("match_phrase_prefix none", "{\"match_phrase_prefix\":{\"body\":\"beta qqq\"}}", p_none);
+	check_set("multi_match phrase_prefix", "{\"multi_match\":{\"query\":\"beta gam\",\"type\":\"phrase_prefix\",\"fields\":[\"body\"]}}", p_phrase);
+	check_set("multi_match bool_prefix", "{\"multi_match\":{\"query\":\"gamma rh\",\"type\":\"bool_prefix\",\"fields\":[\"body\"],\"operator\":\"and\"}}", p_gamma_and_rho);
+	check_set("multi_match cross_fields", "{\"multi_match\":{\"query\":\"gamma rho\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"title^2\"],\"operator\":\"and\"}}", p_cross);
+	check_set("multi_match cross_fields or", "{\"multi_match\":{\"query\":\"gamma\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"title\"]}}", p_gamma_any);
+	check_set("multi_match cross_fields numeric", "{\"multi_match\":{\"query\":\"12\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"price\"]}}", p_price_12);
+	check_error("{\"query\":{\"multi_match\":{\"query\":\"gamma\",\"type\":\"cross_fields\",\"fields\":[\"body\",\"price\"]}}}", 400,
+				"query_shard_exception", "failed to create query: For input string: \"gamma\"");
+	check_error("{\"query\":{\"multi_match\":{\"query\":\"a\",\"type\":\"cross_fields\",\"fuzziness\":1}}}", 400,
+				"parsing_exception", "Fuzziness not allowed for type [cross_fields]");
+}
+
+static bool
+p_red_and_green(const MDoc *d)
+{
+	return d->ntags == 2 && ((strcmp(d->tags[0], "red") == 0 && strcmp(d->tags[1], "green") == 0) ||
+							 (strcmp(d->tags[1], "red") == 0 && strcmp(d->tags[0], "green") == 0));
+}
+
+static double
+s_gamma2(const MDoc *d)
+{
+	return 2.0 * model_term_score(d, false, "gamma", 1.0);
+}
+
+static double
+s_fvf(const MDoc *d)
+{
+	double		v = d->nprice > 0 ? (double) d->price[0] : 1.0;
+
+	return 1.0 + log10(1.5 * v + 1);
+}
+
+static double
+s_exp_decay(const MDoc *d)
+{
+	double		dist;
+	int			i;
+
+	if (d->nprice == 0)
+		return 1.0;
+	dist = fabs((double) d->price[0] - 30);
+	for (i = 1; i < d->nprice; i++)
+		dist = Min(dist, fabs((double) d->price[i] - 30));
+	dist = Max(0.0, dist - 5);
+	return exp(log(0.5) / 10 * dist);
+}
+
+static double
+s_filtered_sum(const MDoc *d)
+{
+	int			i;
+	double		sum = 0;
+	bool		any = false;
+
+	for (i = 0; i < d->ntags; i++)
+	{
+		if (strcmp(d->tags[i], "red") == 0)
+			sum += 3, any = true;
+		else if (strcmp(d->tags[i], "blue") == 0)
+			sum += 5, any = true;
+	}
+	return any ? sum : 1.0;
+}
+
+static bool
+p_two_of_set(const MDoc *d)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < d->ntags; i++)
+		n += strcmp(d->tags[i], "red") == 0 || strcmp(d->tags[i], "blue") == 0 ||
+			strcmp(d->tags[i], "Yellow") == 0;
+	return n >= 2;
+}
+
+/* function_score and terms_set: scores against the model */
+static void
+test_function_score(void)
+{
+	check_scores("fs weight", "{\"query\":{\"function_score\":{\"query\":{\"match\":{\"body\":\"gamma\"}},\"weight\":2}},\"size\":100}", s_gamma2);
+	check_scores("fs field_value_factor", "{\"query\":{\"function_score\":{\"field_value_factor\":{\"field\":\"price\",\"factor\":1.5,\"modifier\":\"log1p\",\"missing\":1},\"boost_mode\":\"sum\"}},\"size\":100}", s_fvf);
+	check_scores("fs exp decay", "{\"query\":{\"function_score\":{\"exp\":{\"price\":{\"origin\":30,\"scale\":10,\"offset\":5}},\"boost_mode\":\"replace\"}},\"size\":100}", s_exp_decay);
+	check_scores("fs filtered sum", "{\"query\":{\"function_score\":{\"functions\":[{\"filter\":{\"term\":{\"tag\":\"red\"}},\"weight\":3},{\"filter\":{\"term\":{\"tag\":\"blue\"}},\"weight\":5}],\"score_mode\":\"sum\",\"boost_mode\":\"replace\"}},\"size\":100}", s_filtered_sum);
+	check_set("fs min_score", "{\"function_score\":{\"functions\":[{\"filter\":{\"term\":{\"tag\":\"red\"}},\"weight\":3},{\"filter\":{\"term\":{\"tag\":\"blue\"}},\"weight\":5}],\"score_mode\":\"sum\",\"boost_mode\":\"replace\",\"min_score\":3}}", p_tag_red_or_blue);
+	check_set("fs min_score in a filter", "{\"bool\":{\"filter\":{\"function_score\":{\"functions\":[{\"filter\":{\"term\":{\"tag\":\"red\"}},\"weight\":3}],\"boost_mode\":\"replace\",\"min_score\":2}}}}", p_tag_red);
+	check_set("fs random", "{\"function_score\":{\"random_score\":{\"seed\":7,\"field\":\"price\"}}}", p_all);
+	check_set("terms_set", "{\"terms_set\":{\"tag\":{\"terms\":[\"red\",\"blue\",\"Yellow\"],\"minimum_should_match\":2}}}", p_two_of_set);
+	check_set("terms_set script", "{\"terms_set\":{\"tag\":{\"terms\":[\"red\",\"green\"],\"minimum_should_match_script\":{\"source\":\"params.num_terms\"}}}}", p_red_and_green);
+	check_error("{\"query\":{\"function_score\":{\"script_score\":{\"script\":\"1\"}}}}", 400, "parsing_exception",
+				"[function_score] script_score is not supported");
+	check_error("{\"query\":{\"function_score\":{\"gauss\":{\"price\":{\"origin\":1}}}}}", 400, "parsing_exception",
+				"[scale] must be set for distance functions");
+}
+
 static void
 test_regexp(void)
 {
@@ -2654,6 +2911,10 @@ main(void)
 	test_interrupts();
 	test_limits();
 	test_regexp();
+	test_fuzzy_wildcard();
+	test_query_string();
+	test_prefix_matches();
+	test_function_score();
 	test_fuzz();
 	return ut_finish("test_search");
 }

@@ -1,0 +1,954 @@
+/*-------------------------------------------------------------------------
+ *
+ * function_score.c
+ *	  The function_score and terms_set queries: parsing and their scorers.
+ *
+ * function_score rescores the docs of its query with functions of their
+ * doc values, each optionally behind a filter: weight, field_value_factor
+ * (with ES's modifiers), the decays gauss, exp and linear on numeric and
+ * date fields (ES DecayFunctionBuilder's formulas: distance past offset,
+ * scale and decay shaping it; a doc without a value scores 1), and
+ * random_score (a hash of seed and the field's value, or of the doc's
+ * place in the shard, in [0, 1)).  The functions that match combine by
+ * score_mode (multiply, sum, avg weighted by the weights, first, max,
+ * min; 1 when none matched), are capped by max_boost, and combine with the
+ * query's score by boost_mode; min_score then drops docs.  Function
+ * scores have no per-block bound, so the scorer offers none: enclosing
+ * queries do not skip over it.
+ *
+ * terms_set matches docs having at least a per-doc number of its terms:
+ * the number is the doc's value of minimum_should_match_field (a doc
+ * without one does not match), or fixed by minimum_should_match or the
+ * script "params.num_terms"; the score is the matching terms' sum, as
+ * Lucene's CoveringQuery.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "util/se_common.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "search/search_int.h"
+
+/* ---------------------------------------------------------------------
+ * Parsing
+ * ---------------------------------------------------------------------
+ */
+static bool
+fs_error(SeError *err, const char *fmt, const char *arg)
+{
+	se_error_set(err, 400, "parsing_exception", fmt, arg);
+	return false;
+}
+
+static bool
+json_double(const SeJson *v, double *out)
+{
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*out = v->u.n.is_int ? (double) v->u.n.i : v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING)
+	{
+		char	   *end;
+
+		*out = strtod(v->u.s.str, &end);
+		return end != v->u.s.str && *end == '\0';
+	}
+	return false;
+}
+
+static bool
+parse_combine(const char *key, const SeJson *v, bool boost_mode, SeCombine *out,
+			  SeError *err)
+{
+	static const struct
+	{
+		const char *name;
+		SeCombine	c;
+		bool		score;		/* a score_mode */
+		bool		boost;		/* a boost_mode */
+	}			modes[] = {
+		{"multiply", SE_COMB_MULTIPLY, true, true}, {"sum", SE_COMB_SUM, true, true},
+		{"avg", SE_COMB_AVG, true, true}, {"first", SE_COMB_FIRST, true, false},
+		{"max", SE_COMB_MAX, true, true}, {"min", SE_COMB_MIN, true, true},
+		{"replace", SE_COMB_REPLACE, false, true},
+	};
+	int			i;
+
+	if (v->type == SE_JSON_STRING)
+		for (i = 0; i < lengthof(modes); i++)
+			if (strcmp(v->u.s.str, modes[i].name) == 0 &&
+				(boost_mode ? modes[i].boost : modes[i].score))
+			{
+				*out = modes[i].c;
+				return true;
+			}
+	se_error_set(err, 400, "parsing_exception",
+				 "[function_score] illegal %s [%s]", key,
+				 v->type == SE_JSON_STRING ? v->u.s.str : "?");
+	return false;
+}
+
+static bool
+parse_fvf(const SeJson *v, SeScoreFunction *fn, SeError *err)
+{
+	static const char *const mods[] = {"none", "log", "log1p", "log2p", "ln", "ln1p",
+	"ln2p", "square", "sqrt", "reciprocal"};
+	int			i,
+				j;
+
+	if (v->type != SE_JSON_OBJECT)
+		return fs_error(err, "[%s] must be an object", "field_value_factor");
+	fn->kind = SE_FN_FIELD_VALUE_FACTOR;
+	fn->factor = 1.0;
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+		const SeJson *x = v->u.o.members[i].value;
+
+		if (strcmp(k, "field") == 0 && x->type == SE_JSON_STRING)
+			fn->field = pstrdup(x->u.s.str);
+		else if (strcmp(k, "factor") == 0 && json_double(x, &fn->factor))
+			 /* set */ ;
+		else if (strcmp(k, "missing") == 0 && json_double(x, &fn->missing))
+			fn->has_missing = true;
+		else if (strcmp(k, "modifier") == 0 && x->type == SE_JSON_STRING)
+		{
+			for (j = 0; j < lengthof(mods); j++)
+				if (pg_strcasecmp(x->u.s.str, mods[j]) == 0)
+					break;
+			if (j == lengthof(mods))
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Illegal modifier: %s", x->u.s.str);
+				return false;
+			}
+			fn->modifier = (SeFvfModifier) j;
+		}
+		else
+			return fs_error(err, "[field_value_factor] unknown field [%s]", k);
+	}
+	if (fn->field == NULL)
+		return fs_error(err, "[%s] required field [field] missing", "field_value_factor");
+	return true;
+}
+
+static bool
+parse_decay(const char *name, const SeJson *v, SeScoreFunction *fn, SeError *err)
+{
+	int			i,
+				j;
+	bool		have_field = false;
+
+	if (v->type != SE_JSON_OBJECT)
+		return fs_error(err, "[%s] must be an object", name);
+	fn->kind = strcmp(name, "gauss") == 0 ? SE_FN_GAUSS :
+		strcmp(name, "exp") == 0 ? SE_FN_EXP : SE_FN_LINEAR;
+	fn->decay = 0.5;
+	fn->multi_value_mode = SE_COMB_MIN;
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+		const SeJson *x = v->u.o.members[i].value;
+
+		if (strcmp(k, "multi_value_mode") == 0 && x->type == SE_JSON_STRING)
+		{
+			if (pg_strcasecmp(x->u.s.str, "min") == 0)
+				fn->multi_value_mode = SE_COMB_MIN;
+			else if (pg_strcasecmp(x->u.s.str, "max") == 0)
+				fn->multi_value_mode = SE_COMB_MAX;
+			else if (pg_strcasecmp(x->u.s.str, "avg") == 0)
+				fn->multi_value_mode = SE_COMB_AVG;
+			else if (pg_strcasecmp(x->u.s.str, "sum") == 0)
+				fn->multi_value_mode = SE_COMB_SUM;
+			else
+				return fs_error(err, "Illegal multi_value_mode [%s]", x->u.s.str);
+			continue;
+		}
+		if (x->type != SE_JSON_OBJECT || have_field)
+		{
+			se_error_set(err, 400, "parsing_exception", "[%s] unknown field [%s]", name, k);
+			return false;
+		}
+		have_field = true;
+		fn->field = pstrdup(k);
+		for (j = 0; j < x->u.o.count; j++)
+		{
+			const char *pk = x->u.o.members[j].key;
+			const SeJson *pv = x->u.o.members[j].value;
+
+			if (strcmp(pk, "origin") == 0)
+				fn->origin = pv;
+			else if (strcmp(pk, "scale") == 0)
+				fn->scale = pv;
+			else if (strcmp(pk, "offset") == 0)
+				fn->offset = pv;
+			else if (strcmp(pk, "decay") == 0)
+			{
+				if (!json_double(pv, &fn->decay) || fn->decay <= 0 || fn->decay >= 1)
+				{
+					se_error_set(err, 400, "illegal_argument_exception",
+								 "decay must be in the range [0..1].");
+					return false;
+				}
+			}
+			else
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[%s] unknown parameter [%s]", name, pk);
+				return false;
+			}
+		}
+	}
+	if (!have_field)
+		return fs_error(err, "[%s] must name a field", name);
+	if (fn->scale == NULL)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[%s] must be set for distance functions", "scale");
+		return false;
+	}
+	return true;
+}
+
+static bool
+parse_random(const SeJson *v, SeScoreFunction *fn, SeError *err)
+{
+	int			i;
+
+	if (v->type != SE_JSON_OBJECT)
+		return fs_error(err, "[%s] must be an object", "random_score");
+	fn->kind = SE_FN_RANDOM;
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+		const SeJson *x = v->u.o.members[i].value;
+		double		d;
+
+		if (strcmp(k, "seed") == 0 && json_double(x, &d))
+		{
+			fn->has_seed = true;
+			fn->seed = (int64) d;
+		}
+		else if (strcmp(k, "field") == 0 && x->type == SE_JSON_STRING)
+			fn->field = pstrdup(x->u.s.str);
+		else
+			return fs_error(err, "[random_score] unknown field [%s]", k);
+	}
+	return true;
+}
+
+/*
+ * One function from the members of obj (a "functions" entry, or the
+ * function_score body itself when single): true with *found when it names
+ * one; unknown keys are left to the caller when top_level.
+ */
+static bool
+parse_function_member(const char *k, const SeJson *v, SeScoreFunction *fn,
+					  int depth, bool *known, SeError *err)
+{
+	*known = true;
+	if (strcmp(k, "weight") == 0)
+	{
+		double		d;
+
+		if (!json_double(v, &d))
+			return fs_error(err, "[function_score] failed to parse [%s]", k);
+		fn->weight = (float) d;
+		return true;
+	}
+	if (strcmp(k, "field_value_factor") == 0)
+		return parse_fvf(v, fn, err);
+	if (strcmp(k, "gauss") == 0 || strcmp(k, "exp") == 0 || strcmp(k, "linear") == 0)
+		return parse_decay(k, v, fn, err);
+	if (strcmp(k, "random_score") == 0)
+		return parse_random(v, fn, err);
+	if (strcmp(k, "script_score") == 0)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[function_score] script_score is not supported");
+		return false;
+	}
+	*known = false;
+	return true;
+}
+
+SeQuery *
+se_function_score_parse(const SeJson *body, int depth, SeError *err)
+{
+	SeQuery    *q;
+	SeScoreFunction top;
+	bool		top_used = false;
+	int			i,
+				j;
+
+	if (body->type != SE_JSON_OBJECT)
+	{
+		fs_error(err, "[%s] query malformed, no start_object after query name",
+				 "function_score");
+		return NULL;
+	}
+	q = se_query_new(SE_Q_FUNCTION_SCORE);
+	q->score_mode = SE_COMB_MULTIPLY;
+	q->boost_mode = SE_COMB_MULTIPLY;
+	q->max_boost = FLT_MAX;
+	memset(&top, 0, sizeof(top));
+	top.kind = SE_FN_WEIGHT;
+	top.weight = 1.0f;
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *v = body->u.o.members[i].value;
+		bool		known;
+		double		d;
+
+		if (strcmp(k, "query") == 0)
+		{
+			if ((q->inner = se_query_parse(v, depth + 1, err)) == NULL)
+				return NULL;
+		}
+		else if (strcmp(k, "functions") == 0)
+		{
+			if (v->type != SE_JSON_ARRAY)
+				{
+				fs_error(err, "[function_score] malformed query, expected a [%s] array", k);
+				return NULL;
+			}
+			q->functions = palloc0(sizeof(SeScoreFunction) * (v->u.a.count + 1));
+			for (j = 0; j < v->u.a.count; j++)
+			{
+				const SeJson *f = v->u.a.items[j];
+				SeScoreFunction *fn = &q->functions[q->nfunctions++];
+				int			m;
+				bool		any = false;
+
+				fn->kind = SE_FN_WEIGHT;
+				fn->weight = 1.0f;
+				if (f->type != SE_JSON_OBJECT)
+					{
+				fs_error(err, "[function_score] malformed query, expected a [%s] object", "functions");
+				return NULL;
+			}
+				for (m = 0; m < f->u.o.count; m++)
+				{
+					const char *fk = f->u.o.members[m].key;
+					const SeJson *fv = f->u.o.members[m].value;
+
+					if (strcmp(fk, "filter") == 0)
+					{
+						if ((fn->filter = se_query_parse(fv, depth + 1, err)) == NULL)
+							return NULL;
+						continue;
+					}
+					if (!parse_function_member(fk, fv, fn, depth, &known, err))
+						return NULL;
+					if (!known)
+						{
+				fs_error(err, "failed to parse [function_score] query: unknown function [%s]", fk);
+				return NULL;
+			}
+					any = true;
+				}
+				if (!any)
+					{
+				fs_error(err, "failed to parse [function_score] query. %s", "an entry in functions list is missing a function.");
+				return NULL;
+			}
+			}
+		}
+		else if (strcmp(k, "score_mode") == 0)
+		{
+			if (!parse_combine(k, v, false, &q->score_mode, err))
+				return NULL;
+		}
+		else if (strcmp(k, "boost_mode") == 0)
+		{
+			if (!parse_combine(k, v, true, &q->boost_mode, err))
+				return NULL;
+		}
+		else if (strcmp(k, "max_boost") == 0 && json_double(v, &d))
+			q->max_boost = (float) d;
+		else if (strcmp(k, "min_score") == 0 && json_double(v, &d))
+		{
+			q->has_min_score = true;
+			q->min_score = (float) d;
+		}
+		else if (strcmp(k, "boost") == 0 && json_double(v, &d))
+			q->boost = (float) d;
+		else if (strcmp(k, "_name") == 0)
+			 /* accepted */ ;
+		else
+		{
+			if (!parse_function_member(k, v, &top, depth, &known, err))
+				return NULL;
+			if (!known)
+				{
+				fs_error(err, "[function_score] query does not support [%s]", k);
+				return NULL;
+			}
+			top_used = true;
+		}
+	}
+	if (top_used)
+	{
+		if (q->nfunctions > 0)
+		{
+			fs_error(err, "failed to parse [function_score] query. %s",
+					 "already found [functions] array, now encountering [function].");
+			return NULL;
+		}
+		q->functions = palloc(sizeof(SeScoreFunction));
+		q->functions[0] = top;
+		q->nfunctions = 1;
+	}
+	if (q->inner == NULL)
+		q->inner = se_query_new(SE_Q_MATCH_ALL);
+	return q;
+}
+
+/*
+ * terms_set: {"field": {"terms": [..], "minimum_should_match_field": f |
+ * "minimum_should_match": spec | "minimum_should_match_script": {"source":
+ * "params.num_terms"}}}
+ */
+SeQuery *
+se_terms_set_parse(const SeJson *body, SeError *err)
+{
+	const SeJson *spec;
+	SeQuery    *q;
+	int			i;
+
+	if (body->type != SE_JSON_OBJECT || body->u.o.count != 1 ||
+		body->u.o.members[0].value->type != SE_JSON_OBJECT)
+	{
+		fs_error(err, "[%s] query malformed, no start_object after query name", "terms_set");
+		return NULL;
+	}
+	q = se_query_new(SE_Q_TERMS_SET);
+	q->field = pstrdup(body->u.o.members[0].key);
+	spec = body->u.o.members[0].value;
+	for (i = 0; i < spec->u.o.count; i++)
+	{
+		const char *k = spec->u.o.members[i].key;
+		const SeJson *v = spec->u.o.members[i].value;
+		double		d;
+
+		if (strcmp(k, "terms") == 0 && v->type == SE_JSON_ARRAY)
+		{
+			q->nvalues = v->u.a.count;
+			q->values = (const SeJson **) v->u.a.items;
+		}
+		else if (strcmp(k, "minimum_should_match_field") == 0 && v->type == SE_JSON_STRING)
+			q->msm_field = pstrdup(v->u.s.str);
+		else if (strcmp(k, "minimum_should_match") == 0 &&
+				 (v->type == SE_JSON_STRING || v->type == SE_JSON_NUMBER))
+			q->msm = v->type == SE_JSON_STRING ? pstrdup(v->u.s.str)
+				: pnstrdup(v->u.n.text, v->u.n.len);
+		else if (strcmp(k, "minimum_should_match_script") == 0 && v->type == SE_JSON_OBJECT)
+		{
+			const SeJson *src = se_json_get(v, "source");
+
+			if (src == NULL || src->type != SE_JSON_STRING ||
+				strcmp(src->u.s.str, "params.num_terms") != 0)
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[terms_set] minimum_should_match_script supports only the source [params.num_terms]");
+				return NULL;
+			}
+			q->msm_script = pstrdup(src->u.s.str);
+		}
+		else if (strcmp(k, "boost") == 0 && json_double(v, &d))
+			q->boost = (float) d;
+		else if (strcmp(k, "_name") == 0)
+			 /* accepted */ ;
+		else
+		{
+			fs_error(err, "[terms_set] query does not support [%s]", k);
+			return NULL;
+		}
+	}
+	if (q->msm_field == NULL && q->msm == NULL && q->msm_script == NULL)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[terms_set] requires one of [minimum_should_match_field], [minimum_should_match_script] or [minimum_should_match]");
+		return NULL;
+	}
+	return q;
+}
+
+/* ---------------------------------------------------------------------
+ * The function_score scorer
+ * ---------------------------------------------------------------------
+ */
+typedef struct FnScorer
+{
+	SeScorer	base;
+	SeWeight   *w;
+	SeScorer   *inner;
+	SeSegmentReader *reader;
+	int			seg_ord;
+	SeScorer  **filters;		/* per function, NULL: none / nothing here */
+	int		   *fields;			/* per function: field number, -1 none */
+	float		score;			/* of the current doc */
+} FnScorer;
+
+static double
+value_of(const SeFnWeight *f, int64 v)
+{
+	return f->is_double ? se_sortable_to_double(v) : (double) v;
+}
+
+static double
+fvf_score(const SeFnWeight *f, SeSegmentReader *r, int field, int32 doc)
+{
+	const int64 *vals;
+	int			n = field >= 0 ? se_segment_numeric_values(r, field, doc, &vals) : 0;
+	double		x;
+
+	if (n > 0)
+		x = value_of(f, vals[0]);
+	else if (f->has_missing)
+		x = f->missing;
+	else
+		return 1.0;				/* ES refuses such docs; see README */
+	x *= f->factor;
+	switch (f->modifier)
+	{
+		case SE_FVF_NONE:
+			break;
+		case SE_FVF_LOG:
+			x = log10(x);
+			break;
+		case SE_FVF_LOG1P:
+			x = log10(x + 1);
+			break;
+		case SE_FVF_LOG2P:
+			x = log10(x + 2);
+			break;
+		case SE_FVF_LN:
+			x = log(x);
+			break;
+		case SE_FVF_LN1P:
+			x = log1p(x);
+			break;
+		case SE_FVF_LN2P:
+			x = log(x + 2);
+			break;
+		case SE_FVF_SQUARE:
+			x = x * x;
+			break;
+		case SE_FVF_SQRT:
+			x = sqrt(x);
+			break;
+		case SE_FVF_RECIPROCAL:
+			x = 1.0 / x;
+			break;
+	}
+	if (isnan(x) || isinf(x) || x < 0)
+		return 0.0;
+	return x;
+}
+
+/* ES DecayFunctionBuilder: gauss, exp and linear of a distance */
+static double
+decay_of(const SeFnWeight *f, double distance)
+{
+	double		d = Max(0.0, distance - f->offset);
+
+	switch (f->kind)
+	{
+		case SE_FN_GAUSS:
+			{
+				double		sigma2 = -(f->scale * f->scale) / (2.0 * log(f->decay));
+
+				return exp(-(d * d) / (2.0 * sigma2));
+			}
+		case SE_FN_EXP:
+			return exp(log(f->decay) / f->scale * d);
+		default:
+			{
+				double		s = f->scale / (1.0 - f->decay);
+
+				return Max(0.0, (s - d) / s);
+			}
+	}
+}
+
+static double
+decay_score(const SeFnWeight *f, SeSegmentReader *r, int field, int32 doc)
+{
+	const int64 *vals;
+	int			n = field >= 0 ? se_segment_numeric_values(r, field, doc, &vals) : 0;
+	double		acc = 0;
+	int			i;
+
+	if (n == 0)
+		return 1.0;
+	for (i = 0; i < n; i++)
+	{
+		double		dist = fabs(value_of(f, vals[i]) - f->origin);
+
+		if (i == 0)
+			acc = dist;
+		else if (f->multi_value_mode == SE_COMB_MIN)
+			acc = Min(acc, dist);
+		else if (f->multi_value_mode == SE_COMB_MAX)
+			acc = Max(acc, dist);
+		else
+			acc += dist;
+	}
+	if (f->multi_value_mode == SE_COMB_AVG)
+		acc /= n;
+	return decay_of(f, acc);
+}
+
+/* splitmix64's finalizer: a well-mixed hash of x */
+static uint64
+mix64(uint64 x)
+{
+	x ^= x >> 30;
+	x *= UINT64CONST(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64CONST(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+static double
+random_score(const SeFnWeight *f, SeSegmentReader *r, int field, int seg_ord,
+			 int32 doc)
+{
+	uint64		key;
+	const int64 *vals;
+
+	if (field >= 0 && se_segment_numeric_values(r, field, doc, &vals) > 0)
+		key = (uint64) vals[0];
+	else
+		key = ((uint64) seg_ord << 32) | (uint32) doc;
+	/* 24 bits, as ES's random score: in [0, 1) */
+	return (double) (mix64(key ^ mix64((uint64) f->seed)) >> 40) / (double) (1 << 24);
+}
+
+static bool
+filter_matches(FnScorer *s, int i, int32 doc)
+{
+	SeScorer   *fs = s->filters[i];
+
+	if (s->w->fns[i].filter == NULL)
+		return true;
+	if (fs == NULL)
+		return false;
+	if (fs->doc < doc)
+		fs->advance(fs, doc);
+	return fs->doc == doc;
+}
+
+/* The function_score of the inner scorer's current doc */
+static float
+fn_compute(FnScorer *s)
+{
+	SeWeight   *w = s->w;
+	int32		doc = s->inner->doc;
+	double		qscore = s->inner->score(s->inner);
+	double		factor = 1.0;
+	double		wsum = 0;
+	double		sum = 0;
+	bool		any = false;
+	double		out;
+	int			i;
+
+	for (i = 0; i < w->nfns; i++)
+	{
+		const SeFnWeight *f = &w->fns[i];
+		double		v;
+
+		if (!filter_matches(s, i, doc))
+			continue;
+		switch (f->kind)
+		{
+			case SE_FN_WEIGHT:
+				v = 1.0;
+				break;
+			case SE_FN_FIELD_VALUE_FACTOR:
+				v = fvf_score(f, s->reader, s->fields[i], doc);
+				break;
+			case SE_FN_RANDOM:
+				v = random_score(f, s->reader, s->fields[i], s->seg_ord, doc);
+				break;
+			default:
+				v = decay_score(f, s->reader, s->fields[i], doc);
+				break;
+		}
+		v *= f->weight;
+		if (!any)
+		{
+			factor = v;
+			sum = v;
+			wsum = f->weight;
+			any = true;
+			if (w->score_mode == SE_COMB_FIRST)
+				break;
+			continue;
+		}
+		switch (w->score_mode)
+		{
+			case SE_COMB_MULTIPLY:
+				factor *= v;
+				break;
+			case SE_COMB_MAX:
+				factor = Max(factor, v);
+				break;
+			case SE_COMB_MIN:
+				factor = Min(factor, v);
+				break;
+			default:			/* sum, avg */
+				sum += v;
+				wsum += f->weight;
+				break;
+		}
+	}
+	if (any && w->score_mode == SE_COMB_SUM)
+		factor = sum;
+	else if (any && w->score_mode == SE_COMB_AVG)
+		factor = wsum != 0 ? sum / wsum : 0;
+	factor = Min(factor, (double) w->max_boost);
+	switch (w->boost_mode)
+	{
+		case SE_COMB_REPLACE:
+			out = factor;
+			break;
+		case SE_COMB_SUM:
+			out = qscore + factor;
+			break;
+		case SE_COMB_AVG:
+			out = (qscore + factor) / 2.0;
+			break;
+		case SE_COMB_MAX:
+			out = Max(qscore, factor);
+			break;
+		case SE_COMB_MIN:
+			out = Min(qscore, factor);
+			break;
+		default:
+			out = qscore * factor;
+			break;
+	}
+	return (float) (out * w->fn_boost);
+}
+
+/* From the inner scorer's doc on, the first doc that passes min_score. */
+static int32
+fn_settle(FnScorer *s, int32 doc)
+{
+	while (doc != SE_NO_MORE_DOCS)
+	{
+		s->score = fn_compute(s);
+		if (!s->w->has_min_score || s->score >= s->w->min_score)
+			break;
+		SE_SEARCH_TICK(1);
+		doc = s->inner->next(s->inner);
+	}
+	s->base.doc = doc;
+	return doc;
+}
+
+static int32
+fn_next(SeScorer *b)
+{
+	FnScorer   *s = (FnScorer *) b;
+
+	return fn_settle(s, s->inner->next(s->inner));
+}
+
+static int32
+fn_advance(SeScorer *b, int32 target)
+{
+	FnScorer   *s = (FnScorer *) b;
+
+	return fn_settle(s, s->inner->advance(s->inner, target));
+}
+
+static float
+fn_score(SeScorer *b)
+{
+	return ((FnScorer *) b)->score;
+}
+
+static void
+fn_close(SeScorer *b)
+{
+	FnScorer   *s = (FnScorer *) b;
+	int			i;
+
+	se_scorer_free(s->inner);
+	for (i = 0; i < s->w->nfns; i++)
+		if (s->filters[i])
+			se_scorer_free(s->filters[i]);
+}
+
+SeScorer *
+se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg)
+{
+	SeScorer   *inner = se_scorer_create(w->inner, seg);
+	FnScorer   *s;
+	int			i;
+
+	if (inner == NULL)
+		return NULL;
+	s = palloc0(sizeof(FnScorer));
+	s->base.doc = -1;
+	s->base.cost = inner->cost;
+	s->base.next = fn_next;
+	s->base.advance = fn_advance;
+	s->base.score = fn_score;
+	s->base.close = fn_close;
+	s->base.max_score = FLT_MAX;
+	s->w = w;
+	s->inner = inner;
+	s->reader = seg->reader;
+	s->seg_ord = seg->ord;
+	s->filters = palloc0(sizeof(SeScorer *) * Max(1, w->nfns));
+	s->fields = palloc(sizeof(int) * Max(1, w->nfns));
+	for (i = 0; i < w->nfns; i++)
+	{
+		s->fields[i] = w->fns[i].field ? se_segment_field(seg->reader, w->fns[i].field) : -1;
+		if (w->fns[i].filter)
+			s->filters[i] = se_scorer_create(w->fns[i].filter, seg);
+	}
+	return &s->base;
+}
+
+/* ---------------------------------------------------------------------
+ * The terms_set scorer
+ * ---------------------------------------------------------------------
+ */
+typedef struct TsScorer
+{
+	SeScorer	base;
+	SeWeight   *w;
+	SeScorer  **subs;			/* one per term present in the segment */
+	int			nsubs;
+	SeSegmentReader *reader;
+	int			field;			/* msm_field here, -1: absent */
+	float		score;
+} TsScorer;
+
+/* The docs from doc on where enough terms match (subs all at >= doc). */
+static int32
+ts_settle(TsScorer *s)
+{
+	for (;;)
+	{
+		int32		doc = SE_NO_MORE_DOCS;
+		int			count = 0;
+		double		sum = 0;
+		int64		need;
+		int			i;
+
+		for (i = 0; i < s->nsubs; i++)
+			doc = Min(doc, s->subs[i]->doc);
+		s->base.doc = doc;
+		if (doc == SE_NO_MORE_DOCS)
+			return doc;
+		SE_SEARCH_TICK(s->nsubs);
+		for (i = 0; i < s->nsubs; i++)
+			if (s->subs[i]->doc == doc)
+			{
+				count++;
+				sum += s->subs[i]->score(s->subs[i]);
+			}
+		if (s->w->msm_field != NULL)
+		{
+			const int64 *vals;
+
+			need = s->field >= 0 &&
+				se_segment_numeric_values(s->reader, s->field, doc, &vals) > 0 ?
+				vals[0] : PG_INT64_MAX;
+		}
+		else
+			need = s->w->msm_const;
+		if (count >= Max(need, 1))
+		{
+			s->score = (float) sum;
+			return doc;
+		}
+		for (i = 0; i < s->nsubs; i++)
+			if (s->subs[i]->doc == doc)
+				s->subs[i]->next(s->subs[i]);
+	}
+}
+
+static int32
+ts_next(SeScorer *b)
+{
+	TsScorer   *s = (TsScorer *) b;
+	int32		cur = s->base.doc;
+	int			i;
+
+	for (i = 0; i < s->nsubs; i++)
+		if (s->subs[i]->doc <= cur)
+			s->subs[i]->next(s->subs[i]);
+	return ts_settle(s);
+}
+
+static int32
+ts_advance(SeScorer *b, int32 target)
+{
+	TsScorer   *s = (TsScorer *) b;
+	int			i;
+
+	for (i = 0; i < s->nsubs; i++)
+		if (s->subs[i]->doc < target)
+			s->subs[i]->advance(s->subs[i], target);
+	return ts_settle(s);
+}
+
+static float
+ts_score(SeScorer *b)
+{
+	return ((TsScorer *) b)->score;
+}
+
+static void
+ts_close(SeScorer *b)
+{
+	TsScorer   *s = (TsScorer *) b;
+	int			i;
+
+	for (i = 0; i < s->nsubs; i++)
+		se_scorer_free(s->subs[i]);
+}
+
+SeScorer *
+se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg)
+{
+	TsScorer   *s = palloc0(sizeof(TsScorer));
+	int			i;
+
+	s->subs = palloc(sizeof(SeScorer *) * Max(1, w->nshould));
+	for (i = 0; i < w->nshould; i++)
+	{
+		SeScorer   *sub = se_scorer_create(w->should[i], seg);
+
+		if (sub == NULL)
+			continue;
+		sub->next(sub);
+		s->subs[s->nsubs++] = sub;
+		s->base.cost += sub->cost;
+	}
+	if (s->nsubs == 0)
+		return NULL;
+	s->w = w;
+	s->reader = seg->reader;
+	s->field = w->msm_field ? se_segment_field(seg->reader, w->msm_field) : -1;
+	s->base.doc = -1;
+	s->base.next = ts_next;
+	s->base.advance = ts_advance;
+	s->base.score = ts_score;
+	s->base.close = ts_close;
+	s->base.max_score = FLT_MAX;
+	return &s->base;
+}
