@@ -62,6 +62,7 @@ _PG_init(void)
 	se_bulk_register_actions();
 	se_search_register_actions();
 	se_search_remote_register_actions();
+	se_pit_register_actions();
 	se_fdw_register_actions();
 	se_index_ops_register_actions();
 	se_cat_register_actions();

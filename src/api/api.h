@@ -188,9 +188,39 @@ typedef struct SeSearchParams
 	const char *search_type;	/* URL "search_type" (NULL: query_then_fetch) */
 	const char *preference;		/* URL "preference" (NULL: none) */
 	bool		seq_no_primary_term;	/* URL seq_no_primary_term=true */
+	const char *scroll;			/* URL "scroll" keep-alive (NULL: no scroll) */
+	/* URL _source, _source_includes, _source_excludes (override the body's) */
+	const char *source;
+	const char *source_includes;
+	const char *source_excludes;
+	bool		version;		/* URL version=true */
+	bool		rest_total_hits_as_int; /* "total": N, counted exactly */
 } SeSearchParams;
+
+/*
+ * A search run for deep pagination (pit.c): a scroll page shows only the
+ * body's sort values, and on_result sees the result before it is written.
+ */
+struct SeSearchResult;
+typedef struct SeSearchPaging
+{
+	bool		scroll;
+	void		(*on_result) (void *arg, struct SeSearchResult *res);
+	void	   *arg;
+} SeSearchPaging;
 extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 						 SeResponse *r, SeError *err);
+/* se_op_search's search (expr NULL: the body's "pit" names the shards) */
+extern bool se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
+						   const SeSearchPaging *pg, SeResponse *r, SeError *err);
+/* the open indices a read of expr covers (a named closed one is an error) */
+extern List *se_search_resolve_for_read(const char *expr, SeError *err);
+/* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */
+extern SeJson *se_search_url_options_body(const SeJson *body, const SeSearchParams *p,
+										  SeError *err);
+/* _msearch: NDJSON header/body pairs, one response (or error) each */
+extern bool se_op_msearch(const char *default_index, const char *body, size_t len,
+						  const SeSearchParams *p, SeResponse *r, SeError *err);
 extern bool se_op_count(const char *expr, const SeJson *body,
 						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,
@@ -201,8 +231,28 @@ extern bool se_op_mget(const char *default_index, const SeJson *body, const char
 extern void se_search_interrupts_init(void);
 extern void se_search_register_actions(void);
 
-/* in search_pool.c */
+/* in pit.c: point in time and scroll */
 struct SeSearchRequest;
+struct SeSearchShard;
+extern bool se_op_open_pit(const char *expr, const char *keep_alive, const char *routing,
+						   const char *preference, SeResponse *r, SeError *err);
+extern bool se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p,
+							   SeResponse *r, SeError *err);
+extern bool se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
+							  SeResponse *r, SeError *err);
+extern bool se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeResponse *r,
+							   SeError *err);
+/* the shards of req's point in time (failed ones carry their failure) */
+extern struct SeSearchShard *se_pit_search_shards(const struct SeSearchRequest *req,
+												  int *nshards, SeIndexMeta ***metas,
+												  SeError *err);
+/* shard's snapshot for req: its point in time's when it has one, else the current */
+extern bool se_search_shard_snapshot(const struct SeSearchRequest *req, const SeIndexMeta *im,
+									 int shard, struct SeSearchShard *out, SeError *err);
+extern void se_pit_register_actions(void);
+
+/* in search_pool.c */
 struct SeSearchShard;
 struct SeShardTransport;
 typedef struct SePoolSearch SePoolSearch;

@@ -512,6 +512,7 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	SeJson	   *body;
 	SeSearchParams sp;
 
+	memset(&sp, 0, sizeof(sp));
 	if (!json_body(rq, &body, err) || !uri_query(rq, &body, err) ||
 		!param_int(rq, "from", -1, &sp.from, err) ||
 		!param_int(rq, "size", -1, &sp.size, err))
@@ -528,7 +529,79 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 	sp.preference = param(rq, "preference");
 	/* ES: only true sets it (the body's stays otherwise) */
 	sp.seq_no_primary_term = param_bool(rq, "seq_no_primary_term");
+	sp.scroll = param(rq, "scroll");
+	sp.source = param(rq, "_source");
+	sp.source_includes = param(rq, "_source_includes");
+	sp.source_excludes = param(rq, "_source_excludes");
+	sp.version = param_bool(rq, "version");
+	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
+	if (body && se_json_get(body, "pit") != NULL)
+	{
+		/* a point in time names its shards */
+		if (rq->index)
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: [indices] cannot be used with point in time. Do not specify any index with point in time.;");
+			return false;
+		}
+		if (sp.scroll == NULL)
+			return se_search_exec(NULL, body, &sp, NULL, r, err);
+	}
 	return se_op_search(rq->index ? rq->index : "_all", body, &sp, r, err);
+}
+
+/* POST /{index}/_pit?keep_alive= */
+static bool
+h_open_pit(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_open_pit(rq->index, param(rq, "keep_alive"), param(rq, "routing"),
+						  param(rq, "preference"), r, err);
+}
+
+/* DELETE /_pit {"id": ...} */
+static bool
+h_close_pit(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	return json_body(rq, &body, err) && se_op_close_pit(body, r, err);
+}
+
+/*
+ * _search/scroll: the next page (GET/POST: body {"scroll", "scroll_id"}
+ * or URL parameters, the id also in the path), or freeing scrolls (DELETE).
+ */
+static bool
+h_scroll(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+	const SeJson *v;
+	const char *id = rq->id ? rq->id : param(rq, "scroll_id");
+	const char *scroll = param(rq, "scroll");
+
+	if (!json_body(rq, &body, err))
+		return false;
+	if (rq->method == M_DELETE)
+		return se_op_scroll_clear(body ? se_json_get(body, "scroll_id") : NULL, id, r, err);
+	if (body && (v = se_json_get(body, "scroll_id")) != NULL && v->type == SE_JSON_STRING)
+		id = v->u.s.str;
+	if (body && (v = se_json_get(body, "scroll")) != NULL && v->type == SE_JSON_STRING)
+		scroll = v->u.s.str;
+	return se_op_scroll_next(id, scroll, param_bool(rq, "rest_total_hits_as_int"), r, err);
+}
+
+/* _msearch: NDJSON of header and body lines; URL options apply to each */
+static bool
+h_msearch(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeSearchParams sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.from = sp.size = -1;
+	sp.track_total_hits = -2;
+	sp.search_type = param(rq, "search_type");
+	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
+	return se_op_msearch(rq->index, rq->body ? rq->body : "", rq->body_len, &sp, r, err);
 }
 
 static bool
@@ -850,6 +923,10 @@ static const RestRoute routes[] = {
 	{POST | PUT, "/_bulk", h_bulk},
 	{GET | POST, "/_mget", h_mget},
 	{GET | POST, "/_search", h_search},
+	{GET | POST | DELETE, "/_search/scroll", h_scroll},
+	{GET | POST, "/_msearch", h_msearch},
+	{GET | POST | DELETE, "/_search/scroll/{id}", h_scroll},
+	{DELETE, "/_pit", h_close_pit},
 	{GET | POST, "/_count", h_count},
 	{GET | POST, "/_refresh", .index_op = se_op_refresh},
 	{GET | POST, "/_flush", .index_op = se_op_flush},
@@ -894,6 +971,8 @@ static const RestRoute routes[] = {
 	{POST | PUT, "/{index}/_bulk", h_bulk},
 	{GET | POST, "/{index}/_mget", h_mget},
 	{GET | POST, "/{index}/_search", h_search},
+	{POST, "/{index}/_pit", h_open_pit},
+	{GET | POST, "/{index}/_msearch", h_msearch},
 	{GET | POST, "/{index}/_count", h_count},
 	{GET, "/{index}/_stats", h_stats},
 	{GET, "/{index}/_stats/{metric}", h_stats},

@@ -45,8 +45,8 @@ se_search_interrupts_init(void)
 }
 
 /* Open indices of expr; an explicitly named closed index is an error. */
-static List *
-resolve_for_read(const char *expr, SeError *err)
+List *
+se_search_resolve_for_read(const char *expr, SeError *err)
 {
 	List	   *all = se_acl_resolve(expr, SE_ACL_READ, true, err);
 	List	   *res = NIL;
@@ -204,9 +204,116 @@ dfs_phase(SeSearchRequest *req, const StringInfoData *common, SeSearchShard *sha
 	return true;
 }
 
+/* a comma-separated URL list as a JSON array */
+static void
+write_url_list(StringInfo out, const char *list)
+{
+	char	   *copy = pstrdup(list);
+	char	   *tok,
+			   *save;
+	bool		first = true;
+
+	appendStringInfoChar(out, '[');
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		if (!first)
+			appendStringInfoChar(out, ',');
+		first = false;
+		se_json_write_string(out, tok, strlen(tok));
+	}
+	appendStringInfoChar(out, ']');
+}
+
+/*
+ * The body with the URL's request options in it, as ES's RestSearchAction
+ * puts them in the search source: _source / _source_includes /
+ * _source_excludes replace the body's _source, version=true sets version,
+ * rest_total_hits_as_int counts exactly (ES refuses it with a count
+ * threshold).  In the body, they reach every shard and node with it.
+ */
+SeJson *
+se_search_url_options_body(const SeJson *body, const SeSearchParams *p, SeError *err)
+{
+	StringInfoData b;
+	SeJsonParseOptions opts = {0};
+	bool		source = p && (p->source || p->source_includes || p->source_excludes);
+	const SeJson *tth = body ? se_json_get(body, "track_total_hits") : NULL;
+	bool		first = true;
+	int			i;
+
+	if (p == NULL || (!source && !p->version && !p->rest_total_hits_as_int))
+		return (SeJson *) body;
+	if (p->rest_total_hits_as_int && tth != NULL &&
+		tth->type != SE_JSON_TRUE && tth->type != SE_JSON_FALSE)
+	{
+		StringInfoData v;
+
+		initStringInfo(&v);
+		se_json_write(&v, tth);
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got %s",
+					 v.data);
+		return NULL;
+	}
+	initStringInfo(&b);
+	appendStringInfoChar(&b, '{');
+	for (i = 0; body && body->type == SE_JSON_OBJECT && i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+
+		if ((source && strcmp(k, "_source") == 0) ||
+			(p->version && strcmp(k, "version") == 0) ||
+			(p->rest_total_hits_as_int && strcmp(k, "track_total_hits") == 0))
+			continue;
+		if (!first)
+			appendStringInfoChar(&b, ',');
+		first = false;
+		se_json_write_string(&b, k, strlen(k));
+		appendStringInfoChar(&b, ':');
+		se_json_write(&b, body->u.o.members[i].value);
+	}
+	if (source)
+	{
+		appendStringInfo(&b, "%s\"_source\":", first ? "" : ",");
+		first = false;
+		if (p->source && strcmp(p->source, "false") == 0)
+			appendStringInfoString(&b, "false");
+		else
+		{
+			const char *inc = p->source_includes ? p->source_includes :
+				(p->source && strcmp(p->source, "true") != 0 ? p->source : NULL);
+
+			appendStringInfoString(&b, "{\"includes\":");
+			write_url_list(&b, inc ? inc : "");
+			appendStringInfoString(&b, ",\"excludes\":");
+			write_url_list(&b, p->source_excludes ? p->source_excludes : "");
+			appendStringInfoChar(&b, '}');
+		}
+	}
+	if (p->version)
+	{
+		appendStringInfo(&b, "%s\"version\":true", first ? "" : ",");
+		first = false;
+	}
+	if (p->rest_total_hits_as_int)
+		appendStringInfo(&b, "%s\"track_total_hits\":%s", first ? "" : ",",
+						 tth && tth->type == SE_JSON_FALSE ? "false" : "true");
+	appendStringInfoChar(&b, '}');
+	return se_json_parse(b.data, b.len, &opts, err);
+}
+
 bool
 se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 			 SeResponse *r, SeError *err)
+{
+	if (p && p->scroll)
+		return se_op_scroll_start(expr, body, p, r, err);
+	return se_search_exec(expr, body, p, NULL, r, err);
+}
+
+bool
+se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
+			   const SeSearchPaging *pg, SeResponse *r, SeError *err)
 {
 	TimestampTz start = GetCurrentTimestamp();
 	List	   *indices;
@@ -230,7 +337,8 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (!parse_search_type(p ? p->search_type : NULL, &dfs, err) ||
 		!se_preference_parse(p ? p->preference : NULL, &pref, err))
 		return false;
-	indices = resolve_for_read(expr, err);
+	/* a point in time names its shards (expr NULL), no index */
+	indices = expr ? se_search_resolve_for_read(expr, err) : NIL;
 	if (se_error_is_set(err))
 		return false;
 	/* each index's own limit holds (ES checks it per shard): the lowest */
@@ -242,6 +350,9 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	}
 	if (window < 0)
 		window = 10000;			/* no index: ES's default */
+	body = se_search_url_options_body(body, p, err);
+	if (se_error_is_set(err))
+		return false;
 	req = se_search_parse(body, window, err);
 	if (req == NULL)
 		return false;
@@ -256,8 +367,19 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	}
 	if (p && p->seq_no_primary_term)
 		se_search_set_seq_no_primary_term(req);
-	shards = acquire_all(indices, p ? p->routing : NULL, &pref, &nshards, &metas,
-						 &nunavailable, err);
+	if (se_search_has_slice(req) && se_search_pit_id(req) == NULL)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: [slice] can only be used with [scroll] or [point-in-time] requests;");
+		return false;
+	}
+	if (pg && pg->scroll)
+		se_search_set_visible_sort(req, true);
+	if (se_search_pit_id(req) != NULL)
+		shards = se_pit_search_shards(req, &nshards, &metas, err);
+	else
+		shards = acquire_all(indices, p ? p->routing : NULL, &pref, &nshards, &metas,
+							 &nunavailable, err);
 	if (shards == NULL)
 		return false;
 	initStringInfo(&common);
@@ -290,6 +412,11 @@ se_op_search(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (res == NULL)
 		return false;
 	res->shards_total += nunavailable;
+	if (se_search_pit_id(req) != NULL && !(pg && pg->scroll))
+		res->pit_id = se_search_pit_id(req);
+	res->total_as_int = p && p->rest_total_hits_as_int;
+	if (pg && pg->on_result)
+		pg->on_result(pg->arg, res);
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
 	se_search_result_to_json(res, shards, secs * 1000 + usecs / 1000, &r->body);
 	r->status = 200;
@@ -311,7 +438,7 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 	se_require_started();
 	if (!se_preference_parse(preference, &pref, err))
 		return false;
-	indices = resolve_for_read(expr, err);
+	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
 	req = se_search_parse_count(body, err);

@@ -195,7 +195,7 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 			return false;
 		}
 		initStringInfo(&msg);
-		if (im != NULL && se_snapshot_acquire(im, shard, &ctx->shards[i], &serr))
+		if (im != NULL && se_search_shard_snapshot(ctx->req, im, shard, &ctx->shards[i], &serr))
 		{
 			se_snapshot_pin(&ctx->shards[i], true);
 			se_search_query_phase_with(ctx->req, &knobs, &ctx->shards[i], ctx->idx[i], &msg);
@@ -276,7 +276,7 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 			return false;
 		}
 		se_put_vint(reply, idx);
-		if (im == NULL || !se_snapshot_acquire(im, shard, &sh, &serr))
+		if (im == NULL || !se_search_shard_snapshot(req, im, shard, &sh, &serr))
 		{
 			se_put_vint(reply, DFS_ANSWER_SHARD_FAILED);
 			se_search_wire_put_error(reply, &serr);
@@ -313,7 +313,8 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
  * Transport action "shard_fetch": id and _source of docs of the context's
  * shards.  Payload: context id, then per doc shard index, segment, doc.
  * Answer per doc: id, whether it has a source, the source, then _routing,
- * _seq_no, _primary_term and _version (the FDW's rows carry them).
+ * _seq_no, _primary_term and _version (the FDW's rows carry them), and
+ * the hit's highlight (empty: none).
  */
 static bool
 shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -362,6 +363,7 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_svint(reply, meta.seq_no);
 		se_put_svint(reply, meta.primary_term);
 		se_put_svint(reply, meta.version);
+		se_put_str(reply, hit.highlight, hit.highlight ? strlen(hit.highlight) : 0);
 	}
 	context_free();
 	return true;
@@ -694,6 +696,7 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 			hits[i].meta.seq_no = se_wire_svint(&r);
 			hits[i].meta.primary_term = se_wire_svint(&r);
 			hits[i].meta.version = se_wire_svint(&r);
+			hits[i].highlight = se_wire_str(&r, NULL);
 			if (r.bad)
 			{
 				se_error_set(err, 500, "remote_transport_exception",

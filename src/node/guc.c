@@ -16,6 +16,7 @@
 #include "node/node.h"
 #include "node/tasks.h"
 #include "search/search.h"
+#include "shard/pit_registry.h"
 #include "transport/transport_int.h"
 
 char	   *se_allowed_script_languages = NULL;
@@ -335,6 +336,12 @@ se_guc_define(void)
 							"Most clauses a search query may have (Elasticsearch's indices.query.bool.max_clause_count).",
 							"A bool query or a match query's terms beyond it fail with too_many_clauses, a query whose leaves (phrase and match terms included) add up beyond it with too_many_nested_clauses.",
 							&se_search_max_clause_count, SE_MAX_CLAUSE_COUNT_DEFAULT, 1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("search_engine.max_open_scroll_context",
+							"Most open point-in-time and scroll shard contexts on this node (Elasticsearch's search.max_open_scroll_context).",
+							"Opening one more fails with es_rejected_execution_exception (429); contexts past their keep_alive do not count.",
+							&se_max_open_scroll_context, 500, 0, SE_PIT_MAX_ENTRIES,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("search_engine.max_document_size",

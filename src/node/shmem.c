@@ -17,6 +17,7 @@
 #include "node/node.h"
 #include "node/tasks.h"
 #include "replication/recovery.h"
+#include "shard/pit_registry.h"
 
 SeShared   *SeShmem = NULL;
 SeQueueEntry *SeEntries = NULL;
@@ -50,6 +51,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(se_cluster_shmem_size());
 	RequestAddinShmemSpace(se_recovery_shmem_size());
 	RequestAddinShmemSpace(se_ars_shmem_size());
+	RequestAddinShmemSpace(se_pit_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -125,6 +127,7 @@ se_shmem_startup(void)
 	se_cluster_shmem_init();
 	se_recovery_shmem_init();
 	se_ars_shmem_init();
+	se_pit_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

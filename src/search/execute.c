@@ -71,6 +71,7 @@ cmp_value(const SeSortKey *k, const SeSortValue *a, const SeSortValue *b,
 			c = sa < sb ? -1 : sa > sb ? 1 : 0;
 			break;
 		case SE_KEY_DOC:
+		case SE_KEY_SHARD_DOC:
 			c = a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
 			break;
 		case SE_KEY_NUMERIC:
@@ -183,6 +184,11 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			k->type = SE_KEY_DOC;
 			continue;
 		}
+		if (s->kind == SE_SORT_SHARD_DOC)
+		{
+			k->type = SE_KEY_SHARD_DOC;
+			continue;
+		}
 		f = shard->mapping ? se_mapping_find(shard->mapping, s->field) : NULL;
 		if (f == NULL || f->type == SE_FT_OBJECT)
 		{
@@ -248,6 +254,17 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 	return true;
 }
 
+/*
+ * ES's _shard_doc value: the shard's index in the search in the high 32
+ * bits, the doc's number in the shard below -- unique in a point in time,
+ * and in the order ties are broken in (shard, segment, doc).
+ */
+static inline int64
+shard_doc_value(int shard_idx, int32 global_doc)
+{
+	return ((int64) shard_idx << 32) | (int64) (uint32) global_doc;
+}
+
 /* Fill c->scratch's keys for doc of reader r. */
 static void
 fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
@@ -267,6 +284,9 @@ fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
 				break;
 			case SE_KEY_DOC:
 				v->num = (int64) c->doc_base + doc;
+				break;
+			case SE_KEY_SHARD_DOC:
+				v->num = shard_doc_value(c->scratch.shard_idx, c->doc_base + doc);
 				break;
 			case SE_KEY_NUMERIC:
 				{
@@ -421,6 +441,138 @@ collector_init(Collector *c, int ntop, int nkeys, SeSortKey *keys)
 }
 
 /* ---------------------------------------------------------------------
+ * search_after
+ * ---------------------------------------------------------------------
+ */
+/* Compare a doc's sort values with search_after's (keys only: ties are not after). */
+static int
+after_cmp(const RankCtx *r, const SeTopDoc *a, const SeTopDoc *after)
+{
+	int			i;
+
+	for (i = 0; i < r->nkeys; i++)
+	{
+		int			c = cmp_value(&r->keys[i], &a->keys[i], &after->keys[i],
+								  a->score, after->score);
+
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+static bool
+after_int(const SeJson *v, int64 *out)
+{
+	char	   *end;
+
+	if (v->type == SE_JSON_NUMBER && v->u.n.is_int)
+	{
+		*out = v->u.n.i;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING && v->u.s.len > 0)
+	{
+		errno = 0;
+		*out = strtoi64(v->u.s.str, &end, 10);
+		return *end == '\0' && errno == 0;
+	}
+	return false;
+}
+
+/*
+ * search_after's values as a sort point of req's keys (resolved for
+ * shard).  A value standing for a missing one -- null, or the extreme
+ * a missing value is shown as -- is missing.
+ */
+static bool
+parse_after(SeSearchRequest *req, SeSearchShard *shard, const SeSortKey *keys,
+			SeTopDoc *after, SeError *err)
+{
+	const SeJson *arr = req->search_after;
+	int			i;
+
+	after->keys = palloc0(sizeof(SeSortValue) * req->nsort);
+	after->score = NAN;
+	for (i = 0; i < req->nsort; i++)
+	{
+		const SeSortKey *k = &keys[i];
+		const SeJson *v = arr->u.a.items[i];
+		SeSortValue *sv = &after->keys[i];
+		bool		ok = true;
+
+		switch (k->type)
+		{
+			case SE_KEY_SCORE:
+				/* from the digits: a float's shortest form reads back exactly */
+				if (v->type == SE_JSON_NUMBER)
+					after->score = strtof(pnstrdup(v->u.n.text, v->u.n.len), NULL);
+				else if (v->type == SE_JSON_STRING)
+					after->score = strtof(v->u.s.str, NULL);
+				else
+					ok = false;
+				sv->score = after->score;
+				break;
+			case SE_KEY_DOC:
+			case SE_KEY_SHARD_DOC:
+				ok = after_int(v, &sv->num);
+				break;
+			case SE_KEY_BYTES:
+				if (v->type == SE_JSON_NULL)
+					sv->missing = true;
+				else if (v->type == SE_JSON_STRING)
+				{
+					sv->bytes = pnstrdup(v->u.s.str, v->u.s.len);
+					sv->len = v->u.s.len;
+				}
+				else if (v->type == SE_JSON_NUMBER)
+				{
+					sv->bytes = pnstrdup(v->u.n.text, v->u.n.len);
+					sv->len = v->u.n.len;
+				}
+				else
+					ok = false;
+				break;
+			case SE_KEY_NUMERIC:
+				{
+					bool		high = (k->missing == SE_MISSING_LAST) != k->desc;
+					bool		is_float = k->ftype == SE_FT_DOUBLE || k->ftype == SE_FT_FLOAT;
+					int64		n;
+
+					if (v->type == SE_JSON_NULL)
+						sv->missing = true;
+					else if (is_float && v->type == SE_JSON_STRING &&
+							 strcmp(v->u.s.str, high ? "Infinity" : "-Infinity") == 0)
+						sv->missing = true;
+					else if (!is_float && after_int(v, &n) &&
+							 n == (high ? PG_INT64_MAX : PG_INT64_MIN))
+						sv->missing = true;
+					else if (k->mfield != NULL)
+					{
+						SeError		lerr;
+
+						se_error_init(&lerr);
+						ok = se_field_sortable_value(k->mfield, v, &sv->num, &lerr);
+					}
+					else
+						ok = after_int(v, &sv->num);
+				}
+				break;
+		}
+		if (!ok)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Failed to parse search_after value for field [%s].",
+						 k->type == SE_KEY_SCORE ? "_score" : k->type == SE_KEY_DOC ? "_doc" :
+						 k->type == SE_KEY_SHARD_DOC ? "_shard_doc" : k->field);
+			return false;
+		}
+	}
+	(void) shard;
+	return true;
+}
+
+/* ---------------------------------------------------------------------
  * Query phase
  * ---------------------------------------------------------------------
  */
@@ -510,6 +662,9 @@ typedef struct QueryRun
 	bool		ok;				/* query_segments' result */
 	SeAggsShard *aggs;			/* aggregations collected, or NULL */
 	bool		count_only;
+	SeTopDoc   *after;			/* search_after's point, or NULL */
+	SeWeight   *post_filter;	/* post_filter's (not scoring), or NULL */
+	bool		terminated_early;
 } QueryRun;
 
 /*
@@ -531,6 +686,9 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	qr->w = se_weight_build(req->query, shard, qr->need_scores, req->dfs, NULL, err);
 	if (qr->w == NULL)
 		return false;
+	if (req->post_filter != NULL &&
+		(qr->post_filter = se_weight_build(req->post_filter, shard, false, NULL, NULL, err)) == NULL)
+		return false;
 	if (nkeys > 0)
 	{
 		qr->keys = palloc0(sizeof(SeSortKey) * nkeys);
@@ -543,6 +701,12 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	if (req->aggs != NULL && !qr->count_only &&
 		(qr->aggs = se_aggs_shard_begin(req->aggs, shard, err)) == NULL)
 		return false;
+	if (req->search_after != NULL && nkeys > 0)
+	{
+		qr->after = palloc0(sizeof(SeTopDoc));
+		if (!parse_after(req, shard, qr->keys, qr->after, err))
+			return false;
+	}
 
 	/*
 	 * A count known up front (a term on segments without deletions,
@@ -552,6 +716,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	 * answers such queries with exact totals for the same reason.
 	 */
 	if (qr->threshold != SE_TRACK_TOTAL_DISABLED && !req->has_min_score &&
+		req->slice_max == 0 && req->post_filter == NULL && req->terminate_after == 0 &&
 		(qr->known = shard_count(qr->w, shard)) >= 0)
 	{
 		qr->threshold = SE_TRACK_TOTAL_DISABLED;
@@ -568,6 +733,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
 		SeSegmentCtx seg;
 		SeScorer   *scorer;
+		SeScorer   *pf;
+		bool		pf_none;	/* no doc of the segment passes the post_filter */
 		int32		doc;
 		const SeError *serr;
 
@@ -577,6 +744,19 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		c->doc_base = doc_base;
 		doc_base += seg.max_doc;
 		scorer = se_scorer_create(qr->w, &seg);
+		pf = NULL;
+		pf_none = false;
+		if (scorer != NULL && qr->post_filter != NULL &&
+			(pf = se_scorer_create(qr->post_filter, &seg)) == NULL)
+		{
+			/* nothing in this segment passes the post_filter */
+			pf_none = true;
+			if (qr->aggs == NULL)
+			{
+				se_scorer_free(scorer);
+				scorer = NULL;
+			}
+		}
 		if (scorer != NULL)
 		{
 			for (i = 0; i < nkeys; i++)
@@ -590,6 +770,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 			while ((doc = scorer->next(scorer)) != SE_NO_MORE_DOCS)
 			{
 				float		score = NAN;
+				bool		pf_pass = !pf_none;
 
 				if (doc < 0 || doc >= seg.max_doc)
 					break;		/* corrupt postings; reported below */
@@ -597,25 +778,53 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				SE_SEARCH_TICK(1);
 				if (!se_livedocs_get(live, doc))
 					continue;
+				if (pf != NULL)
+				{
+					if (pf->doc < doc)
+						(void) pf->advance(pf, doc);
+					pf_pass = pf->doc == doc;
+				}
+				/* aggregations see the query's docs; post_filter only narrows hits */
+				if (!pf_pass && qr->aggs == NULL)
+				{
+					if (pf_none || pf->doc == SE_NO_MORE_DOCS)
+						break;	/* nothing later passes the post_filter */
+					continue;
+				}
+				/* a slice: its share of (shard, doc), stable in a point in time */
+				if (req->slice_max > 0 &&
+					((int64) shard_idx + c->doc_base + doc) % req->slice_max != req->slice_id)
+					continue;
 				if (qr->need_scores)
 				{
 					score = scorer->score(scorer);
 					if (req->has_min_score && !(score >= req->min_score))
 						continue;
 				}
-				qr->total++;
 				if (qr->aggs != NULL)
 					se_aggs_collect(qr->aggs, doc, score);
+				if (!pf_pass)
+					continue;
+				qr->total++;
 				if (qr->track_max && (isnan(qr->max_score) || score > qr->max_score))
 					qr->max_score = score;
+				if (req->terminate_after > 0 && qr->total >= req->terminate_after)
+				{
+					/* ES: this doc is collected, then the shard stops */
+					qr->terminated_early = true;
+					qr->stopped = true;
+				}
 				if (ntop > 0)
 				{
 					c->scratch.score = score;
 					c->scratch.doc = doc;
 					if (nkeys > 0)
 						fill_keys(c, r, doc);
-					collect(c);
+					if (qr->after == NULL || after_cmp(&c->rank, &c->scratch, qr->after) > 0)
+						collect(c);
 				}
+				if (qr->terminated_early)
+					break;
 
 				/* stop once neither the count nor the page can change */
 				if ((qr->threshold == SE_TRACK_TOTAL_DISABLED || qr->total > qr->threshold) &&
@@ -642,6 +851,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 				}
 			}
 			se_scorer_free(scorer);
+			if (pf != NULL)
+				se_scorer_free(pf);
 		}
 		serr = se_segment_error(r);
 		if (serr != NULL && se_error_is_set(serr))
@@ -686,8 +897,8 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	qr->threshold = count_only ? SE_TRACK_TOTAL_ACCURATE : req->track_total_hits;
 	qr->known = -1;
 	qr->max_score = NAN;
-	qr->doc_first = qr->nkeys > 0 && req->sort[0].kind == SE_SORT_DOC &&
-		!req->sort[0].desc;
+	qr->doc_first = qr->nkeys > 0 && !req->sort[0].desc &&
+		(req->sort[0].kind == SE_SORT_DOC || req->sort[0].kind == SE_SORT_SHARD_DOC);
 	qr->need_scores = req->has_min_score ||
 		(ntop > 0 && (req->nsort == 0 || req->track_scores || sort_has_score(req))) ||
 		(!count_only && req->aggs != NULL && se_aggs_need_scores(req->aggs));
@@ -709,10 +920,11 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		return qr->ok;
 
 	out->timed_out = timed_out;
+	out->terminated_early = qr->terminated_early;
 	out->total = qr->known >= 0 ? qr->known : qr->total;
 	out->total_is_lower_bound = qr->known < 0 &&
 		qr->threshold != SE_TRACK_TOTAL_DISABLED &&
-		(timed_out || ((qr->stopped || qr->skipping) &&
+		(timed_out || (((qr->stopped && !qr->terminated_early) || qr->skipping) &&
 					   qr->threshold != SE_TRACK_TOTAL_ACCURATE));
 	out->max_score = qr->max_score;
 	if (qr->aggs != NULL)
@@ -750,6 +962,7 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 				se_search_write_float(out, d->score);
 				break;
 			case SE_KEY_DOC:
+			case SE_KEY_SHARD_DOC:
 				appendStringInfo(out, INT64_FORMAT, v->num);
 				break;
 			case SE_KEY_BYTES:
@@ -808,7 +1021,7 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	}
 	id = se_segment_doc_id(r, doc, &idlen);
 	hit->id = id ? pnstrdup(id, idlen) : pstrdup("");
-	if (req->seq_no_primary_term)
+	if (req->seq_no_primary_term || req->version)
 	{
 		/* a remote hit's came with it (search_remote.c shard_fetch) */
 		se_segment_doc_meta(r, doc, &hit->meta);
@@ -816,6 +1029,23 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	}
 	initStringInfo(&hit->source);
 	hit->has_source = false;
+	hit->highlight = NULL;
+	if (req->highlight != NULL)
+	{
+		StringInfoData raw;
+		StringInfoData hl;
+
+		/* from the whole _source, whatever of it the hit shows */
+		initStringInfo(&raw);
+		initStringInfo(&hl);
+		if (se_segment_source(r, doc, &raw) &&
+			!se_highlight_doc(req->highlight, req->query, shard->mapping, raw.data, raw.len,
+							  &hl, err))
+			return false;
+		if (hl.len > 0)
+			hit->highlight = hl.data;
+		pfree(raw.data);
+	}
 	if (req->source.fetch)
 	{
 		StringInfoData raw;
@@ -861,12 +1091,13 @@ fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
 	hit->segment = d->seg;
 	hit->doc = d->doc;
 	hit->score = scores ? d->score : NAN;
-	if (req->nsort > 0)
+	if (req->nsort > 0 && req->nsort_visible != 0)
 	{
 		StringInfoData sj;
 
 		initStringInfo(&sj);
-		write_sort_values(d, keys, req->nsort, &sj);
+		write_sort_values(d, keys, req->nsort_visible > 0 ? req->nsort_visible : req->nsort,
+						  &sj);
 		hit->sort_json = sj.data;
 	}
 	return true;
@@ -988,6 +1219,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	bool		scores;
 	bool		lower_bound = false;
 	bool		timed_out = false;
+	bool		terminated_early = false;
 	int64		total = 0;
 	float		max_score = NAN;
 	int			nok = 0;
@@ -1039,6 +1271,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		total += tops[i].total;
 		lower_bound |= tops[i].total_is_lower_bound;
 		timed_out |= tops[i].timed_out;
+		terminated_early |= tops[i].terminated_early;
 		if (!isnan(tops[i].max_score) &&
 			(isnan(max_score) || tops[i].max_score > max_score))
 			max_score = tops[i].max_score;
@@ -1092,6 +1325,8 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		se_aggs_reduce(req->aggs, parts, nshards, &aggs);
 		res->aggregations = aggs.data;
 	}
+	res->version = req->version;
+	res->terminated_early = terminated_early;
 	res->total = total;
 	res->timed_out = timed_out;
 	if (res->track_total && req->track_total_hits != SE_TRACK_TOTAL_ACCURATE &&
@@ -1147,6 +1382,14 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		if (!fetch_hit(req, &shards[d->shard_idx], d, scores, keys,
 					   &res->hits[i], fetched, err))
 			return NULL;
+	}
+	if (res->nhits > 0 && keys != NULL)
+	{
+		StringInfoData sj;
+
+		initStringInfo(&sj);
+		write_sort_values(&all[req->from + res->nhits - 1], keys, req->nsort, &sj);
+		res->last_sort_json = sj.data;
 	}
 	return res;
 }

@@ -46,6 +46,8 @@ new_request(void)
 	req->track_total_hits = SE_TRACK_TOTAL_HITS_DEFAULT;
 	req->timeout_ms = -1;
 	req->source.fetch = true;
+	req->pit_keep_alive_ms = -1;
+	req->nsort_visible = -1;
 	return req;
 }
 
@@ -216,6 +218,8 @@ init_sort_spec(SeSortSpec *s, const char *name)
 	}
 	else if (strcmp(name, "_doc") == 0)
 		s->kind = SE_SORT_DOC;
+	else if (strcmp(name, "_shard_doc") == 0)
+		s->kind = SE_SORT_SHARD_DOC;
 	else
 	{
 		s->kind = SE_SORT_FIELD;
@@ -480,6 +484,249 @@ se_search_check_window(const SeSearchRequest *req, SeError *err)
 	return true;
 }
 
+
+/* ---------------------------------------------------------------------
+ * Deep pagination: search_after, pit, slice
+ * ---------------------------------------------------------------------
+ */
+static bool
+parse_search_after(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int			i;
+
+	if (v->type != SE_JSON_ARRAY)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Unknown key for a %s in [search_after].", token_name(v));
+		return false;
+	}
+	for (i = 0; i < v->u.a.count; i++)
+	{
+		const SeJson *x = v->u.a.items[i];
+
+		if (x->type == SE_JSON_OBJECT || x->type == SE_JSON_ARRAY)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "Can't handle search_after field value of type [%s]", token_name(x));
+			return false;
+		}
+	}
+	req->search_after = v->u.a.count > 0 ? v : NULL;
+	return true;
+}
+
+/* "pit": {"id": "...", "keep_alive": "1m"} */
+static bool
+parse_pit(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int			i;
+
+	if (v->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Unknown key for a %s in [pit].", token_name(v));
+		return false;
+	}
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+		const SeJson *x = v->u.o.members[i].value;
+
+		if (strcmp(k, "id") == 0 && x->type == SE_JSON_STRING)
+			req->pit_id = pnstrdup(x->u.s.str, x->u.s.len);
+		else if (strcmp(k, "keep_alive") == 0)
+		{
+			if (!parse_timeout(x, &req->pit_keep_alive_ms, err))
+				return false;
+		}
+		else
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[point_in_time] unknown field [%s]", k);
+			return false;
+		}
+	}
+	if (req->pit_id == NULL || req->pit_id[0] == '\0')
+	{
+		se_error_set(err, 400, "parsing_exception", "Required [id]");
+		return false;
+	}
+	return true;
+}
+
+/* "slice": {"id": 0, "max": 2}; only the default field (_shard_doc) */
+static bool
+parse_slice(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int64		id = -1,
+				max = -1;
+	int			i;
+
+	if (v->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Unknown key for a %s in [slice].", token_name(v));
+		return false;
+	}
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+		const SeJson *x = v->u.o.members[i].value;
+
+		if (strcmp(k, "id") == 0)
+		{
+			if (!parse_int("id", x, &id, err))
+				return false;
+		}
+		else if (strcmp(k, "max") == 0)
+		{
+			if (!parse_int("max", x, &max, err))
+				return false;
+		}
+		else if (strcmp(k, "field") == 0 && x->type == SE_JSON_STRING &&
+				 (strcmp(x->u.s.str, "_shard_doc") == 0 || strcmp(x->u.s.str, "_id") == 0))
+			 /* docs are split by (shard, doc) whichever field is named */ ;
+		else
+		{
+			se_error_set(err, 400, "parsing_exception", "[slice] unknown field [%s]", k);
+			return false;
+		}
+	}
+	if (max <= 1)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "max must be greater than 1");
+		return false;
+	}
+	if (id < 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "id must be greater than or equal to 0");
+		return false;
+	}
+	if (id >= max)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "max must be greater than id");
+		return false;
+	}
+	if (max > 1024)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "The number of slices [" INT64_FORMAT "] is too large. It must be less than [1024]. This limit can be set by changing the [index.max_slices_per_scroll] index level setting.",
+					 max);
+		return false;
+	}
+	req->slice_id = (int) id;
+	req->slice_max = (int) max;
+	return true;
+}
+
+static bool
+sort_has_kind(const SeSearchRequest *req, SeSortKind kind)
+{
+	int			i;
+
+	for (i = 0; i < req->nsort; i++)
+		if (req->sort[i].kind == kind)
+			return true;
+	return false;
+}
+
+/*
+ * A point-in-time search sorts, as ES's, with _shard_doc as the last
+ * tiebreaker unless the sort names it (relevance order becomes
+ * [_score, _shard_doc]), so search_after can resume between equal keys;
+ * then search_after's checks, ES's messages.
+ */
+static bool
+pagination_finish(SeSearchRequest *req, SeError *err)
+{
+	req->nsort_user = req->nsort;
+	if (req->pit_id != NULL && !sort_has_kind(req, SE_SORT_SHARD_DOC))
+	{
+		SeSortSpec *sort = palloc0(sizeof(SeSortSpec) * (req->nsort + 2));
+		int			n = 0;
+
+		if (req->nsort == 0)
+		{
+			init_sort_spec(&sort[n++], "_score");
+			req->track_scores = true;	/* max_score, as relevance order has */
+		}
+		else
+			memcpy(sort, req->sort, sizeof(SeSortSpec) * req->nsort);
+		n = Max(n, req->nsort);
+		init_sort_spec(&sort[n++], "_shard_doc");
+		req->sort = sort;
+		req->nsort = n;
+	}
+	if (req->nsort > 0 && sort_has_kind(req, SE_SORT_SHARD_DOC) && req->pit_id == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[_shard_doc] sort field cannot be used without [point in time]");
+		return false;
+	}
+	if (req->search_after != NULL)
+	{
+		if (req->nsort == 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Sort must contain at least one field.");
+			return false;
+		}
+		if (req->search_after->u.a.count != req->nsort)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "search_after has %d value(s) but sort has %d.",
+						 req->search_after->u.a.count, req->nsort);
+			return false;
+		}
+		if (req->from > 0)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "`from` parameter must be set to 0 when `search_after` is used.");
+			return false;
+		}
+	}
+	return true;
+}
+
+const char *
+se_search_pit_id(const SeSearchRequest *req)
+{
+	return req->pit_id;
+}
+
+int64
+se_search_pit_keep_alive(const SeSearchRequest *req)
+{
+	return req->pit_keep_alive_ms;
+}
+
+bool
+se_search_has_slice(const SeSearchRequest *req)
+{
+	return req->slice_max > 0;
+}
+
+bool
+se_search_has_search_after(const SeSearchRequest *req)
+{
+	return req->search_after != NULL;
+}
+
+void
+se_search_set_visible_sort(SeSearchRequest *req, bool user_only)
+{
+	req->nsort_visible = user_only ? req->nsort_user : -1;
+}
+
+bool
+se_search_parse_keep_alive(const SeJson *v, int64 *ms, SeError *err)
+{
+	return parse_timeout(v, ms, err);
+}
+
 SeSearchRequest *
 se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 {
@@ -540,6 +787,35 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		else if (strcmp(k, "seq_no_primary_term") == 0 &&
 				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
 			req->seq_no_primary_term = v->type == SE_JSON_TRUE;
+		else if (strcmp(k, "search_after") == 0)
+			ok = parse_search_after(v, req, err);
+		else if (strcmp(k, "pit") == 0)
+			ok = parse_pit(v, req, err);
+		else if (strcmp(k, "slice") == 0)
+			ok = parse_slice(v, req, err);
+		else if (strcmp(k, "highlight") == 0)
+		{
+			req->highlight = se_highlight_parse(v, err);
+			ok = req->highlight != NULL;
+		}
+		else if (strcmp(k, "version") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			req->version = v->type == SE_JSON_TRUE;
+		else if (strcmp(k, "post_filter") == 0)
+		{
+			req->post_filter = se_query_parse(v, 0, err);
+			ok = req->post_filter != NULL;
+		}
+		else if (strcmp(k, "terminate_after") == 0)
+		{
+			ok = parse_int("terminate_after", v, &req->terminate_after, err);
+			if (ok && req->terminate_after < 0)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "terminateAfter must be > 0");
+				ok = false;
+			}
+		}
 		else
 		{
 			se_error_set(err, 400, "parsing_exception",
@@ -549,7 +825,7 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		if (!ok)
 			return NULL;
 	}
-	if (!se_search_check_window(req, err))
+	if (!se_search_check_window(req, err) || !pagination_finish(req, err))
 		return NULL;
 	return req;
 }

@@ -50,13 +50,30 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 {
 	int			i;
 
-	appendStringInfo(out, "{\"took\":" INT64_FORMAT ",\"timed_out\":%s,", took_ms,
+	appendStringInfoChar(out, '{');
+	if (res->scroll_id != NULL)
+	{
+		appendStringInfoString(out, "\"_scroll_id\":");
+		se_json_write_string(out, res->scroll_id, strlen(res->scroll_id));
+		appendStringInfoChar(out, ',');
+	}
+	if (res->pit_id != NULL)
+	{
+		appendStringInfoString(out, "\"pit_id\":");
+		se_json_write_string(out, res->pit_id, strlen(res->pit_id));
+		appendStringInfoChar(out, ',');
+	}
+	appendStringInfo(out, "\"took\":" INT64_FORMAT ",\"timed_out\":%s,", took_ms,
 					 res->timed_out ? "true" : "false");
+	if (res->terminated_early)
+		appendStringInfoString(out, "\"terminated_early\":true,");
 	appendStringInfo(out,
 					 "\"_shards\":{\"total\":%d,\"successful\":%d,\"skipped\":0,\"failed\":%d},",
 					 res->shards_total, res->shards_successful, res->shards_failed);
 	appendStringInfoString(out, "\"hits\":{");
-	if (res->track_total)
+	if (res->track_total && res->total_as_int)
+		appendStringInfo(out, "\"total\":" INT64_FORMAT ",", res->total);
+	else if (res->track_total)
 		appendStringInfo(out, "\"total\":{\"value\":" INT64_FORMAT ",\"relation\":\"%s\"},",
 						 res->total, res->total_is_lower_bound ? "gte" : "eq");
 	appendStringInfoString(out, "\"max_score\":");
@@ -74,6 +91,8 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 		appendStringInfoString(out, ",\"_id\":");
 		se_json_write_string(out, h->id ? h->id : "", h->id ? strlen(h->id) : 0);
 		/* ES writes them before _score */
+		if (res->version && h->has_meta)
+			appendStringInfo(out, ",\"_version\":" INT64_FORMAT, h->meta.version);
 		if (res->seq_no_primary_term && h->has_meta)
 			appendStringInfo(out, ",\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
 							 h->meta.seq_no, h->meta.primary_term);
@@ -86,6 +105,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 				appendBinaryStringInfo(out, h->source.data, h->source.len);
 			else
 				appendStringInfoString(out, "{}");
+		}
+		if (h->highlight != NULL)
+		{
+			appendStringInfoString(out, ",\"highlight\":");
+			appendStringInfoString(out, h->highlight);
 		}
 		if (h->sort_json != NULL)
 		{

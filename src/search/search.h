@@ -78,6 +78,22 @@ extern void se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms);
 extern void se_search_set_seq_no_primary_term(SeSearchRequest *req);
 
 /*
+ * Deep pagination.  "search_after" resumes after the given sort values;
+ * "pit" ({"id", "keep_alive"}) names a point in time the caller resolves
+ * to shards (the request sorts with _shard_doc as the last tiebreaker, as
+ * ES does); "slice" ({"id", "max"}) keeps the docs whose (shard index +
+ * doc) % max == id.  Hits show the sort values of the body's own keys
+ * only after se_search_set_visible_sort(req, true) (scroll pages).
+ */
+extern const char *se_search_pit_id(const SeSearchRequest *req);
+extern int64 se_search_pit_keep_alive(const SeSearchRequest *req);	/* -1: none */
+extern bool se_search_has_slice(const SeSearchRequest *req);
+extern bool se_search_has_search_after(const SeSearchRequest *req);
+extern void se_search_set_visible_sort(SeSearchRequest *req, bool user_only);
+/* A keep_alive / scroll time value ("1m") in ms. */
+extern bool se_search_parse_keep_alive(const SeJson *v, int64 *ms, SeError *err);
+
+/*
  * dfs_query_then_fetch.  The DFS phase of each shard adds the statistics
  * of the terms and fields the query scores with to a set; the sum over
  * all shards, given to the request, makes every shard's query phase score
@@ -109,6 +125,7 @@ typedef struct SeHit
 	char	   *sort_json;		/* JSON array of sort values, or NULL */
 	StringInfoData source;		/* filtered _source JSON (len 0 if none) */
 	bool		has_source;
+	char	   *highlight;		/* the hit's "highlight" object, or NULL */
 	/* a hit fetched from another node: its metadata came with it */
 	bool		has_meta;
 	SeDocMeta	meta;
@@ -128,6 +145,14 @@ typedef struct SeSearchResult
 	bool		timed_out;		/* a shard stopped at the request's timeout */
 	bool		seq_no_primary_term;	/* hits show _seq_no, _primary_term */
 	char	   *aggregations;	/* the "aggregations" object, or NULL */
+	/* every sort value of the last hit (JSON array; NULL: no hit or no sort) */
+	char	   *last_sort_json;
+	/* written first in the response when set (the caller sets them) */
+	const char *scroll_id;
+	const char *pit_id;
+	bool		version;		/* hits show _version */
+	bool		terminated_early;	/* a shard stopped at terminate_after */
+	bool		total_as_int;	/* rest_total_hits_as_int: "total": N */
 } SeSearchResult;
 
 /*

@@ -230,7 +230,8 @@ typedef enum SeSortKind
 {
 	SE_SORT_SCORE,
 	SE_SORT_DOC,
-	SE_SORT_FIELD
+	SE_SORT_FIELD,
+	SE_SORT_SHARD_DOC			/* _shard_doc: (shard index << 32) | doc */
 } SeSortKind;
 
 typedef enum SeSortMissing
@@ -284,6 +285,21 @@ struct SeSearchRequest
 	bool		seq_no_primary_term;	/* hits carry _seq_no, _primary_term */
 	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
 	struct SeAggs *aggs;		/* "aggs" (aggs.c), or NULL */
+
+	/* deep pagination (search_after, point in time, slice) */
+	const SeJson *search_after; /* array of sort values, or NULL */
+	char	   *pit_id;			/* "pit": {"id"}, or NULL */
+	int64		pit_keep_alive_ms;	/* "pit": {"keep_alive"}; -1 = none */
+	int			nsort_user;		/* sort keys the body gave (before _shard_doc) */
+	int			nsort_visible;	/* sort values shown on hits; -1 = all */
+	int			slice_id;		/* "slice": {"id", "max"}; max 0 = none */
+	int			slice_max;
+
+	/* request options */
+	bool		version;		/* hits carry _version */
+	SeQuery    *post_filter;	/* filters hits after the query (not aggregations) */
+	int64		terminate_after;	/* per shard: stop after this many hits; 0 = none */
+	struct SeHighlight *highlight;	/* "highlight", or NULL */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -629,6 +645,7 @@ typedef struct SeShardTopDocs
 	int			ndocs;			/* in rank order */
 	SeTopDoc   *docs;
 	bool		timed_out;		/* stopped at the timeout: partial */
+	bool		terminated_early;	/* stopped at terminate_after */
 	bool		failed;
 	SeError		error;
 	/* aggregations: the shard's partial, or (decoded) its bytes */
@@ -643,7 +660,8 @@ typedef enum SeSortKeyType
 	SE_KEY_SCORE,
 	SE_KEY_DOC,
 	SE_KEY_NUMERIC,
-	SE_KEY_BYTES
+	SE_KEY_BYTES,
+	SE_KEY_SHARD_DOC
 } SeSortKeyType;
 
 typedef struct SeSortKey
@@ -700,6 +718,20 @@ extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
 								   size_t len, StringInfo out, SeError *err);
 /* Glob match with '*' wildcards (whole string). */
 extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * Highlighting (highlight.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeHighlight SeHighlight;
+extern SeHighlight *se_highlight_parse(const SeJson *v, SeError *err);
+/*
+ * Append the hit's "highlight" object for source (its whole _source) to
+ * out, nothing when no field has a fragment; false (err) if source is not
+ * JSON.
+ */
+extern bool se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeMapping *m,
+							 const char *source, int len, StringInfo out, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Regular expressions for the regexp query (regexp.c)

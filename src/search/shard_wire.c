@@ -77,7 +77,8 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 		return;
 	}
 	se_put_svint(out, top.total);
-	se_put_vint(out, (top.total_is_lower_bound ? 1 : 0) | (top.timed_out ? 2 : 0));
+	se_put_vint(out, (top.total_is_lower_bound ? 1 : 0) | (top.timed_out ? 2 : 0) |
+				(top.terminated_early ? 4 : 0));
 	se_put_float(out, top.max_score);
 	se_put_vint(out, (uint64) nkeys);
 	se_put_vint(out, (uint64) top.ndocs);
@@ -171,6 +172,7 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 
 		out->total_is_lower_bound = (flags & 1) != 0;
 		out->timed_out = (flags & 2) != 0;
+		out->terminated_early = (flags & 4) != 0;
 	}
 	out->max_score = se_wire_float(&r);
 	if (se_wire_vint(&r) != (uint64) nkeys)

@@ -34,6 +34,7 @@
 #include "script/script.h"
 #include "index/merge_policy.h"
 #include "shard/engine.h"
+#include "shard/pit_registry.h"
 #include "util/json.h"
 
 #define COMMIT_FORMAT "se_commit"
@@ -2101,6 +2102,9 @@ cleanup_files(SeShard *sh)
 	uint64	   *commit_gens = palloc(sizeof(uint64) * 2 * SE_MAX_SEGMENTS);
 	uint64	   *commit_dels = palloc(sizeof(uint64) * 2 * SE_MAX_SEGMENTS);
 	int			ncommit = 0;
+	uint64	   *pin_gens = palloc(sizeof(uint64) * SE_PIT_MAX_PINS);
+	uint64	   *pin_dels = palloc(sizeof(uint64) * SE_PIT_MAX_PINS);
+	int			npins;
 
 	/* the global checkpoint reached the last commit: it is the safe one */
 	if (sh->safe_gen > 0 && sh->commit_max_seq_no <= sh->global_checkpoint)
@@ -2109,6 +2113,8 @@ cleanup_files(SeShard *sh)
 		commit_segments(sh, keep_commit, commit_gens, commit_dels, &ncommit, 2 * SE_MAX_SEGMENTS);
 	if (sh->safe_gen > 0)
 		commit_segments(sh, sh->safe_gen, commit_gens, commit_dels, &ncommit, 2 * SE_MAX_SEGMENTS);
+	/* and the files of points in time still open (scroll, pit) */
+	npins = se_pit_shard_pins(sh->uuid, sh->shard, pin_gens, pin_dels, SE_PIT_MAX_PINS);
 	while ((de = ReadDir(d, sh->index_dir)) != NULL)
 	{
 		uint64		g,
@@ -2121,7 +2127,9 @@ cleanup_files(SeShard *sh)
 		bool		is_liv = !is_seg && sscanf(de->d_name, "_" UINT64_FORMAT "_" UINT64_FORMAT ".li%c", &g, &dg, tail) == 3;
 		int64		cg;
 
-		if (is_seg || is_liv)
+		if ((is_seg || is_liv) && npins < 0)
+			keep = true;		/* more pins than we can list: keep all */
+		else if (is_seg || is_liv)
 		{
 			/* inputs and outputs of the background merges in flight */
 			for (m = 0; m < SE_SHARD_MAX_MERGES && !keep; m++)
@@ -2142,6 +2150,9 @@ cleanup_files(SeShard *sh)
 			for (i = 0; i < ncommit && !keep; i++)
 				if (commit_gens[i] == g && (is_seg || commit_dels[i] == dg))
 					keep = true;
+			for (i = 0; i < npins && !keep; i++)
+				if (pin_gens[i] == g && (is_seg || pin_dels[i] == dg))
+					keep = true;
 		}
 		else if (sscanf(de->d_name, "segments_" INT64_FORMAT "%c", &cg, tail) == 1)
 			keep = (cg >= keep_commit || (sh->safe_gen > 0 && cg == sh->safe_gen));
@@ -2158,6 +2169,8 @@ cleanup_files(SeShard *sh)
 	FreeDir(d);
 	pfree(commit_gens);
 	pfree(commit_dels);
+	pfree(pin_gens);
+	pfree(pin_dels);
 }
 
 /*

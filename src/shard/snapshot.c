@@ -28,6 +28,7 @@
 #include "index/segment.h"
 #include "node/node.h"
 #include "shard/engine.h"
+#include "shard/pit_registry.h"
 #include "shard/snapshot.h"
 #include "util/fileio.h"
 
@@ -161,9 +162,17 @@ ref_listed(const SeSegRef *cur, int ncur, const SeSegRef *ref)
  * cache with them; else it is gone (its files may be deleted) and we fail
  * with "snapshot_gone".
  */
+/* A point in time to register for the snapshot taken (see pit_registry.h) */
+typedef struct PitPin
+{
+	uint64		ctx;
+	int64		keep_alive_ms;
+} PitPin;
+
 static bool
 acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
-		const uint64 *at_dels, int at_n, SeSearchShard *out, SeError *err)
+		const uint64 *at_dels, int at_n, const PitPin *pin, SeSearchShard *out,
+		SeError *err)
 {
 	SeError		lerr;
 	int			slot;
@@ -259,7 +268,9 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 		{
 			/* not published any more: only our mapped copy can serve it */
 			e = hash_search(seg_cache, &key, HASH_FIND, NULL);
-			if (e == NULL || e->del_gen != refs[i].del_gen)
+			/* ... or its files, which the owner keeps for a point in time */
+			if ((e == NULL || e->del_gen != refs[i].del_gen) &&
+				!se_pit_pinned(im->uuid, shard, refs[i].seg_gen, refs[i].del_gen))
 			{
 				se_error_set(&lerr, 409, "snapshot_gone",
 							 "[%s][%d] segment " UINT64_FORMAT " left the shard", im->name, shard, key.gen);
@@ -336,6 +347,10 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 		out->segments[i] = e->reader;
 		out->live_docs[i] = e->live;
 	}
+	/* registered before the lock goes: no file of it can be deleted first */
+	if (pin != NULL && !se_error_is_set(&lerr))
+		(void) se_pit_register(pin->ctx, im->uuid, shard, gens, dels, n,
+							   pin->keep_alive_ms, &lerr);
 	LWLockRelease(&s->lock);
 
 	if (se_error_is_set(&lerr))
@@ -369,7 +384,18 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 bool
 se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeError *err)
 {
-	return acquire(im, shard, NULL, NULL, 0, out, err);
+	return acquire(im, shard, NULL, NULL, 0, NULL, out, err);
+}
+
+bool
+se_snapshot_acquire_pit(const SeIndexMeta *im, int shard, uint64 ctx, int64 keep_alive_ms,
+						SeSearchShard *out, SeError *err)
+{
+	PitPin		pin;
+
+	pin.ctx = ctx;
+	pin.keep_alive_ms = keep_alive_ms;
+	return acquire(im, shard, NULL, NULL, 0, &pin, out, err);
 }
 
 bool
@@ -377,7 +403,7 @@ se_snapshot_acquire_at(const SeIndexMeta *im, int shard, const uint64 *seg_gens,
 					   const uint64 *del_gens, int nsegments, SeSearchShard *out,
 					   SeError *err)
 {
-	return acquire(im, shard, seg_gens, del_gens, nsegments, out, err);
+	return acquire(im, shard, seg_gens, del_gens, nsegments, NULL, out, err);
 }
 
 /*

@@ -33,6 +33,16 @@ extern bool se_snapshot_acquire_at(const SeIndexMeta *im, int shard,
 								   int nsegments, SeSearchShard *out,
 								   SeError *err);
 
+/*
+ * se_snapshot_acquire, and register the snapshot as context ctx's point in
+ * time on this node (pit_registry.h) before any of its files can go: the
+ * owner keeps them, and se_snapshot_acquire_at opens them, until the
+ * context is released or its keep_alive_ms passes.
+ */
+extern bool se_snapshot_acquire_pit(const SeIndexMeta *im, int shard, uint64 ctx,
+									int64 keep_alive_ms, SeSearchShard *out,
+									SeError *err);
+
 /* Keep a snapshot's segments mapped across later acquires (or release them). */
 extern void se_snapshot_pin(SeSearchShard *snap, bool pin);
 

@@ -1,4 +1,4 @@
-/* SOURCES: src/search/aggs.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/aggs.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2782,6 +2782,113 @@ test_dfs(void)
 	}
 }
 
+/*
+ * Deep pagination and request options: search_after pages equal the whole
+ * sorted result (a unique last key: _doc, or the _shard_doc a "pit" adds),
+ * slices are disjoint and complete, post_filter filters hits and totals
+ * but not scores, terminate_after stops the shard.
+ */
+static char *
+ids_of(const SeSearchResult *res)
+{
+	StringInfoData b;
+	int			i;
+
+	initStringInfo(&b);
+	for (i = 0; res && i < res->nhits; i++)
+		appendStringInfo(&b, "%s,", res->hits[i].id);
+	return b.data;
+}
+
+static void
+check_pages(const char *what, const char *sort, const char *extra)
+{
+	SeSearchResult *whole;
+	StringInfoData all;
+	char	   *after = NULL;
+	int			pages = 0;
+
+	whole = search(psprintf("{\"size\":1000,\"sort\":%s%s}", sort, extra));
+	UT_CHECK(whole != NULL && whole->nhits > 0, "%s: whole", what);
+	if (whole == NULL)
+		return;
+	initStringInfo(&all);
+	for (;;)
+	{
+		SeSearchResult *page;
+
+		page = search(psprintf("{\"size\":7,\"sort\":%s%s%s%s}", sort, extra,
+							   after ? ",\"search_after\":" : "", after ? after : ""));
+		UT_CHECK(page != NULL, "%s: page %d", what, pages);
+		if (page == NULL || page->nhits == 0)
+			break;
+		UT_CHECK(page->total == whole->total, "%s: every page counts every hit", what);
+		appendStringInfoString(&all, ids_of(page));
+		after = page->last_sort_json;
+		if (++pages > 1000)
+			break;
+	}
+	UT_CHECK(strcmp(all.data, ids_of(whole)) == 0, "%s: pages equal the whole result", what);
+}
+
+static void
+test_pagination(void)
+{
+	SeSearchResult *res,
+			   *ref;
+	StringInfoData ids;
+	int			i,
+				s;
+
+	check_pages("price asc, _doc", "[{\"price\":\"asc\"},\"_doc\"]", "");
+	check_pages("price desc missing first, _doc",
+				"[{\"price\":{\"order\":\"desc\",\"missing\":\"_first\"}},\"_doc\"]", "");
+	check_pages("tag desc, rating, _doc", "[{\"tag\":\"desc\"},\"rating\",\"_doc\"]", "");
+	check_pages("score, _doc", "[\"_score\",\"_doc\"]", ",\"query\":{\"match\":{\"body\":\"gamma\"}}");
+	/* a point in time adds _shard_doc: ties of tag are resumed exactly */
+	check_pages("pit: tag", "[\"tag\"]", ",\"pit\":{\"id\":\"x\"}");
+	check_pages("pit: relevance", "[\"_score\"]", ",\"pit\":{\"id\":\"x\"},\"query\":{\"match\":{\"body\":\"gamma\"}}");
+	res = search("{\"size\":1,\"sort\":[\"tag\"],\"pit\":{\"id\":\"x\"}}");
+	UT_CHECK(res && res->nhits == 1 && strchr(res->hits[0].sort_json, ',') != NULL,
+			 "pit: the _shard_doc tiebreaker is a sort value");
+
+	/* slices: disjoint, together every hit */
+	ref = search("{\"size\":1000,\"sort\":[\"_doc\"]}");
+	initStringInfo(&ids);
+	for (s = 0; s < 3; s++)
+	{
+		res = search(psprintf("{\"size\":1000,\"sort\":[\"_doc\"],\"slice\":{\"id\":%d,\"max\":3}}", s));
+		UT_CHECK(res != NULL && res->nhits > 0, "slice %d", s);
+		for (i = 0; res && i < res->nhits; i++)
+			appendStringInfo(&ids, "%s,", res->hits[i].id);
+	}
+	{
+		/* the slices' ids, as a set, are the whole result's */
+		int			n = 0;
+		char	   *p;
+
+		for (p = ids.data; *p; p++)
+			n += *p == ',';
+		UT_CHECK(ref && n == ref->nhits, "slices hold %d of %d", n, ref ? ref->nhits : -1);
+		for (i = 0; ref && i < ref->nhits; i++)
+			UT_CHECK(strstr(ids.data, psprintf("%s,", ref->hits[i].id)) != NULL, "slices hold %s",
+					 ref->hits[i].id);
+	}
+
+	/* post_filter: the filtered hits and total, the query's scores */
+	res = search("{\"size\":1000,\"query\":{\"match\":{\"body\":\"gamma\"}},\"post_filter\":{\"term\":{\"tag\":\"red\"}}}");
+	ref = search("{\"size\":1000,\"query\":{\"bool\":{\"must\":{\"match\":{\"body\":\"gamma\"}},\"filter\":{\"term\":{\"tag\":\"red\"}}}}}");
+	UT_CHECK(res && ref && res->nhits > 0 && res->total == ref->total &&
+			 strcmp(ids_of(res), ids_of(ref)) == 0, "post_filter = bool filter hits");
+	for (i = 0; res && ref && i < res->nhits && i < ref->nhits; i++)
+		UT_CHECK(res->hits[i].score == ref->hits[i].score, "post_filter score %d", i);
+
+	/* terminate_after: at most that many counted, terminated_early */
+	res = search("{\"size\":100,\"terminate_after\":5}");
+	UT_CHECK(res && res->total == 5 && res->nhits == 5 && res->terminated_early,
+			 "terminate_after");
+}
+
 int
 main(void)
 {
@@ -2791,6 +2898,7 @@ main(void)
 	test_scores();
 	test_phrases();
 	test_sort();
+	test_pagination();
 	test_paging_and_totals();
 	test_source();
 	test_errors();
