@@ -305,7 +305,9 @@ typedef struct SeCatParams
 	bool		v;
 	const char *h;
 	bool		full_id;
+	const char *bytes;			/* ?bytes= unit, NULL = human-readable */
 } SeCatParams;
+extern bool se_cat_bytes_unit_valid(const char *unit);
 extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
@@ -314,9 +316,12 @@ extern bool se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
+extern bool se_op_cluster_state_of(const char *metrics, const char *expr, SeResponse *r,
+								   SeError *err);
 extern bool se_op_cluster_settings_get(bool flat, bool include_defaults, SeResponse *r,
 									   SeError *err);
 extern bool se_op_cluster_settings_put(const SeJson *body, SeResponse *r, SeError *err);
@@ -351,6 +356,21 @@ extern void se_stats_register_actions(void);
 /* in nodes.c */
 extern void se_nodes_register_actions(void);
 extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
+extern bool se_op_nodes_info(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
+
+/* The Elasticsearch release this server answers as (GET /, _nodes) */
+#define SE_ES_VERSION			"8.11.0"
+/* search_engine.control's default_version: our build, reported as build_hash */
+#define SE_EXTENSION_VERSION	"0.1"
+typedef struct SeEsVersion
+{
+	const char *number;			/* version.number */
+	const char *lucene;
+	const char *wire;			/* minimum_wire_compatibility_version */
+	const char *index;			/* minimum_index_compatibility_version */
+} SeEsVersion;
+extern void se_es_version(SeEsVersion *ver);
+extern const char *se_es_build_date(void);
 extern List *se_nodes_thread_pool_rows(void);
 extern const char *se_node_name_get(void);
 

@@ -10,6 +10,8 @@
  */
 #include "util/se_common.h"
 
+#include "pgtime.h"
+
 #include <unistd.h>
 
 #include "funcapi.h"
@@ -32,6 +34,7 @@ typedef struct CatTable
 	const char **cols;
 	List	   *rows;			/* of char ** (ncols strings) */
 	const char *defaults;		/* shown without h=: comma list; NULL = all */
+	const char *bytes_unit;		/* ?bytes=: b, kb, mb, gb, tb, pb; NULL = human */
 } CatTable;
 
 const char *
@@ -50,6 +53,42 @@ human_bytes(uint64 b)
 	if (b >= 1024)
 		return psprintf("%.1fkb", b / 1024.0);
 	return psprintf(UINT64_FORMAT "b", b);
+}
+
+/*
+ * A byte size in a _cat column: human-readable (1.2kb), or with ?bytes= a
+ * whole number of that unit, rounded down, as ES's ByteSizeValue gives.
+ */
+static char *
+cat_bytes(const CatTable *t, uint64 b)
+{
+	static const char *const units[] = {"b", "kb", "mb", "gb", "tb", "pb"};
+	int			i;
+
+	if (t->bytes_unit == NULL)
+		return human_bytes(b);
+	for (i = 0; i < lengthof(units); i++)
+	{
+		/* ES takes k, m, g, t, p too */
+		if (strcmp(t->bytes_unit, units[i]) == 0 ||
+			(i > 0 && t->bytes_unit[0] == units[i][0] && t->bytes_unit[1] == '\0'))
+			return psprintf(UINT64_FORMAT, b);
+		b /= 1024;
+	}
+	return human_bytes(b);		/* unreachable: se_cat_bytes_unit_valid */
+}
+
+/* Whether unit is a ?bytes= value ES takes. */
+bool
+se_cat_bytes_unit_valid(const char *unit)
+{
+	static const char *const ok[] = {"b", "k", "kb", "m", "mb", "g", "gb", "t", "tb", "p", "pb"};
+	int			i;
+
+	for (i = 0; i < lengthof(ok); i++)
+		if (strcmp(unit, ok[i]) == 0)
+			return true;
+	return false;
 }
 
 /*
@@ -141,7 +180,7 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 		{
 			row[6] = psprintf(UINT64_FORMAT, docs);
 			row[7] = psprintf(UINT64_FORMAT, deleted);
-			row[8] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : human_bytes(bytes);
+			row[8] = raw_bytes ? psprintf(UINT64_FORMAT, bytes) : cat_bytes(t, bytes);
 			row[9] = row[8];
 		}
 		t->rows = lappend(t->rows, row);
@@ -395,7 +434,7 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 					row[5] = psprintf(UINT64_FORMAT, refs[i].seg_gen);
 					row[6] = psprintf("%u", refs[i].live_docs);
 					row[7] = psprintf("%u", refs[i].max_doc - refs[i].live_docs);
-					row[8] = human_bytes(refs[i].size_bytes);
+					row[8] = cat_bytes(t, refs[i].size_bytes);
 					row[9] = refs[i].committed ? "true" : "false";
 					row[10] = "true";
 					row[11] = "0.1";	/* the extension version that wrote it */
@@ -588,7 +627,7 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 				if (st && st->state == SE_SLOT_STARTED && state == SE_SHARD_STARTED)
 				{
 					row[4] = psprintf(UINT64_FORMAT, st->docs);
-					row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : human_bytes(st->bytes);
+					row[5] = raw_bytes ? psprintf(UINT64_FORMAT, st->bytes) : cat_bytes(t, st->bytes);
 				}
 				if (state != SE_SHARD_UNASSIGNED)
 				{
@@ -688,12 +727,12 @@ collect_allocation(CatTable *t, const SeClusterView *v, bool raw_bytes, SeError 
 			continue;
 		row = palloc0(sizeof(char *) * t->ncols);
 		row[0] = psprintf("%d", shards[k]);
-		row[1] = raw_bytes ? psprintf(UINT64_FORMAT, bytes[k]) : human_bytes(bytes[k]);
+		row[1] = raw_bytes ? psprintf(UINT64_FORMAT, bytes[k]) : cat_bytes(t, bytes[k]);
 		if (m->disk_total_bytes > 0)
 		{
-			row[2] = raw_bytes ? psprintf(INT64_FORMAT, used) : human_bytes(used);
-			row[3] = raw_bytes ? psprintf(INT64_FORMAT, m->disk_free_bytes) : human_bytes(m->disk_free_bytes);
-			row[4] = raw_bytes ? psprintf(INT64_FORMAT, m->disk_total_bytes) : human_bytes(m->disk_total_bytes);
+			row[2] = raw_bytes ? psprintf(INT64_FORMAT, used) : cat_bytes(t, used);
+			row[3] = raw_bytes ? psprintf(INT64_FORMAT, m->disk_free_bytes) : cat_bytes(t, m->disk_free_bytes);
+			row[4] = raw_bytes ? psprintf(INT64_FORMAT, m->disk_total_bytes) : cat_bytes(t, m->disk_total_bytes);
 			row[5] = psprintf("%d", (int) (100 * used / m->disk_total_bytes));
 		}
 		row[6] = row[7] = (char *) se_conninfo_host(m->conninfo);
@@ -737,9 +776,9 @@ collect_nodes(CatTable *t, const SeClusterView *v, bool full_id)
 		row[1] = (char *) se_conninfo_host(m->conninfo);
 		if (m->disk_total_bytes > 0)
 		{
-			row[2] = human_bytes(m->disk_total_bytes);
-			row[3] = human_bytes(used);
-			row[4] = human_bytes(m->disk_free_bytes);
+			row[2] = cat_bytes(t, m->disk_total_bytes);
+			row[3] = cat_bytes(t, used);
+			row[4] = cat_bytes(t, m->disk_free_bytes);
 			row[5] = psprintf("%.2f", 100.0 * used / m->disk_total_bytes);
 		}
 		row[6] = se_node_roles_letters(m->roles);
@@ -910,7 +949,7 @@ cat_format(CatTable *t, const SeCatParams *p, SeResponse *r)
 bool
 se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 
 	se_require_started();
 	if (!collect_indices(expr, &t, false, err))
@@ -922,7 +961,7 @@ se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError
 bool
 se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 
 	se_require_started();
 	collect_thread_pool(&t);
@@ -933,7 +972,7 @@ se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err)
 bool
 se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 
 	se_require_started();
 	if (!collect_shards(expr, &t, false, err))
@@ -945,7 +984,7 @@ se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError 
 bool
 se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 
 	se_require_started();
 	if (!collect_segments(expr, &t, err))
@@ -957,7 +996,7 @@ se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeErro
 bool
 se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 
 	se_require_started();
@@ -970,7 +1009,7 @@ se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err)
 bool
 se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 
 	se_require_started();
@@ -984,13 +1023,64 @@ se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err)
 bool
 se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 
 	se_require_started();
 	se_cluster_view(v);
 	if (!collect_master(&t, v, err))
 		return false;
+	cat_format(&t, p, r);
+	return true;
+}
+
+/*
+ * _cat/health: the cluster health (se_op_cluster_health's answer, not
+ * waiting) as one row with ES's columns -- what rsyslog's omelasticsearch
+ * asks to tell the server is up before it sends.
+ */
+bool
+se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	static const char *cols[] = {"epoch", "timestamp", "cluster", "status", "node.total",
+		"node.data", "shards", "pri", "relo", "init", "unassign", "pending_tasks",
+	"max_task_wait_time", "active_shards_percent"};
+	static const char *fields[] = {"cluster_name", "status", "number_of_nodes",
+		"number_of_data_nodes", "active_shards", "active_primary_shards", "relocating_shards",
+	"initializing_shards", "unassigned_shards", "number_of_pending_tasks"};
+	CatTable	t = {.bytes_unit = p->bytes};
+	SeHealthWait w = {0};
+	SeResponse	h;
+	SeJson	   *health;
+	SeJsonParseOptions opts = {0};
+	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
+	const SeJson *pct;
+	int64		now = se_now_millis();
+	pg_time_t	secs = (pg_time_t) (now / 1000);
+	struct pg_tm *tm = pg_gmtime(&secs);
+	int			i;
+
+	se_response_init(&h);
+	if (!se_op_cluster_health(NULL, &w, 0, &h, err) ||
+		(health = se_json_parse(h.body.data, h.body.len, &opts, err)) == NULL)
+		return false;
+	row[0] = psprintf(INT64_FORMAT, now / 1000);
+	row[1] = psprintf("%02d:%02d:%02d", tm->tm_hour, tm->tm_min, tm->tm_sec);
+	for (i = 0; i < lengthof(fields); i++)
+	{
+		const SeJson *f = se_json_get(health, fields[i]);
+
+		if (f && f->type == SE_JSON_STRING)
+			row[2 + i] = pstrdup(f->u.s.str);
+		else if (f && f->type == SE_JSON_NUMBER)
+			row[2 + i] = psprintf(INT64_FORMAT, f->u.n.i);
+	}
+	row[12] = "-";
+	pct = se_json_get(health, "active_shards_percent_as_number");
+	row[13] = psprintf("%.1f%%", pct && pct->type == SE_JSON_NUMBER ? pct->u.n.d : 100.0);
+	t.ncols = lengthof(cols);
+	t.cols = cols;
+	t.rows = list_make1(row);
 	cat_format(&t, p, r);
 	return true;
 }
@@ -1030,7 +1120,7 @@ PG_FUNCTION_INFO_V1(se_sql_cat_indices);
 Datum
 se_sql_cat_indices(PG_FUNCTION_ARGS)
 {
-	CatTable	t;
+	CatTable	t = {0};
 	SeError		err;
 	static const int numeric[] = {0, 0, 0, 0, 2, 2, 1, 1, 1, 1};
 
@@ -1046,7 +1136,7 @@ PG_FUNCTION_INFO_V1(se_sql_cat_thread_pool);
 Datum
 se_sql_cat_thread_pool(PG_FUNCTION_ARGS)
 {
-	CatTable	t;
+	CatTable	t = {0};
 	static const int numeric[] = {0, 0, 2, 2, 2, 2, 1, 1};
 
 	se_require_started();
@@ -1059,7 +1149,7 @@ PG_FUNCTION_INFO_V1(se_sql_cat_shards);
 Datum
 se_sql_cat_shards(PG_FUNCTION_ARGS)
 {
-	CatTable	t;
+	CatTable	t = {0};
 	SeError		err;
 	static const int numeric[] = {0, 2, 0, 0, 1, 1, 0, 0, 2};
 
@@ -1075,7 +1165,7 @@ PG_FUNCTION_INFO_V1(se_sql_cat_segments);
 Datum
 se_sql_cat_segments(PG_FUNCTION_ARGS)
 {
-	CatTable	t;
+	CatTable	t = {0};
 	SeError		err;
 	static const int numeric[] = {0, 2, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0};
 
@@ -1246,10 +1336,10 @@ collect_recovery(const char *expr, CatTable *t, bool raw, SeError *err)
 			row[16] = psprintf("%d", rec.files_recovered);
 			row[17] = percent(rec.files_recovered, rec.files_to_recover);
 			row[18] = psprintf("%d", rec.files_total);
-			row[19] = raw ? psprintf(UINT64_FORMAT, rec.bytes_to_recover) : human_bytes(rec.bytes_to_recover);
-			row[20] = raw ? psprintf(UINT64_FORMAT, rec.bytes_recovered) : human_bytes(rec.bytes_recovered);
+			row[19] = raw ? psprintf(UINT64_FORMAT, rec.bytes_to_recover) : cat_bytes(t, rec.bytes_to_recover);
+			row[20] = raw ? psprintf(UINT64_FORMAT, rec.bytes_recovered) : cat_bytes(t, rec.bytes_recovered);
 			row[21] = percent(rec.bytes_recovered, rec.bytes_to_recover);
-			row[22] = raw ? psprintf(UINT64_FORMAT, rec.bytes_total) : human_bytes(rec.bytes_total);
+			row[22] = raw ? psprintf(UINT64_FORMAT, rec.bytes_total) : cat_bytes(t, rec.bytes_total);
 			row[23] = psprintf(INT64_FORMAT, ops_total);
 			row[24] = psprintf(INT64_FORMAT, rec.ops_recovered);
 			row[25] = percent(rec.ops_recovered, ops_total);
@@ -1265,7 +1355,7 @@ collect_recovery(const char *expr, CatTable *t, bool raw, SeError *err)
 bool
 se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
-	CatTable	t;
+	CatTable	t = {.bytes_unit = p->bytes};
 
 	se_require_started();
 	if (!collect_recovery(expr, &t, false, err))
@@ -1278,7 +1368,7 @@ PG_FUNCTION_INFO_V1(se_sql_cat_recovery);
 Datum
 se_sql_cat_recovery(PG_FUNCTION_ARGS)
 {
-	CatTable	t;
+	CatTable	t = {0};
 	SeError		err;
 	static const int numeric[] = {0, 2, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 2,
 	1, 1, 0, 1, 1, 1, 0, 1, 2, 0};

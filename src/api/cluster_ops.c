@@ -308,10 +308,10 @@ routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
 
 /* metadata and/or routing_table of the indices the caller may see. */
 static bool
-indices_json(const SeClusterView *v, bool metadata, bool routing, bool routing_nodes,
-			 StringInfo out, SeError *err)
+indices_json(const SeClusterView *v, const char *expr, bool metadata, bool routing,
+			 bool routing_nodes, StringInfo out, SeError *err)
 {
-	List	   *targets = se_acl_resolve("_all", SE_ACL_VIEW, true, err);
+	List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, true, err);
 	ListCell   *lc;
 	bool		first;
 
@@ -399,6 +399,17 @@ indices_json(const SeClusterView *v, bool metadata, bool routing, bool routing_n
 bool
 se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err)
 {
+	return se_op_cluster_state_of(metrics, NULL, r, err);
+}
+
+/*
+ * _cluster/state/{metric}/{index}: metadata and routing_table of the
+ * indices expr names only (curator reads each index's settings --
+ * creation_date -- and state this way).
+ */
+bool
+se_op_cluster_state_of(const char *metrics, const char *expr, SeResponse *r, SeError *err)
+{
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	int			mask;
 	StringInfo	out = &r->body;
@@ -429,7 +440,7 @@ se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err)
 	if (mask & METRIC(3))
 		nodes_json(v, out);
 	if ((mask & (METRIC(4) | METRIC(5) | METRIC(6))) &&
-		!indices_json(v, (mask & METRIC(4)) != 0, (mask & METRIC(5)) != 0,
+		!indices_json(v, expr, (mask & METRIC(4)) != 0, (mask & METRIC(5)) != 0,
 					  (mask & METRIC(6)) != 0, out, err))
 		return false;
 	appendStringInfoChar(out, '}');

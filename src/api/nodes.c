@@ -14,6 +14,13 @@
  */
 #include "util/se_common.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "pgtime.h"
+#include "postmaster/postmaster.h"
+
 #include "api/api.h"
 #include "cluster/coordinator.h"
 #include "cluster/replica_select.h"
@@ -54,6 +61,29 @@ pool_stats_json(StringInfo out)
 					 rejected, completed);
 }
 
+/*
+ * The file system of this node's data directory, as ES's fs stats: total
+ * and per data path (one here), what the exporter's filesystem metrics and
+ * curator's allocation checks read.
+ */
+static void
+fs_stats_json(StringInfo out)
+{
+	const char *dir = se_data_directory();
+	struct statvfs sv;
+	char	   *sizes = "";
+
+	if (statvfs(dir, &sv) == 0)
+		sizes = psprintf("\"total_in_bytes\":" INT64_FORMAT ",\"free_in_bytes\":" INT64_FORMAT
+						 ",\"available_in_bytes\":" INT64_FORMAT,
+						 (int64) sv.f_blocks * sv.f_frsize, (int64) sv.f_bfree * sv.f_frsize,
+						 (int64) sv.f_bavail * sv.f_frsize);
+	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT ",\"total\":{%s},\"data\":[{\"path\":",
+					 se_now_millis(), sizes);
+	se_json_write_string(out, dir, -1);
+	appendStringInfo(out, "%s%s}]}", sizes[0] ? "," : "", sizes);
+}
+
 /* Transport action "node_stats": this node's stats object. */
 static bool
 node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -69,6 +99,8 @@ node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *er
 	pool_stats_json(reply);
 	appendStringInfoString(reply, ",\"adaptive_selection\":");
 	ars_stats_json(reply);
+	appendStringInfoString(reply, ",\"fs\":");
+	fs_stats_json(reply);
 	appendStringInfoChar(reply, '}');
 	return true;
 }
@@ -202,24 +234,43 @@ select_nodes(SeClusterView *v, const char *f)
 	v->nmembers = n;
 }
 
-/* GET /_nodes/stats, /_nodes/{node_id}/stats: thread pools per node. */
-bool
-se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
+/*
+ * A member's addresses as ES's node objects have them: transport_address,
+ * host and ip (the host its transport conninfo names).
+ */
+static void
+node_address_json(const SeClusterMember *m, StringInfo out)
 {
-	SeClusterView *v = palloc(sizeof(SeClusterView));
-	SeClusterView *all = palloc(sizeof(SeClusterView));	/* ids of the peers */
-	SeTransportCall *calls;
-	SeJson	  **stats;
+	const char *host = se_conninfo_host(m->conninfo);
+	const char *port = se_conninfo_port(m->conninfo);
+	char	   *addr;
+
+	/* no port in the conninfo: libpq's default, or this server's own */
+	if (port == NULL)
+		port = strcmp(m->ephemeral_id, SeCluster->ephemeral_id) == 0 ?
+			psprintf("%d", PostPortNumber) : DEF_PGPORT_STR;
+	addr = psprintf("%s:%s", host, port);
+
+	appendStringInfoString(out, ",\"transport_address\":");
+	se_json_write_string(out, addr, -1);
+	appendStringInfoString(out, ",\"host\":");
+	se_json_write_string(out, host, -1);
+	appendStringInfoString(out, ",\"ip\":");
+	se_json_write_string(out, host, -1);
+}
+
+/*
+ * The start of a _nodes answer: _nodes (total, successful, failed with
+ * each failure, as ES's nodes responses count members that did not answer)
+ * and cluster_name, up to the opening of "nodes".
+ */
+static void
+nodes_header(const SeClusterView *v, const SeTransportCall *calls, StringInfo out)
+{
 	StringInfoData failures;
 	int			nfailed = 0;
 	int			i;
-	bool		first = true;
 
-	se_require_started();
-	se_cluster_view(v);
-	se_cluster_view(all);
-	select_nodes(v, nodes);
-	stats = gather_stats(v, timeout_ms, &calls);
 	initStringInfo(&failures);
 	for (i = 0; i < v->nmembers; i++)
 		if (!calls[i].ok)
@@ -232,13 +283,32 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 								 strlen(v->members[i].ephemeral_id));
 			appendStringInfo(&failures, ",\"caused_by\":{\"type\":\"%s\"}}", calls[i].err.type);
 		}
-	appendStringInfo(&r->body, "{\"_nodes\":{\"total\":%d,\"successful\":%d,\"failed\":%d",
+	appendStringInfo(out, "{\"_nodes\":{\"total\":%d,\"successful\":%d,\"failed\":%d",
 					 v->nmembers, v->nmembers - nfailed, nfailed);
 	if (nfailed > 0)
-		appendStringInfo(&r->body, ",\"failures\":[%s]", failures.data);
-	appendStringInfoString(&r->body, "},\"cluster_name\":");
-	se_json_write_string(&r->body, v->cluster_name, strlen(v->cluster_name));
-	appendStringInfoString(&r->body, ",\"nodes\":{");
+		appendStringInfo(out, ",\"failures\":[%s]", failures.data);
+	appendStringInfoString(out, "},\"cluster_name\":");
+	se_json_write_string(out, v->cluster_name, strlen(v->cluster_name));
+	appendStringInfoString(out, ",\"nodes\":{");
+}
+
+/* GET /_nodes/stats, /_nodes/{node_id}/stats: thread pools per node. */
+bool
+se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeClusterView *all = palloc(sizeof(SeClusterView));	/* ids of the peers */
+	SeTransportCall *calls;
+	SeJson	  **stats;
+	int			i;
+	bool		first = true;
+
+	se_require_started();
+	se_cluster_view(v);
+	se_cluster_view(all);
+	select_nodes(v, nodes);
+	stats = gather_stats(v, timeout_ms, &calls);
+	nodes_header(v, calls, &r->body);
 	for (i = 0; i < v->nmembers; i++)
 	{
 		const SeClusterMember *m = &v->members[i];
@@ -253,17 +323,17 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 		appendStringInfo(&r->body, INT64_FORMAT, se_now_millis());
 		appendStringInfoString(&r->body, ",\"name\":");
 		se_json_write_string(&r->body, m->name, strlen(m->name));
-		appendStringInfoString(&r->body, ",\"transport_address\":");
-		{
-			char	   *addr = psprintf("%s:%s", se_conninfo_host(m->conninfo),
-										se_conninfo_port(m->conninfo));
-
-			se_json_write_string(&r->body, addr, strlen(addr));
-		}
+		node_address_json(m, &r->body);
 		appendStringInfoString(&r->body, ",\"roles\":");
 		se_node_roles_json(m->roles, &r->body);
 		appendStringInfoString(&r->body, ",\"thread_pool\":");
 		se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
+		if (se_json_get(stats[i], "fs") != NULL)
+		{
+			/* a node of an older build answers without it */
+			appendStringInfoString(&r->body, ",\"fs\":");
+			se_json_write(&r->body, se_json_get(stats[i], "fs"));
+		}
 		appendStringInfoString(&r->body, ",\"adaptive_selection\":{");
 		{
 			const SeJson *as = se_json_get(stats[i], "adaptive_selection");
@@ -283,6 +353,140 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 						appendStringInfoChar(&r->body, ':');
 						se_json_write(&r->body, as->u.o.members[k].value);
 					}
+		}
+		appendStringInfoString(&r->body, "}}");
+	}
+	appendStringInfoString(&r->body, "}}");
+	return true;
+}
+
+/*
+ * The Elasticsearch version this server answers as: GET /'s version object
+ * and each node's version in _nodes.  8.x unless
+ * search_engine.override_main_response_version names another, for tools
+ * that refuse an 8.x server; then that major's Lucene and compatibility
+ * floors, as OpenSearch's override does.
+ */
+void
+se_es_version(SeEsVersion *ver)
+{
+	const char *o = se_override_main_response_version;
+
+	ver->number = SE_ES_VERSION;
+	ver->lucene = "9.8.0";
+	ver->wire = "7.17.0";
+	ver->index = "7.0.0";
+	if (o && o[0] == '7')
+		ver->number = o, ver->lucene = "8.11.1", ver->wire = "6.8.0", ver->index = "6.0.0-beta1";
+	else if (o && o[0] == '6')
+		ver->number = o, ver->lucene = "7.7.3", ver->wire = "5.6.0", ver->index = "5.0.0";
+	else if (o && o[0] == '8')
+		ver->number = o;
+}
+
+/*
+ * The build date ES reports, in its form (ISO 8601, UTC): here the time
+ * this library's file was written (built or installed), found through the
+ * dynamic loader; the epoch if it cannot be told.
+ */
+const char *
+se_es_build_date(void)
+{
+	Dl_info		dl;
+	struct stat st;
+	struct pg_tm tm;
+	pg_time_t	t = 0;
+
+	if (dladdr((void *) se_es_build_date, &dl) != 0 && dl.dli_fname != NULL &&
+		stat(dl.dli_fname, &st) == 0)
+		t = (pg_time_t) st.st_mtime;
+	tm = *pg_gmtime(&t);
+	return psprintf("%04d-%02d-%02dT%02d:%02d:%02d.000Z", tm.tm_year + 1900, tm.tm_mon + 1,
+					tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* A member's attributes ("k:v,k:v") as ES's attributes object. */
+static void
+attributes_json(const char *attrs, StringInfo out)
+{
+	char	   *list = pstrdup(attrs);
+	char	   *save = NULL;
+	char	   *kv;
+	bool		first = true;
+
+	appendStringInfoChar(out, '{');
+	for (kv = strtok_r(list, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+	{
+		char	   *colon = strchr(kv, ':');
+
+		if (colon == NULL)
+			continue;
+		*colon = '\0';
+		appendStringInfoString(out, first ? "" : ",");
+		first = false;
+		se_json_write_string(out, kv, -1);
+		appendStringInfoChar(out, ':');
+		se_json_write_string(out, colon + 1, -1);
+	}
+	appendStringInfoChar(out, '}');
+}
+
+/*
+ * GET /_nodes, /_nodes/{node_id}: what each member is -- name, addresses,
+ * version and build, roles, attributes -- from the membership, and its
+ * thread pools' sizes (type, size, queue_size) from its own node_stats
+ * answer, so a node's pools are as that node is configured.
+ */
+bool
+se_op_nodes_info(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
+{
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeTransportCall *calls;
+	SeJson	  **stats;
+	SeEsVersion ver;
+	int			i;
+	bool		first = true;
+
+	se_require_started();
+	se_es_version(&ver);
+	se_cluster_view(v);
+	select_nodes(v, nodes);
+	stats = gather_stats(v, timeout_ms, &calls);
+	nodes_header(v, calls, &r->body);
+	for (i = 0; i < v->nmembers; i++)
+	{
+		const SeClusterMember *m = &v->members[i];
+		const SeJson *tp;
+		int			k;
+
+		if (stats[i] == NULL)
+			continue;
+		appendStringInfoString(&r->body, first ? "" : ",");
+		first = false;
+		se_json_write_string(&r->body, m->ephemeral_id, -1);
+		appendStringInfoString(&r->body, ":{\"name\":");
+		se_json_write_string(&r->body, m->name, -1);
+		node_address_json(m, &r->body);
+		appendStringInfoString(&r->body, ",\"version\":");
+		se_json_write_string(&r->body, ver.number, -1);
+		appendStringInfoString(&r->body, ",\"build_flavor\":\"default\",\"build_type\":\"deb\","
+							   "\"build_hash\":\"search_engine-" SE_EXTENSION_VERSION "\",\"roles\":");
+		se_node_roles_json(m->roles, &r->body);
+		appendStringInfoString(&r->body, ",\"attributes\":");
+		attributes_json(m->attributes, &r->body);
+		appendStringInfoString(&r->body, ",\"thread_pool\":{");
+		tp = se_json_get(stats[i], "thread_pool");
+		for (k = 0; tp && tp->type == SE_JSON_OBJECT && k < tp->u.o.count; k++)
+		{
+			const SeJson *threads = se_json_get(tp->u.o.members[k].value, "threads");
+			const SeJson *queue = se_json_get(tp->u.o.members[k].value, "queue_size");
+
+			appendStringInfoString(&r->body, k ? "," : "");
+			se_json_write_string(&r->body, tp->u.o.members[k].key, -1);
+			appendStringInfo(&r->body, ":{\"type\":\"fixed\",\"size\":" INT64_FORMAT
+							 ",\"queue_size\":" INT64_FORMAT "}",
+							 threads && threads->type == SE_JSON_NUMBER ? threads->u.n.i : 0,
+							 queue && queue->type == SE_JSON_NUMBER ? queue->u.n.i : 0);
 		}
 		appendStringInfoString(&r->body, "}}");
 	}

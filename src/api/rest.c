@@ -447,15 +447,35 @@ uri_query(const RestReq *rq, SeJson **body, SeError *err)
  * Handlers: one per operation, reading the matched route's parts.
  * ---------------------------------------------------------------------
  */
+/*
+ * GET /: what clients read to tell they talk to Elasticsearch (the Python
+ * and Node clients' product check, curator's and the exporter's version
+ * parse).
+ */
 static bool
 h_main(RestReq *rq, SeResponse *r, SeError *err)
 {
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	SeEsVersion ver;
+
+	se_cluster_view(v);
+	se_es_version(&ver);
 	appendStringInfoString(&r->body, "{\"name\":");
 	se_json_write_string(&r->body, se_node_name_get(), -1);
 	appendStringInfoString(&r->body, ",\"cluster_name\":");
-	se_json_write_string(&r->body, se_cluster_name, -1);
-	appendStringInfoString(&r->body,
-						   ",\"version\":{\"number\":\"8.11.0\",\"build_flavor\":\"default\",\"lucene_version\":\"9.8.0\",\"minimum_wire_compatibility_version\":\"7.17.0\",\"minimum_index_compatibility_version\":\"7.0.0\"},\"tagline\":\"You Know, for Search\"}");
+	se_json_write_string(&r->body, v->cluster_name, -1);
+	/* ES answers _na_ until the cluster has its uuid */
+	appendStringInfoString(&r->body, ",\"cluster_uuid\":");
+	se_json_write_string(&r->body, v->cluster_uuid[0] ? v->cluster_uuid : "_na_", -1);
+	appendStringInfoString(&r->body, ",\"version\":{\"number\":");
+	se_json_write_string(&r->body, ver.number, -1);
+	appendStringInfoString(&r->body, ",\"build_flavor\":\"default\",\"build_type\":\"deb\","
+						   "\"build_hash\":\"search_engine-" SE_EXTENSION_VERSION "\",\"build_date\":");
+	se_json_write_string(&r->body, se_es_build_date(), -1);
+	appendStringInfo(&r->body, ",\"build_snapshot\":false,\"lucene_version\":\"%s\","
+					 "\"minimum_wire_compatibility_version\":\"%s\","
+					 "\"minimum_index_compatibility_version\":\"%s\"},"
+					 "\"tagline\":\"You Know, for Search\"}", ver.lucene, ver.wire, ver.index);
 	return true;
 }
 
@@ -687,10 +707,25 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 	const char *format = param(rq, "format");
 	SeCatParams p;
 
+	/* ES's other formats (yaml, smile, cbor) are not served */
+	if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "format [%s] is not supported: use json or text", format);
+		return false;
+	}
 	p.json = format && strcmp(format, "json") == 0;
 	p.v = param_bool(rq, "v");
 	p.h = param(rq, "h");
 	p.full_id = param_bool(rq, "full_id");
+	p.bytes = param(rq, "bytes");
+	if (p.bytes && !se_cat_bytes_unit_valid(p.bytes))
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "failed to parse setting [bytes] with value [%s] as a size in bytes: unit is missing or unrecognized",
+					 p.bytes);
+		return false;
+	}
 	if (strcmp(what, "indices") == 0)
 		return se_op_cat_indices(rq->index, &p, r, err);
 	if (strcmp(what, "segments") == 0)
@@ -703,6 +738,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_allocation(&p, r, err);
 	if (strcmp(what, "master") == 0)
 		return se_op_cat_master(&p, r, err);
+	if (strcmp(what, "health") == 0)
+		return se_op_cat_health(&p, r, err);
 	if (strcmp(what, "recovery") == 0)
 		return se_op_cat_recovery(rq->index, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
@@ -712,7 +749,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 static bool
 h_cluster_state(RestReq *rq, SeResponse *r, SeError *err)
 {
-	return se_op_cluster_state(rq->nparts > 2 ? rq->parts[2] : NULL, r, err);
+	return se_op_cluster_state_of(rq->nparts > 2 ? rq->parts[2] : NULL,
+								  rq->nparts > 3 ? rq->parts[3] : NULL, r, err);
 }
 
 /* _nodes/stats, _nodes/{node_id}/stats[/{metric}] (every metric is thread_pool) */
@@ -724,6 +762,16 @@ h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
 
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
 		se_op_nodes_stats(nodes, timeout, r, err);
+}
+
+/* _nodes, _nodes/{node_id}: what each node is */
+static bool
+h_nodes_info(RestReq *rq, SeResponse *r, SeError *err)
+{
+	int			timeout;
+
+	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		se_op_nodes_info(rq->nparts > 1 ? rq->parts[1] : NULL, timeout, r, err);
 }
 
 /* _stats[/{metric}], /{index}/_stats[/{metric}]?level=cluster|indices|shards */
@@ -939,6 +987,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/thread_pool", h_cat},
 	{GET, "/_cat/nodes", h_cat},
 	{GET, "/_cat/master", h_cat},
+	{GET, "/_cat/health", h_cat},
 	{GET, "/_cat/allocation", h_cat},
 	{GET, "/_cat/recovery", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
@@ -946,6 +995,8 @@ static const RestRoute routes[] = {
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
 	{GET, "/_nodes/{node_id}/stats", h_nodes_stats},
 	{GET, "/_nodes/{node_id}/stats/{metric}", h_nodes_stats},
+	{GET, "/_nodes", h_nodes_info},
+	{GET, "/_nodes/{node_id}", h_nodes_info},
 	{GET, "/_cluster/state", h_cluster_state},
 	{GET, "/_stats", h_stats},
 	{GET, "/_stats/{metric}", h_stats},
@@ -959,6 +1010,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},
 	{GET, "/_cluster/state/{metric}", h_cluster_state},
+	{GET, "/_cluster/state/{metric}/{index}", h_cluster_state},
 	{GET, "/_tasks/{task_id}", h_task_get},
 	{POST, "/_tasks/{task_id}/_cancel", h_task_cancel},
 	{POST, "/_update_by_query/{task_id}/_rethrottle", h_rethrottle},

@@ -34,6 +34,7 @@ int			se_merge_threads = 1;
 char	   *se_node_attributes = NULL;
 char	   *se_node_name = NULL;
 char	   *se_node_roles = NULL;
+char	   *se_override_main_response_version = NULL;
 char	   *se_publish_conninfo = NULL;
 int			se_search_debug_delay_ms = 0;
 bool		se_search_parallel = true;
@@ -262,6 +263,29 @@ cpu_count(void)
 }
 
 /* Register the GUCs, in alphabetical order. */
+/*
+ * An Elasticsearch version number as GET / reports it: major.minor.patch,
+ * major 6 to 8 (what clients that check the version accept), or empty.
+ */
+static bool
+check_es_version(char **newval, void **extra, GucSource source)
+{
+	int			major,
+				minor,
+				patch,
+				n = 0;
+
+	if (**newval == '\0')
+		return true;
+	if (sscanf(*newval, "%d.%d.%d%n", &major, &minor, &patch, &n) != 3 ||
+		(*newval)[n] != '\0' || major < 6 || major > 8 || minor < 0 || patch < 0)
+	{
+		GUC_check_errdetail("Expected an Elasticsearch version major.minor.patch with major 6, 7 or 8, e.g. 7.10.2.");
+		return false;
+	}
+	return true;
+}
+
 void
 se_guc_define(void)
 {
@@ -379,6 +403,12 @@ se_guc_define(void)
 							   NULL,
 							   &se_node_roles, "master,data",
 							   PGC_POSTMASTER, GUC_LIST_INPUT, check_node_roles, NULL, NULL);
+
+	DefineCustomStringVariable("search_engine.override_main_response_version",
+							   "Elasticsearch version GET / reports instead of the 8.x one, e.g. 7.10.2.",
+							   "For tools that refuse an 8.x server (curator 5.8), as OpenSearch's compatibility.override_main_response_version; empty reports 8.x.",
+							   &se_override_main_response_version, "",
+							   PGC_SIGHUP, 0, check_es_version, NULL, NULL);
 
 	DefineCustomStringVariable("search_engine.publish_conninfo",
 							   "libpq connection string other nodes use to reach this node.",

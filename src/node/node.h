@@ -50,6 +50,7 @@ extern int	se_indexing_pressure_limit_kb;
 extern int	se_index_buffer_size_kb;
 extern int	se_max_shards;
 extern char *se_node_name;
+extern char *se_override_main_response_version;
 extern int	se_merge_threads;
 extern int	se_max_document_size_kb;
 extern int	se_search_threads;
