@@ -41,6 +41,10 @@ typedef struct HttpReq
 	bool		inflating;
 	bool		inflated;		/* the gzip stream ended */
 	z_stream	zs;
+	/* an error found in the body, answered once the body is in */
+	int			fail_status;
+	const char *fail_type;
+	const char *fail_reason;
 	/* the answer */
 	bool		answered;		/* queued to MHD */
 	int			status;

@@ -631,18 +631,37 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 	}
 	if (*upload_data_size > 0)
 	{
-		const char *bad = body_append(req, upload_data, *upload_data_size);
+		/*
+		 * MHD cannot answer before the body is read, so a body found bad
+		 * is read to its end and dropped (http_request_timeout bounds it)
+		 */
+		const char *bad = req->fail_status ? NULL :
+			body_append(req, upload_data, *upload_data_size);
 
 		*upload_data_size = 0;
 		if (bad && strcmp(bad, "too_long") == 0)
-			return answer_now(mc, req, 413, "content_too_long_exception",
-							  "request body is larger than search_engine.http_max_content_length");
+		{
+			req->fail_status = 413;
+			req->fail_type = "content_too_long_exception";
+			req->fail_reason = "request body is larger than search_engine.http_max_content_length";
+		}
+		else if (bad)
+		{
+			req->fail_status = 400;
+			req->fail_type = "parse_exception";
+			req->fail_reason = "invalid gzip request body (Content-Encoding: gzip)";
+		}
 		if (bad)
-			return answer_now(mc, req, 400, "parse_exception",
-							  "invalid gzip request body (Content-Encoding: gzip)");
+		{
+			free(req->body);
+			req->body = NULL;
+			req->len = req->cap = 0;
+		}
 		return MHD_YES;
 	}
 	/* the whole request is in */
+	if (req->fail_status)
+		return answer_now(mc, req, req->fail_status, req->fail_type, req->fail_reason);
 	if (req->inflating && !req->inflated)
 		return answer_now(mc, req, 400, "parse_exception",
 						  "invalid gzip request body (Content-Encoding: gzip): truncated");
