@@ -18,9 +18,15 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "common/base64.h"
 #include "libpq/crypt.h"
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -164,4 +170,35 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 					cred, req->addr),
 			 logdetail ? errdetail_log("%s", logdetail) : 0));
 	return refuse(req, err, challenge, cred);
+}
+
+/*
+ * May role use the REST API at all?  Exactly who may call
+ * search_engine.request() through SQL (EXECUTE, held by the members of
+ * search_engine_user): the index-level checks then apply inside.
+ */
+bool
+se_http_may_request(HttpReq *req, Oid role, SeError *err)
+{
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Oid			fn;
+
+	/* the extension's schema is fixed (search_engine.control) */
+	fn = LookupFuncName(list_make2(makeString("search_engine"), makeString("request")),
+						3, argtypes, true);
+	if (!OidIsValid(fn))
+	{
+		se_error_set(err, 503, "illegal_state_exception",
+					 "the search_engine extension is not installed in database \"%s\"",
+					 get_database_name(MyDatabaseId));
+		return false;
+	}
+	if (pg_proc_aclcheck(fn, role, ACL_EXECUTE) != ACLCHECK_OK)
+	{
+		se_error_set(err, 403, "security_exception",
+					 "action [%s %s] is unauthorized for user [%s]: it may not call search_engine.request()",
+					 req->method, request_path(req), GetUserNameFromId(role, false));
+		return false;
+	}
+	return true;
 }

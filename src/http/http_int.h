@@ -53,5 +53,6 @@ typedef struct HttpReq
 
 /* http_auth.c: the role a request runs as, or InvalidOid with err set */
 extern Oid	se_http_authenticate(HttpReq *req, SeError *err, bool *challenge);
+extern bool se_http_may_request(HttpReq *req, Oid role, SeError *err);
 
 #endif							/* SE_HTTP_INT_H */

@@ -715,6 +715,8 @@ run_request(HttpReq *req)
 
 		se_error_init(&err);
 		role = se_http_authenticate(req, &err, &challenge);
+		if (OidIsValid(role) && !se_http_may_request(req, role, &err))
+			role = InvalidOid;
 		if (!OidIsValid(role))
 		{
 			se_response_init(&r);
