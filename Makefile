@@ -20,6 +20,8 @@ endif
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK = -lzstd -lcurl
+# the HTTP server (src/http/): libmicrohttpd, zlib for gzip bodies
+SHLIB_LINK += -lmicrohttpd -lz
 # the transport's peer connections (as postgres_fdw links it)
 SHLIB_LINK_INTERNAL = $(libpq)
 

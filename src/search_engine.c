@@ -20,6 +20,7 @@
 #include "cluster/state.h"
 #include "cluster/coordinator.h"
 #include "fdw/fdw.h"
+#include "http/http.h"
 #include "replication/recovery.h"
 #include "replication/replication.h"
 
@@ -56,6 +57,8 @@ _PG_init(void)
 				 errhint("Add search_engine to shared_preload_libraries in postgresql.conf "
 						 "(shared_preload_libraries = 'search_engine') and restart the server.")));
 
+	/* before se_guc_define reserves the search_engine. prefix */
+	se_http_guc_define();
 	se_guc_define();
 	se_search_interrupts_init();
 	se_nodes_register_actions();
@@ -88,4 +91,5 @@ _PG_init(void)
 	se_coordinator_register();
 	se_shard_state_register();
 	se_fault_detection_register();
+	se_http_register();
 }

@@ -43,6 +43,7 @@ extern void se_raise(const SeError *err) pg_attribute_noreturn();
 extern void se_error_body(const SeError *err, StringInfo out);
 extern Datum se_jsonb_from_text(const char *data, size_t len);
 extern Datum se_response_jsonb(const SeResponse *r);
+extern void se_error_from_edata(const ErrorData *edata, SeError *err);
 
 extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
@@ -176,6 +177,9 @@ extern bool se_doc_id_check(const char *id, SeError *err);
 
 /* in rest.c: a time value as ES's TimeValue reads it, in ms (-1: "-1") */
 extern bool se_rest_time_value(const char *name, const char *v, int64 *ms, SeError *err);
+/* in rest.c: one REST call through the router (request() and src/http/) */
+extern void se_rest_dispatch(const char *method, const char *path, const char *body,
+							 size_t body_len, SeResponse *r);
 
 /* in search_ops.c */
 typedef struct SeSearchParams

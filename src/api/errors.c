@@ -54,6 +54,74 @@ se_error_body(const SeError *err, StringInfo out)
 	pfree(cause.data);
 }
 
+/*
+ * A PostgreSQL ERROR caught where ES's error body must be answered (the
+ * HTTP server): the ES type and status its SQLSTATE stands for -- the
+ * inverse of se_error_sqlstate.  An error se_error_raise made carries its
+ * ES type in errdetail; that type is kept, with the status of its class.
+ */
+void
+se_error_from_edata(const ErrorData *edata, SeError *err)
+{
+	static const struct
+	{
+		int			code;
+		int			status;
+		const char *type;
+	}			map[] = {
+		{ERRCODE_INSUFFICIENT_PRIVILEGE, 403, "security_exception"},
+		{ERRCODE_UNDEFINED_OBJECT, 404, "resource_not_found_exception"},
+		{ERRCODE_NO_DATA_FOUND, 404, "resource_not_found_exception"},
+		{ERRCODE_DUPLICATE_OBJECT, 400, "resource_already_exists_exception"},
+		{ERRCODE_T_R_SERIALIZATION_FAILURE, 409, "version_conflict_engine_exception"},
+		{ERRCODE_INSUFFICIENT_RESOURCES, 429, "es_rejected_execution_exception"},
+		{ERRCODE_OUT_OF_MEMORY, 429, "circuit_breaking_exception"},
+		{ERRCODE_READ_ONLY_SQL_TRANSACTION, 403, "cluster_block_exception"},
+		{ERRCODE_QUERY_CANCELED, 400, "task_cancelled_exception"},
+		{ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, 400, "illegal_state_exception"},
+		{ERRCODE_FEATURE_NOT_SUPPORTED, 400, "illegal_argument_exception"},
+		{ERRCODE_STATEMENT_TOO_COMPLEX, 400, "too_many_clauses"},
+		{ERRCODE_CONNECTION_FAILURE, 503, "node_disconnected_exception"},
+	};
+	int			status = 500;
+	const char *type = "exception";
+	int			i;
+
+	for (i = 0; i < lengthof(map); i++)
+		if (map[i].code == edata->sqlerrcode)
+		{
+			status = map[i].status;
+			type = map[i].type;
+			break;
+		}
+	if (i == lengthof(map))
+	{
+		int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+		/* data exceptions and syntax or access rule errors: the request's */
+		if (class == ERRCODE_DATA_EXCEPTION ||
+			class == ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION)
+		{
+			status = 400;
+			type = "illegal_argument_exception";
+		}
+		else if (class == ERRCODE_CONNECTION_EXCEPTION)
+		{
+			status = 503;
+			type = "node_disconnected_exception";
+		}
+		else if (class == ERRCODE_INSUFFICIENT_RESOURCES)
+		{
+			status = 429;
+			type = "es_rejected_execution_exception";
+		}
+	}
+	if (edata->detail && se_error_sqlstate(edata->detail) == edata->sqlerrcode &&
+		strspn(edata->detail, "abcdefghijklmnopqrstuvwxyz_") == strlen(edata->detail))
+		type = edata->detail;
+	se_error_set(err, status, type, "%s", edata->message ? edata->message : type);
+}
+
 /* jsonb orders object keys by length, then bytes (lengthCompareJsonbPair). */
 static int
 jsonb_key_cmp(const JsonbPair *a, const JsonbPair *b)

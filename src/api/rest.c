@@ -1180,18 +1180,49 @@ route(RestReq *rq, const char *uri, SeResponse *r, SeError *err)
 	return true;
 }
 
+/*
+ * One ES REST call through the router: what search_engine.request() and the
+ * HTTP server (src/http/) both answer.  r gets the status and the body (JSON
+ * text, plain text when r->is_text, or r->jsonb); an ES error is answered as
+ * ES's error body.  A PostgreSQL ERROR raised below propagates: the SQL
+ * caller reports it as such, the HTTP worker catches it and answers ES's
+ * error body for its SQLSTATE (se_error_from_edata).
+ */
+void
+se_rest_dispatch(const char *method, const char *path, const char *body,
+				 size_t body_len, SeResponse *r)
+{
+	RestReq		rq;
+	SeError		err;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.method_text = method;
+	rq.method = method_parse(method);
+	rq.body = body;
+	rq.body_len = body ? body_len : 0;
+	se_response_init(r);
+	se_error_init(&err);
+	if (!parse_path(path, &rq, &err) || !route(&rq, path, r, &err))
+	{
+		if (!se_error_is_set(&err))
+			se_error_set(&err, 500, "exception", "request failed");
+		r->status = err.status;
+		resetStringInfo(&r->body);
+		se_error_body(&err, &r->body);
+		r->is_text = false;
+		r->jsonb = NULL;
+	}
+}
+
 PG_FUNCTION_INFO_V1(se_sql_request);
 Datum
 se_sql_request(PG_FUNCTION_ARGS)
 {
-	RestReq		rq;
 	SeResponse	r;
-	SeError		err;
-	char	   *path;
+	char	   *method;
 	TupleDesc	tupdesc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
-	bool		ok;
 	text	   *body = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -1201,30 +1232,12 @@ se_sql_request(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("method and path must not be null")));
-	memset(&rq, 0, sizeof(rq));
-	rq.method_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	rq.method = method_parse(rq.method_text);
-	path = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	if (body)
-	{
-		rq.body = VARDATA_ANY(body);
-		rq.body_len = VARSIZE_ANY_EXHDR(body);
-	}
-	se_response_init(&r);
-	se_error_init(&err);
-	ok = parse_path(path, &rq, &err) && route(&rq, path, &r, &err);
-	if (!ok)
-	{
-		if (!se_error_is_set(&err))
-			se_error_set(&err, 500, "exception", "request failed");
-		r.status = err.status;
-		resetStringInfo(&r.body);
-		se_error_body(&err, &r.body);
-		r.is_text = false;
-		r.jsonb = NULL;
-	}
+	method = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	se_rest_dispatch(method, text_to_cstring(PG_GETARG_TEXT_PP(1)),
+					 body ? VARDATA_ANY(body) : NULL,
+					 body ? VARSIZE_ANY_EXHDR(body) : 0, &r);
 	values[0] = Int32GetDatum(r.status);
-	if (rq.method == M_HEAD ||
+	if (method_parse(method) == M_HEAD ||
 		(r.body.len == 0 && !r.is_text && r.jsonb == NULL))
 		nulls[1] = true;
 	else if (r.is_text)

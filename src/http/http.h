@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * http.h
+ *	  The HTTP server: background workers answering ES's REST API over
+ *	  HTTP/1.1 (libmicrohttpd) through the same router as request().
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_HTTP_H
+#define SE_HTTP_H
+
+#include "postgres.h"
+
+/* GUCs (search_engine.http_*) */
+extern int	se_http_port;
+extern char *se_http_listen_addresses;
+extern int	se_http_workers;
+extern int	se_http_max_content_length;
+extern int	se_http_max_connections;
+extern int	se_http_max_in_flight;
+extern int	se_http_idle_timeout;
+extern int	se_http_request_timeout;
+extern char *se_http_anonymous_role;
+extern char *se_http_ssl_cert_file;
+extern char *se_http_ssl_key_file;
+extern bool se_http_compression;
+extern int	se_http_auth_failure_limit;
+
+extern void se_http_guc_define(void);
+extern void se_http_register(void);
+extern PGDLLEXPORT void se_http_worker_main(Datum arg);
+
+#endif							/* SE_HTTP_H */

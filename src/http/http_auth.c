@@ -1,0 +1,204 @@
+/*-------------------------------------------------------------------------
+ *
+ * http_auth.c
+ *	  Who an HTTP request runs as: HTTP Basic checked against PostgreSQL's
+ *	  own password verifier, or search_engine.http_anonymous_role.
+ *
+ * The password is checked as a password login to the server would check
+ * it (get_role_password: the verifier in pg_authid and rolvaliduntil;
+ * plain_crypt_verify: SCRAM or md5), and the role must have LOGIN.  Failed
+ * logins are logged as the server logs them, and counted per client
+ * address: past http_auth_failure_limit in a minute that address's logins
+ * are refused without being checked until the minute is over, so
+ * guessing passwords over HTTP is no faster than that.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "common/base64.h"
+#include "libpq/crypt.h"
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "http/http.h"
+#include "http/http_int.h"
+
+#define FAIL_SLOTS 64
+#define FAIL_WINDOW_MS 60000
+
+/* failed logins per client address, this worker's view */
+static struct
+{
+	char		addr[NI_MAXHOST];
+	int			failures;
+	TimestampTz window_start;
+}			fails[FAIL_SLOTS];
+
+static int
+fail_slot(const char *addr, bool create)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			oldest = 0;
+	int			i;
+
+	for (i = 0; i < FAIL_SLOTS; i++)
+	{
+		if (fails[i].addr[0] != '\0' && strcmp(fails[i].addr, addr) == 0)
+		{
+			if (TimestampDifferenceExceeds(fails[i].window_start, now, FAIL_WINDOW_MS))
+			{
+				fails[i].failures = 0;
+				fails[i].window_start = now;
+			}
+			return i;
+		}
+		if (fails[i].window_start < fails[oldest].window_start)
+			oldest = i;
+	}
+	if (!create)
+		return -1;
+	strlcpy(fails[oldest].addr, addr, sizeof(fails[oldest].addr));
+	fails[oldest].failures = 0;
+	fails[oldest].window_start = now;
+	return oldest;
+}
+
+/* The request's path without its query string, for messages */
+static char *
+request_path(const HttpReq *req)
+{
+	return pnstrdup(req->uri, strcspn(req->uri, "?"));
+}
+
+static Oid
+refuse(HttpReq *req, SeError *err, bool *challenge, const char *user)
+{
+	*challenge = true;
+	if (user)
+		se_error_set(err, 401, "security_exception",
+					 "unable to authenticate user [%s] for REST request [%s]", user,
+					 request_path(req));
+	else
+		se_error_set(err, 401, "security_exception",
+					 "missing authentication credentials for REST request [%s]",
+					 request_path(req));
+	return InvalidOid;
+}
+
+Oid
+se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
+{
+	char	   *cred;
+	int			len;
+	char	   *colon;
+	const char *logdetail = NULL;
+	char	   *shadow;
+	bool		ok;
+	Oid			role = InvalidOid;
+	int			slot;
+
+	*challenge = false;
+	if (req->auth == NULL)
+	{
+		if (se_http_anonymous_role[0] != '\0')
+		{
+			role = get_role_oid(se_http_anonymous_role, true);
+			if (!OidIsValid(role))
+				ereport(LOG,
+						(errmsg("search_engine http: search_engine.http_anonymous_role \"%s\" does not exist",
+								se_http_anonymous_role)));
+			else
+				return role;
+		}
+		return refuse(req, err, challenge, NULL);
+	}
+	if (pg_strncasecmp(req->auth, "Basic ", 6) != 0)
+		return refuse(req, err, challenge, NULL);
+	len = strlen(req->auth + 6);
+	cred = palloc(pg_b64_dec_len(len) + 1);
+	len = pg_b64_decode(req->auth + 6, len, cred, pg_b64_dec_len(len));
+	if (len < 0 || (colon = memchr(cred, ':', len)) == NULL)
+		return refuse(req, err, challenge, NULL);
+	cred[len] = '\0';
+	*colon = '\0';
+
+	slot = fail_slot(req->addr, false);
+	if (slot >= 0 && fails[slot].failures >= se_http_auth_failure_limit)
+	{
+		explicit_bzero(cred, len);
+		ereport(LOG,
+				(errmsg("search_engine http: login of user \"%s\" from %s refused unchecked: %d failed logins from there in the last minute",
+						cred, req->addr, fails[slot].failures)));
+		return refuse(req, err, challenge, cred);
+	}
+
+	shadow = get_role_password(cred, &logdetail);
+	ok = shadow != NULL &&
+		plain_crypt_verify(cred, shadow, colon + 1, &logdetail) == STATUS_OK;
+	explicit_bzero(colon + 1, strlen(colon + 1));
+	if (ok)
+	{
+		HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(cred));
+
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_authid a = (Form_pg_authid) GETSTRUCT(tup);
+
+			if (a->rolcanlogin)
+				role = a->oid;
+			else
+				logdetail = psprintf("Role \"%s\" is not permitted to log in.", cred);
+			ReleaseSysCache(tup);
+		}
+	}
+	if (OidIsValid(role))
+		return role;
+	slot = fail_slot(req->addr, true);
+	fails[slot].failures++;
+	ereport(LOG,
+			(errmsg("search_engine http: password authentication failed for user \"%s\" from %s",
+					cred, req->addr),
+			 logdetail ? errdetail_log("%s", logdetail) : 0));
+	return refuse(req, err, challenge, cred);
+}
+
+/*
+ * May role use the REST API at all?  Exactly who may call
+ * search_engine.request() through SQL (EXECUTE, held by the members of
+ * search_engine_user): the index-level checks then apply inside.
+ */
+bool
+se_http_may_request(HttpReq *req, Oid role, SeError *err)
+{
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Oid			fn;
+
+	/* the extension's schema is fixed (search_engine.control) */
+	fn = LookupFuncName(list_make2(makeString("search_engine"), makeString("request")),
+						3, argtypes, true);
+	if (!OidIsValid(fn))
+	{
+		se_error_set(err, 503, "illegal_state_exception",
+					 "the search_engine extension is not installed in database \"%s\"",
+					 get_database_name(MyDatabaseId));
+		return false;
+	}
+	if (pg_proc_aclcheck(fn, role, ACL_EXECUTE) != ACLCHECK_OK)
+	{
+		se_error_set(err, 403, "security_exception",
+					 "action [%s %s] is unauthorized for user [%s]: it may not call search_engine.request()",
+					 req->method, request_path(req), GetUserNameFromId(role, false));
+		return false;
+	}
+	return true;
+}

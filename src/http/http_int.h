@@ -1,0 +1,58 @@
+/*-------------------------------------------------------------------------
+ *
+ * http_int.h
+ *	  Inside the HTTP server: one request as MHD's callbacks gather it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SE_HTTP_INT_H
+#define SE_HTTP_INT_H
+
+#include <netdb.h>
+#include <zlib.h>
+
+#include "util/se_common.h"
+
+struct HttpConn;
+struct MHD_Connection;
+struct MHD_Response;
+
+/*
+ * A request, malloc'd when its request line arrives and freed when MHD
+ * says it completed: it lives across MHD's callbacks, outside any memory
+ * context.
+ */
+typedef struct HttpReq
+{
+	struct HttpReq *next;		/* in the worker's queue */
+	struct HttpConn *conn;
+	struct MHD_Connection *mc;
+	char	   *uri;			/* raw: path and query string, %-encoded */
+	char	   *method;
+	char	   *auth;			/* Authorization header, or NULL */
+	char		addr[NI_MAXHOST];	/* the client's address */
+	bool		started;		/* headers read */
+	bool		accept_gzip;
+	int			compat_version; /* compatible-with=7|8 asked, or 0 */
+	/* the body, gunzipped as it arrives when Content-Encoding says so */
+	char	   *body;
+	size_t		len;
+	size_t		cap;
+	bool		inflating;
+	bool		inflated;		/* the gzip stream ended */
+	z_stream	zs;
+	/* an error found in the body, answered once the body is in */
+	int			fail_status;
+	const char *fail_type;
+	const char *fail_reason;
+	/* the answer */
+	bool		answered;		/* queued to MHD */
+	int			status;
+	struct MHD_Response *response;
+} HttpReq;
+
+/* http_auth.c: the role a request runs as, or InvalidOid with err set */
+extern Oid	se_http_authenticate(HttpReq *req, SeError *err, bool *challenge);
+extern bool se_http_may_request(HttpReq *req, Oid role, SeError *err);
+
+#endif							/* SE_HTTP_INT_H */

@@ -1,0 +1,1058 @@
+/*-------------------------------------------------------------------------
+ *
+ * http_server.c
+ *	  Background workers serving ES's REST API over HTTP/1.1.
+ *
+ * Each worker runs libmicrohttpd (MHD) in external-select mode with epoll:
+ * MHD never starts a thread, its epoll descriptor joins the worker's
+ * WaitEventSet beside the latch and postmaster death, and MHD_run is called
+ * from the worker's main loop.  MHD's callbacks (run inside MHD_run, on the
+ * worker's only thread) only parse HTTP and gather bodies into malloc'd
+ * buffers -- they never palloc or ereport, so no PostgreSQL error can
+ * unwind through MHD's frames.  A complete request is queued and its
+ * connection suspended; the main loop then runs each queued request in its
+ * own transaction, as the authenticated role, through se_rest_dispatch --
+ * the router search_engine.request() uses -- catching any ERROR into ES's
+ * error body (a bad request never ends the worker), and resumes the
+ * connection with the answer.  See src/http/README.md for why this and not
+ * MHD's own threads.
+ *
+ * Several workers share the port with SO_REUSEPORT; the kernel spreads
+ * connections over them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <zlib.h>
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/fd.h"
+#include "storage/latch.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+#include "api/api.h"
+#include "http/http.h"
+#include "http/http_int.h"
+#include "node/node.h"
+
+int			se_http_port = 0;
+char	   *se_http_listen_addresses = NULL;
+int			se_http_workers = 1;
+int			se_http_max_content_length = 100 * 1024 * 1024;
+int			se_http_max_connections = 512;
+int			se_http_max_in_flight = 128;
+int			se_http_idle_timeout = 60;
+int			se_http_request_timeout = 60;
+char	   *se_http_anonymous_role = NULL;
+char	   *se_http_ssl_cert_file = NULL;
+char	   *se_http_ssl_key_file = NULL;
+bool		se_http_compression = true;
+int			se_http_auth_failure_limit = 5;
+
+#define MAX_DAEMONS 16
+/* MHD's per-connection pool: request line and headers must fit (ES: 16kb) */
+#define CONNECTION_MEMORY (64 * 1024)
+/* ES's http.compression_level */
+#define GZIP_LEVEL 3
+
+/* Connection phases, for the timeouts */
+typedef enum ConnPhase
+{
+	CONN_IDLE,					/* between requests (or before the first) */
+	CONN_RECEIVING,				/* request line seen, request not complete */
+	CONN_PROCESSING				/* queued or being answered: no timeout */
+} ConnPhase;
+
+typedef struct HttpConn
+{
+	struct HttpConn *prev;
+	struct HttpConn *next;
+	struct MHD_Connection *mc;
+	ConnPhase	phase;
+	TimestampTz since;			/* start of the phase */
+	bool		over_limit;		/* opened past http_max_connections */
+	bool		shut;			/* timed out: shutdown() asked */
+	char		addr[NI_MAXHOST];
+} HttpConn;
+
+static struct MHD_Daemon *daemons[MAX_DAEMONS];
+static int	ndaemons = 0;
+static HttpConn *conns = NULL;
+static int	nconns = 0;
+static HttpReq *queue_head = NULL;
+static HttpReq *queue_tail = NULL;
+static int	nqueued = 0;
+static Oid	worker_user = InvalidOid;
+static MemoryContext request_cxt = NULL;
+
+void
+se_http_guc_define(void)
+{
+	DefineCustomStringVariable("search_engine.http_anonymous_role",
+							   "Role that HTTP requests without credentials run as; empty: they get 401.",
+							   NULL,
+							   &se_http_anonymous_role, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_auth_failure_limit",
+							"Failed HTTP logins per client address and minute before its logins are refused unchecked.",
+							NULL,
+							&se_http_auth_failure_limit, 5, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("search_engine.http_compression",
+							 "Gzip HTTP responses for clients that accept it (ES's http.compression).",
+							 NULL,
+							 &se_http_compression, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_idle_timeout",
+							"Close an HTTP connection idle this long between requests.",
+							NULL,
+							&se_http_idle_timeout, 60, 1, 86400,
+							PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomStringVariable("search_engine.http_listen_addresses",
+							   "Addresses the HTTP server listens on: a comma-separated list of host names or IP addresses, * for all.",
+							   NULL,
+							   &se_http_listen_addresses, "localhost",
+							   PGC_POSTMASTER, GUC_LIST_INPUT, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_max_connections",
+							"Open HTTP connections per HTTP worker; a request on a connection past it gets 429.",
+							NULL,
+							&se_http_max_connections, 512, 1, 65536,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_max_content_length",
+							"Largest HTTP request body (after gunzip); larger ones get 413 (ES's http.max_content_length).",
+							NULL,
+							&se_http_max_content_length, 100 * 1024 * 1024, 1024, MaxAllocSize,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_max_in_flight",
+							"HTTP requests received and not yet answered per HTTP worker; past it 429.",
+							NULL,
+							&se_http_max_in_flight, 128, 1, 65536,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_port",
+							"TCP port of the HTTP server (ES's REST API); 0 turns it off.",
+							NULL,
+							&se_http_port, 0, 0, 65535,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_request_timeout",
+							"Time a client has to send a whole request (headers and body) once it began.",
+							"A slow client is disconnected past it, so it cannot hold a connection slot.",
+							&se_http_request_timeout, 60, 1, 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomStringVariable("search_engine.http_ssl_cert_file",
+							   "PEM certificate (chain) of the HTTP server; with http_ssl_key_file it serves HTTPS only.",
+							   NULL,
+							   &se_http_ssl_cert_file, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("search_engine.http_ssl_key_file",
+							   "PEM private key of the HTTP server's certificate.",
+							   NULL,
+							   &se_http_ssl_key_file, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_workers",
+							"Background workers serving HTTP; they share the port (SO_REUSEPORT).",
+							NULL,
+							&se_http_workers, 1, 1, 64,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+}
+
+void
+se_http_register(void)
+{
+	if (se_http_port != 0)
+		se_bgw_register("se_http_worker_main", "search_engine http", se_http_workers, true);
+}
+
+/* ---------------------------------------------------------------------
+ * Responses (also built inside MHD's callbacks: malloc only, no palloc)
+ * ---------------------------------------------------------------------
+ */
+
+/* Headers every response carries; the content type clients asked for. */
+static void
+add_common_headers(struct MHD_Response *resp, const HttpReq *req, bool text)
+{
+	MHD_add_response_header(resp, "X-Elastic-Product", "Elasticsearch");
+	if (text)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=UTF-8");
+	else if (req && req->compat_version)
+	{
+		char		ct[80];
+
+		snprintf(ct, sizeof(ct), "application/vnd.elasticsearch+json;compatible-with=%d",
+				 req->compat_version);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ct);
+	}
+	else
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+}
+
+/* gzip data into a malloc'd buffer; NULL if zlib fails (then sent plain) */
+static char *
+gzip_body(const char *data, size_t len, size_t *out_len)
+{
+	z_stream	zs;
+	size_t		cap;
+	char	   *out;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	cap = deflateBound(&zs, len) + 32;
+	out = malloc(cap);
+	if (out == NULL)
+	{
+		deflateEnd(&zs);
+		return NULL;
+	}
+	zs.next_in = (Bytef *) data;
+	zs.avail_in = len;
+	zs.next_out = (Bytef *) out;
+	zs.avail_out = cap;
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+	{
+		deflateEnd(&zs);
+		free(out);
+		return NULL;
+	}
+	*out_len = zs.total_out;
+	deflateEnd(&zs);
+	return out;
+}
+
+/*
+ * A response with body data[0..len) (copied or compressed: MHD owns the
+ * result).  Gzipped when the client accepts it and compression is on.
+ */
+static struct MHD_Response *
+make_response(HttpReq *req, const char *data, size_t len, bool text)
+{
+	struct MHD_Response *resp = NULL;
+
+	if (len > 0 && req && req->accept_gzip && se_http_compression)
+	{
+		size_t		zlen;
+		char	   *z = gzip_body(data, len, &zlen);
+
+		if (z)
+		{
+			resp = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
+			if (resp == NULL)
+				free(z);
+			else
+				MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+		}
+	}
+	if (resp == NULL)
+		resp = MHD_create_response_from_buffer(len, (void *) data, MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return NULL;
+	if (req && req->accept_gzip)
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	add_common_headers(resp, req, text);
+	return resp;
+}
+
+/*
+ * ES's error body for an error the server itself answers (413, 429, bad
+ * body): reason is our own text, with nothing to escape.
+ */
+static struct MHD_Response *
+se_http_error_response(HttpReq *req, int status, const char *type, const char *reason)
+{
+	char		body[1024];
+	int			n;
+
+	n = snprintf(body, sizeof(body),
+				 "{\"error\":{\"root_cause\":[{\"type\":\"%s\",\"reason\":\"%s\"}],"
+				 "\"type\":\"%s\",\"reason\":\"%s\"},\"status\":%d}",
+				 type, reason, type, reason, status);
+	return make_response(req, body, Min(n, (int) sizeof(body) - 1), false);
+}
+
+/* Answer req now from inside an MHD callback; the connection then closes
+ * if its body was not read (MHD's rule). */
+static enum MHD_Result
+answer_now(struct MHD_Connection *mc, HttpReq *req, int status, const char *type,
+		   const char *reason)
+{
+	struct MHD_Response *resp = se_http_error_response(req, status, type, reason);
+	enum MHD_Result ret;
+
+	if (resp == NULL)
+		return MHD_NO;
+	ret = MHD_queue_response(mc, status, resp);
+	MHD_destroy_response(resp);
+	req->answered = true;
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * MHD callbacks: connections, request start and end
+ * ---------------------------------------------------------------------
+ */
+static void
+notify_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+				  enum MHD_ConnectionNotificationCode toe)
+{
+	HttpConn   *c;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	{
+		const union MHD_ConnectionInfo *ci;
+
+		c = calloc(1, sizeof(HttpConn));
+		if (c == NULL)
+			return;
+		c->mc = mc;
+		c->phase = CONN_IDLE;
+		c->since = GetCurrentTimestamp();
+		c->over_limit = nconns >= se_http_max_connections;
+		ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci == NULL || ci->client_addr == NULL ||
+			getnameinfo(ci->client_addr,
+						ci->client_addr->sa_family == AF_INET6 ?
+						sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+						c->addr, sizeof(c->addr), NULL, 0, NI_NUMERICHOST) != 0)
+			strlcpy(c->addr, "?", sizeof(c->addr));
+		c->next = conns;
+		if (conns)
+			conns->prev = c;
+		conns = c;
+		nconns++;
+		*socket_context = c;
+	}
+	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context != NULL)
+	{
+		c = *socket_context;
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		nconns--;
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+static HttpConn *
+conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? (HttpConn *) ci->socket_context : NULL;
+}
+
+/*
+ * The request line is in: a request begins.  Its raw URI (path and query
+ * string, still %-encoded, as the router's parse_path reads it) is kept;
+ * the result becomes the request's context for the access handler.
+ */
+static void *
+uri_logger(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	HttpReq    *req = calloc(1, sizeof(HttpReq));
+	HttpConn   *c = conn_of(mc);
+
+	if (req == NULL)
+		return NULL;
+	req->uri = strdup(uri ? uri : "/");
+	req->conn = c;
+	if (c)
+	{
+		c->phase = CONN_RECEIVING;
+		c->since = GetCurrentTimestamp();
+		strlcpy(req->addr, c->addr, sizeof(req->addr));
+	}
+	return req;
+}
+
+static void
+req_free(HttpReq *req)
+{
+	if (req->inflating)
+		inflateEnd(&req->zs);
+	free(req->uri);
+	free(req->method);
+	free(req->auth);
+	free(req->body);
+	if (req->response)
+		MHD_destroy_response(req->response);
+	free(req);
+}
+
+static void
+request_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+				  enum MHD_RequestTerminationCode toe)
+{
+	HttpReq    *req = *con_cls;
+	HttpConn   *c = conn_of(mc);
+
+	if (c)
+	{
+		c->phase = CONN_IDLE;
+		c->since = GetCurrentTimestamp();
+	}
+	if (req)
+		req_free(req);
+	*con_cls = NULL;
+}
+
+static void
+mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+	char		buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	ereport(DEBUG1, (errmsg_internal("search_engine http: %s", buf)));
+}
+
+/* ---------------------------------------------------------------------
+ * Request headers and body
+ * ---------------------------------------------------------------------
+ */
+
+/* compatible-with=N of an ES vendor media type; 0 if none, -1 if invalid */
+static int
+compat_version(const char *media)
+{
+	const char *p;
+
+	if (media == NULL || strstr(media, "vnd.elasticsearch+") == NULL)
+		return 0;
+	p = strstr(media, "compatible-with=");
+	if (p == NULL)
+		return -1;
+	p += strlen("compatible-with=");
+	if ((p[0] == '7' || p[0] == '8') && !isdigit((unsigned char) p[1]))
+		return p[0] - '0';
+	return -1;
+}
+
+/* Does an Accept-Encoding value accept gzip (not with q=0)? */
+static bool
+accepts_gzip(const char *ae)
+{
+	const char *p;
+
+	for (p = ae; p && (p = strcasestr(p, "gzip")) != NULL; p += 4)
+	{
+		const char *q = p + 4;
+
+		while (*q == ' ')
+			q++;
+		if (*q == ';')
+		{
+			q = strchr(q, '=');
+			if (q && strtod(q + 1, NULL) == 0)
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Read the headers on the first call; false (answered) if refused. */
+static bool
+read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
+			 enum MHD_Result *ret)
+{
+	const char *v;
+	int			ca,
+				cc;
+
+	req->method = strdup(method);
+	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (v)
+		req->auth = strdup(v);
+	req->accept_gzip = accepts_gzip(MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+																MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	ca = compat_version(MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	cc = compat_version(MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+													MHD_HTTP_HEADER_CONTENT_TYPE));
+	if (ca < 0 || cc < 0 || (ca > 0 && cc > 0 && ca != cc))
+	{
+		*ret = answer_now(mc, req, 400, "media_type_header_exception",
+						  "Invalid media-type value on headers [Accept, Content-Type]: compatible-with must be 7 or 8, the same on both");
+		return false;
+	}
+	req->compat_version = ca ? ca : cc;
+	if (req->conn && req->conn->over_limit)
+	{
+		*ret = answer_now(mc, req, 429, "es_rejected_execution_exception",
+						  "rejected execution of http request: this HTTP worker has search_engine.http_max_connections connections open");
+		return false;
+	}
+	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (v && strtoull(v, NULL, 10) > (unsigned long long) se_http_max_content_length)
+	{
+		*ret = answer_now(mc, req, 413, "content_too_long_exception",
+						  "request body is larger than search_engine.http_max_content_length");
+		return false;
+	}
+	if (v && strtoull(v, NULL, 10) > 0)
+	{
+		/* the one copy of the body: sized once when its length is known */
+		req->cap = strtoull(v, NULL, 10);
+	}
+	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	if (v && (pg_strcasecmp(v, "gzip") == 0 || pg_strcasecmp(v, "deflate") == 0 ||
+			  pg_strcasecmp(v, "x-gzip") == 0))
+	{
+		/* 15 + 32: zlib reads a gzip or a zlib header */
+		if (inflateInit2(&req->zs, 15 + 32) != Z_OK)
+		{
+			*ret = MHD_NO;
+			return false;
+		}
+		req->inflating = true;
+		req->cap = 0;			/* the inflated size is not known */
+	}
+	else if (v && pg_strcasecmp(v, "identity") != 0)
+	{
+		*ret = answer_now(mc, req, 415, "illegal_argument_exception",
+						  "unsupported Content-Encoding: gzip, deflate and identity are supported");
+		return false;
+	}
+	return true;
+}
+
+/* Make room for n more body bytes; false past the limit or out of memory */
+static bool
+body_reserve(HttpReq *req, size_t n)
+{
+	size_t		want = req->len + n;
+
+	if (want > (size_t) se_http_max_content_length)
+		return false;
+	if (want > req->cap || req->body == NULL)
+	{
+		size_t		cap = Max(Max(req->cap, want), 8192);
+		char	   *b;
+
+		if (req->body != NULL && cap < (size_t) se_http_max_content_length / 2)
+			cap = Max(cap, req->cap * 2);
+		cap = Min(cap, (size_t) se_http_max_content_length);
+		b = realloc(req->body, cap + 1);
+		if (b == NULL)
+			return false;
+		req->body = b;
+		req->cap = cap;
+	}
+	return true;
+}
+
+/* Append a piece of upload data (gunzipped if so encoded). */
+static const char *
+body_append(HttpReq *req, const char *data, size_t size)
+{
+	if (!req->inflating)
+	{
+		if (!body_reserve(req, size))
+			return "too_long";
+		memcpy(req->body + req->len, data, size);
+		req->len += size;
+		return NULL;
+	}
+	req->zs.next_in = (Bytef *) data;
+	req->zs.avail_in = size;
+	while (req->zs.avail_in > 0)
+	{
+		int			rc;
+
+		if (req->inflated)
+			return "trailing data after the gzip stream";
+		if (!body_reserve(req, Max(size * 4, 16384)) &&
+			!body_reserve(req, 1))
+			return "too_long";
+		req->zs.next_out = (Bytef *) req->body + req->len;
+		req->zs.avail_out = req->cap - req->len;
+		rc = inflate(&req->zs, Z_NO_FLUSH);
+		req->len = req->cap - req->zs.avail_out;
+		if (rc == Z_STREAM_END)
+			req->inflated = true;
+		else if (rc != Z_OK && rc != Z_BUF_ERROR)
+			return "invalid";
+	}
+	return NULL;
+}
+
+/*
+ * MHD's access handler: called when the headers are in, for each piece
+ * of the body, once more at its end, and again after a resume.
+ */
+static enum MHD_Result
+access_handler(void *cls, struct MHD_Connection *mc, const char *url,
+			   const char *method, const char *version, const char *upload_data,
+			   size_t *upload_data_size, void **con_cls)
+{
+	HttpReq    *req = *con_cls;
+	enum MHD_Result ret = MHD_YES;
+
+	if (req == NULL)
+		return MHD_NO;			/* out of memory at the request line */
+	if (req->answered)
+	{
+		/* answered early (413, 429 ...): the rest of the body is dropped */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (req->response)
+	{
+		/* resumed: the main loop's answer */
+		ret = MHD_queue_response(mc, req->status, req->response);
+		MHD_destroy_response(req->response);
+		req->response = NULL;
+		req->answered = true;
+		return ret;
+	}
+	if (!req->started)
+	{
+		req->started = true;
+		if (!read_headers(mc, req, method, &ret))
+			return ret;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0)
+	{
+		/*
+		 * MHD cannot answer before the body is read, so a body found bad
+		 * is read to its end and dropped (http_request_timeout bounds it)
+		 */
+		const char *bad = req->fail_status ? NULL :
+			body_append(req, upload_data, *upload_data_size);
+
+		*upload_data_size = 0;
+		if (bad && strcmp(bad, "too_long") == 0)
+		{
+			req->fail_status = 413;
+			req->fail_type = "content_too_long_exception";
+			req->fail_reason = "request body is larger than search_engine.http_max_content_length";
+		}
+		else if (bad)
+		{
+			req->fail_status = 400;
+			req->fail_type = "parse_exception";
+			req->fail_reason = "invalid gzip request body (Content-Encoding: gzip)";
+		}
+		if (bad)
+		{
+			free(req->body);
+			req->body = NULL;
+			req->len = req->cap = 0;
+		}
+		return MHD_YES;
+	}
+	/* the whole request is in */
+	if (req->fail_status)
+		return answer_now(mc, req, req->fail_status, req->fail_type, req->fail_reason);
+	if (req->inflating && !req->inflated)
+		return answer_now(mc, req, 400, "parse_exception",
+						  "invalid gzip request body (Content-Encoding: gzip): truncated");
+	if (nqueued >= se_http_max_in_flight)
+		return answer_now(mc, req, 429, "es_rejected_execution_exception",
+						  "rejected execution of http request: this HTTP worker has search_engine.http_max_in_flight requests in flight");
+	if (req->body)
+		req->body[req->len] = '\0';
+	req->mc = mc;
+	req->next = NULL;
+	if (queue_tail)
+		queue_tail->next = req;
+	else
+		queue_head = req;
+	queue_tail = req;
+	nqueued++;
+	if (req->conn)
+		req->conn->phase = CONN_PROCESSING;
+	MHD_suspend_connection(mc);
+	return MHD_YES;
+}
+
+/* ---------------------------------------------------------------------
+ * The main loop's side: run a queued request
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Run req through the router in a transaction as its role; set
+ * req->response.  Any ERROR is answered as ES's error body for its
+ * SQLSTATE; the worker goes on.
+ */
+static void
+run_request(HttpReq *req)
+{
+	MemoryContext old = MemoryContextSwitchTo(request_cxt);
+	StringInfoData activity;
+
+	initStringInfo(&activity);
+	appendStringInfo(&activity, "%s %s", req->method, req->uri);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity.data);
+	PG_TRY();
+	{
+		SeResponse r;
+		SeError		err;
+		Oid			role;
+		bool		challenge = false;
+
+		se_error_init(&err);
+		role = se_http_authenticate(req, &err, &challenge);
+		if (OidIsValid(role) && !se_http_may_request(req, role, &err))
+			role = InvalidOid;
+		if (!OidIsValid(role))
+		{
+			se_response_init(&r);
+			r.status = err.status;
+			se_error_body(&err, &r.body);
+		}
+		else
+		{
+			SetUserIdAndSecContext(role, SECURITY_LOCAL_USERID_CHANGE);
+			se_rest_dispatch(req->method, req->uri, req->body, req->len, &r);
+			SetUserIdAndSecContext(worker_user, 0);
+		}
+		if (r.jsonb != NULL)
+		{
+			size_t		len;
+			char	   *s = se_text_from_jsonb(JsonbPGetDatum(r.jsonb), &len);
+
+			req->response = make_response(req, s, len, false);
+		}
+		else
+			req->response = make_response(req, r.body.data, r.body.len, r.is_text);
+		req->status = r.status;
+		if (challenge && req->response)
+			MHD_add_response_header(req->response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+									"Basic realm=\"security\" charset=\"UTF-8\"");
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		SeError		err;
+		SeResponse	r;
+
+		MemoryContextSwitchTo(request_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		SetUserIdAndSecContext(worker_user, 0);
+		if (req->response)
+		{
+			MHD_destroy_response(req->response);
+			req->response = NULL;
+		}
+		se_error_init(&err);
+		se_error_from_edata(edata, &err);
+		ereport(err.status >= 500 ? LOG : DEBUG1,
+				(errmsg("search_engine http: %s %s failed: %s", req->method, req->uri,
+						edata->message)));
+		/* building the error body needs a transaction for nothing: plain text */
+		se_response_init(&r);
+		se_error_body(&err, &r.body);
+		req->status = err.status;
+		req->response = make_response(req, r.body.data, r.body.len, false);
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(request_cxt);
+}
+
+/* Run the queued requests and resume their connections; how many ran */
+static int
+run_queue(void)
+{
+	int			n = 0;
+
+	while (queue_head && !se_bgw_got_sigterm)
+	{
+		HttpReq    *req = queue_head;
+
+		queue_head = req->next;
+		if (queue_head == NULL)
+			queue_tail = NULL;
+		run_request(req);
+		nqueued--;
+		/* keep the in-flight count true while the next ones run */
+		MHD_resume_connection(req->mc);
+		n++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	return n;
+}
+
+/*
+ * Connections past a timeout: a request begun longer than
+ * http_request_timeout ago and not yet complete, or idle between requests
+ * longer than http_idle_timeout (MHD's own timeout restarts at every
+ * byte, so a client sending one byte at a time would never meet it).
+ * shutdown() makes MHD see the end of the connection and close it.
+ */
+static void
+sweep_timeouts(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	HttpConn   *c;
+
+	for (c = conns; c; c = c->next)
+	{
+		int			limit_s;
+		const union MHD_ConnectionInfo *ci;
+
+		if (c->phase == CONN_PROCESSING || c->shut)
+			continue;
+		limit_s = c->phase == CONN_RECEIVING ? se_http_request_timeout : se_http_idle_timeout;
+		if (!TimestampDifferenceExceeds(c->since, now, limit_s * 1000))
+			continue;
+		ci = MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci == NULL)
+			continue;
+		if (c->phase == CONN_RECEIVING)
+			ereport(LOG,
+					(errmsg("search_engine http: closing the connection of %s: its request took longer than search_engine.http_request_timeout to arrive",
+							c->addr)));
+		shutdown(ci->connect_fd, SHUT_RDWR);
+		c->shut = true;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Start-up
+ * ---------------------------------------------------------------------
+ */
+static char *
+read_pem(const char *path, const char *what)
+{
+	FILE	   *f = AllocateFile(path, "r");
+	StringInfoData s;
+	char		buf[4096];
+	size_t		n;
+	char	   *out;
+
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open HTTP %s file \"%s\": %m", what, path)));
+	initStringInfo(&s);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		appendBinaryStringInfo(&s, buf, n);
+	FreeFile(f);
+	/* MHD keeps the pointer: malloc'd, for the life of the worker */
+	out = strdup(s.data);
+	pfree(s.data);
+	return out;
+}
+
+static void
+start_daemon(const struct sockaddr *sa, unsigned int flags, const char *key, const char *cert,
+			 const char *what)
+{
+	struct MHD_OptionItem opts[16];
+	int			n = 0;
+	struct MHD_Daemon *d;
+
+	if (ndaemons >= MAX_DAEMONS)
+		return;
+#define OPT(o, v, p) (opts[n].option = (o), opts[n].value = (intptr_t) (v), opts[n].ptr_value = (p), n++)
+	OPT(MHD_OPTION_CONNECTION_TIMEOUT, se_http_idle_timeout, NULL);
+	/* past max_connections a connection is answered 429; a hard cap above */
+	OPT(MHD_OPTION_CONNECTION_LIMIT, se_http_max_connections + 64, NULL);
+	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL);
+	OPT(MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL);
+	OPT(MHD_OPTION_NOTIFY_CONNECTION, notify_connection, NULL);
+	OPT(MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL);
+	OPT(MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL);
+	OPT(MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL);
+	if (sa)
+		OPT(MHD_OPTION_SOCK_ADDR, 0, (void *) sa);
+	if (key)
+	{
+		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *) key);
+		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *) cert);
+	}
+	OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+	/* the MHD_OPTION_NOTIFY_* pairs take the callback as the value */
+	d = MHD_start_daemon(flags | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+						 (key ? MHD_USE_TLS : 0),
+						 (uint16_t) se_http_port, NULL, NULL,
+						 access_handler, NULL,
+						 MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (d == NULL)
+	{
+		ereport(LOG,
+				(errmsg("search_engine http: could not listen on %s port %d", what, se_http_port)));
+		return;
+	}
+	daemons[ndaemons++] = d;
+}
+
+/* One daemon per address of http_listen_addresses ("*": all, both families) */
+static void
+start_daemons(void)
+{
+	char	   *key = NULL;
+	char	   *cert = NULL;
+	char	   *list = pstrdup(se_http_listen_addresses);
+	List	   *names;
+	ListCell   *lc;
+
+	if (se_http_ssl_cert_file[0] != '\0' || se_http_ssl_key_file[0] != '\0')
+	{
+		if (se_http_ssl_cert_file[0] == '\0' || se_http_ssl_key_file[0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("search_engine.http_ssl_cert_file and http_ssl_key_file must be set together")));
+		cert = read_pem(se_http_ssl_cert_file, "certificate");
+		key = read_pem(se_http_ssl_key_file, "key");
+	}
+	if (!SplitGUCList(list, ',', &names))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("invalid list syntax in search_engine.http_listen_addresses")));
+	foreach(lc, names)
+	{
+		const char *host = lfirst(lc);
+		struct addrinfo hints;
+		struct addrinfo *res,
+				   *ai;
+		char		port[16];
+
+		if (strcmp(host, "*") == 0)
+		{
+			int			before = ndaemons;
+
+			start_daemon(NULL, MHD_USE_DUAL_STACK, key, cert, "*");
+			if (ndaemons == before)
+				start_daemon(NULL, 0, key, cert, "0.0.0.0");
+			continue;
+		}
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_PASSIVE;
+		snprintf(port, sizeof(port), "%d", se_http_port);
+		if (getaddrinfo(host, port, &hints, &res) != 0)
+		{
+			ereport(LOG,
+					(errmsg("search_engine http: could not resolve \"%s\"", host)));
+			continue;
+		}
+		for (ai = res; ai; ai = ai->ai_next)
+		{
+			int			i;
+			bool		dup = false;
+
+			/* localhost may list an address twice */
+			for (i = 0; i < ndaemons; i++)
+			{
+				const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemons[i], MHD_DAEMON_INFO_LISTEN_FD);
+				struct sockaddr_storage ss;
+				socklen_t	sl = sizeof(ss);
+
+				if (di && getsockname(di->listen_fd, (struct sockaddr *) &ss, &sl) == 0 &&
+					sl == ai->ai_addrlen && memcmp(&ss, ai->ai_addr, sl) == 0)
+					dup = true;
+			}
+			if (!dup)
+				start_daemon(ai->ai_addr, ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0,
+							 key, cert, host);
+		}
+		freeaddrinfo(res);
+	}
+	if (ndaemons == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("search_engine http: could not listen on any address of search_engine.http_listen_addresses \"%s\" port %d",
+						se_http_listen_addresses, se_http_port)));
+}
+
+void
+se_http_worker_main(Datum arg)
+{
+	WaitEventSet *wes;
+	WaitEvent	events[MAX_DAEMONS + 2];
+	int			i;
+
+	se_bgw_start();
+	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
+	worker_user = GetUserId();
+	/* requests name what they call from pg_catalog, or schema-qualified */
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, 0, false);
+	request_cxt = AllocSetContextCreate(TopMemoryContext, "search_engine http request",
+										ALLOCSET_DEFAULT_SIZES);
+	PG_TRY();
+	{
+		start_daemons();
+	}
+	PG_CATCH();
+	{
+		/* a bad setting: say so, and not again every second */
+		EmitErrorReport();
+		FlushErrorState();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 10000,
+						 PG_WAIT_EXTENSION);
+		proc_exit(1);
+	}
+	PG_END_TRY();
+	wes = CreateWaitEventSet(TopMemoryContext, ndaemons + 2);
+	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	for (i = 0; i < ndaemons; i++)
+	{
+		const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemons[i], MHD_DAEMON_INFO_EPOLL_FD);
+
+		AddWaitEventToSet(wes, WL_SOCKET_READABLE, di->epoll_fd, NULL, NULL);
+	}
+	ereport(LOG,
+			(errmsg("search_engine http: worker %d serving %s on port %d (%d listening sockets)",
+					DatumGetInt32(arg), se_http_ssl_cert_file[0] ? "HTTPS" : "HTTP",
+					se_http_port, ndaemons)));
+
+	while (se_bgw_loop_top())
+	{
+		long		timeout = 1000;
+		int			ran;
+
+		for (i = 0; i < ndaemons; i++)
+			MHD_run(daemons[i]);
+		ran = run_queue();
+		sweep_timeouts();
+		if (ran > 0)
+			timeout = 0;		/* resumed connections: MHD_run again now */
+		else
+			for (i = 0; i < ndaemons; i++)
+			{
+				MHD_UNSIGNED_LONG_LONG t;
+
+				if (MHD_get_timeout(daemons[i], &t) == MHD_YES && (long) t < timeout)
+					timeout = (long) t;
+			}
+		(void) WaitEventSetWait(wes, timeout, events, lengthof(events), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	for (i = 0; i < ndaemons; i++)
+		MHD_quiesce_daemon(daemons[i]);
+	proc_exit(1);
+}

@@ -1,0 +1,146 @@
+# The HTTP server (src/http/): the REST API over HTTP/1.1 answers as
+# search_engine.request() does, with ES's headers, keep-alive, pipelining,
+# HEAD, gzip both ways, chunked uploads and the body limit (413).
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IO::Socket::INET;
+use IO::Compress::Gzip qw(gzip);
+use IO::Uncompress::Gunzip qw(gunzip);
+use SeTest;
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $node = SeTest::new_node('http', extra => qq{
+search_engine.http_port = $port
+search_engine.http_listen_addresses = '127.0.0.1'
+search_engine.http_workers = 2
+search_engine.http_anonymous_role = 'postgres'
+search_engine.http_max_content_length = '64kB'
+});
+my $base = "http://127.0.0.1:$port";
+
+# curl: returns (status, headers, body)
+sub curl
+{
+	my (@args) = @_;
+	my $out = `curl -s -S -i --max-time 30 @args 2>&1`;
+	my ($head, $body) = split /\r\n\r\n/, $out, 2;
+	# a 100 Continue comes first
+	($head, $body) = split /\r\n\r\n/, $body, 2 while defined $head && $head =~ m{^HTTP/1\.1 100} && defined $body;
+	my ($status) = ($head // '') =~ m{^HTTP/\S+ (\d+)};
+	return ($status // 0, $head // '', $body // '');
+}
+
+sub wait_http
+{
+	for (1 .. 100)
+	{
+		my ($st) = curl("$base/");
+		return 1 if $st == 200;
+		select(undef, undef, undef, 0.2);
+	}
+	return 0;
+}
+ok(wait_http(), 'the HTTP server answers');
+
+my ($st, $h, $b) = curl("$base/");
+is($st, 200, 'GET / is 200');
+like($b, qr/"cluster_name"/, 'GET / names the cluster');
+like($b, qr/"number":"8\./, 'GET / reports an 8.x version');
+like($h, qr/^X-Elastic-Product: Elasticsearch\r?$/mi, 'X-Elastic-Product header');
+like($h, qr{^Content-Type: application/json\r?$}mi, 'application/json');
+
+# the same answers as request()
+($st, $h, $b) = curl("$base/nosuchindex/_search");
+is($st, 404, 'a missing index is 404 over HTTP');
+my $sql = $node->safe_psql('postgres', q{SELECT status FROM search_engine.request('GET', '/nosuchindex/_search')});
+is($st, $sql, 'same status as request()');
+like($b, qr/"type":"index_not_found_exception"/, 'ES error body');
+($st, $h, $b) = curl("-X PATCH $base/_search");
+is($st, 405, 'a method the route does not take: 405 from the router');
+
+# bulk then search
+my $bulk = join('', map { qq({"index":{"_index":"h","_id":"$_"}}\n{"n":$_,"t":"word$_ common"}\n) } 1 .. 200);
+open(my $fh, '>', "$PostgreSQL::Test::Utils::tmp_check/bulk.ndjson") or die;
+print $fh $bulk;
+close $fh;
+($st, $h, $b) = curl("-H 'Content-Type: application/x-ndjson' --data-binary \@$PostgreSQL::Test::Utils::tmp_check/bulk.ndjson '$base/_bulk?refresh=true'");
+is($st, 200, 'bulk over HTTP');
+like($b, qr/"errors":false/, 'bulk without errors');
+($st, $h, $b) = curl("-H 'Content-Type: application/json' -d '{\"query\":{\"match\":{\"t\":\"word7\"}}}' $base/h/_search");
+is($st, 200, 'search over HTTP');
+like($b, qr/"_id":"7"/, 'search finds the document');
+($st, $h, $b) = curl("'$base/h/_count?q=t:common'");
+like($b, qr/"count":200/, 'all 200 documents indexed (query string passed through)');
+
+# HEAD: same status and headers, no body
+($st, $h, $b) = curl("-I $base/h");
+is($st, 200, 'HEAD an existing index: 200');
+is($b, '', 'HEAD has no body');
+($st, $h, $b) = curl("-I $base/nosuch");
+is($st, 404, 'HEAD a missing index: 404');
+
+# gzip response when accepted, gzip request body
+($st, $h, $b) = curl("-H 'Accept-Encoding: gzip' $base/");
+like($h, qr/^Content-Encoding: gzip\r?$/mi, 'gzip response when accepted');
+my $plain;
+gunzip(\$b => \$plain);
+like($plain, qr/"cluster_name"/, 'the gzip body inflates to the answer');
+my $gz;
+gzip(\qq({"index":{"_index":"h","_id":"gz"}}\n{"n":-1,"t":"zipped"}\n) => \$gz);
+open($fh, '>', "$PostgreSQL::Test::Utils::tmp_check/bulk.gz") or die;
+binmode $fh;
+print $fh $gz;
+close $fh;
+($st, $h, $b) = curl("-H 'Content-Encoding: gzip' -H 'Content-Type: application/x-ndjson' --data-binary \@$PostgreSQL::Test::Utils::tmp_check/bulk.gz '$base/_bulk?refresh=true'");
+is($st, 200, 'gzip request body accepted');
+($st, $h, $b) = curl("'$base/h/_count?q=t:zipped'");
+like($b, qr/"count":1/, 'the gzipped document is indexed');
+($st, $h, $b) = curl("-H 'Content-Encoding: gzip' --data-binary 'not gzip at all' '$base/_bulk'");
+is($st, 400, 'invalid gzip: 400');
+like($b, qr/gzip/, 'invalid gzip: the error says so');
+
+# chunked upload
+($st, $h, $b) = curl("-H 'Transfer-Encoding: chunked' -H 'Content-Type: application/x-ndjson' --data-binary \@$PostgreSQL::Test::Utils::tmp_check/bulk.ndjson '$base/_bulk?refresh=true'");
+is($st, 200, 'chunked bulk over HTTP');
+like($b, qr/"errors":false/, 'chunked bulk without errors');
+
+# 413 past http_max_content_length (64kB): announced and chunked
+my $big = "$PostgreSQL::Test::Utils::tmp_check/big.ndjson";
+open($fh, '>', $big) or die;
+print $fh $bulk x 10;
+close $fh;
+($st, $h, $b) = curl("-H 'Content-Type: application/x-ndjson' --data-binary \@$big '$base/_bulk'");
+is($st, 413, 'a body over the limit: 413');
+($st, $h, $b) = curl("-H 'Transfer-Encoding: chunked' --data-binary \@$big '$base/_bulk'");
+is($st, 413, 'a chunked body over the limit: 413');
+
+# compatible-with media types are answered as such
+($st, $h, $b) = curl("-H 'Accept: application/vnd.elasticsearch+json; compatible-with=8' $base/");
+like($h, qr{^Content-Type: application/vnd.elasticsearch\+json;\s*compatible-with=8\r?$}mi, 'compatible-with=8 answered as such');
+($st, $h, $b) = curl("-H 'Accept: application/vnd.elasticsearch+json; compatible-with=5' $base/");
+is($st, 400, 'compatible-with=5: 400');
+
+# keep-alive and pipelining: two requests written at once on one connection
+my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or die "connect: $!";
+print $sock "GET /h/_count HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n";
+my $resp = '';
+my $deadline = time + 20;
+while (time < $deadline && ($resp =~ s/HTTP\/1\.1/HTTP\/1.1/g) < 2 || $resp !~ /tagline/)
+{
+	last if time >= $deadline;
+	my $buf;
+	my $n = sysread($sock, $buf, 65536);
+	last unless $n;
+	$resp .= $buf;
+}
+close $sock;
+my @statuses = $resp =~ m{HTTP/1\.1 (\d+)}g;
+is_deeply(\@statuses, [200, 200], 'two pipelined requests, two answers on one connection');
+like($resp, qr/"count":.*tagline/s, 'answered in order');
+
+done_testing();

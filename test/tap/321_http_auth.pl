@@ -1,0 +1,142 @@
+# HTTP authentication and authorization are PostgreSQL's: Basic credentials
+# checked against the role's SCRAM verifier (LOGIN required), each request
+# run with that role's privileges -- index-level grants included -- as the
+# same call through SQL; 401 with WWW-Authenticate without credentials;
+# failed logins logged and rate-limited; the anonymous role; TLS.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use SeTest;
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $node = SeTest::new_node('auth', extra => qq{
+search_engine.http_port = $port
+search_engine.http_listen_addresses = '127.0.0.1'
+search_engine.http_workers = 1
+search_engine.http_auth_failure_limit = 4
+});
+my $base = "http://127.0.0.1:$port";
+
+sub curl
+{
+	my (@args) = @_;
+	my $out = `curl -s -S -i --max-time 30 @args 2>&1`;
+	my ($head, $body) = split /\r\n\r\n/, $out, 2;
+	my ($status) = ($head // '') =~ m{^HTTP/\S+ (\d+)};
+	return ($status // 0, $head // '', $body // '');
+}
+
+sub wait_http
+{
+	my ($url, @opts) = @_;
+	for (1 .. 100)
+	{
+		my ($st) = curl(@opts, $url);
+		return 1 if $st > 0;
+		select(undef, undef, undef, 0.2);
+	}
+	return 0;
+}
+
+$node->safe_psql('postgres', q{
+SET password_encryption = 'scram-sha-256';
+CREATE ROLE boss LOGIN PASSWORD 'boss-pw' IN ROLE search_engine_admin;
+CREATE ROLE reader LOGIN PASSWORD 'reader-pw';
+CREATE ROLE outsider LOGIN PASSWORD 'outsider-pw';
+CREATE ROLE nologin_admin NOLOGIN PASSWORD 'nl-pw' IN ROLE search_engine_admin;
+SELECT search_engine.create_index('logs-a');
+SELECT search_engine.create_index('other');
+SELECT search_engine.grant('read', 'logs-*', 'reader');
+});
+like($node->safe_psql('postgres', q{SELECT rolpassword FROM pg_authid WHERE rolname = 'reader'}),
+	qr/^SCRAM-SHA-256/, 'passwords are SCRAM verifiers');
+ok(wait_http("$base/"), 'the HTTP server answers');
+
+# no credentials
+my ($st, $h, $b) = curl("$base/");
+is($st, 401, 'no credentials: 401');
+like($h, qr/^WWW-Authenticate: Basic realm="security"/mi, 'with a Basic challenge');
+like($b, qr/"type":"security_exception".*missing authentication credentials/, 'ES security_exception body');
+
+# the right password of a LOGIN role
+my $dir = $PostgreSQL::Test::Utils::tmp_check;
+open(my $fh, '>', "$dir/auth.ndjson") or die;
+print $fh qq({"index":{"_index":"logs-a","_id":"1"}}\n{"m":"one"}\n{"index":{"_index":"other","_id":"1"}}\n{"m":"secret"}\n);
+close $fh;
+($st, $h, $b) = curl("-u boss:boss-pw -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/auth.ndjson '$base/_bulk?refresh=true'");
+is($st, 200, 'an admin bulk-indexes');
+like($b, qr/"errors":false/, 'into both indices');
+
+# wrong password, unknown role, a NOLOGIN role: 401, logged
+my $log_offset = -s $node->logfile;
+($st) = curl("-u boss:wrong $base/");
+is($st, 401, 'wrong password: 401');
+($st) = curl("-u ghost:whatever $base/");
+is($st, 401, 'unknown role: 401');
+($st) = curl("-u nologin_admin:nl-pw $base/");
+is($st, 401, 'a role without LOGIN: 401');
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/password authentication failed for user "boss" from 127\.0\.0\.1/, 'the failed login is logged with the client address');
+like($log, qr/not permitted to log in/, 'a NOLOGIN role is logged as such');
+
+# index-level privileges, as through SQL
+($st, $h, $b) = curl("-u reader:reader-pw $base/logs-a/_search");
+is($st, 200, 'reader searches logs-a');
+like($b, qr/"m":"one"/, 'and sees its document');
+($st, $h, $b) = curl("-u reader:reader-pw $base/other/_search");
+is($st, 403, 'reader may not search other: 403');
+like($b, qr/security_exception/, 'security_exception');
+my $sql = $node->safe_psql('postgres', q{SET ROLE reader; SELECT status FROM search_engine.request('GET', '/other/_search')});
+is($st, $sql, 'same status as request() run as that role');
+($st, $h, $b) = curl("-u reader:reader-pw -H 'Content-Type: application/json' -d '{\"m\":\"x\"}' $base/logs-a/_doc/2");
+is($st, 403, 'reader may not write to logs-a: 403');
+($st) = curl("-u outsider:outsider-pw $base/");
+is($st, 403, 'a role that may not call request() through SQL: 403');
+
+# the anonymous role
+$node->append_conf('postgresql.conf', "search_engine.http_anonymous_role = 'reader'\n");
+$node->reload;
+my $ok = 0;
+for (1 .. 50)
+{
+	($st) = curl("$base/logs-a/_count");
+	if ($st == 200) { $ok = 1; last; }
+	select(undef, undef, undef, 0.2);
+}
+ok($ok, 'no credentials: run as http_anonymous_role');
+($st) = curl("$base/other/_count");
+is($st, 403, 'with its privileges only');
+($st) = curl("-u reader:bad $base/logs-a/_count");
+is($st, 401, 'wrong credentials are still refused');
+
+# rate limit: http_auth_failure_limit = 4 per minute per address; 3 failed so far + 1 above
+$log_offset = -s $node->logfile;
+($st) = curl("-u boss:wrong-again $base/");
+($st) = curl("-u boss:boss-pw $base/");
+is($st, 401, 'past the failure limit even the right password is refused');
+like(slurp_file($node->logfile, $log_offset), qr/refused unchecked: \d+ failed logins/, 'and logged so');
+
+# TLS: a self-signed certificate for 127.0.0.1
+system("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+	  . "-addext subjectAltName=IP:127.0.0.1 -keyout $dir/http.key -out $dir/http.crt 2>/dev/null") == 0
+  or die "openssl failed";
+chmod 0644, "$dir/http.key", "$dir/http.crt";
+$node->append_conf('postgresql.conf', qq{
+search_engine.http_ssl_cert_file = '$dir/http.crt'
+search_engine.http_ssl_key_file = '$dir/http.key'
+search_engine.http_auth_failure_limit = 100
+});
+$node->restart;
+my $tls = "https://127.0.0.1:$port";
+ok(wait_http("$tls/", "--cacert $dir/http.crt"), 'the HTTPS server answers');
+($st, $h, $b) = curl("--cacert $dir/http.crt -u boss:boss-pw $tls/other/_search");
+is($st, 200, 'a search over TLS, certificate verified');
+like($b, qr/"m":"secret"/, 'round trip over TLS');
+($st) = curl("$base/");
+is($st, 0, 'plain HTTP on the TLS port gets no HTTP answer');
+
+done_testing();
