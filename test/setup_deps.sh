@@ -7,7 +7,9 @@ PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libzstd-dev
       libipc-run-perl build-essential python3
       etcd-server etcd-client libcurl4-openssl-dev
       iproute2 nftables
-      libmicrohttpd-dev zlib1g-dev curl openssl)
+      libmicrohttpd-dev zlib1g-dev curl openssl
+      python3-elasticsearch elasticsearch-curator rsyslog-elasticsearch
+      prometheus-elasticsearch-exporter)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,3 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q >/dev/null
   apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Node.js for the official Node client's test (TAP 331): Debian's nodejs and
+# npm unless a node with npm is there already (another packaging of it)
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends nodejs npm >/dev/null
+fi
+# the client it drives, at the version package-lock.json pins
+cd "$(dirname "$0")/clients"
+[ -d node_modules/@elastic/elasticsearch ] || npm ci --no-audit --no-fund --loglevel=error >/dev/null

@@ -76,6 +76,11 @@ for hit in helpers.scan(es, index="py", query={"query": {"term": {"tag": "stream
                         size=300, scroll="1m"):
     seen.add(hit["_id"])
 say("scan", len(seen))
+# again: with search_engine.max_open_scroll_context at one scroll's shard
+# contexts, this only opens if the first scan cleared its scroll
+again = sum(1 for _ in helpers.scan(es, index="py", query={"query": {"term": {"tag": "bulk"}}},
+                                    size=1000, scroll="1m"))
+say("scan_again", again)
 
 res = es.search(index="py", body={"query": {"match": {"title": "document 7"}}, "size": 3})
 say("search_total", res["hits"]["total"]["value"])
