@@ -94,7 +94,8 @@ static HttpConn *conns = NULL;
 static int	nconns = 0;
 static HttpReq *queue_head = NULL;
 static HttpReq *queue_tail = NULL;
-static int	nqueued = 0;
+/* requests begun (request line in) and not yet answered: bodies in memory */
+static int	ninflight = 0;
 static Oid	worker_user = InvalidOid;
 static MemoryContext request_cxt = NULL;
 
@@ -373,6 +374,7 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *mc)
 		return NULL;
 	req->uri = strdup(uri ? uri : "/");
 	req->conn = c;
+	ninflight++;
 	if (c)
 	{
 		c->phase = CONN_RECEIVING;
@@ -409,7 +411,10 @@ request_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 		c->since = GetCurrentTimestamp();
 	}
 	if (req)
+	{
+		ninflight--;
 		req_free(req);
+	}
 	*con_cls = NULL;
 }
 
@@ -497,6 +502,17 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	{
 		*ret = answer_now(mc, req, 429, "es_rejected_execution_exception",
 						  "rejected execution of http request: this HTTP worker has search_engine.http_max_connections connections open");
+		return false;
+	}
+	/*
+	 * A single thread answers one request at a time, so what is bounded is
+	 * the requests begun and not yet answered -- each may hold a body of
+	 * up to http_max_content_length.
+	 */
+	if (ninflight > se_http_max_in_flight)
+	{
+		*ret = answer_now(mc, req, 429, "es_rejected_execution_exception",
+						  "rejected execution of http request: this HTTP worker has search_engine.http_max_in_flight requests in flight");
 		return false;
 	}
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -665,9 +681,6 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 	if (req->inflating && !req->inflated)
 		return answer_now(mc, req, 400, "parse_exception",
 						  "invalid gzip request body (Content-Encoding: gzip): truncated");
-	if (nqueued >= se_http_max_in_flight)
-		return answer_now(mc, req, 429, "es_rejected_execution_exception",
-						  "rejected execution of http request: this HTTP worker has search_engine.http_max_in_flight requests in flight");
 	if (req->body)
 		req->body[req->len] = '\0';
 	req->mc = mc;
@@ -677,7 +690,6 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 	else
 		queue_head = req;
 	queue_tail = req;
-	nqueued++;
 	if (req->conn)
 		req->conn->phase = CONN_PROCESSING;
 	MHD_suspend_connection(mc);
@@ -792,8 +804,6 @@ run_queue(void)
 		if (queue_head == NULL)
 			queue_tail = NULL;
 		run_request(req);
-		nqueued--;
-		/* keep the in-flight count true while the next ones run */
 		MHD_resume_connection(req->mc);
 		n++;
 		CHECK_FOR_INTERRUPTS();

@@ -1,0 +1,205 @@
+# Bad HTTP and overload against the HTTP server: malformed request lines,
+# oversized headers, truncated and invalid chunked bodies, a slowloris
+# client, connections and requests in flight past their limits (429), an
+# ERROR inside a request (cancelled) -- clear answers, other clients
+# unaffected, the worker alive throughout (same process).
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IO::Socket::INET;
+use POSIX ();
+use Time::HiRes qw(time usleep);
+use SeTest;
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $node = SeTest::new_node('bad', extra => qq{
+search_engine.http_port = $port
+search_engine.http_listen_addresses = '127.0.0.1'
+search_engine.http_workers = 1
+search_engine.http_anonymous_role = 'postgres'
+search_engine.http_request_timeout = '2s'
+search_engine.http_max_connections = 4
+});
+my $base = "http://127.0.0.1:$port";
+my $dir = $PostgreSQL::Test::Utils::tmp_check;
+
+sub curl
+{
+	my (@args) = @_;
+	my $out = `curl -s -S -i --max-time 60 @args 2>&1`;
+	my ($head, $body) = split /\r\n\r\n/, $out, 2;
+	my ($status) = ($head // '') =~ m{^HTTP/\S+ (\d+)};
+	return ($status // 0, $head // '', $body // '');
+}
+
+sub alive
+{
+	my ($st, $h, $b) = curl("$base/");
+	return $st == 200 && $b =~ /cluster_name/;
+}
+
+# send raw bytes, read the answer until the server closes or timeout
+sub raw
+{
+	my ($bytes, $timeout) = @_;
+	my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or die "connect: $!";
+	local $SIG{PIPE} = 'IGNORE';
+	syswrite($s, $bytes);
+	shutdown($s, 1);
+	my $resp = '';
+	my $end = time + ($timeout // 10);
+	while (time < $end)
+	{
+		my $rin = '';
+		vec($rin, fileno($s), 1) = 1;
+		last unless select($rin, undef, undef, $end - time);
+		my $n = sysread($s, my $buf, 65536);
+		last unless $n;
+		$resp .= $buf;
+	}
+	close $s;
+	return $resp;
+}
+
+sub http_pids
+{
+	return $node->safe_psql('postgres',
+		q{SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity WHERE backend_type = 'search_engine http'});
+}
+
+my $ok = 0;
+for (1 .. 100) { if (alive()) { $ok = 1; last; } usleep(200_000); }
+ok($ok, 'the HTTP server answers');
+my $pids = http_pids();
+like($pids, qr/^\d+$/, 'one HTTP worker runs');
+
+# malformed request line, bad method token, oversized headers
+like(raw("THIS IS NOT HTTP AT ALL\r\n\r\n"), qr{^(HTTP/1\.1 400|)}, 'a malformed request line: 400 or closed');
+ok(alive(), 'the server answers after it');
+my $r = raw("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " . ('a' x 200_000) . "\r\n\r\n");
+like($r, qr{^(HTTP/1\.1 4\d\d|)}, 'oversized headers: a 4xx or closed, never served');
+unlike($r, qr/cluster_name/, 'the oversized request was not served');
+ok(alive(), 'the server answers after it');
+
+# chunked bodies: truncated (client goes away), invalid chunk size
+my $before = $node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity});
+$r = raw("POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n100\r\n{\"index\":{\"_index\":\"t\"}}\n", 3);
+unlike($r, qr{HTTP/1\.1 200}, 'a truncated chunked body is not answered 200');
+$r = raw("POST /_bulk HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n");
+like($r, qr{^(HTTP/1\.1 400|)}, 'an invalid chunk size: 400 or closed');
+ok(alive(), 'the server answers after them');
+my ($st, $h, $b) = curl("$base/t/_count");
+is($st, 404, 'the truncated bulk created nothing');
+
+# slowloris: one header line every 0.4 s; http_request_timeout is 2 s
+my $slow = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or die;
+$SIG{PIPE} = 'IGNORE';
+syswrite($slow, "GET / HTTP/1.1\r\nHost: x\r\n");
+my $t0 = time;
+my ($served_fast, $closed_at) = (0, undef);
+while (time - $t0 < 10)
+{
+	usleep(400_000);
+	if (!$served_fast && time - $t0 > 0.8)
+	{
+		my $t = time;
+		my ($st) = curl("$base/");
+		$served_fast = ($st == 200 && time - $t < 1.5) ? 1 : -1;
+	}
+	my $n = syswrite($slow, "X-Slow: a\r\n");
+	my $rin = '';
+	vec($rin, fileno($slow), 1) = 1;
+	if (!defined $n || (select($rin, undef, undef, 0) && !sysread($slow, my $buf, 100)))
+	{
+		$closed_at = time - $t0;
+		last;
+	}
+}
+close $slow;
+is($served_fast, 1, 'another client is served at once while the slowloris dribbles');
+ok(defined $closed_at && $closed_at < 6, 'the slowloris connection is closed after http_request_timeout ('
+	  . ($closed_at // 'never') . ' s)');
+
+# http_max_connections = 4: four open connections, a fifth's request gets 429
+my @hold = map { IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or die } 1 .. 4;
+usleep(300_000);
+($st, $h, $b) = curl("$base/");
+is($st, 429, 'a connection past http_max_connections: 429');
+like($b, qr/"type":"es_rejected_execution_exception"/, 'with es_rejected_execution_exception');
+close $_ for @hold;
+usleep(300_000);
+ok(alive(), 'served again once connections closed');
+
+# http_max_in_flight = 1: concurrent slow requests, the excess ones 429
+my $bulk = join('', map { qq({"index":{"_index":"f","_id":"$_"}}\n{"n":$_,"t":"text number $_ of many"}\n) } 1 .. 4000);
+open(my $fh, '>', "$dir/f.ndjson") or die;
+print $fh $bulk;
+close $fh;
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\nsearch_engine.http_max_connections = 64\n");
+$node->reload;
+usleep(500_000);
+my @kids;
+for my $i (1 .. 4)
+{
+	my $pid = fork();
+	if ($pid == 0)
+	{
+		my $code = `curl -s -o $dir/inflight$i.out -w '%{http_code}' --max-time 60 -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/f.ndjson '$base/_bulk?refresh=true'`;
+		open(my $o, '>', "$dir/inflight$i.code");
+		print $o $code;
+		close $o;
+		POSIX::_exit(0);
+	}
+	push @kids, $pid;
+}
+waitpid($_, 0) for @kids;
+my @codes = map { my $c = slurp_file("$dir/inflight$_.code"); $c } 1 .. 4;
+note("in-flight statuses: @codes");
+ok((grep { $_ eq '429' } @codes) > 0, 'requests past http_max_in_flight: 429');
+ok((grep { $_ eq '200' } @codes) > 0, 'the others are served');
+my ($rejected) = grep { -s "$dir/inflight$_.out" && slurp_file("$dir/inflight$_.out") =~ /es_rejected_execution_exception/ } 1 .. 4;
+ok($rejected, 'a 429 carries es_rejected_execution_exception');
+
+# an ERROR inside a request (cancelled mid-bulk): ES's error body, worker lives
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 128\n");
+$node->reload;
+usleep(500_000);
+my $big = join('', map { qq({"index":{"_index":"g","_id":"$_"}}\n{"n":$_,"t":"text number $_ of many more"}\n) } 1 .. 60000);
+open($fh, '>', "$dir/g.ndjson") or die;
+print $fh $big;
+close $fh;
+$node->append_conf('postgresql.conf', "search_engine.http_max_content_length = '200MB'\n");
+$node->reload;
+usleep(500_000);
+my $kid = fork();
+if ($kid == 0)
+{
+	my $code = `curl -s -o $dir/cancel.out -w '%{http_code}' --max-time 120 -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/g.ndjson '$base/_bulk?refresh=true'`;
+	open(my $o, '>', "$dir/cancel.code");
+	print $o $code;
+	close $o;
+	POSIX::_exit(0);
+}
+my $cancelled = 0;
+for (1 .. 200)
+{
+	my $res = $node->safe_psql('postgres',
+		q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE backend_type = 'search_engine http' AND state = 'active' AND query LIKE 'POST /_bulk%'});
+	if ($res eq 't') { $cancelled = 1; last; }
+	usleep(20_000);
+}
+waitpid($kid, 0);
+ok($cancelled, 'the running request was cancelled');
+my $code = slurp_file("$dir/cancel.code");
+my $out = -s "$dir/cancel.out" ? slurp_file("$dir/cancel.out") : '';
+note("cancelled bulk: $code $out");
+ok($code eq '400' && $out =~ /"type":"task_cancelled_exception"/ || $code eq '200',
+	'the cancelled request is answered with ES\'s error body (or finished first)');
+ok(alive(), 'the server answers after the ERROR');
+is(http_pids(), $pids, 'the same HTTP worker process served everything (never died)');
+
+done_testing();
