@@ -52,7 +52,7 @@ SELECT n.value->>'name' AS name, n.value ? 'host' AS host, n.value ? 'ip' AS ip,
   FROM search_engine.request('GET', '/_nodes/_local/stats') r, jsonb_each(r.body->'nodes') n;
 
 -- _cluster/health: the fields the exporter's health collector reads
-SELECT status, body->>'status' AS health,
+SELECT status, body->>'status' IN ('green', 'yellow') AS health_ok,
        (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(body) k) AS fields
   FROM search_engine.request('GET', '/_cluster/health');
 
@@ -66,16 +66,16 @@ SELECT status, jsonb_array_length(body) AS rows,
   FROM search_engine.request('GET', '/_cat/health?format=json');
 
 -- _cat parameters: h= picks columns, bytes= a unit, format=text|json only
-SELECT status FROM search_engine.request('PUT', '/logs-2020.01.01', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}');
-SELECT status FROM search_engine.request('PUT', '/logs-2020.01.02', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}');
-SELECT status FROM search_engine.request('POST', '/logs-2020.01.01/_bulk?refresh=true',
+SELECT status FROM search_engine.request('PUT', '/cs-2020.01.01', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}');
+SELECT status FROM search_engine.request('PUT', '/cs-2020.01.02', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}');
+SELECT status FROM search_engine.request('POST', '/cs-2020.01.01/_bulk?refresh=true',
   (SELECT string_agg(format(E'{"index": {}}\n{"message": "line %s of a syslog day"}\n', i), '') FROM generate_series(1, 300) i));
-SELECT status, body FROM search_engine.request('GET', '/_cat/indices/logs-*?h=index,docs.count&format=json');
-SELECT status, body FROM search_engine.request('GET', '/_cat/indices/logs-2020.01.01?h=index,health,docs.count&v&format=text');
+SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=index,docs.count&format=json');
+SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-2020.01.01?h=index,health,docs.count&v&format=text');
 WITH b AS (
-  SELECT (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/logs-2020.01.01?h=store.size&bytes=b&format=json'))::bigint AS b,
-         (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/logs-2020.01.01?h=store.size&bytes=kb&format=json'))::bigint AS kb,
-         (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/logs-2020.01.01?h=store.size&format=json')) AS human
+  SELECT (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/cs-2020.01.01?h=store.size&bytes=b&format=json'))::bigint AS b,
+         (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/cs-2020.01.01?h=store.size&bytes=kb&format=json'))::bigint AS kb,
+         (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/cs-2020.01.01?h=store.size&format=json')) AS human
 )
 SELECT b > 0 AS bytes_nonzero, kb = b / 1024 AS kb_floor, human ~ '^[0-9.]+(b|kb|mb|gb)$' AS human_ok FROM b;
 SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?bytes=furlongs');
@@ -83,19 +83,19 @@ SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GE
 
 -- curator 5.8: all indices' settings (with creation_date), the metadata
 -- of named ones, their stats, and a deletion of several by name
-SELECT status, (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(body) k) AS indices
+SELECT status, (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(body) k WHERE k LIKE 'cs-%') AS indices
   FROM search_engine.request('GET', '/_all/_settings?expand_wildcards=open,closed');
 SELECT k AS index, v->>'state' AS state, v->'settings'->'index'->>'number_of_shards' AS shards,
        v->'settings'->'index'->>'number_of_replicas' AS replicas,
        (v->'settings'->'index'->>'creation_date')::bigint BETWEEN
          extract(epoch FROM now() - interval '1 hour') * 1000 AND extract(epoch FROM now()) * 1000 + 1000 AS created_ok
-  FROM search_engine.request('GET', '/_cluster/state/metadata/logs-2020.01.01,logs-2020.01.02') r,
+  FROM search_engine.request('GET', '/_cluster/state/metadata/cs-2020.01.01,cs-2020.01.02') r,
        jsonb_each(r.body->'metadata'->'indices') AS e(k, v)
  ORDER BY k;
-SELECT status, body ? 'routing_table' AS has_routing FROM search_engine.request('GET', '/_cluster/state/metadata/logs-2020.01.02');
-SELECT body->'indices'->'logs-2020.01.01'->'primaries'->'docs'->>'count' AS docs01,
-       body->'indices'->'logs-2020.01.02'->'primaries'->'docs'->>'count' AS docs02,
-       (body->'indices'->'logs-2020.01.01'->'total'->'store'->>'size_in_bytes')::bigint > 0 AS store_ok
-  FROM search_engine.request('GET', '/logs-2020.01.01,logs-2020.01.02/_stats/store,docs');
-SELECT status, body FROM search_engine.request('DELETE', '/logs-2020.01.01,logs-2020.01.02?master_timeout=30s');
-SELECT count(*) FROM search_engine.indices WHERE index LIKE 'logs-%';
+SELECT status, body ? 'routing_table' AS has_routing FROM search_engine.request('GET', '/_cluster/state/metadata/cs-2020.01.02');
+SELECT body->'indices'->'cs-2020.01.01'->'primaries'->'docs'->>'count' AS docs01,
+       body->'indices'->'cs-2020.01.02'->'primaries'->'docs'->>'count' AS docs02,
+       (body->'indices'->'cs-2020.01.01'->'total'->'store'->>'size_in_bytes')::bigint > 0 AS store_ok
+  FROM search_engine.request('GET', '/cs-2020.01.01,cs-2020.01.02/_stats/store,docs');
+SELECT status, body FROM search_engine.request('DELETE', '/cs-2020.01.01,cs-2020.01.02?master_timeout=30s');
+SELECT count(*) FROM search_engine.indices WHERE index LIKE 'cs-%';
