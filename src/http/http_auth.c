@@ -12,6 +12,13 @@
  * are refused without being checked until the minute is over, so
  * guessing passwords over HTTP is no faster than that.
  *
+ * As ES's realms cache users, a worker remembers the credentials it
+ * verified (a salted SHA-256 of role and password, never the password)
+ * with the verifier they were checked against: the next request with the
+ * same credentials, while the role's verifier is unchanged, skips the
+ * SCRAM computation (4096 PBKDF2 rounds by default) -- LOGIN and
+ * rolvaliduntil are still read every time.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -21,6 +28,8 @@
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "common/base64.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "libpq/crypt.h"
 #include "miscadmin.h"
 #include "nodes/value.h"
@@ -73,6 +82,98 @@ fail_slot(const char *addr, bool create)
 	return oldest;
 }
 
+#define CRED_SLOTS 32
+
+/* credentials this worker verified */
+static struct
+{
+	char		role[NAMEDATALEN];
+	char	   *verifier;		/* malloc'd copy of the verifier then */
+	uint8		hash[PG_SHA256_DIGEST_LENGTH];
+	TimestampTz used;
+}			creds[CRED_SLOTS];
+static uint8 cred_salt[32];
+static bool cred_salted = false;
+
+/* salt, role, NUL, password: false if hashing failed (no caching then) */
+static bool
+cred_hash(const char *role, const char *password, uint8 *out)
+{
+	pg_cryptohash_ctx *ctx;
+	bool		ok;
+
+	if (!cred_salted)
+	{
+		if (!pg_strong_random(cred_salt, sizeof(cred_salt)))
+			return false;
+		cred_salted = true;
+	}
+	ctx = pg_cryptohash_create(PG_SHA256);
+	ok = ctx != NULL &&
+		pg_cryptohash_init(ctx) == 0 &&
+		pg_cryptohash_update(ctx, cred_salt, sizeof(cred_salt)) == 0 &&
+		pg_cryptohash_update(ctx, (const uint8 *) role, strlen(role) + 1) == 0 &&
+		pg_cryptohash_update(ctx, (const uint8 *) password, strlen(password)) == 0 &&
+		pg_cryptohash_final(ctx, out, PG_SHA256_DIGEST_LENGTH) == 0;
+	pg_cryptohash_free(ctx);
+	return ok;
+}
+
+/* Were these credentials verified against this very verifier? */
+static bool
+cred_cached(const char *role, const char *verifier, const uint8 *hash)
+{
+	int			i;
+
+	for (i = 0; i < CRED_SLOTS; i++)
+	{
+		int			diff = 0;
+		int			k;
+
+		if (creds[i].verifier == NULL || strcmp(creds[i].role, role) != 0 ||
+			strcmp(creds[i].verifier, verifier) != 0)
+			continue;
+		for (k = 0; k < PG_SHA256_DIGEST_LENGTH; k++)
+			diff |= creds[i].hash[k] ^ hash[k];
+		if (diff == 0)
+		{
+			creds[i].used = GetCurrentTimestamp();
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Remember verified credentials, in place of the least recently used. */
+static void
+cred_remember(const char *role, const char *verifier, const uint8 *hash)
+{
+	int			victim = 0;
+	int			i;
+	char	   *copy = strdup(verifier);
+
+	if (copy == NULL || strlen(role) >= NAMEDATALEN)
+	{
+		free(copy);
+		return;
+	}
+	for (i = 0; i < CRED_SLOTS; i++)
+	{
+		if (creds[i].verifier != NULL && strcmp(creds[i].role, role) == 0)
+		{
+			victim = i;			/* one entry per role: a new password replaces */
+			break;
+		}
+		if (creds[i].used < creds[victim].used)
+			victim = i;
+	}
+	free(creds[victim].verifier);
+	strlcpy(creds[victim].role, role, NAMEDATALEN);
+	creds[victim].verifier = copy;
+	memcpy(creds[victim].hash, hash, PG_SHA256_DIGEST_LENGTH);
+	creds[victim].used = GetCurrentTimestamp();
+}
+
 /* The request's path without its query string, for messages */
 static char *
 request_path(const HttpReq *req)
@@ -106,6 +207,8 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	bool		ok;
 	Oid			role = InvalidOid;
 	int			slot;
+	uint8		hash[PG_SHA256_DIGEST_LENGTH];
+	bool		hashed;
 
 	*challenge = false;
 	if (req->auth == NULL)
@@ -143,9 +246,13 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	}
 
 	shadow = get_role_password(cred, &logdetail);
+	hashed = cred_hash(cred, colon + 1, hash);
 	ok = shadow != NULL &&
-		plain_crypt_verify(cred, shadow, colon + 1, &logdetail) == STATUS_OK;
+		((hashed && cred_cached(cred, shadow, hash)) ||
+		 plain_crypt_verify(cred, shadow, colon + 1, &logdetail) == STATUS_OK);
 	explicit_bzero(colon + 1, strlen(colon + 1));
+	if (ok && hashed)
+		cred_remember(cred, shadow, hash);
 	if (ok)
 	{
 		HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(cred));

@@ -12,40 +12,16 @@ use IO::Socket::INET;
 use IO::Compress::Gzip qw(gzip);
 use IO::Uncompress::Gunzip qw(gunzip);
 use SeTest;
+use SeHttp;
 
-my $port = PostgreSQL::Test::Cluster::get_free_port();
-my $node = SeTest::new_node('http', extra => qq{
-search_engine.http_port = $port
-search_engine.http_listen_addresses = '127.0.0.1'
-search_engine.http_workers = 2
+my ($node, $port) = SeHttp::new_node('http', qq{search_engine.http_workers = 2
 search_engine.http_anonymous_role = 'postgres'
 search_engine.http_max_content_length = '64kB'
 });
 my $base = "http://127.0.0.1:$port";
 
-# curl: returns (status, headers, body)
-sub curl
-{
-	my (@args) = @_;
-	my $out = `curl -s -S -i --max-time 30 @args 2>&1`;
-	my ($head, $body) = split /\r\n\r\n/, $out, 2;
-	# a 100 Continue comes first
-	($head, $body) = split /\r\n\r\n/, $body, 2 while defined $head && $head =~ m{^HTTP/1\.1 100} && defined $body;
-	my ($status) = ($head // '') =~ m{^HTTP/\S+ (\d+)};
-	return ($status // 0, $head // '', $body // '');
-}
-
-sub wait_http
-{
-	for (1 .. 100)
-	{
-		my ($st) = curl("$base/");
-		return 1 if $st == 200;
-		select(undef, undef, undef, 0.2);
-	}
-	return 0;
-}
-ok(wait_http(), 'the HTTP server answers');
+sub curl { return SeHttp::curl(@_); }
+ok(SeHttp::wait_http("$base/"), 'the HTTP server answers');
 
 my ($st, $h, $b) = curl("$base/");
 is($st, 200, 'GET / is 200');

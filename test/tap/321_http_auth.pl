@@ -11,36 +11,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use SeTest;
+use SeHttp;
 
-my $port = PostgreSQL::Test::Cluster::get_free_port();
-my $node = SeTest::new_node('auth', extra => qq{
-search_engine.http_port = $port
-search_engine.http_listen_addresses = '127.0.0.1'
-search_engine.http_workers = 1
-search_engine.http_auth_failure_limit = 4
+my ($node, $port) = SeHttp::new_node('auth', qq{search_engine.http_workers = 1
+search_engine.http_auth_failure_limit = 5
 });
 my $base = "http://127.0.0.1:$port";
 
-sub curl
-{
-	my (@args) = @_;
-	my $out = `curl -s -S -i --max-time 30 @args 2>&1`;
-	my ($head, $body) = split /\r\n\r\n/, $out, 2;
-	my ($status) = ($head // '') =~ m{^HTTP/\S+ (\d+)};
-	return ($status // 0, $head // '', $body // '');
-}
-
-sub wait_http
-{
-	my ($url, @opts) = @_;
-	for (1 .. 100)
-	{
-		my ($st) = curl(@opts, $url);
-		return 1 if $st > 0;
-		select(undef, undef, undef, 0.2);
-	}
-	return 0;
-}
+sub curl { return SeHttp::curl(@_); }
+sub wait_http { return SeHttp::wait_http(@_); }
 
 $node->safe_psql('postgres', q{
 SET password_encryption = 'scram-sha-256';
@@ -94,6 +73,13 @@ my $sql = $node->safe_psql('postgres', q{SET ROLE reader; SELECT status FROM sea
 is($st, $sql, 'same status as request() run as that role');
 ($st, $h, $b) = curl("-u reader:reader-pw -H 'Content-Type: application/json' -d '{\"m\":\"x\"}' $base/logs-a/_doc/2");
 is($st, 403, 'reader may not write to logs-a: 403');
+# a changed password: the new one works, the old one (verified just above,
+# so remembered by the worker) no longer does
+$node->safe_psql('postgres', q{ALTER ROLE reader PASSWORD 'reader-pw2'});
+($st) = curl("-u reader:reader-pw2 $base/logs-a/_count");
+is($st, 200, 'after ALTER ROLE ... PASSWORD the new password works');
+($st) = curl("-u reader:reader-pw $base/logs-a/_count");
+is($st, 401, 'and the old one is refused');
 ($st) = curl("-u outsider:outsider-pw $base/");
 is($st, 403, 'a role that may not call request() through SQL: 403');
 
@@ -113,7 +99,7 @@ is($st, 403, 'with its privileges only');
 ($st) = curl("-u reader:bad $base/logs-a/_count");
 is($st, 401, 'wrong credentials are still refused');
 
-# rate limit: http_auth_failure_limit = 4 per minute per address; 3 failed so far + 1 above
+# rate limit: http_auth_failure_limit = 5 per minute per address; 5 failed so far
 $log_offset = -s $node->logfile;
 ($st) = curl("-u boss:wrong-again $base/");
 ($st) = curl("-u boss:boss-pw $base/");

@@ -14,12 +14,9 @@ use IO::Socket::INET;
 use POSIX ();
 use Time::HiRes qw(time usleep);
 use SeTest;
+use SeHttp;
 
-my $port = PostgreSQL::Test::Cluster::get_free_port();
-my $node = SeTest::new_node('bad', extra => qq{
-search_engine.http_port = $port
-search_engine.http_listen_addresses = '127.0.0.1'
-search_engine.http_workers = 1
+my ($node, $port) = SeHttp::new_node('bad', qq{search_engine.http_workers = 1
 search_engine.http_anonymous_role = 'postgres'
 search_engine.http_request_timeout = '2s'
 search_engine.http_max_connections = 4
@@ -27,14 +24,7 @@ search_engine.http_max_connections = 4
 my $base = "http://127.0.0.1:$port";
 my $dir = $PostgreSQL::Test::Utils::tmp_check;
 
-sub curl
-{
-	my (@args) = @_;
-	my $out = `curl -s -S -i --max-time 60 @args 2>&1`;
-	my ($head, $body) = split /\r\n\r\n/, $out, 2;
-	my ($status) = ($head // '') =~ m{^HTTP/\S+ (\d+)};
-	return ($status // 0, $head // '', $body // '');
-}
+sub curl { return SeHttp::curl(@_); }
 
 sub alive
 {
@@ -200,6 +190,13 @@ note("cancelled bulk: $code $out");
 ok($code eq '400' && $out =~ /"type":"task_cancelled_exception"/ || $code eq '200',
 	'the cancelled request is answered with ES\'s error body (or finished first)');
 ok(alive(), 'the server answers after the ERROR');
+# nothing above left a request counted in flight: with a limit of 1 a
+# leaked count would refuse every request
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\n");
+$node->reload;
+usleep(500_000);
+my @serial = map { my ($s) = curl("$base/"); $s } 1 .. 5;
+is("@serial", '200 200 200 200 200', 'no request left counted in flight by the bad ones');
 is(http_pids(), $pids, 'the same HTTP worker process served everything (never died)');
 
 done_testing();
