@@ -9,44 +9,30 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
 use Test::More;
-use SeTest;
+use SeHttp;
 
-# A node with the HTTP server on a free port, anonymous requests running as
-# postgres (these tests are about the clients, TAP 321 about auth); returns
-# the node and its base URL once GET / answers.
+# A node with the HTTP server on a free port (SeHttp), anonymous requests
+# running as postgres (these tests are about the clients, TAP 321 about
+# auth); returns the node, its base URL and port once GET / answers.
 sub http_node
 {
 	my ($name, %opts) = @_;
-	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	my $extra = qq{
-search_engine.http_port = $port
-search_engine.http_listen_addresses = '127.0.0.1'
-search_engine.http_workers = 2
-search_engine.http_anonymous_role = 'postgres'
-} . ($opts{extra} // '');
-	my $node = SeTest::new_node($name, write_threads => $opts{write_threads} // 2,
-		extra => $extra);
+	my ($node, $port) = SeHttp::new_node($name,
+		"search_engine.http_workers = 2\n"
+		  . "search_engine.http_anonymous_role = 'postgres'\n"
+		  . "search_engine.write_threads = " . ($opts{write_threads} // 2) . "\n"
+		  . ($opts{extra} // ''));
 	my $base = "http://127.0.0.1:$port";
-	my $up = 0;
-	for (1 .. 150)
-	{
-		my ($st) = curl("$base/");
-		if ($st == 200) { $up = 1; last; }
-		select(undef, undef, undef, 0.2);
-	}
-	BAIL_OUT("the HTTP server on $base does not answer") unless $up;
+	BAIL_OUT("the HTTP server on $base does not answer") unless SeHttp::wait_http("$base/");
 	return ($node, $base, $port);
 }
 
-# curl: (status, body)
+# curl with these arguments (each passed as one word): (status, body)
 sub curl
 {
 	my (@args) = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'curl', '-s', '-S', '--max-time', '60', '-w', '\n%{http_code}', @args ],
-		'>', \$out, '2>', \$err);
-	my ($body, $status) = $out =~ /\A(.*)\n(\d+)\z/s;
-	return ($status // 0, $body // '');
+	my ($status, $head, $body) = SeHttp::curl(map { my $a = $_; $a =~ s/'/'\\''/g; "'$a'" } @args);
+	return ($status, $body);
 }
 
 # Run a client program (argv), return (exit code, stdout, stderr) after at
