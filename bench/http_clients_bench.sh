@@ -13,7 +13,8 @@
 #     same shares through SQL with the engine's bulk(max_retries => ...).
 #     Every document must end up indexed on both sides.
 #   bench/http_clients_bench.sh  (as root; env: RUNS, CLIENTS, BATCH,
-#                                 WRITE_QUEUE, PORT, HTTP_PORT, PGDIR, SKIP_BUILD=1)
+#                                 WRITE_QUEUE, HTTP_WORKERS, PORT, HTTP_PORT,
+#                                 PGDIR, SKIP_BUILD=1)
 set -euo pipefail
 PORT=${PORT:-5497}
 HTTP_PORT=${HTTP_PORT:-9297}
@@ -22,6 +23,8 @@ RUNS=${RUNS:-3}
 CLIENTS=${CLIENTS:-"4 8 16"}
 BATCH=${BATCH:-500}
 WRITE_QUEUE=${WRITE_QUEUE:-16}
+# HTTP requests run one at a time per worker: as many workers as clients
+HTTP_WORKERS=${HTTP_WORKERS:-8}
 source "$(dirname "$0")/lib/common.sh"
 need_root
 [ "${SKIP_BUILD:-0}" = 1 ] || build_private
@@ -36,10 +39,11 @@ chmod 755 "$WORK"
 [ -d "$PGDIR" ] && cleanup
 trap cleanup EXIT
 server_start "search_engine.http_port = $HTTP_PORT" "search_engine.http_listen_addresses = '127.0.0.1'" \
-  "search_engine.http_anonymous_role = 'postgres'" "search_engine.write_queue_size = $WRITE_QUEUE"
+  "search_engine.http_anonymous_role = 'postgres'" "search_engine.write_queue_size = $WRITE_QUEUE" \
+  "search_engine.http_workers = $HTTP_WORKERS" "max_worker_processes = $((HTTP_WORKERS + 16))"
 URL=http://127.0.0.1:$HTTP_PORT
 for _ in $(seq 1 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.2; done
-echo "$(nproc) cores, write_threads $(sqlv -c 'SHOW search_engine.write_threads'), write_queue_size $WRITE_QUEUE, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "$(nproc) cores, write_threads $(sqlv -c 'SHOW search_engine.write_threads'), write_queue_size $WRITE_QUEUE, http_workers $HTTP_WORKERS, $(date -u '+%Y-%m-%d %H:%M UTC')"
 
 med() { sort -n | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] }'; }
 pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.5); if (i < 1) i = 1; printf "%.2f", v[i] }'; }

@@ -9,7 +9,7 @@ Debian's python3-elasticsearch 7.17 unchanged.
   sqlsearch INDEX QUERIES ROUNDS    the same searches as psql statements
                                     (\\timing gives the client-side time)
   reject URL INDEX JSONL CLIENTS BATCH
-                                    CLIENTS threads, each its own client and
+                                    CLIENTS processes, each its own client and
                                     connection, streaming_bulk of its share of
                                     the corpus with max_retries: prints seconds
                                     and the items the helpers sent (retries
@@ -69,7 +69,7 @@ elif mode == "search":
     for _ in range(rounds):
         for q in queries:
             t0 = time.perf_counter()
-            r = es.search(index=index, body={"query": {"match": {"description": q}}, "size": 10})
+            r = es.search(index=index, query={"match": {"description": q}}, size=10)
             dt = time.perf_counter() - t0
             assert len(r["hits"]["hits"]) > 0, q
             print("%.3f" % (dt * 1000))
@@ -83,27 +83,33 @@ elif mode == "sqlsearch":
             print("SELECT jsonb_array_length(search_engine.search('%s', $q$%s$q$)->'hits'->'hits') > 0;"
                   % (index, body))
 elif mode == "reject":
+    # one process per client, as separate shippers are (threads of one
+    # Python process would share its interpreter lock and send less)
+    import multiprocessing
+
     url, index, path, clients, batch = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
     parts = shares(path, clients)
-    sent = [0] * clients
-    failed = [0] * clients
 
-    def run(k):
+    def run(k, res):
         es = Elasticsearch([url], timeout=300)
+        sent = failed = 0
         for ok, item in helpers.streaming_bulk(es, actions(index, parts[k]), chunk_size=batch,
                                                max_retries=1000, initial_backoff=0.01,
                                                max_backoff=0.2, raise_on_error=False):
-            sent[k] += 1
+            sent += 1
             if not ok:
-                failed[k] += 1
+                failed += 1
+        res.put((sent, failed))
 
-    ths = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
+    res = multiprocessing.Queue()
+    procs = [multiprocessing.Process(target=run, args=(k, res)) for k in range(clients)]
     t0 = time.time()
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
-    print("%.3f %d %d" % (time.time() - t0, sum(sent), sum(failed)))
+    for p in procs:
+        p.start()
+    got = [res.get() for _ in procs]
+    for p in procs:
+        p.join()
+    print("%.3f %d %d" % (time.time() - t0, sum(g[0] for g in got), sum(g[1] for g in got)))
 elif mode == "sqlfiles":
     index, path, clients, batch, out, retries = (sys.argv[2], sys.argv[3], int(sys.argv[4]),
                                                  int(sys.argv[5]), sys.argv[6], int(sys.argv[7]))
