@@ -78,6 +78,10 @@ WITH b AS (
          (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/cs-2020.01.01?h=store.size&format=json')) AS human
 )
 SELECT b > 0 AS bytes_nonzero, kb = b / 1024 AS kb_floor, human ~ '^[0-9.]+(b|kb|mb|gb)$' AS human_ok FROM b;
+-- s= sorts by any column, numbers as numbers; an unknown key is a 400
+SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=index&s=docs.count:desc,index&format=json');
+SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=index,docs.count&s=docs.count,index:desc&format=json');
+SELECT status, body->'error' AS error FROM search_engine.request('GET', '/_cat/indices?s=nope');
 SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?bytes=furlongs');
 SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?format=yaml');
 

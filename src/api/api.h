@@ -310,6 +310,7 @@ typedef struct SeCatParams
 	const char *h;
 	bool		full_id;
 	const char *bytes;			/* ?bytes= unit, NULL = human-readable */
+	const char *s;				/* ?s= sort keys, NULL = the table's order */
 } SeCatParams;
 extern bool se_cat_bytes_unit_valid(const char *unit);
 extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);

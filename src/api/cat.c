@@ -877,15 +877,117 @@ cat_select(CatTable *t, const char *h)
 	t->ncols = npick;
 }
 
+/* The sort keys of ?s= (column index, descending), for cat_row_cmp */
+typedef struct CatSortKey
+{
+	int			col;
+	bool		desc;
+} CatSortKey;
+
+static CatSortKey *cat_sort_keys;
+static int	cat_nsort_keys;
+
+/*
+ * Two rows in ?s= order: per key, numbers as numbers (both cells parse
+ * whole as one), other cells as strings, an empty cell first.  Human
+ * sizes ("1.2kb") compare as strings: sort with bytes=b for their order.
+ * list_sort's comparator takes no argument, hence the keys in statics.
+ */
+static int
+cat_row_cmp(const ListCell *a, const ListCell *b)
+{
+	char	  **ra = lfirst(a);
+	char	  **rb = lfirst(b);
+	int			k;
+
+	for (k = 0; k < cat_nsort_keys; k++)
+	{
+		const char *x = ra[cat_sort_keys[k].col];
+		const char *y = rb[cat_sort_keys[k].col];
+		char	   *ex,
+				   *ey;
+		double		dx,
+					dy;
+		int			c;
+
+		if (x == NULL || y == NULL)
+			c = (x != NULL) - (y != NULL);
+		else
+		{
+			dx = strtod(x, &ex);
+			dy = strtod(y, &ey);
+			if (*x && *y && *ex == '\0' && *ey == '\0')
+				c = (dx > dy) - (dx < dy);
+			else
+				c = strcmp(x, y);
+		}
+		if (c != 0)
+			return cat_sort_keys[k].desc ? -c : c;
+	}
+	return 0;
+}
+
+/*
+ * ?s=col[:asc|:desc],...: sort the rows by any of the table's columns
+ * (shown or not), as ES's _cat does; an unknown column is ES's 400.
+ */
+static bool
+cat_sort(CatTable *t, const char *s, SeError *err)
+{
+	char	   *copy;
+	char	   *save = NULL;
+	char	   *tok;
+	int			n = 0;
+
+	if (s == NULL || t->rows == NIL)
+		return true;
+	copy = pstrdup(s);
+	cat_sort_keys = palloc(sizeof(CatSortKey) * (strlen(s) / 2 + 1));
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		char	   *colon = strchr(tok, ':');
+		int			i;
+
+		cat_sort_keys[n].desc = false;
+		if (colon)
+		{
+			*colon = '\0';
+			if (strcmp(colon + 1, "desc") == 0)
+				cat_sort_keys[n].desc = true;
+			else if (strcmp(colon + 1, "asc") != 0)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Unsupported sort order [%s] for column [%s]", colon + 1, tok);
+				return false;
+			}
+		}
+		for (i = 0; i < t->ncols; i++)
+			if (strcmp(t->cols[i], tok) == 0)
+				break;
+		if (i == t->ncols)
+		{
+			se_error_set(err, 400, "unsupported_operation_exception",
+						 "Unable to sort by unknown sort key `%s`", tok);
+			return false;
+		}
+		cat_sort_keys[n++].col = i;
+	}
+	cat_nsort_keys = n;
+	list_sort(t->rows, cat_row_cmp);
+	return true;
+}
+
 /* ES _cat output: aligned text (header with v) or a JSON array of objects. */
-static void
-cat_format(CatTable *t, const SeCatParams *p, SeResponse *r)
+static bool
+cat_format(CatTable *t, const SeCatParams *p, SeResponse *r, SeError *err)
 {
 	StringInfo	out = &r->body;
 	bool		header = p->v;
 	ListCell   *lc;
 	int			i;
 
+	if (!cat_sort(t, p->s, err))
+		return false;
 	cat_select(t, p->h);
 	r->is_text = !p->json;
 	if (p->json)
@@ -915,7 +1017,7 @@ cat_format(CatTable *t, const SeCatParams *p, SeResponse *r)
 			appendStringInfoChar(out, '}');
 		}
 		appendStringInfoChar(out, ']');
-		return;
+		return true;
 	}
 	{
 		int		   *w = palloc0(sizeof(int) * Max(t->ncols, 1));
@@ -944,6 +1046,7 @@ cat_format(CatTable *t, const SeCatParams *p, SeResponse *r)
 								 i + 1 < t->ncols ? " " : "\n");
 		}
 	}
+	return true;
 }
 
 bool
@@ -954,8 +1057,7 @@ se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError
 	se_require_started();
 	if (!collect_indices(expr, &t, false, err))
 		return false;
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 bool
@@ -965,8 +1067,7 @@ se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err)
 
 	se_require_started();
 	collect_thread_pool(&t);
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 bool
@@ -977,8 +1078,7 @@ se_op_cat_shards(const char *expr, const SeCatParams *p, SeResponse *r, SeError 
 	se_require_started();
 	if (!collect_shards(expr, &t, false, err))
 		return false;
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 bool
@@ -989,8 +1089,7 @@ se_op_cat_segments(const char *expr, const SeCatParams *p, SeResponse *r, SeErro
 	se_require_started();
 	if (!collect_segments(expr, &t, err))
 		return false;
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 bool
@@ -1002,8 +1101,7 @@ se_op_cat_nodes(const SeCatParams *p, SeResponse *r, SeError *err)
 	se_require_started();
 	se_cluster_view(v);
 	collect_nodes(&t, v, p->full_id);
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 bool
@@ -1016,8 +1114,7 @@ se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err)
 	se_cluster_view(v);
 	if (!collect_allocation(&t, v, false, err))
 		return false;
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 bool
@@ -1030,8 +1127,7 @@ se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
 	se_cluster_view(v);
 	if (!collect_master(&t, v, err))
 		return false;
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 /*
@@ -1081,8 +1177,7 @@ se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err)
 	t.ncols = lengthof(cols);
 	t.cols = cols;
 	t.rows = list_make1(row);
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 /* ---------- SQL views ---------- */
@@ -1360,8 +1455,7 @@ se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeErro
 	se_require_started();
 	if (!collect_recovery(expr, &t, false, err))
 		return false;
-	cat_format(&t, p, r);
-	return true;
+	return cat_format(&t, p, r, err);
 }
 
 PG_FUNCTION_INFO_V1(se_sql_cat_recovery);

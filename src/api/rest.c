@@ -719,6 +719,7 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 	p.h = param(rq, "h");
 	p.full_id = param_bool(rq, "full_id");
 	p.bytes = param(rq, "bytes");
+	p.s = param(rq, "s");
 	if (p.bytes && !se_cat_bytes_unit_valid(p.bytes))
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
