@@ -186,6 +186,8 @@ static void
 add_common_headers(struct MHD_Response *resp, const HttpReq *req, bool text)
 {
 	MHD_add_response_header(resp, "X-Elastic-Product", "Elasticsearch");
+	if (req && req->opaque_id)
+		MHD_add_response_header(resp, "X-Opaque-Id", req->opaque_id);
 	if (text)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=UTF-8");
 	else if (req && req->compat_version)
@@ -392,6 +394,7 @@ req_free(HttpReq *req)
 	free(req->uri);
 	free(req->method);
 	free(req->auth);
+	free(req->opaque_id);
 	free(req->body);
 	if (req->response)
 		MHD_destroy_response(req->response);
@@ -486,6 +489,9 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (v)
 		req->auth = strdup(v);
+	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "X-Opaque-Id");
+	if (v)
+		req->opaque_id = strdup(v);
 	req->accept_gzip = accepts_gzip(MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
 																MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	ca = compat_version(MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));

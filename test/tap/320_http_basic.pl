@@ -29,6 +29,8 @@ like($b, qr/"cluster_name"/, 'GET / names the cluster');
 like($b, qr/"number":"8\./, 'GET / reports an 8.x version');
 like($h, qr/^X-Elastic-Product: Elasticsearch\r?$/mi, 'X-Elastic-Product header');
 like($h, qr{^Content-Type: application/json\r?$}mi, 'application/json');
+($st, $h, $b) = curl("-H 'X-Opaque-Id: trace-42' $base/");
+like($h, qr/^X-Opaque-Id: trace-42\r?$/mi, 'X-Opaque-Id echoed, as ES does');
 
 # the same answers as request()
 ($st, $h, $b) = curl("$base/nosuchindex/_search");
