@@ -757,6 +757,8 @@ run_request(HttpReq *req)
 		else
 			req->response = make_response(req, r.body.data, r.body.len, r.is_text);
 		req->status = r.status;
+		if (r.allow && req->response)
+			MHD_add_response_header(req->response, "Allow", r.allow);
 		if (challenge && req->response)
 			MHD_add_response_header(req->response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 									"Basic realm=\"security\" charset=\"UTF-8\"");
