@@ -133,7 +133,7 @@ $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\nsea
 $node->reload;
 usleep(500_000);
 my @kids;
-for my $i (1 .. 4)
+for my $i (1 .. 6)
 {
 	my $pid = fork();
 	if ($pid == 0)
@@ -147,11 +147,11 @@ for my $i (1 .. 4)
 	push @kids, $pid;
 }
 waitpid($_, 0) for @kids;
-my @codes = map { my $c = slurp_file("$dir/inflight$_.code"); $c } 1 .. 4;
+my @codes = map { my $c = slurp_file("$dir/inflight$_.code"); $c } 1 .. 6;
 note("in-flight statuses: @codes");
 ok((grep { $_ eq '429' } @codes) > 0, 'requests past http_max_in_flight: 429');
 ok((grep { $_ eq '200' } @codes) > 0, 'the others are served');
-my ($rejected) = grep { -s "$dir/inflight$_.out" && slurp_file("$dir/inflight$_.out") =~ /es_rejected_execution_exception/ } 1 .. 4;
+my ($rejected) = grep { -s "$dir/inflight$_.out" && slurp_file("$dir/inflight$_.out") =~ /es_rejected_execution_exception/ } 1 .. 6;
 ok($rejected, 'a 429 carries es_rejected_execution_exception');
 
 # an ERROR inside a request (cancelled mid-bulk): ES's error body, worker lives
