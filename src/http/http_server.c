@@ -296,6 +296,9 @@ answer_now(struct MHD_Connection *mc, HttpReq *req, int status, const char *type
 
 	if (resp == NULL)
 		return MHD_NO;
+	/* a connection past the limit is closed, not kept to be refused again */
+	if (req->conn && req->conn->over_limit)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(mc, status, resp);
 	MHD_destroy_response(resp);
 	req->answered = true;
@@ -375,6 +378,11 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *mc)
 	if (req == NULL)
 		return NULL;
 	req->uri = strdup(uri ? uri : "/");
+	if (req->uri == NULL)
+	{
+		free(req);
+		return NULL;			/* the access handler refuses it */
+	}
 	req->conn = c;
 	ninflight++;
 	if (c)
@@ -486,6 +494,11 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 				cc;
 
 	req->method = strdup(method);
+	if (req->method == NULL)
+	{
+		*ret = MHD_NO;
+		return false;
+	}
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (v)
 		req->auth = strdup(v);

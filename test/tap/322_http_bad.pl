@@ -120,6 +120,7 @@ usleep(300_000);
 ($st, $h, $b) = curl("$base/");
 is($st, 429, 'a connection past http_max_connections: 429');
 like($b, qr/"type":"es_rejected_execution_exception"/, 'with es_rejected_execution_exception');
+like($h, qr/^Connection: close\r?$/mi, 'and that connection is closed');
 close $_ for @hold;
 usleep(300_000);
 ok(alive(), 'served again once connections closed');
