@@ -39,6 +39,7 @@ typedef struct HttpReq
 	char	   *body;
 	size_t		len;
 	size_t		cap;
+	size_t		held;			/* bytes allocated, counted in held_bytes */
 	bool		inflating;
 	bool		inflated;		/* the gzip stream ended */
 	z_stream	zs;

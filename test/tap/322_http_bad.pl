@@ -155,6 +155,33 @@ ok((grep { $_ eq '200' } @codes) > 0, 'the others are served');
 my ($rejected) = grep { -s "$dir/inflight$_.out" && slurp_file("$dir/inflight$_.out") =~ /es_rejected_execution_exception/ } 1 .. 6;
 ok($rejected, 'a 429 carries es_rejected_execution_exception');
 
+# http_max_in_flight_bytes: room for one body of f.ndjson (~330 kB), not two
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 128\nsearch_engine.http_max_in_flight_bytes = '500kB'\n");
+$node->reload;
+usleep(500_000);
+@kids = ();
+for my $i (1 .. 6)
+{
+	my $pid = fork();
+	if ($pid == 0)
+	{
+		my $code = `curl -s -o $dir/bytes$i.out -w '%{http_code}' --max-time 60 -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/f.ndjson '$base/_bulk?refresh=true'`;
+		open(my $o, '>', "$dir/bytes$i.code");
+		print $o $code;
+		close $o;
+		POSIX::_exit(0);
+	}
+	push @kids, $pid;
+}
+waitpid($_, 0) for @kids;
+@codes = map { slurp_file("$dir/bytes$_.code") } 1 .. 6;
+note("in-flight bytes statuses: @codes");
+ok((grep { $_ eq '429' } @codes) > 0, 'bodies past http_max_in_flight_bytes: 429');
+ok((grep { $_ eq '200' } @codes) > 0, 'the others are served');
+($rejected) = grep { -s "$dir/bytes$_.out" && slurp_file("$dir/bytes$_.out") =~ /circuit_breaking_exception/ } 1 .. 6;
+ok($rejected, 'as ES\'s in_flight_requests breaker: circuit_breaking_exception');
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight_bytes = '512MB'\n");
+
 # an ERROR inside a request (cancelled mid-bulk): ES's error body, worker lives
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 128\n");
 $node->reload;
