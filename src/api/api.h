@@ -28,6 +28,7 @@ typedef struct SeResponse
 	StringInfoData body;		/* JSON (or text for _cat without format) */
 	bool		is_text;		/* body is plain text, not JSON */
 	Jsonb	   *jsonb;			/* or the body built as jsonb directly */
+	char	   *allow;			/* ES's Allow header (405, OPTIONS), or NULL */
 } SeResponse;
 
 typedef enum SeRefresh

@@ -24,6 +24,7 @@ se_response_init(SeResponse *r)
 	r->status = 200;
 	r->is_text = false;
 	r->jsonb = NULL;
+	r->allow = NULL;
 	initStringInfo(&r->body);
 }
 

@@ -1172,6 +1172,18 @@ route(RestReq *rq, const char *uri, SeResponse *r, SeError *err)
 			return run_route(&routes[i], rq, r, err);
 		allowed |= routes[i].methods;
 	}
+	if (allowed != 0)
+	{
+		StringInfoData a;
+		int			m;
+
+		/* the HTTP server sends it as ES's Allow header */
+		initStringInfo(&a);
+		for (m = 0; m < M_UNKNOWN; m++)
+			if (allowed & (1 << m))
+				appendStringInfo(&a, "%s%s", a.len ? "," : "", method_names[m]);
+		r->allow = a.data;
+	}
 	if (rq->method == M_OPTIONS)
 		r->status = 200;
 	else if (allowed != 0 || rq->method == M_UNKNOWN)

@@ -18,6 +18,7 @@ extern int	se_http_workers;
 extern int	se_http_max_content_length;
 extern int	se_http_max_connections;
 extern int	se_http_max_in_flight;
+extern int	se_http_max_in_flight_bytes;
 extern int	se_http_idle_timeout;
 extern int	se_http_request_timeout;
 extern char *se_http_anonymous_role;

@@ -30,6 +30,7 @@ typedef struct HttpReq
 	char	   *uri;			/* raw: path and query string, %-encoded */
 	char	   *method;
 	char	   *auth;			/* Authorization header, or NULL */
+	char	   *opaque_id;		/* X-Opaque-Id, echoed as ES does, or NULL */
 	char		addr[NI_MAXHOST];	/* the client's address */
 	bool		started;		/* headers read */
 	bool		accept_gzip;
@@ -38,6 +39,7 @@ typedef struct HttpReq
 	char	   *body;
 	size_t		len;
 	size_t		cap;
+	size_t		held;			/* bytes allocated, counted in held_bytes */
 	bool		inflating;
 	bool		inflated;		/* the gzip stream ended */
 	z_stream	zs;

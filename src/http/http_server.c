@@ -61,6 +61,7 @@ char	   *se_http_ssl_cert_file = NULL;
 char	   *se_http_ssl_key_file = NULL;
 bool		se_http_compression = true;
 int			se_http_auth_failure_limit = 5;
+int			se_http_max_in_flight_bytes = 512 * 1024;	/* kB */
 
 #define MAX_DAEMONS 16
 /* MHD's per-connection pool: request line and headers must fit (ES: 16kb) */
@@ -96,6 +97,8 @@ static HttpReq *queue_head = NULL;
 static HttpReq *queue_tail = NULL;
 /* requests begun (request line in) and not yet answered: bodies in memory */
 static int	ninflight = 0;
+/* bytes allocated for their bodies */
+static size_t held_bytes = 0;
 static Oid	worker_user = InvalidOid;
 static MemoryContext request_cxt = NULL;
 
@@ -137,6 +140,11 @@ se_http_guc_define(void)
 							NULL,
 							&se_http_max_content_length, 100 * 1024 * 1024, 1024, MaxAllocSize,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+	DefineCustomIntVariable("search_engine.http_max_in_flight_bytes",
+							"Bytes of request bodies an HTTP worker holds for requests in flight; past it 429 (ES's in_flight_requests breaker).",
+							NULL,
+							&se_http_max_in_flight_bytes, 512 * 1024, 64, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("search_engine.http_max_in_flight",
 							"HTTP requests received and not yet answered per HTTP worker; past it 429.",
 							NULL,
@@ -186,6 +194,8 @@ static void
 add_common_headers(struct MHD_Response *resp, const HttpReq *req, bool text)
 {
 	MHD_add_response_header(resp, "X-Elastic-Product", "Elasticsearch");
+	if (req && req->opaque_id)
+		MHD_add_response_header(resp, "X-Opaque-Id", req->opaque_id);
 	if (text)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=UTF-8");
 	else if (req && req->compat_version)
@@ -294,6 +304,9 @@ answer_now(struct MHD_Connection *mc, HttpReq *req, int status, const char *type
 
 	if (resp == NULL)
 		return MHD_NO;
+	/* a connection past the limit is closed, not kept to be refused again */
+	if (req->conn && req->conn->over_limit)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(mc, status, resp);
 	MHD_destroy_response(resp);
 	req->answered = true;
@@ -373,6 +386,11 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *mc)
 	if (req == NULL)
 		return NULL;
 	req->uri = strdup(uri ? uri : "/");
+	if (req->uri == NULL)
+	{
+		free(req);
+		return NULL;			/* the access handler refuses it */
+	}
 	req->conn = c;
 	ninflight++;
 	if (c)
@@ -385,6 +403,22 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *mc)
 }
 
 static void
+body_release(HttpReq *req)
+{
+	free(req->body);
+	held_bytes -= req->held;
+	req->body = NULL;
+	req->held = 0;
+	req->len = req->cap = 0;
+}
+
+static size_t
+in_flight_limit(void)
+{
+	return (size_t) se_http_max_in_flight_bytes * 1024;
+}
+
+static void
 req_free(HttpReq *req)
 {
 	if (req->inflating)
@@ -392,7 +426,8 @@ req_free(HttpReq *req)
 	free(req->uri);
 	free(req->method);
 	free(req->auth);
-	free(req->body);
+	free(req->opaque_id);
+	body_release(req);
 	if (req->response)
 		MHD_destroy_response(req->response);
 	free(req);
@@ -473,7 +508,37 @@ accepts_gzip(const char *ae)
 	return false;
 }
 
-/* Read the headers on the first call; false (answered) if refused. */
+/*
+ * Refuse a request when its headers are read.  With a body coming and no
+ * "Expect: 100-continue", answering at once would close the connection
+ * while the client still sends, and the reset can destroy the answer: the
+ * body is read and dropped instead, and the refusal answered at its end.
+ * Always false (the caller stops reading headers).
+ */
+static bool
+refuse(struct MHD_Connection *mc, HttpReq *req, int status, const char *type,
+	   const char *reason, enum MHD_Result *ret)
+{
+	const char *expect = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+	const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+												 MHD_HTTP_HEADER_CONTENT_LENGTH);
+	bool		body_follows = (cl && strtoull(cl, NULL, 10) > 0) ||
+		MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+									MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+
+	if (!body_follows || (expect && strcasestr(expect, "100-continue")))
+	{
+		*ret = answer_now(mc, req, status, type, reason);
+		return false;
+	}
+	req->fail_status = status;
+	req->fail_type = type;
+	req->fail_reason = reason;
+	*ret = MHD_YES;
+	return false;
+}
+
+/* Read the headers on the first call; false if refused (see refuse). */
 static bool
 read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 			 enum MHD_Result *ret)
@@ -483,9 +548,17 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 				cc;
 
 	req->method = strdup(method);
+	if (req->method == NULL)
+	{
+		*ret = MHD_NO;
+		return false;
+	}
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (v)
 		req->auth = strdup(v);
+	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "X-Opaque-Id");
+	if (v)
+		req->opaque_id = strdup(v);
 	req->accept_gzip = accepts_gzip(MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
 																MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	ca = compat_version(MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
@@ -493,16 +566,14 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 													MHD_HTTP_HEADER_CONTENT_TYPE));
 	if (ca < 0 || cc < 0 || (ca > 0 && cc > 0 && ca != cc))
 	{
-		*ret = answer_now(mc, req, 400, "media_type_header_exception",
-						  "Invalid media-type value on headers [Accept, Content-Type]: compatible-with must be 7 or 8, the same on both");
-		return false;
+		return refuse(mc, req, 400, "media_type_header_exception",
+						  "Invalid media-type value on headers [Accept, Content-Type]: compatible-with must be 7 or 8, the same on both", ret);
 	}
 	req->compat_version = ca ? ca : cc;
 	if (req->conn && req->conn->over_limit)
 	{
-		*ret = answer_now(mc, req, 429, "es_rejected_execution_exception",
-						  "rejected execution of http request: this HTTP worker has search_engine.http_max_connections connections open");
-		return false;
+		return refuse(mc, req, 429, "es_rejected_execution_exception",
+						  "rejected execution of http request: this HTTP worker has search_engine.http_max_connections connections open", ret);
 	}
 	/*
 	 * A single thread answers one request at a time, so what is bounded is
@@ -511,21 +582,24 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	 */
 	if (ninflight > se_http_max_in_flight)
 	{
-		*ret = answer_now(mc, req, 429, "es_rejected_execution_exception",
-						  "rejected execution of http request: this HTTP worker has search_engine.http_max_in_flight requests in flight");
-		return false;
+		return refuse(mc, req, 429, "es_rejected_execution_exception",
+						  "rejected execution of http request: this HTTP worker has search_engine.http_max_in_flight requests in flight", ret);
 	}
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (v && strtoull(v, NULL, 10) > (unsigned long long) se_http_max_content_length)
 	{
-		*ret = answer_now(mc, req, 413, "content_too_long_exception",
-						  "request body is larger than search_engine.http_max_content_length");
-		return false;
+		return refuse(mc, req, 413, "content_too_long_exception",
+						  "request body is larger than search_engine.http_max_content_length", ret);
 	}
 	if (v && strtoull(v, NULL, 10) > 0)
 	{
 		/* the one copy of the body: sized once when its length is known */
 		req->cap = strtoull(v, NULL, 10);
+		if (held_bytes + req->cap > in_flight_limit())
+		{
+			return refuse(mc, req, 429, "circuit_breaking_exception",
+							  "[in_flight_requests] Data too large: the bodies of this HTTP worker's requests in flight would pass search_engine.http_max_in_flight_bytes", ret);
+		}
 	}
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
 	if (v && (pg_strcasecmp(v, "gzip") == 0 || pg_strcasecmp(v, "deflate") == 0 ||
@@ -542,21 +616,24 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	}
 	else if (v && pg_strcasecmp(v, "identity") != 0)
 	{
-		*ret = answer_now(mc, req, 415, "illegal_argument_exception",
-						  "unsupported Content-Encoding: gzip, deflate and identity are supported");
-		return false;
+		return refuse(mc, req, 415, "illegal_argument_exception",
+						  "unsupported Content-Encoding: gzip, deflate and identity are supported", ret);
 	}
 	return true;
 }
 
-/* Make room for n more body bytes; false past the limit or out of memory */
-static bool
+/* Why a body cannot grow */
+#define BODY_TOO_LONG "too_long"	/* past http_max_content_length: 413 */
+#define BODY_NO_ROOM "no_room"		/* past http_max_in_flight_bytes: 429 */
+
+/* Make room for n more body bytes: NULL, or why not */
+static const char *
 body_reserve(HttpReq *req, size_t n)
 {
 	size_t		want = req->len + n;
 
 	if (want > (size_t) se_http_max_content_length)
-		return false;
+		return BODY_TOO_LONG;
 	if (want > req->cap || req->body == NULL)
 	{
 		size_t		cap = Max(Max(req->cap, want), 8192);
@@ -565,23 +642,29 @@ body_reserve(HttpReq *req, size_t n)
 		if (req->body != NULL && cap < (size_t) se_http_max_content_length / 2)
 			cap = Max(cap, req->cap * 2);
 		cap = Min(cap, (size_t) se_http_max_content_length);
+		if (held_bytes - req->held + cap + 1 > in_flight_limit())
+			return BODY_NO_ROOM;
 		b = realloc(req->body, cap + 1);
 		if (b == NULL)
-			return false;
+			return BODY_NO_ROOM;
 		req->body = b;
 		req->cap = cap;
+		held_bytes += cap + 1 - req->held;
+		req->held = cap + 1;
 	}
-	return true;
+	return NULL;
 }
 
 /* Append a piece of upload data (gunzipped if so encoded). */
 static const char *
 body_append(HttpReq *req, const char *data, size_t size)
 {
+	const char *why;
+
 	if (!req->inflating)
 	{
-		if (!body_reserve(req, size))
-			return "too_long";
+		if ((why = body_reserve(req, size)) != NULL)
+			return why;
 		memcpy(req->body + req->len, data, size);
 		req->len += size;
 		return NULL;
@@ -594,9 +677,9 @@ body_append(HttpReq *req, const char *data, size_t size)
 
 		if (req->inflated)
 			return "trailing data after the gzip stream";
-		if (!body_reserve(req, Max(size * 4, 16384)) &&
-			!body_reserve(req, 1))
-			return "too_long";
+		if (body_reserve(req, Max(size * 4, 16384)) != NULL &&
+			(why = body_reserve(req, 1)) != NULL)
+			return why;
 		req->zs.next_out = (Bytef *) req->body + req->len;
 		req->zs.avail_out = req->cap - req->len;
 		rc = inflate(&req->zs, Z_NO_FLUSH);
@@ -655,11 +738,17 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 			body_append(req, upload_data, *upload_data_size);
 
 		*upload_data_size = 0;
-		if (bad && strcmp(bad, "too_long") == 0)
+		if (bad && strcmp(bad, BODY_TOO_LONG) == 0)
 		{
 			req->fail_status = 413;
 			req->fail_type = "content_too_long_exception";
 			req->fail_reason = "request body is larger than search_engine.http_max_content_length";
+		}
+		else if (bad && strcmp(bad, BODY_NO_ROOM) == 0)
+		{
+			req->fail_status = 429;
+			req->fail_type = "circuit_breaking_exception";
+			req->fail_reason = "[in_flight_requests] Data too large: the bodies of this HTTP worker's requests in flight would pass search_engine.http_max_in_flight_bytes";
 		}
 		else if (bad)
 		{
@@ -668,11 +757,7 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 			req->fail_reason = "invalid gzip request body (Content-Encoding: gzip)";
 		}
 		if (bad)
-		{
-			free(req->body);
-			req->body = NULL;
-			req->len = req->cap = 0;
-		}
+			body_release(req);
 		return MHD_YES;
 	}
 	/* the whole request is in */
@@ -751,6 +836,8 @@ run_request(HttpReq *req)
 		else
 			req->response = make_response(req, r.body.data, r.body.len, r.is_text);
 		req->status = r.status;
+		if (r.allow && req->response)
+			MHD_add_response_header(req->response, "Allow", r.allow);
 		if (challenge && req->response)
 			MHD_add_response_header(req->response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 									"Basic realm=\"security\" charset=\"UTF-8\"");
@@ -804,6 +891,7 @@ run_queue(void)
 		if (queue_head == NULL)
 			queue_tail = NULL;
 		run_request(req);
+		body_release(req);		/* answered: its memory goes back now */
 		MHD_resume_connection(req->mc);
 		n++;
 		CHECK_FOR_INTERRUPTS();

@@ -29,6 +29,8 @@ like($b, qr/"cluster_name"/, 'GET / names the cluster');
 like($b, qr/"number":"8\./, 'GET / reports an 8.x version');
 like($h, qr/^X-Elastic-Product: Elasticsearch\r?$/mi, 'X-Elastic-Product header');
 like($h, qr{^Content-Type: application/json\r?$}mi, 'application/json');
+($st, $h, $b) = curl("-H 'X-Opaque-Id: trace-42' $base/");
+like($h, qr/^X-Opaque-Id: trace-42\r?$/mi, 'X-Opaque-Id echoed, as ES does');
 
 # the same answers as request()
 ($st, $h, $b) = curl("$base/nosuchindex/_search");
@@ -38,6 +40,12 @@ is($st, $sql, 'same status as request()');
 like($b, qr/"type":"index_not_found_exception"/, 'ES error body');
 ($st, $h, $b) = curl("-X PATCH $base/_search");
 is($st, 405, 'a method the route does not take: 405 from the router');
+($st, $h, $b) = curl("-X POST $base/");
+is($st, 405, 'POST /: 405');
+like($h, qr/^Allow: GET,HEAD\r?$/mi, 'with ES\'s Allow header');
+($st, $h, $b) = curl("-X OPTIONS $base/");
+is($st, 200, 'OPTIONS: 200');
+like($h, qr/^Allow: GET,HEAD\r?$/mi, 'OPTIONS lists the methods in Allow');
 
 # bulk then search
 my $bulk = join('', map { qq({"index":{"_index":"h","_id":"$_"}}\n{"n":$_,"t":"word$_ common"}\n) } 1 .. 200);

@@ -120,6 +120,7 @@ usleep(300_000);
 ($st, $h, $b) = curl("$base/");
 is($st, 429, 'a connection past http_max_connections: 429');
 like($b, qr/"type":"es_rejected_execution_exception"/, 'with es_rejected_execution_exception');
+like($h, qr/^Connection: close\r?$/mi, 'and that connection is closed');
 close $_ for @hold;
 usleep(300_000);
 ok(alive(), 'served again once connections closed');
@@ -132,27 +133,44 @@ close $fh;
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\nsearch_engine.http_max_connections = 64\n");
 $node->reload;
 usleep(500_000);
-my @kids;
-for my $i (1 .. 4)
+# six bulks of f.ndjson at once: (statuses, bodies)
+sub concurrent_bulks
 {
-	my $pid = fork();
-	if ($pid == 0)
+	my ($tag) = @_;
+	my @kids;
+	for my $i (1 .. 6)
 	{
-		my $code = `curl -s -o $dir/inflight$i.out -w '%{http_code}' --max-time 60 -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/f.ndjson '$base/_bulk?refresh=true'`;
-		open(my $o, '>', "$dir/inflight$i.code");
-		print $o $code;
-		close $o;
-		POSIX::_exit(0);
+		my $pid = fork();
+		if ($pid == 0)
+		{
+			my $code = `curl -s -o $dir/$tag$i.out -w '%{http_code}' --max-time 60 -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/f.ndjson '$base/_bulk?refresh=true'`;
+			open(my $o, '>', "$dir/$tag$i.code");
+			print $o $code;
+			close $o;
+			POSIX::_exit(0);
+		}
+		push @kids, $pid;
 	}
-	push @kids, $pid;
+	waitpid($_, 0) for @kids;
+	return ([ map { slurp_file("$dir/$tag$_.code") } 1 .. 6 ],
+		[ map { -s "$dir/$tag$_.out" ? slurp_file("$dir/$tag$_.out") : '' } 1 .. 6 ]);
 }
-waitpid($_, 0) for @kids;
-my @codes = map { my $c = slurp_file("$dir/inflight$_.code"); $c } 1 .. 4;
-note("in-flight statuses: @codes");
-ok((grep { $_ eq '429' } @codes) > 0, 'requests past http_max_in_flight: 429');
-ok((grep { $_ eq '200' } @codes) > 0, 'the others are served');
-my ($rejected) = grep { -s "$dir/inflight$_.out" && slurp_file("$dir/inflight$_.out") =~ /es_rejected_execution_exception/ } 1 .. 4;
-ok($rejected, 'a 429 carries es_rejected_execution_exception');
+my ($codes, $outs) = concurrent_bulks('inflight');
+note("in-flight statuses: @$codes");
+ok((grep { $_ eq '429' } @$codes) > 0, 'requests past http_max_in_flight: 429');
+ok((grep { $_ eq '200' } @$codes) > 0, 'the others are served');
+ok((grep { /es_rejected_execution_exception/ } @$outs) > 0, 'a 429 carries es_rejected_execution_exception');
+
+# http_max_in_flight_bytes: room for one body of f.ndjson (~320 kB), not two
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 128\nsearch_engine.http_max_in_flight_bytes = '500kB'\n");
+$node->reload;
+usleep(500_000);
+($codes, $outs) = concurrent_bulks('bytes');
+note("in-flight bytes statuses: @$codes");
+ok((grep { $_ eq '429' } @$codes) > 0, 'bodies past http_max_in_flight_bytes: 429');
+ok((grep { $_ eq '200' } @$codes) > 0, 'the others are served');
+ok((grep { /circuit_breaking_exception/ } @$outs) > 0, 'as ES\'s in_flight_requests breaker: circuit_breaking_exception');
+$node->append_conf('postgresql.conf', "search_engine.http_max_in_flight_bytes = '512MB'\n");
 
 # an ERROR inside a request (cancelled mid-bulk): ES's error body, worker lives
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 128\n");
