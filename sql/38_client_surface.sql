@@ -48,7 +48,10 @@ SELECT n.value->>'name' AS name, n.value ? 'host' AS host, n.value ? 'ip' AS ip,
        (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(n.value->'thread_pool'->'write') k) AS pool_fields,
        (n.value->'fs'->'total'->>'total_in_bytes')::bigint >= (n.value->'fs'->'total'->>'free_in_bytes')::bigint AS fs_ok,
        (n.value->'fs'->'total'->>'free_in_bytes')::bigint >= (n.value->'fs'->'total'->>'available_in_bytes')::bigint AS fs_free_ok,
-       jsonb_array_length(n.value->'fs'->'data') AS data_paths
+       jsonb_array_length(n.value->'fs'->'data') AS data_paths,
+       (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(n.value->'os'->'cpu'->'load_average') k) AS loads,
+       (n.value->'os'->'mem'->>'total_in_bytes')::bigint = (n.value->'os'->'mem'->>'free_in_bytes')::bigint
+         + (n.value->'os'->'mem'->>'used_in_bytes')::bigint AS mem_ok
   FROM search_engine.request('GET', '/_nodes/_local/stats') r, jsonb_each(r.body->'nodes') n;
 
 -- _cluster/health: the fields the exporter's health collector reads

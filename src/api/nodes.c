@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysinfo.h>
 
 #include "pgtime.h"
 #include "postmaster/postmaster.h"
@@ -84,6 +85,43 @@ fs_stats_json(StringInfo out)
 	appendStringInfo(out, "%s%s}]}", sizes[0] ? "," : "", sizes);
 }
 
+/*
+ * The machine as ES's os stats: load averages (getloadavg) and memory and
+ * swap (sysinfo: free is the kernel's free memory, as ES reports it).  No
+ * cpu.percent: it needs two samples of /proc/stat, which a request does
+ * not wait for.
+ */
+static void
+os_stats_json(StringInfo out)
+{
+	double		load[3];
+	struct sysinfo si;
+
+	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT, se_now_millis());
+	if (getloadavg(load, 3) == 3)
+		appendStringInfo(out, ",\"cpu\":{\"load_average\":{\"1m\":%.2f,\"5m\":%.2f,\"15m\":%.2f}}",
+						 load[0], load[1], load[2]);
+	if (sysinfo(&si) == 0)
+	{
+		int64		unit = si.mem_unit ? si.mem_unit : 1;
+		int64		total = (int64) si.totalram * unit;
+		int64		free = (int64) si.freeram * unit;
+		int64		swap_total = (int64) si.totalswap * unit;
+		int64		swap_free = (int64) si.freeswap * unit;
+
+		appendStringInfo(out, ",\"mem\":{\"total_in_bytes\":" INT64_FORMAT
+						 ",\"free_in_bytes\":" INT64_FORMAT ",\"used_in_bytes\":" INT64_FORMAT
+						 ",\"free_percent\":%d,\"used_percent\":%d}"
+						 ",\"swap\":{\"total_in_bytes\":" INT64_FORMAT
+						 ",\"free_in_bytes\":" INT64_FORMAT ",\"used_in_bytes\":" INT64_FORMAT "}",
+						 total, free, total - free,
+						 total > 0 ? (int) (100 * free / total) : 0,
+						 total > 0 ? (int) (100 - 100 * free / total) : 0,
+						 swap_total, swap_free, swap_total - swap_free);
+	}
+	appendStringInfoChar(out, '}');
+}
+
 /* Transport action "node_stats": this node's stats object. */
 static bool
 node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -101,6 +139,8 @@ node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *er
 	ars_stats_json(reply);
 	appendStringInfoString(reply, ",\"fs\":");
 	fs_stats_json(reply);
+	appendStringInfoString(reply, ",\"os\":");
+	os_stats_json(reply);
 	appendStringInfoChar(reply, '}');
 	return true;
 }
@@ -302,6 +342,8 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 	SeJson	  **stats;
 	int			i;
 	bool		first = true;
+	int			sec_no;
+	static const char *const sections[] = {"fs", "os"};
 
 	se_require_started();
 	se_cluster_view(v);
@@ -328,11 +370,15 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 		se_node_roles_json(m->roles, &r->body);
 		appendStringInfoString(&r->body, ",\"thread_pool\":");
 		se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
-		if (se_json_get(stats[i], "fs") != NULL)
+		for (sec_no = 0; sec_no < lengthof(sections); sec_no++)
 		{
-			/* a node of an older build answers without it */
-			appendStringInfoString(&r->body, ",\"fs\":");
-			se_json_write(&r->body, se_json_get(stats[i], "fs"));
+			const SeJson *sec = se_json_get(stats[i], sections[sec_no]);
+
+			/* a node of an older build answers without them */
+			if (sec == NULL)
+				continue;
+			appendStringInfo(&r->body, ",\"%s\":", sections[sec_no]);
+			se_json_write(&r->body, sec);
 		}
 		appendStringInfoString(&r->body, ",\"adaptive_selection\":{");
 		{

@@ -81,6 +81,10 @@ ok(defined metric($m, 'elasticsearch_filesystem_data_size_bytes', name => 'exp-n
 cmp_ok(metric($m, 'elasticsearch_filesystem_data_available_bytes', name => 'exp-node') // 0, '>', 0,
 	'data path available bytes');
 
+ok(defined metric($m, 'elasticsearch_os_load1', name => 'exp-node'), 'os load average reported');
+cmp_ok(metric($m, 'elasticsearch_os_mem_free_bytes', name => 'exp-node') // 0, '>', 0, 'os free memory');
+cmp_ok(metric($m, 'elasticsearch_os_mem_used_bytes', name => 'exp-node') // 0, '>', 0, 'os used memory');
+
 # another rejected bulk moves the counters in the next scrape
 $node->safe_psql('postgres', "SELECT search_engine.bulk(E'$bulk\\n', 'm')");
 my $before = $tp{write}{rejected};
