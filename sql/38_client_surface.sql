@@ -81,6 +81,11 @@ WITH b AS (
          (SELECT body->0->>'store.size' FROM search_engine.request('GET', '/_cat/indices/cs-2020.01.01?h=store.size&format=json')) AS human
 )
 SELECT b > 0 AS bytes_nonzero, kb = b / 1024 AS kb_floor, human ~ '^[0-9.]+(b|kb|mb|gb)$' AS human_ok FROM b;
+-- _cat/count: what _count counts, all indices or the named ones
+SELECT status, body->0->>'count' AS count, body->0->>'epoch' ~ '^\d+$' AS epoch_ok
+  FROM search_engine.request('GET', '/_cat/count/cs-*?format=json');
+SELECT (SELECT body->0->>'count' FROM search_engine.request('GET', '/_cat/count?format=json'))::bigint =
+       (SELECT body->>'count' FROM search_engine.request('GET', '/_count'))::bigint AS all_ok;
 -- s= sorts by any column, numbers as numbers; an unknown key is a 400
 SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=index&s=docs.count:desc,index&format=json');
 SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=index,docs.count&s=docs.count,index:desc&format=json');

@@ -323,6 +323,7 @@ extern bool se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);

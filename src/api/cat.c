@@ -1130,6 +1130,39 @@ se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
 	return cat_format(&t, p, r, err);
 }
 
+/* row[0..1]: now as _cat's epoch (seconds) and timestamp (HH:MM:SS, UTC) */
+static void
+cat_epoch_time(char **row)
+{
+	int64		now = se_now_millis();
+	pg_time_t	secs = (pg_time_t) (now / 1000);
+	struct pg_tm *tm = pg_gmtime(&secs);
+
+	row[0] = psprintf(INT64_FORMAT, now / 1000);
+	row[1] = psprintf("%02d:%02d:%02d", tm->tm_hour, tm->tm_min, tm->tm_sec);
+}
+
+/* _cat/count[/{index}]: the documents the indices hold, as _count counts */
+bool
+se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	static const char *cols[] = {"epoch", "timestamp", "count"};
+	CatTable	t = {.bytes_unit = p->bytes};
+	SeResponse	c;
+	int64		n = 0;
+	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
+
+	se_response_init(&c);
+	if (!se_op_count(expr ? expr : "_all", NULL, NULL, &n, &c, err))
+		return false;
+	cat_epoch_time(row);
+	row[2] = psprintf(INT64_FORMAT, n);
+	t.ncols = lengthof(cols);
+	t.cols = cols;
+	t.rows = list_make1(row);
+	return cat_format(&t, p, r, err);
+}
+
 /*
  * _cat/health: the cluster health (se_op_cluster_health's answer, not
  * waiting) as one row with ES's columns -- what rsyslog's omelasticsearch
@@ -1151,17 +1184,13 @@ se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err)
 	SeJsonParseOptions opts = {0};
 	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
 	const SeJson *pct;
-	int64		now = se_now_millis();
-	pg_time_t	secs = (pg_time_t) (now / 1000);
-	struct pg_tm *tm = pg_gmtime(&secs);
 	int			i;
 
 	se_response_init(&h);
 	if (!se_op_cluster_health(NULL, &w, 0, &h, err) ||
 		(health = se_json_parse(h.body.data, h.body.len, &opts, err)) == NULL)
 		return false;
-	row[0] = psprintf(INT64_FORMAT, now / 1000);
-	row[1] = psprintf("%02d:%02d:%02d", tm->tm_hour, tm->tm_min, tm->tm_sec);
+	cat_epoch_time(row);
 	for (i = 0; i < lengthof(fields); i++)
 	{
 		const SeJson *f = se_json_get(health, fields[i]);

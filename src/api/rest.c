@@ -741,6 +741,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_master(&p, r, err);
 	if (strcmp(what, "health") == 0)
 		return se_op_cat_health(&p, r, err);
+	if (strcmp(what, "count") == 0)
+		return se_op_cat_count(rq->index, &p, r, err);
 	if (strcmp(what, "recovery") == 0)
 		return se_op_cat_recovery(rq->index, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
@@ -989,6 +991,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/nodes", h_cat},
 	{GET, "/_cat/master", h_cat},
 	{GET, "/_cat/health", h_cat},
+	{GET, "/_cat/count", h_cat},
 	{GET, "/_cat/allocation", h_cat},
 	{GET, "/_cat/recovery", h_cat},
 	{GET, "/_cluster/health", h_cluster_health},
@@ -1008,6 +1011,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
 	{GET, "/_cat/recovery/{index}", h_cat},
+	{GET, "/_cat/count/{index}", h_cat},
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},
 	{GET, "/_cluster/state/{metric}", h_cluster_state},
