@@ -192,6 +192,22 @@ if ($kid == 0)
 	close $o;
 	POSIX::_exit(0);
 }
+# while it runs, a request queues behind it and its client goes away
+my $active = 0;
+for (1 .. 500)
+{
+	$active = $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'search_engine http' AND state = 'active' AND query LIKE 'POST /_bulk%'});
+	last if $active;
+	usleep(10_000);
+}
+my $gone_log = -s $node->logfile;
+my $gone = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or die;
+my $gone_body = qq({"index":{"_index":"gone","_id":"1"}}\n{"n":1}\n);
+print $gone "POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: "
+  . length($gone_body) . "\r\n\r\n$gone_body";
+close $gone;
+usleep(200_000);
 my $cancelled = 0;
 for (1 .. 200)
 {
@@ -208,6 +224,11 @@ note("cancelled bulk: $code $out");
 ok($code eq '400' && $out =~ /"type":"task_cancelled_exception"/ || $code eq '200',
 	'the cancelled request is answered with ES\'s error body (or finished first)');
 ok(alive(), 'the server answers after the ERROR');
+ok($active, 'the bulk was seen running when the other client came and went');
+($st, $h, $b) = curl("$base/gone/_count");
+is($st, 404, 'the request whose client left while it was queued never ran');
+like(slurp_file($node->logfile, $gone_log), qr{POST /_bulk from 127\.0\.0\.1 not run: the client closed the connection},
+	'and the server says so');
 # nothing above left a request counted in flight: with a limit of 1 a
 # leaked count would refuse every request
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\n");
