@@ -721,6 +721,8 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 		req->answered = true;
 		return ret;
 	}
+	if (req->ran)
+		return MHD_NO;			/* no answer could be made (out of memory): close */
 	if (!req->started)
 	{
 		req->started = true;
@@ -925,6 +927,7 @@ run_queue(void)
 		}
 		else
 			run_request(req);
+		req->ran = true;
 		body_release(req);		/* answered: its memory goes back now */
 		MHD_resume_connection(req->mc);
 		n++;
