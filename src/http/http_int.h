@@ -48,6 +48,7 @@ typedef struct HttpReq
 	const char *fail_type;
 	const char *fail_reason;
 	/* the answer */
+	bool		ran;			/* the main loop ran it (response set unless OOM) */
 	bool		answered;		/* queued to MHD */
 	int			status;
 	struct MHD_Response *response;

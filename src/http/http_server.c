@@ -721,6 +721,8 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 		req->answered = true;
 		return ret;
 	}
+	if (req->ran)
+		return MHD_NO;			/* no answer could be made (out of memory): close */
 	if (!req->started)
 	{
 		req->started = true;
@@ -877,6 +879,29 @@ run_request(HttpReq *req)
 	MemoryContextReset(request_cxt);
 }
 
+/*
+ * Has the client of a queued request closed its connection?  A suspended
+ * connection is not watched by MHD, so peek at the socket: EOF or an
+ * error means nobody waits for the answer.  A client that timed out on a
+ * busy worker and sent its request again elsewhere would otherwise have
+ * it run twice, and the wasted run delays everyone queued behind it.
+ * (Pending bytes, such as a pipelined next request, mean it is there.)
+ */
+static bool
+client_gone(HttpReq *req)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(req->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char		c;
+	ssize_t		n;
+
+	if (ci == NULL)
+		return false;
+	n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 ||
+		(n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /* Run the queued requests and resume their connections; how many ran */
 static int
 run_queue(void)
@@ -890,7 +915,19 @@ run_queue(void)
 		queue_head = req->next;
 		if (queue_head == NULL)
 			queue_tail = NULL;
-		run_request(req);
+		if (client_gone(req))
+		{
+			/* never run: the answer only lets MHD finish and close */
+			ereport(LOG,
+					(errmsg("search_engine http: %s %s from %s not run: the client closed the connection while it waited",
+							req->method, req->uri, req->addr)));
+			req->status = 400;
+			req->response = se_http_error_response(req, 400, "task_cancelled_exception",
+												   "the client closed the connection before the request ran");
+		}
+		else
+			run_request(req);
+		req->ran = true;
 		body_release(req);		/* answered: its memory goes back now */
 		MHD_resume_connection(req->mc);
 		n++;

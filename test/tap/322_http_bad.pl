@@ -133,39 +133,60 @@ close $fh;
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\nsearch_engine.http_max_connections = 64\n");
 $node->reload;
 usleep(500_000);
-# six bulks of f.ndjson at once: (statuses, bodies)
-sub concurrent_bulks
+# A burst on one worker: six bulks written at once, round robin on six
+# connections that never block, so the worker reads their request lines
+# and first pieces together while it receives the first one's body.  The
+# first is f.ndjson (~320 kB), the others $other_kb kB each.  Returns
+# (statuses, bodies).
+sub burst
 {
-	my ($tag) = @_;
-	my @kids;
-	for my $i (1 .. 6)
+	my ($other_kb) = @_;
+	my $other = join('', map { '{"index":{"_index":"f","_id":"s' . $_ . '"}}' . "\n" . '{"n":' . $_ . ',"t":"' . ('x' x 1000) . '"}' . "\n" } 1 .. $other_kb);
+	my @req = map {
+		my $body = $_ == 0 ? slurp_file("$dir/f.ndjson") : $other;
+		"POST /_bulk?refresh=true HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+		  . "Content-Length: " . length($body) . "\r\n\r\n" . $body
+	} 0 .. 5;
+	my @socks = map { IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Blocking => 0) or die } 0 .. 5;
+	my @off = (0) x 6;
+	my @resp = ('') x 6;
+	my $done = sub {
+		my ($r) = @_;
+		return 0 unless $r =~ /^(.*?)\r\n\r\n/s;
+		my ($cl) = $1 =~ /^Content-Length: (\d+)/mi;
+		return length($r) >= length($1) + 4 + ($cl // 0);
+	};
+	my $end = time + 60;
+	while (time < $end && grep { !$done->($resp[$_]) } 0 .. 5)
 	{
-		my $pid = fork();
-		if ($pid == 0)
+		my $progress = 0;
+		for my $i (0 .. 5)
 		{
-			my $code = `curl -s -o $dir/$tag$i.out -w '%{http_code}' --max-time 60 -H 'Content-Type: application/x-ndjson' --data-binary \@$dir/f.ndjson '$base/_bulk?refresh=true'`;
-			open(my $o, '>', "$dir/$tag$i.code");
-			print $o $code;
-			close $o;
-			POSIX::_exit(0);
+			if ($off[$i] < length($req[$i]))
+			{
+				my $n = syswrite($socks[$i], $req[$i], 65536, $off[$i]);
+				if ($n) { $off[$i] += $n; $progress = 1; }
+			}
+			my $n = sysread($socks[$i], my $buf, 65536);
+			if ($n) { $resp[$i] .= $buf; $progress = 1; }
 		}
-		push @kids, $pid;
+		usleep(2000) unless $progress;
 	}
-	waitpid($_, 0) for @kids;
-	return ([ map { slurp_file("$dir/$tag$_.code") } 1 .. 6 ],
-		[ map { -s "$dir/$tag$_.out" ? slurp_file("$dir/$tag$_.out") : '' } 1 .. 6 ]);
+	close $_ for @socks;
+	return ([ map { /^HTTP\/1\.1 (\d+)/ ? $1 : 0 } @resp ], [ map { (split /\r\n\r\n/, $_, 2)[1] // '' } @resp ]);
 }
-my ($codes, $outs) = concurrent_bulks('inflight');
+my ($codes, $outs) = burst(4);
 note("in-flight statuses: @$codes");
 ok((grep { $_ eq '429' } @$codes) > 0, 'requests past http_max_in_flight: 429');
 ok((grep { $_ eq '200' } @$codes) > 0, 'the others are served');
 ok((grep { /es_rejected_execution_exception/ } @$outs) > 0, 'a 429 carries es_rejected_execution_exception');
 
-# http_max_in_flight_bytes: room for one body of f.ndjson (~320 kB), not two
+# http_max_in_flight_bytes 500 kB: room for the first body (~320 kB), not
+# for one of the others (~210 kB) beside it
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 128\nsearch_engine.http_max_in_flight_bytes = '500kB'\n");
 $node->reload;
 usleep(500_000);
-($codes, $outs) = concurrent_bulks('bytes');
+($codes, $outs) = burst(200);
 note("in-flight bytes statuses: @$codes");
 ok((grep { $_ eq '429' } @$codes) > 0, 'bodies past http_max_in_flight_bytes: 429');
 ok((grep { $_ eq '200' } @$codes) > 0, 'the others are served');
@@ -192,6 +213,22 @@ if ($kid == 0)
 	close $o;
 	POSIX::_exit(0);
 }
+# while it runs, a request queues behind it and its client goes away
+my $active = 0;
+for (1 .. 500)
+{
+	$active = $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'search_engine http' AND state = 'active' AND query LIKE 'POST /_bulk%'});
+	last if $active;
+	usleep(10_000);
+}
+my $gone_log = -s $node->logfile;
+my $gone = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or die;
+my $gone_body = qq({"index":{"_index":"gone","_id":"1"}}\n{"n":1}\n);
+print $gone "POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: "
+  . length($gone_body) . "\r\n\r\n$gone_body";
+close $gone;
+usleep(200_000);
 my $cancelled = 0;
 for (1 .. 200)
 {
@@ -208,6 +245,11 @@ note("cancelled bulk: $code $out");
 ok($code eq '400' && $out =~ /"type":"task_cancelled_exception"/ || $code eq '200',
 	'the cancelled request is answered with ES\'s error body (or finished first)');
 ok(alive(), 'the server answers after the ERROR');
+ok($active, 'the bulk was seen running when the other client came and went');
+($st, $h, $b) = curl("$base/gone/_count");
+is($st, 404, 'the request whose client left while it was queued never ran');
+like(slurp_file($node->logfile, $gone_log), qr{POST /_bulk from 127\.0\.0\.1 not run: the client closed the connection},
+	'and the server says so');
 # nothing above left a request counted in flight: with a limit of 1 a
 # leaked count would refuse every request
 $node->append_conf('postgresql.conf', "search_engine.http_max_in_flight = 1\n");
