@@ -17,7 +17,8 @@
 #   and synced, from a cold cache, on the same disk.  RUNS=n repeats part 1
 #   (and the ceiling) n times; PERF=1 records a perf profile of part 1's
 #   first run (both nodes, perf.data in CLUSTER_DIR); KEEP=1 reuses a
-#   cluster and index loaded by an earlier run (same REPEAT); SYNTH_MB=n
+#   cluster and index loaded by an earlier run (same REPEAT; flushed
+#   first); BENCH_REV=commit measures another build; SYNTH_MB=n
 #   loads n MB of synthetic 64 KB documents instead of the Debian corpus.
 #   bench/recovery_bench.sh    (REPEAT=18 (about 1 GB) GONE=30 THROTTLE=40mb RUNS=3 CLUSTER_DIR=...)
 set -euo pipefail
@@ -83,6 +84,10 @@ CORPUS=$CLUSTER_DIR/corpus
 mkdir -p "$CORPUS"
 if [ "$KEEP" = 1 ] && [ "$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.indices WHERE index = 'rbench'")" = 1 ]; then
   echo "== reusing the loaded index"
+  # as loaded: the copies recovered, what the last run's part 2 wrote
+  # flushed (no translog to replay), then no replica
+  wait_green
+  req POST /rbench/_flush | cut -c1-80
   req PUT /rbench/_settings '{"index":{"number_of_replicas":0}}' >/dev/null
   sleep 3
 else

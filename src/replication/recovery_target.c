@@ -450,12 +450,13 @@ check_stop(void)
 				 errdetail("recovery_failed_exception")));
 }
 
+/* write len bytes at off, or at the file's position when off < 0 */
 static void
-write_all(int fd, const char *data, size_t len, const char *path)
+pwrite_all(int fd, const char *data, size_t len, off_t off, const char *path)
 {
 	while (len > 0)
 	{
-		ssize_t		n = write(fd, data, len);
+		ssize_t		n = off < 0 ? write(fd, data, len) : pg_pwrite(fd, data, len, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -465,26 +466,15 @@ write_all(int fd, const char *data, size_t len, const char *path)
 					 errmsg("could not write \"%s\" during a peer recovery: %m", path)));
 		data += n;
 		len -= n;
+		if (off >= 0)
+			off += n;
 	}
 }
 
 static void
-pwrite_all(int fd, const char *data, size_t len, uint64 off, const char *path)
+write_all(int fd, const char *data, size_t len, const char *path)
 {
-	while (len > 0)
-	{
-		ssize_t		n = pg_pwrite(fd, data, len, (off_t) off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not write \"%s\" during a peer recovery: %m", path)));
-		data += n;
-		len -= n;
-		off += n;
-	}
+	pwrite_all(fd, data, len, -1, path);
 }
 
 static void
@@ -546,17 +536,6 @@ typedef struct Fetch
 /* write-back is started every this many bytes, so the fsync finds little */
 #define FLUSH_AFTER		(8 * 1024 * 1024)
 
-static uint32
-crc_of(const char *data, size_t n)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, data, n);
-	FIN_CRC32C(crc);
-	return crc;
-}
-
 /*
  * One row of recovery_file: the chunk's CRC32C, then the chunk.  Its bytes
  * are read once here: the chunk's CRC is computed in two parts where the
@@ -585,9 +564,9 @@ file_row(void *arg, const char *row, size_t len)
 				 errdetail("recovery_failed_exception")));
 	sent_crc = (uint32) b[0] | ((uint32) b[1] << 8) | ((uint32) b[2] << 16) | ((uint32) b[3] << 24);
 	in_body = fw->off >= ff->body ? 0 : (size_t) Min((uint64) n, ff->body - fw->off);
-	body_crc = crc_of(data, in_body);
+	body_crc = se_crc32c(data, in_body);
 	crc = in_body == n ? body_crc
-		: se_crc32c_combine(body_crc, crc_of(data + in_body, n - in_body), n - in_body);
+		: se_crc32c_combine(body_crc, se_crc32c(data + in_body, n - in_body), n - in_body);
 	if (crc != sent_crc)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -596,7 +575,7 @@ file_row(void *arg, const char *row, size_t len)
 						sent_crc, crc, ff->f->name, fw->off),
 				 errdetail("corrupt_index_exception")));
 	ff->crc[fw->w] = se_crc32c_combine(ff->crc[fw->w], body_crc, in_body);
-	pwrite_all(ff->fd, data, n, fw->off, ff->path);
+	pwrite_all(ff->fd, data, n, (off_t) fw->off, ff->path);
 	fw->off += n;
 	if (fw->off - fw->flushed >= FLUSH_AFTER)
 	{

@@ -13,6 +13,8 @@
  */
 #include "util/se_common.h"
 
+#include "port/pg_crc32c.h"
+
 #include "util/crc32c.h"
 
 #define CRC32C_POLY		0x82f63b78	/* reflected 0x1edc6f41 */
@@ -71,4 +73,15 @@ se_crc32c_combine(uint32 crc_a, uint32 crc_b, uint64 len_b)
 {
 	/* bytes: x^(8 len_b) = x^(len_b 2^3) */
 	return multmodp(x2nmodp(len_b, 3), crc_a) ^ crc_b;
+}
+
+uint32
+se_crc32c(const void *data, size_t len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return crc;
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * crc32c.h
- *	  Combining CRC32C values (pure).
+ *	  CRC32C of a buffer, and combining CRC32C values (pure).
  *
  *-------------------------------------------------------------------------
  */
@@ -18,6 +18,9 @@
  * reading its bytes a second time.  The CRC32C of nothing is 0, so
  * combining from 0 yields the second CRC.
  */
+/* the CRC32C of data[0..len), finished (pg_crc32c's INIT, COMP, FIN) */
+extern uint32 se_crc32c(const void *data, size_t len);
+
 extern uint32 se_crc32c_combine(uint32 crc_a, uint32 crc_b, uint64 len_b);
 
 #endif							/* SE_CRC32C_H */
