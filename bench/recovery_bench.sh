@@ -19,7 +19,8 @@
 #   first run (both nodes, perf.data in CLUSTER_DIR); KEEP=1 reuses a
 #   cluster and index loaded by an earlier run (same REPEAT; flushed
 #   first); BENCH_REV=commit measures another build; SYNTH_MB=n
-#   loads n MB of synthetic 64 KB documents instead of the Debian corpus.
+#   loads n MB of synthetic 64 KB documents instead of the Debian corpus;
+#   PARTS=1 stops after part 1.
 #   bench/recovery_bench.sh    (REPEAT=18 (about 1 GB) GONE=30 THROTTLE=40mb RUNS=3 CLUSTER_DIR=...)
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_recovery_bench}
@@ -30,6 +31,7 @@ KEEP=${KEEP:-0}
 SYNTH_MB=${SYNTH_MB:-0}
 GONE=${GONE:-30}
 THROTTLE=${THROTTLE:-40mb}
+PARTS=${PARTS:-1 2 3}
 PGDIR=$CLUSTER_DIR/n1
 ETCD_BASE=${ETCD_BASE:-23990}
 PG_BASE=${PG_BASE:-5711}
@@ -128,7 +130,8 @@ fi
 STORE=$(PORT=$N1 sqlv -c "SELECT sum(store) FROM search_engine.shards WHERE index = 'rbench'")
 DOCS=$(PORT=$N1 sqlv -c "SELECT sum(docs) FROM search_engine.shards WHERE index = 'rbench'")
 UUID=$(PORT=$N1 sqlv -c "SELECT uuid FROM search_engine.indices WHERE index = 'rbench'")
-SHARD_DIR=$(find "$CLUSTER_DIR/n1" -type d -path "*/indices/$UUID/0/index" | head -1)
+# (the primary may be on n2 when an earlier run left it there)
+SHARD_DIR=$(find "$CLUSTER_DIR/n1" "$CLUSTER_DIR/n2" -type d -path "*/indices/$UUID/0/index" | head -1)
 echo "shard: $DOCS documents, $((STORE / 1048576)) MB ($(ls "$SHARD_DIR" | wc -l) files in $SHARD_DIR)"
 
 # The ceiling: the same files copied by cp and synced, from a cold cache
@@ -175,6 +178,7 @@ awk -v b="$bytes" -v ms="$ms" -v w="$(echo "$t1 - $t0" | bc)" -v f="$files" -v f
 ceiling
 done
 
+[[ " $PARTS " == *" 2 "* ]] || [[ " $PARTS " == *" 3 "* ]] || exit 0
 echo "== 2. n2 gone ${GONE}s under writes, then back"
 node_stop n2
 for i in $(seq 1 600); do
