@@ -17,8 +17,10 @@
 #   and synced, from a cold cache, on the same disk.  RUNS=n repeats part 1
 #   (and the ceiling) n times; PERF=1 records a perf profile of part 1's
 #   first run (both nodes, perf.data in CLUSTER_DIR); KEEP=1 reuses a
-#   cluster and index loaded by an earlier run (same REPEAT); SYNTH_MB=n
-#   loads n MB of synthetic 64 KB documents instead of the Debian corpus.
+#   cluster and index loaded by an earlier run (same REPEAT; flushed
+#   first); BENCH_REV=commit measures another build; SYNTH_MB=n
+#   loads n MB of synthetic 64 KB documents instead of the Debian corpus;
+#   PARTS=1 stops after part 1.
 #   bench/recovery_bench.sh    (REPEAT=18 (about 1 GB) GONE=30 THROTTLE=40mb RUNS=3 CLUSTER_DIR=...)
 set -euo pipefail
 CLUSTER_DIR=${CLUSTER_DIR:-/var/tmp/search_engine_recovery_bench}
@@ -29,6 +31,7 @@ KEEP=${KEEP:-0}
 SYNTH_MB=${SYNTH_MB:-0}
 GONE=${GONE:-30}
 THROTTLE=${THROTTLE:-40mb}
+PARTS=${PARTS:-1 2 3}
 PGDIR=$CLUSTER_DIR/n1
 ETCD_BASE=${ETCD_BASE:-23990}
 PG_BASE=${PG_BASE:-5711}
@@ -83,6 +86,10 @@ CORPUS=$CLUSTER_DIR/corpus
 mkdir -p "$CORPUS"
 if [ "$KEEP" = 1 ] && [ "$(PORT=$N1 sqlv -c "SELECT count(*) FROM search_engine.indices WHERE index = 'rbench'")" = 1 ]; then
   echo "== reusing the loaded index"
+  # as loaded: the copies recovered, what the last run's part 2 wrote
+  # flushed (no translog to replay), then no replica
+  wait_green
+  req POST /rbench/_flush | cut -c1-80
   req PUT /rbench/_settings '{"index":{"number_of_replicas":0}}' >/dev/null
   sleep 3
 else
@@ -123,7 +130,8 @@ fi
 STORE=$(PORT=$N1 sqlv -c "SELECT sum(store) FROM search_engine.shards WHERE index = 'rbench'")
 DOCS=$(PORT=$N1 sqlv -c "SELECT sum(docs) FROM search_engine.shards WHERE index = 'rbench'")
 UUID=$(PORT=$N1 sqlv -c "SELECT uuid FROM search_engine.indices WHERE index = 'rbench'")
-SHARD_DIR=$(find "$CLUSTER_DIR/n1" -type d -path "*/indices/$UUID/0/index" | head -1)
+# (the primary may be on n2 when an earlier run left it there)
+SHARD_DIR=$(find "$CLUSTER_DIR/n1" "$CLUSTER_DIR/n2" -type d -path "*/indices/$UUID/0/index" | head -1)
 echo "shard: $DOCS documents, $((STORE / 1048576)) MB ($(ls "$SHARD_DIR" | wc -l) files in $SHARD_DIR)"
 
 # The ceiling: the same files copied by cp and synced, from a cold cache
@@ -170,6 +178,7 @@ awk -v b="$bytes" -v ms="$ms" -v w="$(echo "$t1 - $t0" | bc)" -v f="$files" -v f
 ceiling
 done
 
+[[ " $PARTS " == *" 2 "* ]] || [[ " $PARTS " == *" 3 "* ]] || exit 0
 echo "== 2. n2 gone ${GONE}s under writes, then back"
 node_stop n2
 for i in $(seq 1 600); do
@@ -195,13 +204,15 @@ awk -v b="$bytes" -v t="$total" -v ms="$ms" -v f="$files" -v ft="$ftotal" -v ops
     b / 1048576, t / 1048576, 100 * b / t, f, ft, ops, ms / 1000 }'
 
 echo "== 3. file-based recovery, max_bytes_per_sec $THROTTLE"
+# part 2's writes flushed: the time is the copy's, not a replay of them
+req POST /rbench/_flush >/dev/null
 req PUT /rbench/_settings '{"index":{"number_of_replicas":0}}' >/dev/null
 sleep 3
 req PUT /_cluster/settings "{\"persistent\":{\"indices.recovery.max_bytes_per_sec\":\"$THROTTLE\"}}" >/dev/null
 req PUT /rbench/_settings '{"index":{"number_of_replicas":1}}' >/dev/null
 wait_green
 read -r ms bytes total files ftotal ops thr <<<"$(recovery_row)"
-awk -v b="$bytes" -v ms="$ms" -v thr="$thr" 'BEGIN {
-  printf "copied %.1f MB in %.2f s: %.1f MB/s, %.2f s of it throttled\n",
-    b / 1048576, ms / 1000, (b / 1048576) / (ms / 1000), thr / 1000 }'
+awk -v b="$bytes" -v ms="$ms" -v thr="$thr" -v ops="$ops" 'BEGIN {
+  printf "copied %.1f MB in %.2f s: %.1f MB/s, %.2f s of it throttled, %d translog ops\n",
+    b / 1048576, ms / 1000, (b / 1048576) / (ms / 1000), thr / 1000, ops }'
 req PUT /_cluster/settings '{"persistent":{"indices.recovery.max_bytes_per_sec":null}}' >/dev/null

@@ -220,13 +220,16 @@ restart "$victim"
 wait_green rec 300
 rest GET "/_cat/recovery/rec?format=json&bytes=b&h=shard,type,stage,source_node,target_node,files,bytes_recovered,bytes_total,translog_ops_recovered,time" > "$OUT/recovery.json"
 python3 - "$OUT/recovery.json" "$store" "$victim" <<'PY'
-import json, sys
+import json, re, sys
 rows = [r for r in json.load(open(sys.argv[1])) if r.get("target_node") == sys.argv[3] and r.get("type") == "peer"]
 store = int(sys.argv[2])
 if not rows:
     print("no peer recovery of the returning node in _cat/recovery"); sys.exit(0)
 r = rows[-1]
-b = int(r.get("bytes_recovered") or 0)
+# bytes=b may still answer "0b"
+u = {"": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+m = re.fullmatch(r"([0-9.]+)([a-z]*)", str(r.get("bytes_recovered") or 0))
+b = int(float(m.group(1)) * u[m.group(2)])
 print(f"recovery of the returning replica: {b} bytes copied of a {store}-byte shard ({100.0 * b / store:.3f} %, target < 1 %), "
       f"{r.get('translog_ops_recovered')} operations replayed, stage {r.get('stage')}, {r.get('time')}")
 PY

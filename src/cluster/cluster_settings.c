@@ -68,6 +68,8 @@ static const Def defs[] = {
 	{"cluster.routing.use_adaptive_replica_selection", K_BOOL, "true", 0, NULL},
 	/* peer recovery (replication/recovery_target.c); 0 or -1: unthrottled */
 	{"indices.recovery.max_bytes_per_sec", K_BYTES, "40mb", 0, NULL},
+	/* windows of files a recovery streams at once (ES: 1 to 8) */
+	{"indices.recovery.max_concurrent_file_chunks", K_INT, "2", 1, NULL},
 	/* the master's checks of the nodes and theirs of it (fault_detection.c) */
 	{"cluster.fault_detection.follower_check.interval", K_TIME, "1s", 100, NULL},
 	{"cluster.fault_detection.follower_check.timeout", K_TIME, "10s", 100, NULL},

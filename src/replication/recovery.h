@@ -9,8 +9,8 @@
  * node): recovery_start pins the last commit's files and the translog
  * from that commit by hard links in <shard>/recovery/<id>/ (segment files
  * are immutable; an unlinked original lives on through the link), and
- * answers the file list with lengths and CRC32C footers; recovery_chunk
- * reads a piece of a pinned file; recovery_ops reads whole translog
+ * answers the file list with lengths and CRC32C footers; recovery_file
+ * streams a pinned file or a window of it; recovery_ops reads whole translog
  * records; recovery_finalize drops the pins.
  *
  * Target side (recovery_target.c): the owner of a replica slot calls

@@ -2,7 +2,8 @@
  *
  * recovery_source.c
  *	  Peer recovery, the primary's side: transport actions recovery_start,
- *	  recovery_chunk, recovery_ops and recovery_finalize.
+ *	  recovery_file (a stream), recovery_ops, recovery_track and
+ *	  recovery_finalize.
  *
  * recovery_start pins what the target will copy: the newest commit point
  * and its segment and live-docs files, and the translog generations from
@@ -506,16 +507,18 @@ typedef struct FileStream
 	char	   *path;
 	int			fd;				/* transient: closed by an abort too */
 	uint64		offset;
-	uint64		length;
+	uint64		length;			/* where the stream ends */
 } FileStream;
 
 /*
- * recovery_file (a stream): uuid, shard, recovery id, file name, offset.
- * Rows: CRC32C of the chunk (4 bytes, little-endian), then the chunk (at
- * most SE_RECOVERY_ROW bytes), from offset to the file's end.  One call
- * per file: the source reads the next chunk while the target checks and
- * writes this one (the socket buffers between), where a call per chunk
- * made both sides wait for each other on every chunk.
+ * recovery_file (a stream): uuid, shard, recovery id, file name, offset,
+ * and optionally where to stop (0 or absent: the file's end).  Rows:
+ * CRC32C of the chunk (4 bytes, little-endian), then the chunk (at most
+ * SE_RECOVERY_ROW bytes), from offset to the end.  One call per file or
+ * window of a file: the source reads the next chunk while the target
+ * checks and writes this one (the socket buffers between), where a call
+ * per chunk made both sides wait for each other on every chunk; the
+ * target runs several at once, each served by its own backend here.
  */
 static void *
 recovery_file_open(const char *payload, size_t len, SeError *err)
@@ -525,12 +528,14 @@ recovery_file_open(const char *payload, size_t len, SeError *err)
 	char	   *name;
 	FileStream *fs = palloc0(sizeof(FileStream));
 	struct stat st;
+	uint64		end;
 
 	se_wire_init(&r, payload, len);
 	if ((pin = request_pin(&r, err)) == NULL)
 		return NULL;
 	name = se_wire_str(&r, NULL);
 	fs->offset = se_wire_vint(&r);
+	end = r.p < r.end ? se_wire_vint(&r) : 0;
 	if (r.bad || !name_ok(name))
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_file request");
@@ -545,7 +550,10 @@ recovery_file_open(const char *payload, size_t len, SeError *err)
 		return NULL;
 	}
 	fs->length = st.st_size;
-	(void) posix_fadvise(fs->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (end > 0 && end < fs->length)
+		fs->length = end;
+	(void) posix_fadvise(fs->fd, (off_t) fs->offset, (off_t) (fs->length - fs->offset),
+						 POSIX_FADV_SEQUENTIAL);
 	return fs;
 }
 

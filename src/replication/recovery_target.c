@@ -17,8 +17,10 @@
  *	 2. INDEX: compares with the files already in the target's index
  *		directory -- same name, length and checksum is the same file (ES's
  *		Store.MetadataSnapshot.recoveryDiff) and is reused -- and fetches
- *		the others in chunks of at most 4 MB (recovery_chunk), throttled
- *		by indices.recovery.max_bytes_per_sec; every chunk's CRC32C and
+ *		the others as streams of 1 MB rows (recovery_file), a file cut
+ *		into 64 MB windows, indices.recovery.max_concurrent_file_chunks
+ *		(2) windows at a time, throttled by
+ *		indices.recovery.max_bytes_per_sec; every chunk's CRC32C and
  *		every file's footer CRC32C is checked, a mismatch fails the attempt
  *		(ES's "checksum failed"), and the files are written to a temporary
  *		directory, fsynced, then renamed into place;
@@ -72,6 +74,7 @@
 #include "shard/engine.h"
 #include "shard/translog.h"
 #include "transport/transport.h"
+#include "util/crc32c.h"
 #include "util/fileio.h"
 #include "util/units.h"
 #include "util/varint.h"
@@ -447,12 +450,13 @@ check_stop(void)
 				 errdetail("recovery_failed_exception")));
 }
 
+/* write len bytes at off, or at the file's position when off < 0 */
 static void
-write_all(int fd, const char *data, size_t len, const char *path)
+pwrite_all(int fd, const char *data, size_t len, off_t off, const char *path)
 {
 	while (len > 0)
 	{
-		ssize_t		n = write(fd, data, len);
+		ssize_t		n = off < 0 ? write(fd, data, len) : pg_pwrite(fd, data, len, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -462,7 +466,15 @@ write_all(int fd, const char *data, size_t len, const char *path)
 					 errmsg("could not write \"%s\" during a peer recovery: %m", path)));
 		data += n;
 		len -= n;
+		if (off >= 0)
+			off += n;
 	}
+}
+
+static void
+write_all(int fd, const char *data, size_t len, const char *path)
+{
+	pwrite_all(fd, data, len, -1, path);
 }
 
 static void
@@ -474,113 +486,252 @@ fsync_fd(int fd, const char *path)
 				 errmsg("could not fsync \"%s\" during a peer recovery: %m", path)));
 }
 
-/* a file arriving by recovery_file, between rows */
-typedef struct FileFetch
+/*
+ * The files to fetch, cut into windows of at most WINDOW bytes; up to
+ * indices.recovery.max_concurrent_file_chunks windows (ES's setting: its
+ * chunks in flight at once, default 2) stream at a time, each its own
+ * recovery_file call on a connection of its own, so that several backends
+ * of the source read and send while this worker checks and writes.
+ */
+#define WINDOW			(64 * 1024 * 1024)
+#define MAX_LANES		8
+
+/* a file being fetched, possibly by several windows at once */
+typedef struct FetchFile
 {
-	RecCtx	   *c;
 	const RecFile *f;
 	char	   *path;
-	int			fd;
-	uint64		off;			/* bytes written so far */
-	uint64		flushed;		/* handed to the kernel's write-back up to */
+	int			fd;				/* open from its first window to its last */
 	uint64		body;			/* bytes the footer's CRC32C covers */
-	pg_crc32c	file_crc;
-} FileFetch;
+	int			nwindows;
+	int			windows_done;
+	uint32	   *crc;			/* per window: CRC32C of its bytes below body */
+} FetchFile;
+
+/* a window in flight: the rows of one recovery_file stream */
+typedef struct FetchWindow
+{
+	RecCtx	   *c;
+	FetchFile  *ff;
+	int			w;				/* its number in ff */
+	uint64		start;
+	uint64		end;
+	uint64		off;			/* the next byte expected */
+	uint64		flushed;		/* handed to the kernel's write-back up to */
+	StringInfoData payload;
+} FetchWindow;
+
+typedef struct Fetch
+{
+	RecCtx	   *c;
+	const char *dir;
+	FetchFile  *files;
+	int			nfiles;
+	int			next_file;		/* the next window to hand out */
+	int			next_window;
+	FetchWindow lanes[MAX_LANES];
+	bool		busy[MAX_LANES];
+} Fetch;
 
 /* write-back is started every this many bytes, so the fsync finds little */
 #define FLUSH_AFTER		(8 * 1024 * 1024)
 
-/* one row of recovery_file: the chunk's CRC32C, then the chunk */
+/*
+ * One row of recovery_file: the chunk's CRC32C, then the chunk.  Its bytes
+ * are read once here: the chunk's CRC is computed in two parts where the
+ * file's footer begins, and the file's CRC32C is had by combining (no
+ * second pass over the bytes, in any order of the windows).
+ */
 static void
 file_row(void *arg, const char *row, size_t len)
 {
-	FileFetch  *ff = arg;
+	FetchWindow *fw = arg;
+	FetchFile  *ff = fw->ff;
 	const uint8 *b = (const uint8 *) row;
 	const char *data = row + 4;
 	size_t		n = len >= 4 ? len - 4 : 0;
+	size_t		in_body;
 	uint32		sent_crc;
-	pg_crc32c	crc;
+	uint32		body_crc;
+	uint32		crc;
 
 	check_stop();
-	if (len < 4 || ff->off + n > ff->f->length)
+	if (len < 4 || fw->off + n > fw->end)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("peer recovery: malformed chunk of [%s] at offset " UINT64_FORMAT,
-						ff->f->name, ff->off),
+						ff->f->name, fw->off),
 				 errdetail("recovery_failed_exception")));
 	sent_crc = (uint32) b[0] | ((uint32) b[1] << 8) | ((uint32) b[2] << 16) | ((uint32) b[3] << 24);
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, data, n);
-	FIN_CRC32C(crc);
+	in_body = fw->off >= ff->body ? 0 : (size_t) Min((uint64) n, ff->body - fw->off);
+	body_crc = se_crc32c(data, in_body);
+	crc = in_body == n ? body_crc
+		: se_crc32c_combine(body_crc, se_crc32c(data + in_body, n - in_body), n - in_body);
 	if (crc != sent_crc)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x "
 						"in chunk of file [%s] at offset " UINT64_FORMAT,
-						sent_crc, crc, ff->f->name, ff->off),
+						sent_crc, crc, ff->f->name, fw->off),
 				 errdetail("corrupt_index_exception")));
-	if (ff->off < ff->body)
-		COMP_CRC32C(ff->file_crc, data, Min((uint64) n, ff->body - ff->off));
-	write_all(ff->fd, data, n, ff->path);
-	ff->off += n;
-	if (ff->off - ff->flushed >= FLUSH_AFTER)
+	ff->crc[fw->w] = se_crc32c_combine(ff->crc[fw->w], body_crc, in_body);
+	pwrite_all(ff->fd, data, n, (off_t) fw->off, ff->path);
+	fw->off += n;
+	if (fw->off - fw->flushed >= FLUSH_AFTER)
 	{
-		pg_flush_data(ff->fd, ff->flushed, ff->off - ff->flushed);
-		ff->flushed = ff->off;
+		pg_flush_data(ff->fd, fw->flushed, fw->off - fw->flushed);
+		fw->flushed = fw->off;
 	}
-	ff->c->r->bytes_recovered += n;
-	throttle(ff->c, n);
+	fw->c->r->bytes_recovered += n;
+	throttle(fw->c, n);
 }
 
 /*
- * Fetch file f into dir in one recovery_file stream, checking each chunk's
- * CRC32C and the file's footer CRC32C (of every byte before the footer)
+ * A file's windows are all in: its length and its footer's CRC32C (of
+ * every byte before the footer, combined from the windows') are checked
  * against the source's; one fsync per file.
  */
 static void
-fetch_file(RecCtx *c, const RecFile *f, const char *dir)
+file_done(Fetch *fe, FetchFile *ff)
 {
-	FileFetch	ff;
-	StringInfoData payload;
-	SeError		err;
+	uint32		crc = 0;
+	int			w;
 
-	memset(&ff, 0, sizeof(ff));
-	ff.c = c;
-	ff.f = f;
-	ff.path = psprintf("%s/%s", dir, f->name);
-	ff.body = f->length >= SE_FILE_FOOTER_LEN ? f->length - SE_FILE_FOOTER_LEN : 0;
-	ff.fd = OpenTransientFile(ff.path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
-	if (ff.fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create \"%s\" during a peer recovery: %m", ff.path)));
-	INIT_CRC32C(ff.file_crc);
-	initStringInfo(&payload);
-	put_pin(c, &payload);
-	se_put_str(&payload, f->name, strlen(f->name));
-	se_put_vint(&payload, 0);
-	se_error_init(&err);
-	check_stop();
-	if (!se_transport_stream(c->r->source_node, c->conninfo, "recovery_file",
-							 payload.data, payload.len, file_row, &ff, CALL_TIMEOUT_MS, &err))
-		se_raise(&err);
-	if (ff.off != f->length)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("peer recovery: file [%s] ended at " UINT64_FORMAT " of " UINT64_FORMAT " bytes",
-						f->name, ff.off, f->length),
-				 errdetail("recovery_failed_exception")));
-	FIN_CRC32C(ff.file_crc);
-	if (ff.file_crc != f->crc)
+	for (w = 0; w < ff->nwindows; w++)
+	{
+		uint64		ws = (uint64) w * WINDOW;
+		uint64		we = Min(ws + WINDOW, ff->body);
+
+		crc = se_crc32c_combine(crc, ff->crc[w], we > ws ? we - ws : 0);
+	}
+	if (crc != ff->f->crc)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("checksum failed (hardware problem?) : expected=%08x actual=%08x in file [%s]",
-						f->crc, ff.file_crc, f->name),
+						ff->f->crc, crc, ff->f->name),
 				 errdetail("corrupt_index_exception")));
-	fsync_fd(ff.fd, ff.path);
-	CloseTransientFile(ff.fd);
-	pfree(ff.path);
-	pfree(payload.data);
+	fsync_fd(ff->fd, ff->path);
+	CloseTransientFile(ff->fd);
+	ff->fd = -1;
+	fe->c->r->files_recovered++;
+}
+
+/*
+ * se_transport_streams' next: the lane's window ended (if it had one: it
+ * must have come whole), then the lane takes the next window, files in
+ * order (a file is opened with its first window).
+ */
+static bool
+next_window(void *ctx, int lane, SeTransportStreamReq *req)
+{
+	Fetch	   *fe = ctx;
+	FetchWindow *fw = &fe->lanes[lane];
+	FetchFile  *ff;
+
+	if (fe->busy[lane])
+	{
+		fe->busy[lane] = false;
+		if (fw->off != fw->end)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("peer recovery: file [%s] ended at " UINT64_FORMAT " of " UINT64_FORMAT " bytes",
+							fw->ff->f->name, fw->off, fw->ff->f->length),
+					 errdetail("recovery_failed_exception")));
+		if (++fw->ff->windows_done == fw->ff->nwindows)
+			file_done(fe, fw->ff);
+	}
+	if (fe->next_file >= fe->nfiles)
+		return false;
+	ff = &fe->files[fe->next_file];
+	if (fe->next_window == 0)
+	{
+		ff->fd = OpenTransientFile(ff->path, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+		if (ff->fd < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not create \"%s\" during a peer recovery: %m", ff->path)));
+	}
+	fw->c = fe->c;
+	fw->ff = ff;
+	fw->w = fe->next_window;
+	fw->start = fw->off = fw->flushed = (uint64) fw->w * WINDOW;
+	fw->end = Min(fw->start + WINDOW, ff->f->length);
+	resetStringInfo(&fw->payload);
+	put_pin(fe->c, &fw->payload);
+	se_put_str(&fw->payload, ff->f->name, strlen(ff->f->name));
+	se_put_vint(&fw->payload, fw->start);
+	se_put_vint(&fw->payload, fw->end);
+	if (++fe->next_window == ff->nwindows)
+	{
+		fe->next_file++;
+		fe->next_window = 0;
+	}
+	fe->busy[lane] = true;
+	req->payload = fw->payload.data;
+	req->payload_len = fw->payload.len;
+	req->arg = fw;
+	check_stop();
+	return true;
+}
+
+/* indices.recovery.max_concurrent_file_chunks, within 1 .. MAX_LANES */
+static int
+recovery_lanes(void)
+{
+	const SeClusterState *st = se_state_current();
+	int			n = se_csettings_int(&st->persistent, &st->transient,
+									 "indices.recovery.max_concurrent_file_chunks");
+
+	return Max(1, Min(n, MAX_LANES));
+}
+
+/*
+ * Fetch files[] (those not reused) into dir, each chunk's and each file's
+ * CRC32C checked against the source's.
+ */
+static void
+fetch_files(RecCtx *c, RecFile *files, int nfiles, const char *dir)
+{
+	Fetch		fe;
+	SeError		err;
+	int			i;
+
+	memset(&fe, 0, sizeof(fe));
+	fe.c = c;
+	fe.dir = dir;
+	fe.files = palloc0(sizeof(FetchFile) * Max(1, nfiles));
+	for (i = 0; i < nfiles; i++)
+	{
+		FetchFile  *ff;
+
+		if (files[i].reuse)
+			continue;
+		ff = &fe.files[fe.nfiles++];
+		ff->f = &files[i];
+		ff->path = psprintf("%s/%s", dir, files[i].name);
+		ff->fd = -1;
+		ff->body = files[i].length >= SE_FILE_FOOTER_LEN ? files[i].length - SE_FILE_FOOTER_LEN : 0;
+		/* an empty file is one empty window */
+		ff->nwindows = Max(1, (int) ((files[i].length + WINDOW - 1) / WINDOW));
+		ff->crc = palloc0(sizeof(uint32) * ff->nwindows);
+	}
+	for (i = 0; i < MAX_LANES; i++)
+		initStringInfo(&fe.lanes[i].payload);
+	se_error_init(&err);
+	check_stop();
+	if (fe.nfiles > 0 &&
+		!se_transport_streams(c->r->source_node, c->conninfo, "recovery_file",
+							  Min(recovery_lanes(), fe.nfiles == 1 ? fe.files[0].nwindows : MAX_LANES),
+							  next_window, &fe, file_row, CALL_TIMEOUT_MS, &err))
+		se_raise(&err);
+	for (i = 0; i < fe.nfiles; i++)
+	{
+		pfree(fe.files[i].path);
+		pfree(fe.files[i].crc);
+	}
+	for (i = 0; i < MAX_LANES; i++)
+		pfree(fe.lanes[i].payload.data);
+	pfree(fe.files);
 }
 
 /* Files of dir that are not in files (by name) go. */
@@ -1037,13 +1188,7 @@ run_recovery(SeRecovery *r)
 	}
 	se_remove_tree(tmp_dir);
 	se_mkdir_p(tmp_dir);
-	for (i = 0; i < nfiles; i++)
-	{
-		if (files[i].reuse)
-			continue;
-		fetch_file(&c, &files[i], tmp_dir);
-		r->files_recovered++;
-	}
+	fetch_files(&c, files, nfiles, tmp_dir);
 
 	/* 3. VERIFY_INDEX: put them in place; nothing else stays */
 	r->stage = SE_REC_VERIFY_INDEX;

@@ -5,7 +5,8 @@
  *	  and asynchronous fan-out of requests.
  *
  * Each backend (or worker) keeps at most one connection per peer, opened
- * on first use and kept while it stays healthy.  A call that fails on the
+ * on first use and kept while it stays healthy (and one per extra lane of
+ * se_transport_streams, which only recovery workers use).  A call that fails on the
  * connection, times out or is interrupted closes it (a query may still be
  * running there: it is cancelled first), so a connection in the pool is
  * always idle.  Connections are opened without blocking: every wait is on
@@ -34,6 +35,7 @@
 typedef struct Peer
 {
 	char	   *node;			/* TopMemoryContext */
+	int			lane;			/* 0, or another connection to the node (streams) */
 	char	   *conninfo;
 	PGconn	   *conn;			/* NULL: not connected */
 } Peer;
@@ -72,15 +74,19 @@ se_transport_disconnect_all(void)
 		peer_drop(&peers[i], true);
 }
 
-/* The pool entry of node (created empty), its conninfo brought up to date. */
+/*
+ * The pool entry of node's connection number lane (created empty), its
+ * conninfo brought up to date.  Calls use lane 0; parallel streams to one
+ * node (se_transport_streams) each a lane of their own.
+ */
 static Peer *
-peer_get(const char *node, const char *conninfo)
+peer_get(const char *node, const char *conninfo, int lane)
 {
 	Peer	   *p = NULL;
 	int			i;
 
 	for (i = 0; i < npeers; i++)
-		if (strcmp(peers[i].node, node) == 0)
+		if (peers[i].lane == lane && strcmp(peers[i].node, node) == 0)
 			p = &peers[i];
 	if (p == NULL)
 	{
@@ -93,6 +99,7 @@ peer_get(const char *node, const char *conninfo)
 		}
 		p = &peers[npeers++];
 		p->node = MemoryContextStrdup(TopMemoryContext, node);
+		p->lane = lane;
 		p->conninfo = NULL;
 		p->conn = NULL;
 	}
@@ -177,6 +184,7 @@ typedef struct Pending
 	bool		flushing;		/* the request is not all sent yet */
 	bool		done;
 	bool		stream;			/* _transport_stream, rows one at a time */
+	int			lane;			/* which of the node's connections (peer_get) */
 	PGresult   *res;			/* the one result row */
 } Pending;
 
@@ -238,7 +246,7 @@ idle_conn_alive(PGconn *conn)
 static bool
 call_start(SeTransportCall *c, Pending *pd)
 {
-	pd->peer = peer_get(c->node, c->conninfo);
+	pd->peer = peer_get(c->node, c->conninfo, pd->lane);
 
 	/*
 	 * A pooled connection the peer closed while it sat idle (the peer
@@ -574,75 +582,183 @@ broken:
 	return true;
 }
 
+/* one lane of se_transport_streams: a connection with one stream at a time */
+typedef struct Lane
+{
+	SeTransportCall c;
+	Pending		pd;
+	void	   *arg;			/* the row function's, for this stream */
+	bool		active;			/* a stream runs */
+	TimestampTz deadline;		/* of the next row */
+} Lane;
+
+/*
+ * Start lane l's next stream, if next gives one; false when it failed at
+ * once (l->c.err set).
+ */
+static bool
+lane_start(Lane *l, int lane, const char *node, const char *conninfo, const char *action,
+		   SeTransportStreamNextFn next, void *ctx, int idle_timeout_ms)
+{
+	SeTransportStreamReq req;
+
+	l->active = false;
+	memset(&req, 0, sizeof(req));
+	if (!next(ctx, lane, &req))
+		return true;
+	memset(&l->c, 0, sizeof(l->c));
+	memset(&l->pd, 0, sizeof(l->pd));
+	l->c.node = node;
+	l->c.conninfo = conninfo;
+	l->c.action = action;
+	l->c.payload = req.payload;
+	l->c.payload_len = req.payload_len;
+	se_error_init(&l->c.err);
+	l->arg = req.arg;
+	l->pd.stream = true;
+	l->pd.lane = lane;
+	l->deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), idle_timeout_ms);
+	if (!call_start(&l->c, &l->pd))
+		return false;
+	l->active = true;
+	return true;
+}
+
+bool
+se_transport_streams(const char *node, const char *conninfo, const char *action,
+					 int nlanes, SeTransportStreamNextFn next, void *ctx,
+					 SeTransportRowFn fn, int idle_timeout_ms, SeError *err)
+{
+	Lane	   *lanes = palloc0(sizeof(Lane) * Max(1, nlanes));
+	Lane	   *failed = NULL;
+	int			i;
+
+	PG_TRY();
+	{
+		for (i = 0; i < nlanes && failed == NULL; i++)
+			if (!lane_start(&lanes[i], i, node, conninfo, action, next, ctx, idle_timeout_ms))
+				failed = &lanes[i];
+		while (failed == NULL)
+		{
+			WaitEventSet *set;
+			WaitEvent	ev[8];
+			long		ms = -1;
+			int			nactive = 0;
+			int			nev;
+
+			for (i = 0; i < nlanes; i++)
+				if (lanes[i].active)
+				{
+					long		left = ms_left(lanes[i].deadline);
+
+					nactive++;
+					if (left <= 0 && failed == NULL)
+					{
+						se_error_set(&lanes[i].c.err, 504, "receive_timeout_transport_exception",
+									 "[%s][%s] no data for %d ms", node, action, idle_timeout_ms);
+						failed = &lanes[i];
+					}
+					ms = ms < 0 ? left : Min(ms, left);
+				}
+			if (nactive == 0 || failed != NULL)
+				break;
+			set = CreateWaitEventSet(CurrentMemoryContext, nactive + 2);
+			AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+			AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+			for (i = 0; i < nlanes; i++)
+			{
+				Pending    *pd = &lanes[i].pd;
+				int			events;
+
+				if (!lanes[i].active)
+					continue;
+				if (pd->connecting)
+					events = pd->polling == PGRES_POLLING_READING
+						? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+				else
+					events = WL_SOCKET_READABLE | (pd->flushing ? WL_SOCKET_WRITEABLE : 0);
+				AddWaitEventToSet(set, events, PQsocket(pd->peer->conn), NULL, &lanes[i]);
+			}
+			nev = WaitEventSetWait(set, ms, ev, lengthof(ev), PG_WAIT_EXTENSION);
+			FreeWaitEventSet(set);
+			for (i = 0; i < nev && failed == NULL; i++)
+			{
+				Lane	   *l = ev[i].user_data;
+				bool		over;
+
+				if (ev[i].events & WL_LATCH_SET)
+					ResetLatch(MyLatch);
+				if (l == NULL || !l->active)
+					continue;
+				if (l->pd.connecting)
+					over = !conn_step(&l->c, &l->pd);
+				else
+					over = stream_read(&l->c, &l->pd, fn, l->arg);
+				/* progress: the idle deadline starts again */
+				l->deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), idle_timeout_ms);
+				if (!over)
+					continue;
+				l->active = false;
+				if (se_error_is_set(&l->c.err) ||
+					!lane_start(l, l - lanes, node, conninfo, action, next, ctx, idle_timeout_ms))
+					failed = l;
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		/* fn, next or an interrupt raised: no query may stay running here */
+		for (i = 0; i < nlanes; i++)
+			if (lanes[i].pd.peer)
+				peer_drop(lanes[i].pd.peer, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (failed == NULL)
+	{
+		pfree(lanes);
+		return true;
+	}
+	/* the other lanes' streams are cut: their queries are cancelled */
+	for (i = 0; i < nlanes; i++)
+		if (lanes[i].active && lanes[i].pd.peer)
+			peer_drop(lanes[i].pd.peer, true);
+	*err = failed->c.err;
+	pfree(lanes);
+	return false;
+}
+
+/* se_transport_stream's one request, handed out once */
+typedef struct OneStream
+{
+	SeTransportStreamReq req;
+	bool		given;
+} OneStream;
+
+static bool
+one_stream_next(void *ctx, int lane, SeTransportStreamReq *req)
+{
+	OneStream  *o = ctx;
+
+	if (o->given)
+		return false;
+	o->given = true;
+	*req = o->req;
+	return true;
+}
+
 bool
 se_transport_stream(const char *node, const char *conninfo, const char *action,
 					const char *payload, size_t payload_len,
 					SeTransportRowFn fn, void *arg, int idle_timeout_ms, SeError *err)
 {
-	SeTransportCall c;
-	Pending		pd;
-	bool		over;
+	OneStream	o;
 
-	memset(&c, 0, sizeof(c));
-	memset(&pd, 0, sizeof(pd));
-	c.node = node;
-	c.conninfo = conninfo;
-	c.action = action;
-	c.payload = payload;
-	c.payload_len = payload_len;
-	se_error_init(&c.err);
-	pd.stream = true;
-	over = !call_start(&c, &pd);
-	PG_TRY();
-	{
-		TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														   idle_timeout_ms);
-
-		while (!over)
-		{
-			int			events;
-			int			rc;
-
-			if (pd.connecting)
-				events = pd.polling == PGRES_POLLING_READING
-					? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
-			else
-				events = WL_SOCKET_READABLE | (pd.flushing ? WL_SOCKET_WRITEABLE : 0);
-			if (ms_left(deadline) <= 0)
-			{
-				se_error_set(&c.err, 504, "receive_timeout_transport_exception",
-							 "[%s][%s] no data for %d ms", node, action, idle_timeout_ms);
-				peer_drop(pd.peer, true);
-				break;
-			}
-			rc = WaitLatchOrSocket(MyLatch, events | WL_LATCH_SET | WL_TIMEOUT |
-								   WL_EXIT_ON_PM_DEATH, PQsocket(pd.peer->conn),
-								   ms_left(deadline), PG_WAIT_EXTENSION);
-			if (rc & WL_LATCH_SET)
-				ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-			if (!(rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE)))
-				continue;
-			if (pd.connecting)
-				over = !conn_step(&c, &pd);
-			else
-				over = stream_read(&c, &pd, fn, arg);
-			/* progress: the idle deadline starts again */
-			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), idle_timeout_ms);
-		}
-	}
-	PG_CATCH();
-	{
-		/* fn or an interrupt raised: no query may stay running here */
-		if (pd.peer)
-			peer_drop(pd.peer, true);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (se_error_is_set(&c.err))
-	{
-		*err = c.err;
-		return false;
-	}
-	return true;
+	memset(&o, 0, sizeof(o));
+	o.req.payload = payload;
+	o.req.payload_len = payload_len;
+	o.req.arg = arg;
+	return se_transport_streams(node, conninfo, action, 1, one_stream_next, &o,
+								fn, idle_timeout_ms, err);
 }

@@ -68,6 +68,26 @@ extern bool se_transport_stream(const char *node, const char *conninfo, const ch
 								SeError *err);
 
 /*
+ * Streams of one action from one node, up to nlanes at a time, each lane
+ * on a connection of its own (the peer serves each in its own backend, so
+ * several produce at once).  Whenever a lane is free -- at the start and
+ * each time its stream ended well -- next(ctx, lane, req) gives its next
+ * request (payload, and the arg fn gets with that stream's rows) or false
+ * (the lane is done).  The first failure of any stream cancels the others
+ * and is returned (false, err); fn or next may raise ERROR.
+ */
+typedef struct SeTransportStreamReq
+{
+	const char *payload;
+	size_t		payload_len;
+	void	   *arg;
+} SeTransportStreamReq;
+typedef bool (*SeTransportStreamNextFn) (void *ctx, int lane, SeTransportStreamReq *req);
+extern bool se_transport_streams(const char *node, const char *conninfo, const char *action,
+								 int nlanes, SeTransportStreamNextFn next, void *ctx,
+								 SeTransportRowFn fn, int idle_timeout_ms, SeError *err);
+
+/*
  * in actions.c: the server side.  A handler answers into reply, or fails
  * with err (sent back to the caller as the same ES error).
  */
