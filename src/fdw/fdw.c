@@ -591,7 +591,8 @@ add_grouping_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped
 		if (col->kind != SE_COL_FIELD || col->is_array)
 			return;
 		se_fdw_col_search(col, ifp->mapping, exprCollation((Node *) var), &cs);
-		if (!cs.aggregatable || cs.term_field == NULL)
+		/* grouped by the aggregations engine on doc values (aggregate.c) */
+		if (cs.agg_field == NULL)
 			return;
 		if (!tlist_member((Expr *) var, tlist))
 		{

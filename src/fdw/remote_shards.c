@@ -391,7 +391,6 @@ se_fdw_register_actions(void)
 	se_transport_register("fdw_scan_next", fdw_scan_next_action);
 	se_transport_register("fdw_refresh", fdw_refresh_action);
 	se_transport_register("fdw_get", fdw_get_action);
-	se_transport_register("fdw_aggregate", se_fdw_aggregate_action);
 }
 
 /* ---------------------------------------------------------------------

@@ -252,17 +252,13 @@ se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	return !sa.stopped;
 }
 
-/*
- * Top-k search: hits from..from+size in the request's order; returns the
- * total hit count.
- */
-int64
-se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
-				 int nshards, int from, int size, SeDocFn fn, void *arg)
+/* Run req (whose text is body) on every shard, local or remote. */
+static SeSearchResult *
+run_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
+		   int nshards, int from, int size)
 {
 	SeError		err;
 	SeSearchResult *res;
-	int			i;
 
 	se_error_init(&err);
 	se_search_set_from_size(req, from, size);
@@ -294,6 +290,20 @@ se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 		res = se_search_run(req, shards, nshards, &err);
 	if (res == NULL)
 		raise_if(&err);
+	return res;
+}
+
+/*
+ * Top-k search: hits from..from+size in the request's order; returns the
+ * total hit count.
+ */
+int64
+se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
+				 int nshards, int from, int size, SeDocFn fn, void *arg)
+{
+	SeSearchResult *res = run_search(req, body, shards, nshards, from, size);
+	int			i;
+
 	for (i = 0; i < res->nhits; i++)
 	{
 		SeHit	   *h = &res->hits[i];
@@ -310,6 +320,23 @@ se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 			break;
 	}
 	return res->total;
+}
+
+/*
+ * A body with "aggs" (and "size": 0) through the search path: every shard,
+ * local or on another node, collects its partial, the reduce merges them
+ * (src/search/aggs.c).  Returns the "aggregations" object; *total the hit
+ * count.
+ */
+char *
+se_engine_aggregations(const char *body, SeSearchShard *shards, int nshards,
+					   int64 *total)
+{
+	SeSearchRequest *req = se_engine_parse(body, strlen(body), false);
+	SeSearchResult *res = run_search(req, body, shards, nshards, 0, 0);
+
+	*total = res->total;
+	return res->aggregations ? res->aggregations : "{}";
 }
 
 /* Exact number of matching live documents, on every node. */
