@@ -33,8 +33,8 @@
  *  - a text column grouped on its keyword sub-field when a matching
  *    document's value is longer than the sub-field's ignore_above (it has
  *    no keyword value and would land in the NULL group).  The planner
- *    already declines such a GROUP BY when those documents exist at
- *    planning time (se_fdw_agg_long_values).
+ *    already declines such a GROUP BY when the index holds those documents
+ *    at planning time (fdw.c), so this is for plans made before.
  *
  *-------------------------------------------------------------------------
  */
