@@ -11,7 +11,7 @@
  *   deparse.c    quals -> ES query DSL (true / false polarity, three-valued
  *                logic), sort, _source; runtime values and EXPLAIN text
  *   shard_access.c  running a request against shard snapshots: scan, top-k
- *                search, count, doc-values aggregation, realtime get
+ *                search, count, aggregations request, realtime get
  *   fdw.c        the handler: planner paths (base, parameterized, sorted,
  *                LIMIT, aggregate), plans, EXPLAIN
  *   foreign_scan.c  scan execution: runtime values, the request, rows
@@ -345,15 +345,13 @@ extern void se_engine_get_remote(SeIndexMeta *im, int shard, const char *id,
 								 SeEngineDoc *out);
 extern void se_fdw_register_actions(void);
 struct SeTransportCall;
-struct SeWireReader;
 extern struct SeTransportCall *se_engine_call_shard_nodes(SeSearchShard *shards, int nshards,
 														  const char *action,
 														  const char *prefix, int prefix_len,
 														  int *ncalls);
-extern SeSearchShard *se_engine_peer_shards(struct SeWireReader *r, int *nshards, SeError *err);
 
 /* ---------------------------------------------------------------------
- * Aggregates computed from doc values (shard_access.c, used by fdw.c)
+ * Pushed-down aggregates (planned by fdw.c, run by aggregate.c)
  * ---------------------------------------------------------------------
  */
 typedef enum SeAggKind
