@@ -225,16 +225,48 @@ se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b)
 {
 	AggPlan		p;
 	List	   *seen = NIL;
+	StringInfoData sb = {0};
 	int			i;
 
 	agg_plan(ss, m, &p);
 	if (p.counts_only)
 		return;
 	appendStringInfoString(b, ",\"size\":0,\"track_total_hits\":true,\"aggs\":{");
-	if (p.nkeys > 0)
+	if (p.n > p.nkeys)
+	{
+		List	   *subs = NIL;
+
+		initStringInfo(&sb);
+		for (i = 0; i < p.n; i++)
+			metric_aggs(&sb, &subs, &p.outs[i]);
+	}
+	if (p.nkeys == 1)
+	{
+		AggOut	   *k = NULL;
+
+		/*
+		 * One column: a terms aggregation holding every key (cheaper than
+		 * a composite), and the documents without one as a missing bucket.
+		 */
+		for (i = 0; i < p.n; i++)
+			if (p.outs[i].kind == SE_AGG_GROUP_KEY)
+				k = &p.outs[i];
+		appendStringInfoString(b, "\"groups\":{\"terms\":{\"field\":");
+		se_json_write_string(b, k->dv_field, -1);
+		appendStringInfoString(b, ",\"size\":2147483647,\"shard_size\":2147483647}");
+		if (sb.len > 0)
+			appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
+		appendStringInfoString(b, "},\"nulls\":{\"missing\":{\"field\":");
+		se_json_write_string(b, k->dv_field, -1);
+		appendStringInfoChar(b, '}');
+		if (sb.len > 0)
+			appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
+		appendStringInfoChar(b, '}');
+		seen = list_make2("groups", "nulls");
+	}
+	else if (p.nkeys > 1)
 	{
 		bool		first = true;
-		List	   *subs = NIL;
 
 		appendStringInfoString(b, "\"groups\":{\"composite\":{\"size\":2147483647,\"sources\":[");
 		for (i = 0; i < p.n; i++)
@@ -247,16 +279,8 @@ se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b)
 			first = false;
 		}
 		appendStringInfoString(b, "]}");
-		if (p.n > p.nkeys)
-		{
-			StringInfoData sb;
-
-			initStringInfo(&sb);
-			for (i = 0; i < p.n; i++)
-				metric_aggs(&sb, &subs, &p.outs[i]);
-			if (sb.len > 0)
-				appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
-		}
+		if (sb.len > 0)
+			appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
 		appendStringInfoChar(b, '}');
 		seen = lappend(seen, "groups");
 	}
@@ -264,30 +288,38 @@ se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b)
 		for (i = 0; i < p.n; i++)
 			metric_aggs(b, &seen, &p.outs[i]);
 
-	/* the checks: several values per document, values past ignore_above */
+	/* the check for several values per document (see check_answer) */
 	for (i = 0; i < p.n; i++)
 	{
 		AggOut	   *o = &p.outs[i];
 
-		if (o->col == NULL || !o->doc_values || o->field == NULL)
+		if (o->col == NULL || !o->doc_values || o->field == NULL || o->kind == SE_AGG_GROUP_KEY)
 			continue;
-		if (o->kind != SE_AGG_GROUP_KEY)
-		{
-			add_agg(b, &seen, agg_name('m', o->attno), "{\"missing\":{\"field\":%s}}", o->dv_field);
-			add_agg(b, &seen, agg_name('v', o->attno), "{\"value_count\":{\"field\":%s}}", o->dv_field);
-		}
-		else if (o->field->type == SE_FT_TEXT && strcmp(o->dv_field, o->field->path) != 0)
-		{
-			StringInfoData f;
-
-			initStringInfo(&f);
-			appendStringInfoString(&f, "{\"filter\":{\"bool\":{\"filter\":[{\"exists\":{\"field\":");
-			se_json_write_string(&f, o->field->path, -1);
-			appendStringInfoString(&f, "}}],\"must_not\":[{\"exists\":{\"field\":%s}}]}}}");
-			add_agg(b, &seen, agg_name('i', o->attno), f.data, o->dv_field);
-		}
+		add_agg(b, &seen, agg_name('m', o->attno), "{\"missing\":{\"field\":%s}}", o->dv_field);
+		add_agg(b, &seen, agg_name('v', o->attno), "{\"value_count\":{\"field\":%s}}", o->dv_field);
 	}
 	appendStringInfoChar(b, '}');
+}
+
+/*
+ * Matching documents whose text column o has a value but no keyword
+ * sub-field value (longer than its ignore_above): a count with the
+ * request's query.
+ */
+static int64
+long_values(AggOut *o, const SeJson *query, SeSearchShard *shards, int nshards)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"query\":{\"bool\":{\"filter\":[");
+	se_json_write(&b, query);
+	appendStringInfoString(&b, ",{\"exists\":{\"field\":");
+	se_json_write_string(&b, o->field->path, -1);
+	appendStringInfoString(&b, "}}],\"must_not\":[{\"exists\":{\"field\":");
+	se_json_write_string(&b, o->dv_field, -1);
+	appendStringInfoString(&b, "}}]}}}");
+	return se_engine_count(b.data, shards, nshards);
 }
 
 /* ---------------------------------------------------------------------
@@ -392,6 +424,14 @@ key_datum(AggOut *o, const SeJson *v, bool *isnull)
 		case SE_JSON_NULL:
 			*isnull = true;
 			return (Datum) 0;
+		case SE_JSON_NUMBER:
+			if (t == BOOLOID)
+				return BoolGetDatum(v->u.n.d != 0);	/* a terms key: 1 or 0 */
+			if (o->field->type == SE_FT_DATE || t == FLOAT4OID || t == FLOAT8OID)
+				return number_datum(o, v->u.n.d);
+			/* integers: the exact digits */
+			text = pnstrdup(v->u.n.text, v->u.n.len);
+			break;
 		case SE_JSON_TRUE:
 		case SE_JSON_FALSE:
 			if (t != BOOLOID)
@@ -401,14 +441,6 @@ key_datum(AggOut *o, const SeJson *v, bool *isnull)
 			if (t == TEXTOID || t == VARCHAROID)
 				return PointerGetDatum(cstring_to_text_with_len(v->u.s.str, v->u.s.len));
 			text = pnstrdup(v->u.s.str, v->u.s.len);
-			break;
-		case SE_JSON_NUMBER:
-			if (o->field->type == SE_FT_DATE)
-				return number_datum(o, v->u.n.d);
-			if (t == FLOAT4OID || t == FLOAT8OID)
-				return number_datum(o, v->u.n.d);
-			/* integers: the exact digits */
-			text = pnstrdup(v->u.n.text, v->u.n.len);
 			break;
 		default:
 			elog(ERROR, "unexpected key in the engine's answer");
@@ -515,16 +547,19 @@ several_values(SeScanState *ss, const char *what)
 			 errhint("Declare the column as an array or as jsonb.")));
 }
 
-/* The top-level checks of se_fdw_agg_request. */
+/*
+ * What doc values cannot say as rows would: several values of a scalar
+ * column in a document, a text value without its keyword (see the top).
+ */
 static void
-check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total, int64 grouped_docs)
+check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total, int64 grouped_docs,
+			 const char *body, SeSearchShard *shards, int nshards)
 {
 	int			i;
 
 	for (i = 0; i < p->n; i++)
 	{
 		AggOut	   *o = &p->outs[i];
-		const SeJson *v;
 
 		if (o->col == NULL || !o->doc_values)
 			continue;
@@ -536,18 +571,62 @@ check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total, int64
 			if (values > total - missing)
 				several_values(ss, psprintf("column \"%s\"", o->col->name));
 		}
-		else if ((v = se_json_get(aggs, agg_name('i', o->attno))) != NULL &&
-				 count_of(v, "doc_count") > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
-							ss->tbl->relname, o->col->name,
-							(long long) count_of(v, "doc_count"), o->dv_field),
-					 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
-							 o->col->name)));
+		else if (o->field->type == SE_FT_TEXT && strcmp(o->dv_field, o->field->path) != 0)
+		{
+			SeError		err;
+			SeJson	   *j;
+			int64		n;
+
+			se_error_init(&err);
+			j = se_json_parse(body, strlen(body), NULL, &err);
+			if (j == NULL)
+				se_raise(&err);
+			n = long_values(o, se_json_get(j, "query"), shards, nshards);
+			if (n > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_ERROR),
+						 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
+								ss->tbl->relname, o->col->name, (long long) n, o->dv_field),
+						 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
+								 o->col->name)));
+		}
 	}
 	if (p->nkeys > 0 && grouped_docs > total)
 		several_values(ss, "a GROUP BY column");
+}
+
+/* One group's row: its key(s) (NULL key: the missing bucket), then the aggregates. */
+static void
+emit_group(SeScanState *ss, AggPlan *p, TupleDesc desc, const SeJson *g, const SeJson *key,
+		   Datum *values, bool *nulls)
+{
+	int64		dc = count_of(g, "doc_count");
+	int			i;
+
+	CHECK_FOR_INTERRUPTS();
+	for (i = 0; i < p->n; i++)
+	{
+		AggOut	   *o = &p->outs[i];
+
+		if (o->kind != SE_AGG_GROUP_KEY)
+			values[i] = agg_datum(o, g, dc, &nulls[i]);
+		else if (key == NULL)
+			nulls[i] = true;
+		else if (p->nkeys == 1)
+			values[i] = key_datum(o, key, &nulls[i]);
+		else
+		{
+			char		name[16];
+			const SeJson *kv;
+
+			snprintf(name, sizeof(name), "k%d", o->key);
+			kv = se_json_get(key, name);
+			if (kv == NULL)
+				elog(ERROR, "group key \"%s\" missing from the engine's answer", name);
+			values[i] = key_datum(o, kv, &nulls[i]);
+		}
+	}
+	tuplestore_putvalues(ss->store, desc, values, nulls);
 }
 
 /* Run the aggregation of a pushed-down GROUP BY / aggregate query. */
@@ -592,7 +671,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 
 	if (p.nkeys == 0)
 	{
-		check_answer(ss, &p, aggs, total, 0);
+		check_answer(ss, &p, aggs, total, 0, body, shards, nshards);
 		for (i = 0; i < p.n; i++)
 			values[i] = agg_datum(&p.outs[i], aggs, total, &nulls[i]);
 		tuplestore_putvalues(ss->store, desc, values, nulls);
@@ -601,6 +680,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 	else
 	{
 		const SeJson *bk = se_json_get(se_json_get(aggs, "groups"), "buckets");
+		const SeJson *nullg = se_json_get(aggs, "nulls");
 		int64		grouped = 0;
 		int			b;
 
@@ -608,34 +688,18 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 			elog(ERROR, "no groups in the engine's answer");
 		for (b = 0; b < bk->u.a.count; b++)
 			grouped += count_of(bk->u.a.items[b], "doc_count");
-		check_answer(ss, &p, aggs, total, grouped);
+		if (nullg != NULL)
+			grouped += count_of(nullg, "doc_count");
+		check_answer(ss, &p, aggs, total, grouped, body, shards, nshards);
 		for (b = 0; b < bk->u.a.count; b++)
-		{
-			const SeJson *g = bk->u.a.items[b];
-			const SeJson *key = se_json_get(g, "key");
-			int64		dc = count_of(g, "doc_count");
-
-			CHECK_FOR_INTERRUPTS();
-			for (i = 0; i < p.n; i++)
-			{
-				AggOut	   *o = &p.outs[i];
-
-				if (o->kind == SE_AGG_GROUP_KEY)
-				{
-					char		name[16];
-					const SeJson *kv;
-
-					snprintf(name, sizeof(name), "k%d", o->key);
-					kv = se_json_get(key, name);
-					if (kv == NULL)
-						elog(ERROR, "group key \"%s\" missing from the engine's answer", name);
-					values[i] = key_datum(o, kv, &nulls[i]);
-				}
-				else
-					values[i] = agg_datum(o, g, dc, &nulls[i]);
-			}
-			tuplestore_putvalues(ss->store, desc, values, nulls);
-		}
+			emit_group(ss, &p, desc, bk->u.a.items[b], se_json_get(bk->u.a.items[b], "key"),
+					   values, nulls);
 		ss->total_hits = bk->u.a.count;
+		/* one column: its NULL group is the missing bucket */
+		if (nullg != NULL && count_of(nullg, "doc_count") > 0)
+		{
+			emit_group(ss, &p, desc, nullg, NULL, values, nulls);
+			ss->total_hits++;
+		}
 	}
 }
