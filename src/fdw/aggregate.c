@@ -217,6 +217,29 @@ metric_aggs(StringInfo b, List **seen, AggOut *o)
 }
 
 /*
+ * The sub-aggregation of the groups that counts column attno's values
+ * ('s' stats, 'c' value_count), or 0 when none does.
+ */
+static char
+value_counter(AggPlan *p, AttrNumber attno)
+{
+	int			i;
+
+	for (i = 0; i < p->n; i++)
+	{
+		AggOut	   *o = &p->outs[i];
+
+		if (o->attno != attno || o->kind == SE_AGG_GROUP_KEY || !o->doc_values)
+			continue;
+		if (!o->keyword)
+			return 's';
+		if (o->kind == SE_AGG_COUNT)
+			return 'c';
+	}
+	return 0;
+}
+
+/*
  * The aggregations of a pushed-down aggregate query, appended to a body
  * holding its "query" (nothing for count(*) alone: the count API).
  */
@@ -288,7 +311,11 @@ se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b)
 		for (i = 0; i < p.n; i++)
 			metric_aggs(b, &seen, &p.outs[i]);
 
-	/* the check for several values per document (see check_answer) */
+	/*
+	 * The check for several values per document (see check_answer): the
+	 * documents without the column's field, and its values when no
+	 * aggregation of the groups counts them already.
+	 */
 	for (i = 0; i < p.n; i++)
 	{
 		AggOut	   *o = &p.outs[i];
@@ -296,7 +323,8 @@ se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b)
 		if (o->col == NULL || !o->doc_values || o->field == NULL || o->kind == SE_AGG_GROUP_KEY)
 			continue;
 		add_agg(b, &seen, agg_name('m', o->attno), "{\"missing\":{\"field\":%s}}", o->dv_field);
-		add_agg(b, &seen, agg_name('v', o->attno), "{\"value_count\":{\"field\":%s}}", o->dv_field);
+		if (value_counter(&p, o->attno) == 0)
+			add_agg(b, &seen, agg_name('v', o->attno), "{\"value_count\":{\"field\":%s}}", o->dv_field);
 	}
 	appendStringInfoChar(b, '}');
 }
@@ -552,10 +580,16 @@ several_values(SeScanState *ss, const char *what)
  * column in a document, a text value without its keyword (see the top).
  */
 static void
-check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total, int64 grouped_docs,
-			 const char *body, SeSearchShard *shards, int nshards)
+check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total,
+			 const SeJson **groups, int ngroups, const char *body,
+			 SeSearchShard *shards, int nshards)
 {
-	int			i;
+	int64		grouped_docs = 0;
+	int			i,
+				g;
+
+	for (g = 0; g < ngroups && p->nkeys > 0; g++)
+		grouped_docs += count_of(groups[g], "doc_count");
 
 	for (i = 0; i < p->n; i++)
 	{
@@ -566,7 +600,13 @@ check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total, int64
 		if (o->kind != SE_AGG_GROUP_KEY)
 		{
 			int64		missing = count_of(sub(aggs, 'm', o->attno), "doc_count");
-			int64		values = count_of(sub(aggs, 'v', o->attno), "value");
+			char		job = value_counter(p, o->attno);
+			int64		values = 0;
+
+			if (job == 0)
+				values = count_of(sub(aggs, 'v', o->attno), "value");
+			for (g = 0; g < ngroups && job != 0; g++)
+				values += count_of(sub(groups[g], job, o->attno), job == 's' ? "count" : "value");
 
 			if (values > total - missing)
 				several_values(ss, psprintf("column \"%s\"", o->col->name));
@@ -671,7 +711,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 
 	if (p.nkeys == 0)
 	{
-		check_answer(ss, &p, aggs, total, 0, body, shards, nshards);
+		check_answer(ss, &p, aggs, total, &aggs, 1, body, shards, nshards);
 		for (i = 0; i < p.n; i++)
 			values[i] = agg_datum(&p.outs[i], aggs, total, &nulls[i]);
 		tuplestore_putvalues(ss->store, desc, values, nulls);
@@ -681,16 +721,17 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 	{
 		const SeJson *bk = se_json_get(se_json_get(aggs, "groups"), "buckets");
 		const SeJson *nullg = se_json_get(aggs, "nulls");
-		int64		grouped = 0;
+		const SeJson **groups;
 		int			b;
 
 		if (bk == NULL || bk->type != SE_JSON_ARRAY)
 			elog(ERROR, "no groups in the engine's answer");
+		groups = palloc(sizeof(SeJson *) * (bk->u.a.count + 1));
 		for (b = 0; b < bk->u.a.count; b++)
-			grouped += count_of(bk->u.a.items[b], "doc_count");
+			groups[b] = bk->u.a.items[b];
 		if (nullg != NULL)
-			grouped += count_of(nullg, "doc_count");
-		check_answer(ss, &p, aggs, total, grouped, body, shards, nshards);
+			groups[b++] = nullg;
+		check_answer(ss, &p, aggs, total, groups, b, body, shards, nshards);
 		for (b = 0; b < bk->u.a.count; b++)
 			emit_group(ss, &p, desc, bk->u.a.items[b], se_json_get(bk->u.a.items[b], "key"),
 					   values, nulls);
