@@ -4,9 +4,10 @@
  *	  A pushed-down GROUP BY / aggregate query as an aggregations request.
  *
  * There is one aggregation implementation, the search module's
- * (src/search/aggs.c): this file only translates.  The GROUP BY columns
- * become the sources of a "composite" aggregation (missing_bucket, so NULL
- * groups stay; one page as large as the groups), the aggregates become
+ * (src/search/aggs.c): this file only translates.  One GROUP BY column
+ * becomes a "terms" aggregation holding every key plus a "missing" bucket
+ * for its NULL group; several become the sources of a "composite"
+ * (missing_bucket, one page as large as the groups).  The aggregates are
  * sub-aggregations -- "stats" of a numeric or date column gives count(col),
  * min, max, sum and avg; a keyword column's min / max is a one-bucket
  * "terms" ordered by key, its count a "value_count" -- and the body runs
@@ -25,16 +26,17 @@
  * PostgreSQL does not define either.
  *
  * Where doc values cannot stand for what a row would read, the query fails
- * rather than answer differently from the plan without pushdown (checked
- * with extra top-level aggregations of the same request):
- *  - a scalar column meeting several values in a document (value_count
- *    above the documents having the field; for GROUP BY columns, buckets
- *    holding more documents than matched);
+ * rather than answer differently from the plan without pushdown:
+ *  - a scalar column meeting several values in a document: its values
+ *    (counted by the groups' stats, or a top-level value_count) outnumber
+ *    the matching documents having the field (a top-level "missing"); for
+ *    GROUP BY columns, the groups hold more documents than matched;
  *  - a text column grouped on its keyword sub-field when a matching
  *    document's value is longer than the sub-field's ignore_above (it has
- *    no keyword value and would land in the NULL group).  The planner
- *    already declines such a GROUP BY when the index holds those documents
- *    at planning time (fdw.c), so this is for plans made before.
+ *    no keyword value and would land in the NULL group): a count of such
+ *    documents with the query.  The planner already declines such a GROUP
+ *    BY when the index holds those documents at planning time (fdw.c), so
+ *    this is for plans made before.
  *
  *-------------------------------------------------------------------------
  */
