@@ -700,7 +700,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 		return;
 	}
 
-	text = se_engine_aggregations(body, shards, nshards, &total);
+	text = se_engine_aggregations(ei, body, shards, nshards, &total);
 	{
 		SeError		err;
 		SeJsonParseOptions opts = {0};

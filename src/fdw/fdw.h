@@ -312,8 +312,8 @@ extern int64 se_engine_search(SeSearchRequest *req, const char *body,
 extern bool se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards,
 								 int nshards, SeDocFn fn, void *arg);
 /* body with "aggs": the reduced "aggregations" object and the hit count */
-extern char *se_engine_aggregations(const char *body, SeSearchShard *shards,
-									int nshards, int64 *total);
+extern char *se_engine_aggregations(SeEngineIndex *ei, const char *body,
+									SeSearchShard *shards, int nshards, int64 *total);
 /* body: a search or count body; only its query counts */
 extern int64 se_engine_count(const char *body, SeSearchShard *shards, int nshards);
 extern int64 se_engine_live_docs(const char *index);

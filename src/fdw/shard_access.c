@@ -252,42 +252,68 @@ se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 	return !sa.stopped;
 }
 
-/* Run req (whose text is body) on every shard, local or remote. */
+/*
+ * Run req (whose text is body) on every shard, local or remote.  With im
+ * (the index of every shard), the local shards' query phases run in the
+ * search pool's workers, in parallel, as search_engine.search runs them.
+ */
 static SeSearchResult *
 run_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
-		   int nshards, int from, int size)
+		   int nshards, int from, int size, SeIndexMeta *im)
 {
 	SeError		err;
 	SeSearchResult *res;
+	SeSearchParams p;
+	StringInfoData common;
+	SePoolSearch *pool = NULL;
 
 	se_error_init(&err);
 	se_search_set_from_size(req, from, size);
-	if (se_engine_any_remote(shards, nshards))
-	{
-		/* query then fetch: the other nodes' shards' top docs, merged */
-		SeSearchParams p;
-		SeRemoteSearch *rs;
-		StringInfoData common;
-
-		memset(&p, 0, sizeof(p));
-		p.from = from;
-		p.size = size;
-		p.track_total_hits = -2;
-		initStringInfo(&common);
+	memset(&p, 0, sizeof(p));
+	p.from = from;
+	p.size = size;
+	p.track_total_hits = -2;
+	initStringInfo(&common);
+	if (se_engine_any_remote(shards, nshards) || im != NULL)
 		se_search_common_encode(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX, NULL, &common);
-		rs = se_search_remote_begin(&common, shards, nshards, NULL);
-		res = se_search_run_remote(req, shards, nshards, se_search_remote_transport(rs), &err);
-		if (res != NULL && res->shards_failed > 0)
-		{
-			/* a foreign table does not return part of an index as all of it */
-			se_error_set(&err, 503, "search_phase_execution_exception",
-						 "%d of %d shards of index [%s] failed", res->shards_failed,
-						 res->shards_total, shards[0].index);
-			res = NULL;
-		}
+	if (im != NULL)
+	{
+		SeIndexMeta **metas = palloc(sizeof(SeIndexMeta *) * Max(nshards, 1));
+		int			i;
+
+		for (i = 0; i < nshards; i++)
+			metas[i] = im;
+		pool = se_search_pool_dispatch(&common, shards, metas, nshards);
 	}
-	else
-		res = se_search_run(req, shards, nshards, &err);
+	PG_TRY();
+	{
+		if (se_engine_any_remote(shards, nshards))
+		{
+			/* query then fetch: the other nodes' shards' top docs, merged */
+			SeRemoteSearch *rs = se_search_remote_begin(&common, shards, nshards,
+														 se_search_pool_transport(pool));
+
+			res = se_search_run_remote(req, shards, nshards, se_search_remote_transport(rs), &err);
+			if (res != NULL && res->shards_failed > 0)
+			{
+				/* a foreign table does not return part of an index as all of it */
+				se_error_set(&err, 503, "search_phase_execution_exception",
+							 "%d of %d shards of index [%s] failed", res->shards_failed,
+							 res->shards_total, shards[0].index);
+				res = NULL;
+			}
+		}
+		else if (pool != NULL)
+			res = se_search_run_remote(req, shards, nshards, se_search_pool_transport(pool), &err);
+		else
+			res = se_search_run(req, shards, nshards, &err);
+	}
+	PG_FINALLY();
+	{
+		if (pool != NULL)
+			se_search_pool_finish(pool);
+	}
+	PG_END_TRY();
 	if (res == NULL)
 		raise_if(&err);
 	return res;
@@ -301,7 +327,7 @@ int64
 se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 				 int nshards, int from, int size, SeDocFn fn, void *arg)
 {
-	SeSearchResult *res = run_search(req, body, shards, nshards, from, size);
+	SeSearchResult *res = run_search(req, body, shards, nshards, from, size, NULL);
 	int			i;
 
 	for (i = 0; i < res->nhits; i++)
@@ -329,11 +355,11 @@ se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
  * count.
  */
 char *
-se_engine_aggregations(const char *body, SeSearchShard *shards, int nshards,
-					   int64 *total)
+se_engine_aggregations(SeEngineIndex *ei, const char *body, SeSearchShard *shards,
+					   int nshards, int64 *total)
 {
 	SeSearchRequest *req = se_engine_parse(body, strlen(body), false);
-	SeSearchResult *res = run_search(req, body, shards, nshards, 0, 0);
+	SeSearchResult *res = run_search(req, body, shards, nshards, 0, 0, ei->im);
 
 	*total = res->total;
 	return res->aggregations ? res->aggregations : "{}";
