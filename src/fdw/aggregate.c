@@ -583,8 +583,7 @@ several_values(SeScanState *ss, const char *what)
  */
 static void
 check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total,
-			 const SeJson **groups, int ngroups, const char *body,
-			 SeSearchShard *shards, int nshards)
+			 const SeJson **groups, int ngroups)
 {
 	int64		grouped_docs = 0;
 	int			i,
@@ -612,25 +611,6 @@ check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total,
 
 			if (values > total - missing)
 				several_values(ss, psprintf("column \"%s\"", o->col->name));
-		}
-		else if (o->field->type == SE_FT_TEXT && strcmp(o->dv_field, o->field->path) != 0)
-		{
-			SeError		err;
-			SeJson	   *j;
-			int64		n;
-
-			se_error_init(&err);
-			j = se_json_parse(body, strlen(body), NULL, &err);
-			if (j == NULL)
-				se_raise(&err);
-			n = long_values(o, se_json_get(j, "query"), shards, nshards);
-			if (n > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_ERROR),
-						 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
-								ss->tbl->relname, o->col->name, (long long) n, o->dv_field),
-						 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
-								 o->col->name)));
 		}
 	}
 	if (p->nkeys > 0 && grouped_docs > total)
@@ -700,6 +680,34 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 		return;
 	}
 
+	/*
+	 * Text values past a keyword sub-field's ignore_above, counted first
+	 * (a count before a search on the same shards, as foreign_scan.c does).
+	 */
+	for (i = 0; i < p.n; i++)
+	{
+		AggOut	   *o = &p.outs[i];
+		SeError		err;
+		SeJson	   *j;
+		int64		n;
+
+		if (o->kind != SE_AGG_GROUP_KEY || o->field->type != SE_FT_TEXT ||
+			strcmp(o->dv_field, o->field->path) == 0)
+			continue;
+		se_error_init(&err);
+		j = se_json_parse(body, strlen(body), NULL, &err);
+		if (j == NULL)
+			se_raise(&err);
+		n = long_values(o, se_json_get(j, "query"), shards, nshards);
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
+							ss->tbl->relname, o->col->name, (long long) n, o->dv_field),
+					 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
+							 o->col->name)));
+	}
+
 	text = se_engine_aggregations(ei, body, shards, nshards, &total);
 	{
 		SeError		err;
@@ -713,7 +721,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 
 	if (p.nkeys == 0)
 	{
-		check_answer(ss, &p, aggs, total, &aggs, 1, body, shards, nshards);
+		check_answer(ss, &p, aggs, total, &aggs, 1);
 		for (i = 0; i < p.n; i++)
 			values[i] = agg_datum(&p.outs[i], aggs, total, &nulls[i]);
 		tuplestore_putvalues(ss->store, desc, values, nulls);
@@ -733,7 +741,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 			groups[b] = bk->u.a.items[b];
 		if (nullg != NULL)
 			groups[b++] = nullg;
-		check_answer(ss, &p, aggs, total, groups, b, body, shards, nshards);
+		check_answer(ss, &p, aggs, total, groups, b);
 		for (b = 0; b < bk->u.a.count; b++)
 			emit_group(ss, &p, desc, bk->u.a.items[b], se_json_get(bk->u.a.items[b], "key"),
 					   values, nulls);

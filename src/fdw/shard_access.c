@@ -254,8 +254,9 @@ se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 
 /*
  * Run req (whose text is body) on every shard, local or remote.  With im
- * (the index of every shard), the local shards' query phases run in the
- * search pool's workers, in parallel, as search_engine.search runs them.
+ * (the index of every shard) and every shard here, the query phases run in
+ * the search pool's workers, in parallel, as search_engine.search runs
+ * them (not yet with shards on other nodes too: that mix is untested).
  */
 static SeSearchResult *
 run_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
@@ -276,7 +277,7 @@ run_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 	initStringInfo(&common);
 	if (se_engine_any_remote(shards, nshards) || im != NULL)
 		se_search_common_encode(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX, NULL, &common);
-	if (im != NULL)
+	if (im != NULL && !se_engine_any_remote(shards, nshards))
 	{
 		SeIndexMeta **metas = palloc(sizeof(SeIndexMeta *) * Max(nshards, 1));
 		int			i;
