@@ -1,20 +1,42 @@
 /*-------------------------------------------------------------------------
  *
  * aggregate.c
- *	  Aggregates computed in the engine for a pushed-down GROUP BY /
- *	  aggregate query.
+ *	  A pushed-down GROUP BY / aggregate query as an aggregations request.
  *
- * The search module has no aggregations yet, so this runs them from the
- * FDW, still without fetching rows: count(*) alone is the count API; with
- * anything else the matching documents are scanned and their doc values
- * (columnar, no _source decompression or JSON parsing) feed per-group
- * accumulators.  Results follow PostgreSQL's own aggregate definitions
- * exactly: sum(int2/int4) is bigint, sum(int8) and avg of integers are
- * numeric (numeric_div of the exact sum by the count, as int8_avg and
- * numeric_poly_avg do), sum(real) adds in float4, sum/avg of floats add in
- * document order -- the order PostgreSQL itself would see them in from
- * this scan.  A scalar column holding several values in a document is an
- * error, as it is when rows are fetched.
+ * There is one aggregation implementation, the search module's
+ * (src/search/aggs.c): this file only translates.  One GROUP BY column
+ * becomes a "terms" aggregation holding every key plus a "missing" bucket
+ * for its NULL group; several become the sources of a "composite"
+ * (missing_bucket, one page as large as the groups).  The aggregates are
+ * sub-aggregations -- "stats" of a numeric or date column gives count(col),
+ * min, max, sum and avg; a keyword column's min / max is a one-bucket
+ * "terms" ordered by key, its count a "value_count" -- and the body runs
+ * through the search path of search_engine.search (se_engine_aggregations):
+ * per shard over doc values, remote shards over the transport, one reduce.
+ * No _source is read.  The buckets then become tuples.  count(*) alone
+ * stays the count API.
+ *
+ * Results follow PostgreSQL's aggregate definitions: sum(int2/int4) is
+ * bigint, sum(int8) and avg of integers numeric (numeric_div of the exact
+ * sum by the count, as int8_avg and numeric_poly_avg do), sum(real) real.
+ * The engine sums in double, which is exact for integers while every
+ * partial sum stays below 2^53: a group whose count times largest
+ * magnitude could pass it is an error rather than a rounded answer.  Float
+ * sums add in the engine's order (per shard, then across shards), which
+ * PostgreSQL does not define either.
+ *
+ * Where doc values cannot stand for what a row would read, the query fails
+ * rather than answer differently from the plan without pushdown:
+ *  - a scalar column meeting several values in a document: its values
+ *    (counted by the groups' stats, or a top-level value_count) outnumber
+ *    the matching documents having the field (a top-level "missing"); for
+ *    GROUP BY columns, the groups hold more documents than matched;
+ *  - a text column grouped on its keyword sub-field when a matching
+ *    document's value is longer than the sub-field's ignore_above (it has
+ *    no keyword value and would land in the NULL group): a count of such
+ *    documents with the query.  The planner already declines such a GROUP
+ *    BY when the index holds those documents at planning time (fdw.c), so
+ *    this is for plans made before.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,752 +45,712 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "datatype/timestamp.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/float.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
 #include "api/api.h"
 #include "fdw/fdw.h"
 #include "fdw/fdw_int.h"
-#include "transport/transport.h"
-#include "util/varint.h"
 
 #define UNIX_EPOCH_USECS \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
 
-typedef struct AggSpec
+/* integers up to this add exactly in a double */
+#define EXACT_DOUBLE_INT	9007199254740992.0	/* 2^53 */
+
+/* One scan tlist entry: a GROUP BY column or an aggregate. */
+typedef struct AggOut
 {
 	SeAggKind	kind;
-	SeFdwColumn *col;			/* NULL for count(*) */
-	const SeMappedField *field;
-	const char *dv_field;		/* field holding the doc values */
-	bool		keyword;		/* sorted-set doc values */
-	int			fieldno;		/* in the current segment, -1 = absent */
-} AggSpec;
+	AttrNumber	attno;			/* 0 for count(*) */
+	SeFdwColumn *col;
+	const SeMappedField *field; /* the column's mapped field */
+	const char *dv_field;		/* the doc values aggregated */
+	bool		keyword;		/* dv_field holds keyword bytes */
+	bool		doc_values;		/* dv_field has doc values */
+	int			key;			/* GROUP BY: index of its composite source */
+} AggOut;
 
-typedef struct Acc
+typedef struct AggPlan
 {
-	int64		count;			/* rows (count(*)) or non-null values */
-	bool		has;
-	int64		iv;				/* min/max of numeric doc values */
-	char	   *sv;				/* min/max of keyword values */
-	int			svlen;
-#ifdef HAVE_INT128
-	int128		isum;
-#else
-	int64		isum;
-#endif
-	double		dsum;
-	float		fsum;
-} Acc;
-
-typedef struct AggGroup
-{
-	char	   *key;
-	int			keylen;
-	uint32		hash;
-	Acc		   *accs;
-} AggGroup;
-
-typedef struct DvAggState
-{
-	SeScanState *ss;
-	int			nspecs;
-	AggSpec    *specs;
-	bool		grouped;
-	AggGroup	  **table;			/* open addressing */
-	int			cap;
-	int			ngroups;
-	AggGroup	  **groups;			/* in order of creation */
-	int			groups_cap;
-	SeSearchShard *cur_shard;
-	int			cur_segment;
-	StringInfoData key;
-	MemoryContext cxt;
-} DvAggState;
-
-static void
-multi_valued(AggSpec *s, SeDocRef *d, int n)
-{
-	int			len;
-	const char *id = se_segment_doc_id(d->shard->segments[d->segment], d->doc, &len);
-
-	ereport(ERROR,
-			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
-			 errmsg("column \"%s\" cannot hold the %d values of field \"%s\" in document \"%s\"",
-					s->col->name, n, s->col->field, pnstrdup(id, len)),
-			 errhint("Declare the column as an array (%s[]) or as jsonb.",
-					 format_type_be(s->col->typid))));
-}
-
-/* The doc value of spec s for d: 0 none, 1 found (numeric *iv or bytes). */
-static int
-doc_value(AggSpec *s, SeDocRef *d, int64 *iv, const char **sv, int *svlen)
-{
-	SeSegmentReader *r = d->shard->segments[d->segment];
 	int			n;
-
-	if (s->fieldno < 0)
-		return 0;
-	if (s->keyword)
-	{
-		n = se_segment_sorted_count(r, s->fieldno, d->doc);
-		if (n > 1)
-			multi_valued(s, d, n);
-		if (n == 1)
-			*sv = se_segment_sorted_value(r, s->fieldno, d->doc, 0, svlen);
-		return n;
-	}
-	else
-	{
-		const int64 *vals;
-
-		n = se_segment_numeric_values(r, s->fieldno, d->doc, &vals);
-		if (n > 1)
-			multi_valued(s, d, n);
-		if (n == 1)
-			*iv = vals[0];
-		return n;
-	}
-}
-
-/* A numeric doc value as the column's number (double). */
-static double
-as_double(AggSpec *s, int64 v)
-{
-	if (s->field->type == SE_FT_DOUBLE || s->field->type == SE_FT_FLOAT)
-		return se_sortable_to_double(v);
-	return (double) v;
-}
-
-/* Integer columns: a value outside the column's range is an error. */
-static void
-check_int_range(AggSpec *s, int64 v)
-{
-	Oid			t = s->col->typid;
-
-	if ((t == INT2OID && (v < PG_INT16_MIN || v > PG_INT16_MAX)) ||
-		(t == INT4OID && (v < PG_INT32_MIN || v > PG_INT32_MAX)))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("value " INT64_FORMAT " of field \"%s\" is out of range for column \"%s\" of type %s",
-						v, s->col->field, s->col->name, format_type_be(t))));
-}
-
-static AggGroup *
-find_group(DvAggState *as, const char *key, int keylen)
-{
-	uint32		h = hash_bytes((const unsigned char *) key, keylen);
-	int			i;
-	AggGroup	   *g;
-
-	if (as->ngroups * 2 >= as->cap)
-	{
-		int			ncap = as->cap ? as->cap * 2 : 64;
-		AggGroup	  **nt = MemoryContextAllocZero(as->cxt, sizeof(AggGroup *) * ncap);
-
-		for (i = 0; i < as->ngroups; i++)
-		{
-			int			j = as->groups[i]->hash & (ncap - 1);
-
-			while (nt[j])
-				j = (j + 1) & (ncap - 1);
-			nt[j] = as->groups[i];
-		}
-		as->table = nt;
-		as->cap = ncap;
-	}
-	i = h & (as->cap - 1);
-	while ((g = as->table[i]) != NULL)
-	{
-		if (g->hash == h && g->keylen == keylen && memcmp(g->key, key, keylen) == 0)
-			return g;
-		i = (i + 1) & (as->cap - 1);
-	}
-	g = MemoryContextAllocZero(as->cxt, sizeof(AggGroup));
-	g->key = MemoryContextAlloc(as->cxt, Max(keylen, 1));
-	memcpy(g->key, key, keylen);
-	g->keylen = keylen;
-	g->hash = h;
-	g->accs = MemoryContextAllocZero(as->cxt, sizeof(Acc) * Max(as->nspecs, 1));
-	as->table[i] = g;
-	if (as->ngroups == as->groups_cap)
-	{
-		as->groups_cap = as->groups_cap ? as->groups_cap * 2 : 64;
-		as->groups = as->groups
-			? repalloc(as->groups, sizeof(AggGroup *) * as->groups_cap)
-			: MemoryContextAlloc(as->cxt, sizeof(AggGroup *) * as->groups_cap);
-	}
-	as->groups[as->ngroups++] = g;
-	return g;
-}
+	AggOut	   *outs;
+	int			nkeys;
+	bool		counts_only;
+} AggPlan;
 
 static void
-segment_changed(DvAggState *as, SeDocRef *d)
+unmapped(SeFdwColumn *col, SeScanState *ss)
 {
-	int			i;
-
-	as->cur_shard = d->shard;
-	as->cur_segment = d->segment;
-	for (i = 0; i < as->nspecs; i++)
-		if (as->specs[i].dv_field)
-			as->specs[i].fieldno = se_segment_field(d->shard->segments[d->segment],
-													as->specs[i].dv_field);
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_ERROR),
+			 errmsg("field \"%s\" of foreign table \"%s\" is no longer mapped in index \"%s\"",
+					col->field, ss->tbl->relname, ss->tbl->index),
+			 errhint("Run the statement again.")));
 }
 
+/* The plan's (kind, attno) list resolved against the mapping m. */
 static void
-update_minmax(Acc *a, AggSpec *s, int64 iv, const char *sv, int svlen)
+agg_plan(SeScanState *ss, const SeMapping *m, AggPlan *p)
 {
-	bool		better;
+	ListCell   *lc;
+	int			i = 0;
 
-	if (!a->has)
-		better = true;
-	else if (s->keyword)
+	memset(p, 0, sizeof(*p));
+	p->n = list_length(ss->plan.aggs);
+	p->outs = palloc0(sizeof(AggOut) * Max(1, p->n));
+	p->counts_only = true;
+	foreach(lc, ss->plan.aggs)
 	{
-		int			c = memcmp(sv, a->sv, Min(svlen, a->svlen));
+		List	   *l = lfirst(lc);
+		AggOut	   *o = &p->outs[i++];
+		SeColSearch cs;
 
-		if (c == 0)
-			c = (svlen > a->svlen) - (svlen < a->svlen);
-		better = (s->kind == SE_AGG_MIN) ? c < 0 : c > 0;
-	}
-	else
-		better = (s->kind == SE_AGG_MIN) ? iv < a->iv : iv > a->iv;
-	if (!better)
-		return;
-	a->has = true;
-	if (s->keyword)
-	{
-		a->sv = (char *) sv;	/* points into the mapped segment */
-		a->svlen = svlen;
-	}
-	else
-		a->iv = iv;
-}
-
-static bool
-agg_doc(SeDocRef *d, void *arg)
-{
-	DvAggState   *as = arg;
-	AggGroup	   *g;
-	int			i;
-
-	CHECK_FOR_INTERRUPTS();
-	if (d->shard != as->cur_shard || d->segment != as->cur_segment)
-		segment_changed(as, d);
-
-	/* the group key: per key column a null flag, then the value */
-	resetStringInfo(&as->key);
-	for (i = 0; i < as->nspecs; i++)
-	{
-		AggSpec    *s = &as->specs[i];
-		int64		iv = 0;
-		const char *sv = NULL;
-		int			svlen = 0;
-
-		if (s->kind != SE_AGG_GROUP_KEY)
+		o->kind = linitial_int(l);
+		o->attno = lsecond_int(l);
+		if (o->kind != SE_AGG_COUNT_STAR)
+			p->counts_only = false;
+		if (o->attno <= 0)
 			continue;
-		if (doc_value(s, d, &iv, &sv, &svlen) == 0)
-			appendStringInfoChar(&as->key, 0);
-		else if (s->keyword)
+		o->col = &ss->tbl->cols[o->attno - 1];
+		if (m == NULL)
 		{
-			appendStringInfoChar(&as->key, 1);
-			appendBinaryStringInfo(&as->key, (char *) &svlen, sizeof(int));
-			appendBinaryStringInfo(&as->key, sv, svlen);
+			/* EXPLAIN of a missing index: show the column's field */
+			o->dv_field = o->col->field;
+			continue;
+		}
+		se_fdw_col_search(o->col, m, o->col->collation, &cs);
+		o->field = cs.field;
+		if (o->field == NULL)
+			unmapped(o->col, ss);
+		o->keyword = o->field->type == SE_FT_KEYWORD || o->field->type == SE_FT_TEXT;
+		o->doc_values = cs.agg_field != NULL;
+		o->dv_field = cs.agg_field ? cs.agg_field : o->field->path;
+		if (o->kind == SE_AGG_GROUP_KEY)
+		{
+			if (cs.agg_field == NULL)
+				unmapped(o->col, ss);
+			o->key = p->nkeys++;
+		}
+	}
+}
+
+/* Names of the request's aggregations (one per column and job). */
+static char *
+agg_name(char job, AttrNumber attno)
+{
+	return psprintf("%c%d", job, (int) attno);
+}
+
+/* Append ,"name":{json} unless an aggregation of that name is there. */
+static void
+add_agg(StringInfo b, List **seen, char *name, const char *fmt, const char *field)
+{
+	ListCell   *lc;
+
+	foreach(lc, *seen)
+		if (strcmp(lfirst(lc), name) == 0)
+			return;
+	*seen = lappend(*seen, name);
+	if (list_length(*seen) > 1)
+		appendStringInfoChar(b, ',');
+	se_json_write_string(b, name, -1);
+	appendStringInfoChar(b, ':');
+	/* fmt holds %s where the (JSON-quoted) field goes */
+	{
+		StringInfoData q;
+		const char *pct = strstr(fmt, "%s");
+
+		initStringInfo(&q);
+		se_json_write_string(&q, field, -1);
+		if (pct)
+		{
+			appendBinaryStringInfo(b, fmt, pct - fmt);
+			appendStringInfoString(b, q.data);
+			appendStringInfoString(b, pct + 2);
+			pct = strstr(pct + 2, "%s");
+			if (pct)
+				elog(ERROR, "one field per aggregation template");
 		}
 		else
-		{
-			if (s->col->typid == INT2OID || s->col->typid == INT4OID)
-				check_int_range(s, iv);
-			appendStringInfoChar(&as->key, 1);
-			appendBinaryStringInfo(&as->key, (char *) &iv, sizeof(int64));
-		}
+			appendStringInfoString(b, fmt);
 	}
-	g = find_group(as, as->key.data, as->key.len);
+}
 
-	for (i = 0; i < as->nspecs; i++)
+/* The metric sub-aggregations of one aggregate. */
+static void
+metric_aggs(StringInfo b, List **seen, AggOut *o)
+{
+	switch (o->kind)
 	{
-		AggSpec    *s = &as->specs[i];
-		Acc		   *a = &g->accs[i];
-		int64		iv = 0;
-		const char *sv = NULL;
-		int			svlen = 0;
-
-		switch (s->kind)
-		{
-			case SE_AGG_GROUP_KEY:
-				break;
-			case SE_AGG_COUNT_STAR:
-				a->count++;
-				break;
-			case SE_AGG_COUNT:
-			case SE_AGG_MIN:
-			case SE_AGG_MAX:
-			case SE_AGG_SUM:
-			case SE_AGG_AVG:
-				if (doc_value(s, d, &iv, &sv, &svlen) == 0)
-					break;
-				a->count++;
-				if (!s->keyword && (s->col->typid == INT2OID || s->col->typid == INT4OID ||
-									s->col->typid == INT8OID) && s->field->type != SE_FT_DATE)
-					check_int_range(s, iv);
-				if (s->kind == SE_AGG_MIN || s->kind == SE_AGG_MAX)
-					update_minmax(a, s, iv, sv, svlen);
-				else if (s->kind == SE_AGG_SUM || s->kind == SE_AGG_AVG)
-				{
-					Oid			t = s->col->typid;
-
-					if (t == FLOAT4OID)
-					{
-						float		f = (float) as_double(s, iv);
-
-						a->fsum = a->fsum + f;
-						a->dsum = a->dsum + (double) f;
-					}
-					else if (t == FLOAT8OID)
-						a->dsum = a->dsum + as_double(s, iv);
-					else
-					{
-						a->isum += iv;
-						if (t != INT8OID && (a->isum > PG_INT64_MAX || a->isum < PG_INT64_MIN))
-							ereport(ERROR,
-									(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-									 errmsg("bigint out of range")));
-					}
-				}
-				break;
-		}
-	}
-	return true;
-}
-
-static Datum
-numeric_from_int128(int128 v)
-{
-	char		buf[64];
-	char	   *p = buf + sizeof(buf) - 1;
-	bool		neg = v < 0;
-	unsigned __int128 u = neg ? -(unsigned __int128) v : (unsigned __int128) v;
-
-	*p = '\0';
-	do
-	{
-		*--p = '0' + (int) (u % 10);
-		u /= 10;
-	} while (u > 0);
-	if (neg)
-		*--p = '-';
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(p), ObjectIdGetDatum(InvalidOid),
-							   Int32GetDatum(-1));
-}
-
-/* A doc value (numeric sortable or keyword bytes) as a Datum of the column. */
-static Datum
-dv_datum(AggSpec *s, int64 iv, const char *sv, int svlen)
-{
-	Oid			t = s->col->typid;
-
-	if (s->keyword)
-		return PointerGetDatum(cstring_to_text_with_len(sv, svlen));
-	switch (t)
-	{
-		case INT2OID:
-			check_int_range(s, iv);
-			return Int16GetDatum((int16) iv);
-		case INT4OID:
-			check_int_range(s, iv);
-			return Int32GetDatum((int32) iv);
-		case INT8OID:
-			return Int64GetDatum(iv);
-		case FLOAT4OID:
-			return Float4GetDatum((float) as_double(s, iv));
-		case FLOAT8OID:
-			return Float8GetDatum(as_double(s, iv));
-		case TIMESTAMPTZOID:
-		case TIMESTAMPOID:
-			return TimestampTzGetDatum(iv * 1000 - UNIX_EPOCH_USECS);
-		case BOOLOID:
-			return BoolGetDatum(iv != 0);
-	}
-	elog(ERROR, "unexpected column type %u for an aggregated field", t);
-	return (Datum) 0;
-}
-
-static void
-emit_group(DvAggState *as, AggGroup *g, TupleDesc desc, Datum *values, bool *nulls)
-{
-	int			i;
-	int			kpos = 0;
-
-	for (i = 0; i < as->nspecs; i++)
-	{
-		AggSpec    *s = &as->specs[i];
-		Acc		   *a = &g->accs[i];
-		Oid			t = s->col ? s->col->typid : InvalidOid;
-
-		nulls[i] = false;
-		switch (s->kind)
-		{
-			case SE_AGG_GROUP_KEY:
-				if (g->key[kpos++] == 0)
-					nulls[i] = true;
-				else if (s->keyword)
-				{
-					int			len;
-
-					memcpy(&len, g->key + kpos, sizeof(int));
-					kpos += sizeof(int);
-					values[i] = dv_datum(s, 0, g->key + kpos, len);
-					kpos += len;
-				}
-				else
-				{
-					int64		v;
-
-					memcpy(&v, g->key + kpos, sizeof(int64));
-					kpos += sizeof(int64);
-					values[i] = dv_datum(s, v, NULL, 0);
-				}
-				break;
-			case SE_AGG_COUNT_STAR:
-			case SE_AGG_COUNT:
-				values[i] = Int64GetDatum(a->count);
-				break;
-			case SE_AGG_MIN:
-			case SE_AGG_MAX:
-				if (!a->has)
-					nulls[i] = true;
-				else
-					values[i] = dv_datum(s, a->iv, a->sv, a->svlen);
-				break;
-			case SE_AGG_SUM:
-				if (a->count == 0)
-					nulls[i] = true;
-				else if (t == FLOAT4OID)
-					values[i] = Float4GetDatum(a->fsum);
-				else if (t == FLOAT8OID)
-					values[i] = Float8GetDatum(a->dsum);
-				else if (t == INT8OID)
-					values[i] = numeric_from_int128(a->isum);
-				else
-					values[i] = Int64GetDatum((int64) a->isum);
-				break;
-			case SE_AGG_AVG:
-				if (a->count == 0)
-					nulls[i] = true;
-				else if (t == FLOAT4OID || t == FLOAT8OID)
-					values[i] = Float8GetDatum(a->dsum / (double) a->count);
-				else
-					values[i] = DirectFunctionCall2(numeric_div, numeric_from_int128(a->isum),
-													NumericGetDatum(int64_to_numeric(a->count)));
-				break;
-		}
-	}
-	tuplestore_putvalues(as->ss->store, desc, values, nulls);
-}
-
-/* Spec s of a column (NULL for count(*)) of the index's mapping m. */
-static void
-init_spec(AggSpec *s, SeAggKind kind, SeFdwColumn *col, const SeMapping *m,
-		  const char *relname, const char *index)
-{
-	SeColSearch cs;
-
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->fieldno = -1;
-	if (col == NULL)
-		return;
-	s->col = col;
-	se_fdw_col_search(col, m, col->collation, &cs);
-	s->field = cs.field;
-	if (s->field == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_ERROR),
-				 errmsg("field \"%s\" of foreign table \"%s\" is no longer mapped in index \"%s\"",
-						col->field, relname, index),
-				 errhint("Run the statement again.")));
-	s->keyword = (s->field->type == SE_FT_KEYWORD);
-	/* count(col) reads exists-equivalent doc values of the field */
-	s->dv_field = s->field->path;
-}
-
-static void
-agg_state_init(DvAggState *as, int nspecs)
-{
-	memset(as, 0, sizeof(*as));
-	as->cxt = CurrentMemoryContext;
-	as->nspecs = nspecs;
-	as->specs = palloc0(sizeof(AggSpec) * Max(1, nspecs));
-	as->cur_segment = -1;
-	initStringInfo(&as->key);
-}
-
-/* ---------------------------------------------------------------------
- * Shards on other nodes: each node aggregates its shards (the transport
- * action "fdw_aggregate"), the coordinator merges the groups' partial
- * accumulators -- counts and sums add, min / max compare.  Sums of floats
- * then add each node's partial sum: the order differs from a scan's.
- * ---------------------------------------------------------------------
- */
-
-static void
-put_acc(StringInfo out, const Acc *a)
-{
-	uint64		bits;
-
-	se_put_svint(out, a->count);
-	se_put_vint(out, a->has ? 1 : 0);
-	se_put_svint(out, a->iv);
-	se_put_str(out, a->sv, a->svlen);
-	se_put_svint(out, (int64) (a->isum >> 64));
-	se_put_vint(out, (uint64) a->isum);
-	memcpy(&bits, &a->dsum, sizeof(bits));
-	se_put_vint(out, bits);
-	se_put_float(out, a->fsum);
-}
-
-static void
-get_acc(SeWireReader *r, Acc *a)
-{
-	uint64		bits;
-	int64		hi;
-
-	memset(a, 0, sizeof(*a));
-	a->count = se_wire_svint(r);
-	a->has = se_wire_vint(r) != 0;
-	a->iv = se_wire_svint(r);
-	a->sv = se_wire_str(r, &a->svlen);
-	hi = se_wire_svint(r);
-	a->isum = ((int128) hi << 64) | (int128) se_wire_vint(r);
-	bits = se_wire_vint(r);
-	memcpy(&a->dsum, &bits, sizeof(bits));
-	a->fsum = se_wire_float(r);
-}
-
-static void
-merge_acc(AggSpec *s, Acc *into, const Acc *from)
-{
-	switch (s->kind)
-	{
+		case SE_AGG_COUNT_STAR:
 		case SE_AGG_GROUP_KEY:
+			break;
+		case SE_AGG_COUNT:
+			if (!o->doc_values)
+				add_agg(b, seen, agg_name('e', o->attno), "{\"filter\":{\"exists\":{\"field\":%s}}}",
+						o->dv_field);
+			else if (o->keyword)
+				add_agg(b, seen, agg_name('c', o->attno), "{\"value_count\":{\"field\":%s}}",
+						o->dv_field);
+			else
+				add_agg(b, seen, agg_name('s', o->attno), "{\"stats\":{\"field\":%s}}", o->dv_field);
 			break;
 		case SE_AGG_MIN:
 		case SE_AGG_MAX:
-			into->count += from->count;
-			if (from->has)
-				update_minmax(into, s, from->iv, from->sv, from->svlen);
+			if (o->keyword)
+				add_agg(b, seen, agg_name(o->kind == SE_AGG_MIN ? 'n' : 'x', o->attno),
+						o->kind == SE_AGG_MIN
+						? "{\"terms\":{\"field\":%s,\"size\":1,\"order\":{\"_key\":\"asc\"}}}"
+						: "{\"terms\":{\"field\":%s,\"size\":1,\"order\":{\"_key\":\"desc\"}}}",
+						o->dv_field);
+			else
+				add_agg(b, seen, agg_name('s', o->attno), "{\"stats\":{\"field\":%s}}", o->dv_field);
 			break;
-		default:
-			into->count += from->count;
-			into->isum += from->isum;
-			into->dsum = into->dsum + from->dsum;
-			into->fsum = into->fsum + from->fsum;
-			if (s->col && s->col->typid != INT8OID &&
-				(into->isum > PG_INT64_MAX || into->isum < PG_INT64_MIN))
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("bigint out of range")));
+		case SE_AGG_SUM:
+		case SE_AGG_AVG:
+			add_agg(b, seen, agg_name('s', o->attno), "{\"stats\":{\"field\":%s}}", o->dv_field);
 			break;
 	}
 }
 
 /*
- * Transport action "fdw_aggregate": the groups of this node's shards.
- * Payload: index name, table name, the request body, per spec its kind and
- * (0 for count(*)) column name, field, type and collation; then the shards.
- * Answer: per group its key and each spec's accumulator.
+ * The sub-aggregation of the groups that counts column attno's values
+ * ('s' stats, 'c' value_count), or 0 when none does.
  */
-bool
-se_fdw_aggregate_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+static char
+value_counter(AggPlan *p, AttrNumber attno)
 {
-	SeWireReader r;
-	char	   *index,
-			   *relname,
-			   *body;
-	uint64		nspecs;
-	DvAggState	as;
-	SeSearchShard *shards;
-	int			nshards;
-	SeIndexMeta *im;
+	int			i;
+
+	for (i = 0; i < p->n; i++)
+	{
+		AggOut	   *o = &p->outs[i];
+
+		if (o->attno != attno || o->kind == SE_AGG_GROUP_KEY || !o->doc_values)
+			continue;
+		if (!o->keyword)
+			return 's';
+		if (o->kind == SE_AGG_COUNT)
+			return 'c';
+	}
+	return 0;
+}
+
+/*
+ * The aggregations of a pushed-down aggregate query, appended to a body
+ * holding its "query" (nothing for count(*) alone: the count API).
+ */
+void
+se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b)
+{
+	AggPlan		p;
+	List	   *seen = NIL;
+	StringInfoData sb = {0};
+	int			i;
+
+	agg_plan(ss, m, &p);
+	if (p.counts_only)
+		return;
+	appendStringInfoString(b, ",\"size\":0,\"track_total_hits\":true,\"aggs\":{");
+	if (p.n > p.nkeys)
+	{
+		List	   *subs = NIL;
+
+		initStringInfo(&sb);
+		for (i = 0; i < p.n; i++)
+			metric_aggs(&sb, &subs, &p.outs[i]);
+	}
+	if (p.nkeys == 1)
+	{
+		AggOut	   *k = NULL;
+
+		/*
+		 * One column: a terms aggregation holding every key (cheaper than
+		 * a composite), and the documents without one as a missing bucket.
+		 */
+		for (i = 0; i < p.n; i++)
+			if (p.outs[i].kind == SE_AGG_GROUP_KEY)
+				k = &p.outs[i];
+		appendStringInfoString(b, "\"groups\":{\"terms\":{\"field\":");
+		se_json_write_string(b, k->dv_field, -1);
+		appendStringInfoString(b, ",\"size\":2147483647,\"shard_size\":2147483647}");
+		if (sb.len > 0)
+			appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
+		appendStringInfoString(b, "},\"nulls\":{\"missing\":{\"field\":");
+		se_json_write_string(b, k->dv_field, -1);
+		appendStringInfoChar(b, '}');
+		if (sb.len > 0)
+			appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
+		appendStringInfoChar(b, '}');
+		seen = list_make2("groups", "nulls");
+	}
+	else if (p.nkeys > 1)
+	{
+		bool		first = true;
+
+		appendStringInfoString(b, "\"groups\":{\"composite\":{\"size\":2147483647,\"sources\":[");
+		for (i = 0; i < p.n; i++)
+		{
+			if (p.outs[i].kind != SE_AGG_GROUP_KEY)
+				continue;
+			appendStringInfo(b, "%s{\"k%d\":{\"terms\":{\"field\":", first ? "" : ",", p.outs[i].key);
+			se_json_write_string(b, p.outs[i].dv_field, -1);
+			appendStringInfoString(b, ",\"missing_bucket\":true}}}");
+			first = false;
+		}
+		appendStringInfoString(b, "]}");
+		if (sb.len > 0)
+			appendStringInfo(b, ",\"aggs\":{%s}", sb.data);
+		appendStringInfoChar(b, '}');
+		seen = lappend(seen, "groups");
+	}
+	else
+		for (i = 0; i < p.n; i++)
+			metric_aggs(b, &seen, &p.outs[i]);
+
+	/*
+	 * The check for several values per document (see check_answer): the
+	 * documents without the column's field, and its values when no
+	 * aggregation of the groups counts them already.
+	 */
+	for (i = 0; i < p.n; i++)
+	{
+		AggOut	   *o = &p.outs[i];
+
+		if (o->col == NULL || !o->doc_values || o->field == NULL || o->kind == SE_AGG_GROUP_KEY)
+			continue;
+		add_agg(b, &seen, agg_name('m', o->attno), "{\"missing\":{\"field\":%s}}", o->dv_field);
+		if (value_counter(&p, o->attno) == 0)
+			add_agg(b, &seen, agg_name('v', o->attno), "{\"value_count\":{\"field\":%s}}", o->dv_field);
+	}
+	appendStringInfoChar(b, '}');
+}
+
+/*
+ * Matching documents whose text column o has a value but no keyword
+ * sub-field value (longer than its ignore_above): a count with the
+ * request's query.
+ */
+static int64
+long_values(AggOut *o, const SeJson *query, SeSearchShard *shards, int nshards)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"query\":{\"bool\":{\"filter\":[");
+	se_json_write(&b, query);
+	appendStringInfoString(&b, ",{\"exists\":{\"field\":");
+	se_json_write_string(&b, o->field->path, -1);
+	appendStringInfoString(&b, "}}],\"must_not\":[{\"exists\":{\"field\":");
+	se_json_write_string(&b, o->dv_field, -1);
+	appendStringInfoString(&b, "}}]}}}");
+	return se_engine_count(b.data, shards, nshards);
+}
+
+/* ---------------------------------------------------------------------
+ * Buckets into tuples
+ * ---------------------------------------------------------------------
+ */
+
+static const SeJson *
+sub(const SeJson *obj, char job, AttrNumber attno)
+{
+	const SeJson *v = se_json_get(obj, agg_name(job, attno));
+
+	if (v == NULL || v->type != SE_JSON_OBJECT)
+		elog(ERROR, "aggregation \"%c%d\" missing from the engine's answer", job, (int) attno);
+	return v;
+}
+
+static double
+num(const SeJson *obj, const char *key, bool *isnull)
+{
+	const SeJson *v = se_json_get(obj, key);
+
+	*isnull = v == NULL || v->type != SE_JSON_NUMBER;
+	return *isnull ? 0 : v->u.n.d;
+}
+
+static int64
+count_of(const SeJson *obj, const char *key)
+{
+	bool		isnull;
+	double		d = num(obj, key, &isnull);
+
+	return isnull ? 0 : (int64) d;
+}
+
+static void
+out_of_range(AggOut *o, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("%s of field \"%s\" is out of range for column \"%s\" of type %s",
+					what, o->col->field, o->col->name, format_type_be(o->col->typid))));
+}
+
+static bool
+integral_field(const AggOut *o)
+{
+	return o->field->type == SE_FT_LONG || o->field->type == SE_FT_INTEGER ||
+		o->field->type == SE_FT_SHORT || o->field->type == SE_FT_BYTE;
+}
+
+/* A number the engine computed (a doc value, a min or max) as a Datum of o's column. */
+static Datum
+number_datum(AggOut *o, double d)
+{
+	switch (o->col->typid)
+	{
+		case INT2OID:
+			if (d < PG_INT16_MIN || d > PG_INT16_MAX || d != rint(d))
+				out_of_range(o, "a value");
+			return Int16GetDatum((int16) d);
+		case INT4OID:
+			if (d < PG_INT32_MIN || d > PG_INT32_MAX || d != rint(d))
+				out_of_range(o, "a value");
+			return Int32GetDatum((int32) d);
+		case INT8OID:
+			if (fabs(d) >= EXACT_DOUBLE_INT || d != rint(d))
+				out_of_range(o, "a value beyond 2^53 (not exact in the engine)");
+			return Int64GetDatum((int64) d);
+		case FLOAT4OID:
+			return Float4GetDatum((float) d);
+		case FLOAT8OID:
+			return Float8GetDatum(d);
+		case NUMERICOID:
+			if (integral_field(o))
+			{
+				if (fabs(d) >= EXACT_DOUBLE_INT)
+					out_of_range(o, "a value beyond 2^53 (not exact in the engine)");
+				return NumericGetDatum(int64_to_numeric((int64) d));
+			}
+			return DirectFunctionCall1(float8_numeric, Float8GetDatum(d));
+		case TIMESTAMPTZOID:
+		case TIMESTAMPOID:
+			return TimestampTzGetDatum((int64) d * 1000 - UNIX_EPOCH_USECS);
+	}
+	elog(ERROR, "unexpected column type %u for an aggregated field", o->col->typid);
+	return (Datum) 0;
+}
+
+/* A composite key or terms key (JSON) as a Datum of o's column. */
+static Datum
+key_datum(AggOut *o, const SeJson *v, bool *isnull)
+{
+	Oid			t = o->col->typid;
+	Oid			typinput,
+				typioparam;
+	char	   *text;
+
+	*isnull = false;
+	switch (v->type)
+	{
+		case SE_JSON_NULL:
+			*isnull = true;
+			return (Datum) 0;
+		case SE_JSON_NUMBER:
+			if (t == BOOLOID)
+				return BoolGetDatum(v->u.n.d != 0);	/* a terms key: 1 or 0 */
+			if (o->field->type == SE_FT_DATE || t == FLOAT4OID || t == FLOAT8OID)
+				return number_datum(o, v->u.n.d);
+			/* integers: the exact digits */
+			text = pnstrdup(v->u.n.text, v->u.n.len);
+			break;
+		case SE_JSON_TRUE:
+		case SE_JSON_FALSE:
+			if (t != BOOLOID)
+				elog(ERROR, "boolean key for column \"%s\" of type %s", o->col->name, format_type_be(t));
+			return BoolGetDatum(v->type == SE_JSON_TRUE);
+		case SE_JSON_STRING:
+			if (t == TEXTOID || t == VARCHAROID)
+				return PointerGetDatum(cstring_to_text_with_len(v->u.s.str, v->u.s.len));
+			text = pnstrdup(v->u.s.str, v->u.s.len);
+			break;
+		default:
+			elog(ERROR, "unexpected key in the engine's answer");
+			return (Datum) 0;
+	}
+	getTypeInputInfo(t, &typinput, &typioparam);
+	return OidInputFunctionCall(typinput, text, typioparam, o->col->typmod);
+}
+
+/* The integer sum of stats st exactly, or an error. */
+static int64
+exact_sum(AggOut *o, const SeJson *st, int64 count)
+{
+	bool		n1,
+				n2,
+				n3;
+	double		mn = num(st, "min", &n1);
+	double		mx = num(st, "max", &n2);
+	double		sum = num(st, "sum", &n3);
+
+	if (n1 || n2 || n3 || Max(fabs(mn), fabs(mx)) * (double) count >= EXACT_DOUBLE_INT)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the sum of field \"%s\" may pass 2^53, beyond what the engine adds exactly",
+						o->col->field),
+				 errhint("Aggregate an expression of column \"%s\" (e.g. %s::numeric) to compute it in PostgreSQL.",
+						 o->col->name, o->col->name)));
+	return (int64) sum;
+}
+
+/* One aggregate's value from its group's aggregations obj. */
+static Datum
+agg_datum(AggOut *o, const SeJson *obj, int64 doc_count, bool *isnull)
+{
+	Oid			t = o->col ? o->col->typid : InvalidOid;
+	const SeJson *st;
+	int64		count;
+	bool		nn;
+
+	*isnull = false;
+	if (o->kind == SE_AGG_COUNT_STAR)
+		return Int64GetDatum(doc_count);
+	if (o->kind == SE_AGG_COUNT)
+	{
+		if (!o->doc_values)
+			return Int64GetDatum(count_of(sub(obj, 'e', o->attno), "doc_count"));
+		if (o->keyword)
+			return Int64GetDatum(count_of(sub(obj, 'c', o->attno), "value"));
+		return Int64GetDatum(count_of(sub(obj, 's', o->attno), "count"));
+	}
+	if (o->keyword)
+	{
+		/* min / max of a keyword: the first bucket of a terms by key */
+		const SeJson *bk = se_json_get(sub(obj, o->kind == SE_AGG_MIN ? 'n' : 'x', o->attno), "buckets");
+
+		if (bk == NULL || bk->type != SE_JSON_ARRAY || bk->u.a.count == 0)
+		{
+			*isnull = true;
+			return (Datum) 0;
+		}
+		return key_datum(o, se_json_get(bk->u.a.items[0], "key"), isnull);
+	}
+	st = sub(obj, 's', o->attno);
+	count = count_of(st, "count");
+	if (count == 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (o->kind)
+	{
+		case SE_AGG_MIN:
+			return number_datum(o, num(st, "min", &nn));
+		case SE_AGG_MAX:
+			return number_datum(o, num(st, "max", &nn));
+		case SE_AGG_SUM:
+			if (t == FLOAT4OID)
+				return Float4GetDatum((float) num(st, "sum", &nn));
+			if (t == FLOAT8OID)
+				return Float8GetDatum(num(st, "sum", &nn));
+			if (t == INT8OID)
+				return NumericGetDatum(int64_to_numeric(exact_sum(o, st, count)));
+			return Int64GetDatum(exact_sum(o, st, count));
+		case SE_AGG_AVG:
+			if (t == FLOAT4OID || t == FLOAT8OID)
+				return Float8GetDatum(num(st, "sum", &nn) / (double) count);
+			return DirectFunctionCall2(numeric_div,
+									   NumericGetDatum(int64_to_numeric(exact_sum(o, st, count))),
+									   NumericGetDatum(int64_to_numeric(count)));
+		default:
+			break;
+	}
+	elog(ERROR, "unexpected aggregate kind %d", (int) o->kind);
+	return (Datum) 0;
+}
+
+static void
+several_values(SeScanState *ss, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("%s of foreign table \"%s\" meets a document holding several values",
+					what, ss->tbl->relname),
+			 errhint("Declare the column as an array or as jsonb.")));
+}
+
+/*
+ * What doc values cannot say as rows would: several values of a scalar
+ * column in a document, a text value without its keyword (see the top).
+ */
+static void
+check_answer(SeScanState *ss, AggPlan *p, const SeJson *aggs, int64 total,
+			 const SeJson **groups, int ngroups)
+{
+	int64		grouped_docs = 0;
 	int			i,
 				g;
 
-	se_wire_init(&r, payload, len);
-	index = se_wire_str(&r, NULL);
-	relname = se_wire_str(&r, NULL);
-	body = se_wire_str(&r, NULL);
-	nspecs = se_wire_vint(&r);
-	if (r.bad || index == NULL || relname == NULL || body == NULL || nspecs > 10000)
-	{
-		se_error_set(err, 400, "illegal_argument_exception", "malformed fdw_aggregate request");
-		return false;
-	}
-	im = se_index_for_read(index, err);
-	if (im == NULL)
-		return false;
-	agg_state_init(&as, (int) nspecs);
-	for (i = 0; i < (int) nspecs; i++)
-	{
-		SeAggKind	kind = (SeAggKind) se_wire_vint(&r);
-		SeFdwColumn *col = NULL;
+	for (g = 0; g < ngroups && p->nkeys > 0; g++)
+		grouped_docs += count_of(groups[g], "doc_count");
 
-		if (se_wire_vint(&r) != 0)
-		{
-			col = palloc0(sizeof(SeFdwColumn));
-			col->kind = SE_COL_FIELD;
-			col->name = se_wire_str(&r, NULL);
-			col->field = se_wire_str(&r, NULL);
-			col->typid = (Oid) se_wire_vint(&r);
-			col->collation = (Oid) se_wire_vint(&r);
-			col->typmod = -1;
-			if (col->name == NULL || col->field == NULL)
-				r.bad = true;
-		}
-		if (r.bad || kind < SE_AGG_COUNT_STAR || kind > SE_AGG_GROUP_KEY)
-		{
-			se_error_set(err, 400, "illegal_argument_exception", "malformed fdw_aggregate request");
-			return false;
-		}
-		init_spec(&as.specs[i], kind, col, im->mapping, relname, index);
-		if (kind == SE_AGG_GROUP_KEY)
-			as.grouped = true;
-	}
-	if ((shards = se_engine_peer_shards(&r, &nshards, err)) == NULL)
-		return false;
-	for (i = 0; i < nshards; i++)
-		shards[i].mapping = im->mapping;
-	(void) se_engine_scan_local(se_engine_parse(body, strlen(body), false), shards, nshards,
-								agg_doc, &as);
-	se_put_vint(reply, (uint64) as.ngroups);
-	for (g = 0; g < as.ngroups; g++)
+	for (i = 0; i < p->n; i++)
 	{
-		se_put_str(reply, as.groups[g]->key, as.groups[g]->keylen);
-		for (i = 0; i < as.nspecs; i++)
-			put_acc(reply, &as.groups[g]->accs[i]);
+		AggOut	   *o = &p->outs[i];
+
+		if (o->col == NULL || !o->doc_values)
+			continue;
+		if (o->kind != SE_AGG_GROUP_KEY)
+		{
+			int64		missing = count_of(sub(aggs, 'm', o->attno), "doc_count");
+			char		job = value_counter(p, o->attno);
+			int64		values = 0;
+
+			if (job == 0)
+				values = count_of(sub(aggs, 'v', o->attno), "value");
+			for (g = 0; g < ngroups && job != 0; g++)
+				values += count_of(sub(groups[g], job, o->attno), job == 's' ? "count" : "value");
+
+			if (values > total - missing)
+				several_values(ss, psprintf("column \"%s\"", o->col->name));
+		}
 	}
-	return true;
+	if (p->nkeys > 0 && grouped_docs > total)
+		several_values(ss, "a GROUP BY column");
 }
 
-/* Ask the nodes holding shards elsewhere for their groups; merge them. */
+/* One group's row: its key(s) (NULL key: the missing bucket), then the aggregates. */
 static void
-aggregate_remote(DvAggState *as, SeScanState *ss, const char *body,
-				 SeSearchShard *shards, int nshards)
+emit_group(SeScanState *ss, AggPlan *p, TupleDesc desc, const SeJson *g, const SeJson *key,
+		   Datum *values, bool *nulls)
 {
-	StringInfoData prefix;
-	SeTransportCall *calls;
-	int			ncalls;
-	int			i,
-				k;
+	int64		dc = count_of(g, "doc_count");
+	int			i;
 
-	if (!se_engine_any_remote(shards, nshards))
-		return;
-	initStringInfo(&prefix);
-	se_put_str(&prefix, ss->tbl->index, strlen(ss->tbl->index));
-	se_put_str(&prefix, ss->tbl->relname, strlen(ss->tbl->relname));
-	se_put_str(&prefix, body, strlen(body));
-	se_put_vint(&prefix, (uint64) as->nspecs);
-	for (i = 0; i < as->nspecs; i++)
+	CHECK_FOR_INTERRUPTS();
+	for (i = 0; i < p->n; i++)
 	{
-		AggSpec    *s = &as->specs[i];
+		AggOut	   *o = &p->outs[i];
 
-		se_put_vint(&prefix, (uint64) s->kind);
-		se_put_vint(&prefix, s->col ? 1 : 0);
-		if (s->col)
+		if (o->kind != SE_AGG_GROUP_KEY)
+			values[i] = agg_datum(o, g, dc, &nulls[i]);
+		else if (key == NULL)
+			nulls[i] = true;
+		else if (p->nkeys == 1)
+			values[i] = key_datum(o, key, &nulls[i]);
+		else
 		{
-			se_put_str(&prefix, s->col->name, strlen(s->col->name));
-			se_put_str(&prefix, s->col->field, strlen(s->col->field));
-			se_put_vint(&prefix, (uint64) s->col->typid);
-			se_put_vint(&prefix, (uint64) s->col->collation);
+			char		name[16];
+			const SeJson *kv;
+
+			snprintf(name, sizeof(name), "k%d", o->key);
+			kv = se_json_get(key, name);
+			if (kv == NULL)
+				elog(ERROR, "group key \"%s\" missing from the engine's answer", name);
+			values[i] = key_datum(o, kv, &nulls[i]);
 		}
 	}
-	calls = se_engine_call_shard_nodes(shards, nshards, "fdw_aggregate", prefix.data,
-									   prefix.len, &ncalls);
-	for (k = 0; k < ncalls; k++)
-	{
-		SeWireReader r;
-		uint64		ngroups,
-					g;
-
-		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
-		ngroups = se_wire_vint(&r);
-		for (g = 0; g < ngroups && !r.bad; g++)
-		{
-			int			keylen;
-			char	   *key = se_wire_str(&r, &keylen);
-			AggGroup   *grp;
-
-			CHECK_FOR_INTERRUPTS();
-			grp = find_group(as, key ? key : "", keylen);
-			for (i = 0; i < as->nspecs; i++)
-			{
-				Acc			a;
-
-				get_acc(&r, &a);
-				merge_acc(&as->specs[i], &grp->accs[i], &a);
-			}
-		}
-		if (r.bad)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("[%s][fdw_aggregate] malformed answer", calls[k].node)));
-	}
+	tuplestore_putvalues(ss->store, desc, values, nulls);
 }
 
 /* Run the aggregation of a pushed-down GROUP BY / aggregate query. */
 void
-se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, SeSearchRequest *req,
-				 const char *body, SeEngineIndex *ei, SeSearchShard *shards, int nshards)
+se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
+				 SeEngineIndex *ei, SeSearchShard *shards, int nshards)
 {
 	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
-	DvAggState	as;
-	ListCell   *lc;
-	int			i = 0;
-	bool		counts_only = true;
+	AggPlan		p;
 	Datum	   *values;
 	bool	   *nulls;
+	char	   *text;
+	const SeJson *aggs;
+	int64		total;
+	int			i;
 
-	agg_state_init(&as, list_length(ss->plan.aggs));
-	as.ss = ss;
-	foreach(lc, ss->plan.aggs)
-	{
-		List	   *l = lfirst(lc);
-		SeAggKind	kind = linitial_int(l);
-		int			attno = lsecond_int(l);
-
-		init_spec(&as.specs[i++], kind, attno > 0 ? &ss->tbl->cols[attno - 1] : NULL,
-				  ei->mapping, ss->tbl->relname, ss->tbl->index);
-		if (kind != SE_AGG_COUNT_STAR)
-			counts_only = false;
-		if (kind == SE_AGG_GROUP_KEY)
-			as.grouped = true;
-	}
+	agg_plan(ss, ei->mapping, &p);
 	values = palloc0(sizeof(Datum) * Max(1, desc->natts));
 	nulls = palloc0(sizeof(bool) * Max(1, desc->natts));
 
-	if (counts_only)
+	if (p.counts_only)
 	{
 		int64		c = se_engine_count(body, shards, nshards);
 
-		for (i = 0; i < as.nspecs; i++)
-		{
+		for (i = 0; i < p.n; i++)
 			values[i] = Int64GetDatum(c);
-			nulls[i] = false;
-		}
 		ss->total_hits = c;
 		tuplestore_putvalues(ss->store, desc, values, nulls);
 		return;
 	}
 
-	/* this node's shards here, then the other nodes' there */
-	(void) se_engine_scan_local(req, shards, nshards, agg_doc, &as);
-	aggregate_remote(&as, ss, body, shards, nshards);
-	if (!as.grouped && as.ngroups == 0)
-		(void) find_group(&as, "", 0);	/* no rows: one row of empty aggregates */
-	for (i = 0; i < as.ngroups; i++)
-		emit_group(&as, as.groups[i], desc, values, nulls);
-	ss->total_hits = as.ngroups;
+	/*
+	 * Text values past a keyword sub-field's ignore_above, counted first
+	 * (a count before a search on the same shards, as foreign_scan.c does).
+	 */
+	for (i = 0; i < p.n; i++)
+	{
+		AggOut	   *o = &p.outs[i];
+		SeError		err;
+		SeJson	   *j;
+		int64		n;
+
+		if (o->kind != SE_AGG_GROUP_KEY || o->field->type != SE_FT_TEXT ||
+			strcmp(o->dv_field, o->field->path) == 0)
+			continue;
+		se_error_init(&err);
+		j = se_json_parse(body, strlen(body), NULL, &err);
+		if (j == NULL)
+			se_raise(&err);
+		n = long_values(o, se_json_get(j, "query"), shards, nshards);
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_ERROR),
+					 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
+							ss->tbl->relname, o->col->name, (long long) n, o->dv_field),
+					 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
+							 o->col->name)));
+	}
+
+	text = se_engine_aggregations(ei, body, shards, nshards, &total);
+	{
+		SeError		err;
+		SeJsonParseOptions opts = {0};
+
+		se_error_init(&err);
+		aggs = se_json_parse(text, strlen(text), &opts, &err);
+		if (aggs == NULL)
+			se_raise(&err);
+	}
+
+	if (p.nkeys == 0)
+	{
+		check_answer(ss, &p, aggs, total, &aggs, 1);
+		for (i = 0; i < p.n; i++)
+			values[i] = agg_datum(&p.outs[i], aggs, total, &nulls[i]);
+		tuplestore_putvalues(ss->store, desc, values, nulls);
+		ss->total_hits = 1;
+	}
+	else
+	{
+		const SeJson *bk = se_json_get(se_json_get(aggs, "groups"), "buckets");
+		const SeJson *nullg = se_json_get(aggs, "nulls");
+		const SeJson **groups;
+		int			b;
+
+		if (bk == NULL || bk->type != SE_JSON_ARRAY)
+			elog(ERROR, "no groups in the engine's answer");
+		groups = palloc(sizeof(SeJson *) * (bk->u.a.count + 1));
+		for (b = 0; b < bk->u.a.count; b++)
+			groups[b] = bk->u.a.items[b];
+		if (nullg != NULL)
+			groups[b++] = nullg;
+		check_answer(ss, &p, aggs, total, groups, b);
+		for (b = 0; b < bk->u.a.count; b++)
+			emit_group(ss, &p, desc, bk->u.a.items[b], se_json_get(bk->u.a.items[b], "key"),
+					   values, nulls);
+		ss->total_hits = bk->u.a.count;
+		/* one column: its NULL group is the missing bucket */
+		if (nullg != NULL && count_of(nullg, "doc_count") > 0)
+		{
+			emit_group(ss, &p, desc, nullg, NULL, values, nulls);
+			ss->total_hits++;
+		}
+	}
 }

@@ -496,6 +496,32 @@ add_final_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *final_rel,
 	add_path(final_rel, (Path *) path);
 }
 
+/*
+ * Does a document of the index hold a value of text field `field` that its
+ * keyword sub-field `kw` did not keep (longer than its ignore_above)?  Such
+ * a document has no doc value to group on; true also when it cannot be
+ * told (no read privilege: the scan will say so).
+ */
+static bool
+long_values(SeRelInfo *fp, const char *field, const char *kw)
+{
+	StringInfoData body;
+	SeEngineIndex ei;
+	SeSearchShard *shards;
+	int			n;
+
+	if (!se_engine_readable(fp->tbl->index) || !se_engine_open(fp->tbl->index, &ei, true))
+		return true;
+	initStringInfo(&body);
+	appendStringInfoString(&body, "{\"query\":{\"bool\":{\"filter\":[{\"exists\":{\"field\":");
+	se_json_write_string(&body, field, -1);
+	appendStringInfoString(&body, "}}],\"must_not\":[{\"exists\":{\"field\":");
+	se_json_write_string(&body, kw, -1);
+	appendStringInfoString(&body, "}}]}}}");
+	shards = se_engine_shards(&ei, &n);
+	return se_engine_count(body.data, shards, n) > 0;
+}
+
 /* Aggregate of an Aggref the engine computes, or 0. */
 static int
 agg_kind(Aggref *a, SeRelInfo *ifp, RelOptInfo *input_rel, AttrNumber *attno)
@@ -591,7 +617,12 @@ add_grouping_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped
 		if (col->kind != SE_COL_FIELD || col->is_array)
 			return;
 		se_fdw_col_search(col, ifp->mapping, exprCollation((Node *) var), &cs);
-		if (!cs.aggregatable || cs.term_field == NULL)
+		/* grouped by the aggregations engine on doc values (aggregate.c) */
+		if (cs.agg_field == NULL)
+			return;
+		/* values past the keyword sub-field's ignore_above: group them here */
+		if (cs.agg_max_len > 0 && cs.field->type == SE_FT_TEXT &&
+			long_values(ifp, cs.field->path, cs.agg_field))
 			return;
 		if (!tlist_member((Expr *) var, tlist))
 		{

@@ -11,11 +11,11 @@
  *   deparse.c    quals -> ES query DSL (true / false polarity, three-valued
  *                logic), sort, _source; runtime values and EXPLAIN text
  *   shard_access.c  running a request against shard snapshots: scan, top-k
- *                search, count, doc-values aggregation, realtime get
+ *                search, count, aggregations request, realtime get
  *   fdw.c        the handler: planner paths (base, parameterized, sorted,
  *                LIMIT, aggregate), plans, EXPLAIN
  *   foreign_scan.c  scan execution: runtime values, the request, rows
- *   aggregate.c  count / min / max / sum / avg / GROUP BY in the engine
+ *   aggregate.c  GROUP BY / aggregates as an aggregations request (search/aggs.c)
  *   modify.c     INSERT / UPDATE / DELETE / COPY FROM
  *   xact.c       the transactional write buffer, commit flush and undo
  *   analyze.c    ANALYZE sampling through the engine
@@ -194,6 +194,14 @@ typedef struct SeColSearch
 	bool		prefix_ok;		/* prefix == LIKE 'p%' */
 	bool		sortable;		/* ES sort order == PG order */
 	bool		aggregatable;	/* doc values hold exactly the values */
+	/*
+	 * GROUP BY: the field whose doc values the aggregations engine groups
+	 * on (the field, or a text field's keyword sub-field), or NULL;
+	 * agg_max_len is that sub-field's ignore_above (0 = none): longer
+	 * values have no doc value there.
+	 */
+	const char *agg_field;
+	int			agg_max_len;
 } SeColSearch;
 
 extern void se_fdw_col_search(const SeFdwColumn *col, const SeMapping *m,
@@ -303,6 +311,9 @@ extern int64 se_engine_search(SeSearchRequest *req, const char *body,
 							  SeDocFn fn, void *arg);
 extern bool se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards,
 								 int nshards, SeDocFn fn, void *arg);
+/* body with "aggs": the reduced "aggregations" object and the hit count */
+extern char *se_engine_aggregations(SeEngineIndex *ei, const char *body,
+									SeSearchShard *shards, int nshards, int64 *total);
 /* body: a search or count body; only its query counts */
 extern int64 se_engine_count(const char *body, SeSearchShard *shards, int nshards);
 extern int64 se_engine_live_docs(const char *index);
@@ -334,15 +345,13 @@ extern void se_engine_get_remote(SeIndexMeta *im, int shard, const char *id,
 								 SeEngineDoc *out);
 extern void se_fdw_register_actions(void);
 struct SeTransportCall;
-struct SeWireReader;
 extern struct SeTransportCall *se_engine_call_shard_nodes(SeSearchShard *shards, int nshards,
 														  const char *action,
 														  const char *prefix, int prefix_len,
 														  int *ncalls);
-extern SeSearchShard *se_engine_peer_shards(struct SeWireReader *r, int *nshards, SeError *err);
 
 /* ---------------------------------------------------------------------
- * Aggregates computed from doc values (shard_access.c, used by fdw.c)
+ * Pushed-down aggregates (planned by fdw.c, run by aggregate.c)
  * ---------------------------------------------------------------------
  */
 typedef enum SeAggKind

@@ -59,10 +59,8 @@ extern void se_fdw_materialize(ForeignScanState *node, SeScanState *ss);
 extern char *se_fdw_request_text(ForeignScanState *node, SeScanState *ss, bool explain);
 
 /* in aggregate.c */
-extern void se_fdw_aggregate(ForeignScanState *node, SeScanState *ss,
-							 SeSearchRequest *req, const char *body, SeEngineIndex *ei,
-							 SeSearchShard *shards, int nshards);
-extern bool se_fdw_aggregate_action(const char *payload, size_t len, StringInfo reply,
-									SeError *err);
+extern void se_fdw_agg_request(SeScanState *ss, const SeMapping *m, StringInfo b);
+extern void se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
+							 SeEngineIndex *ei, SeSearchShard *shards, int nshards);
 
 #endif							/* SE_FDW_INT_H */

@@ -191,6 +191,7 @@ request_body(ForeignScanState *node, SeScanState *ss, const SeMapping *mapping,
 	se_dsl_query(&ctx, ss->plan.quals, &b);
 	if (ss->plan.kind == SE_KIND_AGG)
 	{
+		se_fdw_agg_request(ss, mapping, &b);
 		appendStringInfoChar(&b, '}');
 		return b.data;
 	}
@@ -516,8 +517,7 @@ se_fdw_materialize(ForeignScanState *node, SeScanState *ss)
 	{
 		body = request_body(node, ss, ei.mapping, false, -1, -1);
 		ss->last_request = MemoryContextStrdup(node->ss.ps.state->es_query_cxt, body);
-		req = se_engine_parse(body, strlen(body), false);
-		se_fdw_aggregate(node, ss, req, body, &ei, shards, nshards);
+		se_fdw_aggregate(node, ss, body, &ei, shards, nshards);
 		MemoryContextSwitchTo(old);
 		return;
 	}

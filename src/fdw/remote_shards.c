@@ -391,7 +391,6 @@ se_fdw_register_actions(void)
 	se_transport_register("fdw_scan_next", fdw_scan_next_action);
 	se_transport_register("fdw_refresh", fdw_refresh_action);
 	se_transport_register("fdw_get", fdw_get_action);
-	se_transport_register("fdw_aggregate", se_fdw_aggregate_action);
 }
 
 /* ---------------------------------------------------------------------
@@ -509,35 +508,6 @@ se_engine_call_shard_nodes(SeSearchShard *shards, int nshards, const char *actio
 	se_transport_call_all_or_error(calls, k, SE_FDW_REMOTE_TIMEOUT_MS);
 	*ncalls = k;
 	return calls;
-}
-
-/*
- * Serving side of se_engine_call_shard_nodes: snapshots of the shards the
- * request names (after its prefix); NULL with err set when one is not here.
- */
-SeSearchShard *
-se_engine_peer_shards(SeWireReader *r, int *nshards, SeError *err)
-{
-	uint64		n = se_wire_vint(r);
-	SeSearchShard *shards;
-	int			i;
-
-	if (r->bad || n > 100000)
-	{
-		se_error_set(err, 400, "illegal_argument_exception", "malformed shard list");
-		return NULL;
-	}
-	shards = palloc0(sizeof(SeSearchShard) * Max(1, n));
-	for (i = 0; i < (int) n; i++)
-	{
-		int			shard;
-		SeIndexMeta *im = se_peer_shard_get(r, &shard, err);
-
-		if (im == NULL || !se_snapshot_acquire(im, shard, &shards[i], err))
-			return NULL;
-	}
-	*nshards = (int) n;
-	return shards;
 }
 
 /* fdw_refresh on every node holding some of the shards. */

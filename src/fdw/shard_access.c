@@ -253,6 +253,74 @@ se_engine_scan_local(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 }
 
 /*
+ * Run req (whose text is body) on every shard, local or remote.  With im
+ * (the index of every shard) and every shard here, the query phases run in
+ * the search pool's workers, in parallel, as search_engine.search runs
+ * them (not yet with shards on other nodes too: that mix is untested).
+ */
+static SeSearchResult *
+run_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
+		   int nshards, int from, int size, SeIndexMeta *im)
+{
+	SeError		err;
+	SeSearchResult *res;
+	SeSearchParams p;
+	StringInfoData common;
+	SePoolSearch *pool = NULL;
+
+	se_error_init(&err);
+	se_search_set_from_size(req, from, size);
+	memset(&p, 0, sizeof(p));
+	p.from = from;
+	p.size = size;
+	p.track_total_hits = -2;
+	initStringInfo(&common);
+	if (se_engine_any_remote(shards, nshards) || im != NULL)
+		se_search_common_encode(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX, NULL, &common);
+	if (im != NULL && !se_engine_any_remote(shards, nshards))
+	{
+		SeIndexMeta **metas = palloc(sizeof(SeIndexMeta *) * Max(nshards, 1));
+		int			i;
+
+		for (i = 0; i < nshards; i++)
+			metas[i] = im;
+		pool = se_search_pool_dispatch(&common, shards, metas, nshards);
+	}
+	PG_TRY();
+	{
+		if (se_engine_any_remote(shards, nshards))
+		{
+			/* query then fetch: the other nodes' shards' top docs, merged */
+			SeRemoteSearch *rs = se_search_remote_begin(&common, shards, nshards,
+														 se_search_pool_transport(pool));
+
+			res = se_search_run_remote(req, shards, nshards, se_search_remote_transport(rs), &err);
+			if (res != NULL && res->shards_failed > 0)
+			{
+				/* a foreign table does not return part of an index as all of it */
+				se_error_set(&err, 503, "search_phase_execution_exception",
+							 "%d of %d shards of index [%s] failed", res->shards_failed,
+							 res->shards_total, shards[0].index);
+				res = NULL;
+			}
+		}
+		else if (pool != NULL)
+			res = se_search_run_remote(req, shards, nshards, se_search_pool_transport(pool), &err);
+		else
+			res = se_search_run(req, shards, nshards, &err);
+	}
+	PG_FINALLY();
+	{
+		if (pool != NULL)
+			se_search_pool_finish(pool);
+	}
+	PG_END_TRY();
+	if (res == NULL)
+		raise_if(&err);
+	return res;
+}
+
+/*
  * Top-k search: hits from..from+size in the request's order; returns the
  * total hit count.
  */
@@ -260,40 +328,9 @@ int64
 se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 				 int nshards, int from, int size, SeDocFn fn, void *arg)
 {
-	SeError		err;
-	SeSearchResult *res;
+	SeSearchResult *res = run_search(req, body, shards, nshards, from, size, NULL);
 	int			i;
 
-	se_error_init(&err);
-	se_search_set_from_size(req, from, size);
-	if (se_engine_any_remote(shards, nshards))
-	{
-		/* query then fetch: the other nodes' shards' top docs, merged */
-		SeSearchParams p;
-		SeRemoteSearch *rs;
-		StringInfoData common;
-
-		memset(&p, 0, sizeof(p));
-		p.from = from;
-		p.size = size;
-		p.track_total_hits = -2;
-		initStringInfo(&common);
-		se_search_common_encode(parse_json(body, strlen(body)), &p, -1, PG_INT32_MAX, NULL, &common);
-		rs = se_search_remote_begin(&common, shards, nshards, NULL);
-		res = se_search_run_remote(req, shards, nshards, se_search_remote_transport(rs), &err);
-		if (res != NULL && res->shards_failed > 0)
-		{
-			/* a foreign table does not return part of an index as all of it */
-			se_error_set(&err, 503, "search_phase_execution_exception",
-						 "%d of %d shards of index [%s] failed", res->shards_failed,
-						 res->shards_total, shards[0].index);
-			res = NULL;
-		}
-	}
-	else
-		res = se_search_run(req, shards, nshards, &err);
-	if (res == NULL)
-		raise_if(&err);
 	for (i = 0; i < res->nhits; i++)
 	{
 		SeHit	   *h = &res->hits[i];
@@ -310,6 +347,23 @@ se_engine_search(SeSearchRequest *req, const char *body, SeSearchShard *shards,
 			break;
 	}
 	return res->total;
+}
+
+/*
+ * A body with "aggs" (and "size": 0) through the search path: every shard,
+ * local or on another node, collects its partial, the reduce merges them
+ * (src/search/aggs.c).  Returns the "aggregations" object; *total the hit
+ * count.
+ */
+char *
+se_engine_aggregations(SeEngineIndex *ei, const char *body, SeSearchShard *shards,
+					   int nshards, int64 *total)
+{
+	SeSearchRequest *req = se_engine_parse(body, strlen(body), false);
+	SeSearchResult *res = run_search(req, body, shards, nshards, 0, 0, ei->im);
+
+	*total = res->total;
+	return res->aggregations ? res->aggregations : "{}";
 }
 
 /* Exact number of matching live documents, on every node. */

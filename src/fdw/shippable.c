@@ -205,6 +205,8 @@ se_fdw_col_search(const SeFdwColumn *col, const SeMapping *m, Oid collation,
 				out->range_ok = f->index && collation_c(collation);
 				out->sortable = f->doc_values && collation_c(collation) && !col->is_array;
 				out->aggregatable = f->doc_values;
+				if (f->doc_values)
+					out->agg_field = f->path;
 			}
 			break;
 		case SE_FT_TEXT:
@@ -220,6 +222,18 @@ se_fdw_col_search(const SeFdwColumn *col, const SeMapping *m, Oid collation,
 					{
 						out->term_field = sub->path;
 						out->term_max_len = sub->ignore_above;
+						break;
+					}
+				}
+				/* GROUP BY through a keyword multi-field with doc values */
+				for (i = 0; i < f->nmulti_fields; i++)
+				{
+					const SeMappedField *sub = f->multi_fields[i];
+
+					if (sub->type == SE_FT_KEYWORD && sub->doc_values)
+					{
+						out->agg_field = sub->path;
+						out->agg_max_len = sub->ignore_above;
 						break;
 					}
 				}
@@ -239,6 +253,8 @@ se_fdw_col_search(const SeFdwColumn *col, const SeMapping *m, Oid collation,
 			out->range_ok = f->index && f->type != SE_FT_BOOLEAN;
 			out->sortable = f->doc_values && !col->is_array;
 			out->aggregatable = f->doc_values;
+			if (f->doc_values)
+				out->agg_field = f->path;
 			break;
 		case SE_FT_OBJECT:
 			break;

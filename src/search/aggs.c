@@ -2018,6 +2018,29 @@ comp_number(KeyKind kind, const char *v)
 	}
 }
 
+/*
+ * One source's values in a composite key order: missing first, strings by
+ * bytes, numbers by value; then the source's direction.
+ */
+static int
+comp_value_cmp(const SeAggSpec *src, bool xmissing, bool ymissing, bool str,
+			   const char *xs, int xl, const char *ys, int yl, double dx, double dy)
+{
+	int			c;
+
+	if (xmissing || ymissing)
+		c = (!xmissing) - (!ymissing);
+	else if (str)
+	{
+		c = memcmp(xs, ys, Min(xl, yl));
+		if (c == 0)
+			c = (xl > yl) - (xl < yl);
+	}
+	else
+		c = (dx > dy) - (dx < dy);
+	return src->src_desc ? -c : c;
+}
+
 static int
 composite_cmp(const void *pa, const void *pb, void *arg)
 {
@@ -2035,24 +2058,10 @@ composite_cmp(const void *pa, const void *pb, void *arg)
 					c;
 		KeyKind		xk = comp_read(&p, &x, &xl),
 					yk = comp_read(&q, &y, &yl);
+		bool		num = xk != KK_NONE && yk != KK_NONE && xk != KK_STR;
 
-		if (xk == KK_NONE || yk == KK_NONE)
-			c = (xk != KK_NONE) - (yk != KK_NONE);	/* missing first */
-		else if (xk == KK_STR)
-		{
-			c = memcmp(x, y, Min(xl, yl));
-			if (c == 0)
-				c = (xl > yl) - (xl < yl);
-		}
-		else
-		{
-			double		dx = comp_number(xk, x),
-						dy = comp_number(yk, y);
-
-			c = (dx > dy) - (dx < dy);
-		}
-		if (a->src[k]->src_desc)
-			c = -c;
+		c = comp_value_cmp(a->src[k], xk == KK_NONE, yk == KK_NONE, xk == KK_STR, x, xl, y, yl,
+						   num ? comp_number(xk, x) : 0, num ? comp_number(yk, y) : 0);
 		if (c != 0)
 			return c;
 	}
@@ -2073,22 +2082,23 @@ composite_after_cmp(const SeAggSpec *a, const Bucket *bk)
 		int			xl,
 					c;
 		KeyKind		xk = comp_read(&p, &x, &xl);
+		bool		vmissing = v == NULL || v->type == SE_JSON_NULL;
+		const char *s = "";
+		int			sl = 0;
+		double		d = 0;
 
-		if (xk == KK_NONE || v == NULL || v->type == SE_JSON_NULL)
-			c = (xk != KK_NONE) - (v != NULL && v->type != SE_JSON_NULL);
-		else if (xk == KK_STR)
+		if (!vmissing && v->type == SE_JSON_STRING)
 		{
-			const char *s = v->type == SE_JSON_STRING ? v->u.s.str : v->type == SE_JSON_NUMBER ? v->u.n.text : "";
-			int			sl = v->type == SE_JSON_STRING ? v->u.s.len : v->type == SE_JSON_NUMBER ? v->u.n.len : 0;
-
-			c = memcmp(x, s, Min(xl, sl));
-			if (c == 0)
-				c = (xl > sl) - (xl < sl);
+			s = v->u.s.str;
+			sl = v->u.s.len;
 		}
-		else
+		else if (!vmissing && v->type == SE_JSON_NUMBER)
 		{
-			double		d = 0,
-						dx = comp_number(xk, x);
+			s = v->u.n.text;
+			sl = v->u.n.len;
+		}
+		if (xk != KK_NONE && xk != KK_STR && !vmissing)
+		{
 			SeError		e;
 
 			se_error_init(&e);
@@ -2098,10 +2108,9 @@ composite_after_cmp(const SeAggSpec *a, const Bucket *bk)
 				(void) json_date(v, &d, &e);
 			else
 				(void) json_double(v, &d);
-			c = (dx > d) - (dx < d);
 		}
-		if (a->src[k]->src_desc)
-			c = -c;
+		c = comp_value_cmp(a->src[k], xk == KK_NONE, vmissing, xk == KK_STR, x, xl, s, sl,
+						   xk != KK_NONE && xk != KK_STR ? comp_number(xk, x) : 0, d);
 		if (c != 0)
 			return c;
 	}

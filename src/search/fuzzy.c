@@ -200,6 +200,9 @@ successor(char *s, int *len)
 	return true;
 }
 
+/* terms stepped over before seeking past a dead start */
+#define SKIP_BY_NEXT	16
+
 int64
 se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 			  void *arg)
@@ -213,11 +216,13 @@ se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 	int			len;
 	SeTermInfo	ti;
 
+	bool		pending = false;	/* term holds the next term already */
+
 	if (e == NULL)
 		return 0;
 	initStringInfo(&prev);
 	initStringInfo(&key);
-	while (se_terms_next(e, &term, &len, &ti))
+	while (pending || se_terms_next(e, &term, &len, &ti))
 	{
 		const unsigned char *s;
 		int			slen;
@@ -226,6 +231,7 @@ se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 		int			pos;
 		bool		dead = false;
 
+		pending = false;
 		SE_SEARCH_TICK(1);
 		visited++;
 		if (len < a->prefix_len || memcmp(term, a->prefix, a->prefix_len) != 0)
@@ -275,6 +281,26 @@ se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 			klen = key.len;
 			if (!successor(key.data, &klen))
 				break;
+
+			/*
+			 * Most dead starts have few terms: the next ones in the block
+			 * are usually past them already, far cheaper than a seek (which
+			 * steps through its block the same way; neither counts as a
+			 * visit).
+			 */
+			for (i = 0; i < SKIP_BY_NEXT && !pending; i++)
+			{
+				int			c;
+
+				if (!se_terms_next(e, &term, &len, &ti))
+					goto done;
+				SE_SEARCH_TICK(1);
+				c = memcmp(term, key.data, Min(len, klen));
+				if (c > 0 || (c == 0 && len >= klen))
+					pending = true;
+			}
+			if (pending)
+				continue;
 			se_terms_close(e);
 			e = se_segment_terms(r, field, key.data, klen);
 			if (e == NULL)
@@ -288,6 +314,7 @@ se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 				fn(arg, term, len, &ti, d);
 		}
 	}
+done:
 	se_terms_close(e);
 	pfree(prev.data);
 	pfree(key.data);
