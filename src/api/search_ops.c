@@ -225,6 +225,45 @@ write_url_list(StringInfo out, const char *list)
 }
 
 /*
+ * The "_source" value the URL's _source, _source_includes and
+ * _source_excludes make, as ES's FetchSourceContext.parseFromRestRequest:
+ * _source=false fetches none, another _source value lists includes
+ * (_source_includes wins).
+ */
+static void
+write_source_spec(StringInfo b, const char *source, const char *includes,
+				  const char *excludes)
+{
+	if (source && strcmp(source, "false") == 0)
+		appendStringInfoString(b, "false");
+	else
+	{
+		const char *inc = includes ? includes :
+			(source && strcmp(source, "true") != 0 ? source : NULL);
+
+		appendStringInfoString(b, "{\"includes\":");
+		write_url_list(b, inc ? inc : "");
+		appendStringInfoString(b, ",\"excludes\":");
+		write_url_list(b, excludes ? excludes : "");
+		appendStringInfoChar(b, '}');
+	}
+}
+
+SeJson *
+se_source_url_spec(const char *source, const char *includes, const char *excludes,
+				   SeError *err)
+{
+	StringInfoData b;
+	SeJsonParseOptions opts = {0};
+
+	if (source == NULL && includes == NULL && excludes == NULL)
+		return NULL;
+	initStringInfo(&b);
+	write_source_spec(&b, source, includes, excludes);
+	return se_json_parse(b.data, b.len, &opts, err);
+}
+
+/*
  * The body with the URL's request options in it, as ES's RestSearchAction
  * puts them in the search source: _source / _source_includes /
  * _source_excludes replace the body's _source, version=true sets version,
@@ -276,19 +315,7 @@ se_search_url_options_body(const SeJson *body, const SeSearchParams *p, SeError 
 	{
 		appendStringInfo(&b, "%s\"_source\":", first ? "" : ",");
 		first = false;
-		if (p->source && strcmp(p->source, "false") == 0)
-			appendStringInfoString(&b, "false");
-		else
-		{
-			const char *inc = p->source_includes ? p->source_includes :
-				(p->source && strcmp(p->source, "true") != 0 ? p->source : NULL);
-
-			appendStringInfoString(&b, "{\"includes\":");
-			write_url_list(&b, inc ? inc : "");
-			appendStringInfoString(&b, ",\"excludes\":");
-			write_url_list(&b, p->source_excludes ? p->source_excludes : "");
-			appendStringInfoChar(&b, '}');
-		}
+		write_source_spec(&b, p->source, p->source_includes, p->source_excludes);
 	}
 	if (p->version)
 	{
@@ -466,12 +493,12 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 
 #define SE_GET_REMOTE_TIMEOUT_MS 30000
 
-static bool get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source,
+static bool get_counted(SeIndexMeta *im, int shard, const char *id, const SeJson *source,
 						bool source_only, StringInfo out, SeError *err);
-static bool get_local(SeIndexMeta *im, int shard, const char *id, bool with_source,
+static bool get_local(SeIndexMeta *im, int shard, const char *id, const SeJson *source,
 					  bool source_only, StringInfo out, SeError *err);
 static bool get_one(SeIndexMeta *im, const char *id, const char *routing,
-					const SePreference *pref, bool with_source, bool source_only,
+					const SePreference *pref, const SeJson *source, bool source_only,
 					StringInfo out, SeError *err);
 
 /* A get on this node for a peer (which checked read): never forwarded again. */
@@ -483,7 +510,7 @@ static bool serving_get = false;
  */
 static bool
 get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const char *routing,
-		   bool with_source, bool source_only, StringInfo out, SeError *err)
+		   const SeJson *source, bool source_only, StringInfo out, SeError *err)
 {
 	SeTransportCall call;
 	StringInfoData payload;
@@ -510,8 +537,12 @@ get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const c
 		appendStringInfoString(&payload, ",\"routing\":");
 		se_json_write_string(&payload, routing, -1);
 	}
-	appendStringInfo(&payload, ",\"with_source\":%s,\"source_only\":%s}",
-					 with_source ? "true" : "false", source_only ? "true" : "false");
+	if (source)
+	{
+		appendStringInfoString(&payload, ",\"source\":");
+		se_json_write(&payload, source);
+	}
+	appendStringInfo(&payload, ",\"source_only\":%s}", source_only ? "true" : "false");
 	call.action = "get_doc";
 	call.payload = payload.data;
 	call.payload_len = payload.len;
@@ -574,8 +605,7 @@ get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 	serving_get = true;
 	PG_TRY();
 	{
-		found = get_one(im, id, payload_str(j, "routing"), NULL,
-						se_json_get(j, "with_source")->type == SE_JSON_TRUE,
+		found = get_one(im, id, payload_str(j, "routing"), NULL, se_json_get(j, "source"),
 						se_json_get(j, "source_only")->type == SE_JSON_TRUE, reply, err);
 	}
 	PG_FINALLY();
@@ -603,7 +633,7 @@ se_search_register_actions(void)
  */
 static bool
 get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference *pref,
-		bool with_source, bool source_only, StringInfo out, SeError *err)
+		const SeJson *source, bool source_only, StringInfo out, SeError *err)
 {
 	const char *rv = routing ? routing : id;
 	int			shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
@@ -623,11 +653,11 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
 			return false;
 		}
 		if (im->routing != NULL && strcmp(node, se_cluster_node_name()) != 0)
-			return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
+			return get_remote(im, shard, node, id, routing, source, source_only, out, err);
 	}
 	else if (!se_state_read_here(im, shard, &node))
-		return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
-	return get_counted(im, shard, id, with_source, source_only, out, err);
+		return get_remote(im, shard, node, id, routing, source, source_only, out, err);
+	return get_counted(im, shard, id, source, source_only, out, err);
 }
 
 /*
@@ -635,7 +665,7 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
  * that answers it: here, or on the node a get_doc came from).
  */
 static bool
-get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool source_only,
+get_counted(SeIndexMeta *im, int shard, const char *id, const SeJson *source, bool source_only,
 			StringInfo out, SeError *err)
 {
 	int			slot = se_slot_find(im->uuid, shard);
@@ -646,7 +676,7 @@ get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool s
 	se_slot_stat_add(slot, SE_STAT_GET_CURRENT, 1);
 	PG_TRY();
 	{
-		found = get_local(im, shard, id, with_source, source_only, out, err);
+		found = get_local(im, shard, id, source, source_only, out, err);
 	}
 	PG_FINALLY();
 	{
@@ -664,14 +694,43 @@ get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool s
 	return found;
 }
 
-/* The realtime lookup of id in this node's copy of shard (see get_one). */
+/* Append doc's _source, filtered by f (NULL: whole). */
 static bool
-get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool source_only,
+append_source(SeSegmentReader *seg, int32 doc, const struct SeSourceFilter *f,
+			  StringInfo out, SeError *err)
+{
+	StringInfoData raw;
+	StringInfo	to = out;
+
+	if (f != NULL)
+	{
+		initStringInfo(&raw);
+		to = &raw;
+	}
+	if (!se_segment_source(seg, doc, to))
+	{
+		se_error_set(err, 500, "index_corrupted_exception", "%s",
+					 se_segment_error(seg)->reason);
+		return false;
+	}
+	return f == NULL || se_source_filter_write(f, raw.data, raw.len, out, err);
+}
+
+/*
+ * The realtime lookup of id in this node's copy of shard (see get_one);
+ * source is the "_source" value (NULL: all of it), filtered here so that
+ * a remote copy ships only what is asked.
+ */
+static bool
+get_local(SeIndexMeta *im, int shard, const char *id, const SeJson *source, bool source_only,
 		  StringInfo out, SeError *err)
 {
 	SeSearchShard sh;
+	struct SeSourceFilter *f = NULL;
 	int			i;
 
+	if (source != NULL && (f = se_source_filter_parse(source, err)) == NULL)
+		return false;
 	se_snapshot_refresh_if_needed(im, shard);
 	if (!se_snapshot_acquire(im, shard, &sh, err))
 		return false;
@@ -684,15 +743,7 @@ get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool sou
 			continue;
 		se_segment_doc_meta(sh.segments[i], doc, &meta);
 		if (source_only)
-		{
-			if (!se_segment_source(sh.segments[i], doc, out))
-			{
-				se_error_set(err, 500, "index_corrupted_exception", "%s",
-							 se_segment_error(sh.segments[i])->reason);
-				return false;
-			}
-			return true;
-		}
+			return append_source(sh.segments[i], doc, f, out, err);
 		appendStringInfoString(out, "{\"_index\":");
 		se_json_write_string(out, im->name, strlen(im->name));
 		appendStringInfoString(out, ",\"_id\":");
@@ -706,15 +757,11 @@ get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool sou
 			se_json_write_string(out, meta.routing, meta.routing_len);
 		}
 		appendStringInfoString(out, ",\"found\":true");
-		if (with_source)
+		if (se_source_filter_fetches(f))
 		{
 			appendStringInfoString(out, ",\"_source\":");
-			if (!se_segment_source(sh.segments[i], doc, out))
-			{
-				se_error_set(err, 500, "index_corrupted_exception", "%s",
-							 se_segment_error(sh.segments[i])->reason);
+			if (!append_source(sh.segments[i], doc, f, out, err))
 				return false;
-			}
 		}
 		appendStringInfoChar(out, '}');
 		return true;
@@ -730,13 +777,49 @@ get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool sou
 	return false;
 }
 
+/*
+ * The "get" object ES's update answers with when asked for _source: the
+ * document as a realtime get reads it just after the update, filtered.
+ */
+bool
+se_get_after_update(const char *index, const char *id, const char *routing,
+					const SeJson *source, StringInfo out, SeError *err)
+{
+	SeIndexMeta *im = se_index_for_read(index, err);
+	StringInfoData doc;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j;
+	static const char *const keys[] = {"_seq_no", "_primary_term", "_routing", "found", "_source"};
+	bool		first = true;
+	int			i;
+
+	if (im == NULL)
+		return false;
+	initStringInfo(&doc);
+	(void) get_one(im, id, routing, NULL, source, false, &doc, err);
+	if (se_error_is_set(err) || (j = se_json_parse(doc.data, doc.len, &opts, err)) == NULL)
+		return false;
+	appendStringInfoChar(out, '{');
+	for (i = 0; i < lengthof(keys); i++)
+	{
+		const SeJson *v = se_json_get(j, keys[i]);
+
+		if (v == NULL)
+			continue;
+		appendStringInfo(out, "%s\"%s\":", first ? "" : ",", keys[i]);
+		se_json_write(out, v);
+		first = false;
+	}
+	appendStringInfoChar(out, '}');
+	return true;
+}
+
 bool
 se_op_get(const char *index, const char *id, const char *routing, const char *preference,
 		  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err)
 {
 	SeIndexMeta *im;
 	bool		found;
-	bool		with_source = !(source_filter && source_filter->type == SE_JSON_FALSE);
 	SePreference pref;
 
 	se_require_started();
@@ -747,7 +830,7 @@ se_op_get(const char *index, const char *id, const char *routing, const char *pr
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
-	found = get_one(im, id, routing, &pref, with_source, source_only, &r->body, err);
+	found = get_one(im, id, routing, &pref, source_filter, source_only, &r->body, err);
 	if (se_error_is_set(err))
 		return false;
 	if (!found && source_only)
@@ -762,7 +845,7 @@ se_op_get(const char *index, const char *id, const char *routing, const char *pr
 
 bool
 se_op_mget(const char *default_index, const SeJson *body, const char *preference,
-		   SeResponse *r, SeError *err)
+		   const SeJson *source, SeResponse *r, SeError *err)
 {
 	SeJson	   *docs = body ? se_json_get(body, "docs") : NULL;
 	SeJson	   *ids = body ? se_json_get(body, "ids") : NULL;
@@ -786,7 +869,7 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		const char *index = default_index;
 		const char *id = NULL;
 		const char *routing = NULL;
-		bool		with_source = true;
+		const SeJson *doc_source = source;	/* the URL's, or the doc's own */
 		SeError		ierr;
 		SeIndexMeta *im;
 
@@ -820,8 +903,12 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 					return false;
 				routing = v->u.s.str;
 			}
-			if ((v = se_json_get(d, "_source")) && v->type == SE_JSON_FALSE)
-				with_source = false;
+			if ((v = se_json_get(d, "_source")) != NULL)
+			{
+				if (se_source_filter_parse(v, err) == NULL)
+					return false;
+				doc_source = v;
+			}
 		}
 		else
 		{
@@ -843,7 +930,7 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		se_error_init(&ierr);
 		im = se_acl_check(index, SE_ACL_READ, &ierr) ? se_index_for_read(index, &ierr) : NULL;
 		if (im != NULL)
-			(void) get_one(im, id, routing, &pref, with_source, false, &r->body, &ierr);
+			(void) get_one(im, id, routing, &pref, doc_source, false, &r->body, &ierr);
 		if (se_error_is_set(&ierr))
 		{
 			appendStringInfoString(&r->body, "{\"_index\":");

@@ -271,4 +271,17 @@ typedef bool (*SeScanFn) (SeSearchShard *shard, int segment, int32 doc, void *ar
 extern bool se_search_scan(SeSearchRequest *req, SeSearchShard *shard,
 						   SeScanFn fn, void *arg, SeError *err);
 
+/*
+ * _source filtering of one stored document as search hits have it, for
+ * get, mget and update (source_filter.c).  spec is a "_source" value
+ * (true, false, patterns, {includes, excludes}); NULL is the whole source.
+ */
+struct SeSourceFilter;
+extern struct SeSourceFilter *se_source_filter_parse(const SeJson *spec, SeError *err);
+/* false: the request asked for no _source at all */
+extern bool se_source_filter_fetches(const struct SeSourceFilter *f);
+/* Append src[0..len) filtered by f (NULL: unchanged); false (err) if not JSON. */
+extern bool se_source_filter_write(const struct SeSourceFilter *f, const char *src,
+								   size_t len, StringInfo out, SeError *err);
+
 #endif							/* SE_SEARCH_H */

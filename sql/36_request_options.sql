@@ -1,0 +1,69 @@
+-- Request options of ES 8 (issue 17): refresh=wait_for and an empty
+-- refresh= on every write, _source / _source_includes / _source_excludes
+-- on get, mget and update, stored_fields, docvalue_fields and fields in
+-- search hits, collapse, rescore, indices_boost, DELETE
+-- _search/scroll/_all and search.max_keep_alive.
+
+-- refresh=wait_for: acknowledged once a refresh made the write visible.
+-- With refreshes disabled the write waits for one (ES waits forever).
+SELECT status FROM search_engine.request('PUT', '/ro', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0, "refresh_interval": "-1"}, "mappings": {"properties": {"n": {"type": "long"}, "k": {"type": "keyword"}, "t": {"type": "text"}, "d": {"type": "date"}}}}');
+SET statement_timeout = '400ms';
+SELECT status FROM search_engine.request('PUT', '/ro/_doc/w1?refresh=wait_for', '{"n": 1}');
+RESET statement_timeout;
+-- the write is in, not visible to search yet: no refresh came (a realtime
+-- get refreshes the shard, as ES's does)
+SELECT body->'hits'->'total'->'value' AS visible FROM search_engine.request('POST', '/ro/_search', '{"query": {"ids": {"values": ["w1"]}}}');
+SELECT body->'found' AS found FROM search_engine.request('GET', '/ro/_doc/w1');
+-- past index.max_refresh_listeners (0 here) a wait_for forces the refresh
+SELECT status FROM search_engine.request('PUT', '/ro/_settings', '{"index": {"max_refresh_listeners": 0}}');
+SELECT body->'ro'->'settings'->'index'->'max_refresh_listeners' AS setting FROM search_engine.request('GET', '/ro/_settings');
+SELECT status, body->>'result' AS result, body->'forced_refresh' AS forced
+  FROM search_engine.request('PUT', '/ro/_doc/w2?refresh=wait_for', '{"n": 2}');
+SELECT body->'hits'->'total'->'value' AS visible FROM search_engine.request('POST', '/ro/_search', '{"query": {"ids": {"values": ["w1", "w2"]}}}');
+-- with scheduled refreshes the write waits for the next one, not forced
+SELECT status FROM search_engine.request('PUT', '/ro/_settings', '{"index": {"max_refresh_listeners": 1000, "refresh_interval": "100ms"}}');
+SELECT status, body->>'result' AS result, body ? 'forced_refresh' AS forced
+  FROM search_engine.request('POST', '/ro/_doc/w3?refresh=wait_for', '{"n": 3}');
+SELECT body->'hits'->'total'->'value' AS visible FROM search_engine.request('POST', '/ro/_search', '{"query": {"ids": {"values": ["w3"]}}}');
+SELECT status, body->'errors' AS errors, body->'items'->0->'update'->>'result' AS result, body->'items'->1->'delete'->>'result' AS deleted
+  FROM search_engine.request('POST', '/ro/_bulk?refresh=wait_for', E'{"update": {"_id": "w3"}}\n{"doc": {"n": 33}}\n{"delete": {"_id": "w2"}}\n');
+SELECT body->'hits'->'total'->'value' AS n33 FROM search_engine.request('POST', '/ro/_search', '{"query": {"term": {"n": 33}}}');
+SELECT status FROM search_engine.request('PUT', '/ro/_settings', '{"index": {"refresh_interval": "-1"}}');
+-- an empty refresh= is refresh=true, on every write
+SELECT status, body->'forced_refresh' AS forced FROM search_engine.request('PUT', '/ro/_create/e1?refresh=', '{"n": 4}');
+SELECT status, body->'forced_refresh' AS forced FROM search_engine.request('POST', '/ro/_update/e1?refresh', '{"doc": {"n": 5}}');
+SELECT body->'hits'->'total'->'value' AS n5 FROM search_engine.request('POST', '/ro/_search', '{"query": {"term": {"n": 5}}}');
+SELECT status, body->'forced_refresh' AS forced FROM search_engine.request('DELETE', '/ro/_doc/e1?refresh=');
+SELECT status, body->'errors' AS errors, body->'items'->0->'index'->'forced_refresh' AS forced
+  FROM search_engine.request('POST', '/ro/_bulk?refresh=', E'{"index": {"_id": "b1"}}\n{"n": 6}\n');
+SELECT search_engine.index_doc('ro', 's1', '{"n": 7}', refresh => 'wait_for')->>'result' AS sql_wait_for;
+SELECT body->'hits'->'total'->'value' AS visible FROM search_engine.request('POST', '/ro/_search', '{"query": {"terms": {"n": [6, 7]}}}');
+-- by-query: a boolean only (ES refuses wait_for there); empty is true
+SELECT status, body->'deleted' AS deleted FROM search_engine.request('POST', '/ro/_delete_by_query?refresh', '{"query": {"term": {"n": 6}}}');
+SELECT body->'hits'->'total'->'value' AS gone FROM search_engine.request('POST', '/ro/_search', '{"query": {"term": {"n": 6}}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('POST', '/ro/_update_by_query?refresh=wait_for', '{}');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('PUT', '/ro/_doc/x?refresh=soon', '{}');
+
+-- _source, _source_includes, _source_excludes on get, mget and update
+-- (the filtering search hits have)
+SELECT status FROM search_engine.request('PUT', '/ro/_doc/g1?refresh=true', '{"n": 1, "k": "a", "o": {"x": 1, "y": {"z": 2}}, "t": "some text"}');
+SELECT body->'_source' AS source FROM search_engine.request('GET', '/ro/_doc/g1?_source_includes=o.*,n');
+SELECT body->'_source' AS source FROM search_engine.request('GET', '/ro/_doc/g1?_source_excludes=o.y,t');
+SELECT body->'_source' AS source FROM search_engine.request('GET', '/ro/_doc/g1?_source=k,t&_source_excludes=t');
+SELECT body ? '_source' AS has_source, body->'found' AS found FROM search_engine.request('GET', '/ro/_doc/g1?_source=false');
+SELECT body AS source FROM search_engine.request('GET', '/ro/_source/g1?_source_includes=o.y');
+SELECT jsonb_path_query_array(body, '$.docs[*]._source') AS sources
+  FROM search_engine.request('POST', '/ro/_mget?_source_includes=n', '{"docs": [{"_id": "g1"}, {"_id": "g1", "_source": ["k"]}, {"_id": "g1", "_source": false}, {"_id": "g1", "_source": {"excludes": ["o", "t", "n"]}}]}');
+SELECT jsonb_path_query_array(body, '$.docs[*]._source') AS sources
+  FROM search_engine.request('POST', '/_mget?_source=false', '{"docs": [{"_index": "ro", "_id": "g1"}]}');
+SELECT status, body->'error'->>'type' AS type FROM search_engine.request('POST', '/ro/_mget', '{"docs": [{"_id": "g1", "_source": 3}]}');
+SELECT status, body->>'result' AS result, body->'get'->'found' AS found, body->'get'->'_source' AS source,
+       (body->'get'->'_seq_no') = (body->'_seq_no') AS same_seq_no
+  FROM search_engine.request('POST', '/ro/_update/g1?_source_includes=n,k', '{"doc": {"n": 2}}');
+SELECT status, body->'get'->'_source' AS source
+  FROM search_engine.request('POST', '/ro/_update/g1', '{"doc": {"n": 3}, "_source": {"excludes": ["o", "t"]}}');
+SELECT status, body->'get'->'_source' AS source
+  FROM search_engine.request('POST', '/ro/_update/g1?_source=true', '{"doc": {"t": "new"}}');
+SELECT status, body ? 'get' AS has_get
+  FROM search_engine.request('POST', '/ro/_update/g1?_source=false', '{"doc": {"n": 4}}');
