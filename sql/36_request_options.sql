@@ -67,3 +67,28 @@ SELECT status, body->'get'->'_source' AS source
   FROM search_engine.request('POST', '/ro/_update/g1?_source=true', '{"doc": {"t": "new"}}');
 SELECT status, body ? 'get' AS has_get
   FROM search_engine.request('POST', '/ro/_update/g1?_source=false', '{"doc": {"n": 4}}');
+
+-- docvalue_fields (doc values, with a date format), fields (from _source
+-- through the mapping: typed, dates formatted, multi-fields, wildcards,
+-- include_unmapped) and stored_fields (nothing is stored apart from
+-- _source: they turn _source off; _none_ drops _id too)
+SELECT status FROM search_engine.request('PUT', '/rf', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0}, "mappings": {"properties": {"n": {"type": "long"}, "f": {"type": "double"}, "k": {"type": "keyword"}, "t": {"type": "text", "fields": {"raw": {"type": "keyword"}}}, "d": {"type": "date"}, "d2": {"type": "date", "format": "yyyy/MM/dd"}, "b": {"type": "boolean"}, "o": {"properties": {"x": {"type": "integer"}, "y": {"type": "keyword"}}}}}}');
+SELECT status FROM search_engine.request('PUT', '/rf/_doc/1?refresh=true', '{"n": "7", "f": 1.5, "k": ["b", "a"], "t": "Hello World", "d": 1420070400000, "d2": "2015/01/02", "b": "true", "o": [{"x": 1, "y": "p"}, {"x": "2"}], "u": {"v": 9}}');
+SELECT body->'hits'->'hits'->0->'fields' AS fields, body->'hits'->'hits'->0 ? '_source' AS has_source
+  FROM search_engine.request('POST', '/rf/_search', '{"docvalue_fields": ["n", "f", "k", "b", "o.*", {"field": "d", "format": "yyyy-MM-dd"}, "d2"], "_source": false}');
+SELECT body->'hits'->'hits'->0->'fields' AS fields
+  FROM search_engine.request('POST', '/rf/_search', '{"fields": ["n", "k", "t*", "b", "o.x", {"field": "d", "format": "epoch_millis"}, "d2"], "_source": ["n"]}');
+SELECT body->'hits'->'hits'->0->'fields' AS fields
+  FROM search_engine.request('POST', '/rf/_search', '{"fields": ["d", {"field": "u.*", "include_unmapped": true}, "nothing"], "_source": false}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('POST', '/rf/_search', '{"docvalue_fields": ["t"]}');
+SELECT status, body->'error'->>'type' AS type
+  FROM search_engine.request('POST', '/rf/_search', '{"docvalue_fields": [{"field": "n", "size": 1}]}');
+SELECT body->'hits'->'hits'->0 ? '_source' AS has_source, body->'hits'->'hits'->0 ? '_id' AS has_id
+  FROM search_engine.request('POST', '/rf/_search', '{"stored_fields": ["n"]}');
+SELECT body->'hits'->'hits'->0 ? '_source' AS has_source
+  FROM search_engine.request('POST', '/rf/_search', '{"stored_fields": ["n"], "_source": true}');
+SELECT body->'hits'->'hits'->0 ? '_source' AS has_source, body->'hits'->'hits'->0 ? '_id' AS has_id
+  FROM search_engine.request('POST', '/rf/_search', '{"stored_fields": "_none_"}');
+SELECT status, body->'error'->>'reason' AS reason
+  FROM search_engine.request('POST', '/rf/_search', '{"stored_fields": "_none_", "_source": true}');

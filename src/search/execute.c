@@ -1046,6 +1046,18 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 			hit->highlight = hl.data;
 		pfree(raw.data);
 	}
+	hit->fields = NULL;
+	if (req->fetch_fields != NULL)
+	{
+		StringInfoData fs;
+
+		initStringInfo(&fs);
+		if (!se_fetch_fields_doc(req->fetch_fields, shard->mapping, shard->index, r, doc,
+								 &fs, err))
+			return false;
+		if (fs.len > 0)
+			hit->fields = fs.data;
+	}
 	if (req->source.fetch)
 	{
 		StringInfoData raw;
@@ -1326,6 +1338,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		res->aggregations = aggs.data;
 	}
 	res->version = req->version;
+	res->no_id = req->stored_fields_none;
 	res->terminated_early = terminated_early;
 	res->total = total;
 	res->timed_out = timed_out;

@@ -462,6 +462,52 @@ parse_timeout(const SeJson *v, int64 *ms, SeError *err)
 	return false;
 }
 
+/*
+ * "stored_fields": a name or a list.  No field is stored apart from
+ * _source here (the mapping has no "store"), so the names ask for nothing
+ * but, as in ES, turn off _source unless the body asks for it; "_none_"
+ * also leaves out _id.
+ */
+static bool
+parse_stored_fields(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int			n;
+	char	  **names = string_list(v, &n, "stored_fields", err);
+	int			i;
+
+	if (names == NULL)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], "_none_") == 0)
+		{
+			if (n > 1)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "cannot combine _none_ with other fields");
+				return false;
+			}
+			req->stored_fields_none = true;
+		}
+	return true;
+}
+
+static bool
+stored_fields_finish(SeSearchRequest *req, const SeJson *stored, const SeJson *source,
+					 SeError *err)
+{
+	if (stored == NULL)
+		return true;
+	if (req->stored_fields_none && source != NULL && req->source.fetch)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: [stored_fields] cannot be disabled if [_source] is requested;");
+		return false;
+	}
+	if (source == NULL)
+		req->source.fetch = false;
+	return true;
+}
+
 /* A "_source" value as the search body's (for top_hits). */
 bool
 se_search_parse_source_filter(const SeJson *v, SeSourceFilter *f, SeError *err)
@@ -801,6 +847,13 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		else if (strcmp(k, "version") == 0 &&
 				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
 			req->version = v->type == SE_JSON_TRUE;
+		else if (strcmp(k, "docvalue_fields") == 0 || strcmp(k, "fields") == 0)
+			ok = se_fetch_fields_parse(k, v, &req->fetch_fields, err);
+		else if (strcmp(k, "stored_fields") == 0)
+			ok = parse_stored_fields(v, req, err);
+		else if (strcmp(k, "explain") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			req->explain = v->type == SE_JSON_TRUE;
 		else if (strcmp(k, "post_filter") == 0)
 		{
 			req->post_filter = se_query_parse(v, 0, err);
@@ -825,7 +878,9 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		if (!ok)
 			return NULL;
 	}
-	if (!se_search_check_window(req, err) || !pagination_finish(req, err))
+	if (!se_search_check_window(req, err) || !pagination_finish(req, err) ||
+		!stored_fields_finish(req, se_json_get(body, "stored_fields"),
+							  se_json_get(body, "_source"), err))
 		return NULL;
 	return req;
 }

@@ -126,6 +126,8 @@ typedef struct SeHit
 	StringInfoData source;		/* filtered _source JSON (len 0 if none) */
 	bool		has_source;
 	char	   *highlight;		/* the hit's "highlight" object, or NULL */
+	char	   *fields;			/* the hit's "fields" object, or NULL */
+	char	   *explanation;	/* the hit's "_explanation" object, or NULL */
 	/* a hit fetched from another node: its metadata came with it */
 	bool		has_meta;
 	SeDocMeta	meta;
@@ -153,6 +155,7 @@ typedef struct SeSearchResult
 	bool		version;		/* hits show _version */
 	bool		terminated_early;	/* a shard stopped at terminate_after */
 	bool		total_as_int;	/* rest_total_hits_as_int: "total": N */
+	bool		no_id;			/* stored_fields "_none_": hits without _id */
 } SeSearchResult;
 
 /*

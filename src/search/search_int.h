@@ -300,6 +300,9 @@ struct SeSearchRequest
 	SeQuery    *post_filter;	/* filters hits after the query (not aggregations) */
 	int64		terminate_after;	/* per shard: stop after this many hits; 0 = none */
 	struct SeHighlight *highlight;	/* "highlight", or NULL */
+	struct SeFetchFields *fetch_fields; /* docvalue_fields / fields, or NULL */
+	bool		stored_fields_none; /* stored_fields "_none_": hits without _id */
+	bool		explain;		/* hits carry their score's explanation */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -718,6 +721,18 @@ extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
 								   size_t len, StringInfo out, SeError *err);
 /* Glob match with '*' wildcards (whole string). */
 extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * A hit's "fields": docvalue_fields and fields (fields.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeFetchFields SeFetchFields;
+/* Add the "docvalue_fields" or "fields" list v (key says which) to *ff. */
+extern bool se_fetch_fields_parse(const char *key, const SeJson *v, SeFetchFields **ff,
+								  SeError *err);
+/* Append the hit's "fields" object for doc (nothing when no field has values). */
+extern bool se_fetch_fields_doc(const SeFetchFields *ff, const SeMapping *m, const char *index,
+								SeSegmentReader *r, int32 doc, StringInfo out, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Highlighting (highlight.c)
