@@ -236,6 +236,13 @@ extern bool se_op_get(const char *index, const char *id, const char *routing,
 /* source: the URL's _source* as a "_source" value (NULL: none), a doc's own wins */
 extern bool se_op_mget(const char *default_index, const SeJson *body, const char *preference,
 					   const SeJson *source, SeResponse *r, SeError *err);
+/* _explain: Lucene's explanation of body's query for one document */
+extern bool se_op_explain(const char *index, const char *id, const char *routing,
+						  const char *preference, const SeJson *body, SeResponse *r,
+						  SeError *err);
+/* _validate/query: whether body's query parses and binds to each index */
+extern bool se_op_validate_query(const char *expr, const SeJson *body, bool explain,
+								 SeResponse *r, SeError *err);
 extern void se_search_interrupts_init(void);
 extern void se_search_register_actions(void);
 

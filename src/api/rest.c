@@ -897,6 +897,29 @@ update_source(RestReq *rq, SeDocWrite *w, SeError *err)
 	return true;
 }
 
+/* /{index}/_explain/{id}: the query's explanation for one document */
+static bool
+h_explain(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	return json_body(rq, &body, err) &&
+		se_op_explain(rq->index, rq->id, param(rq, "routing"), param(rq, "preference"),
+					  body, r, err);
+}
+
+/* [/{index}]/_validate/query (explain: each index's bound query or error) */
+static bool
+h_validate_query(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+	bool		explain;
+
+	return param_boolean(rq, "explain", false, &explain, err) &&
+		json_body(rq, &body, err) &&
+		se_op_validate_query(rq->index, body, explain, r, err);
+}
+
 /* A single-document write from the route's index, id and URL parameters. */
 static bool
 doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
@@ -989,6 +1012,7 @@ static const RestRoute routes[] = {
 	{GET | POST | DELETE, "/_search/scroll/{id}", h_scroll},
 	{DELETE, "/_pit", h_close_pit},
 	{GET | POST, "/_count", h_count},
+	{GET | POST, "/_validate/query", h_validate_query},
 	{GET | POST, "/_refresh", .index_op = se_op_refresh},
 	{GET | POST, "/_flush", .index_op = se_op_flush},
 	{POST, "/_forcemerge", h_forcemerge},
@@ -1055,6 +1079,8 @@ static const RestRoute routes[] = {
 	{PUT | POST, "/{index}/_create/{id}", h_doc_write},
 	{POST, "/{index}/_update/{id}", h_doc_write},
 	{GET | HEAD, "/{index}/_source/{id}", h_doc_get},
+	{GET | POST, "/{index}/_explain/{id}", h_explain},
+	{GET | POST, "/{index}/_validate/query", h_validate_query},
 };
 
 static bool

@@ -620,10 +620,293 @@ get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 	return true;
 }
 
+/*
+ * _explain of id on this node's copy of shard: Lucene's explanation of
+ * body's query for the document, on the searcher's (refreshed) view as
+ * ES's explain reads it.  Appends the answer; false with err on failure.
+ */
+static bool
+explain_local(SeIndexMeta *im, int shard, const char *id, const SeJson *body,
+			  StringInfo out, int *status, SeError *err)
+{
+	SeSearchShard sh;
+	SeSearchRequest *req;
+	int			i;
+
+	req = se_search_parse(body, im->settings.max_result_window, err);
+	if (req == NULL || !se_snapshot_acquire(im, shard, &sh, err))
+		return false;
+	appendStringInfoString(out, "{\"_index\":");
+	se_json_write_string(out, im->name, strlen(im->name));
+	appendStringInfoString(out, ",\"_id\":");
+	se_json_write_string(out, id, strlen(id));
+	for (i = sh.nsegments - 1; i >= 0; i--)
+	{
+		int32		doc = se_segment_lookup_id(sh.segments[i], id, strlen(id));
+		char	   *expl;
+		bool		matched;
+
+		if (doc < 0 || !se_livedocs_get(sh.live_docs[i], doc))
+			continue;
+		if (!se_search_explain_doc(req, &sh, i, doc, &expl, &matched, err))
+			return false;
+		appendStringInfo(out, ",\"matched\":%s,\"explanation\":%s}",
+						 matched ? "true" : "false", expl);
+		*status = 200;
+		return true;
+	}
+	appendStringInfoString(out, ",\"matched\":false}");
+	*status = 404;
+	return true;
+}
+
+/* Transport action "explain_doc": a peer's _explain of a document here. */
+static bool
+explain_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j = se_json_parse(payload, len, &opts, err);
+	const char *index,
+			   *uuid,
+			   *id;
+	const SeJson *shard;
+	SeIndexMeta *im;
+	int			status = 500;
+	int			mark;
+
+	if (j == NULL)
+		return false;
+	index = payload_str(j, "index");
+	uuid = payload_str(j, "uuid");
+	id = payload_str(j, "id");
+	shard = se_json_get(j, "shard");
+	if (index == NULL || uuid == NULL || id == NULL || shard == NULL ||
+		shard->type != SE_JSON_NUMBER)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed explain_doc request");
+		return false;
+	}
+	im = se_index_for_read(index, err);
+	if (im == NULL)
+		return false;
+	if (strcmp(im->uuid, uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, index, err);
+		return false;
+	}
+	mark = reply->len;
+	appendStringInfoChar(reply, 'N');
+	if (!explain_local(im, (int) shard->u.n.d, id, se_json_get(j, "body"), reply, &status, err))
+		return false;
+	if (status == 200)
+		reply->data[mark] = 'F';
+	return true;
+}
+
+bool
+se_op_explain(const char *index, const char *id, const char *routing, const char *preference,
+			  const SeJson *body, SeResponse *r, SeError *err)
+{
+	SeIndexMeta *im;
+	SePreference pref;
+	const char *rv = routing ? routing : id;
+	int			shard;
+	const char *node;
+
+	se_require_started();
+	if (!se_preference_parse(preference, &pref, err) || !se_acl_check(index, SE_ACL_READ, err))
+		return false;
+	im = se_index_for_read(index, err);
+	if (im == NULL)
+		return false;
+	/* the query is checked before the shard is asked, as ES validates it */
+	if (se_search_parse(body, im->settings.max_result_window, err) == NULL)
+		return false;
+	shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
+							 im->settings.routing_num_shards);
+	if (pref.kind != SE_PREF_DEFAULT)
+	{
+		node = se_state_pick_copy_pref(im, shard, &pref, err);
+		if (se_error_is_set(err))
+			return false;
+		if (node == NULL)
+		{
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] has no copy on node [%s]", im->name, shard, se_node_name_get());
+			return false;
+		}
+		if (im->routing == NULL || strcmp(node, se_cluster_node_name()) == 0)
+			node = NULL;
+	}
+	else if (se_state_read_here(im, shard, &node))
+		node = NULL;
+	if (node == NULL)
+		return explain_local(im, shard, id, body, &r->body, &r->status, err);
+	{
+		SeTransportCall call;
+		StringInfoData payload;
+
+		if (node[0] == '\0')
+		{
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] is unassigned", im->name, shard);
+			return false;
+		}
+		memset(&call, 0, sizeof(call));
+		call.node = node;
+		call.conninfo = se_cluster_conninfo(node);
+		initStringInfo(&payload);
+		appendStringInfoString(&payload, "{\"index\":");
+		se_json_write_string(&payload, im->name, -1);
+		appendStringInfoString(&payload, ",\"uuid\":");
+		se_json_write_string(&payload, im->uuid, -1);
+		appendStringInfoString(&payload, ",\"id\":");
+		se_json_write_string(&payload, id, -1);
+		appendStringInfo(&payload, ",\"shard\":%d", shard);
+		if (body)
+		{
+			appendStringInfoString(&payload, ",\"body\":");
+			se_json_write(&payload, body);
+		}
+		appendStringInfoChar(&payload, '}');
+		call.action = "explain_doc";
+		call.payload = payload.data;
+		call.payload_len = payload.len;
+		se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
+		if (!call.ok)
+		{
+			se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
+			return false;
+		}
+		if (call.reply.len < 1)
+		{
+			se_error_set(err, 500, "remote_transport_exception", "[%s][explain_doc] empty answer", node);
+			return false;
+		}
+		appendBinaryStringInfo(&r->body, call.reply.data + 1, call.reply.len - 1);
+		r->status = call.reply.data[0] == 'F' ? 200 : 404;
+		return true;
+	}
+}
+
+/*
+ * _validate/query, as ES's: a body that does not parse is {"valid": false}
+ * (with "error" under explain); else the query is bound to one shard of
+ * each index (a local copy, or the mapping alone when none is here), and
+ * explain lists each index's bound query or error.
+ */
+bool
+se_op_validate_query(const char *expr, const SeJson *body, bool explain, SeResponse *r,
+					 SeError *err)
+{
+	List	   *indices;
+	SeSearchRequest *req;
+	SeError		perr;
+	StringInfoData ex;
+	bool		valid = true;
+	int			n = 0;
+	ListCell   *lc;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *qbody = NULL;
+
+	se_require_started();
+	indices = se_search_resolve_for_read(expr ? expr : "_all", err);
+	if (se_error_is_set(err))
+		return false;
+	se_error_init(&perr);
+	/* the body holds a query and nothing else (RestActions.getQueryContent) */
+	if (body != NULL && body->type == SE_JSON_OBJECT)
+	{
+		int			i;
+
+		for (i = 0; i < body->u.o.count && !se_error_is_set(&perr); i++)
+			if (strcmp(body->u.o.members[i].key, "query") != 0)
+				se_error_set(&perr, 400, "parsing_exception",
+							 "request does not support [%s]", body->u.o.members[i].key);
+		if (!se_error_is_set(&perr) && se_json_get(body, "query") != NULL)
+		{
+			StringInfoData b;
+
+			initStringInfo(&b);
+			appendStringInfoString(&b, "{\"query\":");
+			se_json_write(&b, se_json_get(body, "query"));
+			appendStringInfoChar(&b, '}');
+			qbody = se_json_parse(b.data, b.len, &opts, &perr);
+		}
+	}
+	req = se_error_is_set(&perr) ? NULL : se_search_parse(qbody, 10000, &perr);
+	r->status = 200;
+	if (req == NULL)
+	{
+		appendStringInfoString(&r->body, "{\"valid\":false");
+		if (explain)
+		{
+			appendStringInfoString(&r->body, ",\"error\":");
+			se_json_write_string(&r->body, perr.reason, strlen(perr.reason));
+		}
+		appendStringInfoChar(&r->body, '}');
+		return true;
+	}
+	initStringInfo(&ex);
+	foreach(lc, indices)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		SeSearchShard sh;
+		StringInfoData q;
+		SeError		e;
+		int			s;
+		bool		ok;
+
+		memset(&sh, 0, sizeof(sh));
+		sh.index = im->name;
+		sh.mapping = im->mapping;
+		sh.index_uuid = im->uuid;
+		sh.max_terms_count = im->settings.max_terms_count;
+		sh.max_regex_length = im->settings.max_regex_length;
+		se_error_init(&e);
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			const char *node;
+
+			if (se_state_read_here(im, s, &node))
+			{
+				if (!se_snapshot_acquire(im, s, &sh, &e))
+					se_error_init(&e);	/* not open after all: the mapping alone */
+				break;
+			}
+		}
+		initStringInfo(&q);
+		ok = se_search_validate(req, &sh, &q, &e);
+		valid &= ok;
+		if (n++ > 0)
+			appendStringInfoChar(&ex, ',');
+		appendStringInfoString(&ex, "{\"index\":");
+		se_json_write_string(&ex, im->name, strlen(im->name));
+		appendStringInfo(&ex, ",\"valid\":%s,\"%s\":", ok ? "true" : "false",
+						 ok ? "explanation" : "error");
+		if (ok)
+			se_json_write_string(&ex, q.data, q.len);
+		else
+		{
+			char	   *msg = psprintf("[%s/%s] %s[%s]", im->name, im->uuid, e.type, e.reason);
+
+			se_json_write_string(&ex, msg, strlen(msg));
+		}
+		appendStringInfoChar(&ex, '}');
+	}
+	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0},\"valid\":%s",
+					 n, n, valid ? "true" : "false");
+	if (explain)
+		appendStringInfo(&r->body, ",\"explanations\":[%s]", ex.data);
+	appendStringInfoChar(&r->body, '}');
+	return true;
+}
+
 void
 se_search_register_actions(void)
 {
 	se_transport_register("get_doc", get_doc_action);
+	se_transport_register("explain_doc", explain_doc_action);
 }
 
 /*

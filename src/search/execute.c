@@ -997,6 +997,33 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 	appendStringInfoChar(out, ']');
 }
 
+/*
+ * The "_explanation" of req's query for doc of the shard's segment (a new
+ * weight with the query phase's statistics, DFS ones included, so that
+ * its value is the hit's score); *matched, when asked, whether it matches.
+ */
+bool
+se_search_explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+					  char **explanation, bool *matched, SeError *err)
+{
+	SeWeight   *w = se_weight_build(req->query, shard, true, req->dfs, NULL, err);
+	SeSegmentCtx seg;
+	StringInfoData out;
+	bool		m;
+
+	if (w == NULL)
+		return false;
+	seg.reader = shard->segments[segment];
+	seg.ord = segment;
+	seg.max_doc = (int32) se_segment_max_doc(seg.reader);
+	initStringInfo(&out);
+	se_explain_weight(w, &seg, doc, &out, &m);
+	*explanation = out.data;
+	if (matched)
+		*matched = m;
+	return true;
+}
+
 bool
 se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
 					SeHit *hit, SeError *err)
@@ -1046,6 +1073,10 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 			hit->highlight = hl.data;
 		pfree(raw.data);
 	}
+	hit->explanation = NULL;
+	if (req->explain && !se_search_explain_doc(req, shard, segment, doc, &hit->explanation,
+											   NULL, err))
+		return false;
 	hit->fields = NULL;
 	if (req->fetch_fields != NULL)
 	{

@@ -235,6 +235,19 @@ extern void se_search_wire_get_error(struct SeWireReader *r, SeError *e);
 /* A query phase message telling that shard shard_idx failed with e. */
 extern void se_search_wire_shard_failed(StringInfo out, int shard_idx, const SeError *e);
 
+/*
+ * Lucene's explanation (JSON) of req's score for doc of segment of shard
+ * (search/explain.c), whether it matches or not (*matched, may be NULL).
+ */
+extern bool se_search_explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment,
+								  int32 doc, char **explanation, bool *matched, SeError *err);
+/*
+ * _validate/query: bind req's query to shard (false, err, when it cannot
+ * be) and append the bound query as Lucene's toString writes it (terms
+ * the shard lacks bind to MatchNoDocsQuery, as rewritten ones).
+ */
+extern bool se_search_validate(SeSearchRequest *req, SeSearchShard *shard,
+							   StringInfo explanation, SeError *err);
 /* Fetch one doc's id and (filtered) source into hit, as a search's hits get them. */
 extern bool se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment,
 								int32 doc, SeHit *hit, SeError *err);

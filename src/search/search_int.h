@@ -324,7 +324,16 @@ typedef struct SeBM25
 {
 	float		weight;			/* boost * idf */
 	float		cache[256];		/* 1 / (k1 * ((1 - b) + b * len / avgdl)) */
+	/* what explain shows (explain.c) */
+	float		boost;
+	float		idf;
+	float		avgdl;
+	int64		doc_freq;		/* n (a single term's) */
+	int64		doc_count;		/* N */
 } SeBM25;
+
+#define SE_BM25_K1		1.2f
+#define SE_BM25_B		0.75f
 
 extern float se_bm25_idf(int64 doc_freq, int64 doc_count);
 extern float se_bm25_avgdl(int64 sum_total_term_freq, int64 doc_count);
@@ -406,6 +415,7 @@ struct SeWeight
 	char	   *field;
 
 	/* TERM (nterms == 1) and PHRASE */
+	int64	   *term_dfs;		/* PHRASE: each term's n, for explain */
 	int			nterms;
 	char	  **terms;
 	int		   *term_lens;
@@ -572,6 +582,20 @@ extern void se_scorer_free(SeScorer *s);
 
 /* in phrase.c */
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+/* The phrase frequency of the doc the scorer is on (explain). */
+extern float se_phrase_scorer_freq(SeScorer *s);
+
+/* ---------------------------------------------------------------------
+ * Explanations of scores (explain.c)
+ * ---------------------------------------------------------------------
+ */
+/*
+ * Append Lucene's explanation of w's score for doc of segment seg (ES's
+ * "_explanation" object), its value the score the scorers give; *matched
+ * says whether w matches the doc at all.
+ */
+extern void se_explain_weight(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out,
+							  bool *matched);
 
 /* ---------------------------------------------------------------------
  * Interrupt checks and the timeout (interrupt.c)

@@ -273,6 +273,8 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 		w->sim = palloc(sizeof(SeBM25));
 		se_bm25_init(w->sim, boost, se_bm25_idf(df, doc_count),
 					 se_bm25_avgdl(sum_ttf, doc_count));
+		w->sim->doc_freq = df;
+		w->sim->doc_count = doc_count;
 		w->max_score = w->sim->weight;
 	}
 	else
@@ -322,6 +324,8 @@ term_weight_bm25(BuildCtx *c, SeWeight *t, int64 df, float boost)
 	t->sim = palloc(sizeof(SeBM25));
 	se_bm25_init(t->sim, boost, se_bm25_idf(df, doc_count),
 				 se_bm25_avgdl(sum_ttf, doc_count));
+	t->sim->doc_freq = df;
+	t->sim->doc_count = doc_count;
 	t->max_score = t->sim->weight;
 }
 
@@ -681,6 +685,7 @@ phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
 	w->term_lens = palloc(sizeof(int) * tl->ntokens);
 	w->positions = palloc(sizeof(int) * tl->ntokens);
 	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl->ntokens);
+	w->term_dfs = palloc0(sizeof(int64) * tl->ntokens);
 	shard_field_stats(c, path, &doc_count, &sum_ttf);
 	for (i = 0; i < tl->ntokens; i++)
 	{
@@ -705,11 +710,13 @@ phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
 							  w->seg_terms[i]);
 		/* the phrase's idf is the sum of its terms' float idfs */
 		idf_sum += se_bm25_idf(df, Max(doc_count, df));
+		w->term_dfs[i] = df;
 	}
 	if (absent)
 		return none_weight();
 	w->sim = palloc(sizeof(SeBM25));
 	se_bm25_init(w->sim, boost, (float) idf_sum, se_bm25_avgdl(sum_ttf, doc_count));
+	w->sim->doc_count = doc_count;
 	w->bm25 = scoring;
 	w->max_score = scoring ? w->sim->weight : 0.0f;
 	return w;
