@@ -92,3 +92,45 @@ SELECT body->'hits'->'hits'->0 ? '_source' AS has_source, body->'hits'->'hits'->
   FROM search_engine.request('POST', '/rf/_search', '{"stored_fields": "_none_"}');
 SELECT status, body->'error'->>'reason' AS reason
   FROM search_engine.request('POST', '/rf/_search', '{"stored_fields": "_none_", "_source": true}');
+
+-- rescore (query rescorer): the window of each shard's top is rescored,
+-- query_weight * score combined with rescore_query_weight * the rescore
+-- query's score (score_mode), the rest scaled by query_weight
+SELECT status FROM search_engine.request('PUT', '/rs', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"t": {"type": "text"}, "k": {"type": "keyword"}}}}');
+SELECT status FROM search_engine.request('POST', '/rs/_bulk?refresh=true', E'{"index": {"_id": "1"}}\n{"t": "apple apple apple", "k": "x"}\n{"index": {"_id": "2"}}\n{"t": "apple pie", "k": "y"}\n{"index": {"_id": "3"}}\n{"t": "apple tart with a long description of it", "k": "y"}\n');
+CREATE FUNCTION scores(body text) RETURNS TABLE (id text, score float4) LANGUAGE sql AS $$
+  SELECT h->>'_id', (h->>'_score')::float4 FROM search_engine.request('POST', '/rs/_search', body) r,
+         jsonb_array_elements(r.body->'hits'->'hits') h
+$$;
+CREATE TEMP TABLE plain AS SELECT * FROM scores('{"query": {"match": {"t": "apple"}}}');
+CREATE TEMP TABLE bonus AS SELECT * FROM scores('{"query": {"term": {"k": "y"}}}');
+SELECT id FROM plain;
+SELECT id, s.score = (p.score * 0.5::float4 + coalesce(b.score * 2::float4, 0)) AS total_ok
+  FROM scores('{"query": {"match": {"t": "apple"}}, "rescore": {"window_size": 10, "query": {"rescore_query": {"term": {"k": "y"}}, "query_weight": 0.5, "rescore_query_weight": 2}}}') s
+  JOIN plain p USING (id) LEFT JOIN bonus b USING (id) ORDER BY id;
+SELECT id, s.score = (CASE WHEN b.score IS NULL THEN p.score ELSE p.score * b.score END) AS multiply_ok
+  FROM scores('{"query": {"match": {"t": "apple"}}, "rescore": {"query": {"rescore_query": {"term": {"k": "y"}}, "score_mode": "multiply"}}}') s
+  JOIN plain p USING (id) LEFT JOIN bonus b USING (id) ORDER BY id;
+-- a window of 1: only the top doc is rescored, the others only scaled
+SELECT id, s.score = p.score * 3::float4 AS scaled
+  FROM scores('{"query": {"match": {"t": "apple"}}, "rescore": {"window_size": 1, "query": {"rescore_query": {"match_all": {}}, "query_weight": 3, "rescore_query_weight": 100}}}') s
+  JOIN plain p USING (id) ORDER BY id;
+SELECT body->'hits'->'max_score' = body->'hits'->'hits'->0->'_score' AS max_is_top
+  FROM search_engine.request('POST', '/rs/_search', '{"query": {"match": {"t": "apple"}}, "rescore": [{"query": {"rescore_query": {"term": {"k": "x"}}, "score_mode": "min"}}, {"query": {"rescore_query": {"match": {"t": "pie"}}, "score_mode": "max"}}]}');
+SELECT status, body->'error'->>'reason' AS reason
+  FROM search_engine.request('POST', '/rs/_search', '{"sort": ["k"], "rescore": {"query": {"rescore_query": {"match_all": {}}}}}');
+SELECT status, body->'error'->>'type' AS type
+  FROM search_engine.request('POST', '/rs/_search', '{"rescore": {"window_size": 20000, "query": {"rescore_query": {"match_all": {}}}}}');
+SELECT status, body->'error'->>'type' AS type
+  FROM search_engine.request('POST', '/rs/_search', '{"rescore": {"query": {"rescore_query": {"match_all": {}}, "score_mode": "sideways"}}}');
+
+-- indices_boost: the scores of an index's docs multiplied (first match wins)
+SELECT status FROM search_engine.request('PUT', '/rs2', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"t": {"type": "text"}, "k": {"type": "keyword"}}}}');
+SELECT status FROM search_engine.request('POST', '/rs2/_bulk?refresh=true', E'{"index": {"_id": "1"}}\n{"t": "apple apple apple", "k": "x"}\n');
+SELECT h->>'_index' AS index, (h->>'_score')::float4 AS score
+  FROM search_engine.request('POST', '/rs,rs2/_search', '{"query": {"ids": {"values": ["1"]}}, "indices_boost": [{"rs2": 3}, {"rs*": 0.5}]}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') h;
+SELECT (h->>'_score')::float4 = 2::float4 * (SELECT (x->>'_score')::float4 FROM search_engine.request('POST', '/rs2/_search', '{"query": {"match": {"t": "apple"}}}') y, jsonb_array_elements(y.body->'hits'->'hits') x) AS boosted,
+       (h->'_explanation'->>'value')::float4 = (h->>'_score')::float4 AS explained
+  FROM search_engine.request('POST', '/rs2/_search', '{"query": {"match": {"t": "apple"}}, "indices_boost": {"rs2": 2}, "explain": true}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') h;

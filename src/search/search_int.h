@@ -259,6 +259,31 @@ typedef struct SeSortSpec
 	char	   *unmapped_type;
 } SeSortSpec;
 
+/* A query rescorer (ES's QueryRescorerBuilder). */
+typedef enum SeRescoreMode
+{
+	SE_RESCORE_TOTAL, SE_RESCORE_MULTIPLY, SE_RESCORE_AVG, SE_RESCORE_MAX,
+	SE_RESCORE_MIN
+} SeRescoreMode;
+
+typedef struct SeRescore
+{
+	int			window_size;
+	SeQuery    *query;
+	float		query_weight;
+	float		rescore_query_weight;
+	SeRescoreMode mode;
+} SeRescore;
+
+typedef struct SeIndexBoost
+{
+	char	   *index;			/* name or wildcard pattern */
+	float		boost;
+} SeIndexBoost;
+
+/* The indices_boost factor of the shard's index (1 when none names it). */
+extern float se_search_index_boost(const struct SeSearchRequest *req, const char *index);
+
 typedef struct SeSourceFilter
 {
 	bool		fetch;
@@ -300,6 +325,10 @@ struct SeSearchRequest
 	SeQuery    *post_filter;	/* filters hits after the query (not aggregations) */
 	int64		terminate_after;	/* per shard: stop after this many hits; 0 = none */
 	struct SeHighlight *highlight;	/* "highlight", or NULL */
+	int			nrescore;		/* "rescore": query rescorers, in order */
+	struct SeRescore *rescore;
+	int			nindices_boost; /* "indices_boost": per index score factors */
+	struct SeIndexBoost *indices_boost;
 	struct SeFetchFields *fetch_fields; /* docvalue_fields / fields, or NULL */
 	bool		stored_fields_none; /* stored_fields "_none_": hits without _id */
 	bool		explain;		/* hits carry their score's explanation */
@@ -484,6 +513,10 @@ struct SeWeight
 extern SeWeight *se_weight_build(const SeQuery *q, SeSearchShard *shard,
 								 bool scoring, const SeDfsStats *global,
 								 SeDfsStats *collect, SeError *err);
+/* The same with every score multiplied by boost (indices_boost). */
+extern SeWeight *se_weight_build_boosted(const SeQuery *q, SeSearchShard *shard,
+										 bool scoring, const SeDfsStats *global,
+										 float boost, SeError *err);
 
 /* ---------------------------------------------------------------------
  * DFS statistics (dfs.c)

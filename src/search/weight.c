@@ -2270,9 +2270,28 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return NULL;
 }
 
+static SeWeight *weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
+							  const SeDfsStats *global, SeDfsStats *collect, float boost,
+							  SeError *err);
+
 SeWeight *
 se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
 				const SeDfsStats *global, SeDfsStats *collect, SeError *err)
+{
+	return weight_build(q, shard, scoring, global, collect, 1.0f, err);
+}
+
+SeWeight *
+se_weight_build_boosted(const SeQuery *q, SeSearchShard *shard, bool scoring,
+						const SeDfsStats *global, float boost, SeError *err)
+{
+	return weight_build(q, shard, scoring, global, NULL, boost, err);
+}
+
+/* se_weight_build, q's scores multiplied by boost (Lucene's BoostQuery) */
+static SeWeight *
+weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
+			 const SeDfsStats *global, SeDfsStats *collect, float boost, SeError *err)
 {
 	BuildCtx	c;
 	SeWeight   *w;
@@ -2284,8 +2303,8 @@ se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
 	c.now_millis = PG_INT64_MIN;
 	c.nclauses = 0;
 	if (q == NULL)
-		return all_weight(1.0f, scoring);
-	w = build(&c, q, 1.0f, scoring);
+		return all_weight(boost, scoring);
+	w = build(&c, q, boost, scoring);
 	/* a count past the limit may have been swallowed by a lenient field */
 	if (!add_clauses(&c, 0) || se_error_is_set(err))
 		return NULL;
