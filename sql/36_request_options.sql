@@ -134,3 +134,25 @@ SELECT (h->>'_score')::float4 = 2::float4 * (SELECT (x->>'_score')::float4 FROM 
        (h->'_explanation'->>'value')::float4 = (h->>'_score')::float4 AS explained
   FROM search_engine.request('POST', '/rs2/_search', '{"query": {"match": {"t": "apple"}}, "indices_boost": {"rs2": 2}, "explain": true}') r,
        jsonb_array_elements(r.body->'hits'->'hits') h;
+
+-- DELETE _search/scroll/_all frees every scroll (not points in time);
+-- search.max_keep_alive bounds keep_alive and scroll
+CREATE TEMP TABLE scrolls AS
+  SELECT body->>'_scroll_id' AS id FROM search_engine.request('POST', '/rs/_search?scroll=1m&size=1', '{}')
+  UNION ALL
+  SELECT body->>'_scroll_id' FROM search_engine.request('POST', '/rf/_search?scroll=1m&size=1', '{}');
+CREATE TEMP TABLE pits AS SELECT body->>'id' AS id FROM search_engine.request('POST', '/rs/_pit?keep_alive=1m');
+SELECT status, body FROM search_engine.request('DELETE', '/_search/scroll/_all');
+SELECT s.status, s.body->'error'->>'type' AS type
+  FROM scrolls, search_engine.request('POST', '/_search/scroll', jsonb_build_object('scroll', '1m', 'scroll_id', scrolls.id)::text) s;
+SELECT s.status, jsonb_array_length(s.body->'hits'->'hits') AS hits
+  FROM pits, search_engine.request('POST', '/_search', jsonb_build_object('size', 1, 'pit', jsonb_build_object('id', pits.id))::text) s;
+SELECT status, body FROM search_engine.request('DELETE', '/_search/scroll', '{"scroll_id": "_all"}');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('POST', '/rs/_search?scroll=25h', '{}');
+SELECT status FROM search_engine.request('PUT', '/_cluster/settings', '{"persistent": {"search.max_keep_alive": "2d"}}');
+SELECT status, body ? '_scroll_id' AS has_scroll FROM search_engine.request('POST', '/rs/_search?scroll=25h', '{}');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('POST', '/rs/_pit?keep_alive=3d');
+SELECT status FROM search_engine.request('PUT', '/_cluster/settings', '{"persistent": {"search.max_keep_alive": null}}');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('POST', '/rs/_pit?keep_alive=25h');
+SELECT status FROM search_engine.request('DELETE', '/_search/scroll/_all');
+SELECT status FROM search_engine.request('DELETE', '/_pit', jsonb_build_object('id', (SELECT id FROM pits))::text);

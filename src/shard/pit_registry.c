@@ -89,7 +89,7 @@ expiry(int64 keep_alive_ms)
 }
 
 uint64
-se_pit_new_id(void)
+se_pit_new_id(bool scroll)
 {
 	uint64		id = 0;
 
@@ -100,7 +100,8 @@ se_pit_new_id(void)
 		id = ((uint64) MyProcPid << 32) ^ (uint64) GetCurrentTimestamp() ^ ++Pit->next_id;
 		LWLockRelease(&Pit->lock);
 	}
-	return id == 0 ? 1 : id;
+	id = scroll ? (id | SE_PIT_SCROLL) : (id & ~SE_PIT_SCROLL);
+	return id == 0 ? 2 : id;
 }
 
 bool
@@ -193,6 +194,29 @@ se_pit_release(uint64 ctx)
 		PitEntry   *e = &Pit->entries[i];
 
 		if (e->ctx != ctx || (e->owner != GetUserId() && !superuser()))
+			continue;
+		if (live(e, now))
+			freed++;
+		e->ctx = 0;
+	}
+	LWLockRelease(&Pit->lock);
+	return freed;
+}
+
+int
+se_pit_release_scrolls(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			freed = 0;
+	int			i;
+
+	LWLockAcquire(&Pit->lock, LW_EXCLUSIVE);
+	for (i = 0; i < SE_PIT_MAX_ENTRIES; i++)
+	{
+		PitEntry   *e = &Pit->entries[i];
+
+		if (e->ctx == 0 || (e->ctx & SE_PIT_SCROLL) == 0 ||
+			(e->owner != GetUserId() && !superuser()))
 			continue;
 		if (live(e, now))
 			freed++;
