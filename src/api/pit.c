@@ -301,6 +301,35 @@ se_pit_register_actions(void)
  * Coordinating side
  * ---------------------------------------------------------------------
  */
+/*
+ * Run pit_close calls[0..n) (node, conninfo and payload set); the shard
+ * contexts they freed.  A node that does not answer lets its contexts
+ * expire with their keep-alive.
+ */
+static int
+close_calls(SeTransportCall *calls, int n)
+{
+	int			freed = 0;
+	int			k;
+
+	for (k = 0; k < n; k++)
+		calls[k].action = "pit_close";
+	se_transport_call_each(calls, n, PIT_TRANSPORT_TIMEOUT_MS);
+	for (k = 0; k < n; k++)
+	{
+		SeWireReader r;
+		uint64		got;
+
+		if (!calls[k].ok)
+			continue;
+		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
+		got = se_wire_vint(&r);
+		if (!r.bad)
+			freed += (int) Min(got, 100000);
+	}
+	return freed;
+}
+
 /* Free p's contexts on every node; the number of shard contexts freed. */
 static int
 pit_close(const PitId *p)
@@ -321,24 +350,10 @@ pit_close(const PitId *p)
 	{
 		calls[k].node = list_nth(nodes, k);
 		calls[k].conninfo = se_cluster_conninfo(calls[k].node);
-		calls[k].action = "pit_close";
 		calls[k].payload = payload.data;
 		calls[k].payload_len = payload.len;
 	}
-	se_transport_call_each(calls, nnodes, PIT_TRANSPORT_TIMEOUT_MS);
-	for (k = 0; k < nnodes; k++)
-	{
-		SeWireReader r;
-		uint64		n;
-
-		if (!calls[k].ok)
-			continue;			/* its contexts expire with their keep-alive */
-		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
-		n = se_wire_vint(&r);
-		if (!r.bad)
-			freed += (int) Min(n, 100000);
-	}
-	return freed;
+	return freed + close_calls(calls, nnodes);
 }
 
 /*
@@ -900,25 +915,11 @@ scroll_clear_all(void)
 			continue;
 		calls[n].node = v->members[k].name;
 		calls[n].conninfo = v->members[k].conninfo;
-		calls[n].action = "pit_close";
 		calls[n].payload = payload.data;
 		calls[n].payload_len = payload.len;
 		n++;
 	}
-	se_transport_call_each(calls, n, PIT_TRANSPORT_TIMEOUT_MS);
-	for (k = 0; k < n; k++)
-	{
-		SeWireReader r;
-		uint64		got;
-
-		if (!calls[k].ok)
-			continue;
-		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
-		got = se_wire_vint(&r);
-		if (!r.bad)
-			freed += (int) Min(got, 100000);
-	}
-	return freed;
+	return freed + close_calls(calls, n);
 }
 
 bool

@@ -508,11 +508,54 @@ static bool serving_get = false;
  * get_one for a shard on another node: the "get_doc" transport action.
  * The reply is 'F' (found) or 'N', then what get_one wrote there.
  */
+/* {"index", "uuid", "id" of a document request to a peer, left open */
+static void
+doc_payload_start(StringInfo payload, const SeIndexMeta *im, const char *id)
+{
+	initStringInfo(payload);
+	appendStringInfoString(payload, "{\"index\":");
+	se_json_write_string(payload, im->name, -1);
+	appendStringInfoString(payload, ",\"uuid\":");
+	se_json_write_string(payload, im->uuid, -1);
+	appendStringInfoString(payload, ",\"id\":");
+	se_json_write_string(payload, id, -1);
+}
+
+/*
+ * Call action on node with payload; its answer ('F' found or 'N', then a
+ * body) appended to out.  1 found, 0 not, -1 with err on failure.
+ */
+static int
+doc_call(const char *node, const char *action, const StringInfoData *payload,
+		 StringInfo out, SeError *err)
+{
+	SeTransportCall call;
+
+	memset(&call, 0, sizeof(call));
+	call.node = node;
+	call.conninfo = se_cluster_conninfo(node);
+	call.action = action;
+	call.payload = payload->data;
+	call.payload_len = payload->len;
+	se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
+	if (!call.ok)
+	{
+		se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
+		return -1;
+	}
+	if (call.reply.len < 1)
+	{
+		se_error_set(err, 500, "remote_transport_exception", "[%s][%s] empty answer", node, action);
+		return -1;
+	}
+	appendBinaryStringInfo(out, call.reply.data + 1, call.reply.len - 1);
+	return call.reply.data[0] == 'F' ? 1 : 0;
+}
+
 static bool
 get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const char *routing,
 		   const SeJson *source, bool source_only, StringInfo out, SeError *err)
 {
-	SeTransportCall call;
 	StringInfoData payload;
 
 	if (serving_get || node[0] == '\0')
@@ -522,16 +565,7 @@ get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const c
 					 node[0] ? "" : ": it is unassigned");
 		return false;
 	}
-	memset(&call, 0, sizeof(call));
-	call.node = node;
-	call.conninfo = se_cluster_conninfo(node);
-	initStringInfo(&payload);
-	appendStringInfoString(&payload, "{\"index\":");
-	se_json_write_string(&payload, im->name, -1);
-	appendStringInfoString(&payload, ",\"uuid\":");
-	se_json_write_string(&payload, im->uuid, -1);
-	appendStringInfoString(&payload, ",\"id\":");
-	se_json_write_string(&payload, id, -1);
+	doc_payload_start(&payload, im, id);
 	if (routing)
 	{
 		appendStringInfoString(&payload, ",\"routing\":");
@@ -543,22 +577,7 @@ get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const c
 		se_json_write(&payload, source);
 	}
 	appendStringInfo(&payload, ",\"source_only\":%s}", source_only ? "true" : "false");
-	call.action = "get_doc";
-	call.payload = payload.data;
-	call.payload_len = payload.len;
-	se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
-	if (!call.ok)
-	{
-		se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
-		return false;
-	}
-	if (call.reply.len < 1)
-	{
-		se_error_set(err, 500, "remote_transport_exception", "[%s][get_doc] empty answer", node);
-		return false;
-	}
-	appendBinaryStringInfo(out, call.reply.data + 1, call.reply.len - 1);
-	return call.reply.data[0] == 'F';
+	return doc_call(node, "get_doc", &payload, out, err) == 1;
 }
 
 static const char *
@@ -569,37 +588,45 @@ payload_str(const SeJson *j, const char *key)
 	return v && v->type == SE_JSON_STRING ? v->u.s.str : NULL;
 }
 
+/*
+ * The index and id a peer's document request (doc_payload_start) names;
+ * NULL with err when malformed or the index is not that one any more.
+ */
+static SeIndexMeta *
+doc_request_index(const SeJson *j, const char *action, const char **id, SeError *err)
+{
+	const char *index = payload_str(j, "index");
+	const char *uuid = payload_str(j, "uuid");
+	SeIndexMeta *im;
+
+	*id = payload_str(j, "id");
+	if (index == NULL || uuid == NULL || *id == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed %s request", action);
+		return NULL;
+	}
+	im = se_index_for_read(index, err);
+	if (im != NULL && strcmp(im->uuid, uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, index, err);
+		return NULL;
+	}
+	return im;
+}
+
 /* Transport action "get_doc": a peer's get of a document on this node. */
 static bool
 get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 {
 	SeJsonParseOptions opts = {16, false};
 	SeJson	   *j = se_json_parse(payload, len, &opts, err);
-	const char *index,
-			   *uuid,
-			   *id;
+	const char *id;
 	SeIndexMeta *im;
 	bool		found;
 	int			mark;
 
-	if (j == NULL)
+	if (j == NULL || (im = doc_request_index(j, "get_doc", &id, err)) == NULL)
 		return false;
-	index = payload_str(j, "index");
-	uuid = payload_str(j, "uuid");
-	id = payload_str(j, "id");
-	if (index == NULL || uuid == NULL || id == NULL)
-	{
-		se_error_set(err, 400, "illegal_argument_exception", "malformed get_doc request");
-		return false;
-	}
-	im = se_index_for_read(index, err);
-	if (im == NULL)
-		return false;
-	if (strcmp(im->uuid, uuid) != 0)
-	{
-		se_index_status_error(SE_INDEX_MISSING, index, err);
-		return false;
-	}
 	mark = reply->len;			/* the reply may hold the transport's framing */
 	appendStringInfoChar(reply, 'N');
 	serving_get = true;
@@ -666,32 +693,18 @@ explain_doc_action(const char *payload, size_t len, StringInfo reply, SeError *e
 {
 	SeJsonParseOptions opts = {0};
 	SeJson	   *j = se_json_parse(payload, len, &opts, err);
-	const char *index,
-			   *uuid,
-			   *id;
 	const SeJson *shard;
+	const char *id;
 	SeIndexMeta *im;
 	int			status = 500;
 	int			mark;
 
-	if (j == NULL)
+	if (j == NULL || (im = doc_request_index(j, "explain_doc", &id, err)) == NULL)
 		return false;
-	index = payload_str(j, "index");
-	uuid = payload_str(j, "uuid");
-	id = payload_str(j, "id");
 	shard = se_json_get(j, "shard");
-	if (index == NULL || uuid == NULL || id == NULL || shard == NULL ||
-		shard->type != SE_JSON_NUMBER)
+	if (shard == NULL || shard->type != SE_JSON_NUMBER)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed explain_doc request");
-		return false;
-	}
-	im = se_index_for_read(index, err);
-	if (im == NULL)
-		return false;
-	if (strcmp(im->uuid, uuid) != 0)
-	{
-		se_index_status_error(SE_INDEX_MISSING, index, err);
 		return false;
 	}
 	mark = reply->len;
@@ -742,26 +755,17 @@ se_op_explain(const char *index, const char *id, const char *routing, const char
 		node = NULL;
 	if (node == NULL)
 		return explain_local(im, shard, id, body, &r->body, &r->status, err);
+	if (node[0] == '\0')
 	{
-		SeTransportCall call;
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] is unassigned", im->name, shard);
+		return false;
+	}
+	{
 		StringInfoData payload;
+		int			found;
 
-		if (node[0] == '\0')
-		{
-			se_error_set(err, 503, "no_shard_available_action_exception",
-						 "[%s][%d] is unassigned", im->name, shard);
-			return false;
-		}
-		memset(&call, 0, sizeof(call));
-		call.node = node;
-		call.conninfo = se_cluster_conninfo(node);
-		initStringInfo(&payload);
-		appendStringInfoString(&payload, "{\"index\":");
-		se_json_write_string(&payload, im->name, -1);
-		appendStringInfoString(&payload, ",\"uuid\":");
-		se_json_write_string(&payload, im->uuid, -1);
-		appendStringInfoString(&payload, ",\"id\":");
-		se_json_write_string(&payload, id, -1);
+		doc_payload_start(&payload, im, id);
 		appendStringInfo(&payload, ",\"shard\":%d", shard);
 		if (body)
 		{
@@ -769,22 +773,9 @@ se_op_explain(const char *index, const char *id, const char *routing, const char
 			se_json_write(&payload, body);
 		}
 		appendStringInfoChar(&payload, '}');
-		call.action = "explain_doc";
-		call.payload = payload.data;
-		call.payload_len = payload.len;
-		se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
-		if (!call.ok)
-		{
-			se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
+		if ((found = doc_call(node, "explain_doc", &payload, &r->body, err)) < 0)
 			return false;
-		}
-		if (call.reply.len < 1)
-		{
-			se_error_set(err, 500, "remote_transport_exception", "[%s][explain_doc] empty answer", node);
-			return false;
-		}
-		appendBinaryStringInfo(&r->body, call.reply.data + 1, call.reply.len - 1);
-		r->status = call.reply.data[0] == 'F' ? 200 : 404;
+		r->status = found ? 200 : 404;
 		return true;
 	}
 }

@@ -331,6 +331,25 @@ explain_term(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *ma
 	close_expl(out);
 }
 
+/* e, the explanation of clause, under Lucene's words for what it did (what). */
+static void
+wrap_clause(StringInfo subs, const char *what, const SeWeight *clause, const StringInfoData *e)
+{
+	StringInfoData q;
+
+	initStringInfo(&q);
+	query_string(clause, &q);
+	open_expl(subs, 0.0f, psprintf("%s (%s)", what, q.data));
+	appendBinaryStringInfo(subs, e->data, e->len);
+	close_expl(subs);
+}
+
+typedef enum
+{
+	CL_MUST, CL_SHOULD, CL_FILTER, CL_MUST_NOT
+} ClauseKind;
+
+/* Lucene's BooleanWeight.explain over the clauses in must, should, filter, must_not order. */
 static void
 explain_bool(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *matched)
 {
@@ -338,100 +357,57 @@ explain_bool(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *ma
 	bool		fail = false;
 	int			nmatch = 0;
 	int			nshould = 0;
-	bool		first = true;
 	float		score = 0;
-	int			i;
+	int			kind,
+				i;
 
 	initStringInfo(&subs);
-#define SEP() do { if (!first) appendStringInfoChar(&subs, ','); first = false; } while (0)
-	for (i = 0; i < w->nmust; i++)
+	for (kind = CL_MUST; kind <= CL_MUST_NOT; kind++)
 	{
-		StringInfoData e;
-		bool		m;
+		SeWeight  **arr = kind == CL_MUST ? w->must : kind == CL_SHOULD ? w->should :
+			kind == CL_FILTER ? w->filter : w->must_not;
+		int			n = kind == CL_MUST ? w->nmust : kind == CL_SHOULD ? w->nshould :
+			kind == CL_FILTER ? w->nfilter : w->nmust_not;
 
-		initStringInfo(&e);
-		explain_node(w->must[i], seg, doc, &e, &m);
-		SEP();
-		if (m)
+		for (i = 0; i < n; i++)
 		{
-			appendBinaryStringInfo(&subs, e.data, e.len);
-			nmatch++;
-		}
-		else
-		{
-			StringInfoData q;
+			StringInfoData e;
+			bool		m;
+			bool		required = kind == CL_MUST || kind == CL_FILTER;
 
-			initStringInfo(&q);
-			query_string(w->must[i], &q);
-			open_expl(&subs, 0.0f, psprintf("no match on required clause (%s)", q.data));
-			appendBinaryStringInfo(&subs, e.data, e.len);
-			close_expl(&subs);
-			fail = true;
+			initStringInfo(&e);
+			explain_node(arr[i], seg, doc, &e, &m);
+			if (!m && !required)
+				continue;		/* Lucene lists no unmatched optional clause */
+			if (subs.len > 0)
+				appendStringInfoChar(&subs, ',');
+			if (kind == CL_MUST_NOT)
+			{
+				wrap_clause(&subs, "match on prohibited clause", arr[i], &e);
+				fail = true;
+			}
+			else if (!m)
+			{
+				wrap_clause(&subs, "no match on required clause", arr[i], &e);
+				fail = true;
+			}
+			else if (kind == CL_FILTER)
+			{
+				open_expl(&subs, 0.0f, "match on required clause, product of:");
+				leaf_float(&subs, 0.0f, "# clause");
+				appendStringInfoChar(&subs, ',');
+				appendBinaryStringInfo(&subs, e.data, e.len);
+				close_expl(&subs);
+				nmatch++;
+			}
+			else
+			{
+				appendBinaryStringInfo(&subs, e.data, e.len);
+				nmatch++;
+				nshould += kind == CL_SHOULD;
+			}
 		}
 	}
-	for (i = 0; i < w->nshould; i++)
-	{
-		StringInfoData e;
-		bool		m;
-
-		initStringInfo(&e);
-		explain_node(w->should[i], seg, doc, &e, &m);
-		if (m)
-		{
-			SEP();
-			appendBinaryStringInfo(&subs, e.data, e.len);
-			nmatch++;
-			nshould++;
-		}
-	}
-	for (i = 0; i < w->nfilter; i++)
-	{
-		StringInfoData e;
-		StringInfoData q;
-		bool		m;
-
-		initStringInfo(&e);
-		explain_node(w->filter[i], seg, doc, &e, &m);
-		SEP();
-		if (m)
-		{
-			open_expl(&subs, 0.0f, "match on required clause, product of:");
-			leaf_float(&subs, 0.0f, "# clause");
-			appendStringInfoChar(&subs, ',');
-			appendBinaryStringInfo(&subs, e.data, e.len);
-			close_expl(&subs);
-			nmatch++;
-		}
-		else
-		{
-			initStringInfo(&q);
-			query_string(w->filter[i], &q);
-			open_expl(&subs, 0.0f, psprintf("no match on required clause (%s)", q.data));
-			appendBinaryStringInfo(&subs, e.data, e.len);
-			close_expl(&subs);
-			fail = true;
-		}
-	}
-	for (i = 0; i < w->nmust_not; i++)
-	{
-		StringInfoData e;
-		StringInfoData q;
-		bool		m;
-
-		initStringInfo(&e);
-		explain_node(w->must_not[i], seg, doc, &e, &m);
-		if (m)
-		{
-			SEP();
-			initStringInfo(&q);
-			query_string(w->must_not[i], &q);
-			open_expl(&subs, 0.0f, psprintf("match on prohibited clause (%s)", q.data));
-			appendBinaryStringInfo(&subs, e.data, e.len);
-			close_expl(&subs);
-			fail = true;
-		}
-	}
-#undef SEP
 	*matched = false;
 	if (fail)
 		open_expl(out, 0.0f, "Failure to meet condition(s) of required/prohibited clause(s)");

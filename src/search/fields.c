@@ -149,30 +149,28 @@ has_wildcard(const char *p)
 	return strchr(p, '*') != NULL;
 }
 
-/* A doc value (sortable int64) of f as the hit shows it. */
+/*
+ * A doc value (sortable int64) of f as the hit shows it: dates as strings
+ * in format (NULL: the mapping's), booleans and numbers as JSON values
+ * (se_field_format_sortable's text is both).
+ */
 static void
 write_numeric(const SeMappedField *f, int64 v, const char *format, StringInfo out)
 {
 	StringInfoData s;
 
-	switch (f->type)
+	if (f->type != SE_FT_DATE)
 	{
-		case SE_FT_DATE:
-			initStringInfo(&s);
-			if (format != NULL)
-				se_date_format_with(v, format, &s);
-			else
-				se_field_format_sortable(f, v, &s);
-			se_json_write_string(out, s.data, s.len);
-			pfree(s.data);
-			break;
-		case SE_FT_BOOLEAN:
-			appendStringInfoString(out, v != 0 ? "true" : "false");
-			break;
-		default:
-			se_field_write_sortable(f, v, out);
-			break;
+		se_field_format_sortable(f, v, out);
+		return;
 	}
+	initStringInfo(&s);
+	if (format != NULL)
+		se_date_format_with(v, format, &s);
+	else
+		se_field_format_sortable(f, v, &s);
+	se_json_write_string(out, s.data, s.len);
+	pfree(s.data);
 }
 
 static bool

@@ -603,6 +603,21 @@ typedef struct SeSegmentCtx
 	int32		max_doc;
 } SeSegmentCtx;
 
+/*
+ * A scorer over inner's docs that accept takes (exclusions, function_score's
+ * min_score): next and advance move inner until accept says yes.  Embed
+ * it first in the scorer's struct; score and close are the embedder's.
+ */
+typedef struct SeFilteredScorer SeFilteredScorer;
+struct SeFilteredScorer
+{
+	SeScorer	base;
+	SeScorer   *inner;
+	bool		(*accept) (SeFilteredScorer *f, int32 doc);
+};
+extern void se_filtered_scorer_init(SeFilteredScorer *f, SeScorer *inner,
+									bool (*accept) (SeFilteredScorer *f, int32 doc));
+
 /* function_score and terms_set scorers (function_score.c) */
 extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);

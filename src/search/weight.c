@@ -1093,17 +1093,24 @@ multi_match_field(BuildCtx *c, const SeQuery *q, const char *field, float boost,
 	return match_field_weight(c, q, field, boost, scoring);
 }
 
+/* fn on each of q's fields, under one dis_max with q's tie_breaker */
 static SeWeight *
-build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+per_field_dismax(BuildCtx *c, const SeQuery *q, FieldBuildFn fn, float boost, bool scoring)
 {
 	SeWeight  **subs;
-	int			nsubs = per_field_weights(c, q, multi_match_field, boost, scoring, &subs);
+	int			nsubs = per_field_weights(c, q, fn, boost, scoring, &subs);
 
 	if (nsubs < 0)
 		return NULL;
 	if (nsubs == 0)
 		return none_weight();
 	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
+static SeWeight *
+build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	return per_field_dismax(c, q, multi_match_field, boost, scoring);
 }
 
 /*
@@ -1920,14 +1927,7 @@ per_field_inner(BuildCtx *c, const SeQuery *q, const char *field, float boost,
 static SeWeight *
 build_per_field(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
-	SeWeight  **subs;
-	int			nsubs = per_field_weights(c, q, per_field_inner, boost, scoring, &subs);
-
-	if (nsubs < 0)
-		return NULL;
-	if (nsubs == 0)
-		return none_weight();
-	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+	return per_field_dismax(c, q, per_field_inner, boost, scoring);
 }
 
 /* ---------------------------------------------------------------------

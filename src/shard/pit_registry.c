@@ -181,8 +181,12 @@ se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_alive_ms,
 	return false;
 }
 
-int
-se_pit_release(uint64 ctx)
+/*
+ * Free the role's (a superuser's: every) shard contexts of ctx, or with
+ * ctx 0 those of every scroll; how many live ones were freed.
+ */
+static int
+release_matching(uint64 ctx)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int			freed = 0;
@@ -193,7 +197,8 @@ se_pit_release(uint64 ctx)
 	{
 		PitEntry   *e = &Pit->entries[i];
 
-		if (e->ctx != ctx || (e->owner != GetUserId() && !superuser()))
+		if (e->ctx == 0 || (ctx != 0 ? e->ctx != ctx : (e->ctx & SE_PIT_SCROLL) == 0) ||
+			(e->owner != GetUserId() && !superuser()))
 			continue;
 		if (live(e, now))
 			freed++;
@@ -204,26 +209,15 @@ se_pit_release(uint64 ctx)
 }
 
 int
+se_pit_release(uint64 ctx)
+{
+	return ctx == 0 ? 0 : release_matching(ctx);
+}
+
+int
 se_pit_release_scrolls(void)
 {
-	TimestampTz now = GetCurrentTimestamp();
-	int			freed = 0;
-	int			i;
-
-	LWLockAcquire(&Pit->lock, LW_EXCLUSIVE);
-	for (i = 0; i < SE_PIT_MAX_ENTRIES; i++)
-	{
-		PitEntry   *e = &Pit->entries[i];
-
-		if (e->ctx == 0 || (e->ctx & SE_PIT_SCROLL) == 0 ||
-			(e->owner != GetUserId() && !superuser()))
-			continue;
-		if (live(e, now))
-			freed++;
-		e->ctx = 0;
-	}
-	LWLockRelease(&Pit->lock);
-	return freed;
+	return release_matching(0);
 }
 
 int
