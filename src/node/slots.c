@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -331,6 +332,18 @@ se_slot_wait_while(int slot, SeSlotState state, int timeout_ms)
 	return st;
 }
 
+/* The slot this backend waits on as a refresh listener, -1 none. */
+static int	listening_slot = -1;
+
+/* A backend leaving mid-wait (FATAL, terminate) still gives its place back. */
+static void
+listener_exit(int code, Datum arg)
+{
+	if (listening_slot >= 0)
+		pg_atomic_sub_fetch_u32(&SeSlots[listening_slot].refresh_listeners, 1);
+	listening_slot = -1;
+}
+
 /* Is slot still the copy of uuid/shard it was, open for reads? */
 static bool
 slot_still(int slot, const char *uuid, int shard)
@@ -365,6 +378,14 @@ se_slot_wait_refresh(int slot, const char *uuid, int shard, uint64 gen,
 		(void) se_queue_control(slot, SE_REQ_REFRESH, 0);
 		return true;
 	}
+	{
+		static bool registered = false;
+
+		if (!registered)
+			before_shmem_exit(listener_exit, (Datum) 0);
+		registered = true;
+	}
+	listening_slot = slot;
 	PG_TRY();
 	{
 		ConditionVariablePrepareToSleep(&SeShmem->refresh_cv);
@@ -377,6 +398,7 @@ se_slot_wait_refresh(int slot, const char *uuid, int shard, uint64 gen,
 	}
 	PG_FINALLY();
 	{
+		listening_slot = -1;
 		pg_atomic_sub_fetch_u32(&s->refresh_listeners, 1);
 	}
 	PG_END_TRY();
