@@ -160,6 +160,7 @@ typedef struct SeDocWrite
 	SeRefresh	refresh;
 	int			wait_for_active_shards; /* as SeBulkOptions' (0, 1: none) */
 	int			timeout_ms;		/* for it (0: ES's 1m) */
+	const SeJson *source;		/* update: "_source" asked for (NULL: none) */
 } SeDocWrite;
 extern bool se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err);
 
@@ -223,6 +224,12 @@ extern List *se_search_resolve_for_read(const char *expr, SeError *err);
 /* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */
 extern SeJson *se_search_url_options_body(const SeJson *body, const SeSearchParams *p,
 										  SeError *err);
+/* an update's "get" object: the document read back, filtered by source */
+extern bool se_get_after_update(const char *index, const char *id, const char *routing,
+								const SeJson *source, StringInfo out, SeError *err);
+/* the "_source" value of the URL's _source* parameters (NULL: none given) */
+extern SeJson *se_source_url_spec(const char *source, const char *includes,
+								  const char *excludes, SeError *err);
 /* _msearch: NDJSON header/body pairs, one response (or error) each */
 extern bool se_op_msearch(const char *default_index, const char *body, size_t len,
 						  const SeSearchParams *p, SeResponse *r, SeError *err);
@@ -231,8 +238,16 @@ extern bool se_op_count(const char *expr, const SeJson *body,
 extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const char *preference, const SeJson *source_filter, bool source_only,
 					  SeResponse *r, SeError *err);
+/* source: the URL's _source* as a "_source" value (NULL: none), a doc's own wins */
 extern bool se_op_mget(const char *default_index, const SeJson *body, const char *preference,
-					   SeResponse *r, SeError *err);
+					   const SeJson *source, SeResponse *r, SeError *err);
+/* _explain: Lucene's explanation of body's query for one document */
+extern bool se_op_explain(const char *index, const char *id, const char *routing,
+						  const char *preference, const SeJson *body, SeResponse *r,
+						  SeError *err);
+/* _validate/query: whether body's query parses and binds to each index */
+extern bool se_op_validate_query(const char *expr, const SeJson *body, bool explain,
+								 SeResponse *r, SeError *err);
 extern void se_search_interrupts_init(void);
 extern void se_search_register_actions(void);
 

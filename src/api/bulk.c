@@ -588,6 +588,38 @@ wait_and_replicate(SeBulkHeader *hdr, int naccepted)
 	se_replication_replicate_round(hdr);
 }
 
+/*
+ * refresh=wait_for: the round answers once a refresh made each shard's
+ * writes visible to search (the shard's next scheduled refresh, or a
+ * forced one past index.max_refresh_listeners: se_slot_wait_refresh),
+ * after replication, as ES's listener runs after the replication.
+ */
+static void
+wait_for_refresh(SeBulkHeader *hdr, BulkItem *items, int n, const int *sub_of,
+				 const int *dsub, int nsubs)
+{
+	bool	   *seen = palloc0(sizeof(bool) * nsubs);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			s = sub_of[i];
+		SeBulkSub  *sub;
+
+		if (s < 0 || dsub[s] < 0 || seen[s])
+			continue;
+		seen[s] = true;
+		sub = &hdr->subs[dsub[s]];
+		if (pg_atomic_read_u32(&sub->state) != SE_SUB_DONE || sub->write_gen == 0)
+			continue;
+		pg_read_barrier();
+		sub->forced_refresh =
+			se_slot_wait_refresh(sub->slot, sub->index_uuid, sub->shard, sub->write_gen,
+								 items[i].im->settings.max_refresh_listeners);
+	}
+	pfree(seen);
+}
+
 static void
 run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 {
@@ -785,6 +817,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 					se_relocation_write_end(slots[s]);
 		}
 		PG_END_TRY();
+		if (opts->refresh == SE_REFRESH_WAIT_FOR)
+			wait_for_refresh(hdr, items, n, sub_of, dsub, nsubs);
 	}
 
 	/* collect per-item outcomes */
@@ -1436,5 +1470,14 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	r->status = it.resp.status;
 	resetStringInfo(&r->body);
 	item_json(&r->body, &it, true);
+	/* update with _source: ES adds the document as updated ("get") */
+	if (it.op == SE_ITEM_UPDATE && w->source != NULL && w->source->type != SE_JSON_FALSE)
+	{
+		r->body.data[--r->body.len] = '\0';
+		appendStringInfoString(&r->body, ",\"get\":");
+		if (!se_get_after_update(w->index, it.id, it.routing, w->source, &r->body, err))
+			return false;
+		appendStringInfoChar(&r->body, '}');
+	}
 	return true;
 }

@@ -33,7 +33,9 @@
 #include "miscadmin.h"
 
 #include "api/api.h"
+#include "cluster/cluster_settings.h"
 #include "cluster/coordinator.h"
+#include "cluster/state.h"
 #include "cluster/replica_select.h"
 #include "search/search.h"
 #include "security/acl.h"
@@ -283,7 +285,8 @@ pit_close_action(const char *payload, size_t len, StringInfo reply, SeError *err
 		se_error_set(err, 400, "illegal_argument_exception", "malformed pit_close request");
 		return false;
 	}
-	se_put_vint(reply, (uint64) se_pit_release(ctx));
+	/* context 0 (no context's id): every scroll, DELETE _search/scroll/_all */
+	se_put_vint(reply, (uint64) (ctx == 0 ? se_pit_release_scrolls() : se_pit_release(ctx)));
 	return true;
 }
 
@@ -298,6 +301,35 @@ se_pit_register_actions(void)
  * Coordinating side
  * ---------------------------------------------------------------------
  */
+/*
+ * Run pit_close calls[0..n) (node, conninfo and payload set); the shard
+ * contexts they freed.  A node that does not answer lets its contexts
+ * expire with their keep-alive.
+ */
+static int
+close_calls(SeTransportCall *calls, int n)
+{
+	int			freed = 0;
+	int			k;
+
+	for (k = 0; k < n; k++)
+		calls[k].action = "pit_close";
+	se_transport_call_each(calls, n, PIT_TRANSPORT_TIMEOUT_MS);
+	for (k = 0; k < n; k++)
+	{
+		SeWireReader r;
+		uint64		got;
+
+		if (!calls[k].ok)
+			continue;
+		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
+		got = se_wire_vint(&r);
+		if (!r.bad)
+			freed += (int) Min(got, 100000);
+	}
+	return freed;
+}
+
 /* Free p's contexts on every node; the number of shard contexts freed. */
 static int
 pit_close(const PitId *p)
@@ -318,24 +350,10 @@ pit_close(const PitId *p)
 	{
 		calls[k].node = list_nth(nodes, k);
 		calls[k].conninfo = se_cluster_conninfo(calls[k].node);
-		calls[k].action = "pit_close";
 		calls[k].payload = payload.data;
 		calls[k].payload_len = payload.len;
 	}
-	se_transport_call_each(calls, nnodes, PIT_TRANSPORT_TIMEOUT_MS);
-	for (k = 0; k < nnodes; k++)
-	{
-		SeWireReader r;
-		uint64		n;
-
-		if (!calls[k].ok)
-			continue;			/* its contexts expire with their keep-alive */
-		se_wire_init(&r, calls[k].reply.data, calls[k].reply.len);
-		n = se_wire_vint(&r);
-		if (!r.bad)
-			freed += (int) Min(n, 100000);
-	}
-	return freed;
+	return freed + close_calls(calls, nnodes);
 }
 
 /*
@@ -345,7 +363,7 @@ pit_close(const PitId *p)
  */
 static PitId *
 pit_open(List *indices, int64 keep_alive_ms, const char *routing, const SePreference *pref,
-		 int *nunavailable, SeError *err)
+		 bool scroll, int *nunavailable, SeError *err)
 {
 	PitId	   *p = palloc0(sizeof(PitId));
 	const char *me = se_cluster_node_name();
@@ -358,7 +376,7 @@ pit_open(List *indices, int64 keep_alive_ms, const char *routing, const SePrefer
 				i;
 
 	*nunavailable = 0;
-	p->ctx = se_pit_new_id();
+	p->ctx = se_pit_new_id(scroll);
 	foreach(lc, indices)
 		total += ((SeIndexMeta *) lfirst(lc))->settings.number_of_shards;
 	p->shards = palloc0(sizeof(PitShardRef) * Max(1, total));
@@ -451,6 +469,38 @@ fail:
 	return NULL;
 }
 
+/* A duration as ES's TimeValue.toString: the largest unit, one decimal at most. */
+static void
+time_value_string(int64 ms, StringInfo out)
+{
+	static const struct
+	{
+		int64		ms;
+		const char *suffix;
+	}			units[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}, {1, "ms"}};
+	int			i;
+	char		buf[64];
+	int			len;
+
+	for (i = 0; i < lengthof(units) - 1 && ms < units[i].ms; i++)
+		;
+	len = snprintf(buf, sizeof(buf), "%.1f", (double) ms / units[i].ms);
+	if (len > 2 && strcmp(buf + len - 2, ".0") == 0)
+		buf[len - 2] = '\0';
+	appendStringInfo(out, "%s%s", buf, units[i].suffix);
+}
+
+/* The cluster's search.max_keep_alive (24h unless set), within the registry's bound. */
+static int64
+max_keep_alive_ms(void)
+{
+	const SeClusterState *st = se_state_current();
+	int64		ms = st ? se_csettings_time_ms(&st->persistent, &st->transient,
+											   "search.max_keep_alive") : 24 * 3600 * 1000L;
+
+	return Min(ms, SE_PIT_MAX_KEEP_ALIVE_MS);
+}
+
 /* "keep_alive" / "scroll" as ES reads it: required, at most search.max_keep_alive */
 static bool
 keep_alive_param(const char *name, const char *v, int64 *ms, SeError *err)
@@ -463,11 +513,15 @@ keep_alive_param(const char *name, const char *v, int64 *ms, SeError *err)
 	}
 	if (!se_rest_time_value(name, v, ms, err))
 		return false;
-	if (*ms > SE_PIT_MAX_KEEP_ALIVE_MS)
+	if (*ms > max_keep_alive_ms())
 	{
+		StringInfoData max;
+
+		initStringInfo(&max);
+		time_value_string(max_keep_alive_ms(), &max);
 		se_error_set(err, 400, "illegal_argument_exception",
-					 "Keep alive for request (%s) is too large. It must be less than (1d). This limit can be set by changing the [search.max_keep_alive] cluster level setting.",
-					 v);
+					 "Keep alive for request (%s) is too large. It must be less than (%s). This limit can be set by changing the [search.max_keep_alive] cluster level setting.",
+					 v, max.data);
 		return false;
 	}
 	if (*ms < 0)
@@ -500,7 +554,7 @@ se_op_open_pit(const char *expr, const char *keep_alive, const char *routing,
 	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
-	p = pit_open(indices, ms, routing, &pref, &nunavailable, err);
+	p = pit_open(indices, ms, routing, &pref, false, &nunavailable, err);
 	if (p == NULL)
 		return false;
 	id = pit_id_encode(p);
@@ -791,7 +845,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
 		return false;
-	pit = pit_open(indices, ms, p->routing, &pref, &nunavailable, err);
+	pit = pit_open(indices, ms, p->routing, &pref, true, &nunavailable, err);
 	if (pit == NULL)
 		return false;
 	memset(&s, 0, sizeof(s));
@@ -836,6 +890,38 @@ se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
 }
 
 /* DELETE _search/scroll: free the scrolls' contexts. */
+/*
+ * DELETE _search/scroll/_all: free every scroll context (not points in
+ * time) on every node, the role's own (a superuser's: all), as pit_close
+ * of context 0; a node that does not answer lets them expire.
+ */
+static int
+scroll_clear_all(void)
+{
+	SeClusterView *v = palloc0(sizeof(SeClusterView));
+	SeTransportCall *calls;
+	StringInfoData payload;
+	int			freed = se_pit_release_scrolls();
+	int			n = 0;
+	int			k;
+
+	se_cluster_view(v);
+	calls = palloc0(sizeof(SeTransportCall) * Max(1, v->nmembers));
+	initStringInfo(&payload);
+	se_put_vint(&payload, 0);
+	for (k = 0; k < v->nmembers; k++)
+	{
+		if (strcmp(v->members[k].name, v->local_name) == 0)
+			continue;
+		calls[n].node = v->members[k].name;
+		calls[n].conninfo = v->members[k].conninfo;
+		calls[n].payload = payload.data;
+		calls[n].payload_len = payload.len;
+		n++;
+	}
+	return freed + close_calls(calls, n);
+}
+
 bool
 se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeResponse *r, SeError *err)
 {
@@ -880,9 +966,8 @@ se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeResponse *r, SeErr
 
 		if (strcmp(lfirst(lc), "_all") == 0)
 		{
-			se_error_set(err, 400, "illegal_argument_exception",
-						 "clearing every scroll (_all) is not supported; name the scroll ids");
-			return false;
+			freed += scroll_clear_all();
+			continue;
 		}
 		if (!scroll_id_decode(lfirst(lc), &s, err) || !pit_id_decode(s.pit_id, &p, err))
 			return false;

@@ -30,6 +30,7 @@
 #include "api/api.h"
 #include "api/byquery.h"
 #include "cluster/coordinator.h"
+#include "search/search.h"
 
 #define MAX_PARTS 8
 
@@ -192,6 +193,30 @@ param_bool(const RestReq *rq, const char *name)
 	const char *v = param(rq, name);
 
 	return v != NULL && (v[0] == '\0' || strcmp(v, "true") == 0);
+}
+
+/*
+ * A boolean URL parameter as ES's paramAsBoolean reads it: absent is dflt,
+ * empty is true, anything but true/false is a 400.
+ */
+static bool
+param_boolean(const RestReq *rq, const char *name, bool dflt, bool *out, SeError *err)
+{
+	const char *v = param(rq, name);
+
+	if (v == NULL)
+		*out = dflt;
+	else if (v[0] == '\0' || strcmp(v, "true") == 0)
+		*out = true;
+	else if (strcmp(v, "false") == 0)
+		*out = false;
+	else
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Failed to parse value [%s] as only [true] or [false] are allowed.", v);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -667,7 +692,9 @@ h_by_query(RestReq *rq, SeResponse *r, SeError *err)
 	o.conflicts = param(rq, "conflicts");
 	o.requests_per_second = param(rq, "requests_per_second") ?
 		param_float(rq, "requests_per_second") : -1;
-	o.refresh = param_bool(rq, "refresh");
+	/* by-query takes a boolean refresh only (no wait_for), as ES's */
+	if (!param_boolean(rq, "refresh", false, &o.refresh, err))
+		return false;
 	o.wait_for_completion = !((v = param(rq, "wait_for_completion")) && strcmp(v, "false") == 0);
 	return se_op_by_query(&o, body, r, err);
 }
@@ -870,11 +897,11 @@ static bool
 h_doc_get(RestReq *rq, SeResponse *r, SeError *err)
 {
 	bool		source_only = strcmp(rq->parts[1], "_source") == 0;
-	const char *src = param(rq, "_source");
-	SeJson	   *sf = NULL;
+	SeJson	   *sf = se_source_url_spec(param(rq, "_source"), param(rq, "_source_includes"),
+										param(rq, "_source_excludes"), err);
 
-	if (!source_only && src && strcmp(src, "false") == 0)
-		sf = se_json_make_bool(false);
+	if (se_error_is_set(err))
+		return false;
 	return se_op_get(rq->index, rq->id, param(rq, "routing"), param(rq, "preference"), sf,
 					 source_only, r, err);
 }
@@ -885,8 +912,63 @@ h_mget(RestReq *rq, SeResponse *r, SeError *err)
 {
 	SeJson	   *body;
 
+	SeJson	   *sf = se_source_url_spec(param(rq, "_source"), param(rq, "_source_includes"),
+										param(rq, "_source_excludes"), err);
+
+	return !se_error_is_set(err) && json_body(rq, &body, err) &&
+		se_op_mget(rq->index, body, param(rq, "preference"), sf, r, err);
+}
+
+/*
+ * An update's _source (what its answer's "get" shows): the URL's
+ * _source* parameters, else the body's "_source", as ES's RestUpdateAction.
+ */
+static bool
+update_source(RestReq *rq, SeDocWrite *w, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *body;
+
+	w->source = se_source_url_spec(param(rq, "_source"), param(rq, "_source_includes"),
+								   param(rq, "_source_excludes"), err);
+	if (se_error_is_set(err))
+		return false;
+	if (w->source == NULL && w->body_len > 0)
+	{
+		SeError		perr;
+
+		/* a body that is not JSON fails in the update itself, as before */
+		se_error_init(&perr);
+		body = se_json_parse(w->body, w->body_len, &opts, &perr);
+		if (body != NULL && body->type == SE_JSON_OBJECT)
+			w->source = se_json_get(body, "_source");
+	}
+	if (w->source != NULL && se_source_filter_parse(w->source, err) == NULL)
+		return false;
+	return true;
+}
+
+/* /{index}/_explain/{id}: the query's explanation for one document */
+static bool
+h_explain(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
 	return json_body(rq, &body, err) &&
-		se_op_mget(rq->index, body, param(rq, "preference"), r, err);
+		se_op_explain(rq->index, rq->id, param(rq, "routing"), param(rq, "preference"),
+					  body, r, err);
+}
+
+/* [/{index}]/_validate/query (explain: each index's bound query or error) */
+static bool
+h_validate_query(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+	bool		explain;
+
+	return param_boolean(rq, "explain", false, &explain, err) &&
+		json_body(rq, &body, err) &&
+		se_op_validate_query(rq->index, body, explain, r, err);
 }
 
 /* A single-document write from the route's index, id and URL parameters. */
@@ -919,6 +1001,8 @@ doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
 		w.body = rq->body;
 		w.body_len = rq->body_len;
 	}
+	if (strcmp(op, "update") == 0 && !update_source(rq, &w, err))
+		return false;
 	return se_op_doc_write(&w, r, err);
 }
 
@@ -979,6 +1063,7 @@ static const RestRoute routes[] = {
 	{GET | POST | DELETE, "/_search/scroll/{id}", h_scroll},
 	{DELETE, "/_pit", h_close_pit},
 	{GET | POST, "/_count", h_count},
+	{GET | POST, "/_validate/query", h_validate_query},
 	{GET | POST, "/_refresh", .index_op = se_op_refresh},
 	{GET | POST, "/_flush", .index_op = se_op_flush},
 	{POST, "/_forcemerge", h_forcemerge},
@@ -1051,6 +1136,8 @@ static const RestRoute routes[] = {
 	{PUT | POST, "/{index}/_create/{id}", h_doc_write},
 	{POST, "/{index}/_update/{id}", h_doc_write},
 	{GET | HEAD, "/{index}/_source/{id}", h_doc_get},
+	{GET | POST, "/{index}/_explain/{id}", h_explain},
+	{GET | POST, "/{index}/_validate/query", h_validate_query},
 };
 
 static bool

@@ -225,6 +225,45 @@ write_url_list(StringInfo out, const char *list)
 }
 
 /*
+ * The "_source" value the URL's _source, _source_includes and
+ * _source_excludes make, as ES's FetchSourceContext.parseFromRestRequest:
+ * _source=false fetches none, another _source value lists includes
+ * (_source_includes wins).
+ */
+static void
+write_source_spec(StringInfo b, const char *source, const char *includes,
+				  const char *excludes)
+{
+	if (source && strcmp(source, "false") == 0)
+		appendStringInfoString(b, "false");
+	else
+	{
+		const char *inc = includes ? includes :
+			(source && strcmp(source, "true") != 0 ? source : NULL);
+
+		appendStringInfoString(b, "{\"includes\":");
+		write_url_list(b, inc ? inc : "");
+		appendStringInfoString(b, ",\"excludes\":");
+		write_url_list(b, excludes ? excludes : "");
+		appendStringInfoChar(b, '}');
+	}
+}
+
+SeJson *
+se_source_url_spec(const char *source, const char *includes, const char *excludes,
+				   SeError *err)
+{
+	StringInfoData b;
+	SeJsonParseOptions opts = {0};
+
+	if (source == NULL && includes == NULL && excludes == NULL)
+		return NULL;
+	initStringInfo(&b);
+	write_source_spec(&b, source, includes, excludes);
+	return se_json_parse(b.data, b.len, &opts, err);
+}
+
+/*
  * The body with the URL's request options in it, as ES's RestSearchAction
  * puts them in the search source: _source / _source_includes /
  * _source_excludes replace the body's _source, version=true sets version,
@@ -276,19 +315,7 @@ se_search_url_options_body(const SeJson *body, const SeSearchParams *p, SeError 
 	{
 		appendStringInfo(&b, "%s\"_source\":", first ? "" : ",");
 		first = false;
-		if (p->source && strcmp(p->source, "false") == 0)
-			appendStringInfoString(&b, "false");
-		else
-		{
-			const char *inc = p->source_includes ? p->source_includes :
-				(p->source && strcmp(p->source, "true") != 0 ? p->source : NULL);
-
-			appendStringInfoString(&b, "{\"includes\":");
-			write_url_list(&b, inc ? inc : "");
-			appendStringInfoString(&b, ",\"excludes\":");
-			write_url_list(&b, p->source_excludes ? p->source_excludes : "");
-			appendStringInfoChar(&b, '}');
-		}
+		write_source_spec(&b, p->source, p->source_includes, p->source_excludes);
 	}
 	if (p->version)
 	{
@@ -466,12 +493,12 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 
 #define SE_GET_REMOTE_TIMEOUT_MS 30000
 
-static bool get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source,
+static bool get_counted(SeIndexMeta *im, int shard, const char *id, const SeJson *source,
 						bool source_only, StringInfo out, SeError *err);
-static bool get_local(SeIndexMeta *im, int shard, const char *id, bool with_source,
+static bool get_local(SeIndexMeta *im, int shard, const char *id, const SeJson *source,
 					  bool source_only, StringInfo out, SeError *err);
 static bool get_one(SeIndexMeta *im, const char *id, const char *routing,
-					const SePreference *pref, bool with_source, bool source_only,
+					const SePreference *pref, const SeJson *source, bool source_only,
 					StringInfo out, SeError *err);
 
 /* A get on this node for a peer (which checked read): never forwarded again. */
@@ -481,11 +508,54 @@ static bool serving_get = false;
  * get_one for a shard on another node: the "get_doc" transport action.
  * The reply is 'F' (found) or 'N', then what get_one wrote there.
  */
-static bool
-get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const char *routing,
-		   bool with_source, bool source_only, StringInfo out, SeError *err)
+/* {"index", "uuid", "id" of a document request to a peer, left open */
+static void
+doc_payload_start(StringInfo payload, const SeIndexMeta *im, const char *id)
+{
+	initStringInfo(payload);
+	appendStringInfoString(payload, "{\"index\":");
+	se_json_write_string(payload, im->name, -1);
+	appendStringInfoString(payload, ",\"uuid\":");
+	se_json_write_string(payload, im->uuid, -1);
+	appendStringInfoString(payload, ",\"id\":");
+	se_json_write_string(payload, id, -1);
+}
+
+/*
+ * Call action on node with payload; its answer ('F' found or 'N', then a
+ * body) appended to out.  1 found, 0 not, -1 with err on failure.
+ */
+static int
+doc_call(const char *node, const char *action, const StringInfoData *payload,
+		 StringInfo out, SeError *err)
 {
 	SeTransportCall call;
+
+	memset(&call, 0, sizeof(call));
+	call.node = node;
+	call.conninfo = se_cluster_conninfo(node);
+	call.action = action;
+	call.payload = payload->data;
+	call.payload_len = payload->len;
+	se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
+	if (!call.ok)
+	{
+		se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
+		return -1;
+	}
+	if (call.reply.len < 1)
+	{
+		se_error_set(err, 500, "remote_transport_exception", "[%s][%s] empty answer", node, action);
+		return -1;
+	}
+	appendBinaryStringInfo(out, call.reply.data + 1, call.reply.len - 1);
+	return call.reply.data[0] == 'F' ? 1 : 0;
+}
+
+static bool
+get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const char *routing,
+		   const SeJson *source, bool source_only, StringInfo out, SeError *err)
+{
 	StringInfoData payload;
 
 	if (serving_get || node[0] == '\0')
@@ -495,39 +565,19 @@ get_remote(SeIndexMeta *im, int shard, const char *node, const char *id, const c
 					 node[0] ? "" : ": it is unassigned");
 		return false;
 	}
-	memset(&call, 0, sizeof(call));
-	call.node = node;
-	call.conninfo = se_cluster_conninfo(node);
-	initStringInfo(&payload);
-	appendStringInfoString(&payload, "{\"index\":");
-	se_json_write_string(&payload, im->name, -1);
-	appendStringInfoString(&payload, ",\"uuid\":");
-	se_json_write_string(&payload, im->uuid, -1);
-	appendStringInfoString(&payload, ",\"id\":");
-	se_json_write_string(&payload, id, -1);
+	doc_payload_start(&payload, im, id);
 	if (routing)
 	{
 		appendStringInfoString(&payload, ",\"routing\":");
 		se_json_write_string(&payload, routing, -1);
 	}
-	appendStringInfo(&payload, ",\"with_source\":%s,\"source_only\":%s}",
-					 with_source ? "true" : "false", source_only ? "true" : "false");
-	call.action = "get_doc";
-	call.payload = payload.data;
-	call.payload_len = payload.len;
-	se_transport_call_each(&call, 1, SE_GET_REMOTE_TIMEOUT_MS);
-	if (!call.ok)
+	if (source)
 	{
-		se_error_set(err, call.err.status, call.err.type, "%s", call.err.reason);
-		return false;
+		appendStringInfoString(&payload, ",\"source\":");
+		se_json_write(&payload, source);
 	}
-	if (call.reply.len < 1)
-	{
-		se_error_set(err, 500, "remote_transport_exception", "[%s][get_doc] empty answer", node);
-		return false;
-	}
-	appendBinaryStringInfo(out, call.reply.data + 1, call.reply.len - 1);
-	return call.reply.data[0] == 'F';
+	appendStringInfo(&payload, ",\"source_only\":%s}", source_only ? "true" : "false");
+	return doc_call(node, "get_doc", &payload, out, err) == 1;
 }
 
 static const char *
@@ -538,44 +588,51 @@ payload_str(const SeJson *j, const char *key)
 	return v && v->type == SE_JSON_STRING ? v->u.s.str : NULL;
 }
 
+/*
+ * The index and id a peer's document request (doc_payload_start) names;
+ * NULL with err when malformed or the index is not that one any more.
+ */
+static SeIndexMeta *
+doc_request_index(const SeJson *j, const char *action, const char **id, SeError *err)
+{
+	const char *index = payload_str(j, "index");
+	const char *uuid = payload_str(j, "uuid");
+	SeIndexMeta *im;
+
+	*id = payload_str(j, "id");
+	if (index == NULL || uuid == NULL || *id == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed %s request", action);
+		return NULL;
+	}
+	im = se_index_for_read(index, err);
+	if (im != NULL && strcmp(im->uuid, uuid) != 0)
+	{
+		se_index_status_error(SE_INDEX_MISSING, index, err);
+		return NULL;
+	}
+	return im;
+}
+
 /* Transport action "get_doc": a peer's get of a document on this node. */
 static bool
 get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 {
 	SeJsonParseOptions opts = {16, false};
 	SeJson	   *j = se_json_parse(payload, len, &opts, err);
-	const char *index,
-			   *uuid,
-			   *id;
+	const char *id;
 	SeIndexMeta *im;
 	bool		found;
 	int			mark;
 
-	if (j == NULL)
+	if (j == NULL || (im = doc_request_index(j, "get_doc", &id, err)) == NULL)
 		return false;
-	index = payload_str(j, "index");
-	uuid = payload_str(j, "uuid");
-	id = payload_str(j, "id");
-	if (index == NULL || uuid == NULL || id == NULL)
-	{
-		se_error_set(err, 400, "illegal_argument_exception", "malformed get_doc request");
-		return false;
-	}
-	im = se_index_for_read(index, err);
-	if (im == NULL)
-		return false;
-	if (strcmp(im->uuid, uuid) != 0)
-	{
-		se_index_status_error(SE_INDEX_MISSING, index, err);
-		return false;
-	}
 	mark = reply->len;			/* the reply may hold the transport's framing */
 	appendStringInfoChar(reply, 'N');
 	serving_get = true;
 	PG_TRY();
 	{
-		found = get_one(im, id, payload_str(j, "routing"), NULL,
-						se_json_get(j, "with_source")->type == SE_JSON_TRUE,
+		found = get_one(im, id, payload_str(j, "routing"), NULL, se_json_get(j, "source"),
 						se_json_get(j, "source_only")->type == SE_JSON_TRUE, reply, err);
 	}
 	PG_FINALLY();
@@ -590,10 +647,257 @@ get_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 	return true;
 }
 
+/*
+ * _explain of id on this node's copy of shard: Lucene's explanation of
+ * body's query for the document, on the searcher's (refreshed) view as
+ * ES's explain reads it.  Appends the answer; false with err on failure.
+ */
+static bool
+explain_local(SeIndexMeta *im, int shard, const char *id, const SeJson *body,
+			  StringInfo out, int *status, SeError *err)
+{
+	SeSearchShard sh;
+	SeSearchRequest *req;
+	int			i;
+
+	req = se_search_parse(body, im->settings.max_result_window, err);
+	if (req == NULL || !se_snapshot_acquire(im, shard, &sh, err))
+		return false;
+	appendStringInfoString(out, "{\"_index\":");
+	se_json_write_string(out, im->name, strlen(im->name));
+	appendStringInfoString(out, ",\"_id\":");
+	se_json_write_string(out, id, strlen(id));
+	for (i = sh.nsegments - 1; i >= 0; i--)
+	{
+		int32		doc = se_segment_lookup_id(sh.segments[i], id, strlen(id));
+		char	   *expl;
+		bool		matched;
+
+		if (doc < 0 || !se_livedocs_get(sh.live_docs[i], doc))
+			continue;
+		if (!se_search_explain_doc(req, &sh, i, doc, &expl, &matched, err))
+			return false;
+		appendStringInfo(out, ",\"matched\":%s,\"explanation\":%s}",
+						 matched ? "true" : "false", expl);
+		*status = 200;
+		return true;
+	}
+	appendStringInfoString(out, ",\"matched\":false}");
+	*status = 404;
+	return true;
+}
+
+/* Transport action "explain_doc": a peer's _explain of a document here. */
+static bool
+explain_doc_action(const char *payload, size_t len, StringInfo reply, SeError *err)
+{
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j = se_json_parse(payload, len, &opts, err);
+	const SeJson *shard;
+	const char *id;
+	SeIndexMeta *im;
+	int			status = 500;
+	int			mark;
+
+	if (j == NULL || (im = doc_request_index(j, "explain_doc", &id, err)) == NULL)
+		return false;
+	shard = se_json_get(j, "shard");
+	if (shard == NULL || shard->type != SE_JSON_NUMBER)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "malformed explain_doc request");
+		return false;
+	}
+	mark = reply->len;
+	appendStringInfoChar(reply, 'N');
+	if (!explain_local(im, (int) shard->u.n.d, id, se_json_get(j, "body"), reply, &status, err))
+		return false;
+	if (status == 200)
+		reply->data[mark] = 'F';
+	return true;
+}
+
+bool
+se_op_explain(const char *index, const char *id, const char *routing, const char *preference,
+			  const SeJson *body, SeResponse *r, SeError *err)
+{
+	SeIndexMeta *im;
+	SePreference pref;
+	const char *rv = routing ? routing : id;
+	int			shard;
+	const char *node;
+
+	se_require_started();
+	if (!se_preference_parse(preference, &pref, err) || !se_acl_check(index, SE_ACL_READ, err))
+		return false;
+	im = se_index_for_read(index, err);
+	if (im == NULL)
+		return false;
+	/* the query is checked before the shard is asked, as ES validates it */
+	if (se_search_parse(body, im->settings.max_result_window, err) == NULL)
+		return false;
+	shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
+							 im->settings.routing_num_shards);
+	if (pref.kind != SE_PREF_DEFAULT)
+	{
+		node = se_state_pick_copy_pref(im, shard, &pref, err);
+		if (se_error_is_set(err))
+			return false;
+		if (node == NULL)
+		{
+			se_error_set(err, 503, "no_shard_available_action_exception",
+						 "[%s][%d] has no copy on node [%s]", im->name, shard, se_node_name_get());
+			return false;
+		}
+		if (im->routing == NULL || strcmp(node, se_cluster_node_name()) == 0)
+			node = NULL;
+	}
+	else if (se_state_read_here(im, shard, &node))
+		node = NULL;
+	if (node == NULL)
+		return explain_local(im, shard, id, body, &r->body, &r->status, err);
+	if (node[0] == '\0')
+	{
+		se_error_set(err, 503, "no_shard_available_action_exception",
+					 "[%s][%d] is unassigned", im->name, shard);
+		return false;
+	}
+	{
+		StringInfoData payload;
+		int			found;
+
+		doc_payload_start(&payload, im, id);
+		appendStringInfo(&payload, ",\"shard\":%d", shard);
+		if (body)
+		{
+			appendStringInfoString(&payload, ",\"body\":");
+			se_json_write(&payload, body);
+		}
+		appendStringInfoChar(&payload, '}');
+		if ((found = doc_call(node, "explain_doc", &payload, &r->body, err)) < 0)
+			return false;
+		r->status = found ? 200 : 404;
+		return true;
+	}
+}
+
+/*
+ * _validate/query, as ES's: a body that does not parse is {"valid": false}
+ * (with "error" under explain); else the query is bound to one shard of
+ * each index (a local copy, or the mapping alone when none is here), and
+ * explain lists each index's bound query or error.
+ */
+bool
+se_op_validate_query(const char *expr, const SeJson *body, bool explain, SeResponse *r,
+					 SeError *err)
+{
+	List	   *indices;
+	SeSearchRequest *req;
+	SeError		perr;
+	StringInfoData ex;
+	bool		valid = true;
+	int			n = 0;
+	ListCell   *lc;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *qbody = NULL;
+
+	se_require_started();
+	indices = se_search_resolve_for_read(expr ? expr : "_all", err);
+	if (se_error_is_set(err))
+		return false;
+	se_error_init(&perr);
+	/* the body holds a query and nothing else (RestActions.getQueryContent) */
+	if (body != NULL && body->type == SE_JSON_OBJECT)
+	{
+		int			i;
+
+		for (i = 0; i < body->u.o.count && !se_error_is_set(&perr); i++)
+			if (strcmp(body->u.o.members[i].key, "query") != 0)
+				se_error_set(&perr, 400, "parsing_exception",
+							 "request does not support [%s]", body->u.o.members[i].key);
+		if (!se_error_is_set(&perr) && se_json_get(body, "query") != NULL)
+		{
+			StringInfoData b;
+
+			initStringInfo(&b);
+			appendStringInfoString(&b, "{\"query\":");
+			se_json_write(&b, se_json_get(body, "query"));
+			appendStringInfoChar(&b, '}');
+			qbody = se_json_parse(b.data, b.len, &opts, &perr);
+		}
+	}
+	req = se_error_is_set(&perr) ? NULL : se_search_parse(qbody, 10000, &perr);
+	r->status = 200;
+	if (req == NULL)
+	{
+		appendStringInfoString(&r->body, "{\"valid\":false");
+		if (explain)
+		{
+			appendStringInfoString(&r->body, ",\"error\":");
+			se_json_write_string(&r->body, perr.reason, strlen(perr.reason));
+		}
+		appendStringInfoChar(&r->body, '}');
+		return true;
+	}
+	initStringInfo(&ex);
+	foreach(lc, indices)
+	{
+		SeIndexMeta *im = lfirst(lc);
+		SeSearchShard sh;
+		StringInfoData q;
+		SeError		e;
+		int			s;
+		bool		ok;
+
+		memset(&sh, 0, sizeof(sh));
+		sh.index = im->name;
+		sh.mapping = im->mapping;
+		sh.index_uuid = im->uuid;
+		sh.max_terms_count = im->settings.max_terms_count;
+		sh.max_regex_length = im->settings.max_regex_length;
+		se_error_init(&e);
+		for (s = 0; s < im->settings.number_of_shards; s++)
+		{
+			const char *node;
+
+			if (se_state_read_here(im, s, &node))
+			{
+				if (!se_snapshot_acquire(im, s, &sh, &e))
+					se_error_init(&e);	/* not open after all: the mapping alone */
+				break;
+			}
+		}
+		initStringInfo(&q);
+		ok = se_search_validate(req, &sh, &q, &e);
+		valid &= ok;
+		if (n++ > 0)
+			appendStringInfoChar(&ex, ',');
+		appendStringInfoString(&ex, "{\"index\":");
+		se_json_write_string(&ex, im->name, strlen(im->name));
+		appendStringInfo(&ex, ",\"valid\":%s,\"%s\":", ok ? "true" : "false",
+						 ok ? "explanation" : "error");
+		if (ok)
+			se_json_write_string(&ex, q.data, q.len);
+		else
+		{
+			char	   *msg = psprintf("[%s/%s] %s[%s]", im->name, im->uuid, e.type, e.reason);
+
+			se_json_write_string(&ex, msg, strlen(msg));
+		}
+		appendStringInfoChar(&ex, '}');
+	}
+	appendStringInfo(&r->body, "{\"_shards\":{\"total\":%d,\"successful\":%d,\"failed\":0},\"valid\":%s",
+					 n, n, valid ? "true" : "false");
+	if (explain)
+		appendStringInfo(&r->body, ",\"explanations\":[%s]", ex.data);
+	appendStringInfoChar(&r->body, '}');
+	return true;
+}
+
 void
 se_search_register_actions(void)
 {
 	se_transport_register("get_doc", get_doc_action);
+	se_transport_register("explain_doc", explain_doc_action);
 }
 
 /*
@@ -603,7 +907,7 @@ se_search_register_actions(void)
  */
 static bool
 get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference *pref,
-		bool with_source, bool source_only, StringInfo out, SeError *err)
+		const SeJson *source, bool source_only, StringInfo out, SeError *err)
 {
 	const char *rv = routing ? routing : id;
 	int			shard = se_routing_shard(rv, strlen(rv), im->settings.number_of_shards,
@@ -623,11 +927,11 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
 			return false;
 		}
 		if (im->routing != NULL && strcmp(node, se_cluster_node_name()) != 0)
-			return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
+			return get_remote(im, shard, node, id, routing, source, source_only, out, err);
 	}
 	else if (!se_state_read_here(im, shard, &node))
-		return get_remote(im, shard, node, id, routing, with_source, source_only, out, err);
-	return get_counted(im, shard, id, with_source, source_only, out, err);
+		return get_remote(im, shard, node, id, routing, source, source_only, out, err);
+	return get_counted(im, shard, id, source, source_only, out, err);
 }
 
 /*
@@ -635,7 +939,7 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
  * that answers it: here, or on the node a get_doc came from).
  */
 static bool
-get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool source_only,
+get_counted(SeIndexMeta *im, int shard, const char *id, const SeJson *source, bool source_only,
 			StringInfo out, SeError *err)
 {
 	int			slot = se_slot_find(im->uuid, shard);
@@ -646,7 +950,7 @@ get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool s
 	se_slot_stat_add(slot, SE_STAT_GET_CURRENT, 1);
 	PG_TRY();
 	{
-		found = get_local(im, shard, id, with_source, source_only, out, err);
+		found = get_local(im, shard, id, source, source_only, out, err);
 	}
 	PG_FINALLY();
 	{
@@ -664,14 +968,43 @@ get_counted(SeIndexMeta *im, int shard, const char *id, bool with_source, bool s
 	return found;
 }
 
-/* The realtime lookup of id in this node's copy of shard (see get_one). */
+/* Append doc's _source, filtered by f (NULL: whole). */
 static bool
-get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool source_only,
+append_source(SeSegmentReader *seg, int32 doc, const struct SeSourceFilter *f,
+			  StringInfo out, SeError *err)
+{
+	StringInfoData raw;
+	StringInfo	to = out;
+
+	if (f != NULL)
+	{
+		initStringInfo(&raw);
+		to = &raw;
+	}
+	if (!se_segment_source(seg, doc, to))
+	{
+		se_error_set(err, 500, "index_corrupted_exception", "%s",
+					 se_segment_error(seg)->reason);
+		return false;
+	}
+	return f == NULL || se_source_filter_write(f, raw.data, raw.len, out, err);
+}
+
+/*
+ * The realtime lookup of id in this node's copy of shard (see get_one);
+ * source is the "_source" value (NULL: all of it), filtered here so that
+ * a remote copy ships only what is asked.
+ */
+static bool
+get_local(SeIndexMeta *im, int shard, const char *id, const SeJson *source, bool source_only,
 		  StringInfo out, SeError *err)
 {
 	SeSearchShard sh;
+	struct SeSourceFilter *f = NULL;
 	int			i;
 
+	if (source != NULL && (f = se_source_filter_parse(source, err)) == NULL)
+		return false;
 	se_snapshot_refresh_if_needed(im, shard);
 	if (!se_snapshot_acquire(im, shard, &sh, err))
 		return false;
@@ -684,15 +1017,7 @@ get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool sou
 			continue;
 		se_segment_doc_meta(sh.segments[i], doc, &meta);
 		if (source_only)
-		{
-			if (!se_segment_source(sh.segments[i], doc, out))
-			{
-				se_error_set(err, 500, "index_corrupted_exception", "%s",
-							 se_segment_error(sh.segments[i])->reason);
-				return false;
-			}
-			return true;
-		}
+			return append_source(sh.segments[i], doc, f, out, err);
 		appendStringInfoString(out, "{\"_index\":");
 		se_json_write_string(out, im->name, strlen(im->name));
 		appendStringInfoString(out, ",\"_id\":");
@@ -706,15 +1031,11 @@ get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool sou
 			se_json_write_string(out, meta.routing, meta.routing_len);
 		}
 		appendStringInfoString(out, ",\"found\":true");
-		if (with_source)
+		if (se_source_filter_fetches(f))
 		{
 			appendStringInfoString(out, ",\"_source\":");
-			if (!se_segment_source(sh.segments[i], doc, out))
-			{
-				se_error_set(err, 500, "index_corrupted_exception", "%s",
-							 se_segment_error(sh.segments[i])->reason);
+			if (!append_source(sh.segments[i], doc, f, out, err))
 				return false;
-			}
 		}
 		appendStringInfoChar(out, '}');
 		return true;
@@ -730,13 +1051,49 @@ get_local(SeIndexMeta *im, int shard, const char *id, bool with_source, bool sou
 	return false;
 }
 
+/*
+ * The "get" object ES's update answers with when asked for _source: the
+ * document as a realtime get reads it just after the update, filtered.
+ */
+bool
+se_get_after_update(const char *index, const char *id, const char *routing,
+					const SeJson *source, StringInfo out, SeError *err)
+{
+	SeIndexMeta *im = se_index_for_read(index, err);
+	StringInfoData doc;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *j;
+	static const char *const keys[] = {"_seq_no", "_primary_term", "_routing", "found", "_source"};
+	bool		first = true;
+	int			i;
+
+	if (im == NULL)
+		return false;
+	initStringInfo(&doc);
+	(void) get_one(im, id, routing, NULL, source, false, &doc, err);
+	if (se_error_is_set(err) || (j = se_json_parse(doc.data, doc.len, &opts, err)) == NULL)
+		return false;
+	appendStringInfoChar(out, '{');
+	for (i = 0; i < lengthof(keys); i++)
+	{
+		const SeJson *v = se_json_get(j, keys[i]);
+
+		if (v == NULL)
+			continue;
+		appendStringInfo(out, "%s\"%s\":", first ? "" : ",", keys[i]);
+		se_json_write(out, v);
+		first = false;
+	}
+	appendStringInfoChar(out, '}');
+	return true;
+}
+
 bool
 se_op_get(const char *index, const char *id, const char *routing, const char *preference,
 		  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err)
 {
 	SeIndexMeta *im;
 	bool		found;
-	bool		with_source = !(source_filter && source_filter->type == SE_JSON_FALSE);
 	SePreference pref;
 
 	se_require_started();
@@ -747,7 +1104,7 @@ se_op_get(const char *index, const char *id, const char *routing, const char *pr
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
-	found = get_one(im, id, routing, &pref, with_source, source_only, &r->body, err);
+	found = get_one(im, id, routing, &pref, source_filter, source_only, &r->body, err);
 	if (se_error_is_set(err))
 		return false;
 	if (!found && source_only)
@@ -762,7 +1119,7 @@ se_op_get(const char *index, const char *id, const char *routing, const char *pr
 
 bool
 se_op_mget(const char *default_index, const SeJson *body, const char *preference,
-		   SeResponse *r, SeError *err)
+		   const SeJson *source, SeResponse *r, SeError *err)
 {
 	SeJson	   *docs = body ? se_json_get(body, "docs") : NULL;
 	SeJson	   *ids = body ? se_json_get(body, "ids") : NULL;
@@ -786,7 +1143,7 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		const char *index = default_index;
 		const char *id = NULL;
 		const char *routing = NULL;
-		bool		with_source = true;
+		const SeJson *doc_source = source;	/* the URL's, or the doc's own */
 		SeError		ierr;
 		SeIndexMeta *im;
 
@@ -820,8 +1177,12 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 					return false;
 				routing = v->u.s.str;
 			}
-			if ((v = se_json_get(d, "_source")) && v->type == SE_JSON_FALSE)
-				with_source = false;
+			if ((v = se_json_get(d, "_source")) != NULL)
+			{
+				if (se_source_filter_parse(v, err) == NULL)
+					return false;
+				doc_source = v;
+			}
 		}
 		else
 		{
@@ -843,7 +1204,7 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		se_error_init(&ierr);
 		im = se_acl_check(index, SE_ACL_READ, &ierr) ? se_index_for_read(index, &ierr) : NULL;
 		if (im != NULL)
-			(void) get_one(im, id, routing, &pref, with_source, false, &r->body, &ierr);
+			(void) get_one(im, id, routing, &pref, doc_source, false, &r->body, &ierr);
 		if (se_error_is_set(&ierr))
 		{
 			appendStringInfoString(&r->body, "{\"_index\":");

@@ -314,7 +314,7 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
  * shards.  Payload: context id, then per doc shard index, segment, doc.
  * Answer per doc: id, whether it has a source, the source, then _routing,
  * _seq_no, _primary_term and _version (the FDW's rows carry them), and
- * the hit's highlight (empty: none).
+ * the hit's highlight, fields and _explanation (empty: none).
  */
 static bool
 shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -364,6 +364,8 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_svint(reply, meta.primary_term);
 		se_put_svint(reply, meta.version);
 		se_put_str(reply, hit.highlight, hit.highlight ? strlen(hit.highlight) : 0);
+		se_put_str(reply, hit.fields, hit.fields ? strlen(hit.fields) : 0);
+		se_put_str(reply, hit.explanation, hit.explanation ? strlen(hit.explanation) : 0);
 	}
 	context_free();
 	return true;
@@ -697,6 +699,8 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 			hits[i].meta.primary_term = se_wire_svint(&r);
 			hits[i].meta.version = se_wire_svint(&r);
 			hits[i].highlight = se_wire_str(&r, NULL);
+			hits[i].fields = se_wire_str(&r, NULL);
+			hits[i].explanation = se_wire_str(&r, NULL);
 			if (r.bad)
 			{
 				se_error_set(err, 500, "remote_transport_exception",

@@ -395,7 +395,7 @@ se_sql_mget(PG_FUNCTION_ARGS)
 	se_response_init(&r);
 	se_error_init(&err);
 	body = body_arg(fcinfo, 0, &err);
-	PG_RETURN_DATUM(finish(se_op_mget(text_arg(fcinfo, 1), body, NULL, &r, &err), &r, &err));
+	PG_RETURN_DATUM(finish(se_op_mget(text_arg(fcinfo, 1), body, NULL, NULL, &r, &err), &r, &err));
 }
 
 /* search(index, body, search_type): search_type as the URL parameter */

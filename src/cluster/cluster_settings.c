@@ -77,6 +77,8 @@ static const Def defs[] = {
 	{"cluster.fault_detection.leader_check.interval", K_TIME, "1s", 100, NULL},
 	{"cluster.fault_detection.leader_check.timeout", K_TIME, "10s", 100, NULL},
 	{"cluster.fault_detection.leader_check.retry_count", K_INT, "3", 1, NULL},
+	/* the longest scroll / point in time keep-alive a request may ask (api/pit.c) */
+	{"search.max_keep_alive", K_TIME, "24h", 1, NULL},
 };
 
 #define NDEFS lengthof(defs)

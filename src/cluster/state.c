@@ -60,6 +60,7 @@ static const SeIndexSettings default_settings = {
 	.max_result_window = 10000,
 	.max_terms_count = 65536,
 	.max_regex_length = 1000,
+	.max_refresh_listeners = 1000,
 	.codec_level = 3,
 	.best_compression = false,
 	.merge_policy = {
@@ -369,6 +370,8 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, INT_MAX, &s->max_terms_count, err);
 	if (strcmp(key, "max_regex_length") == 0)
 		return int_setting(key, val, 1, INT_MAX, &s->max_regex_length, err);
+	if (strcmp(key, "max_refresh_listeners") == 0)
+		return int_setting(key, val, 0, INT_MAX, &s->max_refresh_listeners, err);
 	if (strncmp(key, "merge.", 6) == 0)
 		return apply_merge_setting(s, key, val, err);
 	if (is_allocation_setting(key))
@@ -608,6 +611,8 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 		appendStringInfo(out, "\"max_terms_count\":\"%d\",", s->max_terms_count);
 	if (s->max_regex_length != default_settings.max_regex_length)
 		appendStringInfo(out, "\"max_regex_length\":\"%d\",", s->max_regex_length);
+	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
+		appendStringInfo(out, "\"max_refresh_listeners\":\"%d\",", s->max_refresh_listeners);
 	appendStringInfo(out, "\"codec\":\"%s\"", s->best_compression ? "best_compression" : "default");
 	allocation_settings_to_json(s, false, out);
 	appendStringInfoChar(out, ',');
@@ -649,6 +654,8 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 					 s->merge_policy.deletes_pct_allowed, s->merge_max_thread_count);
 	/* the settings below only once set (a state file of before them reads the same) */
 	out->len--;					/* reopen the object */
+	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
+		appendStringInfo(out, ",\"max_refresh_listeners\":%d", s->max_refresh_listeners);
 	allocation_settings_to_json(s, true, out);
 	appendStringInfoChar(out, '}');
 	pfree(tmp.data);

@@ -44,6 +44,7 @@ typedef struct SeIndexSettings
 	int			max_result_window;
 	int			max_terms_count;	/* terms query values */
 	int			max_regex_length;	/* regexp query length */
+	int			max_refresh_listeners;	/* refresh=wait_for writes per shard */
 	int			codec_level;	/* zstd level for _source */
 	bool		best_compression;
 	SeMergePolicy merge_policy; /* index.merge.policy.* */

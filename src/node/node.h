@@ -155,6 +155,7 @@ typedef struct SeShardSlot
 	/* counters written by the owner, read by anyone */
 	pg_atomic_uint64 write_gen;		/* bumped per write applied */
 	pg_atomic_uint64 refreshed_gen; /* write_gen covered by last refresh */
+	pg_atomic_uint32 refresh_listeners; /* refresh=wait_for writes waiting */
 	pg_atomic_uint64 docs_count;	/* live docs in the published snapshot */
 	pg_atomic_uint64 docs_deleted;
 	pg_atomic_uint64 store_bytes;
@@ -322,6 +323,7 @@ typedef struct SeShared
 
 	ConditionVariable control_cv;	/* control request completions */
 	ConditionVariable slot_cv;		/* slot state changes */
+	ConditionVariable refresh_cv;	/* a shard refreshed (refresh=wait_for) */
 
 	int			nslots;
 	/* SeQueueEntry entries[nentries] and SeShardSlot slots[nslots] follow */
@@ -390,6 +392,10 @@ extern void se_queue_bulk_done(int worker, uint64 bytes, bool applied);
 extern bool se_queue_control(int slot, SeRequestKind kind, int64 arg);
 extern int	se_queue_control_many(const int *slots, int n, SeRequestKind kind, int64 arg);
 extern void se_queue_control_done(int worker, int entry, bool failed);
+
+/* in slots.c: refresh=wait_for (ES's RefreshListeners) */
+extern bool se_slot_wait_refresh(int slot, const char *uuid, int shard, uint64 gen,
+								 int max_listeners);
 
 /* ---------- the search pool's queue (search_queue.c) ---------- */
 #define SE_MAX_SEARCH_THREADS	64

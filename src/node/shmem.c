@@ -85,6 +85,7 @@ se_shmem_startup(void)
 			SeShmem->merge_procnos[i] = -1;
 		ConditionVariableInit(&SeShmem->control_cv);
 		ConditionVariableInit(&SeShmem->slot_cv);
+		ConditionVariableInit(&SeShmem->refresh_cv);
 		SeShmem->nentries = se_shmem_queue_capacity();
 		for (i = 0; i < SeShmem->nentries; i++)
 			SeEntries[i].next = (i + 1 < SeShmem->nentries) ? i + 1 : -1;
@@ -104,6 +105,7 @@ se_shmem_startup(void)
 			LWLockInitialize(&slot->lock, se_lwlock_tranche);
 			pg_atomic_init_u64(&slot->write_gen, 0);
 			pg_atomic_init_u64(&slot->refreshed_gen, 0);
+			pg_atomic_init_u32(&slot->refresh_listeners, 0);
 			pg_atomic_init_u64(&slot->docs_count, 0);
 			pg_atomic_init_u64(&slot->docs_deleted, 0);
 			pg_atomic_init_u64(&slot->store_bytes, 0);

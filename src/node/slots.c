@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -329,4 +330,77 @@ se_slot_wait_while(int slot, SeSlotState state, int timeout_ms)
 	}
 	ConditionVariableCancelSleep();
 	return st;
+}
+
+/* The slot this backend waits on as a refresh listener, -1 none. */
+static int	listening_slot = -1;
+
+/* A backend leaving mid-wait (FATAL, terminate) still gives its place back. */
+static void
+listener_exit(int code, Datum arg)
+{
+	if (listening_slot >= 0)
+		pg_atomic_sub_fetch_u32(&SeSlots[listening_slot].refresh_listeners, 1);
+	listening_slot = -1;
+}
+
+/* Is slot still the copy of uuid/shard it was, open for reads? */
+static bool
+slot_still(int slot, const char *uuid, int shard)
+{
+	SeShardSlot *s = &SeSlots[slot];
+
+	return s->state == SE_SLOT_STARTED && s->shard == shard &&
+		strcmp(s->index_uuid, uuid) == 0;
+}
+
+/*
+ * refresh=wait_for, as ES's RefreshListeners: wait until a refresh of the
+ * slot covers write generation gen (the scheduled one, index.refresh_interval;
+ * with -1, whatever refresh comes).  When max_listeners writes wait on the
+ * shard already, this one forces a refresh instead and the answer says
+ * forced_refresh, as ES's does.  A shard closed or moved meanwhile ends the
+ * wait: no refresh of that copy will come.  Returns whether it forced one.
+ */
+bool
+se_slot_wait_refresh(int slot, const char *uuid, int shard, uint64 gen,
+					 int max_listeners)
+{
+	SeShardSlot *s = &SeSlots[slot];
+	uint32		n;
+
+	if (pg_atomic_read_u64(&s->refreshed_gen) >= gen || !slot_still(slot, uuid, shard))
+		return false;
+	n = pg_atomic_add_fetch_u32(&s->refresh_listeners, 1);
+	if (n > (uint32) Max(max_listeners, 0))
+	{
+		pg_atomic_sub_fetch_u32(&s->refresh_listeners, 1);
+		(void) se_queue_control(slot, SE_REQ_REFRESH, 0);
+		return true;
+	}
+	{
+		static bool registered = false;
+
+		if (!registered)
+			before_shmem_exit(listener_exit, (Datum) 0);
+		registered = true;
+	}
+	listening_slot = slot;
+	PG_TRY();
+	{
+		ConditionVariablePrepareToSleep(&SeShmem->refresh_cv);
+		while (pg_atomic_read_u64(&s->refreshed_gen) < gen && slot_still(slot, uuid, shard))
+		{
+			ConditionVariableTimedSleep(&SeShmem->refresh_cv, 1000, PG_WAIT_EXTENSION);
+			se_check_wait_interrupts();
+		}
+		ConditionVariableCancelSleep();
+	}
+	PG_FINALLY();
+	{
+		listening_slot = -1;
+		pg_atomic_sub_fetch_u32(&s->refresh_listeners, 1);
+	}
+	PG_END_TRY();
+	return false;
 }

@@ -727,7 +727,8 @@ run_batch(void)
 		current_slot = bi->slot;
 		se_shard_apply_bulk(sh, bi->hdr, bi->sub, (char *) bi->hdr, defer);
 		bi->applied = true;
-		bi->refresh = bi->hdr->refresh != 0;
+		/* refresh=wait_for: the writer waits for a later refresh instead */
+		bi->refresh = bi->hdr->refresh == 1;
 		current_slot = -1;
 	}
 

@@ -17,8 +17,8 @@
 #include "index/segment.h"
 #include "search/search_int.h"
 
-#define BM25_K1		1.2f
-#define BM25_B		0.75f
+#define BM25_K1		SE_BM25_K1
+#define BM25_B		SE_BM25_B
 
 float
 se_bm25_idf(int64 doc_freq, int64 doc_count)
@@ -42,6 +42,11 @@ se_bm25_init(SeBM25 *sim, float boost, float idf, float avgdl)
 	int			i;
 
 	sim->weight = boost * idf;
+	sim->boost = boost;
+	sim->idf = idf;
+	sim->avgdl = avgdl;
+	sim->doc_freq = 0;
+	sim->doc_count = 0;
 	for (i = 0; i < 256; i++)
 	{
 		float		len = (float) se_smallfloat_byte4_to_int((uint8) i);

@@ -683,7 +683,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	int			s,
 				i;
 
-	qr->w = se_weight_build(req->query, shard, qr->need_scores, req->dfs, NULL, err);
+	qr->w = se_weight_build_boosted(req->query, shard, qr->need_scores, req->dfs,
+									se_search_index_boost(req, shard->index), err);
 	if (qr->w == NULL)
 		return false;
 	if (req->post_filter != NULL &&
@@ -866,6 +867,109 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	return true;
 }
 
+/* Score order of rescored docs: score descending, then doc order (Lucene's). */
+static int
+rescored_cmp(const void *a, const void *b)
+{
+	const SeTopDoc *x = a;
+	const SeTopDoc *y = b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->seg != y->seg)
+		return x->seg < y->seg ? -1 : 1;
+	return x->doc < y->doc ? -1 : (x->doc > y->doc ? 1 : 0);
+}
+
+/* By (segment, doc), to walk each segment's scorer forward once. */
+static int
+doc_order_cmp(const void *a, const void *b)
+{
+	const SeTopDoc *const *x = a;
+	const SeTopDoc *const *y = b;
+
+	if ((*x)->seg != (*y)->seg)
+		return (*x)->seg < (*y)->seg ? -1 : 1;
+	return (*x)->doc < (*y)->doc ? -1 : ((*x)->doc > (*y)->doc ? 1 : 0);
+}
+
+/*
+ * ES's QueryRescorer on one shard's top docs (in score order): the first
+ * window_size get query_weight * score combined by score_mode with
+ * rescore_query_weight * the rescore query's score when it matches them,
+ * the others query_weight * score; then all are sorted again.
+ */
+static bool
+rescore_shard(SeSearchRequest *req, const SeRescore *rs, SeSearchShard *shard,
+			  SeShardTopDocs *out, SeError *err)
+{
+	int			window = Min(rs->window_size, out->ndocs);
+	SeWeight   *w;
+	SeTopDoc  **order;
+	SeScorer   *scorer = NULL;
+	int			scorer_seg = -1;
+	int			i;
+
+	w = se_weight_build(rs->query, shard, true, req->dfs, NULL, err);
+	if (w == NULL)
+		return false;
+	order = palloc(sizeof(SeTopDoc *) * Max(1, window));
+	for (i = 0; i < window; i++)
+		order[i] = &out->docs[i];
+	qsort(order, window, sizeof(SeTopDoc *), doc_order_cmp);
+	for (i = 0; i < window; i++)
+	{
+		SeTopDoc   *d = order[i];
+		float		primary = d->score * rs->query_weight;
+		float		secondary;
+
+		SE_SEARCH_TICK(1);
+		if (d->seg != scorer_seg)
+		{
+			SeSegmentCtx seg;
+
+			se_scorer_free(scorer);
+			seg.reader = shard->segments[d->seg];
+			seg.ord = d->seg;
+			seg.max_doc = (int32) se_segment_max_doc(seg.reader);
+			scorer = se_scorer_create(w, &seg);
+			scorer_seg = d->seg;
+		}
+		if (scorer == NULL ||
+			(scorer->doc < d->doc && scorer->advance(scorer, d->doc) != d->doc) ||
+			scorer->doc != d->doc)
+		{
+			d->score = primary;
+			continue;
+		}
+		secondary = scorer->score(scorer) * rs->rescore_query_weight;
+		switch (rs->mode)
+		{
+			case SE_RESCORE_TOTAL:
+				d->score = primary + secondary;
+				break;
+			case SE_RESCORE_MULTIPLY:
+				d->score = primary * secondary;
+				break;
+			case SE_RESCORE_AVG:
+				d->score = (primary + secondary) / 2;
+				break;
+			case SE_RESCORE_MAX:
+				d->score = Max(primary, secondary);
+				break;
+			case SE_RESCORE_MIN:
+				d->score = Min(primary, secondary);
+				break;
+		}
+	}
+	se_scorer_free(scorer);
+	for (i = window; i < out->ndocs; i++)
+		out->docs[i].score *= rs->query_weight;
+	qsort(out->docs, out->ndocs, sizeof(SeTopDoc), rescored_cmp);
+	out->max_score = out->docs[0].score;
+	return true;
+}
+
 /*
  * Run the query phase on one shard.  With a timeout, the phase stops when
  * it runs out of time and answers the hits it has collected, the count as
@@ -889,6 +993,9 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	se_error_init(&out->error);
 	if (count_only)
 		ntop = 0;
+	/* a rescorer's window is taken from each shard's top (ES's) */
+	for (i = 0; ntop > 0 && i < req->nrescore; i++)
+		ntop = Max(ntop, req->rescore[i].window_size);
 	qr->req = req;
 	qr->shard = shard;
 	qr->count_only = count_only;
@@ -935,6 +1042,9 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		out->docs[i] = c->slots[c->heap[i]];
 	if (c->hsize > 1)
 		qsort_arg(out->docs, c->hsize, sizeof(SeTopDoc), rank_qsort_cmp, &c->rank);
+	for (i = 0; i < req->nrescore && out->ndocs > 0; i++)
+		if (!rescore_shard(req, &req->rescore[i], shard, out, err))
+			return false;
 	return true;
 }
 
@@ -997,6 +1107,34 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 	appendStringInfoChar(out, ']');
 }
 
+/*
+ * The "_explanation" of req's query for doc of the shard's segment (a new
+ * weight with the query phase's statistics, DFS ones included, so that
+ * its value is the hit's score); *matched, when asked, whether it matches.
+ */
+bool
+se_search_explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+					  char **explanation, bool *matched, SeError *err)
+{
+	SeWeight   *w = se_weight_build_boosted(req->query, shard, true, req->dfs,
+											se_search_index_boost(req, shard->index), err);
+	SeSegmentCtx seg;
+	StringInfoData out;
+	bool		m;
+
+	if (w == NULL)
+		return false;
+	seg.reader = shard->segments[segment];
+	seg.ord = segment;
+	seg.max_doc = (int32) se_segment_max_doc(seg.reader);
+	initStringInfo(&out);
+	se_explain_weight(w, &seg, doc, &out, &m);
+	*explanation = out.data;
+	if (matched)
+		*matched = m;
+	return true;
+}
+
 bool
 se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
 					SeHit *hit, SeError *err)
@@ -1045,6 +1183,22 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 		if (hl.len > 0)
 			hit->highlight = hl.data;
 		pfree(raw.data);
+	}
+	hit->explanation = NULL;
+	if (req->explain && !se_search_explain_doc(req, shard, segment, doc, &hit->explanation,
+											   NULL, err))
+		return false;
+	hit->fields = NULL;
+	if (req->fetch_fields != NULL)
+	{
+		StringInfoData fs;
+
+		initStringInfo(&fs);
+		if (!se_fetch_fields_doc(req->fetch_fields, shard->mapping, shard->index, r, doc,
+								 &fs, err))
+			return false;
+		if (fs.len > 0)
+			hit->fields = fs.data;
 	}
 	if (req->source.fetch)
 	{
@@ -1326,6 +1480,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		res->aggregations = aggs.data;
 	}
 	res->version = req->version;
+	res->no_id = req->stored_fields_none;
 	res->terminated_early = terminated_early;
 	res->total = total;
 	res->timed_out = timed_out;

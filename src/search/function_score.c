@@ -485,9 +485,8 @@ se_terms_set_parse(const SeJson *body, SeError *err)
  */
 typedef struct FnScorer
 {
-	SeScorer	base;
+	SeFilteredScorer f;			/* f.inner: the query's scorer */
 	SeWeight   *w;
-	SeScorer   *inner;
 	SeSegmentReader *reader;
 	int			seg_ord;
 	SeScorer  **filters;		/* per function, NULL: none / nothing here */
@@ -651,8 +650,8 @@ static float
 fn_compute(FnScorer *s)
 {
 	SeWeight   *w = s->w;
-	int32		doc = s->inner->doc;
-	double		qscore = s->inner->score(s->inner);
+	int32		doc = s->f.inner->doc;
+	double		qscore = s->f.inner->score(s->f.inner);
 	double		factor = 1.0;
 	double		wsum = 0;
 	double		sum = 0;
@@ -739,36 +738,14 @@ fn_compute(FnScorer *s)
 	return (float) (out * w->fn_boost);
 }
 
-/* From the inner scorer's doc on, the first doc that passes min_score. */
-static int32
-fn_settle(FnScorer *s, int32 doc)
+/* A doc of the query passing min_score (its score computed on the way). */
+static bool
+fn_accept(SeFilteredScorer *f, int32 doc)
 {
-	while (doc != SE_NO_MORE_DOCS)
-	{
-		s->score = fn_compute(s);
-		if (!s->w->has_min_score || s->score >= s->w->min_score)
-			break;
-		SE_SEARCH_TICK(1);
-		doc = s->inner->next(s->inner);
-	}
-	s->base.doc = doc;
-	return doc;
-}
+	FnScorer   *s = (FnScorer *) f;
 
-static int32
-fn_next(SeScorer *b)
-{
-	FnScorer   *s = (FnScorer *) b;
-
-	return fn_settle(s, s->inner->next(s->inner));
-}
-
-static int32
-fn_advance(SeScorer *b, int32 target)
-{
-	FnScorer   *s = (FnScorer *) b;
-
-	return fn_settle(s, s->inner->advance(s->inner, target));
+	s->score = fn_compute(s);
+	return !s->w->has_min_score || s->score >= s->w->min_score;
 }
 
 static float
@@ -783,7 +760,7 @@ fn_close(SeScorer *b)
 	FnScorer   *s = (FnScorer *) b;
 	int			i;
 
-	se_scorer_free(s->inner);
+	se_scorer_free(s->f.inner);
 	for (i = 0; i < s->w->nfns; i++)
 		if (s->filters[i])
 			se_scorer_free(s->filters[i]);
@@ -799,15 +776,11 @@ se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	if (inner == NULL)
 		return NULL;
 	s = palloc0(sizeof(FnScorer));
-	s->base.doc = -1;
-	s->base.cost = inner->cost;
-	s->base.next = fn_next;
-	s->base.advance = fn_advance;
-	s->base.score = fn_score;
-	s->base.close = fn_close;
-	s->base.max_score = FLT_MAX;
+	se_filtered_scorer_init(&s->f, inner, fn_accept);
+	s->f.base.score = fn_score;
+	s->f.base.close = fn_close;
+	s->f.base.max_score = FLT_MAX;
 	s->w = w;
-	s->inner = inner;
 	s->reader = seg->reader;
 	s->seg_ord = seg->ord;
 	s->filters = palloc0(sizeof(SeScorer *) * Max(1, w->nfns));
@@ -818,7 +791,7 @@ se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 		if (w->fns[i].filter)
 			s->filters[i] = se_scorer_create(w->fns[i].filter, seg);
 	}
-	return &s->base;
+	return &s->f.base;
 }
 
 /* ---------------------------------------------------------------------

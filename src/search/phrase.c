@@ -751,6 +751,12 @@ phrase_score(SeScorer *s)
 	return se_bm25_score(ps->sim, ps->freq, norm);
 }
 
+float
+se_phrase_scorer_freq(SeScorer *s)
+{
+	return ((PhraseScorer *) s)->freq;
+}
+
 static void
 phrase_close(SeScorer *s)
 {

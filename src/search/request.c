@@ -462,6 +462,271 @@ parse_timeout(const SeJson *v, int64 *ms, SeError *err)
 	return false;
 }
 
+/* A float parameter given as a JSON number or numeric string. */
+static bool
+parse_float_param(const char *key, const SeJson *v, float *out, SeError *err)
+{
+	char	   *end;
+
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*out = (float) v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING && v->u.s.len > 0)
+	{
+		*out = strtof(v->u.s.str, &end);
+		if (*end == '\0')
+			return true;
+	}
+	se_error_set(err, 400, "x_content_parse_exception",
+				 "[%s] failed to parse field [%s]: expected a number", key, key);
+	return false;
+}
+
+/* One rescorer: {"window_size", "query": {"rescore_query", weights, score_mode}} */
+static bool
+parse_one_rescore(const SeJson *v, SeRescore *r, SeError *err)
+{
+	int			i;
+	const SeJson *q = NULL;
+
+	r->window_size = 10;
+	r->query_weight = 1.0f;
+	r->rescore_query_weight = 1.0f;
+	r->mode = SE_RESCORE_TOTAL;
+	if (v->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception", "Unknown key for a %s in [rescore].",
+					 token_name(v));
+		return false;
+	}
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *k = v->u.o.members[i].key;
+		const SeJson *x = v->u.o.members[i].value;
+		int64		n;
+
+		if (strcmp(k, "window_size") == 0)
+		{
+			if (!parse_int(k, x, &n, err))
+				return false;
+			if (n < 0 || n > PG_INT32_MAX)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "[window_size] must be greater than or equal to 0");
+				return false;
+			}
+			r->window_size = (int) n;
+		}
+		else if (strcmp(k, "query") == 0 && x->type == SE_JSON_OBJECT)
+			q = x;
+		else
+		{
+			se_error_set(err, 400, "parsing_exception", "rescore doesn't support [%s]", k);
+			return false;
+		}
+	}
+	if (q == NULL)
+	{
+		se_error_set(err, 400, "parsing_exception", "missing rescore type");
+		return false;
+	}
+	for (i = 0; i < q->u.o.count; i++)
+	{
+		const char *k = q->u.o.members[i].key;
+		const SeJson *x = q->u.o.members[i].value;
+
+		if (strcmp(k, "rescore_query") == 0)
+		{
+			if ((r->query = se_query_parse(x, 0, err)) == NULL)
+				return false;
+		}
+		else if (strcmp(k, "query_weight") == 0)
+		{
+			if (!parse_float_param(k, x, &r->query_weight, err))
+				return false;
+		}
+		else if (strcmp(k, "rescore_query_weight") == 0)
+		{
+			if (!parse_float_param(k, x, &r->rescore_query_weight, err))
+				return false;
+		}
+		else if (strcmp(k, "score_mode") == 0 && x->type == SE_JSON_STRING)
+		{
+			static const char *const modes[] = {"total", "multiply", "avg", "max", "min"};
+			int			m;
+
+			for (m = 0; m < lengthof(modes); m++)
+				if (pg_strcasecmp(x->u.s.str, modes[m]) == 0)
+					break;
+			if (m == lengthof(modes))
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "illegal score_mode [%s]", x->u.s.str);
+				return false;
+			}
+			r->mode = (SeRescoreMode) m;
+		}
+		else
+		{
+			se_error_set(err, 400, "x_content_parse_exception",
+						 "[query] unknown field [%s]", k);
+			return false;
+		}
+	}
+	if (r->query == NULL)
+	{
+		se_error_set(err, 400, "x_content_parse_exception", "[query] requires [rescore_query]");
+		return false;
+	}
+	return true;
+}
+
+/* "rescore": one rescorer or a list, applied in order */
+static bool
+parse_rescore(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int			n = v->type == SE_JSON_ARRAY ? v->u.a.count : 1;
+	int			i;
+
+	req->rescore = palloc0(sizeof(SeRescore) * Max(1, n));
+	req->nrescore = n;
+	for (i = 0; i < n; i++)
+		if (!parse_one_rescore(v->type == SE_JSON_ARRAY ? v->u.a.items[i] : v,
+							   &req->rescore[i], err))
+			return false;
+	return true;
+}
+
+/* ES refuses a field sort and windows past index.max_rescore_window (10000) */
+static bool
+rescore_finish(SeSearchRequest *req, SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < req->nsort; i++)
+		if (req->sort[i].kind != SE_SORT_SCORE)
+		{
+			se_error_set(err, 400, "action_request_validation_exception",
+						 "Validation Failed: 1: Cannot use [sort] option in conjunction with [rescore].;");
+			return false;
+		}
+	for (i = 0; i < req->nrescore; i++)
+		if (req->rescore[i].window_size > 10000)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Rescore window [%d] is too large. It must be less than [10000]. This prevents allocating massive heaps for storing the results to be rescored. This limit can be set by changing the [index.max_rescore_window] index level setting.",
+						 req->rescore[i].window_size);
+			return false;
+		}
+	return true;
+}
+
+/* "indices_boost": [{"index": boost}, ...] (or the older {"index": boost}) */
+static bool
+parse_indices_boost(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int			n = 0;
+	int			i,
+				j;
+
+	if (v->type == SE_JSON_OBJECT)
+		n = v->u.o.count;
+	else if (v->type == SE_JSON_ARRAY)
+	{
+		for (i = 0; i < v->u.a.count; i++)
+		{
+			if (v->u.a.items[i]->type != SE_JSON_OBJECT)
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "Expected [START_OBJECT] in [indices_boost] but found [%s]",
+							 token_name(v->u.a.items[i]));
+				return false;
+			}
+			n += v->u.a.items[i]->u.o.count;
+		}
+	}
+	else
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Unknown key for a %s in [indices_boost].", token_name(v));
+		return false;
+	}
+	req->indices_boost = palloc0(sizeof(SeIndexBoost) * Max(1, n));
+	for (i = 0; i < (v->type == SE_JSON_ARRAY ? v->u.a.count : 1); i++)
+	{
+		const SeJson *o = v->type == SE_JSON_ARRAY ? v->u.a.items[i] : v;
+
+		for (j = 0; j < o->u.o.count; j++)
+		{
+			SeIndexBoost *b = &req->indices_boost[req->nindices_boost++];
+
+			b->index = pstrdup(o->u.o.members[j].key);
+			if (!parse_float_param("indices_boost", o->u.o.members[j].value, &b->boost, err))
+				return false;
+		}
+	}
+	return true;
+}
+
+float
+se_search_index_boost(const SeSearchRequest *req, const char *index)
+{
+	int			i;
+
+	for (i = 0; index != NULL && i < req->nindices_boost; i++)
+		if (se_glob_match(req->indices_boost[i].index, index, strlen(index)))
+			return req->indices_boost[i].boost;
+	return 1.0f;
+}
+
+/*
+ * "stored_fields": a name or a list.  No field is stored apart from
+ * _source here (the mapping has no "store"), so the names ask for nothing
+ * but, as in ES, turn off _source unless the body asks for it; "_none_"
+ * also leaves out _id.
+ */
+static bool
+parse_stored_fields(const SeJson *v, SeSearchRequest *req, SeError *err)
+{
+	int			n;
+	char	  **names = string_list(v, &n, "stored_fields", err);
+	int			i;
+
+	if (names == NULL)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], "_none_") == 0)
+		{
+			if (n > 1)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "cannot combine _none_ with other fields");
+				return false;
+			}
+			req->stored_fields_none = true;
+		}
+	return true;
+}
+
+static bool
+stored_fields_finish(SeSearchRequest *req, const SeJson *stored, const SeJson *source,
+					 SeError *err)
+{
+	if (stored == NULL)
+		return true;
+	if (req->stored_fields_none && source != NULL && req->source.fetch)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: [stored_fields] cannot be disabled if [_source] is requested;");
+		return false;
+	}
+	if (source == NULL)
+		req->source.fetch = false;
+	return true;
+}
+
 /* A "_source" value as the search body's (for top_hits). */
 bool
 se_search_parse_source_filter(const SeJson *v, SeSourceFilter *f, SeError *err)
@@ -801,6 +1066,17 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		else if (strcmp(k, "version") == 0 &&
 				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
 			req->version = v->type == SE_JSON_TRUE;
+		else if (strcmp(k, "rescore") == 0)
+			ok = parse_rescore(v, req, err);
+		else if (strcmp(k, "indices_boost") == 0)
+			ok = parse_indices_boost(v, req, err);
+		else if (strcmp(k, "docvalue_fields") == 0 || strcmp(k, "fields") == 0)
+			ok = se_fetch_fields_parse(k, v, &req->fetch_fields, err);
+		else if (strcmp(k, "stored_fields") == 0)
+			ok = parse_stored_fields(v, req, err);
+		else if (strcmp(k, "explain") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			req->explain = v->type == SE_JSON_TRUE;
 		else if (strcmp(k, "post_filter") == 0)
 		{
 			req->post_filter = se_query_parse(v, 0, err);
@@ -825,7 +1101,11 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 		if (!ok)
 			return NULL;
 	}
-	if (!se_search_check_window(req, err) || !pagination_finish(req, err))
+	if (req->nrescore > 0 && !rescore_finish(req, err))
+		return NULL;
+	if (!se_search_check_window(req, err) || !pagination_finish(req, err) ||
+		!stored_fields_finish(req, se_json_get(body, "stored_fields"),
+							  se_json_get(body, "_source"), err))
 		return NULL;
 	return req;
 }

@@ -88,8 +88,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 			appendStringInfoChar(out, ',');
 		appendStringInfoString(out, "{\"_index\":");
 		se_json_write_string(out, index ? index : "", index ? strlen(index) : 0);
-		appendStringInfoString(out, ",\"_id\":");
-		se_json_write_string(out, h->id ? h->id : "", h->id ? strlen(h->id) : 0);
+		if (!res->no_id)
+		{
+			appendStringInfoString(out, ",\"_id\":");
+			se_json_write_string(out, h->id ? h->id : "", h->id ? strlen(h->id) : 0);
+		}
 		/* ES writes them before _score */
 		if (res->version && h->has_meta)
 			appendStringInfo(out, ",\"_version\":" INT64_FORMAT, h->meta.version);
@@ -106,6 +109,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 			else
 				appendStringInfoString(out, "{}");
 		}
+		if (h->fields != NULL)
+		{
+			appendStringInfoString(out, ",\"fields\":");
+			appendStringInfoString(out, h->fields);
+		}
 		if (h->highlight != NULL)
 		{
 			appendStringInfoString(out, ",\"highlight\":");
@@ -115,6 +123,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 		{
 			appendStringInfoString(out, ",\"sort\":");
 			appendStringInfoString(out, h->sort_json);
+		}
+		if (h->explanation != NULL)
+		{
+			appendStringInfoString(out, ",\"_explanation\":");
+			appendStringInfoString(out, h->explanation);
 		}
 		appendStringInfoChar(out, '}');
 	}

@@ -1581,13 +1581,55 @@ scoring_disj_scorer(SeScorer **subs, int n, int msm, bool dismax, float tie)
 }
 
 /* ---------------------------------------------------------------------
+ * Filtered: the docs of another scorer that a check accepts
+ * ---------------------------------------------------------------------
+ */
+static int32
+filtered_settle(SeFilteredScorer *f, int32 doc)
+{
+	while (doc != SE_NO_MORE_DOCS && !f->accept(f, doc))
+	{
+		SE_SEARCH_TICK(1);
+		doc = f->inner->next(f->inner);
+	}
+	return f->base.doc = doc;
+}
+
+static int32
+filtered_next(SeScorer *s)
+{
+	SeFilteredScorer *f = (SeFilteredScorer *) s;
+
+	return filtered_settle(f, f->inner->next(f->inner));
+}
+
+static int32
+filtered_advance(SeScorer *s, int32 target)
+{
+	SeFilteredScorer *f = (SeFilteredScorer *) s;
+
+	return filtered_settle(f, f->inner->advance(f->inner, target));
+}
+
+void
+se_filtered_scorer_init(SeFilteredScorer *f, SeScorer *inner,
+						bool (*accept) (SeFilteredScorer *f, int32 doc))
+{
+	f->base.doc = -1;
+	f->base.cost = inner->cost;
+	f->base.next = filtered_next;
+	f->base.advance = filtered_advance;
+	f->inner = inner;
+	f->accept = accept;
+}
+
+/* ---------------------------------------------------------------------
  * Required + excluded, required + optional
  * ---------------------------------------------------------------------
  */
 typedef struct PairScorer
 {
-	SeScorer	base;
-	SeScorer   *req;
+	SeFilteredScorer f;			/* f.inner: the required part */
 	SeScorer   *other;
 	/* required + optional, after set_min_score */
 	float		min_score;
@@ -1596,37 +1638,15 @@ typedef struct PairScorer
 	float		opt_max;
 } PairScorer;
 
-static int32
-excl_check(PairScorer *p, int32 doc)
+/* required - excluded: a doc the excluded scorer is not on */
+static bool
+excl_accept(SeFilteredScorer *f, int32 doc)
 {
-	SeScorer   *excl = p->other;
+	SeScorer   *excl = ((PairScorer *) f)->other;
 
-	while (doc != SE_NO_MORE_DOCS)
-	{
-		SE_SEARCH_TICK(1);
-		if (excl->doc < doc)
-			excl->advance(excl, doc);
-		if (excl->doc != doc)
-			break;
-		doc = p->req->next(p->req);
-	}
-	return p->base.doc = doc;
-}
-
-static int32
-excl_next(SeScorer *s)
-{
-	PairScorer *p = (PairScorer *) s;
-
-	return excl_check(p, p->req->next(p->req));
-}
-
-static int32
-excl_advance(SeScorer *s, int32 target)
-{
-	PairScorer *p = (PairScorer *) s;
-
-	return excl_check(p, p->req->advance(p->req, target));
+	if (excl->doc < doc)
+		excl->advance(excl, doc);
+	return excl->doc != doc;
 }
 
 static float
@@ -1634,7 +1654,7 @@ excl_score(SeScorer *s)
 {
 	PairScorer *p = (PairScorer *) s;
 
-	return p->req->score(p->req);
+	return p->f.inner->score(p->f.inner);
 }
 
 static int32
@@ -1642,7 +1662,7 @@ opt_next(SeScorer *s)
 {
 	PairScorer *p = (PairScorer *) s;
 
-	return s->doc = p->req->next(p->req);
+	return s->doc = p->f.inner->next(p->f.inner);
 }
 
 static int32
@@ -1650,7 +1670,7 @@ opt_advance(SeScorer *s, int32 target)
 {
 	PairScorer *p = (PairScorer *) s;
 
-	return s->doc = p->req->advance(p->req, target);
+	return s->doc = p->f.inner->advance(p->f.inner, target);
 }
 
 /* Lucene ReqOptSumScorer: float sum of the two parts. */
@@ -1659,7 +1679,7 @@ opt_score(SeScorer *s)
 {
 	PairScorer *p = (PairScorer *) s;
 	SeScorer   *opt = p->other;
-	float		score = p->req->score(p->req);
+	float		score = p->f.inner->score(p->f.inner);
 
 	if (opt->doc < s->doc)
 		opt->advance(opt, s->doc);
@@ -1673,7 +1693,7 @@ pair_close(SeScorer *s)
 {
 	PairScorer *p = (PairScorer *) s;
 
-	se_scorer_free(p->req);
+	se_scorer_free(p->f.inner);
 	se_scorer_free(p->other);
 	pfree(p);
 }
@@ -1685,7 +1705,7 @@ opt_max_upto(SeScorer *s, int32 target, int32 *upto)
 	PairScorer *p = (PairScorer *) s;
 	int32		u1,
 				u2;
-	double		sum = p->req->max_score_upto(p->req, target, &u1);
+	double		sum = p->f.inner->max_score_upto(p->f.inner, target, &u1);
 
 	sum += p->other->max_score_upto(p->other, target, &u2);
 	*upto = Min(u1, u2);
@@ -1716,7 +1736,7 @@ opt_advance_min(SeScorer *s, int32 target)
 			int32		u1,
 						u2;
 
-			p->req_max = p->req->max_score_upto(p->req, target, &u1);
+			p->req_max = p->f.inner->max_score_upto(p->f.inner, target, &u1);
 			p->opt_max = opt->max_score_upto(opt, target, &u2);
 			p->upto = Min(u1, u2);
 		}
@@ -1727,7 +1747,7 @@ opt_advance_min(SeScorer *s, int32 target)
 			target = p->upto + 1;
 			continue;
 		}
-		doc = p->req->advance(p->req, target);
+		doc = p->f.inner->advance(p->f.inner, target);
 		if (doc == SE_NO_MORE_DOCS)
 			return s->doc = doc;
 		if (doc > p->upto)
@@ -1736,7 +1756,7 @@ opt_advance_min(SeScorer *s, int32 target)
 			continue;
 		}
 		s->doc = doc;
-		score = p->req->score(p->req);
+		score = p->f.inner->score(p->f.inner);
 		if (((double) score + p->opt_max) * BOUND_SLACK > p->min_score)
 		{
 			if (opt->doc < doc)
@@ -1778,7 +1798,7 @@ excl_max_upto(SeScorer *s, int32 target, int32 *upto)
 {
 	PairScorer *p = (PairScorer *) s;
 
-	return p->req->max_score_upto(p->req, target, upto);
+	return p->f.inner->max_score_upto(p->f.inner, target, upto);
 }
 
 static void
@@ -1786,7 +1806,7 @@ excl_set_min_score(SeScorer *s, float min)
 {
 	PairScorer *p = (PairScorer *) s;
 
-	p->req->set_min_score(p->req, min);
+	p->f.inner->set_min_score(p->f.inner, min);
 }
 
 static SeScorer *
@@ -1794,28 +1814,29 @@ pair_scorer(SeScorer *req, SeScorer *other, bool exclude)
 {
 	PairScorer *p = palloc0(sizeof(PairScorer));
 
-	p->base.doc = -1;
-	p->base.cost = req->cost;
-	p->base.next = exclude ? excl_next : opt_next;
-	p->base.advance = exclude ? excl_advance : opt_advance;
-	p->base.score = exclude ? excl_score : opt_score;
-	p->base.close = pair_close;
-	p->req = req;
+	se_filtered_scorer_init(&p->f, req, excl_accept);
+	if (!exclude)
+	{
+		p->f.base.next = opt_next;
+		p->f.base.advance = opt_advance;
+	}
+	p->f.base.score = exclude ? excl_score : opt_score;
+	p->f.base.close = pair_close;
 	p->other = other;
 	if (exclude && req->max_score_upto != NULL)
 	{
-		p->base.max_score = req->max_score;
-		p->base.max_score_upto = excl_max_upto;
+		p->f.base.max_score = req->max_score;
+		p->f.base.max_score_upto = excl_max_upto;
 	}
 	if (exclude && req->set_min_score != NULL)
-		p->base.set_min_score = excl_set_min_score;
+		p->f.base.set_min_score = excl_set_min_score;
 	if (!exclude && req->max_score_upto != NULL && other->max_score_upto != NULL)
 	{
-		p->base.max_score = bound_up((double) req->max_score + other->max_score);
-		p->base.max_score_upto = opt_max_upto;
-		p->base.set_min_score = opt_set_min_score;
+		p->f.base.max_score = bound_up((double) req->max_score + other->max_score);
+		p->f.base.max_score_upto = opt_max_upto;
+		p->f.base.set_min_score = opt_set_min_score;
 	}
-	return &p->base;
+	return &p->f.base;
 }
 
 /* ---------------------------------------------------------------------

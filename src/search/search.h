@@ -126,6 +126,8 @@ typedef struct SeHit
 	StringInfoData source;		/* filtered _source JSON (len 0 if none) */
 	bool		has_source;
 	char	   *highlight;		/* the hit's "highlight" object, or NULL */
+	char	   *fields;			/* the hit's "fields" object, or NULL */
+	char	   *explanation;	/* the hit's "_explanation" object, or NULL */
 	/* a hit fetched from another node: its metadata came with it */
 	bool		has_meta;
 	SeDocMeta	meta;
@@ -153,6 +155,7 @@ typedef struct SeSearchResult
 	bool		version;		/* hits show _version */
 	bool		terminated_early;	/* a shard stopped at terminate_after */
 	bool		total_as_int;	/* rest_total_hits_as_int: "total": N */
+	bool		no_id;			/* stored_fields "_none_": hits without _id */
 } SeSearchResult;
 
 /*
@@ -232,6 +235,19 @@ extern void se_search_wire_get_error(struct SeWireReader *r, SeError *e);
 /* A query phase message telling that shard shard_idx failed with e. */
 extern void se_search_wire_shard_failed(StringInfo out, int shard_idx, const SeError *e);
 
+/*
+ * Lucene's explanation (JSON) of req's score for doc of segment of shard
+ * (search/explain.c), whether it matches or not (*matched, may be NULL).
+ */
+extern bool se_search_explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment,
+								  int32 doc, char **explanation, bool *matched, SeError *err);
+/*
+ * _validate/query: bind req's query to shard (false, err, when it cannot
+ * be) and append the bound query as Lucene's toString writes it (terms
+ * the shard lacks bind to MatchNoDocsQuery, as rewritten ones).
+ */
+extern bool se_search_validate(SeSearchRequest *req, SeSearchShard *shard,
+							   StringInfo explanation, SeError *err);
 /* Fetch one doc's id and (filtered) source into hit, as a search's hits get them. */
 extern bool se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment,
 								int32 doc, SeHit *hit, SeError *err);
@@ -270,5 +286,18 @@ extern void se_search_write_float(StringInfo out, float f);
 typedef bool (*SeScanFn) (SeSearchShard *shard, int segment, int32 doc, void *arg);
 extern bool se_search_scan(SeSearchRequest *req, SeSearchShard *shard,
 						   SeScanFn fn, void *arg, SeError *err);
+
+/*
+ * _source filtering of one stored document as search hits have it, for
+ * get, mget and update (source_filter.c).  spec is a "_source" value
+ * (true, false, patterns, {includes, excludes}); NULL is the whole source.
+ */
+struct SeSourceFilter;
+extern struct SeSourceFilter *se_source_filter_parse(const SeJson *spec, SeError *err);
+/* false: the request asked for no _source at all */
+extern bool se_source_filter_fetches(const struct SeSourceFilter *f);
+/* Append src[0..len) filtered by f (NULL: unchanged); false (err) if not JSON. */
+extern bool se_source_filter_write(const struct SeSourceFilter *f, const char *src,
+								   size_t len, StringInfo out, SeError *err);
 
 #endif							/* SE_SEARCH_H */

@@ -259,6 +259,31 @@ typedef struct SeSortSpec
 	char	   *unmapped_type;
 } SeSortSpec;
 
+/* A query rescorer (ES's QueryRescorerBuilder). */
+typedef enum SeRescoreMode
+{
+	SE_RESCORE_TOTAL, SE_RESCORE_MULTIPLY, SE_RESCORE_AVG, SE_RESCORE_MAX,
+	SE_RESCORE_MIN
+} SeRescoreMode;
+
+typedef struct SeRescore
+{
+	int			window_size;
+	SeQuery    *query;
+	float		query_weight;
+	float		rescore_query_weight;
+	SeRescoreMode mode;
+} SeRescore;
+
+typedef struct SeIndexBoost
+{
+	char	   *index;			/* name or wildcard pattern */
+	float		boost;
+} SeIndexBoost;
+
+/* The indices_boost factor of the shard's index (1 when none names it). */
+extern float se_search_index_boost(const struct SeSearchRequest *req, const char *index);
+
 typedef struct SeSourceFilter
 {
 	bool		fetch;
@@ -300,6 +325,13 @@ struct SeSearchRequest
 	SeQuery    *post_filter;	/* filters hits after the query (not aggregations) */
 	int64		terminate_after;	/* per shard: stop after this many hits; 0 = none */
 	struct SeHighlight *highlight;	/* "highlight", or NULL */
+	int			nrescore;		/* "rescore": query rescorers, in order */
+	struct SeRescore *rescore;
+	int			nindices_boost; /* "indices_boost": per index score factors */
+	struct SeIndexBoost *indices_boost;
+	struct SeFetchFields *fetch_fields; /* docvalue_fields / fields, or NULL */
+	bool		stored_fields_none; /* stored_fields "_none_": hits without _id */
+	bool		explain;		/* hits carry their score's explanation */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -321,7 +353,16 @@ typedef struct SeBM25
 {
 	float		weight;			/* boost * idf */
 	float		cache[256];		/* 1 / (k1 * ((1 - b) + b * len / avgdl)) */
+	/* what explain shows (explain.c) */
+	float		boost;
+	float		idf;
+	float		avgdl;
+	int64		doc_freq;		/* n (a single term's) */
+	int64		doc_count;		/* N */
 } SeBM25;
+
+#define SE_BM25_K1		1.2f
+#define SE_BM25_B		0.75f
 
 extern float se_bm25_idf(int64 doc_freq, int64 doc_count);
 extern float se_bm25_avgdl(int64 sum_total_term_freq, int64 doc_count);
@@ -403,6 +444,7 @@ struct SeWeight
 	char	   *field;
 
 	/* TERM (nterms == 1) and PHRASE */
+	int64	   *term_dfs;		/* PHRASE: each term's n, for explain */
 	int			nterms;
 	char	  **terms;
 	int		   *term_lens;
@@ -471,6 +513,10 @@ struct SeWeight
 extern SeWeight *se_weight_build(const SeQuery *q, SeSearchShard *shard,
 								 bool scoring, const SeDfsStats *global,
 								 SeDfsStats *collect, SeError *err);
+/* The same with every score multiplied by boost (indices_boost). */
+extern SeWeight *se_weight_build_boosted(const SeQuery *q, SeSearchShard *shard,
+										 bool scoring, const SeDfsStats *global,
+										 float boost, SeError *err);
 
 /* ---------------------------------------------------------------------
  * DFS statistics (dfs.c)
@@ -557,6 +603,21 @@ typedef struct SeSegmentCtx
 	int32		max_doc;
 } SeSegmentCtx;
 
+/*
+ * A scorer over inner's docs that accept takes (exclusions, function_score's
+ * min_score): next and advance move inner until accept says yes.  Embed
+ * it first in the scorer's struct; score and close are the embedder's.
+ */
+typedef struct SeFilteredScorer SeFilteredScorer;
+struct SeFilteredScorer
+{
+	SeScorer	base;
+	SeScorer   *inner;
+	bool		(*accept) (SeFilteredScorer *f, int32 doc);
+};
+extern void se_filtered_scorer_init(SeFilteredScorer *f, SeScorer *inner,
+									bool (*accept) (SeFilteredScorer *f, int32 doc));
+
 /* function_score and terms_set scorers (function_score.c) */
 extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
@@ -569,6 +630,20 @@ extern void se_scorer_free(SeScorer *s);
 
 /* in phrase.c */
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+/* The phrase frequency of the doc the scorer is on (explain). */
+extern float se_phrase_scorer_freq(SeScorer *s);
+
+/* ---------------------------------------------------------------------
+ * Explanations of scores (explain.c)
+ * ---------------------------------------------------------------------
+ */
+/*
+ * Append Lucene's explanation of w's score for doc of segment seg (ES's
+ * "_explanation" object), its value the score the scorers give; *matched
+ * says whether w matches the doc at all.
+ */
+extern void se_explain_weight(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out,
+							  bool *matched);
 
 /* ---------------------------------------------------------------------
  * Interrupt checks and the timeout (interrupt.c)
@@ -718,6 +793,18 @@ extern bool se_source_filter_apply(const SeSourceFilter *f, const char *src,
 								   size_t len, StringInfo out, SeError *err);
 /* Glob match with '*' wildcards (whole string). */
 extern bool se_glob_match(const char *pat, const char *s, int slen);
+
+/* ---------------------------------------------------------------------
+ * A hit's "fields": docvalue_fields and fields (fields.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeFetchFields SeFetchFields;
+/* Add the "docvalue_fields" or "fields" list v (key says which) to *ff. */
+extern bool se_fetch_fields_parse(const char *key, const SeJson *v, SeFetchFields **ff,
+								  SeError *err);
+/* Append the hit's "fields" object for doc (nothing when no field has values). */
+extern bool se_fetch_fields_doc(const SeFetchFields *ff, const SeMapping *m, const char *index,
+								SeSegmentReader *r, int32 doc, StringInfo out, SeError *err);
 
 /* ---------------------------------------------------------------------
  * Highlighting (highlight.c)

@@ -330,3 +330,32 @@ se_source_filter_apply(const SeSourceFilter *f, const char *src, size_t len,
 	pfree(c.path.data);
 	return true;
 }
+
+SeSourceFilter *
+se_source_filter_parse(const SeJson *spec, SeError *err)
+{
+	SeSourceFilter *f = palloc0(sizeof(SeSourceFilter));
+
+	f->fetch = true;
+	if (spec != NULL && !se_search_parse_source_filter(spec, f, err))
+		return NULL;
+	return f;
+}
+
+bool
+se_source_filter_fetches(const SeSourceFilter *f)
+{
+	return f == NULL || f->fetch;
+}
+
+bool
+se_source_filter_write(const SeSourceFilter *f, const char *src, size_t len,
+					   StringInfo out, SeError *err)
+{
+	if (f == NULL || !se_source_filter_active(f))
+	{
+		appendBinaryStringInfo(out, src, len);
+		return true;
+	}
+	return se_source_filter_apply(f, src, len, out, err);
+}

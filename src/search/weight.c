@@ -273,6 +273,8 @@ term_weight(BuildCtx *c, const char *field, const char *term, int len,
 		w->sim = palloc(sizeof(SeBM25));
 		se_bm25_init(w->sim, boost, se_bm25_idf(df, doc_count),
 					 se_bm25_avgdl(sum_ttf, doc_count));
+		w->sim->doc_freq = df;
+		w->sim->doc_count = doc_count;
 		w->max_score = w->sim->weight;
 	}
 	else
@@ -322,6 +324,8 @@ term_weight_bm25(BuildCtx *c, SeWeight *t, int64 df, float boost)
 	t->sim = palloc(sizeof(SeBM25));
 	se_bm25_init(t->sim, boost, se_bm25_idf(df, doc_count),
 				 se_bm25_avgdl(sum_ttf, doc_count));
+	t->sim->doc_freq = df;
+	t->sim->doc_count = doc_count;
 	t->max_score = t->sim->weight;
 }
 
@@ -681,6 +685,7 @@ phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
 	w->term_lens = palloc(sizeof(int) * tl->ntokens);
 	w->positions = palloc(sizeof(int) * tl->ntokens);
 	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl->ntokens);
+	w->term_dfs = palloc0(sizeof(int64) * tl->ntokens);
 	shard_field_stats(c, path, &doc_count, &sum_ttf);
 	for (i = 0; i < tl->ntokens; i++)
 	{
@@ -705,11 +710,13 @@ phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
 							  w->seg_terms[i]);
 		/* the phrase's idf is the sum of its terms' float idfs */
 		idf_sum += se_bm25_idf(df, Max(doc_count, df));
+		w->term_dfs[i] = df;
 	}
 	if (absent)
 		return none_weight();
 	w->sim = palloc(sizeof(SeBM25));
 	se_bm25_init(w->sim, boost, (float) idf_sum, se_bm25_avgdl(sum_ttf, doc_count));
+	w->sim->doc_count = doc_count;
 	w->bm25 = scoring;
 	w->max_score = scoring ? w->sim->weight : 0.0f;
 	return w;
@@ -1086,17 +1093,24 @@ multi_match_field(BuildCtx *c, const SeQuery *q, const char *field, float boost,
 	return match_field_weight(c, q, field, boost, scoring);
 }
 
+/* fn on each of q's fields, under one dis_max with q's tie_breaker */
 static SeWeight *
-build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+per_field_dismax(BuildCtx *c, const SeQuery *q, FieldBuildFn fn, float boost, bool scoring)
 {
 	SeWeight  **subs;
-	int			nsubs = per_field_weights(c, q, multi_match_field, boost, scoring, &subs);
+	int			nsubs = per_field_weights(c, q, fn, boost, scoring, &subs);
 
 	if (nsubs < 0)
 		return NULL;
 	if (nsubs == 0)
 		return none_weight();
 	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+}
+
+static SeWeight *
+build_multi_match(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	return per_field_dismax(c, q, multi_match_field, boost, scoring);
 }
 
 /*
@@ -1913,14 +1927,7 @@ per_field_inner(BuildCtx *c, const SeQuery *q, const char *field, float boost,
 static SeWeight *
 build_per_field(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
-	SeWeight  **subs;
-	int			nsubs = per_field_weights(c, q, per_field_inner, boost, scoring, &subs);
-
-	if (nsubs < 0)
-		return NULL;
-	if (nsubs == 0)
-		return none_weight();
-	return dismax_weight(subs, nsubs, q->tie_breaker, scoring);
+	return per_field_dismax(c, q, per_field_inner, boost, scoring);
 }
 
 /* ---------------------------------------------------------------------
@@ -2263,9 +2270,28 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return NULL;
 }
 
+static SeWeight *weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
+							  const SeDfsStats *global, SeDfsStats *collect, float boost,
+							  SeError *err);
+
 SeWeight *
 se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
 				const SeDfsStats *global, SeDfsStats *collect, SeError *err)
+{
+	return weight_build(q, shard, scoring, global, collect, 1.0f, err);
+}
+
+SeWeight *
+se_weight_build_boosted(const SeQuery *q, SeSearchShard *shard, bool scoring,
+						const SeDfsStats *global, float boost, SeError *err)
+{
+	return weight_build(q, shard, scoring, global, NULL, boost, err);
+}
+
+/* se_weight_build, q's scores multiplied by boost (Lucene's BoostQuery) */
+static SeWeight *
+weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
+			 const SeDfsStats *global, SeDfsStats *collect, float boost, SeError *err)
 {
 	BuildCtx	c;
 	SeWeight   *w;
@@ -2277,8 +2303,8 @@ se_weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
 	c.now_millis = PG_INT64_MIN;
 	c.nclauses = 0;
 	if (q == NULL)
-		return all_weight(1.0f, scoring);
-	w = build(&c, q, 1.0f, scoring);
+		return all_weight(boost, scoring);
+	w = build(&c, q, boost, scoring);
 	/* a count past the limit may have been swallowed by a lenient field */
 	if (!add_clauses(&c, 0) || se_error_is_set(err))
 		return NULL;

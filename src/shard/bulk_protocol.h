@@ -93,6 +93,7 @@ typedef struct SeBulkSub
 	uint64		err_cap;
 	uint64		err_used;
 	bool		forced_refresh;
+	uint64		write_gen;		/* the shard's write_gen after applying it */
 	int			taker;			/* worker number that took it, -1 = queued */
 	uint64		taker_generation;	/* that worker's generation when it took it */
 	int			failure_status;	/* HTTP status of a failure; 0 = 500 */

@@ -1445,6 +1445,7 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 	pg_atomic_write_u64(&SeSlots[sh->slot].translog_bytes, sh->tl.total_size + sh->tl.buf.len);
 	if (hdr->refresh != 0)
 		sub->forced_refresh = (hdr->refresh == 1);
+	sub->write_gen = sh->write_gen;	/* what a refresh=wait_for waits for */
 }
 
 void
@@ -2004,6 +2005,9 @@ se_shard_refresh(SeShard *sh)
 	/* the live docs of every segment are on disk now: a merge may start */
 	merge_submit(sh);
 	pg_atomic_write_u64(&SeSlots[sh->slot].refreshed_gen, sh->refreshed_gen);
+	/* refresh=wait_for writes waiting for this refresh (se_slot_wait_refresh) */
+	if (pg_atomic_read_u32(&SeSlots[sh->slot].refresh_listeners) > 0)
+		ConditionVariableBroadcast(&SeShmem->refresh_cv);
 	count_timed(sh, SE_STAT_REFRESH, start);
 }
 

@@ -89,7 +89,7 @@ expiry(int64 keep_alive_ms)
 }
 
 uint64
-se_pit_new_id(void)
+se_pit_new_id(bool scroll)
 {
 	uint64		id = 0;
 
@@ -100,7 +100,8 @@ se_pit_new_id(void)
 		id = ((uint64) MyProcPid << 32) ^ (uint64) GetCurrentTimestamp() ^ ++Pit->next_id;
 		LWLockRelease(&Pit->lock);
 	}
-	return id == 0 ? 1 : id;
+	id = scroll ? (id | SE_PIT_SCROLL) : (id & ~SE_PIT_SCROLL);
+	return id == 0 ? 2 : id;
 }
 
 bool
@@ -180,8 +181,12 @@ se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_alive_ms,
 	return false;
 }
 
-int
-se_pit_release(uint64 ctx)
+/*
+ * Free the role's (a superuser's: every) shard contexts of ctx, or with
+ * ctx 0 those of every scroll; how many live ones were freed.
+ */
+static int
+release_matching(uint64 ctx)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int			freed = 0;
@@ -192,7 +197,8 @@ se_pit_release(uint64 ctx)
 	{
 		PitEntry   *e = &Pit->entries[i];
 
-		if (e->ctx != ctx || (e->owner != GetUserId() && !superuser()))
+		if (e->ctx == 0 || (ctx != 0 ? e->ctx != ctx : (e->ctx & SE_PIT_SCROLL) == 0) ||
+			(e->owner != GetUserId() && !superuser()))
 			continue;
 		if (live(e, now))
 			freed++;
@@ -200,6 +206,18 @@ se_pit_release(uint64 ctx)
 	}
 	LWLockRelease(&Pit->lock);
 	return freed;
+}
+
+int
+se_pit_release(uint64 ctx)
+{
+	return ctx == 0 ? 0 : release_matching(ctx);
+}
+
+int
+se_pit_release_scrolls(void)
+{
+	return release_matching(0);
 }
 
 int

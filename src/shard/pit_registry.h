@@ -14,8 +14,11 @@
 
 /* Room for the node's pinned shard contexts; the setting limits below it. */
 #define SE_PIT_MAX_ENTRIES		1024
-/* ES's search.max_keep_alive default (24h) */
-#define SE_PIT_MAX_KEEP_ALIVE_MS	(24 * 3600 * 1000L)
+/*
+ * The longest keep-alive the registry holds a context for; the cluster
+ * setting search.max_keep_alive (24h by default) bounds requests below it.
+ */
+#define SE_PIT_MAX_KEEP_ALIVE_MS	(3650 * 24 * 3600 * 1000L)
 
 /* ES's search.max_open_scroll_context: open shard contexts on this node */
 extern int	se_max_open_scroll_context;
@@ -44,6 +47,8 @@ extern bool se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_al
 
 /* Free every shard context of ctx here; how many were freed. */
 extern int	se_pit_release(uint64 ctx);
+/* Free every scroll's shard contexts here (the role's; a superuser's: all). */
+extern int	se_pit_release_scrolls(void);
 
 /* Room a caller of se_pit_shard_pins gives (distinct pairs of one shard) */
 #define SE_PIT_MAX_PINS			16384
@@ -61,7 +66,12 @@ extern bool se_pit_pinned(const char *uuid, int shard, uint64 gen, uint64 del_ge
 /* Open (live) shard contexts on this node. */
 extern int	se_pit_open_count(void);
 
-/* A new context id: unique on every node with high probability. */
-extern uint64 se_pit_new_id(void);
+/*
+ * A new context id: unique on every node with high probability; a
+ * scroll's is odd (SE_PIT_SCROLL), a point in time's even, so that
+ * DELETE _search/scroll/_all frees scrolls only.
+ */
+#define SE_PIT_SCROLL	UINT64CONST(1)
+extern uint64 se_pit_new_id(bool scroll);
 
 #endif

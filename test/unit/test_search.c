@@ -1,4 +1,4 @@
-/* SOURCES: src/search/aggs.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/aggs.c src/search/explain.c src/search/fields.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2889,6 +2889,62 @@ test_pagination(void)
 			 "terminate_after");
 }
 
+/*
+ * explain: every hit's explanation value is its score, over the corpus's
+ * query shapes; rescore: window docs get query_weight * score + weight *
+ * the rescore query's, the rest query_weight * score, in score order.
+ */
+static void
+test_explain_and_rescore(void)
+{
+	static const char *const queries[] = {
+		"{\"match\":{\"body\":\"gamma\"}}",
+		"{\"match\":{\"body\":{\"query\":\"gamma rho\",\"boost\":2.5}}}",
+		"{\"multi_match\":{\"query\":\"theta\",\"fields\":[\"body\",\"title^2\"],\"tie_breaker\":0.3}}",
+		"{\"bool\":{\"must\":{\"match\":{\"body\":\"gamma\"}},\"should\":{\"match\":{\"body\":\"zeta\"}},\"filter\":{\"term\":{\"flag\":true}}}}",
+		"{\"match_phrase\":{\"body\":\"beta gamma\"}}",
+		"{\"term\":{\"tag\":\"red\"}}",
+		"{\"constant_score\":{\"filter\":{\"term\":{\"tag\":\"red\"}},\"boost\":3}}",
+	};
+	int			q,
+				i;
+	SeSearchResult *plain;
+	SeSearchResult *res;
+
+	for (q = 0; q < lengthof(queries); q++)
+	{
+		bool		ok = true;
+
+		res = search(psprintf("{\"query\":%s,\"explain\":true,\"size\":100}", queries[q]));
+		for (i = 0; res && i < res->nhits; i++)
+		{
+			SeJson	   *e = res->hits[i].explanation ? parse_json(res->hits[i].explanation) : NULL;
+			SeJson	   *v = e ? se_json_get(e, "value") : NULL;
+
+			if (v == NULL || (float) v->u.n.d != res->hits[i].score)
+				ok = false;
+		}
+		UT_CHECK(res && res->nhits > 0 && ok, "explanation value = _score: %s", queries[q]);
+	}
+
+	plain = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100}");
+	res = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"size\":100,"
+				 "\"rescore\":{\"window_size\":3,\"query\":{\"rescore_query\":{\"match_all\":{}},"
+				 "\"query_weight\":0.5,\"rescore_query_weight\":10}}}");
+	UT_CHECK(plain && res && plain->nhits == res->nhits && res->nhits > 3, "rescore keeps the hits");
+	for (i = 0; plain && res && i < res->nhits; i++)
+	{
+		float		want = i < 3 ? plain->hits[i].score * 0.5f + 10.0f : plain->hits[i].score * 0.5f;
+
+		UT_CHECK(strcmp(res->hits[i].id, plain->hits[i].id) == 0 && res->hits[i].score == want,
+				 "rescored hit %d: %s %g (want %s %g)", i, res->hits[i].id, res->hits[i].score,
+				 plain->hits[i].id, want);
+	}
+	res = search("{\"query\":{\"match\":{\"body\":\"gamma\"}},\"sort\":[\"price\"],"
+				 "\"rescore\":{\"query\":{\"rescore_query\":{\"match_all\":{}}}}}");
+	UT_CHECK(res == NULL, "rescore with a field sort is refused");
+}
+
 int
 main(void)
 {
@@ -2915,6 +2971,7 @@ main(void)
 	test_query_string();
 	test_prefix_matches();
 	test_function_score();
+	test_explain_and_rescore();
 	test_fuzz();
 	return ut_finish("test_search");
 }
