@@ -128,6 +128,19 @@ any_must_fail(SeShardSlot *s)
 /* how long a target may be missing from the routing before its entry goes */
 #define SE_REPL_ABSENT_DROP_MS	30000
 
+/* Does routing rt hold the copy allocation_id (or relocate to it)? */
+static bool
+copy_routed(const SeShardRouting *rt, const char *allocation_id)
+{
+	int			k;
+
+	for (k = 0; k < rt->ncopies; k++)
+		if (strcmp(rt->copies[k].allocation_id, allocation_id) == 0 ||
+			strcmp(rt->copies[k].relocation_id, allocation_id) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Drop the entries of copies the routing no longer has (removed, failed,
  * a cancelled relocation's target): otherwise a primary that outlives
@@ -143,8 +156,7 @@ prune_targets(SeShardSlot *s, const SeIndexMeta *im)
 {
 	const SeShardRouting *rt;
 	TimestampTz now = GetCurrentTimestamp();
-	int			i,
-				k;
+	int			i;
 
 	if (im == NULL || im->routing == NULL || s->shard >= im->settings.number_of_shards)
 		return;
@@ -153,12 +165,8 @@ prune_targets(SeShardSlot *s, const SeIndexMeta *im)
 	for (i = 0; i < s->repl_ntargets;)
 	{
 		SeReplTarget *t = &s->repl_targets[i];
-		bool		present = false;
 
-		for (k = 0; k < rt->ncopies && !present; k++)
-			present = strcmp(rt->copies[k].allocation_id, t->allocation_id) == 0 ||
-				strcmp(rt->copies[k].relocation_id, t->allocation_id) == 0;
-		if (present)
+		if (copy_routed(rt, t->allocation_id))
 		{
 			t->seen = true;
 			t->absent_since = 0;
@@ -176,11 +184,30 @@ prune_targets(SeShardSlot *s, const SeIndexMeta *im)
 	SpinLockRelease(&s->repl_mutex);
 }
 
+/* Does this node's applied routing of slot s's shard show allocation_id? */
+static bool
+routed_here(SeShardSlot *s, const char *allocation_id)
+{
+	const SeIndexMeta *im = se_state_find_uuid(se_state_current(), s->index_uuid);
+
+	return im != NULL && im->routing != NULL && s->shard < im->settings.number_of_shards &&
+		copy_routed(&im->routing[s->shard], allocation_id);
+}
+
 void
 se_replication_track(int slot, const char *allocation_id, const char *node)
 {
 	SeShardSlot *s = &SeSlots[slot];
 	SeReplTarget *t;
+
+	/*
+	 * A copy this node's routing already shows counts as seen now, not only
+	 * when prune_targets next runs: a copy that came and went between two of
+	 * its runs (the shard-state worker can be busy for seconds) would
+	 * otherwise hold its entry for SE_REPL_ABSENT_DROP_MS, and a primary
+	 * whose replicas are added and removed quickly would fill its table.
+	 */
+	bool		routed = routed_here(s, allocation_id);
 
 	SpinLockAcquire(&s->repl_mutex);
 	t = get_target(s, allocation_id, node);
@@ -188,6 +215,11 @@ se_replication_track(int slot, const char *allocation_id, const char *node)
 	{
 		t->tracked = true;
 		t->failed = false;
+		if (routed)
+		{
+			t->seen = true;
+			t->absent_since = 0;
+		}
 	}
 	SpinLockRelease(&s->repl_mutex);
 	if (t == NULL)
