@@ -1,8 +1,7 @@
 # A full-cluster restart: every data node stops (as when each server is
 # restarted for an upgrade) and comes back.  Each copy is found again on the
 # node that holds its files -- primaries from their store, replicas by peer
-# recovery -- the cluster goes green and nothing is lost, whichever node comes
-# back first.
+# recovery -- the cluster goes green and nothing is lost.
 use strict;
 use warnings;
 use FindBin;
