@@ -341,6 +341,7 @@ extern bool se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
+extern void se_node_attributes_json(const char *attrs, StringInfo out);
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);
 extern bool se_op_cluster_state_of(const char *metrics, const char *expr, SeResponse *r,
 								   SeError *err);

@@ -78,9 +78,9 @@ parse_metrics(const char *list, int *mask, SeError *err)
 	return true;
 }
 
-/* "zone:a,box_type:hot" as {"zone":"a","box_type":"hot"} */
-static void
-attributes_json(const char *attrs, StringInfo out)
+/* A member's attributes "zone:a,box_type:hot" as {"zone":"a","box_type":"hot"} */
+void
+se_node_attributes_json(const char *attrs, StringInfo out)
 {
 	char	   *copy = pstrdup(attrs);
 	char	   *save = NULL;
@@ -139,7 +139,7 @@ nodes_json(const SeClusterView *v, StringInfo out)
 		appendStringInfoString(out, ",\"external_id\":");
 		se_json_write_string(out, m->name, -1);
 		appendStringInfoString(out, ",\"attributes\":");
-		attributes_json(m->attributes, out);
+		se_node_attributes_json(m->attributes, out);
 		appendStringInfoString(out, ",\"roles\":");
 		se_node_roles_json(m->roles, out);
 		appendStringInfoChar(out, '}');

@@ -451,32 +451,6 @@ se_es_build_date(void)
 					tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-/* A member's attributes ("k:v,k:v") as ES's attributes object. */
-static void
-attributes_json(const char *attrs, StringInfo out)
-{
-	char	   *list = pstrdup(attrs);
-	char	   *save = NULL;
-	char	   *kv;
-	bool		first = true;
-
-	appendStringInfoChar(out, '{');
-	for (kv = strtok_r(list, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
-	{
-		char	   *colon = strchr(kv, ':');
-
-		if (colon == NULL)
-			continue;
-		*colon = '\0';
-		appendStringInfoString(out, first ? "" : ",");
-		first = false;
-		se_json_write_string(out, kv, -1);
-		appendStringInfoChar(out, ':');
-		se_json_write_string(out, colon + 1, -1);
-	}
-	appendStringInfoChar(out, '}');
-}
-
 /*
  * GET /_nodes, /_nodes/{node_id}: what each member is -- name, addresses,
  * version and build, roles, attributes -- from the membership, and its
@@ -519,7 +493,7 @@ se_op_nodes_info(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
 							   "\"build_hash\":\"search_engine-" SE_EXTENSION_VERSION "\",\"roles\":");
 		se_node_roles_json(m->roles, &r->body);
 		appendStringInfoString(&r->body, ",\"attributes\":");
-		attributes_json(m->attributes, &r->body);
+		se_node_attributes_json(m->attributes, &r->body);
 		appendStringInfoString(&r->body, ",\"thread_pool\":{");
 		tp = se_json_get(stats[i], "thread_pool");
 		for (k = 0; tp && tp->type == SE_JSON_OBJECT && k < tp->u.o.count; k++)
