@@ -1,7 +1,10 @@
 # A full-cluster restart: every data node stops (as when each server is
 # restarted for an upgrade) and comes back.  Each copy is found again on the
 # node that holds its files -- primaries from their store, replicas by peer
-# recovery -- the cluster goes green and nothing is lost.
+# recovery -- the cluster goes green and nothing is lost.  After an
+# immediate stop the first node back, its name still held by its dead
+# process's etcd lease, must not answer green from the state it persisted
+# before the stop.
 use strict;
 use warnings;
 use FindBin;
