@@ -418,7 +418,10 @@ se_op_create_index_wait(const char *name, const SeJson *body, int wait_for_activ
 	bool		active;
 
 	se_require_started();
-	if (!se_acl_check(name, SE_ACL_MANAGE, err) || !create_index(name, body, false, err))
+	if (!se_acl_check(name, SE_ACL_MANAGE, err) ||
+		!se_alias_body_filters_valid(body && body->type == SE_JSON_OBJECT ?
+									 se_json_get(body, "aliases") : NULL, err) ||
+		!create_index(name, body, false, err))
 		return false;
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 	while (!(active = shards_active(name, wait_for_active_shards)) &&
@@ -526,6 +529,18 @@ delete_index(const char *name, const SeJson *arg, SeError *err)
 	return true;
 }
 
+/* The local shards of an index the state no longer has, and its files. */
+void
+se_index_dropped(const char *uuid, int nshards)
+{
+	IndexShards ix;
+
+	strlcpy(ix.uuid, uuid, sizeof(ix.uuid));
+	ix.nshards = nshards;
+	if (close_shards(&ix, true))
+		se_remove_tree(se_index_path(ix.uuid));
+}
+
 bool
 se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 {
@@ -537,6 +552,22 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "Wildcard expressions or all indices are not allowed");
 		return false;
+	}
+	/* an alias is not deleted through its indices (ES) */
+	{
+		char	   *copy = pstrdup(expr);
+		char	   *save = NULL;
+		char	   *tok;
+
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (se_state_find(se_state_current(), tok) == NULL &&
+				se_alias_exists(se_state_current(), tok))
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "The provided expression [%s] matches an alias, specify the corresponding concrete indices instead.",
+							 tok);
+				return false;
+			}
 	}
 	if (!each_locked(expr, delete_index, NULL, &names, err))
 		return false;
@@ -583,7 +614,8 @@ get_index_parts(const char *expr, int parts, SeResponse *r, SeError *err)
 		appendStringInfoString(&r->body, ":{");
 		if (parts & PART_ALIASES)
 		{
-			appendStringInfoString(&r->body, "\"aliases\":{}");
+			appendStringInfoString(&r->body, "\"aliases\":");
+			se_aliases_to_json(im, NULL, &r->body);
 			sep = ",";
 		}
 		if (parts & PART_MAPPINGS)
