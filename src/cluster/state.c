@@ -1711,6 +1711,7 @@ state_mutate(StateMutator fn, void *arg, SeError *err)
 	return state_with_file(fn, arg, err, true);
 }
 
+/* state_mutate for the state's other modules (templates.c) */
 bool
 se_state_mutate(StateMutator fn, void *arg, SeError *err)
 {

@@ -37,12 +37,13 @@ extern void se_state_sort(SeClusterState *st);
 extern void se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out);
 extern SeIndexMeta *se_state_index_from_json(const SeJson *j, SeError *err);
 extern bool se_state_run_op(const StateOp *op, char *uuid_out, SeError *err);
-/* run fn as a change of the state: the file on a single node, else the master's commit */
-extern bool se_state_mutate(StateMutator fn, void *arg, SeError *err);
 extern int64 se_state_now_millis(void);
 extern void se_state_settings_to_json(const SeClusterState *st, bool with_revision,
 									  StringInfo out);
 extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err);
+
+/* state.c's mutation (file or, in a cluster, a commit through etcd) */
+extern bool se_state_mutate(StateMutator fn, void *arg, SeError *err);
 
 /* in reroute.c: the master's side of a forwarded POST /_cluster/reroute */
 extern bool se_state_run_reroute(const SeJson *body, bool retry_failed, SeError *err);
