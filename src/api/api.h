@@ -343,6 +343,7 @@ typedef struct SeCatParams
 	const char *bytes;			/* ?bytes= unit, NULL = human-readable */
 	const char *s;				/* ?s= sort keys, NULL = the table's order */
 } SeCatParams;
+extern bool se_op_cat_aliases(const char *name, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_cat_bytes_unit_valid(const char *unit);
 extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err);
@@ -354,7 +355,6 @@ extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeRespons
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
-extern bool se_op_cat_aliases(const char *name, const SeCatParams *p, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern void se_node_attributes_json(const char *attrs, StringInfo out);

@@ -2226,10 +2226,10 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_put_mapping(op->name, op->body, err);
 	if (strcmp(op->op, "cluster_settings") == 0)
 		return se_state_put_cluster_settings(op->body, NULL, err);
-	if (strcmp(op->op, "reroute") == 0)
-		return se_state_run_reroute(op->body, op->flag, err);
 	if (strcmp(op->op, "aliases") == 0)
 		return se_state_update_aliases(op->body, err);
+	if (strcmp(op->op, "reroute") == 0)
+		return se_state_run_reroute(op->body, op->flag, err);
 	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
 	{
 		MappingArgs a;
