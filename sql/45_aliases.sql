@@ -145,6 +145,19 @@ SELECT * FROM req('POST', '/_aliases', '{"actions":[{"add":{"index":"al-a","alia
 SELECT status FROM req('HEAD', '/al-e');
 SELECT status FROM req('HEAD', '/_alias/al-e2');
 
+-- the FDW's index option may name an alias of one index (reads, and writes
+-- through its write index); a filtered alias is refused
+CREATE SERVER al_se FOREIGN DATA WRAPPER search_engine;
+CREATE FOREIGN TABLE al_one_ft (_id text, k text, n bigint, _index text) SERVER al_se
+  OPTIONS (index 'al-one', refresh 'true');
+SELECT _id, _index, n FROM al_one_ft ORDER BY _id;
+INSERT INTO al_one_ft (_id, k, n) VALUES ('f1', 'fdw', 5);
+SELECT _index, n FROM al_one_ft WHERE _id = 'f1';
+CREATE FOREIGN TABLE al_two_ft (_id text) SERVER al_se OPTIONS (index 'al-both');
+SELECT status FROM req('PUT', '/al-b/_alias/al-bred', '{"filter":{"term":{"k":"red"}}}');
+CREATE FOREIGN TABLE al_red_ft (_id text) SERVER al_se OPTIONS (index 'al-bred');
+DROP SERVER al_se CASCADE;
+
 -- privileges: the alias resolves to indices and the role's grants on them decide
 CREATE ROLE al_reader;
 SELECT search_engine.grant('read', 'al-a', 'al_reader');
