@@ -134,6 +134,7 @@ SELECT status, body->'error'->>'type' AS type FROM req('PUT', '/al-d', '{"aliase
 SELECT status FROM req('HEAD', '/al-d');
 SELECT body FROM search_engine.request('GET', '/_cat/aliases/al-c*?v&s=alias');
 SELECT mask(body::jsonb) FROM search_engine.request('GET', '/_cat/aliases/al-c*?format=json&s=alias');
+SELECT * FROM search_engine.aliases WHERE index = 'al-c' ORDER BY alias;
 
 -- deleting an index drops it from its aliases
 SELECT status FROM req('DELETE', '/al-c');

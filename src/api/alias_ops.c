@@ -14,6 +14,10 @@
  */
 #include "util/se_common.h"
 
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
 #include "api/api.h"
 #include "cluster/state.h"
 #include "search/search.h"
@@ -580,4 +584,54 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 	}
 	appendStringInfoChar(&b, '}');
 	return se_json_parse(b.data, b.len, &opts, err);
+}
+
+/*
+ * The aliases view (_cat/aliases in SQL): one row per alias and index of
+ * the indices the caller may view, filter as jsonb.
+ */
+PG_FUNCTION_INFO_V1(se_sql_cat_aliases);
+Datum
+se_sql_cat_aliases(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SeError		err;
+	List	   *targets;
+	ListCell   *lc;
+
+	se_require_started();
+	se_error_init(&err);
+	targets = se_acl_resolve("_all", SE_ACL_VIEW, true, &err);
+	if (se_error_is_set(&err))
+		se_raise(&err);
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, targets)
+	{
+		const SeIndexMeta *im = lfirst(lc);
+		int			k;
+
+		for (k = 0; k < im->naliases; k++)
+		{
+			const SeAlias *a = &im->aliases[k];
+			Datum		values[7];
+			bool		nulls[7] = {0};
+
+			values[0] = CStringGetTextDatum(a->name);
+			values[1] = CStringGetTextDatum(im->name);
+			nulls[2] = a->filter == NULL;
+			if (a->filter)
+				values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(a->filter));
+			nulls[3] = a->index_routing == NULL;
+			if (a->index_routing)
+				values[3] = CStringGetTextDatum(a->index_routing);
+			nulls[4] = a->search_routing == NULL;
+			if (a->search_routing)
+				values[4] = CStringGetTextDatum(a->search_routing);
+			nulls[5] = a->is_write_index < 0;
+			values[5] = BoolGetDatum(a->is_write_index == 1);
+			values[6] = BoolGetDatum(a->is_hidden);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	return (Datum) 0;
 }
