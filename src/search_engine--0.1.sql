@@ -229,6 +229,9 @@ CREATE FUNCTION _cat_aliases(OUT alias text, OUT index text, OUT filter jsonb,
                              OUT is_write_index boolean, OUT is_hidden boolean)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_aliases' LANGUAGE C VOLATILE;
 CREATE VIEW aliases AS SELECT * FROM _cat_aliases();
+-- (granted here: PUBLIC's revoke below leaves search_engine_user's grants)
+GRANT EXECUTE ON FUNCTION _cat_aliases() TO search_engine_user;
+GRANT SELECT ON aliases TO search_engine_user;
 
 CREATE FUNCTION _cat_thread_pool(OUT node_name text, OUT name text, OUT threads int,
                                  OUT active int, OUT queue int, OUT queue_size int,
@@ -323,8 +326,6 @@ GRANT EXECUTE ON FUNCTION search(text, jsonb, text), search_hits(text, jsonb), c
   request(text, text, text)
   TO search_engine_user;
 GRANT SELECT ON indices, thread_pool, segments, shards, recovery, nodes, tasks, index_grants TO search_engine_user;
-GRANT EXECUTE ON FUNCTION _cat_aliases() TO search_engine_user;
-GRANT SELECT ON aliases TO search_engine_user;
 
 GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, regrole),
   _acl_validate(text, text) TO search_engine_admin;
