@@ -69,7 +69,29 @@ se_alias_body_filters_valid(const SeJson *aliases, SeError *err)
 	return true;
 }
 
-/* "x" or ["x", "y"] of key in an action, as a comma list; NULL if absent */
+/* ,"k":v for each member of obj (an object, or not: nothing) not in skip */
+static void
+members_except(StringInfo out, const SeJson *obj, const char *const *skip)
+{
+	int			i;
+
+	for (i = 0; obj && obj->type == SE_JSON_OBJECT && i < obj->u.o.count; i++)
+	{
+		const char *k = obj->u.o.members[i].key;
+		const char *const *sk;
+
+		for (sk = skip; *sk && strcmp(*sk, k) != 0; sk++)
+			;
+		if (*sk)
+			continue;
+		appendStringInfoChar(out, ',');
+		se_json_write_string(out, k, strlen(k));
+		appendStringInfoChar(out, ':');
+		se_json_write(out, obj->u.o.members[i].value);
+	}
+}
+
+/* "x" or ["x", "y"] of key in an action, as a comma list; absent: ES's error */
 static char *
 names_of(const SeJson *body, const char *one, const char *many, SeError *err)
 {
@@ -84,16 +106,25 @@ names_of(const SeJson *body, const char *one, const char *many, SeError *err)
 					 "aliases action may not have both [%s] and [%s]", one, many);
 		return NULL;
 	}
-	if (v && v->type == SE_JSON_STRING && se_name_check_json(v, SE_NAME_INDEX, err))
-		return pstrdup(v->u.s.str);
+	if (v && v->type == SE_JSON_STRING)
+		return se_name_check_json(v, SE_NAME_INDEX, err) ? pstrdup(v->u.s.str) : NULL;
 	if (l == NULL || l->type != SE_JSON_ARRAY || l->u.a.count == 0)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: One of [%s] or [%s] is required;", one, many);
 		return NULL;
+	}
 	initStringInfo(&b);
 	for (i = 0; i < l->u.a.count; i++)
 	{
 		if (l->u.a.items[i]->type != SE_JSON_STRING ||
 			!se_name_check_json(l->u.a.items[i], SE_NAME_INDEX, err))
+		{
+			if (!se_error_is_set(err))
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "[%s] must be an array of strings", many);
 			return NULL;
+		}
 		appendStringInfo(&b, "%s%s", i ? "," : "", l->u.a.items[i]->u.s.str);
 	}
 	return b.data;
@@ -104,7 +135,6 @@ static void
 concrete_action(StringInfo out, const char *kind, const char *index, const char *alias,
 				const SeJson *props)
 {
-	int			i;
 
 	if (out->len > 1)
 		appendStringInfoChar(out, ',');
@@ -115,18 +145,7 @@ concrete_action(StringInfo out, const char *kind, const char *index, const char 
 		appendStringInfoString(out, ",\"alias\":");
 		se_json_write_string(out, alias, strlen(alias));
 	}
-	for (i = 0; props && props->type == SE_JSON_OBJECT && i < props->u.o.count; i++)
-	{
-		const char *k = props->u.o.members[i].key;
-
-		if (strcmp(k, "index") == 0 || strcmp(k, "indices") == 0 ||
-			strcmp(k, "alias") == 0 || strcmp(k, "aliases") == 0)
-			continue;
-		appendStringInfoChar(out, ',');
-		se_json_write_string(out, k, strlen(k));
-		appendStringInfoChar(out, ':');
-		se_json_write(out, props->u.o.members[i].value);
-	}
+	members_except(out, props, (const char *const[]) {"index", "indices", "alias", "aliases", NULL});
 	appendStringInfoString(out, "}}");
 }
 
@@ -162,40 +181,14 @@ expand_action(const char *kind, const SeJson *body, StringInfo out, List **remov
 	}
 	indices = names_of(body, "index", "indices", err);
 	if (indices == NULL)
-	{
-		if (!se_error_is_set(err))
-			se_error_set(err, 400, "action_request_validation_exception",
-						 "Validation Failed: 1: One of [index] or [indices] is required;");
 		return false;
-	}
-	if (strcmp(kind, "remove_index") != 0)
-	{
-		aliases = names_of(body, "alias", "aliases", err);
-		if (aliases == NULL)
-		{
-			if (!se_error_is_set(err))
-				se_error_set(err, 400, "action_request_validation_exception",
-							 "Validation Failed: 1: One of [alias] or [aliases] is required;");
-			return false;
-		}
-	}
-	if (strcmp(kind, "remove_index") == 0)
-	{
-		/* an index, never an alias's indices (ES: "matches an alias") */
-		char	   *copy = pstrdup(indices);
-		char	   *save = NULL;
-		char	   *tok;
-
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (!strchr(tok, '*') && se_state_find(se_state_current(), tok) == NULL &&
-				se_alias_exists(se_state_current(), tok))
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "The provided expression [%s] matches an alias, specify the corresponding concrete indices instead.",
-							 tok);
-				return false;
-			}
-	}
+	if (strcmp(kind, "remove_index") != 0 &&
+		(aliases = names_of(body, "alias", "aliases", err)) == NULL)
+		return false;
+	/* remove_index: an index, never an alias's indices */
+	if (strcmp(kind, "remove_index") == 0 &&
+		se_alias_refused_as_index(se_state_current(), indices, err))
+		return false;
 	targets = manage_targets(indices, err);
 	if (se_error_is_set(err))
 		return false;
@@ -327,16 +320,19 @@ se_op_update_aliases(const SeJson *body, SeResponse *r, SeError *err)
 	return apply_actions(&out, removed, r, err);
 }
 
-/* PUT|POST /{index}/_alias/{name} with an optional body of properties. */
-bool
-se_op_put_alias(const char *expr, const char *name, const SeJson *body, SeResponse *r,
-				SeError *err)
+/*
+ * One action of kind on the path's index expression and alias name, with
+ * the properties of body (an object, or NULL), as POST /_aliases runs it.
+ */
+static bool
+path_action(const char *kind, const char *expr, const char *name, const SeJson *body,
+			SeResponse *r, SeError *err)
 {
 	StringInfoData out;
-	List	   *removed = NIL;
-	SeJson	   *props = NULL;
 	StringInfoData b;
+	List	   *removed = NIL;
 	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+	SeJson	   *props;
 
 	se_require_started();
 	if (body != NULL && body->type != SE_JSON_NULL && body->type != SE_JSON_OBJECT)
@@ -344,62 +340,35 @@ se_op_put_alias(const char *expr, const char *name, const SeJson *body, SeRespon
 		se_error_set(err, 400, "parse_exception", "request body must be an object");
 		return false;
 	}
-	/* the body's properties with the path's index and alias */
 	initStringInfo(&b);
 	appendStringInfoString(&b, "{\"index\":");
 	se_json_write_string(&b, expr, strlen(expr));
 	appendStringInfoString(&b, ",\"alias\":");
 	se_json_write_string(&b, name, strlen(name));
-	if (body && body->type == SE_JSON_OBJECT)
-	{
-		int			i;
-
-		for (i = 0; i < body->u.o.count; i++)
-		{
-			const char *k = body->u.o.members[i].key;
-
-			if (strcmp(k, "index") == 0 || strcmp(k, "alias") == 0)
-				continue;
-			appendStringInfoChar(&b, ',');
-			se_json_write_string(&b, k, strlen(k));
-			appendStringInfoChar(&b, ':');
-			se_json_write(&b, body->u.o.members[i].value);
-		}
-	}
+	members_except(&b, body, (const char *const[]) {"index", "alias", NULL});
 	appendStringInfoChar(&b, '}');
 	props = se_json_parse(b.data, b.len, &opts, err);
 	if (props == NULL)
 		return false;
 	initStringInfo(&out);
 	appendStringInfoChar(&out, '[');
-	return expand_action("add", props, &out, &removed, err) &&
+	return expand_action(kind, props, &out, &removed, err) &&
 		apply_actions(&out, removed, r, err);
+}
+
+/* PUT|POST /{index}/_alias/{name} with an optional body of properties. */
+bool
+se_op_put_alias(const char *expr, const char *name, const SeJson *body, SeResponse *r,
+				SeError *err)
+{
+	return path_action("add", expr, name, body, r, err);
 }
 
 /* DELETE /{index}/_alias/{name}: name may be a list with wildcards. */
 bool
 se_op_delete_alias(const char *expr, const char *name, SeResponse *r, SeError *err)
 {
-	StringInfoData out;
-	StringInfoData b;
-	List	   *removed = NIL;
-	SeJsonParseOptions opts = {0};
-	SeJson	   *props;
-
-	se_require_started();
-	initStringInfo(&b);
-	appendStringInfoString(&b, "{\"index\":");
-	se_json_write_string(&b, expr, strlen(expr));
-	appendStringInfoString(&b, ",\"alias\":");
-	se_json_write_string(&b, name, strlen(name));
-	appendStringInfoChar(&b, '}');
-	props = se_json_parse(b.data, b.len, &opts, err);
-	if (props == NULL)
-		return false;
-	initStringInfo(&out);
-	appendStringInfoChar(&out, '[');
-	return expand_action("remove", props, &out, &removed, err) &&
-		apply_actions(&out, removed, r, err);
+	return path_action("remove", expr, name, NULL, r, err);
 }
 
 /*
@@ -500,7 +469,6 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 	StringInfoData b;
 	SeJsonParseOptions opts = {0};
 	const SeJson *query;
-	int			i;
 
 	if (expr == NULL || indices == NIL)
 		return body;
@@ -571,17 +539,7 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 		appendStringInfoString(&b, "]}}");
 	}
 	appendStringInfoString(&b, "]}}");
-	for (i = 0; body && body->type == SE_JSON_OBJECT && i < body->u.o.count; i++)
-	{
-		const char *k = body->u.o.members[i].key;
-
-		if (strcmp(k, "query") == 0)
-			continue;
-		appendStringInfoChar(&b, ',');
-		se_json_write_string(&b, k, strlen(k));
-		appendStringInfoChar(&b, ':');
-		se_json_write(&b, body->u.o.members[i].value);
-	}
+	members_except(&b, body, (const char *const[]) {"query", NULL});
 	appendStringInfoChar(&b, '}');
 	return se_json_parse(b.data, b.len, &opts, err);
 }

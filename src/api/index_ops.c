@@ -554,21 +554,8 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 		return false;
 	}
 	/* an alias is not deleted through its indices (ES) */
-	{
-		char	   *copy = pstrdup(expr);
-		char	   *save = NULL;
-		char	   *tok;
-
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (se_state_find(se_state_current(), tok) == NULL &&
-				se_alias_exists(se_state_current(), tok))
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "The provided expression [%s] matches an alias, specify the corresponding concrete indices instead.",
-							 tok);
-				return false;
-			}
-	}
+	if (se_alias_refused_as_index(se_state_current(), expr, err))
+		return false;
 	if (!each_locked(expr, delete_index, NULL, &names, err))
 		return false;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true}");

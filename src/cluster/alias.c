@@ -451,6 +451,28 @@ se_alias_index_name_free(const SeClusterState *st, const char *name, SeError *er
 	return false;
 }
 
+/*
+ * ES's refusal of an alias where only an index will do (deleting an
+ * index, remove_index): a name of expr, not a wildcard, that is an alias.
+ */
+bool
+se_alias_refused_as_index(const SeClusterState *st, const char *expr, SeError *err)
+{
+	char	   *copy = pstrdup(expr);
+	char	   *save = NULL;
+	char	   *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!strchr(tok, '*') && se_state_find(st, tok) == NULL && se_alias_exists(st, tok))
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "The provided expression [%s] matches an alias, specify the corresponding concrete indices instead.",
+						 tok);
+			return true;
+		}
+	return false;
+}
+
 /* ---------- POST /_aliases, concrete ---------- */
 
 static const char *

@@ -251,6 +251,8 @@ extern bool se_alias_add_from_body(SeClusterState *st, SeIndexMeta *im,
 								   const SeJson *aliases, SeError *err);
 extern bool se_alias_index_name_free(const SeClusterState *st, const char *name,
 									 SeError *err);
+extern bool se_alias_refused_as_index(const SeClusterState *st, const char *expr,
+									  SeError *err);
 /* concrete actions [{"add"|"remove"|"remove_index":{..}}], atomically */
 extern bool se_state_update_aliases(const SeJson *actions, SeError *err);
 extern const char *se_alias_single_index(const SeClusterState *st, const char *name,
