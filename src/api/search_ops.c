@@ -73,6 +73,18 @@ se_search_resolve_for_read(const char *expr, SeError *err)
 	return res;
 }
 
+/* The same, and body with its aliases' filters, *routing their routing. */
+static List *
+resolve_read_aliased(const char *expr, const SeJson **body, const char **routing,
+					 SeError *err)
+{
+	List	   *indices = se_search_resolve_for_read(expr, err);
+
+	if (!se_error_is_set(err))
+		*body = se_alias_search_body(expr, indices, *body, routing, err);
+	return indices;
+}
+
 /*
  * Snapshots of every shard of the indices (or the routed shard only, or
  * those preference names), each on the copy the preference (NULL: none)
@@ -472,10 +484,7 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 	se_require_started();
 	if (!se_preference_parse(preference, &pref, err))
 		return false;
-	indices = se_search_resolve_for_read(expr, err);
-	if (se_error_is_set(err))
-		return false;
-	body = se_alias_search_body(expr, indices, body, &routing, err);
+	indices = resolve_read_aliased(expr, &body, &routing, err);
 	if (se_error_is_set(err))
 		return false;
 	req = se_search_parse_count(body, err);
