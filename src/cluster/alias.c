@@ -584,8 +584,8 @@ se_state_update_aliases(const SeJson *actions, SeError *err)
 /*
  * The concrete index of a single-index operation on name (get, a write):
  * name itself when no alias has that name; else the alias's only index,
- * or for a write its write index, with the alias's routing put into
- * *routing (one given too must be the same).  NULL with ES's error when
+ * or for a write its write index, with the alias's index routing put
+ * into *routing (one given too must be the same).  NULL with ES's error when
  * the alias cannot name one index.
  */
 const char *
@@ -636,20 +636,16 @@ se_alias_single_index(const SeClusterState *st, const char *name, bool write,
 	}
 	else
 		target = linitial(l);
+	/* a document's shard is where its write went: index routing (ES too) */
 	a = se_alias_on(target, name);
-	r = write ? a->index_routing : a->search_routing;
+	r = a->index_routing;
 	if (r && routing)
 	{
 		if (*routing && strcmp(*routing, r) != 0)
 		{
-			if (write)
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "Alias [%s] has index routing associated with it [%s], and was provided with routing value [%s], rejecting operation",
-							 name, r, *routing);
-			else
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "Alias [%s] has search routing associated with it [%s], and was provided with routing value [%s], rejecting operation",
-							 name, r, *routing);
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Alias [%s] has index routing associated with it [%s], and was provided with routing value [%s], rejecting operation",
+						 name, r, *routing);
 			return NULL;
 		}
 		*routing = pstrdup(r);
@@ -663,12 +659,13 @@ se_alias_single_index(const SeClusterState *st, const char *name, bool write,
  * pattern, every visible alias it matches) points to, added to result.
  * filter decides as for the indices themselves: named, a refused index
  * ends the resolution (an alias written out is its indices written out);
- * through a wildcard it is skipped.  *found: some alias matched.
+ * through a wildcard it is skipped, as a closed one is unless
+ * include_closed.  *found: some alias matched.
  */
 List *
 se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
-					  bool exclude, List *result, SeIndexFilter filter, void *arg,
-					  bool *found, SeError *err)
+					  bool exclude, bool include_closed, List *result,
+					  SeIndexFilter filter, void *arg, bool *found, SeError *err)
 {
 	int			i,
 				k;
@@ -688,6 +685,8 @@ se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
 			*found = true;
 			if (exclude)
 				result = list_delete_ptr(result, im);
+			else if (pattern && im->closed && !include_closed)
+				break;
 			else if (!list_member_ptr(result, im))
 			{
 				if (filter && !filter(im->name, !pattern, arg, err))

@@ -784,8 +784,8 @@ se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool inclu
 			{
 				bool		found;
 
-				result = se_alias_resolve_into(st, pat, true, exclude, result, filter, arg,
-											   &found, err);
+				result = se_alias_resolve_into(st, pat, true, exclude, include_closed,
+											   result, filter, arg, &found, err);
 			}
 		}
 		else
@@ -796,8 +796,8 @@ se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool inclu
 			/* an alias is its indices, authorized each (alias.c) */
 			if (se_state_find(st, tok) == NULL)
 			{
-				result = se_alias_resolve_into(st, tok, false, exclude, result, filter, arg,
-											   &alias, err);
+				result = se_alias_resolve_into(st, tok, false, exclude, true, result,
+											   filter, arg, &alias, err);
 				if (se_error_is_set(err))
 					return NIL;
 				if (alias)

@@ -258,8 +258,9 @@ extern bool se_state_update_aliases(const SeJson *actions, SeError *err);
 extern const char *se_alias_single_index(const SeClusterState *st, const char *name,
 										 bool write, const char **routing, SeError *err);
 extern List *se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
-								   bool exclude, List *result, SeIndexFilter filter,
-								   void *arg, bool *found, SeError *err);
+								   bool exclude, bool include_closed, List *result,
+								   SeIndexFilter filter, void *arg, bool *found,
+								   SeError *err);
 extern void se_alias_search_extras(const SeClusterState *st, const char *expr,
 								   const SeIndexMeta *im, char **filter, char **routing);
 
