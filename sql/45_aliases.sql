@@ -92,6 +92,10 @@ SELECT status, body->'error'->>'reason' AS reason FROM req('PUT', '/al-rt/_doc/r
 SELECT status, body->>'found' AS found FROM req('GET', '/al-a/_doc/r1?routing=7');
 SELECT status, body->>'found' AS found, body->>'_routing' AS routing FROM req('GET', '/al-rt/_doc/r1');
 SELECT search_engine.count('al-rt', '{"query":{"ids":{"values":["r1"]}}}') AS searched_with_routing;
+SELECT status FROM req('PUT', '/al-a/_alias/al-rt2', '{"search_routing":"99,7"}');
+SELECT search_engine.count('al-rt2', '{"query":{"ids":{"values":["r1"]}}}') AS routing_list,
+       (SELECT body->'_shards'->>'total' FROM req('POST', '/al-rt/_search')) AS one_value_shards,
+       (SELECT body->'_shards'->>'total' FROM req('POST', '/al-a/_search?routing=7,7')) AS same_twice_shards;
 
 -- update and delete by query through a filtered alias touch its documents only
 SELECT status, body->>'updated' AS updated FROM req('POST', '/al-red/_update_by_query?refresh=true', '{"script":{"source":"ctx._source.touched = true"}}');

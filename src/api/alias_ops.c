@@ -505,9 +505,7 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 			se_json_write_string(names, im->name, strlen(im->name));
 		}
 	}
-	/* one value only: a comma list would need a shard set (not done) */
-	if (search_routing && same_routing && routing && *routing == NULL &&
-		strchr(search_routing, ',') == NULL)
+	if (search_routing && same_routing && routing && *routing == NULL)
 		*routing = search_routing;
 	if (!any_filter)
 		return body;

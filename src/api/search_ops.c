@@ -85,6 +85,27 @@ resolve_read_aliased(const char *expr, const SeJson **body, const char **routing
 	return indices;
 }
 
+/* Does routing (NULL: any; a comma list: any of its values) lead to shard s? */
+static bool
+routed_to(const char *routing, const SeIndexMeta *im, int s)
+{
+	const char *p = routing;
+
+	if (routing == NULL)
+		return true;
+	for (;;)
+	{
+		size_t		len = strcspn(p, ",");
+
+		if (se_routing_shard(p, len, im->settings.number_of_shards,
+							 im->settings.routing_num_shards) == s)
+			return true;
+		if (p[len] == '\0')
+			return false;
+		p += len + 1;
+	}
+}
+
 /*
  * Snapshots of every shard of the indices (or the routed shard only, or
  * those preference names), each on the copy the preference (NULL: none)
@@ -113,16 +134,12 @@ acquire_all(List *indices, const char *routing, const SePreference *pref,
 	{
 		SeIndexMeta *im = lfirst(lc);
 		int			s;
-		int			only = -1;
 
-		if (routing)
-			only = se_routing_shard(routing, strlen(routing), im->settings.number_of_shards,
-									im->settings.routing_num_shards);
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
 			const char *node;
 
-			if ((only >= 0 && s != only) || !se_preference_shard_wanted(pref, s))
+			if (!routed_to(routing, im, s) || !se_preference_shard_wanted(pref, s))
 				continue;
 			node = se_state_pick_copy_pref(im, s, pref, err);
 			if (se_error_is_set(err))
