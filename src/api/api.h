@@ -20,6 +20,7 @@
 #include "utils/jsonb.h"
 
 #include "cluster/state.h"
+#include "cluster/templates.h"
 #include "util/json.h"
 
 typedef struct SeResponse
@@ -339,6 +340,17 @@ extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeRespons
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r,
+								SeError *err);
+
+/* in template_ops.c: _index_template, _component_template, _template */
+extern bool se_op_template_put(SeTemplateKind kind, const char *name, const SeJson *body,
+							   bool create, SeResponse *r, SeError *err);
+extern bool se_op_template_delete(SeTemplateKind kind, const char *name, SeResponse *r,
+								  SeError *err);
+extern bool se_op_template_get(SeTemplateKind kind, const char *name, SeResponse *r,
+							   SeError *err);
+extern bool se_op_simulate_index(const char *index, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern void se_node_attributes_json(const char *attrs, StringInfo out);

@@ -1130,6 +1130,63 @@ se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
 	return cat_format(&t, p, r, err);
 }
 
+/*
+ * _cat/templates[/{name}]: composable and legacy templates, as ES lists
+ * them (patterns and components as [a, b]; a composable one's priority in
+ * the order column).
+ */
+bool
+se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	static const char *cols[] = {"name", "index_patterns", "order", "version", "composed_of"};
+	static const SeTemplateKind kinds[] = {SE_TEMPLATE_INDEX, SE_TEMPLATE_LEGACY};
+	CatTable	t = {.bytes_unit = p->bytes};
+	const SeClusterState *st;
+	int			k,
+				i,
+				j;
+
+	se_require_started();
+	st = se_state_current();
+	t.ncols = lengthof(cols);
+	t.cols = cols;
+	for (k = 0; k < lengthof(kinds); k++)
+	{
+		const SeJson *all = se_templates_of(st, kinds[k]);
+
+		for (i = 0; i < all->u.o.count; i++)
+		{
+			const SeJson *tm = all->u.o.members[i].value;
+			const char *lists[] = {"index_patterns", "composed_of"};
+			char	  **row = palloc0(sizeof(char *) * lengthof(cols));
+			const SeJson *v;
+			int			l;
+
+			if (name && !se_wildcard_match(name, all->u.o.members[i].key))
+				continue;
+			row[0] = pstrdup(all->u.o.members[i].key);
+			for (l = 0; l < 2; l++)
+			{
+				StringInfoData s;
+
+				initStringInfo(&s);
+				appendStringInfoChar(&s, '[');
+				v = se_json_get(tm, lists[l]);
+				for (j = 0; v && j < v->u.a.count; j++)
+					appendStringInfo(&s, "%s%s", j ? ", " : "", v->u.a.items[j]->u.s.str);
+				appendStringInfoChar(&s, ']');
+				row[l == 0 ? 1 : 4] = kinds[k] == SE_TEMPLATE_LEGACY && l == 1 ? "" : s.data;
+			}
+			v = se_json_get(tm, kinds[k] == SE_TEMPLATE_LEGACY ? "order" : "priority");
+			row[2] = v ? pnstrdup(v->u.n.text, v->u.n.len) : "0";
+			v = se_json_get(tm, "version");
+			row[3] = v ? pnstrdup(v->u.n.text, v->u.n.len) : "";
+			t.rows = lappend(t.rows, row);
+		}
+	}
+	return cat_format(&t, p, r, err);
+}
+
 /* row[0..1]: now as _cat's epoch (seconds) and timestamp (HH:MM:SS, UTC) */
 static void
 cat_epoch_time(char **row)

@@ -772,7 +772,32 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_count(rq->index, &p, r, err);
 	if (strcmp(what, "recovery") == 0)
 		return se_op_cat_recovery(rq->index, &p, r, err);
+	if (strcmp(what, "templates") == 0)
+		return se_op_cat_templates(rq->nparts > 2 ? rq->parts[2] : NULL, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
+}
+
+/* _index_template, _component_template, _template [/{name}] */
+static bool
+h_template(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeTemplateKind kind = strcmp(rq->parts[0], "_index_template") == 0 ? SE_TEMPLATE_INDEX :
+		strcmp(rq->parts[0], "_component_template") == 0 ? SE_TEMPLATE_COMPONENT : SE_TEMPLATE_LEGACY;
+	const char *name = rq->nparts > 1 ? rq->parts[1] : NULL;
+	SeJson	   *body;
+
+	if (rq->method == M_PUT || rq->method == M_POST)
+		return json_body(rq, &body, err) &&
+			se_op_template_put(kind, name, body, param_bool(rq, "create"), r, err);
+	if (rq->method == M_DELETE)
+		return se_op_template_delete(kind, name, r, err);
+	return se_op_template_get(kind, name, r, err);
+}
+
+static bool
+h_simulate_index(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_simulate_index(rq->index, r, err);
 }
 
 /* _cluster/state[/{metrics}] */
@@ -1079,6 +1104,14 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/count", h_cat},
 	{GET, "/_cat/allocation", h_cat},
 	{GET, "/_cat/recovery", h_cat},
+	{GET, "/_cat/templates", h_cat},
+	{GET, "/_index_template", h_template},
+	{GET | PUT | POST | DELETE | HEAD, "/_index_template/{name}", h_template},
+	{POST, "/_index_template/_simulate_index/{index}", h_simulate_index},
+	{GET, "/_component_template", h_template},
+	{GET | PUT | POST | DELETE | HEAD, "/_component_template/{name}", h_template},
+	{GET, "/_template", h_template},
+	{GET | PUT | POST | DELETE | HEAD, "/_template/{name}", h_template},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
@@ -1096,6 +1129,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
 	{GET, "/_cat/recovery/{index}", h_cat},
+	{GET, "/_cat/templates/{name}", h_cat},
 	{GET, "/_cat/count/{index}", h_cat},
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},

@@ -42,6 +42,9 @@ extern void se_state_settings_to_json(const SeClusterState *st, bool with_revisi
 									  StringInfo out);
 extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeError *err);
 
+/* state.c's mutation (file or, in a cluster, a commit through etcd) */
+extern bool se_state_mutate(StateMutator fn, void *arg, SeError *err);
+
 /* in reroute.c: the master's side of a forwarded POST /_cluster/reroute */
 extern bool se_state_run_reroute(const SeJson *body, bool retry_failed, SeError *err);
 
