@@ -55,7 +55,8 @@ extern void se_template_write(SeTemplateKind kind, const SeJson *t, StringInfo o
  * field, aliases by name).  Composable index templates win over legacy
  * ones: the highest priority one that matches, its components in order;
  * with none, every legacy template that matches, lowest order first.
- * Returns body itself when no template matches.  *matched (if not NULL)
+ * Returns body itself (maybe NULL) when no template matches; NULL with
+ * err set on an error.  *matched (if not NULL)
  * gets the composable template's name (NULL: none); *overlapping (if not
  * NULL) the other composable templates that match, as names.
  */
