@@ -384,6 +384,13 @@ extern bool se_shard_copy_view(const SeIndexMeta *im, int s, const char *node, L
 							   SeShardView *out);
 
 /* in stats.c */
+extern void se_stats_node_indices_json(StringInfo out);
+
+/* in node_process.c: _nodes/stats process, jvm, breakers, os.cpu.percent */
+extern void se_node_process_json(StringInfo out);
+extern void se_node_jvm_json(StringInfo out);
+extern void se_node_breakers_json(StringInfo out);
+extern int	se_os_cpu_percent(void);
 extern bool se_op_stats(const char *expr, const char *metric, const char *level, SeResponse *r,
 						SeError *err);
 extern void se_stats_register_actions(void);

@@ -41,7 +41,8 @@ pool_stats_json(StringInfo out)
 				queued;
 	uint64		rejected,
 				completed;
-	int			i;
+	int			i,
+				largest;
 
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	for (i = 0; i < SeShmem->nworkers; i++)
@@ -51,15 +52,17 @@ pool_stats_json(StringInfo out)
 	queued = Max(0, SeShmem->queued - active);
 	rejected = SeShmem->rejected;
 	completed = SeShmem->completed;
+	largest = SeShmem->largest_active;
 	SpinLockRelease(&SeShmem->queue_mutex);
 	appendStringInfo(out, "{\"write\":{\"threads\":%d,\"queue\":%d,\"active\":%d,\"queue_size\":%d,"
-					 "\"rejected\":" UINT64_FORMAT ",\"completed\":" UINT64_FORMAT "}",
-					 SeShmem->nworkers, queued, active, se_write_queue_size, rejected, completed);
+					 "\"rejected\":" UINT64_FORMAT ",\"largest\":%d,\"completed\":" UINT64_FORMAT "}",
+					 SeShmem->nworkers, queued, active, se_write_queue_size, rejected, largest,
+					 completed);
 	se_search_queue_stats(&active, &queued, &rejected, &completed);
 	appendStringInfo(out, ",\"search\":{\"threads\":%d,\"queue\":%d,\"active\":%d,\"queue_size\":%d,"
-					 "\"rejected\":" UINT64_FORMAT ",\"completed\":" UINT64_FORMAT "}}",
+					 "\"rejected\":" UINT64_FORMAT ",\"largest\":%d,\"completed\":" UINT64_FORMAT "}}",
 					 se_search_queue_workers(), queued, active, se_search_queue_size,
-					 rejected, completed);
+					 rejected, se_search_queue_largest(), completed);
 }
 
 /*
@@ -87,9 +90,8 @@ fs_stats_json(StringInfo out)
 
 /*
  * The machine as ES's os stats: load averages (getloadavg) and memory and
- * swap (sysinfo: free is the kernel's free memory, as ES reports it).  No
- * cpu.percent: it needs two samples of /proc/stat, which a request does
- * not wait for.
+ * swap (sysinfo: free is the kernel's free memory, as ES reports it), and
+ * cpu.percent (node_process.c: since this process last asked).
  */
 static void
 os_stats_json(StringInfo out)
@@ -97,10 +99,12 @@ os_stats_json(StringInfo out)
 	double		load[3];
 	struct sysinfo si;
 
-	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT, se_now_millis());
+	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT ",\"cpu\":{\"percent\":%d", se_now_millis(),
+					 se_os_cpu_percent());
 	if (getloadavg(load, 3) == 3)
-		appendStringInfo(out, ",\"cpu\":{\"load_average\":{\"1m\":%.2f,\"5m\":%.2f,\"15m\":%.2f}}",
+		appendStringInfo(out, ",\"load_average\":{\"1m\":%.2f,\"5m\":%.2f,\"15m\":%.2f}",
 						 load[0], load[1], load[2]);
+	appendStringInfoChar(out, '}');
 	if (sysinfo(&si) == 0)
 	{
 		int64		unit = si.mem_unit ? si.mem_unit : 1;
@@ -141,6 +145,14 @@ node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *er
 	fs_stats_json(reply);
 	appendStringInfoString(reply, ",\"os\":");
 	os_stats_json(reply);
+	appendStringInfoString(reply, ",\"process\":");
+	se_node_process_json(reply);
+	appendStringInfoString(reply, ",\"jvm\":");
+	se_node_jvm_json(reply);
+	appendStringInfoString(reply, ",\"breakers\":");
+	se_node_breakers_json(reply);
+	appendStringInfoString(reply, ",\"indices\":");
+	se_stats_node_indices_json(reply);
 	appendStringInfoChar(reply, '}');
 	return true;
 }
@@ -343,7 +355,7 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 	int			i;
 	bool		first = true;
 	int			sec_no;
-	static const char *const sections[] = {"fs", "os"};
+	static const char *const sections[] = {"indices", "fs", "os", "process", "jvm", "breakers"};
 
 	se_require_started();
 	se_cluster_view(v);

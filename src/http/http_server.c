@@ -462,6 +462,7 @@ body_release(HttpReq *req)
 {
 	free(req->body);
 	held_bytes -= req->held;
+	pg_atomic_fetch_sub_u64(&SeShmem->http_held_bytes, req->held);
 	req->body = NULL;
 	req->held = 0;
 	req->len = req->cap = 0;
@@ -656,6 +657,7 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 		req->cap = strtoull(v, NULL, 10);
 		if (held_bytes + req->cap > in_flight_limit())
 		{
+			pg_atomic_fetch_add_u64(&SeShmem->http_breaker_trips, 1);
 			return refuse(mc, req, 429, "circuit_breaking_exception",
 							  "[in_flight_requests] Data too large: the bodies of this HTTP worker's requests in flight would pass search_engine.http_max_in_flight_bytes", ret);
 		}
@@ -709,6 +711,7 @@ body_reserve(HttpReq *req, size_t n)
 		req->body = b;
 		req->cap = cap;
 		held_bytes += cap + 1 - req->held;
+		pg_atomic_fetch_add_u64(&SeShmem->http_held_bytes, cap + 1 - req->held);
 		req->held = cap + 1;
 	}
 	return NULL;
@@ -808,6 +811,7 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 		else if (bad && strcmp(bad, BODY_NO_ROOM) == 0)
 		{
 			req->fail_status = 429;
+			pg_atomic_fetch_add_u64(&SeShmem->http_breaker_trips, 1);
 			req->fail_type = "circuit_breaking_exception";
 			req->fail_reason = "[in_flight_requests] Data too large: the bodies of this HTTP worker's requests in flight would pass search_engine.http_max_in_flight_bytes";
 		}
