@@ -28,6 +28,7 @@ typedef struct SeResponse
 	int			status;
 	StringInfoData body;		/* JSON (or text for _cat without format) */
 	bool		is_text;		/* body is plain text, not JSON */
+	bool		is_yaml;		/* ... and that text is YAML (?format=yaml) */
 	Jsonb	   *jsonb;			/* or the body built as jsonb directly */
 	char	   *allow;			/* ES's Allow header (405, OPTIONS), or NULL */
 } SeResponse;
@@ -49,6 +50,8 @@ extern void se_error_from_edata(const ErrorData *edata, SeError *err);
 
 extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
+/* in yaml.c: ?format=yaml, the finished JSON body rewritten */
+extern bool se_response_to_yaml(SeResponse *r);
 extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);
 extern bool se_parse_refresh(const char *s, SeRefresh *out, SeError *err);
 extern bool se_parse_health_status(const char *s, const char **out, SeError *err);
@@ -328,6 +331,7 @@ typedef struct SeCatParams
 	bool		full_id;
 	const char *bytes;			/* ?bytes= unit, NULL = human-readable */
 	const char *s;				/* ?s= sort keys, NULL = the table's order */
+	bool		help;			/* ?help: the columns, not the rows */
 } SeCatParams;
 extern bool se_cat_bytes_unit_valid(const char *unit);
 extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);

@@ -977,6 +977,62 @@ cat_sort(CatTable *t, const char *s, SeError *err)
 	return true;
 }
 
+/* What a column holds, for ?help (ES's descriptions; none for the rest). */
+static const char *
+cat_column_help(const char *col)
+{
+	static const char *const help[][2] = {
+		{"health", "current health status"}, {"status", "open/close status"},
+		{"index", "index name"}, {"uuid", "index uuid"}, {"pri", "number of primary shards"},
+		{"rep", "number of replica shards"}, {"docs.count", "available docs"},
+		{"docs.deleted", "deleted docs"}, {"store.size", "store size of primaries & replicas"},
+		{"pri.store.size", "store size of primaries"}, {"node_name", "node name"},
+		{"name", "name"}, {"threads", "number of threads"}, {"active", "number of active threads"},
+		{"queue", "number of tasks currently in queue"}, {"queue_size", "maximum number of tasks permitted in queue"},
+		{"rejected", "number of rejected tasks"}, {"completed", "number of completed tasks"},
+		{"shard", "shard name"}, {"prirep", "primary or replica"}, {"ip", "ip address"},
+		{"segment", "segment name"}, {"generation", "segment generation"},
+		{"size", "segment size in bytes"}, {"committed", "is segment committed"},
+		{"searchable", "is segment searched"}, {"version", "version"},
+		{"compound", "is segment compound"}, {"state", "shard state"}, {"docs", "number of docs in shard"},
+		{"store", "store size of shard (how much disk it uses)"}, {"node", "name of node where it lives"},
+		{"shards", "number of shards on node"}, {"disk.indices", "disk used by ES indices"},
+		{"disk.used", "disk used (total, not just ES)"}, {"disk.avail", "disk available"},
+		{"disk.total", "total capacity of all volumes"}, {"disk.percent", "percent disk used"},
+		{"host", "host name"}, {"node.role", "node roles"}, {"id", "node id"},
+		{"disk.used_percent", "used disk ratio"}, {"master", "*:current master"},
+		{"epoch", "seconds since 1970-01-01 00:00:00"}, {"timestamp", "time in HH:MM:SS"},
+		{"cluster", "cluster name"}, {"node.total", "total number of nodes"},
+		{"node.data", "number of nodes that can store data"}, {"relo", "number of relocating nodes"},
+		{"init", "number of initializing nodes"}, {"unassign", "number of unassigned shards"},
+		{"pending_tasks", "number of pending tasks"}, {"max_task_wait_time", "wait time of longest task pending"},
+		{"active_shards_percent", "active number of shards in percent"}, {"count", "the document count"},
+		{"index_patterns", "template index patterns"}, {"order", "template application order/priority number"},
+		{"composed_of", "component templates comprising index template"},
+		{"type", "recovery type"}, {"stage", "recovery stage"}, {"time", "recovery time"},
+	};
+	int			i;
+
+	for (i = 0; i < lengthof(help); i++)
+		if (strcmp(help[i][0], col) == 0)
+			return help[i][1];
+	return "";
+}
+
+/* ?help: every column, one a line, as ES's "name | aliases | description" */
+static void
+cat_help(const CatTable *t, SeResponse *r)
+{
+	int			w = 0,
+				i;
+
+	for (i = 0; i < t->ncols; i++)
+		w = Max(w, (int) strlen(t->cols[i]));
+	for (i = 0; i < t->ncols; i++)
+		appendStringInfo(&r->body, "%-*s | | %s\n", w, t->cols[i], cat_column_help(t->cols[i]));
+	r->is_text = true;
+}
+
 /* ES _cat output: aligned text (header with v) or a JSON array of objects. */
 static bool
 cat_format(CatTable *t, const SeCatParams *p, SeResponse *r, SeError *err)
@@ -986,6 +1042,11 @@ cat_format(CatTable *t, const SeCatParams *p, SeResponse *r, SeError *err)
 	ListCell   *lc;
 	int			i;
 
+	if (p->help)
+	{
+		cat_help(t, r);
+		return true;
+	}
 	if (!cat_sort(t, p->s, err))
 		return false;
 	cat_select(t, p->h);

@@ -734,19 +734,21 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 	const char *format = param(rq, "format");
 	SeCatParams p;
 
-	/* ES's other formats (yaml, smile, cbor) are not served */
-	if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0)
+	/* ES's binary formats (smile, cbor) are not served; yaml is written from json */
+	if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0 &&
+		strcmp(format, "yaml") != 0)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
-					 "format [%s] is not supported: use json or text", format);
+					 "format [%s] is not supported: use json, yaml or text", format);
 		return false;
 	}
-	p.json = format && strcmp(format, "json") == 0;
+	p.json = format && (strcmp(format, "json") == 0 || strcmp(format, "yaml") == 0);
 	p.v = param_bool(rq, "v");
 	p.h = param(rq, "h");
 	p.full_id = param_bool(rq, "full_id");
 	p.bytes = param(rq, "bytes");
 	p.s = param(rq, "s");
+	p.help = param_bool(rq, "help");
 	if (p.bytes && !se_cat_bytes_unit_valid(p.bytes))
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
@@ -775,6 +777,23 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 	if (strcmp(what, "templates") == 0)
 		return se_op_cat_templates(rq->nparts > 2 ? rq->parts[2] : NULL, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
+}
+
+static int	route_count(void);
+static const char *route_path(int i);
+
+/* GET /_cat: ES's "=^.^=" and the _cat endpoints served, from the route table */
+static bool
+h_cat_list(RestReq *rq, SeResponse *r, SeError *err)
+{
+	int			i;
+
+	appendStringInfoString(&r->body, "=^.^=\n");
+	for (i = 0; i < route_count(); i++)
+		if (strncmp(route_path(i), "/_cat/", 6) == 0)
+			appendStringInfo(&r->body, "%s\n", route_path(i));
+	r->is_text = true;
+	return true;
 }
 
 /* _index_template, _component_template, _template [/{name}] */
@@ -1094,6 +1113,7 @@ static const RestRoute routes[] = {
 	{POST, "/_forcemerge", h_forcemerge},
 	{POST, "/_reindex", h_by_query},
 	{GET, "/_tasks", h_tasks_list},
+	{GET, "/_cat", h_cat_list},
 	{GET, "/_cat/indices", h_cat},
 	{GET, "/_cat/segments", h_cat},
 	{GET, "/_cat/shards", h_cat},
@@ -1173,6 +1193,18 @@ static const RestRoute routes[] = {
 	{GET | POST, "/{index}/_explain/{id}", h_explain},
 	{GET | POST, "/{index}/_validate/query", h_validate_query},
 };
+
+static int
+route_count(void)
+{
+	return lengthof(routes);
+}
+
+static const char *
+route_path(int i)
+{
+	return routes[i].path;
+}
 
 static bool
 part_is(const char *p, size_t len, const char *s)
@@ -1340,7 +1372,15 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 	rq.body_len = body ? body_len : 0;
 	se_response_init(r);
 	se_error_init(&err);
-	if (!parse_path(path, &rq, &err) || !route(&rq, path, r, &err))
+	if (parse_path(path, &rq, &err) && route(&rq, path, r, &err))
+	{
+		const char *format = param(&rq, "format");
+
+		/* ES answers any API in YAML when asked (its body stays JSON otherwise) */
+		if (format && strcmp(format, "yaml") == 0 && !r->is_text)
+			(void) se_response_to_yaml(r);
+	}
+	else
 	{
 		if (!se_error_is_set(&err))
 			se_error_set(&err, 500, "exception", "request failed");

@@ -902,6 +902,13 @@ run_request(HttpReq *req)
 		}
 		else
 			req->response = make_response(req, r.body.data, r.body.len, r.is_text);
+		if (r.is_yaml && req->response)
+		{
+			MHD_del_response_header(req->response, MHD_HTTP_HEADER_CONTENT_TYPE,
+									"text/plain; charset=UTF-8");
+			MHD_add_response_header(req->response, MHD_HTTP_HEADER_CONTENT_TYPE,
+									"application/yaml");
+		}
 		req->status = r.status;
 		if (r.allow && req->response)
 			MHD_add_response_header(req->response, "Allow", r.allow);
