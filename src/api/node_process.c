@@ -45,11 +45,13 @@ typedef struct ProcSample
 	int64		open_fds;
 	int64		cpu_ms;			/* user + system, children reaped included */
 	int64		virtual_bytes;
+	int64		resident_bytes; /* summed: shared pages count once per process */
 } ProcSample;
 
-/* utime, stime, cutime, cstime, ppid, vsize of /proc/<pid>/stat */
+/* utime, stime, cutime, cstime, ppid, vsize, rss of /proc/<pid>/stat */
 static bool
-read_stat(const char *pid, int *ppid, int64 *ticks, int64 *child_ticks, int64 *vsize)
+read_stat(const char *pid, int *ppid, int64 *ticks, int64 *child_ticks, int64 *vsize,
+		  int64 *rss)
 {
 	char		path[64];
 	char		buf[1024];
@@ -60,7 +62,8 @@ read_stat(const char *pid, int *ppid, int64 *ticks, int64 *child_ticks, int64 *v
 				st,
 				vs;
 	long		cut,
-				cst;
+				cst,
+				rs;
 
 	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
 	if ((f = fopen(path, "r")) == NULL)
@@ -70,12 +73,13 @@ read_stat(const char *pid, int *ppid, int64 *ticks, int64 *child_ticks, int64 *v
 	buf[n] = '\0';
 	/* the command name may hold spaces: fields start after its ')' */
 	if ((p = strrchr(buf, ')')) == NULL ||
-		sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld %*d %*d %*d %*d %*u %lu",
-			   ppid, &ut, &st, &cut, &cst, &vs) != 6)
+		sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld %*d %*d %*d %*d %*u %lu %ld",
+			   ppid, &ut, &st, &cut, &cst, &vs, &rs) != 7)
 		return false;
 	*ticks = (int64) ut + st;
 	*child_ticks = (int64) cut + cst;
 	*vsize = (int64) vs;
+	*rss = (int64) rs * sysconf(_SC_PAGESIZE);
 	return true;
 }
 
@@ -113,18 +117,20 @@ sample_server(ProcSample *s)
 		int			ppid;
 		int64		ticks,
 					child,
-					vsize;
+					vsize,
+					rss;
 		int			pid;
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		pid = atoi(de->d_name);
-		if (!read_stat(de->d_name, &ppid, &ticks, &child, &vsize) ||
+		if (!read_stat(de->d_name, &ppid, &ticks, &child, &vsize, &rss) ||
 			(pid != PostmasterPid && ppid != PostmasterPid))
 			continue;
 		s->nprocs++;
 		s->open_fds += count_fds(de->d_name);
 		s->virtual_bytes += vsize;
+		s->resident_bytes += rss;
 		/* children that exited count in the postmaster's cutime/cstime */
 		s->cpu_ms += (ticks + (pid == PostmasterPid ? child : 0)) * 1000 / Max(hz, 1);
 	}
@@ -162,9 +168,10 @@ se_node_process_json(StringInfo out)
 	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT ",\"open_file_descriptors\":" INT64_FORMAT
 					 ",\"max_file_descriptors\":" INT64_FORMAT
 					 ",\"cpu\":{\"percent\":%d,\"total_in_millis\":" INT64_FORMAT "}"
-					 ",\"mem\":{\"total_virtual_in_bytes\":" INT64_FORMAT "}}",
+					 ",\"mem\":{\"resident_in_bytes\":" INT64_FORMAT
+					 ",\"total_virtual_in_bytes\":" INT64_FORMAT "}}",
 					 se_now_millis(), s.open_fds, (int64) rl.rlim_cur, percent, s.cpu_ms,
-					 s.virtual_bytes);
+					 s.resident_bytes, s.virtual_bytes);
 }
 
 /* os.cpu.percent: the machine's busy share since the last call (/proc/stat) */
