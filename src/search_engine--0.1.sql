@@ -223,6 +223,16 @@ CREATE FUNCTION _cat_indices(OUT health text, OUT status text, OUT index text, O
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_indices' LANGUAGE C VOLATILE;
 CREATE VIEW indices AS SELECT * FROM _cat_indices();
 
+-- _cat/aliases: one row per alias and index (those the caller may view)
+CREATE FUNCTION _cat_aliases(OUT alias text, OUT index text, OUT filter jsonb,
+                             OUT index_routing text, OUT search_routing text,
+                             OUT is_write_index boolean, OUT is_hidden boolean)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_aliases' LANGUAGE C VOLATILE;
+CREATE VIEW aliases AS SELECT * FROM _cat_aliases();
+-- (granted here: PUBLIC's revoke below leaves search_engine_user's grants)
+GRANT EXECUTE ON FUNCTION _cat_aliases() TO search_engine_user;
+GRANT SELECT ON aliases TO search_engine_user;
+
 CREATE FUNCTION _cat_thread_pool(OUT node_name text, OUT name text, OUT threads int,
                                  OUT active int, OUT queue int, OUT queue_size int,
                                  OUT rejected bigint, OUT completed bigint)

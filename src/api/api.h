@@ -76,6 +76,8 @@ extern bool se_op_refresh(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_flush(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_verify(const char *expr, SeResponse *r, SeError *err);
 extern bool se_op_force_merge(const char *expr, int max_num_segments, SeResponse *r, SeError *err);
+/* after the state dropped an index (a remove_index alias action): its local shards */
+extern void se_index_dropped(const char *uuid, int nshards);
 /* _cluster/health's waits and level */
 typedef struct SeHealthWait
 {
@@ -321,6 +323,19 @@ extern void se_search_pool_finish(SePoolSearch *ps);
 extern void se_search_workers_register(void);
 PGDLLEXPORT void se_search_worker_main(Datum arg);
 
+/* in alias_ops.c */
+extern bool se_op_update_aliases(const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_put_alias(const char *expr, const char *name, const SeJson *body,
+							SeResponse *r, SeError *err);
+extern bool se_op_delete_alias(const char *expr, const char *name, SeResponse *r,
+							   SeError *err);
+extern bool se_op_get_alias(const char *expr, const char *name, bool head, SeResponse *r,
+							SeError *err);
+extern bool se_alias_body_filters_valid(const SeJson *aliases, SeError *err);
+extern const SeJson *se_alias_search_body(const char *expr, List *indices,
+										  const SeJson *body, const char **routing,
+										  SeError *err);
+
 /* in cat.c */
 /* _cat URL parameters: format=json, v (header), h (columns), full_id */
 typedef struct SeCatParams
@@ -333,6 +348,7 @@ typedef struct SeCatParams
 	const char *s;				/* ?s= sort keys, NULL = the table's order */
 	bool		help;			/* ?help: the columns, not the rows */
 } SeCatParams;
+extern bool se_op_cat_aliases(const char *name, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_cat_bytes_unit_valid(const char *unit);
 extern bool se_op_cat_indices(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_thread_pool(const SeCatParams *p, SeResponse *r, SeError *err);

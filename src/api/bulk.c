@@ -386,6 +386,18 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 							   it->body_len, (size_t) se_max_document_size_kb * 1024));
 			continue;
 		}
+		/* an alias writes to its write index, with its index routing (cluster/alias.c) */
+		{
+			const char *ci = se_alias_single_index(se_state_current(), it->index, true,
+												   (const char **) &it->routing, &err);
+
+			if (ci == NULL)
+			{
+				item_fail(it, err.status, err.type, err.reason);
+				continue;
+			}
+			it->index = (char *) ci;
+		}
 		if (!se_index_name_valid(it->index, &err))
 		{
 			item_fail(it, 400, err.type, err.reason);

@@ -737,6 +737,25 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 	targets = resolve_targets(&rq, err);
 	if (se_error_is_set(err))
 		return false;
+	/* through an alias: its filter joins the query (alias_ops.c) */
+	if (targets != NIL)
+	{
+		StringInfoData q;
+		SeJsonParseOptions qo = {0};
+		const SeJson *b;
+
+		initStringInfo(&q);
+		appendStringInfoString(&q, "{\"query\":");
+		if (rq.query)
+			se_json_write(&q, rq.query);
+		else
+			appendStringInfoString(&q, "{\"match_all\":{}}");
+		appendStringInfoChar(&q, '}');
+		b = se_json_parse(q.data, q.len, &qo, err);
+		if (b == NULL || (b = se_alias_search_body(rq.index, targets, b, NULL, err)) == NULL)
+			return false;
+		rq.query = se_json_get(b, "query");
+	}
 	if (targets == NIL)
 	{
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", rq.index);

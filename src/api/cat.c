@@ -1282,6 +1282,46 @@ se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *
 }
 
 /*
+ * _cat/aliases[/{name}]: one row per alias and index, the indices the
+ * caller may view; "*" marks a filter, "-" what is not set.
+ */
+bool
+se_op_cat_aliases(const char *name, const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	static const char *cols[] = {"alias", "index", "filter", "routing.index",
+	"routing.search", "is_write_index"};
+	CatTable	t = {.bytes_unit = p->bytes};
+	List	   *targets = cat_begin(&t, cols, lengthof(cols), NULL, true, err);
+	ListCell   *lc;
+
+	if (se_error_is_set(err))
+		return false;
+	foreach(lc, targets)
+	{
+		const SeIndexMeta *im = lfirst(lc);
+		int			k;
+
+		for (k = 0; k < im->naliases; k++)
+		{
+			const SeAlias *a = &im->aliases[k];
+			char	  **row;
+
+			if (name && !se_alias_pattern_match(name, a->name))
+				continue;
+			row = palloc0(sizeof(char *) * lengthof(cols));
+			row[0] = a->name;
+			row[1] = im->name;
+			row[2] = a->filter ? "*" : "-";
+			row[3] = a->index_routing ? a->index_routing : "-";
+			row[4] = a->search_routing ? a->search_routing : "-";
+			row[5] = a->is_write_index < 0 ? "-" : (a->is_write_index ? "true" : "false");
+			t.rows = lappend(t.rows, row);
+		}
+	}
+	return cat_format(&t, p, r, err);
+}
+
+/*
  * _cat/health: the cluster health (se_op_cluster_health's answer, not
  * waiting) as one row with ES's columns -- what rsyslog's omelasticsearch
  * asks to tell the server is up before it sends.

@@ -428,7 +428,10 @@ se_op_create_index_wait(const char *name, const SeJson *body, int wait_for_activ
 	bool		active;
 
 	se_require_started();
-	if (!se_acl_check(name, SE_ACL_MANAGE, err) || !create_index(name, body, false, err))
+	if (!se_acl_check(name, SE_ACL_MANAGE, err) ||
+		!se_alias_body_filters_valid(body && body->type == SE_JSON_OBJECT ?
+									 se_json_get(body, "aliases") : NULL, err) ||
+		!create_index(name, body, false, err))
 		return false;
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 	while (!(active = shards_active(name, wait_for_active_shards)) &&
@@ -536,6 +539,18 @@ delete_index(const char *name, const SeJson *arg, SeError *err)
 	return true;
 }
 
+/* The local shards of an index the state no longer has, and its files. */
+void
+se_index_dropped(const char *uuid, int nshards)
+{
+	IndexShards ix;
+
+	strlcpy(ix.uuid, uuid, sizeof(ix.uuid));
+	ix.nshards = nshards;
+	if (close_shards(&ix, true))
+		se_remove_tree(se_index_path(ix.uuid));
+}
+
 bool
 se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 {
@@ -548,6 +563,9 @@ se_op_delete_index(const char *expr, SeResponse *r, SeError *err)
 					 "Wildcard expressions or all indices are not allowed");
 		return false;
 	}
+	/* an alias is not deleted through its indices (ES) */
+	if (se_alias_refused_as_index(se_state_current(), expr, err))
+		return false;
 	if (!each_locked(expr, delete_index, NULL, &names, err))
 		return false;
 	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
@@ -593,7 +611,8 @@ get_index_parts(const char *expr, int parts, SeResponse *r, SeError *err)
 		appendStringInfoString(&r->body, ":{");
 		if (parts & PART_ALIASES)
 		{
-			appendStringInfoString(&r->body, "\"aliases\":{}");
+			appendStringInfoString(&r->body, "\"aliases\":");
+			se_aliases_to_json(im, NULL, &r->body);
 			sep = ",";
 		}
 		if (parts & PART_MAPPINGS)

@@ -727,6 +727,26 @@ h_task_cancel(RestReq *rq, SeResponse *r, SeError *err)
 }
 
 /* _cat/{indices,segments,shards,recovery,thread_pool}[/{index}], _cat/{nodes,master} */
+/*
+ * The aliases API: POST /_aliases, GET|HEAD /_alias[/{name}],
+ * {index}/_alias[/{name}] (GET, HEAD, PUT, POST, DELETE) and _aliases/{name}.
+ */
+static bool
+h_alias(RestReq *rq, SeResponse *r, SeError *err)
+{
+	bool		global = rq->index == NULL;
+	const char *name = rq->nparts > (global ? 1 : 2) ? rq->parts[global ? 1 : 2] : NULL;
+	SeJson	   *body;
+
+	if (global && rq->method == M_POST)
+		return json_body(rq, &body, err) && se_op_update_aliases(body, r, err);
+	if (rq->method == M_GET || rq->method == M_HEAD)
+		return se_op_get_alias(rq->index, name, rq->method == M_HEAD, r, err);
+	if (rq->method == M_DELETE)
+		return se_op_delete_alias(rq->index, name, r, err);
+	return json_body(rq, &body, err) && se_op_put_alias(rq->index, name, body, r, err);
+}
+
 static bool
 h_cat(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -756,6 +776,8 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 					 p.bytes);
 		return false;
 	}
+	if (strcmp(what, "aliases") == 0)
+		return se_op_cat_aliases(rq->nparts > 2 ? rq->parts[2] : NULL, &p, r, err);
 	if (strcmp(what, "indices") == 0)
 		return se_op_cat_indices(rq->index, &p, r, err);
 	if (strcmp(what, "segments") == 0)
@@ -1111,6 +1133,11 @@ static const RestRoute routes[] = {
 	{GET | POST, "/_refresh", .index_op = se_op_refresh},
 	{GET | POST, "/_flush", .index_op = se_op_flush},
 	{POST, "/_forcemerge", h_forcemerge},
+	{GET, "/_cat/aliases", h_cat},
+	{GET | HEAD, "/_alias", h_alias},
+	{POST, "/_aliases", h_alias},
+	{GET | HEAD, "/_alias/{name}", h_alias},
+	{GET, "/_cat/aliases/{name}", h_cat},
 	{POST, "/_reindex", h_by_query},
 	{GET, "/_tasks", h_tasks_list},
 	{GET, "/_cat", h_cat_list},
@@ -1192,6 +1219,9 @@ static const RestRoute routes[] = {
 	{GET | HEAD, "/{index}/_source/{id}", h_doc_get},
 	{GET | POST, "/{index}/_explain/{id}", h_explain},
 	{GET | POST, "/{index}/_validate/query", h_validate_query},
+	{GET | HEAD, "/{index}/_alias", h_alias},
+	{GET | HEAD | PUT | POST | DELETE, "/{index}/_alias/{name}", h_alias},
+	{PUT | POST | DELETE, "/{index}/_aliases/{name}", h_alias},
 };
 
 static int

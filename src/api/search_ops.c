@@ -73,6 +73,18 @@ se_search_resolve_for_read(const char *expr, SeError *err)
 	return res;
 }
 
+/* The same, and body with its aliases' filters, *routing their routing. */
+static List *
+resolve_read_aliased(const char *expr, const SeJson **body, const char **routing,
+					 SeError *err)
+{
+	List	   *indices = se_search_resolve_for_read(expr, err);
+
+	if (!se_error_is_set(err))
+		*body = se_alias_search_body(expr, indices, *body, routing, err);
+	return indices;
+}
+
 /*
  * Snapshots of every shard of the indices (or the routed shard only, or
  * those preference names), each on the copy the preference (NULL: none)
@@ -354,6 +366,7 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	int			nunavailable = 0;
 	int			window = -1;
 	int64		url_timeout_ms = -2;	/* -2: none given */
+	const char *routing;
 	bool		dfs;
 	StringInfoData common;
 	ListCell   *lc;
@@ -366,6 +379,11 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 		return false;
 	/* a point in time names its shards (expr NULL), no index */
 	indices = expr ? se_search_resolve_for_read(expr, err) : NIL;
+	if (se_error_is_set(err))
+		return false;
+	/* through aliases: their filter and search routing (alias_ops.c) */
+	routing = p ? p->routing : NULL;
+	body = se_alias_search_body(expr, indices, body, &routing, err);
 	if (se_error_is_set(err))
 		return false;
 	/* each index's own limit holds (ES checks it per shard): the lowest */
@@ -405,7 +423,7 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (se_search_pit_id(req) != NULL)
 		shards = se_pit_search_shards(req, &nshards, &metas, err);
 	else
-		shards = acquire_all(indices, p ? p->routing : NULL, &pref, &nshards, &metas,
+		shards = acquire_all(indices, routing, &pref, &nshards, &metas,
 							 &nunavailable, err);
 	if (shards == NULL)
 		return false;
@@ -461,17 +479,18 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 	int			nshards = 0;
 	int			nunavailable = 0;
 	int64		c = 0;
+	const char *routing = NULL;
 
 	se_require_started();
 	if (!se_preference_parse(preference, &pref, err))
 		return false;
-	indices = se_search_resolve_for_read(expr, err);
+	indices = resolve_read_aliased(expr, &body, &routing, err);
 	if (se_error_is_set(err))
 		return false;
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
 		return false;
-	shards = acquire_all(indices, NULL, &pref, &nshards, NULL, &nunavailable, err);
+	shards = acquire_all(indices, routing, &pref, &nshards, NULL, &nunavailable, err);
 	if (shards == NULL)
 		return false;
 	/* shards on other nodes count there (here they look empty) */
@@ -727,6 +746,10 @@ se_op_explain(const char *index, const char *id, const char *routing, const char
 	const char *node;
 
 	se_require_started();
+	index = se_alias_single_index(se_state_current(), index, false, &routing, err);
+	if (index == NULL)
+		return false;
+	rv = routing ? routing : id;
 	if (!se_preference_parse(preference, &pref, err) || !se_acl_check(index, SE_ACL_READ, err))
 		return false;
 	im = se_index_for_read(index, err);
@@ -1099,7 +1122,9 @@ se_op_get(const char *index, const char *id, const char *routing, const char *pr
 	se_require_started();
 	if (!se_preference_parse(preference, &pref, err))
 		return false;
-	if (!se_acl_check(index, SE_ACL_READ, err))
+	/* an alias of one index is that index (cluster/alias.c) */
+	index = se_alias_single_index(se_state_current(), index, false, &routing, err);
+	if (index == NULL || !se_acl_check(index, SE_ACL_READ, err))
 		return false;
 	im = se_index_for_read(index, err);
 	if (im == NULL)
@@ -1202,7 +1227,12 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		if (i > 0)
 			appendStringInfoChar(&r->body, ',');
 		se_error_init(&ierr);
-		im = se_acl_check(index, SE_ACL_READ, &ierr) ? se_index_for_read(index, &ierr) : NULL;
+		{
+			const char *ci = se_alias_single_index(se_state_current(), index, false,
+												   &routing, &ierr);
+
+			im = ci && se_acl_check(ci, SE_ACL_READ, &ierr) ? se_index_for_read(ci, &ierr) : NULL;
+		}
 		if (im != NULL)
 			(void) get_one(im, id, routing, &pref, doc_source, false, &r->body, &ierr);
 		if (se_error_is_set(&ierr))

@@ -780,11 +780,30 @@ se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool inclu
 				else if ((include_closed || !im->closed) && !list_member_ptr(result, im))
 					result = lappend(result, im);
 			}
+			/* and the indices of the (visible) aliases it matches */
+			if (strcmp(tok, "_all") != 0)
+			{
+				bool		found;
+
+				result = se_alias_resolve_into(st, pat, true, exclude, result, filter, arg,
+											   &found, err);
+			}
 		}
 		else
 		{
 			SeIndexMeta *im;
+			bool		alias = false;
 
+			/* an alias is its indices, authorized each (alias.c) */
+			if (se_state_find(st, tok) == NULL)
+			{
+				result = se_alias_resolve_into(st, tok, false, exclude, result, filter, arg,
+											   &alias, err);
+				if (se_error_is_set(err))
+					return NIL;
+				if (alias)
+					continue;
+			}
 			/* names are authorized before they are looked up, as in ES */
 			if (!exclude && filter && !filter(tok, true, arg, err))
 				return NIL;
@@ -1031,6 +1050,8 @@ se_state_index_from_json(const SeJson *j, SeError *err)
 	/* cluster mode only: etcd's revision of the index's key, its shards' nodes */
 	v = se_json_get(j, "mod_revision");
 	im->mod_revision = v && v->type == SE_JSON_NUMBER ? v->u.n.i : 0;
+	if (!se_aliases_from_state_json(im, se_json_get(j, "aliases"), err))
+		return NULL;
 	v = se_json_get(j, "routing");
 	if (v && v->type == SE_JSON_ARRAY && v->u.a.count == im->settings.number_of_shards)
 	{
@@ -1158,6 +1179,12 @@ se_state_index_to_json(const SeIndexMeta *im, bool with_revision, StringInfo out
 	settings_to_flat_json(&im->settings, out);
 	appendStringInfoString(out, ",\"mappings\":");
 	appendStringInfoString(out, im->mappings_json);
+	/* only when it has some: an index without aliases keeps its encoding */
+	if (im->naliases > 0)
+	{
+		appendStringInfoString(out, ",\"aliases\":");
+		se_aliases_to_json(im, NULL, out);
+	}
 	if (im->routing)
 	{
 		int			s;
@@ -1797,9 +1824,12 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 	SeIndexMeta *im;
 	const SeJson *settings = NULL;
 	const SeJson *mappings = NULL;
+	const SeJson *aliases = NULL;
 	StringInfoData buf;
 	int			i;
 
+	if (!se_alias_index_name_free(st, a->name, err))
+		return false;
 	if (se_state_find(st, a->name) != NULL)
 	{
 		SeIndexMeta *ex = se_state_find(st, a->name);
@@ -1819,7 +1849,7 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 			else if (strcmp(k, "mappings") == 0)
 				mappings = a->body->u.o.members[i].value;
 			else if (strcmp(k, "aliases") == 0)
-				continue;
+				aliases = a->body->u.o.members[i].value;
 			else
 			{
 				se_error_set(err, 400, "parse_exception",
@@ -1868,6 +1898,9 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 		se_state_allocate_shards(st, im);
 	st->indices = repalloc(st->indices, sizeof(SeIndexMeta *) * (st->nindices + 1));
 	st->indices[st->nindices++] = im;
+	/* after it joined st: the aliases' rules look at every index */
+	if (!se_alias_add_from_body(st, im, aliases, err))
+		return false;
 	strlcpy(a->uuid, im->uuid, sizeof(a->uuid));
 	return true;
 }
@@ -2208,6 +2241,8 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_put_mapping(op->name, op->body, err);
 	if (strcmp(op->op, "cluster_settings") == 0)
 		return se_state_put_cluster_settings(op->body, NULL, err);
+	if (strcmp(op->op, "aliases") == 0)
+		return se_state_update_aliases(op->body, err);
 	if (strcmp(op->op, "reroute") == 0)
 		return se_state_run_reroute(op->body, op->flag, err);
 	if (strstr(op->op, "_template") != NULL)

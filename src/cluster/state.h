@@ -65,6 +65,17 @@ typedef struct SeIndexSettings
 
 /* SeShardState, SeShardCopy, SeShardRouting: cluster/routing.h */
 
+/* An alias of an index (cluster/alias.c) */
+typedef struct SeAlias
+{
+	char	   *name;
+	char	   *filter;			/* a query as JSON text, or NULL */
+	char	   *index_routing;	/* or NULL */
+	char	   *search_routing; /* or NULL; may be a comma list */
+	int			is_write_index; /* -1: not set, 0, 1 */
+	bool		is_hidden;
+} SeAlias;
+
 typedef struct SeIndexMeta
 {
 	char	   *name;
@@ -89,6 +100,9 @@ typedef struct SeIndexMeta
 	char	   *state_json;		/* that file's JSON (a save skips it when equal) */
 	bool		state_stub;		/* only name, uuid and state_gen read: a save
 								 * keeps its file as it is */
+	/* aliases, sorted by name; a mutation replaces the array (copies share it) */
+	int			naliases;
+	SeAlias    *aliases;
 } SeIndexMeta;
 
 typedef struct SeClusterState
@@ -225,6 +239,32 @@ extern bool se_state_allocation_explain(const char *index, int shard, bool prima
 extern void se_shard_state_register(void);
 extern void se_shard_state_register_actions(void);
 PGDLLEXPORT void se_shard_state_main(Datum arg);
+
+/* in alias.c: index aliases (index metadata) */
+extern bool se_alias_name_valid(const char *name, SeError *err);
+extern const SeAlias *se_alias_on(const SeIndexMeta *im, const char *name);
+extern void se_alias_to_json(const SeAlias *a, StringInfo out);
+extern void se_aliases_to_json(const SeIndexMeta *im, const char *pattern, StringInfo out);
+extern bool se_alias_pattern_match(const char *patterns, const char *name);
+extern bool se_aliases_from_state_json(SeIndexMeta *im, const SeJson *obj, SeError *err);
+extern List *se_alias_indices(const SeClusterState *st, const char *name);
+extern bool se_alias_exists(const SeClusterState *st, const char *name);
+/* the create body's (or a template's) "aliases" on new index im, in the create mutation */
+extern bool se_alias_add_from_body(SeClusterState *st, SeIndexMeta *im,
+								   const SeJson *aliases, SeError *err);
+extern bool se_alias_index_name_free(const SeClusterState *st, const char *name,
+									 SeError *err);
+extern bool se_alias_refused_as_index(const SeClusterState *st, const char *expr,
+									  SeError *err);
+/* concrete actions [{"add"|"remove"|"remove_index":{..}}], atomically */
+extern bool se_state_update_aliases(const SeJson *actions, SeError *err);
+extern const char *se_alias_single_index(const SeClusterState *st, const char *name,
+										 bool write, const char **routing, SeError *err);
+extern List *se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
+								   bool exclude, List *result, SeIndexFilter filter,
+								   void *arg, bool *found, SeError *err);
+extern void se_alias_search_extras(const SeClusterState *st, const char *expr,
+								   const SeIndexMeta *im, char **filter, char **routing);
 
 /* Random ES-style uuid (base64url of 16 random bytes, 22 chars). */
 extern void se_make_uuid(char out[SE_UUID_LEN + 1]);

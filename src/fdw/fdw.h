@@ -285,6 +285,8 @@ typedef struct SeEngineIndex
 	int			max_result_window;
 } SeEngineIndex;
 
+/* the index an index option names: itself, or an alias's one index */
+extern const char *se_engine_concrete_index(const char *index);
 extern bool se_engine_open(const char *index, SeEngineIndex *ei, bool missing_ok);
 /*
  * Index privileges: scans need read, writes write (ERROR 42501, ES 403),

@@ -38,6 +38,33 @@ raise_if(SeError *err)
 }
 
 /*
+ * The index option may name an alias of one index (its writes go through
+ * the bulk path, which takes an alias's write index): that index.  An
+ * alias with a filter is refused, the table would show what it hides.
+ */
+const char *
+se_engine_concrete_index(const char *index)
+{
+	const SeClusterState *st = se_state_current();
+	const char *ci;
+	SeError		err;
+	List	   *l;
+
+	se_error_init(&err);
+	ci = se_alias_single_index(st, index, false, NULL, &err);
+	if (ci == NULL)
+		se_raise(&err);
+	if (strcmp(ci, index) != 0 && (l = se_alias_indices(st, index)) != NIL &&
+		se_alias_on(linitial(l), index)->filter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index option \"%s\" names an alias with a filter", index),
+				 errdetail("illegal_argument_exception"),
+				 errhint("Name the index, or an alias without a filter.")));
+	return ci;
+}
+
+/*
  * Resolve an index for reading.  Missing index: false when missing_ok,
  * else ERROR (index_not_found_exception in the detail).
  */
@@ -50,7 +77,7 @@ se_engine_open(const char *index, SeEngineIndex *ei, bool missing_ok)
 	se_require_started();
 	se_error_init(&err);
 	memset(ei, 0, sizeof(*ei));
-	im = se_index_for_read(index, &err);
+	im = se_index_for_read(se_engine_concrete_index(index), &err);
 	if (im == NULL)
 	{
 		if (missing_ok && err.status == 404)
@@ -76,14 +103,14 @@ se_engine_authorize(const char *index, SeAclAction action, EState *estate, Index
 	if (!OidIsValid(role))
 		role = GetUserId();
 	se_error_init(&err);
-	if (!se_acl_role_check(role, index, action, &err))
+	if (!se_acl_role_check(role, se_engine_concrete_index(index), action, &err))
 		se_raise(&err);
 }
 
 bool
 se_engine_readable(const char *index)
 {
-	return se_acl_allowed(index, SE_ACL_READ);
+	return se_acl_allowed(se_engine_concrete_index(index), SE_ACL_READ);
 }
 
 /*

@@ -1537,6 +1537,23 @@ build_exists(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return w;
 }
 
+/*
+ * term(s) on _index: every document of the shard when one value names its
+ * index, else none (constant score, as ES's index field); alias filters
+ * that differ per index are written with it (api/alias_ops.c).
+ */
+static SeWeight *
+index_name_weight(BuildCtx *c, const SeJson *const *values, int n, float boost, bool scoring)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (values[i]->type == SE_JSON_STRING && c->shard->index &&
+			strcmp(values[i]->u.s.str, c->shard->index) == 0)
+			return all_weight(boost, scoring);
+	return none_weight();
+}
+
 static SeWeight *
 build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
@@ -1555,6 +1572,8 @@ build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	}
 	if (strcmp(q->field, SE_ID_FIELD) == 0)
 		return ids_weight(c, q->values, q->nvalues, boost, scoring);
+	if (strcmp(q->field, "_index") == 0)
+		return index_name_weight(c, q->values, q->nvalues, boost, scoring);
 	f = find_field(c, q->field);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
 		return none_weight();
@@ -1590,6 +1609,8 @@ build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 
 	if (strcmp(q->field, SE_ID_FIELD) == 0)
 		return ids_weight(c, &q->value, 1, boost, scoring);
+	if (strcmp(q->field, "_index") == 0)
+		return index_name_weight(c, &q->value, 1, boost, scoring);
 	f = find_field(c, q->field);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();

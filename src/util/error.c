@@ -64,6 +64,8 @@ se_error_sqlstate(const char *type)
 		{"resource_not_found_exception", ERRCODE_UNDEFINED_OBJECT},
 		{"document_missing_exception", ERRCODE_NO_DATA_FOUND},
 		{"invalid_index_name_exception", ERRCODE_INVALID_NAME},
+		{"invalid_alias_name_exception", ERRCODE_INVALID_NAME},
+		{"aliases_not_found_exception", ERRCODE_UNDEFINED_OBJECT},
 		{"resource_already_exists_exception", ERRCODE_DUPLICATE_OBJECT},
 		{"parsing_exception", ERRCODE_SYNTAX_ERROR},
 		{"x_content_parse_exception", ERRCODE_SYNTAX_ERROR},
