@@ -80,6 +80,17 @@ SELECT body->'tplogs-2026.12.02'->'settings'->'index'->>'number_of_shards' AS sh
 SELECT body->'hits'->'total'->'value' AS hits
   FROM search_engine.request('POST', '/tplogs-2026.12.02/_search', '{"query":{"term":{"host":"h1"}}}');
 
+-- the template's alias reached both indices (the create body's aliases, H5's path)
+SELECT status, (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(body) k) AS indices
+  FROM search_engine.request('GET', '/_alias/tplogs-all');
+-- the request's own alias of the same name wins over the template's
+SELECT status FROM search_engine.request('PUT', '/tplogs-own', '{"settings":{"number_of_shards":1},"aliases":{"tplogs-all":{"routing":"7"}}}');
+SELECT body->'tplogs-own'->'aliases' AS aliases FROM search_engine.request('GET', '/tplogs-own');
+-- an alias filter that does not parse is refused when the template is put
+SELECT status, body->'error'->>'type' AS type
+  FROM search_engine.request('PUT', '/_index_template/tp-badalias',
+    '{"index_patterns":["tpba-*"],"template":{"aliases":{"a1":{"filter":{"nosuchquery":{}}}}}}');
+
 -- legacy templates: merged lowest order first, only when no composable one matches
 SELECT status FROM search_engine.request('PUT', '/_template/tp-leg1',
   '{"index_patterns":["tpother-*","tpleg-*"],"order":0,"settings":{"number_of_shards":1,"refresh_interval":"2s"},"mappings":{"properties":{"a":{"type":"keyword"}}}}');
@@ -114,7 +125,7 @@ RESET ROLE;
 DROP ROLE tp_user;
 
 -- clean up: a template before the components it uses; wildcards delete several
-SELECT status FROM search_engine.request('DELETE', '/tplogs-explicit,tplogs-2026.12.02,tpleg-a,tpother-1');
+SELECT status FROM search_engine.request('DELETE', '/tplogs-explicit,tplogs-2026.12.02,tplogs-own,tpleg-a,tpother-1');
 SELECT status, body FROM search_engine.request('DELETE', '/_index_template/tp-logs,tp-low');
 SELECT status, body FROM search_engine.request('DELETE', '/_component_template/tp-*');
 SELECT status, body FROM search_engine.request('DELETE', '/_template/tp-leg*');

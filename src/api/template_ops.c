@@ -38,8 +38,12 @@ bool
 se_op_template_put(SeTemplateKind kind, const char *name, const SeJson *body, bool create,
 				   SeResponse *r, SeError *err)
 {
+	const SeJson *sec = kind == SE_TEMPLATE_LEGACY ? body : se_json_get(body, "template");
+
 	se_require_started();
+	/* an alias filter is refused when the template is put, as a create would */
 	if (!se_acl_cluster_manage_check(put_actions[kind], err) ||
+		!se_alias_body_filters_valid(se_json_get(sec, "aliases"), err) ||
 		!se_state_put_template(kind, name, body, create, err))
 		return false;
 	acknowledged(r);
