@@ -113,6 +113,8 @@ SELECT body->'tpother-1'->'settings'->'index'->>'refresh_interval' AS refresh,
 -- _cat/templates: composable ones (priority in the order column) and legacy ones
 SELECT body FROM search_engine.request('GET', '/_cat/templates/tp*?v&s=name');
 SELECT jsonb_pretty(body) FROM search_engine.request('GET', '/_cat/templates/tp-l*?format=json');
+-- and in SQL, the templates view
+SELECT * FROM search_engine.templates WHERE name LIKE 'tp%' ORDER BY name;
 
 -- managing templates needs the cluster privilege; reading them does not
 CREATE ROLE tp_user IN ROLE search_engine_user;

@@ -1194,23 +1194,20 @@ se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
 /*
  * _cat/templates[/{name}]: composable and legacy templates, as ES lists
  * them (patterns and components as [a, b]; a composable one's priority in
- * the order column).
+ * the order column; no version, or a legacy one's components: null).
  */
-bool
-se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r, SeError *err)
+static void
+collect_templates(CatTable *t, const char *name)
 {
 	static const char *cols[] = {"name", "index_patterns", "order", "version", "composed_of"};
 	static const SeTemplateKind kinds[] = {SE_TEMPLATE_INDEX, SE_TEMPLATE_LEGACY};
-	CatTable	t = {.bytes_unit = p->bytes};
-	const SeClusterState *st;
+	const SeClusterState *st = se_state_current();
 	int			k,
 				i,
 				j;
 
-	se_require_started();
-	st = se_state_current();
-	t.ncols = lengthof(cols);
-	t.cols = cols;
+	t->ncols = lengthof(cols);
+	t->cols = cols;
 	for (k = 0; k < lengthof(kinds); k++)
 	{
 		const SeJson *all = se_templates_of(st, kinds[k]);
@@ -1236,16 +1233,41 @@ se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r, SeErr
 				for (j = 0; v && j < v->u.a.count; j++)
 					appendStringInfo(&s, "%s%s", j ? ", " : "", v->u.a.items[j]->u.s.str);
 				appendStringInfoChar(&s, ']');
-				row[l == 0 ? 1 : 4] = kinds[k] == SE_TEMPLATE_LEGACY && l == 1 ? "" : s.data;
+				row[l == 0 ? 1 : 4] = kinds[k] == SE_TEMPLATE_LEGACY && l == 1 ? NULL : s.data;
 			}
 			v = se_json_get(tm, kinds[k] == SE_TEMPLATE_LEGACY ? "order" : "priority");
 			row[2] = v ? pnstrdup(v->u.n.text, v->u.n.len) : "0";
 			v = se_json_get(tm, "version");
-			row[3] = v ? pnstrdup(v->u.n.text, v->u.n.len) : "";
-			t.rows = lappend(t.rows, row);
+			row[3] = v ? pnstrdup(v->u.n.text, v->u.n.len) : NULL;
+			t->rows = lappend(t->rows, row);
 		}
 	}
+}
+
+bool
+se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	CatTable	t = {.bytes_unit = p->bytes};
+
+	se_require_started();
+	collect_templates(&t, name);
 	return cat_format(&t, p, r, err);
+}
+
+static void table_to_srf(FunctionCallInfo fcinfo, const CatTable *t, const int *numeric_cols);
+
+/* The templates view: _cat/templates in SQL */
+PG_FUNCTION_INFO_V1(se_sql_cat_templates);
+Datum
+se_sql_cat_templates(PG_FUNCTION_ARGS)
+{
+	CatTable	t = {0};
+	static const int numeric[] = {0, 0, 1, 1, 0};
+
+	se_require_started();
+	collect_templates(&t, NULL);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
 }
 
 /* row[0..1]: now as _cat's epoch (seconds) and timestamp (HH:MM:SS, UTC) */
