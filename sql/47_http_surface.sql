@@ -60,5 +60,11 @@ SELECT (SELECT n.value->'indices'->'docs' FROM search_engine.request('GET', '/_n
        (SELECT (n.value->'indices'->'indexing'->>'index_total')::int >= 2
           FROM search_engine.request('GET', '/_nodes/stats') r, jsonb_each(r.body->'nodes') n) AS indexed;
 
+-- a metric list keeps those sections (ES's "breaker" answers "breakers")
+SELECT status, (SELECT array_agg(k ORDER BY k) FROM jsonb_each(r.body->'nodes') n, jsonb_object_keys(n.value) k) AS keys
+  FROM search_engine.request('GET', '/_nodes/_local/stats/jvm,breaker,http') r;
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('GET', '/_nodes/stats/jvm,nonsense');
+
 SELECT status FROM search_engine.request('DELETE', '/hs1');
 SELECT status FROM search_engine.request('DELETE', '/_component_template/hs-c');

@@ -418,7 +418,8 @@ extern void se_stats_register_actions(void);
 
 /* in nodes.c */
 extern void se_nodes_register_actions(void);
-extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
+extern bool se_op_nodes_stats(const char *nodes, const char *metrics, int timeout_ms,
+							  SeResponse *r, SeError *err);
 extern bool se_op_nodes_info(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
 
 /* The Elasticsearch release this server answers as (GET /, _nodes) */

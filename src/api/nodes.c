@@ -344,9 +344,61 @@ nodes_header(const SeClusterView *v, const SeTransportCall *calls, StringInfo ou
 	appendStringInfoString(out, ",\"nodes\":{");
 }
 
-/* GET /_nodes/stats, /_nodes/{node_id}/stats: thread pools per node. */
+/*
+ * Whether metrics (ES's comma list of _nodes/stats metrics, NULL or _all:
+ * every one) has metric; an unknown name is ES's 400.  ES's metrics this
+ * server has no figures for (transport, http, ingest ...) are accepted and
+ * answer nothing.
+ */
+static bool
+metric_wanted(const char *metrics, const char *metric)
+{
+	char	   *list,
+			   *tok,
+			   *save;
+
+	if (metrics == NULL)
+		return true;
+	list = pstrdup(metrics);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, "_all") == 0 || strcmp(tok, metric) == 0)
+			return true;
+	return false;
+}
+
+static bool
+metrics_valid(const char *metrics, SeError *err)
+{
+	static const char *const known[] = {"_all", "indices", "os", "process", "jvm",
+		"thread_pool", "fs", "transport", "http", "breaker", "breakers", "script",
+		"discovery", "ingest", "adaptive_selection", "script_cache", "indexing_pressure",
+	"repositories", "allocations", NULL};
+	char	   *list,
+			   *tok,
+			   *save;
+	int			k;
+
+	if (metrics == NULL)
+		return true;
+	list = pstrdup(metrics);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		for (k = 0; known[k] && strcmp(known[k], tok) != 0; k++)
+			;
+		if (known[k] == NULL)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "request [/_nodes/stats/%s] contains unrecognized metric: [%s]", metrics, tok);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* GET /_nodes/stats[/{metric}], /_nodes/{node_id}/stats[/{metric}]. */
 bool
-se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
+se_op_nodes_stats(const char *nodes, const char *metrics, int timeout_ms, SeResponse *r,
+				  SeError *err)
 {
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	SeClusterView *all = palloc(sizeof(SeClusterView));	/* ids of the peers */
@@ -358,6 +410,11 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 	static const char *const sections[] = {"indices", "fs", "os", "process", "jvm", "breakers"};
 
 	se_require_started();
+	if (!metrics_valid(metrics, err))
+		return false;
+	/* ES's path says "breaker", its answer "breakers" */
+	if (metrics && metric_wanted(metrics, "breaker"))
+		metrics = psprintf("%s,breakers", metrics);
 	se_cluster_view(v);
 	se_cluster_view(all);
 	select_nodes(v, nodes);
@@ -380,17 +437,25 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 		node_address_json(m, &r->body);
 		appendStringInfoString(&r->body, ",\"roles\":");
 		se_node_roles_json(m->roles, &r->body);
-		appendStringInfoString(&r->body, ",\"thread_pool\":");
-		se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
+		if (metric_wanted(metrics, "thread_pool"))
+		{
+			appendStringInfoString(&r->body, ",\"thread_pool\":");
+			se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
+		}
 		for (sec_no = 0; sec_no < lengthof(sections); sec_no++)
 		{
 			const SeJson *sec = se_json_get(stats[i], sections[sec_no]);
 
 			/* a node of an older build answers without them */
-			if (sec == NULL)
+			if (sec == NULL || !metric_wanted(metrics, sections[sec_no]))
 				continue;
 			appendStringInfo(&r->body, ",\"%s\":", sections[sec_no]);
 			se_json_write(&r->body, sec);
+		}
+		if (!metric_wanted(metrics, "adaptive_selection"))
+		{
+			appendStringInfoChar(&r->body, '}');
+			continue;
 		}
 		appendStringInfoString(&r->body, ",\"adaptive_selection\":{");
 		{

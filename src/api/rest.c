@@ -849,15 +849,17 @@ h_cluster_state(RestReq *rq, SeResponse *r, SeError *err)
 								  rq->nparts > 3 ? rq->parts[3] : NULL, r, err);
 }
 
-/* _nodes/stats, _nodes/{node_id}/stats[/{metric}] (every metric is thread_pool) */
+/* _nodes/stats[/{metric}], _nodes/{node_id}/stats[/{metric}] */
 static bool
 h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *nodes = strcmp(rq->parts[1], "stats") == 0 ? NULL : rq->parts[1];
+	bool		all_nodes = strcmp(rq->parts[1], "stats") == 0;
+	const char *nodes = all_nodes ? NULL : rq->parts[1];
+	int			at = all_nodes ? 2 : 3;
 	int			timeout;
 
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
-		se_op_nodes_stats(nodes, timeout, r, err);
+		se_op_nodes_stats(nodes, rq->nparts > at ? rq->parts[at] : NULL, timeout, r, err);
 }
 
 /* _nodes, _nodes/{node_id}: what each node is */
