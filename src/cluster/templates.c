@@ -244,6 +244,7 @@ typedef struct Failures
 	int			n;
 } Failures;
 
+/* one more "N: why;" of ES's validation message (fmt: one %s for arg, or none) */
 static void
 fail(Failures *f, const char *fmt, const char *arg)
 {
@@ -262,19 +263,19 @@ check_name_and_patterns(const char *name, const SeJson *patterns, Failures *f)
 	int			i;
 
 	if (strchr(name, ' '))
-		fail(f, "name must not contain a space%s", "");
+		fail(f, "name must not contain a space", NULL);
 	if (strchr(name, ','))
-		fail(f, "name must not contain a ','%s", "");
+		fail(f, "name must not contain a ','", NULL);
 	if (strchr(name, '#'))
-		fail(f, "name must not contain a '#'%s", "");
+		fail(f, "name must not contain a '#'", NULL);
 	if (strchr(name, '*'))
-		fail(f, "name must not contain a '*'%s", "");
+		fail(f, "name must not contain a '*'", NULL);
 	if (name[0] == '_')
-		fail(f, "name must not start with '_'%s", "");
+		fail(f, "name must not start with '_'", NULL);
 	for (p = name; *p; p++)
 		if (*p >= 'A' && *p <= 'Z')
 		{
-			fail(f, "name must be lower cased%s", "");
+			fail(f, "name must be lower cased", NULL);
 			break;
 		}
 	for (i = 0; patterns && i < patterns->u.a.count; i++)
@@ -388,6 +389,23 @@ section_normalize(const char *what, const SeJson *sec, StringInfo out, SeError *
 	return true;
 }
 
+/*
+ * "template":{..} of a composable or component template, normalized, after
+ * a comma when out already holds members (not right after its '{').
+ */
+static bool
+template_section(const char *what, const SeJson *sec, StringInfo out, SeError *err)
+{
+	StringInfoData members;
+
+	initStringInfo(&members);
+	if (!section_normalize(what, sec, &members, err))
+		return false;
+	appendStringInfo(out, "%s\"template\":{%s}", out->data[out->len - 1] == '{' ? "" : ",",
+					 members.len > 0 ? members.data + 1 : "");
+	return true;
+}
+
 static bool
 check_keys(const SeJson *body, const char *what, const char *const *known, SeError *err)
 {
@@ -488,18 +506,14 @@ normalize(SeTemplateKind kind, const char *name, const SeJson *body, SeError *er
 		if (!int_member(body, "priority", &present, &v, err))
 			return NULL;
 		if (present && v < 0)
-			fail(&f, "index template priority must be >= 0%s", "");
+			fail(&f, "index template priority must be >= 0", NULL);
 		if (invalid(name, &f, err))
 			return NULL;
 		appendStringInfoString(&out, "{\"index_patterns\":");
 		se_json_write(&out, patterns);
-		if ((x = se_json_get(body, "template")) != NULL && x->type == SE_JSON_OBJECT)
-		{
-			appendStringInfoString(&out, ",\"template\":{\"_\":0");
-			if (!section_normalize("index_template", x, &out, err))
-				return NULL;
-			appendStringInfoChar(&out, '}');
-		}
+		if ((x = se_json_get(body, "template")) != NULL && x->type == SE_JSON_OBJECT &&
+			!template_section("index_template", x, &out, err))
+			return NULL;
 		if ((x = se_json_get(body, "composed_of")) != NULL && x->type != SE_JSON_NULL)
 		{
 			int			i;
@@ -537,10 +551,9 @@ normalize(SeTemplateKind kind, const char *name, const SeJson *body, SeError *er
 			se_error_set(err, 400, "illegal_argument_exception", "Required [template]");
 			return NULL;
 		}
-		appendStringInfoString(&out, "{\"template\":{\"_\":0");
-		if (!section_normalize("component_template", x, &out, err))
+		appendStringInfoChar(&out, '{');
+		if (!template_section("component_template", x, &out, err))
 			return NULL;
-		appendStringInfoChar(&out, '}');
 	}
 	else
 	{
@@ -573,15 +586,7 @@ normalize(SeTemplateKind kind, const char *name, const SeJson *body, SeError *er
 		se_json_write(&out, x);
 	}
 	appendStringInfoChar(&out, '}');
-	{
-		SeJson	   *t = parse_text(out.data, err);
-		SeJson	   *sec = t ? se_json_get(t, "template") : NULL;
-
-		/* the "_" placeholder only kept the section's members comma-led */
-		if (sec)
-			t = obj_with(t, "template", obj_with(sec, "_", NULL));
-		return t;
-	}
+	return parse_text(out.data, err);
 }
 
 /* ---------- the templates of a state ---------- */

@@ -22,6 +22,8 @@ $node->safe_psql('postgres', q{SELECT search_engine.create_index('m', '{"setting
 # one bulk over 8 shards: 3 admitted, 5 rejected
 my $bulk = join('\n', map { qq({"index": {"_id": "$_"}}\\n{"n": $_}) } 1 .. 400);
 $node->safe_psql('postgres', "SELECT search_engine.bulk(E'$bulk\\n', 'm')");
+# published before the scrape, so the indices figures hold still
+$node->safe_psql('postgres', "SELECT search_engine.refresh('m')");
 
 my $mport = PostgreSQL::Test::Cluster::get_free_port();
 my ($out, $err) = ('', '');
