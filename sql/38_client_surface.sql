@@ -91,7 +91,7 @@ SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=inde
 SELECT status, body FROM search_engine.request('GET', '/_cat/indices/cs-*?h=index,docs.count&s=docs.count,index:desc&format=json');
 SELECT status, body->'error' AS error FROM search_engine.request('GET', '/_cat/indices?s=nope');
 SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?bytes=furlongs');
-SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?format=yaml');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?format=cbor');
 
 -- curator 5.8: all indices' settings (with creation_date), the metadata
 -- of named ones, their stats, and a deletion of several by name

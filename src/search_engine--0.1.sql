@@ -233,6 +233,15 @@ CREATE VIEW aliases AS SELECT * FROM _cat_aliases();
 GRANT EXECUTE ON FUNCTION _cat_aliases() TO search_engine_user;
 GRANT SELECT ON aliases TO search_engine_user;
 
+-- _cat/templates: composable (order = priority) and legacy index templates
+CREATE FUNCTION _cat_templates(OUT name text, OUT index_patterns text, OUT "order" bigint,
+                               OUT version bigint, OUT composed_of text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_templates' LANGUAGE C VOLATILE;
+CREATE VIEW templates AS SELECT * FROM _cat_templates();
+-- (granted here: PUBLIC's revoke below leaves search_engine_user's grants)
+GRANT EXECUTE ON FUNCTION _cat_templates() TO search_engine_user;
+GRANT SELECT ON templates TO search_engine_user;
+
 CREATE FUNCTION _cat_thread_pool(OUT node_name text, OUT name text, OUT threads int,
                                  OUT active int, OUT queue int, OUT queue_size int,
                                  OUT rejected bigint, OUT completed bigint)

@@ -20,6 +20,7 @@
 #include "utils/jsonb.h"
 
 #include "cluster/state.h"
+#include "cluster/templates.h"
 #include "util/json.h"
 
 typedef struct SeResponse
@@ -27,6 +28,7 @@ typedef struct SeResponse
 	int			status;
 	StringInfoData body;		/* JSON (or text for _cat without format) */
 	bool		is_text;		/* body is plain text, not JSON */
+	bool		is_yaml;		/* ... and that text is YAML (?format=yaml) */
 	Jsonb	   *jsonb;			/* or the body built as jsonb directly */
 	char	   *allow;			/* ES's Allow header (405, OPTIONS), or NULL */
 } SeResponse;
@@ -48,6 +50,8 @@ extern void se_error_from_edata(const ErrorData *edata, SeError *err);
 
 extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
+/* in yaml.c: ?format=yaml, the finished JSON body rewritten */
+extern bool se_response_to_yaml(SeResponse *r);
 extern SeJson *se_json_from_jsonb_arg(FunctionCallInfo fcinfo, int argno, SeError *err);
 extern bool se_parse_refresh(const char *s, SeRefresh *out, SeError *err);
 extern bool se_parse_health_status(const char *s, const char **out, SeError *err);
@@ -344,6 +348,7 @@ typedef struct SeCatParams
 	bool		full_id;
 	const char *bytes;			/* ?bytes= unit, NULL = human-readable */
 	const char *s;				/* ?s= sort keys, NULL = the table's order */
+	bool		help;			/* ?help: the columns, not the rows */
 } SeCatParams;
 extern bool se_op_cat_aliases(const char *name, const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_cat_bytes_unit_valid(const char *unit);
@@ -357,6 +362,17 @@ extern bool se_op_cat_recovery(const char *expr, const SeCatParams *p, SeRespons
 extern bool se_op_cat_allocation(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err);
 extern bool se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err);
+extern bool se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r,
+								SeError *err);
+
+/* in template_ops.c: _index_template, _component_template, _template */
+extern bool se_op_template_put(SeTemplateKind kind, const char *name, const SeJson *body,
+							   bool create, SeResponse *r, SeError *err);
+extern bool se_op_template_delete(SeTemplateKind kind, const char *name, SeResponse *r,
+								  SeError *err);
+extern bool se_op_template_get(SeTemplateKind kind, const char *name, SeResponse *r,
+							   SeError *err);
+extern bool se_op_simulate_index(const char *index, SeResponse *r, SeError *err);
 
 /* in cluster_ops.c */
 extern void se_node_attributes_json(const char *attrs, StringInfo out);
@@ -390,13 +406,21 @@ extern bool se_shard_copy_view(const SeIndexMeta *im, int s, const char *node, L
 							   SeShardView *out);
 
 /* in stats.c */
+extern void se_stats_node_indices_json(StringInfo out);
+
+/* in node_process.c: _nodes/stats process, jvm, breakers, os.cpu.percent */
+extern void se_node_process_json(StringInfo out);
+extern void se_node_jvm_json(StringInfo out);
+extern void se_node_breakers_json(StringInfo out);
+extern int	se_os_cpu_percent(void);
 extern bool se_op_stats(const char *expr, const char *metric, const char *level, SeResponse *r,
 						SeError *err);
 extern void se_stats_register_actions(void);
 
 /* in nodes.c */
 extern void se_nodes_register_actions(void);
-extern bool se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
+extern bool se_op_nodes_stats(const char *nodes, const char *metrics, int timeout_ms,
+							  SeResponse *r, SeError *err);
 extern bool se_op_nodes_info(const char *nodes, int timeout_ms, SeResponse *r, SeError *err);
 
 /* The Elasticsearch release this server answers as (GET /, _nodes) */

@@ -977,6 +977,62 @@ cat_sort(CatTable *t, const char *s, SeError *err)
 	return true;
 }
 
+/* What a column holds, for ?help (ES's descriptions; none for the rest). */
+static const char *
+cat_column_help(const char *col)
+{
+	static const char *const help[][2] = {
+		{"health", "current health status"}, {"status", "open/close status"},
+		{"index", "index name"}, {"uuid", "index uuid"}, {"pri", "number of primary shards"},
+		{"rep", "number of replica shards"}, {"docs.count", "available docs"},
+		{"docs.deleted", "deleted docs"}, {"store.size", "store size of primaries & replicas"},
+		{"pri.store.size", "store size of primaries"}, {"node_name", "node name"},
+		{"name", "name"}, {"threads", "number of threads"}, {"active", "number of active threads"},
+		{"queue", "number of tasks currently in queue"}, {"queue_size", "maximum number of tasks permitted in queue"},
+		{"rejected", "number of rejected tasks"}, {"completed", "number of completed tasks"},
+		{"shard", "shard name"}, {"prirep", "primary or replica"}, {"ip", "ip address"},
+		{"segment", "segment name"}, {"generation", "segment generation"},
+		{"size", "segment size in bytes"}, {"committed", "is segment committed"},
+		{"searchable", "is segment searched"}, {"version", "version"},
+		{"compound", "is segment compound"}, {"state", "shard state"}, {"docs", "number of docs in shard"},
+		{"store", "store size of shard (how much disk it uses)"}, {"node", "name of node where it lives"},
+		{"shards", "number of shards on node"}, {"disk.indices", "disk used by ES indices"},
+		{"disk.used", "disk used (total, not just ES)"}, {"disk.avail", "disk available"},
+		{"disk.total", "total capacity of all volumes"}, {"disk.percent", "percent disk used"},
+		{"host", "host name"}, {"node.role", "node roles"}, {"id", "node id"},
+		{"disk.used_percent", "used disk ratio"}, {"master", "*:current master"},
+		{"epoch", "seconds since 1970-01-01 00:00:00"}, {"timestamp", "time in HH:MM:SS"},
+		{"cluster", "cluster name"}, {"node.total", "total number of nodes"},
+		{"node.data", "number of nodes that can store data"}, {"relo", "number of relocating nodes"},
+		{"init", "number of initializing nodes"}, {"unassign", "number of unassigned shards"},
+		{"pending_tasks", "number of pending tasks"}, {"max_task_wait_time", "wait time of longest task pending"},
+		{"active_shards_percent", "active number of shards in percent"}, {"count", "the document count"},
+		{"index_patterns", "template index patterns"}, {"order", "template application order/priority number"},
+		{"composed_of", "component templates comprising index template"},
+		{"type", "recovery type"}, {"stage", "recovery stage"}, {"time", "recovery time"},
+	};
+	int			i;
+
+	for (i = 0; i < lengthof(help); i++)
+		if (strcmp(help[i][0], col) == 0)
+			return help[i][1];
+	return "";
+}
+
+/* ?help: every column, one a line, as ES's "name | aliases | description" */
+static void
+cat_help(const CatTable *t, SeResponse *r)
+{
+	int			w = 0,
+				i;
+
+	for (i = 0; i < t->ncols; i++)
+		w = Max(w, (int) strlen(t->cols[i]));
+	for (i = 0; i < t->ncols; i++)
+		appendStringInfo(&r->body, "%-*s | | %s\n", w, t->cols[i], cat_column_help(t->cols[i]));
+	r->is_text = true;
+}
+
 /* ES _cat output: aligned text (header with v) or a JSON array of objects. */
 static bool
 cat_format(CatTable *t, const SeCatParams *p, SeResponse *r, SeError *err)
@@ -986,6 +1042,11 @@ cat_format(CatTable *t, const SeCatParams *p, SeResponse *r, SeError *err)
 	ListCell   *lc;
 	int			i;
 
+	if (p->help)
+	{
+		cat_help(t, r);
+		return true;
+	}
 	if (!cat_sort(t, p->s, err))
 		return false;
 	cat_select(t, p->h);
@@ -1128,6 +1189,85 @@ se_op_cat_master(const SeCatParams *p, SeResponse *r, SeError *err)
 	if (!collect_master(&t, v, err))
 		return false;
 	return cat_format(&t, p, r, err);
+}
+
+/*
+ * _cat/templates[/{name}]: composable and legacy templates, as ES lists
+ * them (patterns and components as [a, b]; a composable one's priority in
+ * the order column; no version, or a legacy one's components: null).
+ */
+static void
+collect_templates(CatTable *t, const char *name)
+{
+	static const char *cols[] = {"name", "index_patterns", "order", "version", "composed_of"};
+	static const SeTemplateKind kinds[] = {SE_TEMPLATE_INDEX, SE_TEMPLATE_LEGACY};
+	const SeClusterState *st = se_state_current();
+	int			k,
+				i,
+				j;
+
+	t->ncols = lengthof(cols);
+	t->cols = cols;
+	for (k = 0; k < lengthof(kinds); k++)
+	{
+		const SeJson *all = se_templates_of(st, kinds[k]);
+
+		for (i = 0; i < all->u.o.count; i++)
+		{
+			const SeJson *tm = all->u.o.members[i].value;
+			const char *lists[] = {"index_patterns", "composed_of"};
+			char	  **row = palloc0(sizeof(char *) * lengthof(cols));
+			const SeJson *v;
+			int			l;
+
+			if (name && !se_wildcard_match(name, all->u.o.members[i].key))
+				continue;
+			row[0] = pstrdup(all->u.o.members[i].key);
+			for (l = 0; l < 2; l++)
+			{
+				StringInfoData s;
+
+				initStringInfo(&s);
+				appendStringInfoChar(&s, '[');
+				v = se_json_get(tm, lists[l]);
+				for (j = 0; v && j < v->u.a.count; j++)
+					appendStringInfo(&s, "%s%s", j ? ", " : "", v->u.a.items[j]->u.s.str);
+				appendStringInfoChar(&s, ']');
+				row[l == 0 ? 1 : 4] = kinds[k] == SE_TEMPLATE_LEGACY && l == 1 ? NULL : s.data;
+			}
+			v = se_json_get(tm, kinds[k] == SE_TEMPLATE_LEGACY ? "order" : "priority");
+			row[2] = v ? pnstrdup(v->u.n.text, v->u.n.len) : "0";
+			v = se_json_get(tm, "version");
+			row[3] = v ? pnstrdup(v->u.n.text, v->u.n.len) : NULL;
+			t->rows = lappend(t->rows, row);
+		}
+	}
+}
+
+bool
+se_op_cat_templates(const char *name, const SeCatParams *p, SeResponse *r, SeError *err)
+{
+	CatTable	t = {.bytes_unit = p->bytes};
+
+	se_require_started();
+	collect_templates(&t, name);
+	return cat_format(&t, p, r, err);
+}
+
+static void table_to_srf(FunctionCallInfo fcinfo, const CatTable *t, const int *numeric_cols);
+
+/* The templates view: _cat/templates in SQL */
+PG_FUNCTION_INFO_V1(se_sql_cat_templates);
+Datum
+se_sql_cat_templates(PG_FUNCTION_ARGS)
+{
+	CatTable	t = {0};
+	static const int numeric[] = {0, 0, 1, 1, 0};
+
+	se_require_started();
+	collect_templates(&t, NULL);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
 }
 
 /* row[0..1]: now as _cat's epoch (seconds) and timestamp (HH:MM:SS, UTC) */

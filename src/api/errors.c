@@ -23,6 +23,7 @@ se_response_init(SeResponse *r)
 {
 	r->status = 200;
 	r->is_text = false;
+	r->is_yaml = false;
 	r->jsonb = NULL;
 	r->allow = NULL;
 	initStringInfo(&r->body);

@@ -18,6 +18,7 @@
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "cluster/templates.h"
 #include "node/node.h"
 #include "security/acl.h"
 #include "shard/engine.h"
@@ -352,12 +353,21 @@ create_index(const char *name, const SeJson *body, bool exists_ok, SeError *err)
 	NameLocks	locks;
 	SeIndexMeta *im = NULL;
 	bool		ok;
+	SeError		terr;
 
+	se_error_init(&terr);
 	lock_names(list_make1((char *) name), &locks);
 	if (exists_ok)
 		im = se_state_find(se_state_current(), name);
 	if (im != NULL)
 		ok = im->closed || open_shards(im, false, err);
+	/* the index templates that match the name, the body over them */
+	else if ((body = se_templates_apply(se_state_current(), name, body, NULL, NULL, &terr)) == NULL &&
+			 se_error_is_set(&terr))
+	{
+		*err = terr;
+		ok = false;
+	}
 	else
 	{
 		room_lock(true);

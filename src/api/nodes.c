@@ -41,7 +41,8 @@ pool_stats_json(StringInfo out)
 				queued;
 	uint64		rejected,
 				completed;
-	int			i;
+	int			i,
+				largest;
 
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	for (i = 0; i < SeShmem->nworkers; i++)
@@ -51,15 +52,17 @@ pool_stats_json(StringInfo out)
 	queued = Max(0, SeShmem->queued - active);
 	rejected = SeShmem->rejected;
 	completed = SeShmem->completed;
+	largest = SeShmem->largest_active;
 	SpinLockRelease(&SeShmem->queue_mutex);
 	appendStringInfo(out, "{\"write\":{\"threads\":%d,\"queue\":%d,\"active\":%d,\"queue_size\":%d,"
-					 "\"rejected\":" UINT64_FORMAT ",\"completed\":" UINT64_FORMAT "}",
-					 SeShmem->nworkers, queued, active, se_write_queue_size, rejected, completed);
+					 "\"rejected\":" UINT64_FORMAT ",\"largest\":%d,\"completed\":" UINT64_FORMAT "}",
+					 SeShmem->nworkers, queued, active, se_write_queue_size, rejected, largest,
+					 completed);
 	se_search_queue_stats(&active, &queued, &rejected, &completed);
 	appendStringInfo(out, ",\"search\":{\"threads\":%d,\"queue\":%d,\"active\":%d,\"queue_size\":%d,"
-					 "\"rejected\":" UINT64_FORMAT ",\"completed\":" UINT64_FORMAT "}}",
+					 "\"rejected\":" UINT64_FORMAT ",\"largest\":%d,\"completed\":" UINT64_FORMAT "}}",
 					 se_search_queue_workers(), queued, active, se_search_queue_size,
-					 rejected, completed);
+					 rejected, se_search_queue_largest(), completed);
 }
 
 /*
@@ -87,9 +90,8 @@ fs_stats_json(StringInfo out)
 
 /*
  * The machine as ES's os stats: load averages (getloadavg) and memory and
- * swap (sysinfo: free is the kernel's free memory, as ES reports it).  No
- * cpu.percent: it needs two samples of /proc/stat, which a request does
- * not wait for.
+ * swap (sysinfo: free is the kernel's free memory, as ES reports it), and
+ * cpu.percent (node_process.c: since this process last asked).
  */
 static void
 os_stats_json(StringInfo out)
@@ -97,10 +99,12 @@ os_stats_json(StringInfo out)
 	double		load[3];
 	struct sysinfo si;
 
-	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT, se_now_millis());
+	appendStringInfo(out, "{\"timestamp\":" INT64_FORMAT ",\"cpu\":{\"percent\":%d", se_now_millis(),
+					 se_os_cpu_percent());
 	if (getloadavg(load, 3) == 3)
-		appendStringInfo(out, ",\"cpu\":{\"load_average\":{\"1m\":%.2f,\"5m\":%.2f,\"15m\":%.2f}}",
+		appendStringInfo(out, ",\"load_average\":{\"1m\":%.2f,\"5m\":%.2f,\"15m\":%.2f}",
 						 load[0], load[1], load[2]);
+	appendStringInfoChar(out, '}');
 	if (sysinfo(&si) == 0)
 	{
 		int64		unit = si.mem_unit ? si.mem_unit : 1;
@@ -141,6 +145,14 @@ node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *er
 	fs_stats_json(reply);
 	appendStringInfoString(reply, ",\"os\":");
 	os_stats_json(reply);
+	appendStringInfoString(reply, ",\"process\":");
+	se_node_process_json(reply);
+	appendStringInfoString(reply, ",\"jvm\":");
+	se_node_jvm_json(reply);
+	appendStringInfoString(reply, ",\"breakers\":");
+	se_node_breakers_json(reply);
+	appendStringInfoString(reply, ",\"indices\":");
+	se_stats_node_indices_json(reply);
 	appendStringInfoChar(reply, '}');
 	return true;
 }
@@ -332,9 +344,61 @@ nodes_header(const SeClusterView *v, const SeTransportCall *calls, StringInfo ou
 	appendStringInfoString(out, ",\"nodes\":{");
 }
 
-/* GET /_nodes/stats, /_nodes/{node_id}/stats: thread pools per node. */
+/*
+ * Whether metrics (ES's comma list of _nodes/stats metrics, NULL or _all:
+ * every one) has metric; an unknown name is ES's 400.  ES's metrics this
+ * server has no figures for (transport, http, ingest ...) are accepted and
+ * answer nothing.
+ */
+static bool
+metric_wanted(const char *metrics, const char *metric)
+{
+	char	   *list,
+			   *tok,
+			   *save;
+
+	if (metrics == NULL)
+		return true;
+	list = pstrdup(metrics);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, "_all") == 0 || strcmp(tok, metric) == 0)
+			return true;
+	return false;
+}
+
+static bool
+metrics_valid(const char *metrics, SeError *err)
+{
+	static const char *const known[] = {"_all", "indices", "os", "process", "jvm",
+		"thread_pool", "fs", "transport", "http", "breaker", "breakers", "script",
+		"discovery", "ingest", "adaptive_selection", "script_cache", "indexing_pressure",
+	"repositories", "allocations", NULL};
+	char	   *list,
+			   *tok,
+			   *save;
+	int			k;
+
+	if (metrics == NULL)
+		return true;
+	list = pstrdup(metrics);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		for (k = 0; known[k] && strcmp(known[k], tok) != 0; k++)
+			;
+		if (known[k] == NULL)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "request [/_nodes/stats/%s] contains unrecognized metric: [%s]", metrics, tok);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* GET /_nodes/stats[/{metric}], /_nodes/{node_id}/stats[/{metric}]. */
 bool
-se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err)
+se_op_nodes_stats(const char *nodes, const char *metrics, int timeout_ms, SeResponse *r,
+				  SeError *err)
 {
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	SeClusterView *all = palloc(sizeof(SeClusterView));	/* ids of the peers */
@@ -343,9 +407,14 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 	int			i;
 	bool		first = true;
 	int			sec_no;
-	static const char *const sections[] = {"fs", "os"};
+	static const char *const sections[] = {"indices", "fs", "os", "process", "jvm", "breakers"};
 
 	se_require_started();
+	if (!metrics_valid(metrics, err))
+		return false;
+	/* ES's path says "breaker", its answer "breakers" */
+	if (metrics && metric_wanted(metrics, "breaker"))
+		metrics = psprintf("%s,breakers", metrics);
 	se_cluster_view(v);
 	se_cluster_view(all);
 	select_nodes(v, nodes);
@@ -368,17 +437,25 @@ se_op_nodes_stats(const char *nodes, int timeout_ms, SeResponse *r, SeError *err
 		node_address_json(m, &r->body);
 		appendStringInfoString(&r->body, ",\"roles\":");
 		se_node_roles_json(m->roles, &r->body);
-		appendStringInfoString(&r->body, ",\"thread_pool\":");
-		se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
+		if (metric_wanted(metrics, "thread_pool"))
+		{
+			appendStringInfoString(&r->body, ",\"thread_pool\":");
+			se_json_write(&r->body, se_json_get(stats[i], "thread_pool"));
+		}
 		for (sec_no = 0; sec_no < lengthof(sections); sec_no++)
 		{
 			const SeJson *sec = se_json_get(stats[i], sections[sec_no]);
 
 			/* a node of an older build answers without them */
-			if (sec == NULL)
+			if (sec == NULL || !metric_wanted(metrics, sections[sec_no]))
 				continue;
 			appendStringInfo(&r->body, ",\"%s\":", sections[sec_no]);
 			se_json_write(&r->body, sec);
+		}
+		if (!metric_wanted(metrics, "adaptive_selection"))
+		{
+			appendStringInfoChar(&r->body, '}');
+			continue;
 		}
 		appendStringInfoString(&r->body, ",\"adaptive_selection\":{");
 		{

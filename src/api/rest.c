@@ -754,19 +754,21 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 	const char *format = param(rq, "format");
 	SeCatParams p;
 
-	/* ES's other formats (yaml, smile, cbor) are not served */
-	if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0)
+	/* ES's binary formats (smile, cbor) are not served; yaml is written from json */
+	if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0 &&
+		strcmp(format, "yaml") != 0)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
-					 "format [%s] is not supported: use json or text", format);
+					 "format [%s] is not supported: use json, yaml or text", format);
 		return false;
 	}
-	p.json = format && strcmp(format, "json") == 0;
+	p.json = format && (strcmp(format, "json") == 0 || strcmp(format, "yaml") == 0);
 	p.v = param_bool(rq, "v");
 	p.h = param(rq, "h");
 	p.full_id = param_bool(rq, "full_id");
 	p.bytes = param(rq, "bytes");
 	p.s = param(rq, "s");
+	p.help = param_bool(rq, "help");
 	if (p.bytes && !se_cat_bytes_unit_valid(p.bytes))
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
@@ -794,7 +796,49 @@ h_cat(RestReq *rq, SeResponse *r, SeError *err)
 		return se_op_cat_count(rq->index, &p, r, err);
 	if (strcmp(what, "recovery") == 0)
 		return se_op_cat_recovery(rq->index, &p, r, err);
+	if (strcmp(what, "templates") == 0)
+		return se_op_cat_templates(rq->nparts > 2 ? rq->parts[2] : NULL, &p, r, err);
 	return se_op_cat_thread_pool(&p, r, err);
+}
+
+static int	route_count(void);
+static const char *route_path(int i);
+
+/* GET /_cat: ES's "=^.^=" and the _cat endpoints served, from the route table */
+static bool
+h_cat_list(RestReq *rq, SeResponse *r, SeError *err)
+{
+	int			i;
+
+	appendStringInfoString(&r->body, "=^.^=\n");
+	for (i = 0; i < route_count(); i++)
+		if (strncmp(route_path(i), "/_cat/", 6) == 0)
+			appendStringInfo(&r->body, "%s\n", route_path(i));
+	r->is_text = true;
+	return true;
+}
+
+/* _index_template, _component_template, _template [/{name}] */
+static bool
+h_template(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeTemplateKind kind = strcmp(rq->parts[0], "_index_template") == 0 ? SE_TEMPLATE_INDEX :
+		strcmp(rq->parts[0], "_component_template") == 0 ? SE_TEMPLATE_COMPONENT : SE_TEMPLATE_LEGACY;
+	const char *name = rq->nparts > 1 ? rq->parts[1] : NULL;
+	SeJson	   *body;
+
+	if (rq->method == M_PUT || rq->method == M_POST)
+		return json_body(rq, &body, err) &&
+			se_op_template_put(kind, name, body, param_bool(rq, "create"), r, err);
+	if (rq->method == M_DELETE)
+		return se_op_template_delete(kind, name, r, err);
+	return se_op_template_get(kind, name, r, err);
+}
+
+static bool
+h_simulate_index(RestReq *rq, SeResponse *r, SeError *err)
+{
+	return se_op_simulate_index(rq->index, r, err);
 }
 
 /* _cluster/state[/{metrics}] */
@@ -805,15 +849,17 @@ h_cluster_state(RestReq *rq, SeResponse *r, SeError *err)
 								  rq->nparts > 3 ? rq->parts[3] : NULL, r, err);
 }
 
-/* _nodes/stats, _nodes/{node_id}/stats[/{metric}] (every metric is thread_pool) */
+/* _nodes/stats[/{metric}], _nodes/{node_id}/stats[/{metric}] */
 static bool
 h_nodes_stats(RestReq *rq, SeResponse *r, SeError *err)
 {
-	const char *nodes = strcmp(rq->parts[1], "stats") == 0 ? NULL : rq->parts[1];
+	bool		all_nodes = strcmp(rq->parts[1], "stats") == 0;
+	const char *nodes = all_nodes ? NULL : rq->parts[1];
+	int			at = all_nodes ? 2 : 3;
 	int			timeout;
 
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
-		se_op_nodes_stats(nodes, timeout, r, err);
+		se_op_nodes_stats(nodes, rq->nparts > at ? rq->parts[at] : NULL, timeout, r, err);
 }
 
 /* _nodes, _nodes/{node_id}: what each node is */
@@ -1102,6 +1148,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/aliases/{name}", h_cat},
 	{POST, "/_reindex", h_by_query},
 	{GET, "/_tasks", h_tasks_list},
+	{GET, "/_cat", h_cat_list},
 	{GET, "/_cat/indices", h_cat},
 	{GET, "/_cat/segments", h_cat},
 	{GET, "/_cat/shards", h_cat},
@@ -1112,6 +1159,14 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/count", h_cat},
 	{GET, "/_cat/allocation", h_cat},
 	{GET, "/_cat/recovery", h_cat},
+	{GET, "/_cat/templates", h_cat},
+	{GET, "/_index_template", h_template},
+	{GET | PUT | POST | DELETE | HEAD, "/_index_template/{name}", h_template},
+	{POST, "/_index_template/_simulate_index/{index}", h_simulate_index},
+	{GET, "/_component_template", h_template},
+	{GET | PUT | POST | DELETE | HEAD, "/_component_template/{name}", h_template},
+	{GET, "/_template", h_template},
+	{GET | PUT | POST | DELETE | HEAD, "/_template/{name}", h_template},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},
 	{GET, "/_nodes/stats/{metric}", h_nodes_stats},
@@ -1129,6 +1184,7 @@ static const RestRoute routes[] = {
 	{GET, "/_cat/segments/{index}", h_cat},
 	{GET, "/_cat/shards/{index}", h_cat},
 	{GET, "/_cat/recovery/{index}", h_cat},
+	{GET, "/_cat/templates/{name}", h_cat},
 	{GET, "/_cat/count/{index}", h_cat},
 	{GET, "/_cat/thread_pool/{thread_pool_patterns}", h_cat},
 	{GET, "/_cluster/health/{index}", h_cluster_health},
@@ -1175,6 +1231,18 @@ static const RestRoute routes[] = {
 	{GET | HEAD | PUT | POST | DELETE, "/{index}/_alias/{name}", h_alias},
 	{PUT | POST | DELETE, "/{index}/_aliases/{name}", h_alias},
 };
+
+static int
+route_count(void)
+{
+	return lengthof(routes);
+}
+
+static const char *
+route_path(int i)
+{
+	return routes[i].path;
+}
 
 static bool
 part_is(const char *p, size_t len, const char *s)
@@ -1342,7 +1410,15 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 	rq.body_len = body ? body_len : 0;
 	se_response_init(r);
 	se_error_init(&err);
-	if (!parse_path(path, &rq, &err) || !route(&rq, path, r, &err))
+	if (parse_path(path, &rq, &err) && route(&rq, path, r, &err))
+	{
+		const char *format = param(&rq, "format");
+
+		/* ES answers any API in YAML when asked (its body stays JSON otherwise) */
+		if (format && strcmp(format, "yaml") == 0 && !r->is_text)
+			(void) se_response_to_yaml(r);
+	}
+	else
 	{
 		if (!se_error_is_set(&err))
 			se_error_set(&err, 500, "exception", "request failed");

@@ -87,6 +87,9 @@ typedef struct CopyStats
 	SeLeaseSet	leases;
 } CopyStats;
 
+static void nums_add(StatNums *into, const StatNums *n);
+static void nums_json(StringInfo out, const StatNums *n, int metrics);
+
 static void
 copy_from_slot(int i, CopyStats *c)
 {
@@ -194,6 +197,29 @@ index_stats_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		put_copy(reply, &c);
 	}
 	return true;
+}
+
+/*
+ * _nodes/stats "indices": every copy this node holds, summed, in the
+ * sections _stats writes for an index.
+ */
+void
+se_stats_node_indices_json(StringInfo out)
+{
+	StatNums	sum;
+	int			i;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < SeShmem->nslots; i++)
+	{
+		CopyStats	c;
+
+		if (SeSlots[i].state == SE_SLOT_FREE)
+			continue;
+		copy_from_slot(i, &c);
+		nums_add(&sum, &c.nums);
+	}
+	nums_json(out, &sum, M_ALL);
 }
 
 /* se_search_query_hook: a query phase run in a backend, on its copy here */

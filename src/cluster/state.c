@@ -33,6 +33,7 @@
 #include "cluster/coordinator.h"
 #include "cluster/state.h"
 #include "cluster/state_int.h"
+#include "cluster/templates.h"
 #include "util/units.h"
 #include "index/segment.h"
 #include "util/fileio.h"
@@ -1116,6 +1117,15 @@ manifest_from_json(const char *data, size_t len, int format_version, SeError *er
 	qsort(st->indices, st->nindices, sizeof(SeIndexMeta *), cmp_index_name);
 	if (!se_state_settings_from_json(se_json_get(root, "settings"), st, err))
 		return NULL;
+	/* index templates (absent from a state written before them) */
+	v = se_json_get(root, "templates");
+	if (v && se_json_get(v, "value"))
+	{
+		const SeJson *rev = se_json_get(v, "mod_revision");
+
+		st->templates_json = se_json_to_string(se_json_get(v, "value"));
+		st->templates_mod_revision = rev && rev->type == SE_JSON_NUMBER ? rev->u.n.i : 0;
+	}
 	return st;
 }
 
@@ -1213,6 +1223,9 @@ manifest_to_json(const SeClusterState *st, StringInfo out)
 	}
 	appendStringInfoString(out, "],\"settings\":");
 	se_state_settings_to_json(st, true, out);
+	if (st->templates_json)
+		appendStringInfo(out, ",\"templates\":{\"value\":%s,\"mod_revision\":" INT64_FORMAT "}",
+						 st->templates_json, st->templates_mod_revision);
 	appendStringInfoChar(out, '}');
 }
 
@@ -1587,6 +1600,8 @@ se_state_copy_current(void)
 	st->transient = se_csettings_layer_copy(&cur->transient);
 	st->settings_mod_revision = cur->settings_mod_revision;
 	st->next_state_gen = cur->next_state_gen;
+	st->templates_json = cur->templates_json ? pstrdup(cur->templates_json) : NULL;
+	st->templates_mod_revision = cur->templates_mod_revision;
 	return st;
 }
 
@@ -2234,6 +2249,8 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_update_aliases(op->body, err);
 	if (strcmp(op->op, "reroute") == 0)
 		return se_state_run_reroute(op->body, op->flag, err);
+	if (strstr(op->op, "_template") != NULL)
+		return se_state_template_op(op->op, op->name, op->body, op->flag, err);
 	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
 	{
 		MappingArgs a;

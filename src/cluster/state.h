@@ -116,6 +116,9 @@ typedef struct SeClusterState
 	SeSettingsLayer transient;
 	int64		settings_mod_revision;
 	uint64		next_state_gen; /* next index file generation */
+	/* index templates (templates.h; cluster mode: etcd key state/templates) */
+	char	   *templates_json;	/* NULL: none ever put */
+	int64		templates_mod_revision;
 } SeClusterState;
 
 /* This process's current copy (reloaded when the version moved). */

@@ -47,6 +47,7 @@
 
 #define INDEX_KEY_PREFIX	"indices/"
 #define SETTINGS_KEY		"settings"
+#define TEMPLATES_KEY		"templates"
 #define COMMIT_TRIES		8
 #define COMMIT_MAX_BYTES	(1024 * 1024)	/* per etcd transaction */
 
@@ -292,11 +293,15 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 		bool		ok;
 		StringInfoData settings_before;
 		int64		settings_revision;
+		char	   *templates_before;
+		int64		templates_revision;
 
 		st = se_state_copy_current();
 		initStringInfo(&settings_before);
 		se_state_settings_to_json(st, false, &settings_before);
 		settings_revision = st->settings_mod_revision;
+		templates_before = st->templates_json ? pstrdup(st->templates_json) : NULL;
+		templates_revision = st->templates_mod_revision;
 		nbefore = st->nindices;
 		before = palloc0(sizeof(Before) * Max(1, nbefore));
 		for (i = 0; i < nbefore; i++)
@@ -313,8 +318,8 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 		/* every change is followed by a reroute, committed with it */
 		if (ok)
 			(void) se_state_reroute_without(st, remove_node);
-		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 3));
-		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 3));
+		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 4));
+		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 4));
 		/*
 		 * The removal first (so it is in the first transaction), while the
 		 * key exists; once the node is out of the view (its lease ended, or
@@ -347,6 +352,20 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 				ops[n].key = cmps[n].key;
 				ops[n].value = buf.data;
 				ops[n].value_len = buf.len;
+				n++;
+			}
+			/* the index templates: one key of their own too */
+			if (st->templates_json &&
+				(templates_before == NULL || strcmp(st->templates_json, templates_before) != 0))
+			{
+				cmps[n].key = se_cluster_key("state/" TEMPLATES_KEY);
+				cmps[n].target = templates_revision > 0 ? SE_ETCD_MOD : SE_ETCD_CREATE;
+				cmps[n].op = SE_ETCD_EQUAL;
+				cmps[n].number = templates_revision;
+				ops[n].kind = SE_ETCD_OP_PUT;
+				ops[n].key = cmps[n].key;
+				ops[n].value = st->templates_json;
+				ops[n].value_len = strlen(st->templates_json);
 				n++;
 			}
 		}
@@ -966,6 +985,39 @@ apply_settings(const char *value, int value_len, bool is_delete, int64 revision)
 	PG_END_TRY();
 }
 
+/* The index templates key changed: kept as its text (templates.c parses it). */
+static void
+apply_templates(const char *value, int value_len, bool is_delete, int64 revision)
+{
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+	SeError		err;
+
+	se_error_init(&err);
+	if (!is_delete && se_json_parse(value, value_len, &opts, &err) == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("search_engine: ignoring invalid index templates in the cluster state: %s",
+						err.reason ? err.reason : "?"),
+				 errdetail("corrupt_state_exception")));
+		return;
+	}
+	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		SeClusterState *st = se_state_load_manifest();
+
+		st->templates_json = is_delete ? NULL : pnstrdup(value, value_len);
+		st->templates_mod_revision = is_delete ? 0 : revision;
+		publish(st);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&SeShmem->state_lock);
+	}
+	PG_END_TRY();
+}
+
 static void
 apply_event(const char *suffix, const char *value, int value_len, bool is_delete,
 			int64 revision)
@@ -979,6 +1031,11 @@ apply_event(const char *suffix, const char *value, int value_len, bool is_delete
 	if (strcmp(suffix, SETTINGS_KEY) == 0)
 	{
 		apply_settings(value, value_len, is_delete, revision);
+		return;
+	}
+	if (strcmp(suffix, TEMPLATES_KEY) == 0)
+	{
+		apply_templates(value, value_len, is_delete, revision);
 		return;
 	}
 	if (strncmp(suffix, INDEX_KEY_PREFIX, strlen(INDEX_KEY_PREFIX)) != 0)

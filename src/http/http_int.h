@@ -31,6 +31,7 @@ typedef struct HttpReq
 	char	   *method;
 	char	   *auth;			/* Authorization header, or NULL */
 	char	   *opaque_id;		/* X-Opaque-Id, echoed as ES does, or NULL */
+	char	   *content_type;	/* Content-Type header, or NULL */
 	char		addr[NI_MAXHOST];	/* the client's address */
 	bool		started;		/* headers read */
 	bool		accept_gzip;

@@ -315,6 +315,61 @@ answer_now(struct MHD_Connection *mc, HttpReq *req, int status, const char *type
 	return ret;
 }
 
+/*
+ * Can a body of this Content-Type be read?  ES's strict content-type check
+ * (since 6.0) takes its XContent media types; of them the router parses
+ * JSON and NDJSON, plain or as ES's vendor types (parameters such as
+ * charset or compatible-with aside).  Anything else -- text/plain, a form,
+ * no header at all -- is refused with 406, as ES does, rather than parsed
+ * as if it were JSON.
+ */
+static bool
+body_media_type_ok(const char *ct)
+{
+	static const char *const ok[] = {"application/json", "application/x-ndjson",
+		"application/vnd.elasticsearch+json", "application/vnd.elasticsearch+x-ndjson", NULL};
+	size_t		len;
+	int			i;
+
+	if (ct == NULL)
+		return false;
+	while (*ct == ' ')
+		ct++;
+	len = strcspn(ct, "; ");
+	for (i = 0; ok[i]; i++)
+		if (len == strlen(ok[i]) && pg_strncasecmp(ct, ok[i], len) == 0)
+			return true;
+	return false;
+}
+
+/* ES's 406 for a body it cannot read: a bare {"error": text, "status": 406} */
+static enum MHD_Result
+answer_not_acceptable(struct MHD_Connection *mc, HttpReq *req)
+{
+	char		body[600];
+	int			n = 0;
+	const char *c;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	n = snprintf(body, sizeof(body), "{\"error\":\"Content-Type header [");
+	/* the header as sent, JSON-escaped and cut short */
+	for (c = req->content_type ? req->content_type : ""; *c && n < 480; c++)
+	{
+		if (*c == '"' || *c == '\\')
+			body[n++] = '\\';
+		body[n++] = ((unsigned char) *c < 0x20) ? ' ' : *c;
+	}
+	n += snprintf(body + n, sizeof(body) - n, "] is not supported\",\"status\":406}");
+	resp = make_response(req, body, n, false);
+	if (resp == NULL)
+		return MHD_NO;
+	ret = MHD_queue_response(mc, 406, resp);
+	MHD_destroy_response(resp);
+	req->answered = true;
+	return ret;
+}
+
 /* ---------------------------------------------------------------------
  * MHD callbacks: connections, request start and end
  * ---------------------------------------------------------------------
@@ -409,6 +464,7 @@ body_release(HttpReq *req)
 {
 	free(req->body);
 	held_bytes -= req->held;
+	pg_atomic_fetch_sub_u64(&SeShmem->http_held_bytes, req->held);
 	req->body = NULL;
 	req->held = 0;
 	req->len = req->cap = 0;
@@ -429,6 +485,7 @@ req_free(HttpReq *req)
 	free(req->method);
 	free(req->auth);
 	free(req->opaque_id);
+	free(req->content_type);
 	body_release(req);
 	if (req->response)
 		MHD_destroy_response(req->response);
@@ -561,6 +618,9 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "X-Opaque-Id");
 	if (v)
 		req->opaque_id = strdup(v);
+	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (v)
+		req->content_type = strdup(v);
 	req->accept_gzip = accepts_gzip(MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
 																MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	ca = compat_version(MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
@@ -599,6 +659,7 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 		req->cap = strtoull(v, NULL, 10);
 		if (held_bytes + req->cap > in_flight_limit())
 		{
+			pg_atomic_fetch_add_u64(&SeShmem->http_breaker_trips, 1);
 			return refuse(mc, req, 429, "circuit_breaking_exception",
 							  "[in_flight_requests] Data too large: the bodies of this HTTP worker's requests in flight would pass search_engine.http_max_in_flight_bytes", ret);
 		}
@@ -652,6 +713,7 @@ body_reserve(HttpReq *req, size_t n)
 		req->body = b;
 		req->cap = cap;
 		held_bytes += cap + 1 - req->held;
+		pg_atomic_fetch_add_u64(&SeShmem->http_held_bytes, cap + 1 - req->held);
 		req->held = cap + 1;
 	}
 	return NULL;
@@ -751,6 +813,7 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 		else if (bad && strcmp(bad, BODY_NO_ROOM) == 0)
 		{
 			req->fail_status = 429;
+			pg_atomic_fetch_add_u64(&SeShmem->http_breaker_trips, 1);
 			req->fail_type = "circuit_breaking_exception";
 			req->fail_reason = "[in_flight_requests] Data too large: the bodies of this HTTP worker's requests in flight would pass search_engine.http_max_in_flight_bytes";
 		}
@@ -770,6 +833,8 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
 	if (req->inflating && !req->inflated)
 		return answer_now(mc, req, 400, "parse_exception",
 						  "invalid gzip request body (Content-Encoding: gzip): truncated");
+	if (req->len > 0 && !body_media_type_ok(req->content_type))
+		return answer_not_acceptable(mc, req);
 	if (req->body)
 		req->body[req->len] = '\0';
 	req->mc = mc;
@@ -846,6 +911,13 @@ run_request(HttpReq *req)
 		}
 		else
 			req->response = make_response(req, r.body.data, r.body.len, r.is_text);
+		if (r.is_yaml && req->response)
+		{
+			MHD_del_response_header(req->response, MHD_HTTP_HEADER_CONTENT_TYPE,
+									"text/plain; charset=UTF-8");
+			MHD_add_response_header(req->response, MHD_HTTP_HEADER_CONTENT_TYPE,
+									"application/yaml");
+		}
 		req->status = r.status;
 		if (r.allow && req->response)
 			MHD_add_response_header(req->response, "Allow", r.allow);

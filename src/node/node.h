@@ -310,6 +310,10 @@ typedef struct SeShared
 	uint64		inflight_bytes; /* indexing pressure */
 	uint64		rejected;		/* rejected sub-requests, node-wide */
 	uint64		completed;
+	int			largest_active; /* most write threads busy at once (ES's "largest") */
+	/* the HTTP workers' in-flight request bodies (ES's in_flight_requests breaker) */
+	pg_atomic_uint64 http_held_bytes;
+	pg_atomic_uint64 http_breaker_trips;
 	pg_atomic_uint64 last_bulk_at;	/* when a write worker last finished a
 									 * bulk batch (TimestampTz) */
 	int			nworkers;
@@ -421,6 +425,7 @@ typedef struct SeSearchQueue
 	int			active;			/* requests being run */
 	uint64		completed;
 	uint64		rejected;		/* did not fit: run by their coordinator */
+	int			largest;		/* most requests run at once */
 	SeSearchQueueEntry entries[FLEXIBLE_ARRAY_MEMBER];
 } SeSearchQueue;
 
@@ -433,6 +438,7 @@ extern bool se_search_queue_pending(dsm_handle handle, int request);
 extern bool se_search_queue_take(int me, dsm_handle *handle, int *request);
 extern void se_search_queue_done(int me);
 extern void se_search_queue_attach_worker(int me);
+extern int	se_search_queue_largest(void);
 extern void se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 								  uint64 *completed);
 

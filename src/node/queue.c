@@ -145,6 +145,8 @@ se_queue_take(int w)
 {
 	SeWorkerState *ws = &SeShmem->workers[w];
 	int			e;
+	int			busy = 0,
+				k;
 
 	SpinLockAcquire(&SeShmem->queue_mutex);
 	e = ws->head;
@@ -155,6 +157,9 @@ se_queue_take(int w)
 			ws->tail = -1;
 		ws->queued--;
 		ws->active++;
+		for (k = 0; k < SeShmem->nworkers; k++)
+			busy += SeShmem->workers[k].active > 0;
+		SeShmem->largest_active = Max(SeShmem->largest_active, busy);
 		if (SeEntries[e].state == SE_ENTRY_QUEUED)
 			SeEntries[e].state = SE_ENTRY_ACTIVE;
 		SeEntries[e].taker_generation = ws->generation;

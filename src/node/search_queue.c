@@ -158,6 +158,7 @@ se_search_queue_take(int me, dsm_handle *handle, int *request)
 	SeSearchQ->free_head = e;
 	SeSearchQ->queued--;
 	SeSearchQ->active++;
+	SeSearchQ->largest = Max(SeSearchQ->largest, SeSearchQ->active);
 	SeSearchQ->idle[me] = false;
 	SeSearchQ->busy[me] = true;
 	SpinLockRelease(&SeSearchQ->mutex);
@@ -204,6 +205,18 @@ se_search_queue_attach_worker(int me)
 }
 
 /* ES _cat/thread_pool figures of the search pool. */
+/* The most requests the pool ran at once since the server started. */
+int
+se_search_queue_largest(void)
+{
+	int			n;
+
+	SpinLockAcquire(&SeSearchQ->mutex);
+	n = SeSearchQ->largest;
+	SpinLockRelease(&SeSearchQ->mutex);
+	return n;
+}
+
 void
 se_search_queue_stats(int *active, int *queued, uint64 *rejected,
 					  uint64 *completed)

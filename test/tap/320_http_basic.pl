@@ -139,5 +139,21 @@ ok(time - $t0 < 10, 'long before its own 20 s timeout');
 ($st) = curl("$base/h/_count");
 is($st, 200, 'the worker answers the next request');
 $node->safe_psql('postgres', "ALTER SYSTEM RESET statement_timeout; SELECT pg_reload_conf()");
+# ES's strict Content-Type check: a body it cannot read is 406, not parsed
+($st, $h, $b) = curl("-H 'Content-Type: text/plain' -d '{\"query\":{\"match_all\":{}}}' $base/h/_search");
+is($st, 406, 'text/plain body: 406');
+is($b, '{"error":"Content-Type header [text/plain] is not supported","status":406}', "ES's 406 body");
+($st, $h, $b) = curl("-d '{\"query\":{\"match_all\":{}}}' $base/h/_search");
+is($st, 406, 'a form body (curl -d without a type): 406');
+($st, $h, $b) = curl("-H 'Content-Type: application/json; charset=UTF-8' -d '{\"size\":0}' $base/h/_search");
+is($st, 200, 'application/json with a charset: taken');
+($st, $h, $b) = curl("-H 'Content-Type: application/vnd.elasticsearch+x-ndjson; compatible-with=8' --data-binary \@$PostgreSQL::Test::Utils::tmp_check/bulk.ndjson '$base/_bulk'");
+is($st, 200, 'the vendor ndjson type: taken');
+($st, $h, $b) = curl("-H 'Content-Type: text/plain' $base/h/_count");
+is($st, 200, 'no body: the Content-Type does not matter');
+# ?format=yaml answers as ES's YAML
+($st, $h, $b) = curl("'$base/_cluster/health?format=yaml'");
+like($h, qr{^Content-Type: application/yaml\r?$}mi, 'yaml content type');
+like($b, qr/^---\ncluster_name: "/, 'yaml body');
 
 done_testing();

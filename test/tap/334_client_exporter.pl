@@ -22,6 +22,8 @@ $node->safe_psql('postgres', q{SELECT search_engine.create_index('m', '{"setting
 # one bulk over 8 shards: 3 admitted, 5 rejected
 my $bulk = join('\n', map { qq({"index": {"_id": "$_"}}\\n{"n": $_}) } 1 .. 400);
 $node->safe_psql('postgres', "SELECT search_engine.bulk(E'$bulk\\n', 'm')");
+# published before the scrape, so the indices figures hold still
+$node->safe_psql('postgres', "SELECT search_engine.refresh('m')");
 
 my $mport = PostgreSQL::Test::Cluster::get_free_port();
 my ($out, $err) = ('', '');
@@ -84,6 +86,24 @@ cmp_ok(metric($m, 'elasticsearch_filesystem_data_available_bytes', name => 'exp-
 ok(defined metric($m, 'elasticsearch_os_load1', name => 'exp-node'), 'os load average reported');
 cmp_ok(metric($m, 'elasticsearch_os_mem_free_bytes', name => 'exp-node') // 0, '>', 0, 'os free memory');
 cmp_ok(metric($m, 'elasticsearch_os_mem_used_bytes', name => 'exp-node') // 0, '>', 0, 'os used memory');
+
+# the sections that were missing (and scraped as 0): process, jvm, breakers,
+# indices, os cpu -- PostgreSQL's figures in ES's places
+cmp_ok(metric($m, 'elasticsearch_process_open_files_count', name => 'exp-node') // 0, '>', 0, 'process: open files');
+cmp_ok(metric($m, 'elasticsearch_process_max_files_descriptors', name => 'exp-node') // 0, '>', 0, 'process: max files');
+cmp_ok(metric($m, 'elasticsearch_process_cpu_seconds_total', name => 'exp-node') // 0, '>', 0, 'process: cpu time');
+cmp_ok(metric($m, 'elasticsearch_process_mem_resident_size_bytes', name => 'exp-node') // 0, '>', 0, 'process: resident memory');
+cmp_ok(metric($m, 'elasticsearch_jvm_memory_max_bytes', area => 'heap') // 0, '>', 0, 'jvm: heap max (shared buffers)');
+cmp_ok(metric($m, 'elasticsearch_jvm_memory_used_bytes', area => 'heap') // 0, '>', 0, 'jvm: heap used (buffers holding pages)');
+ok(defined metric($m, 'elasticsearch_jvm_gc_collection_seconds_count', gc => 'old'), 'jvm: old collector (checkpoints)');
+cmp_ok(metric($m, 'elasticsearch_breakers_limit_size_bytes', breaker => 'in_flight_requests') // 0, '>', 0,
+	'breakers: in_flight_requests limit');
+ok(defined metric($m, 'elasticsearch_os_cpu_percent', name => 'exp-node'), 'os: cpu percent');
+is(metric($m, 'elasticsearch_indices_docs', name => 'exp-node'),
+	$node->safe_psql('postgres', q{SELECT (search_engine.request('GET', '/_stats/docs')).body->'_all'->'total'->'docs'->>'count'}),
+	'indices: the node\'s docs as _stats counts them');
+cmp_ok(metric($m, 'elasticsearch_indices_store_size_bytes', name => 'exp-node') // 0, '>', 0, 'indices: store size');
+cmp_ok(metric($m, 'elasticsearch_indices_indexing_index_total', name => 'exp-node') // 0, '>', 0, 'indices: indexing total');
 
 # another rejected bulk moves the counters in the next scrape
 $node->safe_psql('postgres', "SELECT search_engine.bulk(E'$bulk\\n', 'm')");
