@@ -380,6 +380,9 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
 		return false;
+	/* more_like_this's {"_index", "_id"} items: fetched before shards see them */
+	if (!se_mlt_resolve_items((SeJson *) body, indices, err))
+		return false;
 	req = se_search_parse(body, window, err);
 	if (req == NULL)
 		return false;
@@ -442,6 +445,9 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (se_search_pit_id(req) != NULL && !(pg && pg->scroll))
 		res->pit_id = se_search_pit_id(req);
 	res->total_as_int = p && p->rest_total_hits_as_int;
+	/* collapse's inner_hits: the expand phase, a search per hit and definition */
+	if (se_search_collapse_ninner(req) > 0 && !se_search_expand(expr, body, p, req, res, err))
+		return false;
 	if (pg && pg->on_result)
 		pg->on_result(pg->arg, res);
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
