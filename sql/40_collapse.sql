@@ -55,6 +55,28 @@ WITH plain AS (
 SELECT jsonb_path_query_array(c.body, '$.hits.hits[*]._id') = (SELECT jsonb_agg(to_jsonb(id) ORDER BY o) FROM best) AS same_as_distinct_on,
        c.body->'hits'->'total'->'value' AS total, c.body->'hits'->'max_score' = (SELECT to_jsonb(max(score)) FROM plain)::jsonb AS same_max_score
   FROM search_engine.request('POST', '/cl/_search', '{"query": {"match": {"msg": "quick fox"}}, "collapse": {"field": "user"}, "size": 100}') c;
+-- with the count off (top-k may skip what cannot enter the page): the same groups
+SELECT jsonb_path_query_array(a.body, '$.hits.hits[*]') = jsonb_path_query_array(b.body, '$.hits.hits[*]') AS same_hits
+  FROM search_engine.request('POST', '/cl/_search', '{"query": {"match": {"msg": "quick fox dog"}}, "collapse": {"field": "grp"}, "size": 2, "track_total_hits": false}') a,
+       search_engine.request('POST', '/cl/_search', '{"query": {"match": {"msg": "quick fox dog"}}, "collapse": {"field": "grp"}, "size": 2, "track_total_hits": true}') b;
+-- a larger corpus (2000 docs, 37 groups), where skipping does pass over
+-- docs: the top 10 groups are the first 10 of a DISTINCT ON over the
+-- uncollapsed hits, whichever way the count is kept
+SELECT status FROM search_engine.request('PUT', '/clbig', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0}, "mappings": {"properties": {"g": {"type": "long"}, "t": {"type": "text"}}}}');
+SELECT status, body->'errors' AS errors FROM search_engine.request('POST', '/clbig/_bulk?refresh=true',
+  (SELECT string_agg(format(E'{"index": {"_id": "%s"}}\n{"g": %s, "t": "%s"}\n', i, i % 37,
+          (SELECT string_agg('w' || (('x' || substr(md5(i::text || '-' || j), 1, 4))::bit(16)::int % (5 + j * 7)), ' ') FROM generate_series(1, 1 + i % 9) j)), '')
+     FROM generate_series(1, 2000) i));
+WITH plain AS (
+  SELECT h->>'_id' AS id, o, (h->>'_id')::int % 37 AS g
+    FROM search_engine.request('POST', '/clbig/_search', '{"query": {"match": {"t": "w1 w2 w3 w30 w40"}}, "size": 2000, "_source": false}') s,
+         jsonb_array_elements(s.body->'hits'->'hits') WITH ORDINALITY AS t(h, o)
+), best AS (SELECT DISTINCT ON (g) id, o FROM plain ORDER BY g, o)
+SELECT (SELECT jsonb_agg(to_jsonb(id) ORDER BY o) FROM (SELECT * FROM best ORDER BY o LIMIT 10) x) = jsonb_path_query_array(a.body, '$.hits.hits[*]._id') AS skipping,
+       (SELECT jsonb_agg(to_jsonb(id) ORDER BY o) FROM (SELECT * FROM best ORDER BY o LIMIT 10) x) = jsonb_path_query_array(b.body, '$.hits.hits[*]._id') AS exact, b.body->'hits'->'total'->'value' AS matched
+  FROM search_engine.request('POST', '/clbig/_search', '{"query": {"match": {"t": "w1 w2 w3 w30 w40"}}, "collapse": {"field": "g"}, "track_total_hits": false, "_source": false}') a,
+       search_engine.request('POST', '/clbig/_search', '{"query": {"match": {"t": "w1 w2 w3 w30 w40"}}, "collapse": {"field": "g"}, "track_total_hits": true, "_source": false}') b;
+SELECT status FROM search_engine.request('DELETE', '/clbig');
 -- one hit in ES's shape
 SELECT mask(body->'hits'->'hits'->0) AS hit
   FROM search_engine.request('POST', '/cl/_search', '{"query": {"ids": {"values": ["9"]}}, "collapse": {"field": "user"}}');

@@ -46,6 +46,7 @@ SELECT jsonb_path_query_array(body, '$.hits.hits[*]._id') AS ids FROM search_eng
 SELECT jsonb_path_query_array(m.body, '$.hits.hits[*]') = jsonb_path_query_array(b.body, '$.hits.hits[*]') AS same_as_bool
   FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1, "include": true}}}') m,
        search_engine.request('POST', '/mlt/_search', '{"query": {"bool": {"should": [{"term": {"body": "banana"}}, {"term": {"body": "cherry"}}, {"term": {"body": "apple"}}]}}}') b;
+SELECT body->'count' AS count FROM search_engine.request('POST', '/mlt/_count', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}}');
 -- a missing liked document contributes nothing; an inline doc's values
 -- are analyzed with the field's analyzer (fig 2, grape 1)
 SELECT body->'hits'->'total'->'value' AS total FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "nope"}], "min_term_freq": 1, "min_doc_freq": 1}}}');

@@ -474,6 +474,8 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
+	if (!se_mlt_resolve_items((SeJson *) body, indices, err))
+		return false;
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
 		return false;

@@ -61,7 +61,17 @@ typedef struct Collector
 	const SeMappedField *group_field;	/* NULL: not collapsing */
 	int			group_seg_field;
 	SeGroupSet *groups;
+	int		   *heap_pos;		/* collapse: each slot's place in the heap */
 } Collector;
+
+/* The heap's place i holds slot (its place kept when collapsing). */
+static inline void
+heap_set(Collector *c, int i, int slot)
+{
+	c->heap[i] = slot;
+	if (c->heap_pos != NULL)
+		c->heap_pos[slot] = i;
+}
 
 static int
 cmp_value(const SeSortKey *k, const SeSortValue *a, const SeSortValue *b,
@@ -376,10 +386,10 @@ heap_sift_up(Collector *c, int i)
 
 		if (rank_cmp(&c->rank, &c->slots[c->heap[parent]], &c->slots[node]) >= 0)
 			break;
-		c->heap[i] = c->heap[parent];
+		heap_set(c, i, c->heap[parent]);
 		i = parent;
 	}
-	c->heap[i] = node;
+	heap_set(c, i, node);
 }
 
 static void
@@ -401,10 +411,10 @@ heap_sift_down(Collector *c, int i)
 			m = r;
 		if (rank_cmp(&c->rank, &c->slots[c->heap[m]], &c->slots[node]) <= 0)
 			break;
-		c->heap[i] = c->heap[m];
+		heap_set(c, i, c->heap[m]);
 		i = m;
 	}
-	c->heap[i] = node;
+	heap_set(c, i, node);
 }
 
 /* Offer the scratch candidate to the heap. */
@@ -443,17 +453,15 @@ collect_group(Collector *c)
 	{
 		if (rank_cmp(&c->rank, &c->scratch, &c->slots[slot]) >= 0)
 			return;
-		for (pos = 0; c->heap[pos] != slot; pos++)
-			;
 		store_slot(c, &c->slots[slot]);
-		heap_sift_down(c, pos);
+		heap_sift_down(c, c->heap_pos[slot]);
 		return;
 	}
 	if (c->hsize < c->ntop)
 	{
 		slot = c->hsize;
-		c->heap[c->hsize++] = slot;
-		pos = c->hsize - 1;
+		pos = c->hsize++;
+		heap_set(c, pos, slot);
 	}
 	else if (rank_cmp(&c->rank, &c->scratch, &c->slots[c->heap[0]]) < 0)
 	{
@@ -754,6 +762,7 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		if ((c->group_field = se_collapse_resolve(req->collapse, shard, err)) == NULL)
 			return false;
 		c->groups = se_group_set_create(ntop);
+		c->heap_pos = palloc(sizeof(int) * ntop);
 		c->scratch.keys = palloc0(sizeof(SeSortValue) * (nkeys + 1));
 		for (i = 0; i < ntop; i++)
 			c->slots[i].keys = palloc0(sizeof(SeSortValue) * (nkeys + 1));
