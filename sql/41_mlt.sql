@@ -37,6 +37,10 @@ SELECT (SELECT jsonb_agg(DISTINCT round(b::numeric, 4)) FROM jsonb_array_element
        body->'hits'->'hits'->0->'_id' AS first
   FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": "apple apple banana banana banana cherry cherry", "min_term_freq": 1, "min_doc_freq": 1, "boost_terms": 1}}, "explain": true, "size": 1}');
 SELECT jsonb_path_query_array(body, '$.hits.hits[*]._id') AS ids FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": "apple apple banana banana banana cherry cherry", "min_term_freq": 1, "min_doc_freq": 1, "minimum_should_match": 2}}, "sort": ["_doc"]}');
+-- "analyzer" analyzes the texts: whitespace keeps "Apple" (no such
+-- term), standard lowercases it
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": "Apple Apple", "min_doc_freq": 1, "analyzer": "whitespace"}}}');
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": "Apple Apple", "min_doc_freq": 1}}}');
 -- two fields: a word goes to the field where it is in most docs
 SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["title", "body"], "like": "apple", "min_term_freq": 1, "min_doc_freq": 1}}}');
 

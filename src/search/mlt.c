@@ -412,23 +412,21 @@ skip_key(const char *field, const char *s, int len, int *klen)
 	return k;
 }
 
-/* text analyzers: "analyzer", else the field's search analyzer; keywords whole */
+/*
+ * Texts take "analyzer" when it names one (ES falls back to the field's
+ * otherwise), else, as documents, the field's index analyzer (ES's
+ * MoreLikeThisQueryBuilder); keyword values stay whole.
+ */
 static const SeAnalyzer *
 field_analyzer(MltCtx *c, const SeMappedField *f, bool for_text)
 {
 	const SeAnalyzer *a;
 
-	if (for_text && c->m->analyzer != NULL)
-	{
-		if ((a = se_analyzer_lookup(c->m->analyzer)) == NULL)
-			se_error_set(c->err, 400, "illegal_argument_exception",
-						 "failed to find analyzer [%s]", c->m->analyzer);
+	if (for_text && c->m->analyzer != NULL &&
+		(a = se_analyzer_lookup(c->m->analyzer)) != NULL)
 		return a;
-	}
 	if (f->type == SE_FT_KEYWORD)
 		return se_analyzer_lookup("keyword");
-	if (for_text && f->search_analyzer != NULL)
-		return f->search_analyzer;
 	if (f->analyzer != NULL)
 		return f->analyzer;
 	return se_analyzer_lookup("standard");
