@@ -51,6 +51,11 @@ SELECT jsonb_path_query_array(m.body, '$.hits.hits[*]') = jsonb_path_query_array
   FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1, "include": true}}}') m,
        search_engine.request('POST', '/mlt/_search', '{"query": {"bool": {"should": [{"term": {"body": "banana"}}, {"term": {"body": "cherry"}}, {"term": {"body": "apple"}}]}}}') b;
 SELECT body->'count' AS count FROM search_engine.request('POST', '/mlt/_count', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}}');
+-- _validate/query and _explain fetch liked documents too
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}}');
+SELECT e.body->'matched' AS matched, e.body->'explanation'->'value' = s.body->'hits'->'hits'->0->'_score' AS value_is_score
+  FROM search_engine.request('POST', '/mlt/_explain/2', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}}') e,
+       search_engine.request('POST', '/mlt/_search', '{"query": {"bool": {"must": {"more_like_this": {"fields": ["body"], "like": [{"_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}, "filter": {"ids": {"values": ["2"]}}}}}') s;
 -- a missing liked document contributes nothing; an inline doc's values
 -- are analyzed with the field's analyzer (fig 2, grape 1)
 SELECT body->'hits'->'total'->'value' AS total FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "nope"}], "min_term_freq": 1, "min_doc_freq": 1}}}');

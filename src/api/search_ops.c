@@ -740,6 +740,9 @@ se_op_explain(const char *index, const char *id, const char *routing, const char
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
+	/* the copy's node explains the body with its liked documents in it */
+	if (!se_mlt_resolve_items((SeJson *) body, list_make1(im), err))
+		return false;
 	/* the query is checked before the shard is asked, as ES validates it */
 	if (se_search_parse(body, im->settings.max_result_window, err) == NULL)
 		return false;
@@ -831,6 +834,8 @@ se_op_validate_query(const char *expr, const SeJson *body, bool explain, SeRespo
 			se_json_write(&b, se_json_get(body, "query"));
 			appendStringInfoChar(&b, '}');
 			qbody = se_json_parse(b.data, b.len, &opts, &perr);
+			if (qbody != NULL)
+				(void) se_mlt_resolve_items(qbody, indices, &perr);
 		}
 	}
 	req = se_error_is_set(&perr) ? NULL : se_search_parse(qbody, 10000, &perr);
