@@ -108,6 +108,12 @@ SELECT bool_and((h->'inner_hits'->'by_n'->'hits'->'total'->'value')::int =
 SELECT mask(body->'hits'->'hits'->0->'inner_hits') AS inner_hits
   FROM search_engine.request('POST', '/cl/_search', '{"query": {"match": {"msg": "fox"}}, "collapse": {"field": "grp", "inner_hits": [{"name": "top", "size": 1, "_source": ["msg"]}, {"name": "next", "from": 1, "size": 1, "_source": false, "version": true}, {"size": 0}]}, "sort": [{"n": "desc"}], "size": 1}');
 
+-- a second level of collapsing: each grp's docs, one per user
+SELECT h->'fields'->'grp'->0 AS grp, jsonb_path_query_array(h, '$.inner_hits.users.hits.hits[*].fields.user[0]') AS users,
+       jsonb_path_query_array(h, '$.inner_hits.users.hits.hits[*]._id') AS ids
+  FROM search_engine.request('POST', '/cl/_search', '{"collapse": {"field": "grp", "inner_hits": {"name": "users", "size": 5, "collapse": {"field": "user"}, "sort": ["n"], "_source": false}}, "sort": ["n"], "_source": false}') s,
+       jsonb_array_elements(s.body->'hits'->'hits') h;
+
 -- refusals, as ES
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
   FROM search_engine.request('POST', '/cl/_search', '{"collapse": {"field": "msg"}}');

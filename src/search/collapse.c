@@ -27,10 +27,14 @@
 #include "common/hashfn.h"
 #include "search/search_int.h"
 
-/* keys of an inner_hits definition the expand phase passes on as they are */
+/*
+ * Keys of an inner_hits definition the expand phase passes on as they are;
+ * a "collapse" there is ES's second level of collapsing (the group search
+ * collapses in turn).
+ */
 static const char *const inner_copied[] = {
 	"sort", "_source", "explain", "version", "seq_no_primary_term", "track_scores",
-	"stored_fields", "docvalue_fields", "fields", "highlight", NULL
+	"stored_fields", "docvalue_fields", "fields", "highlight", "collapse", NULL
 };
 
 static bool
