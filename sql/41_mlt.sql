@@ -56,6 +56,12 @@ SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.reque
 SELECT e.body->'matched' AS matched, e.body->'explanation'->'value' = s.body->'hits'->'hits'->0->'_score' AS value_is_score
   FROM search_engine.request('POST', '/mlt/_explain/2', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}}') e,
        search_engine.request('POST', '/mlt/_search', '{"query": {"bool": {"must": {"more_like_this": {"fields": ["body"], "like": [{"_id": "1"}], "min_term_freq": 1, "min_doc_freq": 1}}, "filter": {"ids": {"values": ["2"]}}}}}') s;
+-- an item's fields narrow the query's (doc 1's title "apple" alone;
+-- apple then goes to body, where it is in more docs), its
+-- per_field_analyzer analyzes its values (whitespace: "Fig" is no term)
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body", "title"], "like": [{"_id": "1", "fields": ["title"]}], "min_term_freq": 1, "min_doc_freq": 1}}}');
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"doc": {"body": "Fig Fig"}, "per_field_analyzer": {"body": "whitespace"}}], "min_doc_freq": 1}}}');
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"doc": {"body": "Fig Fig"}}], "min_doc_freq": 1}}}');
 -- a missing liked document contributes nothing; an inline doc's values
 -- are analyzed with the field's analyzer (fig 2, grape 1)
 SELECT body->'hits'->'total'->'value' AS total FROM search_engine.request('POST', '/mlt/_search', '{"query": {"more_like_this": {"fields": ["body"], "like": [{"_index": "mlt", "_id": "nope"}], "min_term_freq": 1, "min_doc_freq": 1}}}');

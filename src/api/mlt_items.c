@@ -34,6 +34,7 @@ resolve_item(SeJson **slot, const char *default_index, SeError *err)
 	SeJson	   *got;
 	const SeJson *src;
 	StringInfoData text;
+	int			i;
 
 	if (it->type != SE_JSON_OBJECT || id == NULL || id->type != SE_JSON_STRING ||
 		se_json_get(it, "doc") != NULL || se_json_get(it, "_source") != NULL)
@@ -53,10 +54,17 @@ resolve_item(SeJson **slot, const char *default_index, SeError *err)
 		return false;
 	src = se_json_get(got, "_source");
 	initStringInfo(&text);
+	/* the item as given (its fields, per_field_analyzer...), with its _source */
 	appendStringInfoString(&text, "{\"_index\":");
 	se_json_write_string(&text, index, strlen(index));
-	appendStringInfoString(&text, ",\"_id\":");
-	se_json_write(&text, id);
+	for (i = 0; i < it->u.o.count; i++)
+		if (strcmp(it->u.o.members[i].key, "_index") != 0)
+		{
+			appendStringInfoChar(&text, ',');
+			se_json_write_string(&text, it->u.o.members[i].key, it->u.o.members[i].keylen);
+			appendStringInfoChar(&text, ':');
+			se_json_write(&text, it->u.o.members[i].value);
+		}
 	if (src != NULL && src->type == SE_JSON_OBJECT)
 	{
 		appendStringInfoString(&text, ",\"_source\":");

@@ -39,6 +39,8 @@ typedef struct SeMltItem
 {
 	const SeJson *doc;			/* inline "doc", or the fetched "_source" */
 	char	   *id;				/* "_id", or NULL */
+	const SeJson *fields;		/* the item's "fields" (array), or NULL: all */
+	const SeJson *per_field_analyzer;	/* {"field": "analyzer"}, or NULL */
 } SeMltItem;
 
 struct SeMlt
@@ -127,6 +129,10 @@ add_item(const SeJson *v, int *ntexts, char ***texts, int *nitems, SeMltItem **i
 		else if ((strcmp(k, "doc") == 0 || strcmp(k, "_source") == 0) &&
 				 m->type == SE_JSON_OBJECT)
 			it.doc = m;
+		else if (strcmp(k, "fields") == 0 && m->type == SE_JSON_ARRAY)
+			it.fields = m;
+		else if (strcmp(k, "per_field_analyzer") == 0 && m->type == SE_JSON_OBJECT)
+			it.per_field_analyzer = m;
 		else if (strcmp(k, "_index") == 0 || strcmp(k, "routing") == 0 ||
 				 strcmp(k, "found") == 0)
 			 /* the API layer's */ ;
@@ -369,6 +375,7 @@ typedef struct MltCtx
 	int			nfields;
 	const SeMappedField **fields;
 	Words		skip;			/* unlike words, as "field\0word" */
+	const SeMltItem *item;		/* the document being analyzed, or NULL */
 	SeError    *err;
 } MltCtx;
 
@@ -425,6 +432,15 @@ field_analyzer(MltCtx *c, const SeMappedField *f, bool for_text)
 	if (for_text && c->m->analyzer != NULL &&
 		(a = se_analyzer_lookup(c->m->analyzer)) != NULL)
 		return a;
+	/* a document's own per_field_analyzer (ES's term vectors request) */
+	if (!for_text && c->item != NULL && c->item->per_field_analyzer != NULL)
+	{
+		const SeJson *n = se_json_get(c->item->per_field_analyzer, f->path);
+
+		if (n != NULL && n->type == SE_JSON_STRING &&
+			(a = se_analyzer_lookup(n->u.s.str)) != NULL)
+			return a;
+	}
 	if (f->type == SE_FT_KEYWORD)
 		return se_analyzer_lookup("keyword");
 	if (f->analyzer != NULL)
@@ -510,16 +526,27 @@ add_doc(MltCtx *c, const SeMltItem *it, Words *into)
 {
 	int			i;
 
+	c->item = it;
 	for (i = 0; i < c->nfields; i++)
 	{
 		const SeMappedField *f = c->fields[i];
 		char	   *path = pstrdup(f->path);
+		bool		wanted = it->fields == NULL;
+		int			j;
+
+		/* an item's "fields" narrows the query's to those it names */
+		for (j = 0; !wanted && j < it->fields->u.a.count; j++)
+			wanted = it->fields->u.a.items[j]->type == SE_JSON_STRING &&
+				strcmp(it->fields->u.a.items[j]->u.s.str, f->path) == 0;
+		if (!wanted)
+			continue;
 
 		/* a multi-field takes its parent's values */
 		if (f->is_multi_field && strrchr(path, '.') != NULL)
 			*strrchr(path, '.') = '\0';
 		add_doc_values(c, f, it->doc, path, into);
 	}
+	c->item = NULL;
 }
 
 typedef struct ScoreTerm
