@@ -29,6 +29,8 @@ SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.reque
 SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": "apple apple banana banana banana cherry cherry", "min_term_freq": 1, "min_doc_freq": 1, "stop_words": ["banana"]}}}');
 SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": "apple apple banana banana banana cherry cherry", "min_term_freq": 1, "min_doc_freq": 1, "min_word_length": 6}}}');
 SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": "apple apple banana banana banana cherry cherry", "unlike": "cherry", "min_term_freq": 1, "min_doc_freq": 1}}}');
+-- an unliked document's words (doc 3: banana cherry date) are skipped
+SELECT body->'explanations'->0->>'explanation' AS query FROM search_engine.request('POST', '/mlt/_validate/query?explain=true', '{"query": {"more_like_this": {"fields": ["body"], "like": "apple apple banana banana banana cherry cherry", "unlike": [{"_index": "mlt", "_id": "3"}], "min_term_freq": 1, "min_doc_freq": 1}}}');
 -- boost_terms 1: each term boosted by its score over the lowest kept one
 -- (Lucene's MoreLikeThis): apple 1, cherry 3.6946 / 2.67294 = 1.38222,
 -- banana 4.67885 / 2.67294 = 1.75045 (doc 1 has all three: the boosts

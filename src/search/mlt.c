@@ -354,7 +354,10 @@ words_add(Words *w, const char *s, int len)
 	}
 	b = hash_bytes((const unsigned char *) s, len) & (w->nbuckets - 1);
 	x = palloc0(sizeof(Word));
-	x->word = pnstrdup(s, len);
+	/* skip keys hold a NUL between field and word: copy every byte */
+	x->word = palloc(len + 1);
+	memcpy(x->word, s, len);
+	x->word[len] = '\0';
 	x->len = len;
 	x->tf = 1;
 	x->next = w->bucket[b];
