@@ -100,6 +100,11 @@ SELECT bool_and((h->>'_score')::float8 > 0 AND (h->>'_score')::float8 < 1) AS be
        jsonb_agg(h->>'_id' ORDER BY o) AS ids
   FROM search_engine.request('POST', '/df/_search', '{"query": {"distance_feature": {"field": "d", "origin": "now-1h", "pivot": "7d"}}}') s,
        jsonb_array_elements(s.body->'hits'->'hits') WITH ORDINALITY AS t(h, o);
+-- pivot in any of ES's time units: 129600000000micros = 1.5d, doc a is
+-- 1.5d from origin: 1.5 / (1.5 + 1.5) = 0.5
+SELECT h->>'_id' AS id, h->'_score' AS score
+  FROM search_engine.request('POST', '/df/_search', '{"query": {"bool": {"must": {"distance_feature": {"field": "d", "origin": "2020-01-11T12:00:00Z", "pivot": "129600000000micros"}}, "filter": {"ids": {"values": ["a"]}}}}}') s,
+       jsonb_array_elements(s.body->'hits'->'hits') h;
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM search_engine.request('POST', '/df/_search', '{"query": {"distance_feature": {"field": "n", "origin": 1, "pivot": "1d"}}}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM search_engine.request('POST', '/df/_search', '{"query": {"distance_feature": {"field": "d", "origin": "now"}}}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM search_engine.request('POST', '/df/_search', '{"query": {"distance_feature": {"field": "d", "origin": "now", "pivot": "soon"}}}');

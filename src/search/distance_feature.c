@@ -21,6 +21,38 @@
 
 #include "search/search_int.h"
 
+/*
+ * pivot as ES's TimeValue reads it (nanos, micros, ms, s, m, h, d), in ms
+ * as a time value the weight binds (weight.c's decay parameters).
+ */
+static const SeJson *
+parse_pivot(const SeJson *v, SeError *err)
+{
+	static const struct
+	{
+		const char *unit;
+		double		ms;
+	}			units[] = {
+		{"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1}, {"s", 1000}, {"m", 60000},
+		{"h", 3600000}, {"d", 86400000},
+	};
+	char	   *end;
+	double		n = strtod(v->u.s.str, &end);
+	char		buf[64];
+	int			i;
+
+	for (i = 0; i < lengthof(units); i++)
+		if (end != v->u.s.str && strcmp(end, units[i].unit) == 0)
+		{
+			snprintf(buf, sizeof(buf), "%.17gms", n * units[i].ms);
+			return se_json_make_string(buf, -1);
+		}
+	se_error_set(err, 400, "parse_exception",
+				 "failed to parse setting [pivot] with value [%s] as a time value: unit is missing or unrecognized",
+				 v->u.s.str);
+	return NULL;
+}
+
 SeQuery *
 se_distance_feature_parse(const SeJson *body, SeError *err)
 {
@@ -54,7 +86,10 @@ se_distance_feature_parse(const SeJson *body, SeError *err)
 				 (v->type == SE_JSON_STRING || v->type == SE_JSON_NUMBER))
 			fn->origin = v;
 		else if (strcmp(k, "pivot") == 0 && v->type == SE_JSON_STRING)
-			fn->scale = v;
+		{
+			if ((fn->scale = parse_pivot(v, err)) == NULL)
+				return NULL;
+		}
 		else if (strcmp(k, "boost") == 0 && v->type == SE_JSON_NUMBER)
 		{
 			q->boost = (float) v->u.n.d;
