@@ -48,7 +48,7 @@ resolve_item(SeJson **slot, const char *default_index, SeError *err)
 	memset(&r, 0, sizeof(r));
 	initStringInfo(&r.body);
 	if (!se_op_get(index, id->u.s.str, rt && rt->type == SE_JSON_STRING ? rt->u.s.str : NULL,
-				   NULL, NULL, false, &r, err))
+				   NULL, NULL, false, -1, &r, err))
 		return false;
 	if ((got = se_json_parse(r.body.data, r.body.len, NULL, err)) == NULL)
 		return false;
