@@ -226,6 +226,12 @@ extern bool se_op_search(const char *expr, const SeJson *body, const SeSearchPar
 /* se_op_search's search (expr NULL: the body's "pit" names the shards) */
 extern bool se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 						   const SeSearchPaging *pg, SeResponse *r, SeError *err);
+/* more_like_this items named by _id get their _source (mlt_items.c) */
+extern bool se_mlt_resolve_items(SeJson *body, List *indices, SeError *err);
+/* collapse's expand phase: each hit's "inner_hits" (search_expand.c) */
+struct SeSearchRequest;
+extern bool se_search_expand(const char *expr, const SeJson *body, const SeSearchParams *p,
+							 struct SeSearchRequest *req, struct SeSearchResult *res, SeError *err);
 /* the open indices a read of expr covers (a named closed one is an error) */
 extern List *se_search_resolve_for_read(const char *expr, SeError *err);
 /* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */

@@ -831,6 +831,12 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 					 "`search_after` cannot be used in a scroll context.");
 		return false;
 	}
+	if (body && (v = se_json_get(body, "collapse")) != NULL)
+	{
+		se_error_set(err, 400, "search_exception",
+					 "cannot use `collapse` in a scroll context");
+		return false;
+	}
 	if (p->size == 0 || (body && (v = se_json_get(body, "size")) != NULL &&
 						 v->type == SE_JSON_NUMBER && v->u.n.is_int && v->u.n.i == 0))
 	{

@@ -415,6 +415,9 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
 		return false;
+	/* more_like_this's {"_index", "_id"} items: fetched before shards see them */
+	if (!se_mlt_resolve_items((SeJson *) body, indices, err))
+		return false;
 	req = se_search_parse(body, window, err);
 	if (req == NULL)
 		return false;
@@ -477,6 +480,9 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (se_search_pit_id(req) != NULL && !(pg && pg->scroll))
 		res->pit_id = se_search_pit_id(req);
 	res->total_as_int = p && p->rest_total_hits_as_int;
+	/* collapse's inner_hits: the expand phase, a search per hit and definition */
+	if (se_search_collapse_ninner(req) > 0 && !se_search_expand(expr, body, p, req, res, err))
+		return false;
 	if (pg && pg->on_result)
 		pg->on_result(pg->arg, res);
 	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
@@ -503,6 +509,8 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 		return false;
 	indices = resolve_read_aliased(expr, &body, &routing, err);
 	if (se_error_is_set(err))
+		return false;
+	if (!se_mlt_resolve_items((SeJson *) body, indices, err))
 		return false;
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
@@ -772,6 +780,9 @@ se_op_explain(const char *index, const char *id, const char *routing, const char
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
+	/* the copy's node explains the body with its liked documents in it */
+	if (!se_mlt_resolve_items((SeJson *) body, list_make1(im), err))
+		return false;
 	/* the query is checked before the shard is asked, as ES validates it */
 	if (se_search_parse(body, im->settings.max_result_window, err) == NULL)
 		return false;
@@ -863,6 +874,8 @@ se_op_validate_query(const char *expr, const SeJson *body, bool explain, SeRespo
 			se_json_write(&b, se_json_get(body, "query"));
 			appendStringInfoChar(&b, '}');
 			qbody = se_json_parse(b.data, b.len, &opts, &perr);
+			if (qbody != NULL)
+				(void) se_mlt_resolve_items(qbody, indices, &perr);
 		}
 	}
 	req = se_error_is_set(&perr) ? NULL : se_search_parse(qbody, 10000, &perr);

@@ -1378,6 +1378,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return se_function_score_parse(body, depth, err);
 	if (strcmp(name, "terms_set") == 0)
 		return se_terms_set_parse(body, err);
+	if (strcmp(name, "more_like_this") == 0)
+		return se_mlt_parse(body, err);
+	if (strcmp(name, "distance_feature") == 0)
+		return se_distance_feature_parse(body, err);
 	if (strcmp(name, "query_string") == 0)
 		return se_query_string_parse(body, false, err);
 	if (strcmp(name, "simple_query_string") == 0)

@@ -59,7 +59,21 @@ typedef struct Collector
 	SeTopDoc	scratch;
 	int32		doc_base;		/* global doc of the segment's doc 0 */
 	int		   *seg_fields;		/* per key: field number in the segment */
+	/* collapse: each slot is its group's head, its value at keys[rank.nkeys] */
+	const SeMappedField *group_field;	/* NULL: not collapsing */
+	int			group_seg_field;
+	SeGroupSet *groups;
+	int		   *heap_pos;		/* collapse: each slot's place in the heap */
 } Collector;
+
+/* The heap's place i holds slot (its place kept when collapsing). */
+static inline void
+heap_set(Collector *c, int i, int slot)
+{
+	c->heap[i] = slot;
+	if (c->heap_pos != NULL)
+		c->heap_pos[slot] = i;
+}
 
 static int
 cmp_value(const SeSortKey *k, const SeSortValue *a, const SeSortValue *b,
@@ -482,10 +496,10 @@ heap_sift_up(Collector *c, int i)
 
 		if (rank_cmp(&c->rank, &c->slots[c->heap[parent]], &c->slots[node]) >= 0)
 			break;
-		c->heap[i] = c->heap[parent];
+		heap_set(c, i, c->heap[parent]);
 		i = parent;
 	}
-	c->heap[i] = node;
+	heap_set(c, i, node);
 }
 
 static void
@@ -507,10 +521,10 @@ heap_sift_down(Collector *c, int i)
 			m = r;
 		if (rank_cmp(&c->rank, &c->slots[c->heap[m]], &c->slots[node]) <= 0)
 			break;
-		c->heap[i] = c->heap[m];
+		heap_set(c, i, c->heap[m]);
 		i = m;
 	}
-	c->heap[i] = node;
+	heap_set(c, i, node);
 }
 
 /* Offer the scratch candidate to the heap. */
@@ -530,6 +544,50 @@ collect(Collector *c)
 		store_slot(c, &c->slots[c->heap[0]]);
 		heap_sift_down(c, 0);
 	}
+}
+
+/*
+ * Offer the scratch candidate, whose group value is set, to the heap of
+ * group heads (Lucene's first pass grouping): it replaces its group's
+ * head when it ranks better, or the worst head (and its group) when its
+ * group has none and it beats that head.
+ */
+static void
+collect_group(Collector *c)
+{
+	SeSortValue *g = &c->scratch.keys[c->rank.nkeys];
+	int			slot = se_group_set_find(c->groups, g);
+	int			pos;
+
+	if (slot >= 0)
+	{
+		if (rank_cmp(&c->rank, &c->scratch, &c->slots[slot]) >= 0)
+			return;
+		store_slot(c, &c->slots[slot]);
+		heap_sift_down(c, c->heap_pos[slot]);
+		return;
+	}
+	if (c->hsize < c->ntop)
+	{
+		slot = c->hsize;
+		pos = c->hsize++;
+		heap_set(c, pos, slot);
+	}
+	else if (rank_cmp(&c->rank, &c->scratch, &c->slots[c->heap[0]]) < 0)
+	{
+		slot = c->heap[0];
+		pos = 0;
+		se_group_set_remove(c->groups, slot);
+	}
+	else
+		return;
+	store_slot(c, &c->slots[slot]);
+	se_collapse_value_copy(&c->slots[slot].keys[c->rank.nkeys], g);
+	se_group_set_add(c->groups, slot, &c->slots[slot].keys[c->rank.nkeys]);
+	if (pos == 0)
+		heap_sift_down(c, 0);
+	else
+		heap_sift_up(c, pos);
 }
 
 static void
@@ -808,6 +866,17 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 	}
 	collector_init(c, ntop, nkeys, qr->keys);
 	c->scratch.shard_idx = shard_idx;
+	/* collapse: one more key per doc, its group value (kept, shipped, not ranked) */
+	if (req->collapse != NULL && ntop > 0)
+	{
+		if ((c->group_field = se_collapse_resolve(req->collapse, shard, err)) == NULL)
+			return false;
+		c->groups = se_group_set_create(ntop);
+		c->heap_pos = palloc(sizeof(int) * ntop);
+		c->scratch.keys = palloc0(sizeof(SeSortValue) * (nkeys + 1));
+		for (i = 0; i < ntop; i++)
+			c->slots[i].keys = palloc0(sizeof(SeSortValue) * (nkeys + 1));
+	}
 	/* aggregations see every matching doc: no early stop, no skipping */
 	if (req->aggs != NULL && !qr->count_only &&
 		(qr->aggs = se_aggs_shard_begin(req->aggs, shard, err)) == NULL)
@@ -873,6 +942,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 			for (i = 0; i < nkeys; i++)
 				c->seg_fields[i] = qr->keys[i].type == SE_KEY_NUMERIC || qr->keys[i].type == SE_KEY_BYTES ?
 					(qr->keys[i].mfield ? se_segment_field(r, qr->keys[i].mfield->path) : -1) : -1;
+			if (c->group_field != NULL)
+				c->group_seg_field = se_segment_field(r, c->group_field->path);
 			c->scratch.seg = s;
 			if (qr->aggs != NULL)
 				se_aggs_segment(qr->aggs, &seg);
@@ -931,7 +1002,18 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 					c->scratch.doc = doc;
 					if (nkeys > 0)
 						fill_keys(c, r, doc);
-					if (qr->after == NULL || after_cmp(&c->rank, &c->scratch, qr->after) > 0)
+					if (c->group_field != NULL &&
+						!se_collapse_doc_value(c->group_field, r, c->group_seg_field, doc,
+											   &c->scratch.keys[nkeys], err))
+					{
+						se_scorer_free(scorer);
+						return false;
+					}
+					if (qr->after != NULL && after_cmp(&c->rank, &c->scratch, qr->after) <= 0)
+						;
+					else if (c->group_field != NULL)
+						collect_group(c);
+					else
 						collect(c);
 				}
 				if (qr->terminated_early)
@@ -1429,6 +1511,9 @@ shard_top_docs(SeSearchRequest *req, SeSearchShard *shards, int i, int ntop,
 		{
 			int			nkeys = req->nsort > 0 && ntop > 0 ? req->nsort : 0;
 
+			/* a collapsed shard's docs carry their group value last */
+			if (req->collapse != NULL && ntop > 0)
+				nkeys = (req->nsort > 0 ? req->nsort : 0) + 1;
 			switch (se_search_decode_query_phase(msg.data, msg.len, i,
 												 shards[i].nsegments, nkeys,
 												 out, err))
@@ -1596,6 +1681,9 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 				all[nall++] = tops[i].docs[j];
 	if (nall > 1)
 		qsort_arg(all, nall, sizeof(SeTopDoc), rank_qsort_cmp, &rank);
+	/* collapse: the best head of each group over all shards; pages are of groups */
+	if (req->collapse != NULL && nall > 0)
+		nall = se_collapse_dedupe(all, nall, rank.nkeys);
 
 	res = palloc0(sizeof(SeSearchResult));
 	res->shards_total = nshards;
@@ -1673,6 +1761,14 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		if (!fetch_hit(req, &shards[d->shard_idx], d, scores, keys,
 					   &res->hits[i], fetched, err))
 			return NULL;
+		if (req->collapse != NULL)
+		{
+			const SeMappedField *gf = shards[d->shard_idx].mapping ?
+				se_mapping_find(shards[d->shard_idx].mapping, req->collapse->field) : NULL;
+
+			res->hits[i].collapse_value = se_collapse_value_json(gf, &d->keys[rank.nkeys]);
+			se_collapse_hit_fields(req->collapse, &res->hits[i]);
+		}
 	}
 	if (res->nhits > 0 && keys != NULL)
 	{

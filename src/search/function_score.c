@@ -677,6 +677,9 @@ fn_compute(FnScorer *s)
 			case SE_FN_RANDOM:
 				v = random_score(f, s->reader, s->fields[i], s->seg_ord, doc);
 				break;
+			case SE_FN_DISTANCE_FEATURE:
+				v = se_distance_feature_score(f, s->reader, s->fields[i], doc);
+				break;
 			default:
 				v = decay_score(f, s->reader, s->fields[i], doc);
 				break;

@@ -1095,6 +1095,8 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 			req->post_filter = se_query_parse(v, 0, err);
 			ok = req->post_filter != NULL;
 		}
+		else if (strcmp(k, "collapse") == 0)
+			ok = (req->collapse = se_collapse_parse(v, err)) != NULL;
 		else if (strcmp(k, "terminate_after") == 0)
 		{
 			ok = parse_int("terminate_after", v, &req->terminate_after, err);
@@ -1115,6 +1117,8 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 			return NULL;
 	}
 	if (req->nrescore > 0 && !rescore_finish(req, err))
+		return NULL;
+	if (req->collapse != NULL && !se_collapse_check_request(req, err))
 		return NULL;
 	if (!se_search_check_window(req, err) || !pagination_finish(req, err) ||
 		!stored_fields_finish(req, se_json_get(body, "stored_fields"),

@@ -129,6 +129,11 @@ se_search_result_to_json(const SeSearchResult *res, SeSearchShard *shards,
 			appendStringInfoString(out, ",\"_explanation\":");
 			appendStringInfoString(out, h->explanation);
 		}
+		if (h->inner_hits != NULL)
+		{
+			appendStringInfoString(out, ",\"inner_hits\":");
+			appendStringInfoString(out, h->inner_hits);
+		}
 		appendStringInfoChar(out, '}');
 	}
 	appendStringInfoString(out, "]}");

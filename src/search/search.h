@@ -131,6 +131,9 @@ typedef struct SeHit
 	/* a hit fetched from another node: its metadata came with it */
 	bool		has_meta;
 	SeDocMeta	meta;
+	/* collapse: the group value (JSON), and the "inner_hits" object or NULL */
+	char	   *collapse_value;
+	char	   *inner_hits;
 } SeHit;
 
 typedef struct SeSearchResult
@@ -195,6 +198,17 @@ extern int	se_search_max_clause_count;
  * hits collected so far ("timed_out": true, as ES).
  */
 extern bool (*se_search_interrupt_hook) (void);
+
+/*
+ * Field collapsing (collapse.c).  The expand phase of inner_hits runs one
+ * search per hit and definition i: se_search_collapse_expand_body writes
+ * its body from the request's body and the hit's group.
+ */
+extern bool se_search_has_collapse(const SeSearchRequest *req);
+extern int	se_search_collapse_ninner(const SeSearchRequest *req);
+extern const char *se_search_collapse_inner_name(const SeSearchRequest *req, int i);
+extern void se_search_collapse_expand_body(const SeSearchRequest *req, const SeJson *body,
+										   const SeHit *hit, int i, StringInfo out);
 
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,

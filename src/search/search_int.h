@@ -64,7 +64,8 @@ typedef enum SeQueryKind
 	SE_Q_MATCH_BOOL_PREFIX,
 	SE_Q_MATCH_PHRASE_PREFIX,
 	SE_Q_FUNCTION_SCORE,
-	SE_Q_TERMS_SET
+	SE_Q_TERMS_SET,
+	SE_Q_MORE_LIKE_THIS			/* rewritten per shard (mlt.c) */
 } SeQueryKind;
 
 /* function_score (function_score.c) */
@@ -75,7 +76,8 @@ typedef enum SeScoreFnKind
 	SE_FN_GAUSS,
 	SE_FN_EXP,
 	SE_FN_LINEAR,
-	SE_FN_RANDOM
+	SE_FN_RANDOM,
+	SE_FN_DISTANCE_FEATURE		/* the distance_feature query (distance_feature.c) */
 } SeScoreFnKind;
 
 typedef enum SeFvfModifier
@@ -205,6 +207,9 @@ struct SeQuery
 	/* terms_set (terms in values) */
 	char	   *msm_field;
 	char	   *msm_script;
+
+	/* more_like_this */
+	struct SeMlt *mlt;
 };
 
 /* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
@@ -333,6 +338,7 @@ struct SeSearchRequest
 	struct SeFetchFields *fetch_fields; /* docvalue_fields / fields, or NULL */
 	bool		stored_fields_none; /* stored_fields "_none_": hits without _id */
 	bool		explain;		/* hits carry their score's explanation */
+	struct SeCollapse *collapse;	/* "collapse", or NULL */
 };
 
 extern bool se_search_check_window(const SeSearchRequest *req, SeError *err);
@@ -624,6 +630,17 @@ extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
 extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
+/*
+ * more_like_this (mlt.c): parsed, then rewritten per shard into the bool
+ * of term queries its terms select (NULL with err on failure).
+ */
+typedef struct SeMlt SeMlt;
+extern SeQuery *se_mlt_parse(const SeJson *body, SeError *err);
+extern SeQuery *se_mlt_rewrite(const SeQuery *q, SeSearchShard *shard, SeError *err);
+/* distance_feature (distance_feature.c) */
+extern SeQuery *se_distance_feature_parse(const SeJson *body, SeError *err);
+extern double se_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r, int field,
+										int32 doc);
 
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
@@ -790,6 +807,44 @@ extern SeWireResult se_search_decode_query_phase(const char *data, size_t len,
 												 int shard_idx, int nsegments,
 												 int nkeys, SeShardTopDocs *out,
 												 SeError *err);
+
+/* ---------------------------------------------------------------------
+ * Field collapsing (collapse.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeInnerHits
+{
+	char	   *name;
+	int			from;
+	int			size;
+	const SeJson *spec;			/* the definition, for its fetch options */
+} SeInnerHits;
+
+typedef struct SeCollapse
+{
+	char	   *field;
+	int			ninner;
+	SeInnerHits *inner;
+	int			max_concurrent; /* accepted; group searches run one by one */
+} SeCollapse;
+
+extern SeCollapse *se_collapse_parse(const SeJson *v, SeError *err);
+extern bool se_collapse_check_request(const SeSearchRequest *req, SeError *err);
+extern const SeMappedField *se_collapse_resolve(const SeCollapse *c,
+												const SeSearchShard *shard, SeError *err);
+extern bool se_collapse_doc_value(const SeMappedField *f, SeSegmentReader *r, int field,
+								  int32 doc, SeSortValue *out, SeError *err);
+extern void se_collapse_value_copy(SeSortValue *dst, const SeSortValue *src);
+extern int	se_collapse_dedupe(SeTopDoc *docs, int ndocs, int gkey);
+extern char *se_collapse_value_json(const SeMappedField *f, const SeSortValue *v);
+extern void se_collapse_hit_fields(const SeCollapse *c, SeHit *hit);
+
+/* Entry ids by group value (the shard's heap slots, the merge's docs). */
+typedef struct SeGroupSet SeGroupSet;
+extern SeGroupSet *se_group_set_create(int capacity);
+extern int	se_group_set_find(const SeGroupSet *s, const SeSortValue *v);
+extern void se_group_set_add(SeGroupSet *s, int id, const SeSortValue *v);
+extern void se_group_set_remove(SeGroupSet *s, int id);
 
 /* ---------------------------------------------------------------------
  * _source filtering (source_filter.c)

@@ -58,6 +58,9 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 	int			i,
 				k;
 
+	/* a collapsed shard's docs carry their group value last (collapse.c) */
+	if (req->collapse != NULL && req->from + req->size > 0)
+		nkeys++;
 	se_error_init(&err);
 	se_put_vint(out, req->aggs != NULL ? WIRE_VERSION_AGGS : WIRE_VERSION);
 	if (!se_search_check_window(req, &err) ||

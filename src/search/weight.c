@@ -2037,6 +2037,13 @@ fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
 
 	if (f == NULL)
 		return true;			/* unmapped: every doc lacks the value */
+	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type != SE_FT_DATE)
+	{
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "Illegal data type of [%s]! [distance_feature] query can only be run on a date, date_nanos or geo_point field type!",
+					 se_field_type_name(f->type));
+		return false;
+	}
 	if (!se_field_is_numeric_like(f->type) || f->type == SE_FT_BOOLEAN)
 	{
 		se_error_set(c->err, 400, "illegal_argument_exception",
@@ -2046,6 +2053,20 @@ fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
 	}
 	fw->field = pstrdup(f->path);
 	fw->is_double = f->type == SE_FT_DOUBLE || f->type == SE_FT_FLOAT;
+	if (q->kind == SE_FN_DISTANCE_FEATURE)
+	{
+		/* origin (date math) and pivot (a time value) in ms, as decays' */
+		if (!decay_param(c, f, q->origin, true, &fw->origin) ||
+			!decay_param(c, f, q->scale, false, &fw->scale))
+			return false;
+		if (fw->scale <= 0)
+		{
+			se_error_set(c->err, 400, "illegal_argument_exception",
+						 "pivotDistance must be > 0, got %g", fw->scale);
+			return false;
+		}
+		return true;
+	}
 	if (q->kind >= SE_FN_GAUSS && q->kind <= SE_FN_LINEAR)
 	{
 		if (!decay_param(c, f, q->origin, true, &fw->origin) ||
@@ -2239,6 +2260,13 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return build_function_score(c, q, b, scoring);
 		case SE_Q_TERMS_SET:
 			return build_terms_set(c, q, b, scoring);
+		case SE_Q_MORE_LIKE_THIS:
+			{
+				/* the rewrite carries q's boost */
+				SeQuery    *rq = se_mlt_rewrite(q, c->shard, c->err);
+
+				return rq != NULL ? build(c, rq, boost, scoring) : NULL;
+			}
 		case SE_Q_MATCH_PHRASE_PREFIX:
 			return phrase_prefix_field_weight(c, q, q->field, b, scoring);
 		case SE_Q_TERM:
