@@ -1381,7 +1381,8 @@ collect_recovery(const char *expr, CatTable *t, bool raw, SeError *err)
 		"files_recovered", "files_percent", "files_total", "bytes", "bytes_recovered",
 		"bytes_percent", "bytes_total", "translog_ops", "translog_ops_recovered",
 	"translog_ops_percent", "throttle_time", "attempts", "failure"};
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	/* a closed index's copies are recovered too (moved, replicas built) */
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, true, err);
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	SeTransportCall *calls;
 	StringInfoData local;
