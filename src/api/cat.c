@@ -1488,6 +1488,24 @@ se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeErro
 	return cat_format(&t, p, r, err);
 }
 
+PG_FUNCTION_INFO_V1(se_sql_cat_allocation);
+Datum
+se_sql_cat_allocation(PG_FUNCTION_ARGS)
+{
+	CatTable	t = {0};
+	SeError		err;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	static const int numeric[] = {2, 1, 1, 1, 1, 2, 0, 0, 0, 0};
+
+	se_require_started();
+	se_error_init(&err);
+	se_cluster_view(v);
+	if (!collect_allocation(&t, v, true, &err))
+		se_raise(&err);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
+}
+
 PG_FUNCTION_INFO_V1(se_sql_cat_recovery);
 Datum
 se_sql_cat_recovery(PG_FUNCTION_ARGS)

@@ -207,6 +207,24 @@ build_model(SeClusterState *st, const SeClusterView *v)
 	return md;
 }
 
+/*
+ * Assert-enabled builds recount the allocator's incremental bookkeeping
+ * from scratch after every reroute and command on the master's model (the
+ * per-node initializing, relocating and byte counts the deciders answer
+ * from in O(1)); a drift is a bug in set_state's accounting.
+ */
+static void
+check_bookkeeping(const Model *md, const char *after)
+{
+#ifdef USE_ASSERT_CHECKING
+	SeError		err;
+
+	se_error_init(&err);
+	if (!se_alloc_check_invariants(&md->m, &err))
+		elog(ERROR, "search_engine: allocator bookkeeping drifted after %s: %s", after, err.reason);
+#endif
+}
+
 /* node is a data member of v */
 static bool
 data_member(const SeClusterView *v, const char *node)
@@ -439,6 +457,7 @@ se_state_reroute_without(SeClusterState *st, const char *node)
 	if (md == NULL)
 		return changed;
 	(void) se_alloc_reroute(&md->m);
+	check_bookkeeping(md, "a reroute");
 	changed |= write_back(md);
 	/* the flood stage's block, set and lifted */
 	for (i = 0; i < md->m.nindices; i++)
@@ -812,6 +831,7 @@ run_commands(SeClusterState *st, const SeJson *body, bool retry_failed,
 			appendStringInfoString(explanations, "}]}");
 		}
 	}
+	check_bookkeeping(md, "reroute commands");
 	(void) write_back(md);
 	return true;
 }

@@ -24,6 +24,12 @@
  * se_translog_replay, which truncates a torn tail: on a linked live
  * generation that would cut records the writer is appending.
  *
+ * A closed index's primary has no slot (a closed copy holds none) and
+ * takes no writes: recovery_start pins its newest commit and translog from
+ * its directory the same way, without the slot's lock, always file-based
+ * (no retention leases), and recovery_finalize only drops the pins.  That
+ * is how a closed copy moves and a closed index gets replicas (ES 7.2+).
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"

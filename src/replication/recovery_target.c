@@ -39,6 +39,11 @@
  * SE_RECOVERY_MAX_ATTEMPTS times, reusing what the earlier attempts
  * copied; then the slot fails and the master hears shard_failed.
  *
+ * A closed index's copy has no slot and no owner: the shard-state worker
+ * starts and follows its recovery (se_recovery_closed_copy, slot -1),
+ * which stops after step 4 with recovery_finalize -- nothing is opened,
+ * and nothing can have been written to a closed index since the copy.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"

@@ -111,6 +111,16 @@ ok(shard_dir_on($from, $uuid), "its files are on $from");
 	qq({"commands":[{"move":{"index":"cz","shard":0,"from_node":"$from","to_node":"$to"}}]}));
 is("$status " . ($body->{explanations}[0]{decisions}[0]{decision} // ''), '200 YES',
 	'a dry run: a closed copy may be moved') or diag(explain $body);
+# the SQL equivalents: allocation explain, a dry-run reroute, _cat/allocation
+is($node{n1}->safe_psql('postgres',
+	q{SELECT search_engine.allocation_explain('{"index":"cz","shard":0,"primary":true}')->>'current_state'}),
+	'started', 'allocation_explain(): the closed copy is started');
+is($node{n1}->safe_psql('postgres',
+	qq{SELECT search_engine.cluster_reroute('{"commands":[{"move":{"index":"cz","shard":0,"from_node":"$from","to_node":"$to"}}]}', true, true)
+	     #>> '{explanations,0,decisions,0,decision}'}),
+	'YES', 'cluster_reroute(dry_run, explain): YES');
+is($node{n1}->safe_psql('postgres', qq{SELECT shards FROM search_engine.allocation WHERE node = '$from'}),
+	1, "the allocation view: one copy on $from");
 ($status, $body) = req('n1', 'POST', '/_cluster/reroute',
 	qq({"commands":[{"move":{"index":"cz","shard":0,"from_node":"$from","to_node":"$to"}}]}));
 is($status, 200, "move of the closed copy from $from to $to accepted") or diag(explain $body);

@@ -78,6 +78,18 @@ b_add_copy(Builder *b, int index, int shard, bool primary, SeCopyState st, int n
 	c->reason = SE_UNASSIGNED_INDEX_CREATED;
 }
 
+/* four nodes: n0, n1 box_type:hot, n2, n3 box_type:cold; no initial throttle */
+static void
+b_tiers(Builder *b)
+{
+	b_init(b, 4);
+	b_attr(b, 0, "box_type", "hot");
+	b_attr(b, 1, "box_type", "hot");
+	b_attr(b, 2, "box_type", "cold");
+	b_attr(b, 3, "box_type", "cold");
+	b->m.settings.node_initial_primaries_recoveries = -1;
+}
+
 /* a new index: all copies unassigned */
 static int
 b_index(Builder *b, const char *name, int shards, int replicas)
@@ -367,12 +379,7 @@ test_filters_move(void)
 				i,
 				hot;
 
-	b_init(&b, 4);
-	b_attr(&b, 0, "box_type", "hot");
-	b_attr(&b, 1, "box_type", "hot");
-	b_attr(&b, 2, "box_type", "cold");
-	b_attr(&b, 3, "box_type", "cold");
-	b.m.settings.node_initial_primaries_recoveries = -1;
+	b_tiers(&b);
 	ix = b_index(&b, "logs", 4, 0);
 	b.m.indices[ix].filters.require = filter1("box_type", "hot", NULL);
 	b.m.indices[ix].filters.nrequire = 1;
@@ -733,12 +740,7 @@ test_closed_moved(void)
 	check_inv(&b.m, "closed high watermark");
 
 	/* out of an excluded tier */
-	b_init(&b, 4);
-	b_attr(&b, 0, "box_type", "hot");
-	b_attr(&b, 1, "box_type", "hot");
-	b_attr(&b, 2, "box_type", "cold");
-	b_attr(&b, 3, "box_type", "cold");
-	b.m.settings.node_initial_primaries_recoveries = -1;
+	b_tiers(&b);
 	b.m.settings.cluster_concurrent_rebalance = -1;
 	ix = b_index(&b, "logs", 4, 1);
 	b.m.indices[ix].filters.exclude = filter1("box_type", "cold", NULL);
