@@ -245,12 +245,39 @@ rec_worker_gone(int i)
 	return r->worker_pid != 0 && kill(r->worker_pid, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * Is a closed copy's recovery of (uuid, shard) still writing into the
+ * shard's directory here?  The index was reopened under it: the worker
+ * stops at its next check, and an open copy's recovery must not share the
+ * directory with it until then.
+ */
+static bool
+closed_recovery_running(const char *uuid, int shard)
+{
+	int			i;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		SeRecovery *r = &RecShmem->recs[i];
+		int			stage = r->stage;
+
+		if (r->slot < 0 && stage >= SE_REC_INIT && stage <= SE_REC_FINALIZE &&
+			r->shard == shard && strcmp(r->index_uuid, uuid) == 0 &&
+			r->worker_pid > 0 && !(kill(r->worker_pid, 0) != 0 && errno == ESRCH))
+			return true;
+	}
+	return false;
+}
+
 bool
 se_recovery_start_replica(int slot_no)
 {
 	SeShardSlot *s = &SeSlots[slot_no];
 	int			i;
 	SeRecovery *r;
+
+	if (closed_recovery_running(s->index_uuid, s->shard))
+		return false;			/* try again on the next scan */
 
 	for (i = 0; i < SE_MAX_RECOVERIES; i++)
 		if (rec_matches(&RecShmem->recs[i], slot_no))
