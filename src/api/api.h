@@ -80,6 +80,7 @@ typedef struct SeHealthWait
 	int			nodes;
 	int			active_shards;	/* wait_for_active_shards: 0 none, -1 all */
 	const char *level;			/* cluster (NULL), indices, shards */
+	int			master_timeout_ms;	/* wait for a master this long; 0: 30 s */
 } SeHealthWait;
 extern bool se_parse_wait_for_nodes(const char *s, char *op, int *n, SeError *err);
 extern bool se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,

@@ -845,6 +845,8 @@ h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 	else if (active && !param_int(rq, "wait_for_active_shards", 0, &w.active_shards, err))
 		return false;
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		param_time_ms(rq, "master_timeout", 30000, &w.master_timeout_ms, err) &&
+		(w.master_timeout_ms = Max(w.master_timeout_ms, 1)) > 0 &&
 		se_parse_health_status(param(rq, "wait_for_status"), &w.wait_for_status, err) &&
 		se_op_cluster_health(rq->index, &w, timeout, r, err);
 }
