@@ -9,7 +9,8 @@
 #  - a closed index's missing replica is built while it is closed;
 #  - a closed index with one replica survives its primary's node leaving for
 #    good: the replica is promoted, a new replica is built from it (closed),
-#    and the index reopens with every document.
+#    and the index reopens with every document;
+#  - a node that joins receives a closed index's copies by rebalancing.
 use strict;
 use warnings;
 use FindBin;
@@ -211,6 +212,47 @@ ok($cluster->wait_for('cr green', 90, sub {
 is($body->{count}, 30, 'with its 30 documents');
 is(SeCluster::copy_of($node{$up[0]}, 'cr') =~ tr/,//, 29, "$up[0] reads 30 documents");
 is(SeCluster::copy_of($node{$up[1]}, 'cr') =~ tr/,//, 29, "$up[1] reads 30 documents");
+
+# ---- a node that joins receives closed copies by rebalancing
+req($up[0], 'DELETE', '/cz');
+req($up[0], 'DELETE', '/cr');
+($status, $body) = req($up[0], 'PUT', '/cb', '{"settings":{"number_of_shards":6,"number_of_replicas":0}}');
+is($status, 200, 'an index of six shards on the two nodes') or diag(explain $body);
+ok($cluster->wait_for('cb started', 30, sub {
+	my ($st, $h) = req($up[0], 'GET', '/_cluster/health/cb');
+	return $st == 200 && ($h->{status} // '') eq 'green';
+}), 'cb green');
+my $nd = join('', map { qq({"index":{"_index":"cb","_id":"x$_"}}\n{"n":$_}\n) } 1 .. 60);
+($status, $body) = req($up[0], 'POST', '/_bulk?refresh=true', $nd);
+ok($status == 200 && !$body->{errors}, 'sixty documents');
+($status, $body) = req($up[0], 'POST', '/cb/_close');
+is($status, 200, 'cb closed');
+$node{n4} = $cluster->new_node('n4', ttl => 5,
+	extra => "search_engine.transport_conninfo = 'user=se_peer'\n");
+$node{n4}->safe_psql('postgres', "CREATE ROLE se_peer LOGIN IN ROLE search_engine_node");
+push @up, 'n4';
+ok($cluster->wait_for('n4 joined', 60, sub { keys(%{ SeCluster::nodes_of($node{ $up[0] }) }) == 3 }),
+	'n4 joined');
+is((req($up[0], 'PUT', '/_cluster/settings',
+	'{"persistent":{"cluster.routing.rebalance.enable":"all"}}'))[0], 200, 'rebalancing on');
+my $on_n4;
+ok($cluster->wait_for('closed copies on n4', 90, sub {
+	my ($st, $b) = req($up[0], 'GET', '/_cluster/state/routing_table,nodes');
+	my %names = map { $_ => $b->{nodes}{$_}{name} } keys %{ $b->{nodes} // {} };
+	my @all = map { @$_ } values %{ $b->{routing_table}{indices}{cb}{shards} // {} };
+	$on_n4 = grep { $_->{state} eq 'STARTED' && ($names{ $_->{node} // '' } // '') eq 'n4' } @all;
+	return @all == 6 && $on_n4 >= 2 && !(grep { $_->{state} ne 'STARTED' } @all);
+}), "the closed index's copies were rebalanced onto n4 ($on_n4 of 6)");
+my $cbuuid = uuid_of('cb');
+ok(-d $node{n4}->data_dir . "/search_engine/indices/$cbuuid", 'their files are on n4');
+($status, $body) = req($up[0], 'POST', '/cb/_open');
+is($status, 200, 'cb reopened');
+ok($cluster->wait_for('cb green', 60, sub {
+	my ($st, $h) = req($up[0], 'GET', '/_cluster/health/cb');
+	return $st == 200 && ($h->{status} // '') eq 'green';
+}), 'green');
+($status, $body) = req('n4', 'POST', '/cb/_count');
+is($body->{count}, 60, 'with its 60 documents');
 
 $cluster->teardown;
 done_testing();
