@@ -6,10 +6,13 @@
 #  - a closed index with documents is moved by POST /_cluster/reroute move,
 #    then by a cluster exclude filter; its directory leaves the old nodes;
 #    reopened, it has every document, and no peer recovery ran to reopen it;
-#  - a closed index's missing replica is built while it is closed;
+#  - a closed index's missing replica is built while it is closed (SQL
+#    allocation_explain, cluster_reroute and the allocation view on the way);
 #  - a closed index with one replica survives its primary's node leaving for
-#    good: the replica is promoted, a new replica is built from it (closed),
-#    and the index reopens with every document;
+#    good: the replica is promoted, the other copy waits out
+#    index.unassigned.node_left.delayed_timeout (explain: allocation_delayed)
+#    until an allocate_replica command places it, a new replica is built from
+#    the promoted one (closed), and the index reopens with every document;
 #  - a node that joins receives a closed index's copies by rebalancing.
 use strict;
 use warnings;
@@ -171,7 +174,7 @@ is(recoveries('cz'), $before, 'reopening copied nothing (no new peer recovery)')
 # ---- a closed index's replica: built while closed; the primary's node leaves for good
 ($status, $body) = req('n1', 'PUT', '/cr',
 	'{"settings":{"number_of_shards":1,"number_of_replicas":0,'
-	  . '"index.unassigned.node_left.delayed_timeout":"0s"}}');
+	  . '"index.unassigned.node_left.delayed_timeout":"10m"}}');
 is($status, 200, 'an index of one shard') or diag(explain $body);
 ok($cluster->wait_for('cr started', 30, sub { copies('cr')->{p} }), 'cr started');
 fill('cr', 30);
@@ -194,11 +197,25 @@ ok($cluster->wait_for("$gone removed", 90, sub {
 	my $m = SeCluster::master_of($node{$up[0]});
 	return $m ne '' && $m ne $gone && keys(%{ SeCluster::nodes_of($node{$up[0]}) }) == 2;
 }), "$gone left the cluster for good");
+ok($cluster->wait_for('replica promoted', 90, sub {
+	$c = copies('cr');
+	return ($c->{p} // '') eq $kept && !$c->{r} && $c->{states} =~ /r:-:UNASSIGNED/;
+}), "the closed replica on $kept was promoted; the other copy waits unassigned") or diag(explain $c);
+# index.unassigned.node_left.delayed_timeout (10m here) holds it back; the
+# allocate_replica command does not wait (as ES's)
+($status, $body) = req($up[0], 'GET', '/_cluster/allocation/explain', '{"index":"cr","shard":0,"primary":false}');
+is($body->{can_allocate} // '', 'allocation_delayed', 'explain: allocation_delayed (delayed_timeout)')
+  or diag(explain $body);
+my ($other) = grep { $_ ne $kept } @up;
+($status, $body) = req($up[0], 'POST', '/_cluster/reroute',
+	qq({"commands":[{"allocate_replica":{"index":"cr","shard":0,"node":"$other"}}]}));
+is($status, 200, "allocate_replica of the closed index's replica on $other") or diag(explain $body);
 ok($cluster->wait_for('replica promoted, new replica built', 90, sub {
 	$c = copies('cr');
 	return ($c->{p} // '') eq $kept && ($c->{r} // '') ne '' && $c->{states} !~ /INITIALIZING|UNASSIGNED/;
-}), "the closed replica on $kept was promoted and a new replica built on " . ($c->{r} // '-'))
+}), "a new closed replica was built on " . ($c->{r} // '-'))
   or diag(explain $c);
+is($c->{r}, $other, 'where the command put it');
 ($status, $body) = req($up[0], 'GET', '/_cluster/state/metadata');
 is($body->{metadata}{indices}{cr}{primary_terms}{0}, 2, 'the promotion raised the primary term');
 
