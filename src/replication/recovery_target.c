@@ -530,6 +530,8 @@ put_pin(RecCtx *c, StringInfo p)
  * during a recovery, as ES's is dynamic): after n more bytes, sleep until
  * the window's bytes are due.
  */
+static void check_stop(void);
+
 static void
 throttle(RecCtx *c, size_t n)
 {
@@ -559,10 +561,11 @@ throttle(RecCtx *c, size_t n)
 		return;
 	while (due_ms > elapsed_ms && !se_bgw_got_sigterm)
 	{
+		/* a second at most: a closed copy's recovery looks if it is wanted still */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 due_ms - elapsed_ms, PG_WAIT_EXTENSION);
+						 Min(due_ms - elapsed_ms, 1000), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		check_stop();
 		now = GetCurrentTimestamp();
 		c->r->throttle_ms += (uint64) Max(0, (long) ((now - c->window_start) / 1000) - elapsed_ms);
 		elapsed_ms = (long) ((now - c->window_start) / 1000);
@@ -1414,6 +1417,40 @@ ready:
 	ConditionVariableBroadcast(&SeShmem->slot_cv);
 }
 
+/*
+ * A closed copy's recovery ended unfinished because the routing no longer
+ * has any copy of the shard on this node (its move was cancelled, or the
+ * index was reopened and the copy placed elsewhere): its partial files are
+ * no one's, and no slot owner will ever delete them, so they go here.  An
+ * open recovery of the shard placed here meanwhile waits for this worker
+ * (closed_recovery_running), so it never shares the directory with it.
+ */
+static void
+drop_abandoned_closed_copy(const SeRecovery *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		SeIndexMeta *im = se_state_find_uuid(se_state_current(), r->index_uuid);
+
+		if (im != NULL && im->routing != NULL && r->shard < im->settings.number_of_shards &&
+			se_state_local_copy(im, r->shard) == NULL)
+		{
+			ereport(LOG,
+					(errmsg("search_engine: removing the partial files of closed shard [%s][%d]: no copy of it is on this node any more",
+							im->name, r->shard)));
+			se_remove_tree(se_shard_path(r->index_uuid, r->shard));
+		}
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();		/* the files stay; nothing else depends on it */
+	}
+	PG_END_TRY();
+}
+
 void		se_recovery_worker_main(Datum arg);
 
 void
@@ -1453,6 +1490,9 @@ se_recovery_worker_main(Datum arg)
 		 */
 		if (r->stage == SE_REC_FINALIZE && rec_matches(r, r->slot))
 			(void) se_slot_advance(r->slot, SE_SLOT_FAILED, edata->message);
+		/* before the entry says failed: an open recovery waits for it */
+		if (r->slot < 0)
+			drop_abandoned_closed_copy(r);
 		rec_fail(r, edata->message);
 		wake_owner(r);
 	}

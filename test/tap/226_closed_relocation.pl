@@ -5,7 +5,9 @@
 # data nodes over a three-member etcd cluster:
 #  - a closed index with documents is moved by POST /_cluster/reroute move,
 #    then by a cluster exclude filter; its directory leaves the old nodes;
-#    reopened, it has every document, and no peer recovery ran to reopen it;
+#    reopened while a third move is under way, the move is cancelled (the
+#    target's partial files go) and it opens where it is, with every
+#    document, no peer recovery run to reopen it;
 #  - a closed index's missing replica is built while it is closed (SQL
 #    allocation_explain, cluster_reroute and the allocation view on the way);
 #  - a closed index with one replica survives its primary's node leaving for
@@ -156,6 +158,19 @@ ok($cluster->wait_for("the directory gone from $excl", 20, sub { !shard_dir_on($
 	"$excl no longer holds the shard's files");
 req('n1', 'PUT', '/_cluster/settings', '{"transient":{"cluster.routing.allocation.exclude._name":null}}');
 
+# reopened while a move of it is under way (held back by the throttle):
+# the move is cancelled, the copy opens where it is, and the target's
+# partial files go
+is((req('n1', 'PUT', '/_cluster/settings',
+	'{"transient":{"indices.recovery.max_bytes_per_sec":"100b"}}'))[0], 200, 'recoveries throttled hard');
+my ($t2) = grep { $_ ne $final } @up;
+($status, $body) = req('n1', 'POST', '/_cluster/reroute',
+	qq({"commands":[{"move":{"index":"cz","shard":0,"from_node":"$final","to_node":"$t2"}}]}));
+is($status, 200, "a move of the closed copy to $t2") or diag(explain $body);
+my $target_dir = $node{$t2}->data_dir . "/search_engine/indices/$uuid/0";
+ok($cluster->wait_for('relocating', 20, sub { copies('cz')->{relocating} == 1 && -d $target_dir }),
+	"it is relocating, files arriving on $t2");
+
 # reopened where it is now: every document, and no peer recovery to do it
 my $before = recoveries('cz');
 ($status, $body) = req('n1', 'POST', '/cz/_open');
@@ -170,6 +185,12 @@ is($body->{count}, 50, 'with its 50 documents');
 ($status, $body) = req($final, 'POST', '/cz/_search', '{"query":{"match":{"t":"doc 17"}},"size":1}');
 is($body->{hits}{hits}[0]{_source}{n} // '', 17, 'searchable, sources intact');
 is(recoveries('cz'), $before, 'reopening copied nothing (no new peer recovery)');
+ok($cluster->wait_for("the cancelled target's files gone from $t2", 30, sub { !-d $target_dir }),
+	"the move's partial files on $t2 are gone");
+ok($node{$t2}->log_contains(qr/removing the partial files of closed shard \[cz\]\[0\]/),
+	'removed by the cancelled recovery worker');
+is((req('n1', 'PUT', '/_cluster/settings',
+	'{"transient":{"indices.recovery.max_bytes_per_sec":null}}'))[0], 200, 'throttle lifted');
 
 # ---- a closed index's replica: built while closed; the primary's node leaves for good
 ($status, $body) = req('n1', 'PUT', '/cr',
