@@ -238,7 +238,8 @@ extern bool se_op_count(const char *expr, const SeJson *body,
 						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const char *preference, const SeJson *source_filter, bool source_only,
-					  SeResponse *r, SeError *err);
+					  int64 version, SeResponse *r, SeError *err);
+extern bool se_get_version_type_check(const char *version_type, SeError *err);
 /* source: the URL's _source* as a "_source" value (NULL: none), a doc's own wins */
 extern bool se_op_mget(const char *default_index, const SeJson *body, const char *preference,
 					   const SeJson *source, SeResponse *r, SeError *err);

@@ -902,10 +902,14 @@ h_doc_get(RestReq *rq, SeResponse *r, SeError *err)
 	SeJson	   *sf = se_source_url_spec(param(rq, "_source"), param(rq, "_source_includes"),
 										param(rq, "_source_excludes"), err);
 
-	if (se_error_is_set(err))
+	int64		version;
+
+	if (se_error_is_set(err) ||
+		!param_integer(rq, "version", true, -1, &version, err) ||
+		!se_get_version_type_check(param(rq, "version_type"), err))
 		return false;
 	return se_op_get(rq->index, rq->id, param(rq, "routing"), param(rq, "preference"), sf,
-					 source_only, r, err);
+					 source_only, version, r, err);
 }
 
 /* _mget, /{index}/_mget (preference as get's) */

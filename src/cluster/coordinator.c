@@ -936,6 +936,25 @@ watch_step(void)
 }
 
 /*
+ * write_node_key in the RUN stage: a name taken by another process means
+ * our lease is gone (join again); other failures are retried.
+ */
+static bool
+rewrite_node_key(const char *what)
+{
+	SeError		err;
+
+	se_error_init(&err);
+	if (write_node_key(&err))
+		return true;
+	if (strcmp(err.type, "illegal_state_exception") == 0)
+		lease_lost();
+	else
+		etcd_failed(what, &err, 500);
+	return false;
+}
+
+/*
  * Join the master of a new term: write our node key again, so that its
  * revision is past the term's (member_joined).  ES's join request; here
  * etcd orders it.
@@ -943,7 +962,6 @@ watch_step(void)
 static void
 join_term(void)
 {
-	SeError		err;
 	int			me = member_find(se_cluster_node_name());
 
 	if (co.leader_term == 0 || co.joined_term == co.leader_term || co.lease == 0 ||
@@ -955,16 +973,8 @@ join_term(void)
 		co.joined_term = co.leader_term;	/* written since the term began */
 		return;
 	}
-	se_error_init(&err);
-	if (!write_node_key(&err))
-	{
-		if (strcmp(err.type, "illegal_state_exception") == 0)
-			lease_lost();
-		else
-			etcd_failed("joining the master", &err, 500);
-		return;
-	}
-	co.joined_term = co.leader_term;
+	if (rewrite_node_key("joining the master"))
+		co.joined_term = co.leader_term;
 }
 
 /* RUN: one round of the node's duties. */
@@ -982,20 +992,8 @@ stage_run(void)
 	update_acting();
 	/* our node key vanished (revoked, or its lease lapsed): join again */
 	if (member_find(se_cluster_node_name()) < 0 && co.lease != 0 &&
-		GetCurrentTimestamp() >= co.retry_at)
-	{
-		SeError		err;
-
-		se_error_init(&err);
-		if (!write_node_key(&err))
-		{
-			if (strcmp(err.type, "illegal_state_exception") == 0)
-				lease_lost();
-			else
-				etcd_failed("writing the node key", &err, 500);
-			return;
-		}
-	}
+		GetCurrentTimestamp() >= co.retry_at && !rewrite_node_key("writing the node key"))
+		return;
 	join_term();
 	if (GetCurrentTimestamp() >= co.retry_at)
 		depose_master();
