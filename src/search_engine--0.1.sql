@@ -277,6 +277,15 @@ CREATE FUNCTION _cat_recovery(OUT index text, OUT shard int, OUT start_time text
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_recovery' LANGUAGE C VOLATILE;
 CREATE VIEW recovery AS SELECT * FROM _cat_recovery();
 
+-- Shard copies and disk per data node, as _cat/allocation (the last row,
+-- node 'UNASSIGNED', counts the unassigned copies); sizes in bytes.
+CREATE FUNCTION _cat_allocation(OUT shards int, OUT disk_indices bigint, OUT disk_used bigint,
+                                OUT disk_avail bigint, OUT disk_total bigint,
+                                OUT disk_percent int, OUT host text, OUT ip text, OUT node text,
+                                OUT node_role text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'se_sql_cat_allocation' LANGUAGE C VOLATILE;
+CREATE VIEW allocation AS SELECT * FROM _cat_allocation();
+
 -- ---------- transport ----------
 -- Peers call _transport over libpq (src/transport): one action of a node's
 -- request on this node.  Only search_engine_node may, the role peers log
@@ -335,6 +344,9 @@ GRANT EXECUTE ON FUNCTION search(text, jsonb, text), search_hits(text, jsonb), c
   request(text, text, text)
   TO search_engine_user;
 GRANT SELECT ON indices, thread_pool, segments, shards, recovery, nodes, tasks, index_grants TO search_engine_user;
+-- _cat/allocation (cluster:monitor/allocation is checked inside)
+GRANT EXECUTE ON FUNCTION _cat_allocation() TO search_engine_user;
+GRANT SELECT ON allocation TO search_engine_user;
 
 GRANT EXECUTE ON FUNCTION "grant"(text, text, regrole), "revoke"(text, text, regrole),
   _acl_validate(text, text) TO search_engine_admin;

@@ -1561,7 +1561,8 @@ collect_recovery(const char *expr, CatTable *t, bool raw, SeError *err)
 		"files_recovered", "files_percent", "files_total", "bytes", "bytes_recovered",
 		"bytes_percent", "bytes_total", "translog_ops", "translog_ops_recovered",
 	"translog_ops_percent", "throttle_time", "attempts", "failure"};
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	/* a closed index's copies are recovered too (moved, replicas built) */
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, true, err);
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	SeTransportCall *calls;
 	StringInfoData local;
@@ -1665,6 +1666,24 @@ se_op_cat_recovery(const char *expr, const SeCatParams *p, SeResponse *r, SeErro
 	if (!collect_recovery(expr, &t, false, err))
 		return false;
 	return cat_format(&t, p, r, err);
+}
+
+PG_FUNCTION_INFO_V1(se_sql_cat_allocation);
+Datum
+se_sql_cat_allocation(PG_FUNCTION_ARGS)
+{
+	CatTable	t = {0};
+	SeError		err;
+	SeClusterView *v = palloc(sizeof(SeClusterView));
+	static const int numeric[] = {2, 1, 1, 1, 1, 2, 0, 0, 0, 0};
+
+	se_require_started();
+	se_error_init(&err);
+	se_cluster_view(v);
+	if (!collect_allocation(&t, v, true, &err))
+		se_raise(&err);
+	table_to_srf(fcinfo, &t, numeric);
+	return (Datum) 0;
 }
 
 PG_FUNCTION_INFO_V1(se_sql_cat_recovery);

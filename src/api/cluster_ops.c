@@ -246,6 +246,17 @@ shard_copy_json(const SeClusterView *v, const SeIndexMeta *im, int s, int k, Str
  * routing_nodes: the open indices' shard copies by node (ES's node id),
  * the unassigned ones apart.
  */
+/*
+ * An index in the routing table: an open one, and a closed one whose
+ * copies are allocated in a cluster (ES 7.2+: a closed index keeps its
+ * replicated copies, which move and recover like an open one's).
+ */
+static bool
+shown(const SeIndexMeta *im)
+{
+	return !im->closed || im->routing != NULL;
+}
+
 static void
 routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
 {
@@ -260,7 +271,7 @@ routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
 		int			s,
 					k;
 
-		for (s = 0; !im->closed && s < im->settings.number_of_shards; s++)
+		for (s = 0; shown(im) && s < im->settings.number_of_shards; s++)
 			for (k = 0; k < ncopies_of(im, s); k++)
 				if (copy_state(im, s, k) == SE_SHARD_UNASSIGNED)
 				{
@@ -286,7 +297,7 @@ routing_nodes_json(const SeClusterView *v, List *targets, StringInfo out)
 			int			s,
 						k;
 
-			for (s = 0; !im->closed && s < im->settings.number_of_shards; s++)
+			for (s = 0; shown(im) && s < im->settings.number_of_shards; s++)
 				for (k = 0; k < ncopies_of(im, s); k++)
 				{
 					bool		on_m = im->routing
@@ -367,7 +378,7 @@ indices_json(const SeClusterView *v, const char *expr, bool metadata, bool routi
 			SeIndexMeta *im = lfirst(lc);
 			int			s;
 
-			if (im->closed)
+			if (!shown(im))
 				continue;
 			if (!first)
 				appendStringInfoChar(out, ',');

@@ -116,6 +116,19 @@ se_alloc_settings_default(SeAllocSettings *s)
 
 #define NIS(m, node, index) ((m)->node_index_shards[(size_t) (index) * (m)->nnodes + (node)])
 
+/*
+ * A closed index's primary is placed (or comes back) where its data is
+ * and is STARTED at once: nothing recovers it, so it is no recovery to
+ * count or throttle.  A closed index's replica or moving copy is a
+ * recovery like any other: its files are copied from the primary's
+ * directory (replication/recovery_source.c), throttled alike.
+ */
+static inline bool
+closed_primary(const SeAllocModel *m, const SeAllocCopy *c)
+{
+	return m->indices[c->index].closed && c->primary;
+}
+
 /* the node a copy counts on for balance: a relocation's target */
 static inline int
 owning_node(const SeAllocCopy *c)
@@ -190,7 +203,7 @@ node_counts(const SeAllocModel *m, int node)
 		if (c->state == SE_COPY_INITIALIZING)
 		{
 			k.shards++;
-			if (!m->indices[c->index].closed)
+			if (!closed_primary(m, c))
 			{
 				k.initializing++;
 				if (c->primary)
@@ -231,8 +244,8 @@ account(SeAllocModel *m, const SeAllocCopy *c, int sign)
 			m->unassigned += sign;
 			return;
 		case SE_COPY_INITIALIZING:
-			/* a closed index's copy recovers nothing: no recovery to count */
-			if (m->indices[c->index].closed)
+			/* a closed index's primary recovers nothing: no recovery to count */
+			if (closed_primary(m, c))
 				break;
 			m->initializing += sign;
 			m->counts[c->node].initializing += sign;
@@ -936,10 +949,10 @@ decide_throttling(SeAllocModel *m, const SeAllocCopy *c, int node, Explain *ex, 
 	const SeAllocNodeCounts *k = &k_node;
 	int			source_out = source >= 0 ? node_counts(m, source)->relocating_out : 0;
 
-	if (m->indices[c->index].closed)
+	if (closed_primary(m, c) && c->state == SE_COPY_UNASSIGNED)
 	{
 		verdict(ex, "throttling", SE_DECISION_YES,
-				"a copy of a closed index is not recovered, so it takes no recovery slot");
+				"a closed index's primary is placed where its data is, not recovered, so it takes no recovery slot");
 		return SE_DECISION_YES;
 	}
 	if (c->primary && c->state == SE_COPY_UNASSIGNED)
@@ -1203,8 +1216,7 @@ move_shards(SeAllocModel *m, const Weights *w)
 		SeDecisionType d;
 		int			to;
 
-		if (c->state != SE_COPY_STARTED || m->indices[c->index].closed ||
-			can_remain(m, c, NULL) != SE_DECISION_NO)
+		if (c->state != SE_COPY_STARTED || can_remain(m, c, NULL) != SE_DECISION_NO)
 			continue;
 		to = best_node(m, w, c, c->node, c->node, &d);
 		if (to >= 0 && d == SE_DECISION_YES)
@@ -1262,9 +1274,7 @@ try_relocate(SeAllocModel *m, int index, int hi, int lo)
 	{
 		SeAllocCopy *c = &m->copies[i];
 
-		/* a closed index's copy is not open: nothing could recover it elsewhere */
-		if (c->state != SE_COPY_STARTED || c->node != hi || !copy_may_rebalance(m, c) ||
-			m->indices[c->index].closed)
+		if (c->state != SE_COPY_STARTED || c->node != hi || !copy_may_rebalance(m, c))
 			continue;
 		if (can_allocate(m, c, lo, hi, NULL) == SE_DECISION_YES)
 		{
@@ -1586,13 +1596,6 @@ se_alloc_move(SeAllocModel *m, int id, int to, SeError *err)
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "[move_allocation] can't move [%s][%d], shard is not started (state = %s)",
 					 iname, c->shard, se_copy_state_name(c->state));
-		return false;
-	}
-	if (m->indices[c->index].closed)
-	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "[move_allocation] can't move [%s][%d], the index is closed: its copies are not open, so none can be recovered elsewhere",
-					 iname, c->shard);
 		return false;
 	}
 	if (can_allocate(m, c, to, c->node, NULL) == SE_DECISION_NO)

@@ -183,12 +183,15 @@ build_model(SeClusterState *st, const SeClusterView *v)
 				a->ref = k;
 				a->relocating_node = -1;
 				a->node = c->state == SE_SHARD_UNASSIGNED ? -1 : node_id(md, c->node, v->nmembers);
-				/* a closed index's copy on a node is there: nothing recovers it */
+				/*
+				 * A closed index's primary on a node is there: nothing
+				 * recovers it.  Its replica recovers the primary's files.
+				 */
 				a->state = c->state == SE_SHARD_STARTED ||
-					(c->state == SE_SHARD_INITIALIZING && im->closed) ? SE_COPY_STARTED :
+					(c->state == SE_SHARD_INITIALIZING && im->closed && c->primary) ? SE_COPY_STARTED :
 					c->state == SE_SHARD_INITIALIZING ? SE_COPY_INITIALIZING : SE_COPY_UNASSIGNED;
 				a->data_node = node_id(md, c->data_node, v->nmembers);
-				if (se_routing_relocating(c) && !im->closed)
+				if (se_routing_relocating(c))
 				{
 					a->state = SE_COPY_RELOCATING;
 					a->relocating_node = node_id(md, c->relocating_node, v->nmembers);
@@ -202,6 +205,24 @@ build_model(SeClusterState *st, const SeClusterView *v)
 	if (!se_alloc_prepare(m, &err))
 		elog(ERROR, "search_engine: cannot model the routing: %s", err.reason);
 	return md;
+}
+
+/*
+ * Assert-enabled builds recount the allocator's incremental bookkeeping
+ * from scratch after every reroute and command on the master's model (the
+ * per-node initializing, relocating and byte counts the deciders answer
+ * from in O(1)); a drift is a bug in set_state's accounting.
+ */
+static void
+check_bookkeeping(const Model *md, const char *after)
+{
+#ifdef USE_ASSERT_CHECKING
+	SeError		err;
+
+	se_error_init(&err);
+	if (!se_alloc_check_invariants(&md->m, &err))
+		elog(ERROR, "search_engine: allocator bookkeeping drifted after %s: %s", after, err.reason);
+#endif
 }
 
 /* node is a data member of v */
@@ -264,8 +285,10 @@ unassign_departed(SeClusterState *st, const SeClusterView *v)
 }
 
 /*
- * The failover: every open shard whose primary is unassigned gets a
- * STARTED in-sync replica as its primary (se_state_promote).
+ * The failover: every shard whose primary is unassigned gets a STARTED
+ * in-sync replica as its primary (se_state_promote).  A closed index's
+ * too: its in-sync replica holds every acknowledged write (it took none
+ * since), so it keeps the shard when the primary's node leaves for good.
  */
 static bool
 promote_replicas(SeClusterState *st)
@@ -278,7 +301,7 @@ promote_replicas(SeClusterState *st)
 	{
 		SeIndexMeta *im = st->indices[i];
 
-		if (im->routing == NULL || im->closed)
+		if (im->routing == NULL)
 			continue;
 		for (s = 0; s < im->settings.number_of_shards; s++)
 			changed |= se_state_promote(im, s);
@@ -310,11 +333,15 @@ write_back(Model *md)
 			changed = true;
 		}
 		/*
-		 * A closed index's copy is never opened, so it would never report
-		 * started: placed (or closed while initializing), it is STARTED --
-		 * its node holds it, and reopening recovers it (INDEX_REOPENED).
+		 * A closed index's primary is never opened, so it would never
+		 * report started: placed where its data is (or closed while
+		 * initializing), it is STARTED -- its node holds it, and reopening
+		 * recovers it (INDEX_REOPENED).  A closed replica (or a moving
+		 * copy's target) is INITIALIZING until its node copied the
+		 * primary's files (replication/recovery_*.c, no shard opened) and
+		 * reported it started.
 		 */
-		if (im->closed && c->state == SE_SHARD_INITIALIZING)
+		if (im->closed && c->primary && c->state == SE_SHARD_INITIALIZING)
 		{
 			c->state = SE_SHARD_STARTED;
 			changed = true;
@@ -352,12 +379,12 @@ write_back(Model *md)
 		if (a->state == SE_COPY_INITIALIZING)
 		{
 			c->node = pstrdup(md->m.nodes[a->node].name);
-			c->state = im->closed ? SE_SHARD_STARTED : SE_SHARD_INITIALIZING;
+			c->state = im->closed && a->primary ? SE_SHARD_STARTED : SE_SHARD_INITIALIZING;
 			se_make_uuid(c->allocation_id);
 			/* an empty or stale primary forced here: the data is this node's now */
 			if (a->primary && a->data_node < 0)
 				c->data_node = NULL;
-			if (im->closed)
+			if (im->closed && a->primary)
 				c->data_node = pstrdup(md->m.nodes[a->node].name);
 			changed = true;
 		}
@@ -430,6 +457,7 @@ se_state_reroute_without(SeClusterState *st, const char *node)
 	if (md == NULL)
 		return changed;
 	(void) se_alloc_reroute(&md->m);
+	check_bookkeeping(md, "a reroute");
 	changed |= write_back(md);
 	/* the flood stage's block, set and lifted */
 	for (i = 0; i < md->m.nindices; i++)
@@ -803,6 +831,7 @@ run_commands(SeClusterState *st, const SeJson *body, bool retry_failed,
 			appendStringInfoString(explanations, "}]}");
 		}
 	}
+	check_bookkeeping(md, "reroute commands");
 	(void) write_back(md);
 	return true;
 }

@@ -97,7 +97,8 @@ mutate_reports(SeClusterState *st, void *arg, SeError *err)
 		SeShardRouting *rt;
 		SeShardCopy *c = NULL;
 
-		if (im == NULL || im->routing == NULL || im->closed ||
+		/* a closed index's copies report too: their files were recovered */
+		if (im == NULL || im->routing == NULL ||
 			r->shard < 0 || r->shard >= im->settings.number_of_shards)
 			continue;
 		rt = &im->routing[r->shard];
@@ -329,6 +330,41 @@ pending_get(const char *uuid, int shard, const char *allocation_id, bool failed)
 }
 
 /*
+ * A closed index's copies placed here INITIALIZING (a replica, a moving
+ * copy's target) have no slot and are never opened: their files are
+ * copied from the primary's node by a recovery this worker starts
+ * (se_recovery_closed_copy), once that primary is STARTED; the copy is
+ * owed started when its files are in place, failed when the recovery
+ * failed for good.
+ */
+static void
+scan_closed(const SeIndexMeta *im)
+{
+	int			s;
+
+	for (s = 0; s < im->settings.number_of_shards; s++)
+	{
+		const SeShardCopy *c = se_state_local_copy(im, s);
+		const SeShardCopy *primary = &im->routing[s].copies[0];
+		char		failure[256];
+		Pending    *p;
+		int			done;
+
+		if (c == NULL || c->primary || c->state != SE_SHARD_INITIALIZING ||
+			primary->state != SE_SHARD_STARTED)
+			continue;
+		done = se_recovery_closed_copy(im->uuid, s, c->allocation_id, primary->node,
+									   failure, sizeof(failure));
+		if (done == 0)
+			continue;
+		p = pending_get(im->uuid, s, c->allocation_id, done < 0);
+		if (done < 0)
+			strlcpy(p->message, failure, sizeof(p->message));
+		p->seen = true;
+	}
+}
+
+/*
  * The reports owed now: every copy the applied state places on this node
  * as INITIALIZING whose slot started, and every assigned copy whose slot
  * failed (but for a full disk, which the owner retries by itself).
@@ -346,8 +382,13 @@ scan_owed(void)
 	{
 		const SeIndexMeta *im = st->indices[i];
 
-		if (im->closed || im->routing == NULL)
+		if (im->routing == NULL)
 			continue;
+		if (im->closed)
+		{
+			scan_closed(im);
+			continue;
+		}
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
 			const SeShardCopy *c = se_state_local_copy(im, s);

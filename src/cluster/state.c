@@ -2002,6 +2002,8 @@ mutate_close(SeClusterState *st, void *arg, SeError *err)
 
 			/* the primary's new id joins in_sync when it started again */
 			r->nin_sync = 0;
+			/* a closed copy's move in flight ends: the copy opens where it is */
+			se_routing_relocation_cancel(r, 0);
 			/* replicas recover from the reopened primary (peer recovery) */
 			for (k = 1; k < r->ncopies; k++)
 				se_state_unassign_copy(im, s, k, "INDEX_REOPENED", NULL);

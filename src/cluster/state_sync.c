@@ -30,6 +30,8 @@
  */
 #include "util/se_common.h"
 
+#include <sys/stat.h>
+
 #include "miscadmin.h"
 #include "nodes/value.h"
 #include "pgstat.h"
@@ -43,7 +45,9 @@
 #include "cluster/state.h"
 #include "cluster/state_int.h"
 #include "replication/relocation.h"
+#include "shard/engine.h"
 #include "transport/transport.h"
+#include "util/fileio.h"
 
 #define INDEX_KEY_PREFIX	"indices/"
 #define SETTINGS_KEY		"settings"
@@ -853,7 +857,27 @@ reconcile(const SeIndexMeta *was, const SeIndexMeta *now)
 		 */
 		if (now->closed || c == NULL)
 		{
-			(void) se_slot_mark_closing(now->uuid, s, c == NULL && !has_unassigned_copy(now, s));
+			bool		gone = c == NULL && !has_unassigned_copy(now, s);
+
+			/*
+			 * A closed index's copy has no slot and no owner: when it moved
+			 * away (its target started elsewhere) or its move here was
+			 * cancelled, its files go now.
+			 */
+			if (se_slot_mark_closing(now->uuid, s, gone) < 0 && gone && now->closed)
+			{
+				char	   *dir = se_shard_path(now->uuid, s);
+				struct stat st;
+
+				if (stat(dir, &st) == 0)
+				{
+					ereport(LOG,
+							(errmsg("search_engine: removing the files of closed shard [%s][%d]: its copy is no longer on node [%s]",
+									now->name, s, se_cluster_node_name())));
+					se_remove_tree(dir);
+				}
+				pfree(dir);
+			}
 			continue;
 		}
 		slot = se_slot_find(now->uuid, s);

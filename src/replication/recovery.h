@@ -109,6 +109,16 @@ extern bool se_recovery_in_progress(int slot_no);
 /* The slot was freed or failed: forget its recovery (owner). */
 extern void se_recovery_forget_slot(int slot_no);
 
+/*
+ * A closed index's copy placed here to be built (no slot, never opened):
+ * start or follow the recovery of its files from source_node (the
+ * shard-state worker calls it every scan).  1: done, report it started;
+ * -1: failed for good (failure says why); 0: under way.
+ */
+extern int	se_recovery_closed_copy(const char *uuid, int shard, const char *allocation_id,
+									const char *source_node, char *failure,
+									size_t failure_len);
+
 /* transport actions of both sides */
 extern void se_recovery_register_actions(void);
 

@@ -24,6 +24,12 @@
  * se_translog_replay, which truncates a torn tail: on a linked live
  * generation that would cut records the writer is appending.
  *
+ * A closed index's primary has no slot (a closed copy holds none) and
+ * takes no writes: recovery_start pins its newest commit and translog from
+ * its directory the same way, without the slot's lock, always file-based
+ * (no retention leases), and recovery_finalize only drops the pins.  That
+ * is how a closed copy moves and a closed index gets replicas (ES 7.2+).
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
@@ -188,11 +194,16 @@ pin_commit(int slot, const char *shard_path, const char *pin, SeCommitInfo *ci, 
 	se_remove_tree(pin);
 	se_mkdir_p(pin_index);
 	se_mkdir_p(pin_tlog);
-	LWLockAcquire(&SeSlots[slot].lock, LW_SHARED);
+	/* a closed copy has no slot: no owner writes or cleans up its files */
+	if (slot >= 0)
+		LWLockAcquire(&SeSlots[slot].lock, LW_SHARED);
 	PG_TRY();
 	{
 		int64		gen = se_commit_newest(index_dir);
 
+		if (gen == 0 && slot < 0)
+			se_error_set(err, 500, "index_corrupted_exception",
+						 "closed shard directory [%s] has no commit point", shard_path);
 		if (gen == 0 || !se_commit_read(index_dir, gen, ci, err))
 			ok = false;
 		if (ok)
@@ -213,7 +224,8 @@ pin_commit(int slot, const char *shard_path, const char *pin, SeCommitInfo *ci, 
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&SeSlots[slot].lock);
+		if (slot >= 0)
+			LWLockRelease(&SeSlots[slot].lock);
 	}
 	PG_END_TRY();
 	if (!ok)
@@ -227,9 +239,18 @@ pin_commit(int slot, const char *shard_path, const char *pin, SeCommitInfo *ci, 
 	return true;
 }
 
-/* The shard in slot must be this node's started primary copy. */
+/* source_slot's answer for a closed index's primary here: no slot */
+#define SOURCE_CLOSED	(-2)
+
+/*
+ * The shard in slot must be this node's started primary copy; or, with
+ * closed_ok, a closed index's STARTED primary here (SOURCE_CLOSED): a
+ * closed index takes no writes and its copy has no slot, so its files are
+ * served straight from its directory (ES 7.2+ replicates and relocates
+ * closed indices the same way: their files never change).
+ */
 static int
-source_slot(const char *uuid, int shard, SeError *err)
+source_slot(const char *uuid, int shard, bool closed_ok, SeError *err)
 {
 	SeIndexMeta *im = se_state_find_uuid(se_state_current(), uuid);
 	int			slot = im ? se_slot_find(uuid, shard) : -1;
@@ -239,6 +260,11 @@ source_slot(const char *uuid, int shard, SeError *err)
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", uuid);
 		return -1;
 	}
+	if (im->closed && closed_ok && im->routing && shard >= 0 &&
+		shard < im->settings.number_of_shards &&
+		im->routing[shard].copies[0].state == SE_SHARD_STARTED &&
+		se_state_shard_local(im, shard))
+		return SOURCE_CLOSED;
 	if (slot < 0 || SeSlots[slot].state != SE_SLOT_STARTED || !se_state_shard_local(im, shard))
 	{
 		/* ES: DelayRecoveryException -- the target tries again */
@@ -327,7 +353,7 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_start request");
 		return false;
 	}
-	if ((slot = source_slot(im->uuid, shard, err)) < 0)
+	if ((slot = source_slot(im->uuid, shard, true, err)) == -1)
 		return false;
 	dir = pins_dir(im->uuid, shard);
 	se_mkdir_p(dir);
@@ -342,7 +368,8 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	 * own translog give it when it went away under writes; the pins say.
 	 */
 	{
-		int64		lease = se_retention_lease_of(slot, target);
+		/* a closed copy holds no leases: its recovery copies files */
+		int64		lease = slot >= 0 ? se_retention_lease_of(slot, target) : -1;
 		int64		first = start >= 0 && lease >= 0
 			? pin_history(se_shard_path(im->uuid, shard), pin, start) : -1;
 
@@ -426,7 +453,8 @@ recovery_start_action(const char *payload, size_t len, StringInfo reply, SeError
 	appendBinaryStringInfo(reply, files.data, files.len);
 	se_put_svint(reply, -1);	/* file-based */
 	/* the copy replays from the commit's local checkpoint + 1: keep that */
-	se_retention_renew(slot, target, ci->local_checkpoint + 1);
+	if (slot >= 0)
+		se_retention_renew(slot, target, ci->local_checkpoint + 1);
 	return true;
 }
 
@@ -779,7 +807,7 @@ recovery_track_action(const char *payload, size_t len, StringInfo reply, SeError
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_track request");
 		return false;
 	}
-	if ((slot = source_slot(uuid, shard, err)) < 0)
+	if ((slot = source_slot(uuid, shard, false, err)) < 0)
 		return false;
 	im = se_state_find_uuid(se_state_current(), uuid);
 	se_replication_track(slot, aid, node);
@@ -815,7 +843,14 @@ recovery_finalize_action(const char *payload, size_t len, StringInfo reply, SeEr
 		se_error_set(err, 400, "illegal_argument_exception", "malformed recovery_finalize request");
 		return false;
 	}
-	if ((slot = source_slot(uuid, shard, err)) < 0)
+	slot = source_slot(uuid, shard, true, err);
+	if (slot == SOURCE_CLOSED)
+	{
+		/* a closed copy: nothing to hand off or track, only the pins go */
+		se_remove_tree(pin);
+		return true;
+	}
+	if (slot < 0)
 	{
 		se_remove_tree(pin);
 		return false;

@@ -39,6 +39,11 @@
  * SE_RECOVERY_MAX_ATTEMPTS times, reusing what the earlier attempts
  * copied; then the slot fails and the master hears shard_failed.
  *
+ * A closed index's copy has no slot and no owner: the shard-state worker
+ * starts and follows its recovery (se_recovery_closed_copy, slot -1),
+ * which stops after step 4 with recovery_finalize -- nothing is opened,
+ * and nothing can have been written to a closed index since the copy.
+ *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
@@ -132,8 +137,11 @@ se_recovery_max_bytes_per_sec(void)
 static bool
 rec_matches(const SeRecovery *r, int slot_no)
 {
-	const SeShardSlot *s = &SeSlots[slot_no];
+	const SeShardSlot *s;
 
+	if (slot_no < 0)
+		return false;			/* a closed copy's recovery has no slot */
+	s = &SeSlots[slot_no];
 	return r->stage != SE_REC_FREE && r->slot == slot_no && r->shard == s->shard &&
 		strcmp(r->index_uuid, s->index_uuid) == 0;
 }
@@ -237,12 +245,39 @@ rec_worker_gone(int i)
 	return r->worker_pid != 0 && kill(r->worker_pid, 0) != 0 && errno == ESRCH;
 }
 
+/*
+ * Is a closed copy's recovery of (uuid, shard) still writing into the
+ * shard's directory here?  The index was reopened under it: the worker
+ * stops at its next check, and an open copy's recovery must not share the
+ * directory with it until then.
+ */
+static bool
+closed_recovery_running(const char *uuid, int shard)
+{
+	int			i;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		SeRecovery *r = &RecShmem->recs[i];
+		int			stage = r->stage;
+
+		if (r->slot < 0 && stage >= SE_REC_INIT && stage <= SE_REC_FINALIZE &&
+			r->shard == shard && strcmp(r->index_uuid, uuid) == 0 &&
+			r->worker_pid > 0 && !(kill(r->worker_pid, 0) != 0 && errno == ESRCH))
+			return true;
+	}
+	return false;
+}
+
 bool
 se_recovery_start_replica(int slot_no)
 {
 	SeShardSlot *s = &SeSlots[slot_no];
 	int			i;
 	SeRecovery *r;
+
+	if (closed_recovery_running(s->index_uuid, s->shard))
+		return false;			/* try again on the next scan */
 
 	for (i = 0; i < SE_MAX_RECOVERIES; i++)
 		if (rec_matches(&RecShmem->recs[i], slot_no))
@@ -337,7 +372,94 @@ se_recovery_forget_slot(int slot_no)
 	}
 }
 
+/*
+ * A closed index's copy placed on this node to be built (a replica, a
+ * moving copy's target): it has no slot and is never opened, so the
+ * shard-state worker drives its recovery here instead of an owner.  The
+ * recovery worker copies the primary's files and translog as for an open
+ * copy (steps 1-4) and finalizes at once: a closed index takes no writes,
+ * so there is nothing to track or catch up, and nothing is opened.
+ * Returns 1 when the files are in place (report the copy started), -1
+ * when it failed SE_RECOVERY_MAX_ATTEMPTS times (failure says why), 0
+ * while it runs or waits to retry.  Entries are keyed by the copy's
+ * allocation id (slot -1).
+ */
+int
+se_recovery_closed_copy(const char *uuid, int shard, const char *allocation_id,
+						const char *source_node, char *failure, size_t failure_len)
+{
+	int			i;
+	SeRecovery *r;
+
+	for (i = 0; i < SE_MAX_RECOVERIES; i++)
+	{
+		r = &RecShmem->recs[i];
+		if (r->stage != SE_REC_FREE && r->slot < 0 && r->shard == shard &&
+			strcmp(r->index_uuid, uuid) == 0 && strcmp(r->allocation_id, allocation_id) == 0)
+			break;
+	}
+	if (i < SE_MAX_RECOVERIES)
+	{
+		pg_read_barrier();
+		switch ((SeRecoveryStage) r->stage)
+		{
+			case SE_REC_DONE:
+				return 1;
+			case SE_REC_FAILED:
+				if (r->attempts >= SE_RECOVERY_MAX_ATTEMPTS)
+				{
+					snprintf(failure, failure_len,
+							 "peer recovery of closed shard [%s][%d] from node [%s] failed %d times: %s",
+							 r->index_uuid, r->shard, r->source_node, r->attempts, r->failure);
+					return -1;
+				}
+				if (GetCurrentTimestamp() >= r->retry_at)
+				{
+					strlcpy(r->source_node, source_node, sizeof(r->source_node));
+					(void) rec_launch(i);
+				}
+				return 0;
+			default:
+				if (rec_worker_gone(i))
+					rec_fail(r, "the recovery worker exited");
+				return 0;
+		}
+	}
+	if ((i = rec_allocate()) < 0)
+		return 0;				/* every entry busy: try on the next scan */
+	r = &RecShmem->recs[i];
+	r->slot = -1;
+	strlcpy(r->index_uuid, uuid, sizeof(r->index_uuid));
+	r->shard = shard;
+	strlcpy(r->source_node, source_node, sizeof(r->source_node));
+	strlcpy(r->target_node, se_cluster_node_name(), sizeof(r->target_node));
+	strlcpy(r->allocation_id, allocation_id, sizeof(r->allocation_id));
+	r->attempts = 0;
+	r->failure[0] = '\0';
+	r->ops_total = -1;
+	(void) rec_launch(i);
+	return 0;
+}
+
 /* ---------- the recovery worker ---------- */
+
+/* this worker's entry (check_stop looks whether a closed copy is still wanted) */
+static SeRecovery *MyRecovery = NULL;
+
+/* A closed copy's recovery goes on while the routing still wants that copy here. */
+static bool
+closed_copy_wanted(const SeRecovery *r)
+{
+	SeIndexMeta *im = se_state_find_uuid(se_state_current(), r->index_uuid);
+	const SeShardCopy *c;
+
+	if (im == NULL || !im->closed || im->routing == NULL ||
+		r->shard >= im->settings.number_of_shards)
+		return false;
+	c = se_state_local_copy(im, r->shard);
+	return c != NULL && c->state == SE_SHARD_INITIALIZING &&
+		strcmp(c->allocation_id, r->allocation_id) == 0;
+}
 
 typedef struct RecFile
 {
@@ -363,9 +485,17 @@ typedef struct RecCtx
 static void
 wake_owner(const SeRecovery *r)
 {
-	int			owner = SeSlots[r->slot].owner;
-	int			procno = owner >= 0 ? SeShmem->workers[owner].procno : -1;
+	int			owner;
+	int			procno;
 
+	if (r->slot < 0)
+	{
+		/* a closed copy: the shard-state worker waits on slot_cv */
+		ConditionVariableBroadcast(&SeShmem->slot_cv);
+		return;
+	}
+	owner = SeSlots[r->slot].owner;
+	procno = owner >= 0 ? SeShmem->workers[owner].procno : -1;
 	if (procno >= 0)
 		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
 }
@@ -400,6 +530,8 @@ put_pin(RecCtx *c, StringInfo p)
  * during a recovery, as ES's is dynamic): after n more bytes, sleep until
  * the window's bytes are due.
  */
+static void check_stop(void);
+
 static void
 throttle(RecCtx *c, size_t n)
 {
@@ -429,10 +561,11 @@ throttle(RecCtx *c, size_t n)
 		return;
 	while (due_ms > elapsed_ms && !se_bgw_got_sigterm)
 	{
+		/* a second at most: a closed copy's recovery looks if it is wanted still */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 due_ms - elapsed_ms, PG_WAIT_EXTENSION);
+						 Min(due_ms - elapsed_ms, 1000), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		check_stop();
 		now = GetCurrentTimestamp();
 		c->r->throttle_ms += (uint64) Max(0, (long) ((now - c->window_start) / 1000) - elapsed_ms);
 		elapsed_ms = (long) ((now - c->window_start) / 1000);
@@ -447,6 +580,12 @@ check_stop(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_ADMIN_SHUTDOWN),
 				 errmsg("peer recovery cancelled"),
+				 errdetail("recovery_failed_exception")));
+	/* no owner stops a closed copy's recovery: the routing says */
+	if (MyRecovery && MyRecovery->slot < 0 && !closed_copy_wanted(MyRecovery))
+		ereport(ERROR,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("peer recovery cancelled: the closed copy is no longer placed on this node"),
 				 errdetail("recovery_failed_exception")));
 }
 
@@ -1077,12 +1216,13 @@ run_recovery(SeRecovery *r)
 	int			i;
 	char	   *index_dir;
 	char	   *tmp_dir;
-	SeShardSlot *slot = &SeSlots[r->slot];
+	SeShardSlot *slot = r->slot >= 0 ? &SeSlots[r->slot] : NULL;
 	int64		start;
 	int64		local_tlog_gen = 0;
 	int64		local_commit = 0;
 	int64		ops_from;
 	StringInfoData own;
+	bool		closed = r->slot < 0;
 
 	memset(&c, 0, sizeof(c));
 	c.r = r;
@@ -1106,7 +1246,9 @@ run_recovery(SeRecovery *r)
 
 	/* 1. the source pins its commit and lists its files */
 	initStringInfo(&own);
-	start = safe_commit_start(c.shard_path, &local_commit, &local_tlog_gen, &own);
+	/* a closed copy's recovery copies files (no lease, no operations) */
+	start = closed ? -1
+		: safe_commit_start(c.shard_path, &local_commit, &local_tlog_gen, &own);
 	initStringInfo(&payload);
 	initStringInfo(&reply);
 	se_peer_shard_put(&payload, im->name, im->uuid, r->shard);
@@ -1216,6 +1358,28 @@ run_recovery(SeRecovery *r)
 	copy_translog(&c, tlog_gen, tlog_gen, NULL, -1, &end_gen, &end_off);
 	se_fsync_dir(c.shard_path);
 
+	if (closed)
+	{
+		/*
+		 * A closed copy is complete once its files are here: nothing is
+		 * opened, no write came after the copy.  recovery_finalize drops
+		 * the source's pins; the shard-state worker reports it started.
+		 */
+		r->stage = SE_REC_FINALIZE;
+		r->ops_total = r->ops_recovered;
+		resetStringInfo(&payload);
+		put_pin(&c, &payload);
+		se_put_str(&payload, r->allocation_id, strlen(r->allocation_id));
+		se_put_svint(&payload, -1);
+		call_source(&c, "recovery_finalize", &payload, &reply);
+		r->stop_time = GetCurrentTimestamp();
+		r->failure[0] = '\0';
+		pg_write_barrier();
+		r->stage = SE_REC_DONE;
+		ConditionVariableBroadcast(&SeShmem->slot_cv);
+		return;
+	}
+
 	/* 5. the owner opens the shard from what is here now */
 ready:
 	pg_write_barrier();
@@ -1253,6 +1417,40 @@ ready:
 	ConditionVariableBroadcast(&SeShmem->slot_cv);
 }
 
+/*
+ * A closed copy's recovery ended unfinished because the routing no longer
+ * has any copy of the shard on this node (its move was cancelled, or the
+ * index was reopened and the copy placed elsewhere): its partial files are
+ * no one's, and no slot owner will ever delete them, so they go here.  An
+ * open recovery of the shard placed here meanwhile waits for this worker
+ * (closed_recovery_running), so it never shares the directory with it.
+ */
+static void
+drop_abandoned_closed_copy(const SeRecovery *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		SeIndexMeta *im = se_state_find_uuid(se_state_current(), r->index_uuid);
+
+		if (im != NULL && im->routing != NULL && r->shard < im->settings.number_of_shards &&
+			se_state_local_copy(im, r->shard) == NULL)
+		{
+			ereport(LOG,
+					(errmsg("search_engine: removing the partial files of closed shard [%s][%d]: no copy of it is on this node any more",
+							im->name, r->shard)));
+			se_remove_tree(se_shard_path(r->index_uuid, r->shard));
+		}
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();		/* the files stay; nothing else depends on it */
+	}
+	PG_END_TRY();
+}
+
 void		se_recovery_worker_main(Datum arg);
 
 void
@@ -1265,6 +1463,7 @@ se_recovery_worker_main(Datum arg)
 	se_bgw_start();
 	r = &RecShmem->recs[i];
 	r->worker_pid = MyProcPid;
+	MyRecovery = r;
 	/* the owner's queue requests live in DSM segments */
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "search_engine recovery");
 	cxt = AllocSetContextCreate(TopMemoryContext, "search_engine recovery",
@@ -1291,6 +1490,9 @@ se_recovery_worker_main(Datum arg)
 		 */
 		if (r->stage == SE_REC_FINALIZE && rec_matches(r, r->slot))
 			(void) se_slot_advance(r->slot, SE_SLOT_FAILED, edata->message);
+		/* before the entry says failed: an open recovery waits for it */
+		if (r->slot < 0)
+			drop_abandoned_closed_copy(r);
 		rec_fail(r, edata->message);
 		wake_owner(r);
 	}

@@ -7,7 +7,7 @@
 #   - above the low watermark no new copy goes to n1;
 #   - above the high watermark the explain of n1's copy says it may not
 #     remain, and a copy that may live elsewhere moves off n1 (a
-#     relocation: peer recovery + primary handoff);
+#     relocation: peer recovery + primary handoff), a closed index's too;
 #   - above the flood stage the master sets
 #     index.blocks.read_only_allow_delete on n1's index and writes get
 #     429 cluster_block_exception, reads go on;
@@ -159,6 +159,16 @@ is($status, 200, 'its filter removed: it may live anywhere');
 sleep 2;
 is(placed('away'), 'n1:STARTED', 'it stays on n1 while the disk is fine');
 my ($away_uuid) = map { $_->{away}{settings}{index}{uuid} } (req('n2', 'GET', '/away/_settings'))[1];
+# a closed index's copy moves too (its files are copied, it is not opened)
+($status) = req('n2', 'PUT', '/shut', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "index.routing.allocation.include._name": "n1"}}');
+ok($cluster->wait_for('shut placed', 20, sub { placed('shut') eq 'n1:STARTED' }), 'another index on n1');
+($status, $body) = req('n2', 'POST', '/shut/_bulk?refresh=true',
+	join('', map { qq({"index": {"_id": "$_"}}\n{"n": $_}\n) } 1 .. 10));
+ok($status == 200 && !$body->{errors}, 'ten documents in it');
+req('n2', 'PUT', '/shut/_settings', '{"index.routing.allocation.include._name": null}');
+($status) = req('n2', 'POST', '/shut/_close');
+is($status, 200, 'and closed');
+my ($shut_uuid) = map { $_->{shut}{settings}{index}{uuid} } (req('n2', 'GET', '/shut/_settings'))[1];
 $used = fill_to(0.92);
 cmp_ok($used, '>', 0.90, sprintf('n1 disk filled to %.1f%% (above high, below flood)', 100 * $used));
 ok($cluster->wait_for('away moved', 60, sub { placed('away') eq 'n2:STARTED' }),
@@ -169,7 +179,18 @@ ok($cluster->wait_for('files gone', 20, sub { !-d "$datadir/indices/$away_uuid/0
 req('n2', 'POST', '/away/_refresh');
 ($status, $body) = req('n2', 'GET', '/away/_count');
 is($body->{count}, 20, 'every document moved with it');
+ok($cluster->wait_for('shut moved', 60, sub { placed('shut') eq 'n2:STARTED' }),
+	'the closed index\'s copy moved to n2 as well');
+ok($cluster->wait_for('closed files gone', 20, sub { !-d "$datadir/indices/$shut_uuid/0" }),
+	"n1 no longer holds the closed shard's files");
 unlink $filler;
+($status) = req('n2', 'POST', '/shut/_open');
+ok($cluster->wait_for('shut open', 30, sub {
+	my ($s, $h) = req('n2', 'GET', '/_cluster/health/shut');
+	$s == 200 && ($h->{status} // '') eq 'green';
+}), 'reopened on n2');
+($status, $body) = req('n2', 'GET', '/shut/_count');
+is($body->{count}, 10, 'with its ten documents');
 
 $cluster->teardown;
 system("rm -rf '$datadir' '$filler'");

@@ -78,6 +78,18 @@ b_add_copy(Builder *b, int index, int shard, bool primary, SeCopyState st, int n
 	c->reason = SE_UNASSIGNED_INDEX_CREATED;
 }
 
+/* four nodes: n0, n1 box_type:hot, n2, n3 box_type:cold; no initial throttle */
+static void
+b_tiers(Builder *b)
+{
+	b_init(b, 4);
+	b_attr(b, 0, "box_type", "hot");
+	b_attr(b, 1, "box_type", "hot");
+	b_attr(b, 2, "box_type", "cold");
+	b_attr(b, 3, "box_type", "cold");
+	b->m.settings.node_initial_primaries_recoveries = -1;
+}
+
 /* a new index: all copies unassigned */
 static int
 b_index(Builder *b, const char *name, int shards, int replicas)
@@ -220,6 +232,9 @@ explain_verdict(SeAllocModel *m, int copy, int node, const char *decider, char *
 
 /* ---- tests ---- */
 
+static SeAllocModel *clone_model(const SeAllocModel *m);
+static bool same_copies(const SeAllocModel *a, const SeAllocModel *b);
+
 static void
 test_initial_allocation(void)
 {
@@ -288,6 +303,28 @@ test_closed_not_throttled(void)
 	UT_CHECK(b.m.counts[0].initial_primaries + b.m.counts[1].initial_primaries == 4,
 			 "only the open index's copies count as recoveries");
 	check_inv(&b.m, "closed");
+
+	/*
+	 * A closed index's replicas are built by a recovery (its files copied
+	 * from the primary's node): throttled like any other.
+	 */
+	b_init(&b, 2);
+	b.m.settings.node_initial_primaries_recoveries = -1;
+	ix = b_index(&b, "closed", 10, 1);
+	prepare(&b.m);
+	converge(&b.m, 40);
+	b.m.indices[ix].closed = true;
+	for (i = 0; i < b.m.ncopies; i++)
+		if (!b.m.copies[i].primary)
+			se_alloc_fail(&b.m, i);
+	se_alloc_retry_failed(&b.m);
+	se_alloc_reroute(&b.m);
+	UT_CHECK(count_state(&b.m, SE_COPY_INITIALIZING) == 4,
+			 "closed replicas: 2 incoming recoveries per node (%d)",
+			 count_state(&b.m, SE_COPY_INITIALIZING));
+	check_inv(&b.m, "closed replicas");
+	UT_CHECK(converge(&b.m, 40) < 40 && count_state(&b.m, SE_COPY_STARTED) == 20,
+			 "then all of them");
 }
 
 static void
@@ -342,12 +379,7 @@ test_filters_move(void)
 				i,
 				hot;
 
-	b_init(&b, 4);
-	b_attr(&b, 0, "box_type", "hot");
-	b_attr(&b, 1, "box_type", "hot");
-	b_attr(&b, 2, "box_type", "cold");
-	b_attr(&b, 3, "box_type", "cold");
-	b.m.settings.node_initial_primaries_recoveries = -1;
+	b_tiers(&b);
 	ix = b_index(&b, "logs", 4, 0);
 	b.m.indices[ix].filters.require = filter1("box_type", "hot", NULL);
 	b.m.indices[ix].filters.nrequire = 1;
@@ -631,19 +663,23 @@ test_existing_store_and_node_left(void)
 }
 
 /*
- * A closed index's copies are not open, so nothing could recover them on
- * another node: the rebalance, the move step and the move command leave
- * them where they are (the open index's copies move instead).
+ * A closed index's copies move as ES 7.2+ moves them: its files are
+ * immutable, so a recovery copies them without opening the shard.  The
+ * rebalance, the move step (high watermark, filters) and the move command
+ * relocate them; a cluster balanced with closed indices makes no moves.
  */
 static void
-test_closed_not_moved(void)
+test_closed_moved(void)
 {
 	Builder		b;
 	SeError		err;
+	SeAllocModel *twin;
 	int			ix,
 				i,
 				moved_closed = 0;
+	int64		gb = INT64CONST(1) << 30;
 
+	/* rebalanced onto a node that joins, as open copies are */
 	b_init(&b, 3);
 	b.m.nodes[2].data = false;	/* joins later */
 	b.m.settings.node_initial_primaries_recoveries = -1;
@@ -654,19 +690,76 @@ test_closed_not_moved(void)
 	b.m.indices[ix].closed = true;
 	b.m.nodes[2].data = true;
 	b.m.ndata_nodes++;
+	twin = clone_model(&b.m);
+	se_alloc_reroute(&b.m);
+	se_alloc_reroute(twin);
+	UT_CHECK(same_copies(&b.m, twin), "moving closed copies is deterministic");
 	start_all(&b.m);
 	converge(&b.m, 20);
 	for (i = 0; i < b.m.ncopies; i++)
 		if (b.m.copies[i].index == ix && b.m.copies[i].node == 2)
 			moved_closed++;
-	UT_CHECK(moved_closed == 0, "no closed copy rebalanced onto the new node (%d)", moved_closed);
-	UT_CHECK(on_node(&b.m, 2) >= 1, "an open copy went there (%d)", on_node(&b.m, 2));
+	UT_CHECK(moved_closed == 2, "closed copies rebalanced onto the new node (%d of 6)", moved_closed);
+	UT_CHECK(se_alloc_reroute(&b.m) == 0, "a balanced cluster with a closed index: no moves");
+	check_inv(&b.m, "closed rebalanced");
+	/* the move command */
 	se_error_init(&err);
-	for (i = 0; i < b.m.ncopies && b.m.copies[i].index != ix; i++)
+	for (i = 0; i < b.m.ncopies && !(b.m.copies[i].index == ix && b.m.copies[i].node == 0); i++)
 		;
-	UT_CHECK(!se_alloc_move(&b.m, i, 2, &err) && strstr(err.reason, "closed"),
-			 "the move command refuses a closed copy: %s", err.reason ? err.reason : "");
-	check_inv(&b.m, "closed not moved");
+	UT_CHECK(i < b.m.ncopies && se_alloc_move(&b.m, i, 1, &err) &&
+			 b.m.copies[i].state == SE_COPY_RELOCATING && b.m.copies[i].relocating_node == 1,
+			 "the move command relocates a closed copy: %s", err.reason ? err.reason : "");
+	UT_CHECK(b.m.counts[1].initializing == 1 && b.m.counts[0].relocating_out == 1,
+			 "and it counts as a recovery on both nodes");
+	check_inv(&b.m, "closed move command");
+
+	/* off a node above the high watermark */
+	b_init(&b, 3);
+	for (i = 0; i < 3; i++)
+	{
+		b.m.nodes[i].disk_total = 100 * gb;
+		b.m.nodes[i].disk_used = 10 * gb;
+	}
+	b.m.settings.node_initial_primaries_recoveries = -1;
+	b.m.settings.cluster_concurrent_rebalance = -1;
+	ix = b_index(&b, "closed", 6, 0);
+	prepare(&b.m);
+	converge(&b.m, 10);
+	for (i = 0; i < b.m.ncopies; i++)
+		b.m.copies[i].size_bytes = 5 * gb;
+	b.m.indices[ix].closed = true;
+	b.m.nodes[0].disk_used = 92 * gb;
+	se_alloc_reroute(&b.m);
+	UT_CHECK(count_state(&b.m, SE_COPY_RELOCATING) == 1,
+			 "one closed copy moves off the node above the high watermark (%d)",
+			 count_state(&b.m, SE_COPY_RELOCATING));
+	for (i = 0; i < b.m.ncopies; i++)
+		if (b.m.copies[i].state == SE_COPY_RELOCATING)
+			UT_CHECK(b.m.copies[i].node == 0 && b.m.copies[i].relocating_node != 0,
+					 "from n0 to another node");
+	check_inv(&b.m, "closed high watermark");
+
+	/* out of an excluded tier */
+	b_tiers(&b);
+	b.m.settings.cluster_concurrent_rebalance = -1;
+	ix = b_index(&b, "logs", 4, 1);
+	b.m.indices[ix].filters.exclude = filter1("box_type", "cold", NULL);
+	b.m.indices[ix].filters.nexclude = 1;
+	prepare(&b.m);
+	converge(&b.m, 10);
+	UT_CHECK(on_node(&b.m, 0) == 4 && on_node(&b.m, 1) == 4, "on the hot tier");
+	b.m.indices[ix].closed = true;
+	b.m.indices[ix].filters.exclude = filter1("box_type", "hot", NULL);
+	twin = clone_model(&b.m);
+	converge(&b.m, 20);
+	UT_CHECK(on_node(&b.m, 0) == 0 && on_node(&b.m, 1) == 0 &&
+			 on_node(&b.m, 2) == 4 && on_node(&b.m, 3) == 4,
+			 "the closed index left the excluded tier: %d %d %d %d",
+			 on_node(&b.m, 0), on_node(&b.m, 1), on_node(&b.m, 2), on_node(&b.m, 3));
+	converge(twin, 20);
+	UT_CHECK(same_copies(&b.m, twin), "the same closed cluster gives the same moves");
+	UT_CHECK(se_alloc_reroute(&b.m) == 0, "then no moves");
+	check_inv(&b.m, "closed tier");
 }
 
 static void
@@ -972,7 +1065,7 @@ main(void)
 	test_shards_limit_enable_retry();
 	test_existing_store_and_node_left();
 	test_rebalance();
-	test_closed_not_moved();
+	test_closed_moved();
 	test_commands();
 	test_explain_json();
 	test_properties();
