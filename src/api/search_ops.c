@@ -42,6 +42,7 @@ void
 se_search_interrupts_init(void)
 {
 	se_search_interrupt_hook = backend_interrupt_check;
+	se_search_script_lang_hook = se_script_lang_allowed;
 }
 
 /* Open indices of expr; an explicitly named closed index is an error. */

@@ -1376,6 +1376,8 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_term_like(name, SE_Q_FUZZY, body, err);
 	if (strcmp(name, "function_score") == 0)
 		return se_function_score_parse(body, depth, err);
+	if (strcmp(name, "script_score") == 0)
+		return se_script_score_parse(body, depth, err);
 	if (strcmp(name, "terms_set") == 0)
 		return se_terms_set_parse(body, err);
 	if (strcmp(name, "query_string") == 0)

@@ -196,6 +196,12 @@ extern int	se_search_max_clause_count;
  */
 extern bool (*se_search_interrupt_hook) (void);
 
+/*
+ * Whether scripts of lang may run (search_engine.allowed_script_languages);
+ * NULL: any.  Asked when a request with a script is parsed.
+ */
+extern bool (*se_search_script_lang_hook) (const char *lang, SeError *err);
+
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,
 									 SeSearchShard *shards, int nshards,

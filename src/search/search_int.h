@@ -75,7 +75,8 @@ typedef enum SeScoreFnKind
 	SE_FN_GAUSS,
 	SE_FN_EXP,
 	SE_FN_LINEAR,
-	SE_FN_RANDOM
+	SE_FN_RANDOM,
+	SE_FN_SCRIPT				/* script_score (script_score.c) */
 } SeScoreFnKind;
 
 typedef enum SeFvfModifier
@@ -110,6 +111,9 @@ typedef struct SeScoreFunction
 	SeCombine	multi_value_mode;	/* MIN, MAX, AVG, SUM */
 	bool		has_seed;		/* random_score */
 	int64		seed;
+	char	   *script;			/* script_score: Painless source */
+	const SeJson *script_params;
+	bool		script_query;	/* the script_score query, not a function */
 } SeScoreFunction;
 
 /* ES "fuzziness": AUTO[:low,high] or a fixed edit distance (fuzzy.c). */
@@ -413,6 +417,7 @@ typedef struct SeFnWeight
 	double		decay;
 	SeCombine	multi_value_mode;
 	int64		seed;
+	struct SeScriptBinding *script; /* script_score, bound to the shard */
 } SeFnWeight;
 
 typedef enum SeDocSetKind
@@ -624,6 +629,18 @@ extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
 extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
 
+/* in script_score.c */
+typedef struct SeScriptBinding SeScriptBinding;
+typedef struct SeScriptLeaf SeScriptLeaf;
+extern SeQuery *se_script_score_parse(const SeJson *body, int depth, SeError *err);
+extern bool se_script_score_fn_parse(const SeJson *v, SeScoreFunction *fn,
+									 SeError *err);
+extern SeScriptBinding *se_script_bind(const SeScoreFunction *fq,
+									   const SeSearchShard *shard, SeError *err);
+extern SeScriptLeaf *se_script_leaf_open(SeScriptBinding *b, SeSegmentReader *r);
+extern float se_script_leaf_score(SeScriptLeaf *l, int32 doc, float qscore);
+extern const char *se_script_binding_source(const SeScriptBinding *b);
+
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern void se_scorer_free(SeScorer *s);
@@ -669,7 +686,8 @@ typedef enum SeSearchStopReason
 {
 	SE_STOP_NONE,
 	SE_STOP_TIMED_OUT,
-	SE_STOP_ABANDONED			/* the interrupt hook said stop */
+	SE_STOP_ABANDONED,			/* the interrupt hook said stop */
+	SE_STOP_FAILED				/* se_search_fail: error in stop->error */
 } SeSearchStopReason;
 
 /*
@@ -682,10 +700,19 @@ typedef struct SeSearchStop
 	jmp_buf		jb;
 	int64		deadline_us;	/* 0 = no timeout */
 	SeSearchStopReason reason;
+	SeError		error;			/* SE_STOP_FAILED */
 } SeSearchStop;
 
 extern void se_search_stop_arm(SeSearchStop *stop, int64 timeout_ms);
 extern void se_search_stop_disarm(void);
+
+/*
+ * A scorer's error with no way back (a script's): leave through the armed
+ * landing point as SE_STOP_FAILED.  With none armed (explain), the error
+ * is kept for se_search_take_failure and the caller goes on.
+ */
+extern void se_search_fail(const SeError *e);
+extern bool se_search_take_failure(SeError *err);
 
 /* ---------------------------------------------------------------------
  * Query phase, merge and fetch (execute.c)

@@ -2080,6 +2080,9 @@ build_function_score(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		fw->seed = fq->has_seed ? fq->seed : (int64) random();
 		if (fq->field != NULL && !fn_field(c, fq, fw))
 			return NULL;
+		if (fq->kind == SE_FN_SCRIPT &&
+			(fw->script = se_script_bind(fq, c->shard, c->err)) == NULL)
+			return NULL;
 		if (fq->filter != NULL &&
 			(fw->filter = build(c, fq->filter, 1.0f, false)) == NULL)
 			return NULL;
