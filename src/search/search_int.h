@@ -171,6 +171,7 @@ struct SeQuery
 	bool		include_lower;
 	bool		include_upper;
 	char	   *format;
+	char	   *time_zone;		/* dates without a zone are local there */
 
 	/* bool, dis_max (queries in should), constant_score (filter in inner) */
 	int			nmust;
@@ -894,6 +895,26 @@ extern bool se_fuzziness_parse(const SeJson *v, SeFuzziness *f, SeError *err);
 extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 
 /* ---------------------------------------------------------------------
+ * Time zones (timezone.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeTimeZone
+{
+	const char *name;			/* as given */
+	int64		fixed_ms;		/* a fixed offset (tz == NULL) */
+	struct pg_tz *tz;			/* a tz database zone, or NULL */
+} SeTimeZone;
+
+/* "+01:00", "UTC", "Europe/Berlin"; false with ES's error when unknown */
+extern bool se_tz_parse(const char *s, SeTimeZone *out, SeError *err);
+extern int64 se_tz_offset(const SeTimeZone *tz, int64 utc_ms);
+extern int64 se_tz_to_local(const SeTimeZone *tz, int64 utc_ms);
+extern int64 se_tz_local_to_utc(const SeTimeZone *tz, int64 local_ms);
+extern bool se_tz_is_utc(const SeTimeZone *tz);
+extern void se_tz_format(const SeTimeZone *tz, int64 utc_ms, StringInfo out);
+extern bool se_tz_date_has_zone(const char *s, int len);
+
+/* ---------------------------------------------------------------------
  * Date math for range queries (datemath.c)
  * ---------------------------------------------------------------------
  */
@@ -905,5 +926,12 @@ extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 extern bool se_datemath_parse(const char *s, int len, const char *format,
 							  bool round_up, int64 now_millis,
 							  int64 *millis, SeError *err);
+/*
+ * The same in time zone tz (NULL: UTC): a date without its own zone is
+ * local time there, and arithmetic and rounding work on local time.
+ */
+extern bool se_datemath_parse_tz(const char *s, int len, const char *format,
+								 bool round_up, int64 now_millis,
+								 const SeTimeZone *tz, int64 *millis, SeError *err);
 
 #endif							/* SE_SEARCH_INT_H */
