@@ -1298,6 +1298,7 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 {
 	RestReq		rq;
 	SeError		err;
+	volatile bool ok;
 
 	memset(&rq, 0, sizeof(rq));
 	rq.method_text = method;
@@ -1306,7 +1307,20 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 	rq.body_len = body ? body_len : 0;
 	se_response_init(r);
 	se_error_init(&err);
-	if (!parse_path(path, &rq, &err) || !route(&rq, path, r, &err))
+	ok = parse_path(path, &rq, &err) &&
+		se_indices_options_set(param(&rq, "ignore_unavailable"), param(&rq, "allow_no_indices"),
+							   param(&rq, "expand_wildcards"), &err);
+	/* the URL's indices options hold for this request only */
+	PG_TRY();
+	{
+		ok = ok && route(&rq, path, r, &err);
+	}
+	PG_FINALLY();
+	{
+		se_indices_options_reset();
+	}
+	PG_END_TRY();
+	if (!ok)
 	{
 		if (!se_error_is_set(&err))
 			se_error_set(&err, 500, "exception", "request failed");

@@ -782,7 +782,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			ok = c == NULL || (json_double(c, &a->compression) && a->compression > 0);
 		}
 		else if (a->type == AT_TOP_HITS && (strcmp(k, "size") == 0 || strcmp(k, "from") == 0) &&
-				 v->type == SE_JSON_NUMBER && v->u.n.d >= 0 && v->u.n.d <= 100)
+				 v->type == SE_JSON_NUMBER && v->u.n.d >= 0 && v->u.n.d <= PG_INT32_MAX / 2)
 			*(k[0] == 's' ? &a->size : &a->from) = (int) v->u.n.d;
 		else if (a->type == AT_TOP_HITS && strcmp(k, "_source") == 0)
 		{
@@ -4072,4 +4072,29 @@ se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts, StringInfo 
 	if (body.len > 0)
 		appendStringInfoString(out, body.data + 1);	/* its leading comma */
 	appendStringInfoChar(out, '}');
+}
+
+bool
+se_aggs_check_inner_window(const SeAggs *aggs, int max, SeError *err)
+{
+	int			i;
+
+	for (i = 0; aggs != NULL && i < aggs->n; i++)
+	{
+		const SeAggSpec *a = aggs->specs[i];
+		SeAggs		subs;
+
+		if (a->type == AT_TOP_HITS && (int64) a->from + a->size > max)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Top hits result window is too large, the top hits aggregator [%s]'s from + size must be less than or equal to: [%d] but was [%d]. This limit can be set by changing the [index.max_inner_result_window] index level setting.",
+						 a->name, max, a->from + a->size);
+			return false;
+		}
+		subs.n = a->nsub;
+		subs.specs = a->sub;
+		if (!se_aggs_check_inner_window(&subs, max, err))
+			return false;
+	}
+	return true;
 }

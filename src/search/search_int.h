@@ -304,6 +304,7 @@ struct SeSearchRequest
 	int			from;
 	int			size;
 	int			max_result_window;
+	SeSearchLimits limits;		/* the other index.max_* (defaults filled) */
 	int			nsort;			/* 0 = by relevance */
 	SeSortSpec *sort;
 	bool		track_scores;
