@@ -1,7 +1,7 @@
 -- index.max_* limits (issue 17) as dynamic index settings with ES's
--- messages, and the multi-target options ignore_unavailable,
+-- messages, the multi-target options ignore_unavailable,
 -- allow_no_indices and expand_wildcards on the APIs that resolve index
--- expressions.
+-- expressions, and numeric formats of docvalue_fields / fields.
 SELECT search_engine.create_index('lim1', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}') IS NOT NULL AS created;
 SELECT search_engine.create_index('lim2', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}}') IS NOT NULL AS created;
 SELECT (search_engine.bulk(E'{"index": {"_index": "lim1", "_id": "1"}}\n{"n": 1}\n{"index": {"_index": "lim2", "_id": "2"}}\n{"n": 2}', refresh => 'true')::jsonb->>'errors') AS errors;
@@ -79,3 +79,16 @@ SELECT lim('POST', '/lim1,nope/_search', '{}');
 
 SELECT search_engine.delete_index('lim1') IS NOT NULL AS deleted;
 DROP FUNCTION lim(text, text, text);
+
+-- ---- docvalue_fields / fields: a numeric format (DecimalFormat patterns) ----
+SELECT search_engine.create_index('fmt', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"p": {"type": "double"}, "n": {"type": "long"}, "f": {"type": "float"}, "d": {"type": "date"}}}}') IS NOT NULL AS created;
+SELECT (search_engine.bulk(E'{"index": {"_index": "fmt", "_id": "1"}}\n{"p": [1234567.125, -0.004, 0.5, 2.675], "n": [7, 1234567, -42], "f": 1.1, "d": "2020-01-02T03:04:05Z"}', refresh => 'true')::jsonb->>'errors') AS errors;
+-- grouping, fixed and optional digits, HALF_EVEN on the double's value (2.675 is 2.67499...)
+SELECT r.body->'hits'->'hits'->0->'fields' AS docvalue_fields
+  FROM search_engine.request('POST', '/fmt/_search', '{"_source": false, "docvalue_fields": [{"field": "p", "format": "#,##0.00"}, {"field": "n", "format": "000"}, {"field": "f", "format": "#.##"}, {"field": "d", "format": "yyyy-MM-dd"}]}') r;
+SELECT r.body->'hits'->'hits'->0->'fields' AS fields
+  FROM search_engine.request('POST', '/fmt/_search', '{"_source": false, "fields": [{"field": "p", "format": "0.#"}, {"field": "n", "format": "#,###"}]}') r;
+-- without a format numbers stay numbers; "#.##" writes 0.5 as .5 (Java's)
+SELECT r.body->'hits'->'hits'->0->'fields' AS mixed
+  FROM search_engine.request('POST', '/fmt/_search', '{"_source": false, "docvalue_fields": [{"field": "p", "format": "#.##"}, "n"]}') r;
+SELECT search_engine.delete_index('fmt') IS NOT NULL AS deleted;

@@ -895,6 +895,10 @@ extern float se_fuzzy_similarity(const SeFuzzy *a, const char *term, int len,
 extern bool se_fuzziness_parse(const SeJson *v, SeFuzziness *f, SeError *err);
 extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 
+/* DecimalFormat subset for numeric "format"s (decimal_format.c) */
+extern bool se_decimal_format_valid(const char *pattern);
+extern void se_decimal_format(const char *pattern, double v, StringInfo out);
+
 /* ---------------------------------------------------------------------
  * Time zones (timezone.c)
  * ---------------------------------------------------------------------
