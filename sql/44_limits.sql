@@ -50,6 +50,10 @@ SELECT k AS key FROM search_engine.request('GET', '/lim1/_settings') r,
 SELECT lim('POST', '/lim1,nope/_search', '{}');
 SELECT lim('POST', '/lim1,nope/_search?ignore_unavailable=true', '{}');
 SELECT lim('POST', '/lim1,nope/_count?ignore_unavailable=true');
+-- _msearch: each header's options hold for its search
+SELECT jsonb_path_query_array(r.body, '$.responses[*].hits.total.value') AS totals,
+       jsonb_path_query_array(r.body, '$.responses[*].error.type') AS errors
+  FROM search_engine.request('POST', '/_msearch', E'{"index": "lim1,nope", "ignore_unavailable": true}\n{}\n{"index": "lim1,nope"}\n{}\n{"index": "nope*", "allow_no_indices": false}\n{}\n{"index": "lim*", "expand_wildcards": ["none"]}\n{}\n') r;
 SELECT lim('POST', '/nope/_search?ignore_unavailable=true', '{}');
 SELECT lim('POST', '/nope/_search?ignore_unavailable=true&allow_no_indices=false', '{}');
 SELECT lim('POST', '/nope*/_search', '{}');

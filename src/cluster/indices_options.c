@@ -97,6 +97,19 @@ se_indices_options_reset(void)
 	se_indices_options = NULL;
 }
 
+/* Make o (NULL: none) the current options again (after an _msearch item). */
+void
+se_indices_options_restore(const SeIndicesOptions *o)
+{
+	if (o == NULL)
+	{
+		se_indices_options = NULL;
+		return;
+	}
+	current = *o;
+	se_indices_options = &current;
+}
+
 static bool
 is_wildcard(const char *name)
 {

@@ -163,6 +163,7 @@ extern bool se_indices_options_set(const char *ignore_unavailable,
 								   const char *allow_no_indices,
 								   const char *expand_wildcards, SeError *err);
 extern void se_indices_options_reset(void);
+extern void se_indices_options_restore(const SeIndicesOptions *o);
 extern List *se_state_resolve_with_options(const SeClusterState *st, const char *expr,
 										   bool include_closed, SeIndexFilter filter,
 										   void *arg, const SeIndicesOptions *o,
