@@ -31,6 +31,7 @@
 #include "api/byquery.h"
 #include "cluster/coordinator.h"
 #include "search/search.h"
+#include "util/units.h"
 
 #define MAX_PARTS 8
 
@@ -205,18 +206,11 @@ param_boolean(const RestReq *rq, const char *name, bool dflt, bool *out, SeError
 	const char *v = param(rq, name);
 
 	if (v == NULL)
-		*out = dflt;
-	else if (v[0] == '\0' || strcmp(v, "true") == 0)
-		*out = true;
-	else if (strcmp(v, "false") == 0)
-		*out = false;
-	else
 	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "Failed to parse value [%s] as only [true] or [false] are allowed.", v);
-		return false;
+		*out = dflt;
+		return true;
 	}
-	return true;
+	return se_parse_es_boolean(v, out, err);
 }
 
 /*

@@ -19,26 +19,15 @@
 #include "util/se_common.h"
 
 #include "cluster/state.h"
+#include "util/units.h"
 
 const SeIndicesOptions *se_indices_options = NULL;
 static SeIndicesOptions current;
 
 static bool
-parse_flag(const char *name, const char *v, bool *out, SeError *err)
+parse_flag(const char *v, bool *out, SeError *err)
 {
-	if (v == NULL)
-		return true;
-	if (v[0] == '\0' || strcmp(v, "true") == 0)
-		*out = true;
-	else if (strcmp(v, "false") == 0)
-		*out = false;
-	else
-	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "Failed to parse value [%s] as only [true] or [false] are allowed.", v);
-		return false;
-	}
-	return true;
+	return v == NULL || se_parse_es_boolean(v, out, err);
 }
 
 bool
@@ -52,8 +41,8 @@ se_indices_options_set(const char *ignore_unavailable, const char *allow_no_indi
 		return true;
 	memset(&o, 0, sizeof(o));
 	o.allow_no_indices = true;
-	if (!parse_flag("ignore_unavailable", ignore_unavailable, &o.ignore_unavailable, err) ||
-		!parse_flag("allow_no_indices", allow_no_indices, &o.allow_no_indices, err))
+	if (!parse_flag(ignore_unavailable, &o.ignore_unavailable, err) ||
+		!parse_flag(allow_no_indices, &o.allow_no_indices, err))
 		return false;
 	if (expand_wildcards != NULL)
 	{
