@@ -23,7 +23,9 @@
 #include <float.h>
 #include <math.h>
 
+#ifndef SE_FRONTEND
 #include "utils/memutils.h"
+#endif
 
 #include "script/script.h"
 #include "search/search_int.h"
@@ -62,7 +64,9 @@ struct SeScriptLeaf
 	int32		doc;
 	LeafField  *fields;
 	SeScriptDocReader reader_cb;
+#ifndef SE_FRONTEND
 	MemoryContext cxt;			/* one run's memory, reset per doc */
+#endif
 };
 
 /* ---------------------------------------------------------------------
@@ -373,8 +377,10 @@ se_script_leaf_open(SeScriptBinding *b, SeSegmentReader *r)
 	l->reader_cb.arg = l;
 	l->reader_cb.count = leaf_count;
 	l->reader_cb.value = leaf_value;
+#ifndef SE_FRONTEND
 	l->cxt = AllocSetContextCreate(CurrentMemoryContext, "script score",
 								   ALLOCSET_SMALL_SIZES);
+#endif
 	return l;
 }
 
@@ -387,18 +393,24 @@ se_script_leaf_score(SeScriptLeaf *l, int32 doc, float qscore)
 {
 	SeScriptCtx ctx;
 	SeError		e;
-	MemoryContext old;
 	double		v;
 	bool		ok;
+#ifndef SE_FRONTEND
+	MemoryContext old;
+#endif
 
 	l->doc = doc;
 	se_script_ctx_init(&ctx, NULL);
 	ctx.doc = &l->reader_cb;
 	ctx.score = qscore;
 	se_error_init(&e);
+#ifndef SE_FRONTEND
 	old = MemoryContextSwitchTo(l->cxt);
+#endif
 	ok = se_script_run_score(l->b->script, &ctx, &v, &e);
+#ifndef SE_FRONTEND
 	MemoryContextSwitchTo(old);
+#endif
 	/* a run may do up to a million statements: count it as work */
 	SE_SEARCH_TICK(16);
 	if (ok && (v < 0 || isnan(v)))
@@ -423,7 +435,9 @@ se_script_leaf_score(SeScriptLeaf *l, int32 doc, float qscore)
 	}
 	else if (!ok)
 		e.reason = pstrdup(e.reason);	/* out of the run's memory */
+#ifndef SE_FRONTEND
 	MemoryContextReset(l->cxt);
+#endif
 	if (!ok)
 	{
 		se_search_fail(&e);

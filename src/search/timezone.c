@@ -11,7 +11,8 @@
  * becomes an instant again (se_tz_local_to_utc) as java.time's
  * LocalDateTime.atZone does: in an overlap (clocks turned back) the
  * earlier instant, in a gap (clocks turned forward) the local time moved
- * later by the gap's length.
+ * later by the gap's length.  The standalone (SE_FRONTEND) build of the
+ * unit tests has no tz database: fixed offsets only.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,7 +20,9 @@
 
 #include <ctype.h>
 
+#ifndef SE_FRONTEND
 #include "pgtime.h"
+#endif
 
 #include "search/search_int.h"
 
@@ -80,9 +83,11 @@ se_tz_parse(const char *s, SeTimeZone *out, SeError *err)
 	for (p = s; *p; p++)
 		if (!isalnum((unsigned char) *p) && *p != '/' && *p != '_' && *p != '-' && *p != '+')
 			break;
+#ifndef SE_FRONTEND
 	if (*p == '\0' && p != s && s[0] != '/' && strstr(s, "..") == NULL &&
 		strlen(s) < 64)
 		out->tz = pg_tzset(s);
+#endif
 	if (out->tz == NULL)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
@@ -96,14 +101,20 @@ se_tz_parse(const char *s, SeTimeZone *out, SeError *err)
 int64
 se_tz_offset(const SeTimeZone *tz, int64 utc_ms)
 {
+#ifndef SE_FRONTEND
 	pg_time_t	t;
 	struct pg_tm *tm;
+#endif
 
 	if (tz == NULL || tz->tz == NULL)
 		return tz ? tz->fixed_ms : 0;
+#ifdef SE_FRONTEND
+	return 0;
+#else
 	t = (pg_time_t) (utc_ms >= 0 ? utc_ms / 1000 : -((-utc_ms + 999) / 1000));
 	tm = pg_localtime(&t, tz->tz);
 	return tm ? (int64) tm->tm_gmtoff * 1000 : 0;
+#endif
 }
 
 /*
