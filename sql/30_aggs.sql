@@ -122,7 +122,7 @@ SELECT (SELECT jsonb_agg(jsonb_build_array((b->>'key')::bigint, (b->>'doc_count'
           FROM jsonb_array_elements(pg_temp.aggs('{"aggs": {"d": {"date_histogram": {"field": "ts", "fixed_interval": "36h",
                  "time_zone": "+05:00", "min_doc_count": 1}}}}')->'d'->'buckets') b)
      = (SELECT jsonb_agg(jsonb_build_array(k, c) ORDER BY k)
-          FROM (SELECT (floor((extract(epoch FROM ts) * 1000 - 18000000) / 129600000) * 129600000 + 18000000)::bigint k, count(*) c
+          FROM (SELECT (floor((extract(epoch FROM ts) * 1000 + 18000000) / 129600000) * 129600000 - 18000000)::bigint k, count(*) c
                   FROM agg_src GROUP BY 1) s) AS fixed_tz;
 SELECT jsonb_path_query_array(pg_temp.aggs('{"size": 0, "query": {"range": {"ts": {"lt": "2024-03-01"}}},
          "aggs": {"d": {"date_histogram": {"field": "ts", "calendar_interval": "month", "time_zone": "-01:00"}}}}'), '$.d.buckets[*]');

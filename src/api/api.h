@@ -234,6 +234,8 @@ extern bool se_search_expand(const char *expr, const SeJson *body, const SeSearc
 							 struct SeSearchRequest *req, struct SeSearchResult *res, SeError *err);
 /* the open indices a read of expr covers (a named closed one is an error) */
 extern List *se_search_resolve_for_read(const char *expr, SeError *err);
+struct SeSearchLimits;
+extern void se_search_limits_of(List *indices, struct SeSearchLimits *lim);
 /* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */
 extern SeJson *se_search_url_options_body(const SeJson *body, const SeSearchParams *p,
 										  SeError *err);

@@ -761,6 +761,18 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 		se_error_set(err, 404, "index_not_found_exception", "no such index [%s]", rq.index);
 		return false;
 	}
+	if (se_indices_options != NULL)
+	{
+		/* the slices resolve the names the URL's indices options left */
+		StringInfoData names;
+		ListCell   *lc;
+
+		initStringInfo(&names);
+		foreach(lc, targets)
+			appendStringInfo(&names, "%s%s", names.len ? "," : "",
+							 ((SeIndexMeta *) lfirst(lc))->name);
+		rq.index = names.data;
+	}
 	if (!check_batch_window(&rq, targets, err))
 		return false;
 	if (rq.dest)

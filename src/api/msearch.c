@@ -25,8 +25,30 @@ typedef struct MsearchItem
 	const char *search_type;
 	const char *preference;
 	const char *routing;
+	/* the header's indices options, as URL parameter text (NULL: not given) */
+	const char *ignore_unavailable;
+	const char *allow_no_indices;
+	const char *expand_wildcards;
 	SeJson	   *body;
 } MsearchItem;
+
+/* A header's boolean or list option as the URL would carry it. */
+static const char *
+option_text(const SeJson *v)
+{
+	StringInfoData s;
+	int			i;
+
+	if (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE)
+		return v->type == SE_JSON_TRUE ? "true" : "false";
+	if (v->type == SE_JSON_STRING)
+		return v->u.s.str;
+	initStringInfo(&s);
+	for (i = 0; v->type == SE_JSON_ARRAY && i < v->u.a.count; i++)
+		if (v->u.a.items[i]->type == SE_JSON_STRING)
+			appendStringInfo(&s, "%s%s", s.len ? "," : "", v->u.a.items[i]->u.s.str);
+	return s.data;
+}
 
 /* "index": "a" or ["a", "b"] as one comma-separated expression */
 static char *
@@ -83,8 +105,13 @@ parse_header(const SeJson *h, MsearchItem *it, SeError *err)
 			it->preference = v->u.s.str;
 		else if (strcmp(k, "routing") == 0 && v->type == SE_JSON_STRING)
 			it->routing = v->u.s.str;
-		else if (strcmp(k, "request_cache") == 0 || strcmp(k, "ignore_unavailable") == 0 ||
-				 strcmp(k, "allow_no_indices") == 0 || strcmp(k, "expand_wildcards") == 0 ||
+		else if (strcmp(k, "ignore_unavailable") == 0)
+			it->ignore_unavailable = option_text(v);
+		else if (strcmp(k, "allow_no_indices") == 0)
+			it->allow_no_indices = option_text(v);
+		else if (strcmp(k, "expand_wildcards") == 0)
+			it->expand_wildcards = option_text(v);
+		else if (strcmp(k, "request_cache") == 0 ||
 				 strcmp(k, "ccs_minimize_roundtrips") == 0 ||
 				 strcmp(k, "allow_partial_search_results") == 0)
 			 /* accepted: they do not change what is searched here */ ;
@@ -174,6 +201,11 @@ se_op_msearch(const char *default_index, const char *body, size_t len,
 		SeSearchParams sp = *p;
 		SeResponse	one;
 		SeError		e;
+		bool		own_options = it->ignore_unavailable || it->allow_no_indices ||
+			it->expand_wildcards;
+		bool		had = se_indices_options != NULL;
+		SeIndicesOptions url_options;
+		bool		ok;
 
 		sp.search_type = it->search_type ? it->search_type : p->search_type;
 		sp.preference = it->preference;
@@ -183,8 +215,17 @@ se_op_msearch(const char *default_index, const char *body, size_t len,
 		if (!first)
 			appendStringInfoChar(&r->body, ',');
 		first = false;
-		if (se_op_search(it->index ? it->index : default_index ? default_index : "_all",
-						 it->body, &sp, &one, &e) && one.body.len > 1)
+		/* a header's indices options hold for its search */
+		if (had)
+			url_options = *se_indices_options;
+		ok = !own_options ||
+			se_indices_options_set(it->ignore_unavailable, it->allow_no_indices,
+								   it->expand_wildcards, &e);
+		ok = ok && se_op_search(it->index ? it->index : default_index ? default_index : "_all",
+								it->body, &sp, &one, &e);
+		if (own_options)
+			se_indices_options_restore(had ? &url_options : NULL);
+		if (ok && one.body.len > 1)
 		{
 			/* the search's body, with its status as ES adds it */
 			appendBinaryStringInfo(&r->body, one.body.data, one.body.len - 1);

@@ -814,6 +814,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	StringInfoData text;
 	const SeJson *v;
 	bool		ok;
+	SeSearchLimits lim;
 
 	se_require_started();
 	if (!keep_alive_param("scroll", p->scroll, &ms, err) ||
@@ -850,6 +851,10 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	/* a URL q is in the body already (rest.c uri_query) */
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
+		return false;
+	/* the pages search the point in time: hold the body to the indices' limits now */
+	se_search_limits_of(indices, &lim);
+	if (se_search_parse_limited(body, &lim, err) == NULL)
 		return false;
 	pit = pit_open(indices, ms, p->routing, &pref, true, &nunavailable, err);
 	if (pit == NULL)

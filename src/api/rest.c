@@ -31,6 +31,7 @@
 #include "api/byquery.h"
 #include "cluster/coordinator.h"
 #include "search/search.h"
+#include "util/units.h"
 
 #define MAX_PARTS 8
 
@@ -205,18 +206,11 @@ param_boolean(const RestReq *rq, const char *name, bool dflt, bool *out, SeError
 	const char *v = param(rq, name);
 
 	if (v == NULL)
-		*out = dflt;
-	else if (v[0] == '\0' || strcmp(v, "true") == 0)
-		*out = true;
-	else if (strcmp(v, "false") == 0)
-		*out = false;
-	else
 	{
-		se_error_set(err, 400, "illegal_argument_exception",
-					 "Failed to parse value [%s] as only [true] or [false] are allowed.", v);
-		return false;
+		*out = dflt;
+		return true;
 	}
-	return true;
+	return se_parse_es_boolean(v, out, err);
 }
 
 /*
@@ -1402,6 +1396,7 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 {
 	RestReq		rq;
 	SeError		err;
+	volatile bool ok;
 
 	memset(&rq, 0, sizeof(rq));
 	rq.method_text = method;
@@ -1410,7 +1405,20 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 	rq.body_len = body ? body_len : 0;
 	se_response_init(r);
 	se_error_init(&err);
-	if (parse_path(path, &rq, &err) && route(&rq, path, r, &err))
+	ok = parse_path(path, &rq, &err) &&
+		se_indices_options_set(param(&rq, "ignore_unavailable"), param(&rq, "allow_no_indices"),
+							   param(&rq, "expand_wildcards"), &err);
+	/* the URL's indices options hold for this request only */
+	PG_TRY();
+	{
+		ok = ok && route(&rq, path, r, &err);
+	}
+	PG_FINALLY();
+	{
+		se_indices_options_reset();
+	}
+	PG_END_TRY();
+	if (ok)
 	{
 		const char *format = param(&rq, "format");
 

@@ -42,6 +42,33 @@ void
 se_search_interrupts_init(void)
 {
 	se_search_interrupt_hook = backend_interrupt_check;
+	se_search_script_lang_hook = se_script_lang_allowed;
+}
+
+/*
+ * The index.max_* limits of a search over indices: each the lowest of the
+ * indices' settings (ES checks each shard against its own index's), -1
+ * (ES's default) with no index.
+ */
+void
+se_search_limits_of(List *indices, SeSearchLimits *lim)
+{
+	ListCell   *lc;
+
+	memset(lim, -1, sizeof(*lim));
+	foreach(lc, indices)
+	{
+		const SeIndexSettings *s = &((SeIndexMeta *) lfirst(lc))->settings;
+
+#define LOWEST(f) lim->f = lim->f < 0 ? s->f : Min(lim->f, s->f)
+		LOWEST(max_result_window);
+		LOWEST(max_inner_result_window);
+		LOWEST(max_docvalue_fields_search);
+		LOWEST(max_script_fields);
+		LOWEST(max_rescore_window);
+		LOWEST(max_slices_per_scroll);
+#undef LOWEST
+	}
 }
 
 /* Open indices of expr; an explicitly named closed index is an error. */
@@ -61,7 +88,7 @@ se_search_resolve_for_read(const char *expr, SeError *err)
 
 		if (im->closed)
 		{
-			if (!wildcard)
+			if (!wildcard && !(se_indices_options && se_indices_options->ignore_unavailable))
 			{
 				se_error_set(err, 400, "index_closed_exception", "closed");
 				return NIL;
@@ -382,11 +409,11 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	SePreference pref;
 	int			nunavailable = 0;
 	int			window = -1;
+	SeSearchLimits lim;
 	int64		url_timeout_ms = -2;	/* -2: none given */
 	const char *routing;
 	bool		dfs;
 	StringInfoData common;
-	ListCell   *lc;
 	long		secs;
 	int			usecs;
 
@@ -404,12 +431,8 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (se_error_is_set(err))
 		return false;
 	/* each index's own limit holds (ES checks it per shard): the lowest */
-	foreach(lc, indices)
-	{
-		int			w = ((SeIndexMeta *) lfirst(lc))->settings.max_result_window;
-
-		window = window < 0 ? w : Min(window, w);
-	}
+	se_search_limits_of(indices, &lim);
+	window = lim.max_result_window;
 	if (window < 0)
 		window = 10000;			/* no index: ES's default */
 	body = se_search_url_options_body(body, p, err);
@@ -418,7 +441,8 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	/* more_like_this's {"_index", "_id"} items: fetched before shards see them */
 	if (!se_mlt_resolve_items((SeJson *) body, indices, err))
 		return false;
-	req = se_search_parse(body, window, err);
+	lim.max_result_window = window;
+	req = se_search_parse_limited(body, &lim, err);
 	if (req == NULL)
 		return false;
 	if (p && (p->from >= 0 || p->size >= 0))

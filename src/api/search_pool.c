@@ -389,6 +389,7 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 	SeJson	   *body = NULL;
 	SeDfsStats *dfs = NULL;
 	SeSearchRequest *sreq;
+	SeSearchLimits lim;
 
 	se_wire_init(&c, common, common_len);
 	body_text = se_wire_str(&c, NULL);
@@ -421,7 +422,12 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 		if (body == NULL)
 			return NULL;
 	}
-	sreq = se_search_parse(body, window, err);
+	/* the coordinator held the body to the index's other limits */
+	memset(&lim, 0, sizeof(lim));
+	lim.max_result_window = window;
+	lim.max_inner_result_window = lim.max_docvalue_fields_search = lim.max_script_fields =
+		lim.max_rescore_window = lim.max_slices_per_scroll = INT_MAX;
+	sreq = se_search_parse_limited(body, &lim, err);
 	if (sreq == NULL)
 		return NULL;
 	if (from >= 0 || size >= 0)

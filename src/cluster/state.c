@@ -62,6 +62,11 @@ static const SeIndexSettings default_settings = {
 	.max_terms_count = 65536,
 	.max_regex_length = 1000,
 	.max_refresh_listeners = 1000,
+	.max_inner_result_window = 100,
+	.max_docvalue_fields_search = 100,
+	.max_script_fields = 32,
+	.max_rescore_window = 10000,
+	.max_slices_per_scroll = 1024,
 	.codec_level = 3,
 	.best_compression = false,
 	.merge_policy = {
@@ -78,6 +83,8 @@ static const SeIndexSettings default_settings = {
 	.delayed_timeout_ms = 60000,
 	.lease_period_ms = 12 * 3600 * 1000,
 };
+
+static void search_limits_to_json(const SeIndexSettings *s, bool flat, StringInfo out);
 
 static char *
 state_path(void)
@@ -373,6 +380,16 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, INT_MAX, &s->max_regex_length, err);
 	if (strcmp(key, "max_refresh_listeners") == 0)
 		return int_setting(key, val, 0, INT_MAX, &s->max_refresh_listeners, err);
+	if (strcmp(key, "max_inner_result_window") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->max_inner_result_window, err);
+	if (strcmp(key, "max_docvalue_fields_search") == 0)
+		return int_setting(key, val, 0, INT_MAX, &s->max_docvalue_fields_search, err);
+	if (strcmp(key, "max_script_fields") == 0)
+		return int_setting(key, val, 0, INT_MAX, &s->max_script_fields, err);
+	if (strcmp(key, "max_rescore_window") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->max_rescore_window, err);
+	if (strcmp(key, "max_slices_per_scroll") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->max_slices_per_scroll, err);
 	if (strncmp(key, "merge.", 6) == 0)
 		return apply_merge_setting(s, key, val, err);
 	if (is_allocation_setting(key))
@@ -614,6 +631,7 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 		appendStringInfo(out, "\"max_regex_length\":\"%d\",", s->max_regex_length);
 	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
 		appendStringInfo(out, "\"max_refresh_listeners\":\"%d\",", s->max_refresh_listeners);
+	search_limits_to_json(s, false, out);
 	appendStringInfo(out, "\"codec\":\"%s\"", s->best_compression ? "best_compression" : "default");
 	allocation_settings_to_json(s, false, out);
 	appendStringInfoChar(out, ',');
@@ -624,6 +642,32 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 	se_json_write_string(out, im->name, strlen(im->name));
 	appendStringInfoString(out, ",\"version\":{\"created\":\"8110099\"}}}");
 	pfree(tmp.data);
+}
+
+/*
+ * The search limits that differ from ES's defaults (ES shows them only once
+ * set): flat (",key":N, for the state file) or nested ("key":"N",).
+ */
+static void
+search_limits_to_json(const SeIndexSettings *s, bool flat, StringInfo out)
+{
+	const struct
+	{
+		const char *key;
+		int			v;
+		int			dflt;
+	}			l[] = {
+		{"max_inner_result_window", s->max_inner_result_window, default_settings.max_inner_result_window},
+		{"max_docvalue_fields_search", s->max_docvalue_fields_search, default_settings.max_docvalue_fields_search},
+		{"max_script_fields", s->max_script_fields, default_settings.max_script_fields},
+		{"max_rescore_window", s->max_rescore_window, default_settings.max_rescore_window},
+		{"max_slices_per_scroll", s->max_slices_per_scroll, default_settings.max_slices_per_scroll},
+	};
+	int			i;
+
+	for (i = 0; i < lengthof(l); i++)
+		if (l[i].v != l[i].dflt)
+			appendStringInfo(out, flat ? ",\"%s\":%d" : "\"%s\":\"%d\",", l[i].key, l[i].v);
 }
 
 /* Flat settings for the state file (round-trips through apply_setting). */
@@ -657,6 +701,7 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	out->len--;					/* reopen the object */
 	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
 		appendStringInfo(out, ",\"max_refresh_listeners\":%d", s->max_refresh_listeners);
+	search_limits_to_json(s, true, out);
 	allocation_settings_to_json(s, true, out);
 	appendStringInfoChar(out, '}');
 	pfree(tmp.data);

@@ -45,6 +45,12 @@ typedef struct SeIndexSettings
 	int			max_terms_count;	/* terms query values */
 	int			max_regex_length;	/* regexp query length */
 	int			max_refresh_listeners;	/* refresh=wait_for writes per shard */
+	/* search body limits (search.h SeSearchLimits) */
+	int			max_inner_result_window;
+	int			max_docvalue_fields_search;
+	int			max_script_fields;
+	int			max_rescore_window;
+	int			max_slices_per_scroll;
 	int			codec_level;	/* zstd level for _source */
 	bool		best_compression;
 	SeMergePolicy merge_policy; /* index.merge.policy.* */
@@ -155,6 +161,30 @@ typedef bool (*SeIndexFilter) (const char *name, bool named, void *arg, SeError 
 extern List *se_state_resolve_filtered(const SeClusterState *st, const char *expr,
 									   bool include_closed, SeIndexFilter filter,
 									   void *arg, SeError *err);
+
+/*
+ * ES's ignore_unavailable / allow_no_indices / expand_wildcards (in
+ * indices_options.c).  The REST router sets the current request's from its
+ * URL (NULL: none given, each API's defaults); se_acl_resolve honours them.
+ */
+typedef struct SeIndicesOptions
+{
+	bool		ignore_unavailable;
+	bool		allow_no_indices;
+	bool		expand_given;	/* expand_wildcards given: the two below */
+	bool		expand_open;
+	bool		expand_closed;
+} SeIndicesOptions;
+extern const SeIndicesOptions *se_indices_options;
+extern bool se_indices_options_set(const char *ignore_unavailable,
+								   const char *allow_no_indices,
+								   const char *expand_wildcards, SeError *err);
+extern void se_indices_options_reset(void);
+extern void se_indices_options_restore(const SeIndicesOptions *o);
+extern List *se_state_resolve_with_options(const SeClusterState *st, const char *expr,
+										   bool include_closed, SeIndexFilter filter,
+										   void *arg, const SeIndicesOptions *o,
+										   SeError *err);
 
 
 /* Validate an ES index name; sets 400 invalid_index_name_exception. */

@@ -1845,6 +1845,9 @@ sc_call_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 	}
 	switch ((VKind) recv->kind)
 	{
+		case V_DOCVALS:
+		case V_DATE:
+			return sc_doc_method(r, n, recv, args, out);
 		case V_LIST:
 			return list_method(r, n, recv, args, out);
 		case V_MAP:

@@ -942,6 +942,9 @@ get_field(Run *r, const Node *n, const SVal *obj, SVal *out)
 {
 	switch ((VKind) obj->kind)
 	{
+		case V_DOCVALS:
+		case V_DATE:
+			return sc_doc_get_field(r, n, obj, out);
 		case V_MAP:
 			{
 				int			k = sc_map_find(obj->u.c, n->name, n->namelen);
@@ -1002,6 +1005,8 @@ get_index(Run *r, const Node *n, const SVal *obj, const SVal *ix, SVal *out)
 {
 	switch ((VKind) obj->kind)
 	{
+		case V_DOCVALS:
+			return sc_doc_get_index(r, n, obj, ix, out);
 		case V_LIST:
 			{
 				int			i;
@@ -1208,6 +1213,10 @@ sc_eval(Run *r, const Node *n, SVal *out)
 		case E_CTXFIELD:
 			ctx_get(r, (CtxKey) n->op, out);
 			return true;
+		case E_DOCFIELD:
+		case E_SCORE:
+		case E_SCOREFN:
+			return sc_eval_score_node(r, n, out);
 		case E_FIELD:
 			if (!sc_eval(r, n->a, &a))
 				return false;
@@ -1708,8 +1717,38 @@ check_source(const SeJson *j, int depth, SourceBudget *b)
 	return b->bytes >= 0;
 }
 
+static SeScriptResult run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err,
+								 SVal *ret);
+
 SeScriptResult
 se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
+{
+	return run_script(s, ctx, err, NULL);
+}
+
+bool
+se_script_run_score(const SeScript *s, SeScriptCtx *ctx, double *result,
+					SeError *err)
+{
+	SVal		v;
+
+	if (run_script(s, ctx, err, &v) == SE_SCRIPT_ERROR)
+		return false;
+	if (!SV_IS_NUM(v.kind))
+	{
+		se_error_set(err, 400, "script_exception",
+					 "runtime error: the score script returned [%s], not a number",
+					 v.kind == V_NULL ? "null" : sc_type_name(&v));
+		ctx->error_cause = "class_cast_exception";
+		return false;
+	}
+	*result = sc_as_double(&v);
+	return true;
+}
+
+/* Run s; a score script's result (its return value) into *ret. */
+static SeScriptResult
+run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err, SVal *ret)
 {
 	Run			r;
 	Flow		f;
@@ -1735,7 +1774,7 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 	ctx->error_offset = -1;
 	ctx->op = r.opstr;
 
-	if (ctx->source == NULL || ctx->source->type != SE_JSON_OBJECT)
+	if (!s->score && (ctx->source == NULL || ctx->source->type != SE_JSON_OBJECT))
 	{
 		sc_error(&r, -1, "illegal_argument_exception", "ctx._source must be an object");
 		return SE_SCRIPT_ERROR;
@@ -1749,6 +1788,14 @@ se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 	f = exec(&r, s->root);
 	if (f == F_ERROR || se_error_is_set(err))
 		return SE_SCRIPT_ERROR;
+	if (s->score)
+	{
+		if (f == F_RETURN)
+			*ret = r.ret;
+		else
+			sc_val_null(ret);
+		return SE_SCRIPT_INDEX;
+	}
 	if (r.op == SE_SCRIPT_INDEX)
 	{
 		SourceBudget b = {SC_MAX_SOURCE_NODES, ctx->max_source_bytes};

@@ -530,6 +530,7 @@ ctx_key(const char *s, int len)
  */
 
 static Node *parse_expr(Parser *p);
+static bool parse_args(Parser *p, Node *n);
 static Node *parse_unary(Parser *p);
 static Node *parse_statement(Parser *p);
 static Node *parse_block(Parser *p);
@@ -816,6 +817,71 @@ parse_static(Parser *p)
 	return NULL;
 }
 
+/*
+ * Names only score scripts have, at identifier t (current): doc['f'] or
+ * doc.f (the field numbered in the script's table), _score, and ES's
+ * score functions.  NULL without failing when t is none of them.
+ */
+static Node *
+parse_score_primary(Parser *p, Token *t)
+{
+	SeScript   *s = p->script;
+	Node	   *n;
+	const char *field = NULL;
+	int			k;
+
+	if (strcmp(t->str, "_score") == 0)
+	{
+		advance(p);
+		return mk(p, E_SCORE, t->pos);
+	}
+	if (peek(p, 1)->kind == T_LPAREN && sc_score_fn_id(t->str, -1) >= 0)
+	{
+		advance(p);
+		n = mk(p, E_SCOREFN, t->pos);
+		n->name = intern(p, t->str, t->slen);
+		n->namelen = t->slen;
+		if (!parse_args(p, n))
+			return NULL;
+		if ((n->op = sc_score_fn_id(t->str, n->nargs)) < 0)
+		{
+			perr(p, t->pos, "unknown call [%s] with [%d] arguments", t->str, n->nargs);
+			return NULL;
+		}
+		return seal(p, n);
+	}
+	if (strcmp(t->str, "doc") != 0)
+		return NULL;
+	if (peek(p, 1)->kind == T_LBRACK && peek(p, 2)->kind == T_STRING &&
+		peek(p, 3)->kind == T_RBRACK)
+		field = peek(p, 2)->str;
+	else if (peek(p, 1)->kind == T_DOT && peek(p, 2)->kind == T_IDENT &&
+			 peek(p, 3)->kind != T_LPAREN)
+		field = peek(p, 2)->str;
+	else
+	{
+		perr(p, t->pos, "doc is read as doc['field'] with the field name a string constant");
+		return NULL;
+	}
+	for (k = 0; k < s->ndoc_fields; k++)
+		if (strcmp(s->doc_fields[k], field) == 0)
+			break;
+	if (k == s->ndoc_fields)
+	{
+		s->doc_fields = s->doc_fields
+			? (char **) repalloc(s->doc_fields, sizeof(char *) * (k + 1))
+			: (char **) palloc(sizeof(char *));
+		s->doc_fields[s->ndoc_fields++] = pstrdup(field);
+	}
+	n = mk(p, E_DOCFIELD, t->pos);
+	n->slot = k;
+	n->name = intern(p, field, strlen(field));
+	n->namelen = strlen(field);
+	for (k = 0; k < 4; k++)
+		advance(p);
+	return n;
+}
+
 /* [ ... ]: list or map literal; '[' is current. */
 static Node *
 parse_collection_literal(Parser *p)
@@ -992,7 +1058,13 @@ parse_primary(Parser *p)
 					advance(p);
 					return n;
 				}
-				if (strcmp(t->str, "ctx") == 0)
+				if (p->script->score)
+				{
+					n = parse_score_primary(p, t);
+					if (n != NULL || p->failed)
+						return n;
+				}
+				else if (strcmp(t->str, "ctx") == 0)
 				{
 					advance(p);
 					return mk(p, E_CTX, t->pos);
@@ -1921,8 +1993,8 @@ parse_statement(Parser *p)
  * ---------------------------------------------------------------------
  */
 
-SeScript *
-se_script_compile(const char *source, const SeJson *params, SeError *err)
+static SeScript *
+compile(const char *source, const SeJson *params, bool score, SeError *err)
 {
 	Parser		p;
 	SeScript   *s;
@@ -1963,6 +2035,7 @@ se_script_compile(const char *source, const SeJson *params, SeError *err)
 	s = (SeScript *) palloc0(sizeof(SeScript));
 	s->source = pnstrdup(source, len);
 	s->srclen = len;
+	s->score = score;
 
 	/* params: a private, read-only deep copy */
 	memset(&dummy, 0, sizeof(dummy));
@@ -2006,7 +2079,31 @@ se_script_compile(const char *source, const SeJson *params, SeError *err)
 	s->nlocals = p.nlocals;
 	s->local_types = p.local_types;
 	pfree(p.toks);
+
+	/* a score script's final expression statement is its value */
+	if (score && s->root->nargs > 0 &&
+		s->root->args[s->root->nargs - 1]->kind == S_EXPR)
+		s->root->args[s->root->nargs - 1]->kind = S_RETURN;
 	return s;
+}
+
+SeScript *
+se_script_compile(const char *source, const SeJson *params, SeError *err)
+{
+	return compile(source, params, false, err);
+}
+
+SeScript *
+se_script_compile_score(const char *source, const SeJson *params, SeError *err)
+{
+	return compile(source, params, true, err);
+}
+
+const char *const *
+se_script_doc_fields(const SeScript *s, int *n)
+{
+	*n = s->ndoc_fields;
+	return (const char *const *) s->doc_fields;
 }
 
 const char *

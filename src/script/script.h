@@ -47,6 +47,44 @@ typedef enum SeScriptResult
 } SeScriptResult;
 
 /*
+ * Score scripts (script_score query, function_score's script_score): the
+ * doc values of the current document, read through the caller's reader.
+ * A script names its fields as constants (doc['f'], doc.f); each gets a
+ * number, in order of first use, listed by se_script_doc_fields.
+ */
+typedef enum SeScriptDocKind
+{
+	SE_SDOC_LONG,				/* l: integer types (Painless Longs) */
+	SE_SDOC_DOUBLE,				/* d: float types (Doubles) */
+	SE_SDOC_STRING,				/* s, len: keyword (Strings) */
+	SE_SDOC_BOOLEAN,			/* l: 0 or 1 (Booleans) */
+	SE_SDOC_DATE				/* l: epoch millis (Dates) */
+} SeScriptDocKind;
+
+typedef struct SeScriptDocValue
+{
+	SeScriptDocKind kind;
+	int64		l;
+	double		d;
+	const char *s;				/* need not be NUL-terminated */
+	int			len;
+} SeScriptDocValue;
+
+typedef struct SeScriptDocReader
+{
+	void	   *arg;
+
+	/*
+	 * Number of values field (a number from se_script_doc_fields) has in
+	 * the current document; -1 with err set (its type the Java exception,
+	 * as "illegal_argument_exception") when the field cannot be read.
+	 */
+	int			(*count) (void *arg, int field, SeError *err);
+	/* Value i (< count) of field, in ascending order. */
+	void		(*value) (void *arg, int field, int i, SeScriptDocValue *out);
+} SeScriptDocReader;
+
+/*
  * The per-document context, ES's ctx map.  Set it up with se_script_ctx_init
  * and fill in what is known; metadata left unset reads as null.
  */
@@ -80,6 +118,10 @@ typedef struct SeScriptCtx
 	 * in Elasticsearch.
 	 */
 	bool		upsert;
+
+	/* score scripts: doc values and _score of the current document */
+	const SeScriptDocReader *doc;
+	double		score;
 
 	/* limits; se_script_ctx_init sets the defaults below */
 	int64		max_statements; /* statements + loop iterations per run */
@@ -125,6 +167,28 @@ extern SeScript *se_script_compile(const char *source, const SeJson *params,
  */
 extern SeScriptResult se_script_run(const SeScript *s, SeScriptCtx *ctx,
 									SeError *err);
+
+/*
+ * Compile a score script: doc, _score and ES's score functions
+ * (saturation, sigmoid, decayNumeric*, decayDate*) are in scope, ctx is
+ * not, and the value of a final expression statement is the result.
+ */
+extern SeScript *se_script_compile_score(const char *source, const SeJson *params,
+										 SeError *err);
+
+/* The fields a score script reads, numbered 0..*n-1. */
+extern const char *const *se_script_doc_fields(const SeScript *s, int *n);
+
+/*
+ * Run a score script on the document ctx->doc reads, with ctx->score as
+ * _score: false with err set on a runtime error or a result that is not
+ * a number.  ctx comes from se_script_ctx_init(ctx, NULL).
+ */
+extern bool se_script_run_score(const SeScript *s, SeScriptCtx *ctx,
+								double *result, SeError *err);
+
+/* d as Java prints a double (or, is_float, a float): "-1.0", "1.0E10" */
+extern int	se_script_java_double(char *dst, double d, bool is_float);
 
 /* The source text the script was compiled from. */
 extern const char *se_script_source(const SeScript *s);

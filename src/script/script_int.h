@@ -102,7 +102,9 @@ typedef enum VKind
 	V_ENTRY,					/* Map.Entry from entrySet() */
 	V_CTX,						/* the ctx map itself */
 	V_KEYSET,					/* map.keySet(): a view, u.c is the map */
-	V_ENTRYSET					/* map.entrySet(): a view, u.c is the map */
+	V_ENTRYSET,					/* map.entrySet(): a view, u.c is the map */
+	V_DOCVALS,					/* doc['f'] of a score script: u.i = field number */
+	V_DATE						/* a date doc value: u.l = epoch millis */
 } VKind;
 
 typedef struct SEntry SEntry;
@@ -189,6 +191,9 @@ typedef enum NodeKind
 	E_CAST,						/* (type) a */
 	E_INSTANCEOF,				/* a instanceof type */
 	E_LAMBDA,					/* slots = params, a = body */
+	E_DOCFIELD,					/* doc['f'] in a score script: slot = field number */
+	E_SCORE,					/* _score in a score script */
+	E_SCOREFN,					/* saturation(...), decayNumericGauss(...): op = ScoreFnId */
 	/* statements */
 	S_BLOCK,					/* args */
 	S_EXPR,						/* a */
@@ -284,6 +289,9 @@ struct SeScript
 	int			nlocals;
 	int		   *local_types;	/* DType per slot */
 	SeJson	   *params;			/* deep copy, an OBJECT */
+	bool		score;			/* a score script (score.c) */
+	char	  **doc_fields;		/* score scripts: fields named by doc['f'] */
+	int			ndoc_fields;
 };
 
 /* ---------------------------------------------------------------------
@@ -397,6 +405,15 @@ extern bool sc_call_method(Run *r, const Node *n, SVal *recv, SVal *args,
 extern bool sc_call_static(Run *r, const Node *n, SVal *args, SVal *out);
 extern bool sc_new_instance(Run *r, const Node *n, SVal *args, SVal *out);
 extern MethodId sc_method_id(const char *name, int len);
+
+/* in score.c: score scripts' doc values, _score and score functions */
+extern int	sc_score_fn_id(const char *name, int nargs);
+extern bool sc_eval_score_node(Run *r, const Node *n, SVal *out);
+extern bool sc_doc_get_field(Run *r, const Node *n, const SVal *obj, SVal *out);
+extern bool sc_doc_get_index(Run *r, const Node *n, const SVal *obj, const SVal *ix,
+							 SVal *out);
+extern bool sc_doc_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out);
+extern int	sc_date_format(int64 millis, char *buf);
 
 /* in interp.c: store a value into a typed slot, converting as a cast would */
 extern bool sc_coerce(Run *r, int pos, int dtype, SVal *v, bool is_cast);

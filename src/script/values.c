@@ -586,6 +586,17 @@ sc_val_to_json(Run *r, const SVal *v, int pos)
 		case V_CTX:
 			sc_error(r, pos, "illegal_argument_exception", "cannot store ctx in a document");
 			return NULL;
+		case V_DOCVALS:
+			sc_error(r, pos, "illegal_argument_exception", "cannot store doc values in a collection");
+			return NULL;
+		case V_DATE:
+			{
+				char		buf[SC_JAVA_DOUBLE_LEN];
+
+				if (!sc_alloc_ok(r, pos, sizeof(SeJson) + SC_JAVA_DOUBLE_LEN))
+					return NULL;
+				return se_json_make_string(buf, sc_date_format(v->u.l, buf));
+			}
 		case V_KEYSET:
 		case V_ENTRYSET:
 			{
@@ -647,6 +658,10 @@ sc_type_name(const SVal *v)
 			return "java.util.HashMap$KeySet";
 		case V_ENTRYSET:
 			return "java.util.HashMap$EntrySet";
+		case V_DOCVALS:
+			return "org.elasticsearch.index.fielddata.ScriptDocValues";
+		case V_DATE:
+			return "java.time.ZonedDateTime";
 	}
 	return "?";
 }
@@ -1045,6 +1060,12 @@ sc_to_string(Run *r, const SVal *v, StringInfo out, int depth, int pos)
 				}
 				PUTS("]");
 			}
+			break;
+		case V_DOCVALS:
+			PUTS("[doc values]");
+			break;
+		case V_DATE:
+			PUT(num, sc_date_format(v->u.l, num));
 			break;
 	}
 #undef PUTS

@@ -122,6 +122,8 @@ typedef struct AggRange
 	bool		has_to;
 	double		from;
 	double		to;
+	const SeJson *from_v;		/* date_range: the bounds as given */
+	const SeJson *to_v;
 } AggRange;
 
 struct SeAggSpec
@@ -154,7 +156,7 @@ struct SeAggSpec
 	double		interval;		/* histogram; date fixed interval in ms */
 	char		cal_unit;		/* date calendar: m h d w M q y; 0 = fixed */
 	double		offset;
-	int64		tz_ms;			/* time_zone as a fixed offset */
+	SeTimeZone	tz;				/* time_zone (timezone.c); UTC by default */
 	bool		has_bounds;
 	double		bmin;
 	double		bmax;
@@ -317,7 +319,7 @@ json_double(const SeJson *v, double *d)
 
 /* A date given as epoch millis or as a date (date math allowed). */
 static bool
-json_date(const SeJson *v, double *d, SeError *err)
+json_date_tz(const SeJson *v, const SeTimeZone *tz, double *d, SeError *err)
 {
 	int64		ms;
 
@@ -328,11 +330,17 @@ json_date(const SeJson *v, double *d, SeError *err)
 	}
 	if (v->type != SE_JSON_STRING)
 		return bad(err, "parsing_exception", "failed to parse date [%s]%s", "", "");
-	if (!se_datemath_parse(v->u.s.str, v->u.s.len, "strict_date_optional_time||epoch_millis",
-						   false, (int64) time(NULL) * 1000, &ms, err))
+	if (!se_datemath_parse_tz(v->u.s.str, v->u.s.len, "strict_date_optional_time||epoch_millis",
+							  false, (int64) time(NULL) * 1000, tz, &ms, err))
 		return false;
 	*d = (double) ms;
 	return true;
+}
+
+static bool
+json_date(const SeJson *v, double *d, SeError *err)
+{
+	return json_date_tz(v, NULL, d, err);
 }
 
 /* "1d", "12h", "30m", "90s", "500ms" as milliseconds; <= 0 when bad. */
@@ -371,30 +379,6 @@ parse_calendar_interval(const char *s)
 		if (strcmp(s, names[i][0]) == 0 || strcmp(s, names[i][1]) == 0)
 			return names[i][2][0];
 	return 0;
-}
-
-/* "UTC", "Z", "+01:00", "-0530": a fixed offset; false otherwise. */
-static bool
-parse_time_zone(const char *s, int64 *ms)
-{
-	int			h = 0,
-				m = 0,
-				sign;
-
-	if (strcmp(s, "UTC") == 0 || strcmp(s, "Z") == 0 || strcmp(s, "GMT") == 0)
-	{
-		*ms = 0;
-		return true;
-	}
-	if (s[0] != '+' && s[0] != '-')
-		return false;
-	sign = s[0] == '-' ? -1 : 1;
-	if (sscanf(s + 1, "%2d:%2d", &h, &m) < 1 && sscanf(s + 1, "%2d%2d", &h, &m) < 1)
-		return false;
-	if (h > 18 || m > 59)
-		return false;
-	*ms = sign * ((int64) h * 3600000 + (int64) m * 60000);
-	return true;
 }
 
 static bool
@@ -475,9 +459,9 @@ parse_ranges(SeAggSpec *a, const SeJson *v, bool dates, SeError *err)
 			if (!ok)
 				return bad(err, "parsing_exception", "[%s] bad range bound [%s]", a->name, k);
 			if (k[0] == 'f')
-				rg->has_from = true, rg->from = d;
+				rg->has_from = true, rg->from = d, rg->from_v = x;
 			else
-				rg->has_to = true, rg->to = d;
+				rg->has_to = true, rg->to = d, rg->to_v = x;
 		}
 	}
 	return true;
@@ -567,7 +551,10 @@ parse_source_spec(const SeJson *v, SeError *err)
 		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "calendar_interval") == 0 && x->type == SE_JSON_STRING)
 			ok = (a->cal_unit = parse_calendar_interval(x->u.s.str)) != 0;
 		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "time_zone") == 0 && x->type == SE_JSON_STRING)
-			ok = parse_time_zone(x->u.s.str, &a->tz_ms);
+		{
+			if (!se_tz_parse(pstrdup(x->u.s.str), &a->tz, err))
+				return NULL;
+		}
 		else
 		{
 			bad(err, "parsing_exception", "[%s] unknown field [%s]", type_names[a->type], k);
@@ -795,7 +782,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			ok = c == NULL || (json_double(c, &a->compression) && a->compression > 0);
 		}
 		else if (a->type == AT_TOP_HITS && (strcmp(k, "size") == 0 || strcmp(k, "from") == 0) &&
-				 v->type == SE_JSON_NUMBER && v->u.n.d >= 0 && v->u.n.d <= 100)
+				 v->type == SE_JSON_NUMBER && v->u.n.d >= 0 && v->u.n.d <= PG_INT32_MAX / 2)
 			*(k[0] == 's' ? &a->size : &a->from) = (int) v->u.n.d;
 		else if (a->type == AT_TOP_HITS && strcmp(k, "_source") == 0)
 		{
@@ -841,13 +828,11 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 						   "The supplied interval [%s] could not be parsed as a calendar interval.%s",
 						   v->u.s.str, "");
 		}
-		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "time_zone") == 0 &&
-				 v->type == SE_JSON_STRING)
+		else if ((a->type == AT_DATE_HISTOGRAM || a->type == AT_DATE_RANGE) &&
+				 strcmp(k, "time_zone") == 0 && v->type == SE_JSON_STRING)
 		{
-			if (!parse_time_zone(v->u.s.str, &a->tz_ms))
-				return bad(err, "illegal_argument_exception",
-						   "time_zone [%s] is not supported: only fixed offsets (+01:00) and UTC are%s",
-						   v->u.s.str, "");
+			if (!se_tz_parse(pstrdup(v->u.s.str), &a->tz, err))
+				return false;
 		}
 		else if ((a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
 				 strcmp(k, "offset") == 0)
@@ -926,6 +911,15 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	if ((a->type == AT_RANGE || a->type == AT_DATE_RANGE) && a->nranges == 0)
 		return bad(err, "illegal_argument_exception", "No [ranges] specified for the [%s] aggregation%s",
 				   a->name, "");
+	/* date_range bounds without their own zone are local time in time_zone */
+	for (i = 0; a->type == AT_DATE_RANGE && !se_tz_is_utc(&a->tz) && i < a->nranges; i++)
+	{
+		AggRange   *rg = &a->ranges[i];
+
+		if ((rg->from_v && !json_date_tz(rg->from_v, &a->tz, &rg->from, err)) ||
+			(rg->to_v && !json_date_tz(rg->to_v, &a->tz, &rg->to, err)))
+			return false;
+	}
 	if (a->type == AT_FILTERS && a->filters == NULL)
 		return bad(err, "illegal_argument_exception", "[filters] cannot be empty.%s%s", "", "");
 	if (a->shard_size < 0)
@@ -1835,18 +1829,54 @@ calendar_next(char unit, int64 key)
 	}
 }
 
+/*
+ * The bucket key of instant ms: rounded in local time (ES's rounding in
+ * time_zone, fixed and calendar intervals alike), the local key turned
+ * back into an instant.  Intervals of an hour or less keep the doc's own
+ * offset, so the repeated hour when clocks go back is a bucket of its own.
+ */
 static int64
 date_key(const SeAggSpec *a, int64 ms)
 {
 	int64		off = (int64) a->offset;
+	int64		local = se_tz_to_local(&a->tz, ms);
+	int64		key;
+	bool		short_unit;
 
 	if (a->cal_unit == 0)
 	{
 		int64		iv = (int64) a->interval;
 
-		return floor_div(ms - off - a->tz_ms, iv) * iv + off + a->tz_ms;
+		key = floor_div(local - off, iv) * iv + off;
+		short_unit = iv <= 3600000;
 	}
-	return calendar_round(a->cal_unit, ms + a->tz_ms - off) - a->tz_ms + off;
+	else
+	{
+		key = calendar_round(a->cal_unit, local - off) + off;
+		short_unit = a->cal_unit == 'm' || a->cal_unit == 'h';
+	}
+	if (short_unit || a->tz.tz == NULL)
+		return key - (local - ms);
+	return se_tz_local_to_utc(&a->tz, key);
+}
+
+/* The key of the bucket after key k (empty buckets between bounds). */
+static int64
+date_next_key(const SeAggSpec *a, int64 k)
+{
+	int64		off = (int64) a->offset;
+	int64		local = se_tz_to_local(&a->tz, k);
+	int64		next;
+
+	if (a->cal_unit == 0)
+		next = local + (int64) a->interval;
+	else
+		next = calendar_next(a->cal_unit, local - off) + off;
+	next = date_key(a, se_tz_local_to_utc(&a->tz, next));
+	/* a local hour repeated when clocks go back: step past it */
+	while (next <= k)
+		next = date_key(a, next + 3600000);
+	return next;
 }
 
 /* ---------------------------------------------------------------------
@@ -3161,9 +3191,7 @@ fill_gaps(AggState *st)
 		{
 			SE_SEARCH_TICK(1);
 			(void) bucket_get(st, (char *) &k, 8, false);
-			k = a->cal_unit ? date_key(a, calendar_next(a->cal_unit, k + a->tz_ms - (int64) a->offset)
-									   - a->tz_ms + (int64) a->offset)
-				: k + (int64) a->interval;
+			k = date_next_key(a, k);
 		}
 	}
 	else
@@ -3479,6 +3507,17 @@ write_date(StringInfo out, int64 ms)
 	se_json_write_string(out, s.data, s.len);
 }
 
+/* a date as ES writes it in the agg's time_zone: "...T00:00:00.000+01:00" */
+static void
+write_date_tz(StringInfo out, const SeTimeZone *tz, int64 ms)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	se_tz_format(tz, ms, &s);
+	se_json_write_string(out, s.data, s.len);
+}
+
 static void
 write_key(StringInfo out, const AggState *st, const Bucket *bk)
 {
@@ -3502,7 +3541,7 @@ write_key(StringInfo out, const AggState *st, const Bucket *bk)
 	if (st->kind == KK_DATE)
 	{
 		appendStringInfoString(out, ",\"key_as_string\":");
-		write_date(out, v);
+		write_date_tz(out, &st->spec->tz, v);
 	}
 	else if (st->kind == KK_BOOL)
 		appendStringInfo(out, ",\"key_as_string\":\"%s\"", v ? "true" : "false");
@@ -3529,7 +3568,7 @@ key_text(const AggState *st, const Bucket *bk)
 	{
 		memcpy(&v, bk->key, 8);
 		if (st->kind == KK_DATE)
-			se_date_format(v, &s);
+			se_tz_format(&st->spec->tz, v, &s);
 		else
 			appendStringInfo(&s, INT64_FORMAT, v);
 	}
@@ -3746,7 +3785,7 @@ write_range_bound(StringInfo out, const AggState *st, const char *name, double v
 	if (st->spec->type == AT_DATE_RANGE)
 	{
 		appendStringInfo(out, ",\"%s_as_string\":", name);
-		write_date(out, (int64) v);
+		write_date_tz(out, &st->spec->tz, (int64) v);
 	}
 }
 
@@ -3756,7 +3795,7 @@ range_bound_text(StringInfo s, const AggState *st, bool has, double v)
 	if (!has)
 		appendStringInfoChar(s, '*');
 	else if (st->spec->type == AT_DATE_RANGE)
-		se_date_format((int64) v, s);
+		se_tz_format(&st->spec->tz, (int64) v, s);
 	else
 		write_double(s, v);
 }
@@ -4033,4 +4072,29 @@ se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts, StringInfo 
 	if (body.len > 0)
 		appendStringInfoString(out, body.data + 1);	/* its leading comma */
 	appendStringInfoChar(out, '}');
+}
+
+bool
+se_aggs_check_inner_window(const SeAggs *aggs, int max, SeError *err)
+{
+	int			i;
+
+	for (i = 0; aggs != NULL && i < aggs->n; i++)
+	{
+		const SeAggSpec *a = aggs->specs[i];
+		SeAggs		subs;
+
+		if (a->type == AT_TOP_HITS && (int64) a->from + a->size > max)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Top hits result window is too large, the top hits aggregator [%s]'s from + size must be less than or equal to: [%d] but was [%d]. This limit can be set by changing the [index.max_inner_result_window] index level setting.",
+						 a->name, max, a->from + a->size);
+			return false;
+		}
+		subs.n = a->nsub;
+		subs.specs = a->sub;
+		if (!se_aggs_check_inner_window(&subs, max, err))
+			return false;
+	}
+	return true;
 }

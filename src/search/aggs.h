@@ -34,6 +34,8 @@ struct SeSegmentCtx;
 
 /* Parse the value of "aggs"/"aggregations"; NULL with err (ES's errors). */
 extern SeAggs *se_aggs_parse(const SeJson *v, SeError *err);
+/* top_hits' from + size within index.max_inner_result_window (max) */
+extern bool se_aggs_check_inner_window(const SeAggs *aggs, int max, SeError *err);
 
 extern SeAggsShard *se_aggs_shard_begin(const SeAggs *aggs, SeSearchShard *shard,
 										SeError *err);

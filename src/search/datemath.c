@@ -230,13 +230,23 @@ bool
 se_datemath_parse(const char *s, int len, const char *format, bool round_up,
 				  int64 now_millis, int64 *millis, SeError *err)
 {
+	return se_datemath_parse_tz(s, len, format, round_up, now_millis, NULL,
+								millis, err);
+}
+
+bool
+se_datemath_parse_tz(const char *s, int len, const char *format, bool round_up,
+					 int64 now_millis, const SeTimeZone *tz, int64 *millis,
+					 SeError *err)
+{
 	int64		t;
 	const char *math;
 	const char *end = s + len;
 
+	/* t is local wall time in tz from here to the end */
 	if (len >= 3 && strncmp(s, "now", 3) == 0)
 	{
-		t = now_millis;
+		t = se_tz_to_local(tz, now_millis);
 		math = s + 3;
 	}
 	else
@@ -254,6 +264,8 @@ se_datemath_parse(const char *s, int len, const char *format, bool round_up,
 		dlen = sep ? (int) (sep - s) : len;
 		if (!se_date_parse(s, dlen, format, &t, err))
 			return false;
+		if (se_tz_date_has_zone(s, dlen))
+			t = se_tz_to_local(tz, t);
 		math = sep ? sep + 2 : end;
 		if (round_up && math == end)
 			t += missing_time_fill(s, dlen);
@@ -301,7 +313,7 @@ se_datemath_parse(const char *s, int len, const char *format, bool round_up,
 		else
 			goto bad;
 	}
-	*millis = t;
+	*millis = se_tz_is_utc(tz) ? t : se_tz_local_to_utc(tz, t);
 	return true;
 
 bad:

@@ -971,16 +971,11 @@ parse_range(const SeJson *body, SeError *err)
 		}
 		else if (strcmp(k, "time_zone") == 0)
 		{
-			/* only UTC is supported: other zones would shift the bounds */
-			if (v->type != SE_JSON_STRING ||
-				!(strcmp(v->u.s.str, "Z") == 0 || strcmp(v->u.s.str, "UTC") == 0 ||
-				  strcmp(v->u.s.str, "+00:00") == 0 || strcmp(v->u.s.str, "Etc/UTC") == 0))
-			{
-				se_error_set(err, 400, "parsing_exception",
-							 "[%s] query: time_zone [%s] is not supported, only UTC",
-							 qname, v->type == SE_JSON_STRING ? v->u.s.str : token_name(v));
+			SeTimeZone	tz;
+
+			if (!parse_string_param(qname, k, v, &q->time_zone, err) ||
+				!se_tz_parse(q->time_zone, &tz, err))
 				return NULL;
-			}
 		}
 		else if (strcmp(k, "_name") == 0 || strcmp(k, "relation") == 0)
 			 /* relation only matters for range fields */ ;
@@ -1376,6 +1371,8 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_term_like(name, SE_Q_FUZZY, body, err);
 	if (strcmp(name, "function_score") == 0)
 		return se_function_score_parse(body, depth, err);
+	if (strcmp(name, "script_score") == 0)
+		return se_script_score_parse(body, depth, err);
 	if (strcmp(name, "terms_set") == 0)
 		return se_terms_set_parse(body, err);
 	if (strcmp(name, "more_like_this") == 0)

@@ -1214,6 +1214,11 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 		se_error_set(err, 400, "task_cancelled_exception", "cancelled");
 		return false;
 	}
+	if (stop->reason == SE_STOP_FAILED)
+	{
+		*err = stop->error;
+		return false;
+	}
 	timed_out = stop->reason == SE_STOP_TIMED_OUT;
 	if (!timed_out && (!qr->ok || out->failed))
 		return qr->ok;

@@ -485,6 +485,20 @@ explain_other(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *m
 	{
 		bool		m;
 
+		if (w->nfns == 1 && w->fns[0].script != NULL)
+		{
+			float		inner_score = 0;
+
+			/* ES's ScriptScoreQuery: the script, then the _score it read */
+			open_expl(out, score, psprintf("script score function, computed with script:\"Script{type=inline, lang='painless', idOrCode='%s'}\"",
+										   se_script_binding_source(w->fns[0].script)));
+			score_of(w->inner, seg, doc, &inner_score, NULL);
+			open_expl(out, inner_score, "_score: ");
+			explain_node(w->inner, seg, doc, out, &m);
+			close_expl(out);
+			close_expl(out);
+			return;
+		}
 		open_expl(out, score, psprintf("function score, score mode [%s]",
 									   w->nfns > 1 ? "combined" : "single"));
 		explain_node(w->inner, seg, doc, out, &m);

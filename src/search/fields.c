@@ -105,7 +105,8 @@ parse_specs(const char *key, const SeJson *v, FieldSpec **out, int *n, SeError *
 						 "Required [field]");
 			return false;
 		}
-		if (s->format != NULL && !se_date_format_validate(s->format, err))
+		if (s->format != NULL && !se_decimal_format_valid(s->format) &&
+			!se_date_format_validate(s->format, err))
 			return false;
 	}
 	return true;
@@ -161,6 +162,16 @@ write_numeric(const SeMappedField *f, int64 v, const char *format, StringInfo ou
 
 	if (f->type != SE_FT_DATE)
 	{
+		if (format != NULL && f->type != SE_FT_BOOLEAN && se_decimal_format_valid(format))
+		{
+			/* a DecimalFormat pattern: the value as a string, as ES */
+			initStringInfo(&s);
+			se_decimal_format(format, f->type == SE_FT_DOUBLE || f->type == SE_FT_FLOAT ?
+							  se_sortable_to_double(v) : (double) v, &s);
+			se_json_write_string(out, s.data, s.len);
+			pfree(s.data);
+			return;
+		}
 		se_field_format_sortable(f, v, out);
 		return;
 	}

@@ -267,11 +267,7 @@ parse_function_member(const char *k, const SeJson *v, SeScoreFunction *fn,
 	if (strcmp(k, "random_score") == 0)
 		return parse_random(v, fn, err);
 	if (strcmp(k, "script_score") == 0)
-	{
-		se_error_set(err, 400, "parsing_exception",
-					 "[function_score] script_score is not supported");
-		return false;
-	}
+		return se_script_score_fn_parse(v, fn, err);
 	*known = false;
 	return true;
 }
@@ -490,6 +486,7 @@ typedef struct FnScorer
 	SeSegmentReader *reader;
 	int			seg_ord;
 	SeScorer  **filters;		/* per function, NULL: none / nothing here */
+	SeScriptLeaf **scripts;		/* per function: script_score's, or NULL */
 	int		   *fields;			/* per function: field number, -1 none */
 	float		score;			/* of the current doc */
 } FnScorer;
@@ -680,6 +677,9 @@ fn_compute(FnScorer *s)
 			case SE_FN_DISTANCE_FEATURE:
 				v = se_distance_feature_score(f, s->reader, s->fields[i], doc);
 				break;
+			case SE_FN_SCRIPT:
+				v = se_script_leaf_score(s->scripts[i], doc, (float) qscore);
+				break;
 			default:
 				v = decay_score(f, s->reader, s->fields[i], doc);
 				break;
@@ -788,8 +788,11 @@ se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	s->seg_ord = seg->ord;
 	s->filters = palloc0(sizeof(SeScorer *) * Max(1, w->nfns));
 	s->fields = palloc(sizeof(int) * Max(1, w->nfns));
+	s->scripts = palloc0(sizeof(SeScriptLeaf *) * Max(1, w->nfns));
 	for (i = 0; i < w->nfns; i++)
 	{
+		if (w->fns[i].script != NULL)
+			s->scripts[i] = se_script_leaf_open(w->fns[i].script, seg->reader);
 		s->fields[i] = w->fns[i].field ? se_segment_field(seg->reader, w->fns[i].field) : -1;
 		if (w->fns[i].filter)
 			s->filters[i] = se_scorer_create(w->fns[i].filter, seg);

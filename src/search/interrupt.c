@@ -80,3 +80,35 @@ se_search_check(void)
 		now_us() >= current_stop->deadline_us)
 		stop_here(SE_STOP_TIMED_OUT);
 }
+
+/* The failure of a scorer run with no landing point armed (explain). */
+static SeError pending_failure;
+static bool has_pending_failure = false;
+
+void
+se_search_fail(const SeError *e)
+{
+	SeSearchStop *stop = current_stop;
+
+	if (stop == NULL)
+	{
+		if (!has_pending_failure)
+		{
+			pending_failure = *e;
+			has_pending_failure = true;
+		}
+		return;
+	}
+	stop->error = *e;
+	stop_here(SE_STOP_FAILED);
+}
+
+bool
+se_search_take_failure(SeError *err)
+{
+	if (!has_pending_failure)
+		return false;
+	has_pending_failure = false;
+	*err = pending_failure;
+	return true;
+}

@@ -76,6 +76,7 @@ typedef struct QsCtx
 	int			phrase_slop;
 	bool		allow_leading_wildcard;
 	char	   *msm;
+	char	   *time_zone;		/* for date ranges; NULL: UTC */
 	SeError    *err;
 } QsCtx;
 
@@ -386,6 +387,7 @@ range_leaf(QsCtx *c, const char *field, const char *lo, bool inc_lo,
 		q->upper = se_json_make_string(hi, strlen(hi));
 	q->include_lower = inc_lo;
 	q->include_upper = inc_hi;
+	q->time_zone = c->time_zone;
 	return on_fields(c, field, q);
 }
 
@@ -1138,6 +1140,14 @@ parse_option(QsCtx *c, const char *k, const SeJson *v, float *boost,
 			return bad_param(c, k, err);
 		c->flags = (int) v->u.n.i;
 	}
+	else if (!c->simple && strcmp(k, "time_zone") == 0 && v->type == SE_JSON_STRING)
+	{
+		SeTimeZone	tz;
+
+		c->time_zone = pstrdup(v->u.s.str);
+		if (!se_tz_parse(c->time_zone, &tz, err))
+			return false;
+	}
 	else if (!c->simple && strcmp(k, "fuzziness") == 0)
 		return se_fuzziness_parse(v, &c->fuzziness, err);
 	else if (!c->simple && strcmp(k, "phrase_slop") == 0)
@@ -1177,7 +1187,6 @@ parse_option(QsCtx *c, const char *k, const SeJson *v, float *boost,
 							 strcmp(k, "max_determinized_states") == 0 ||
 							 strcmp(k, "enable_position_increments") == 0 ||
 							 strcmp(k, "escape") == 0 ||
-							 strcmp(k, "time_zone") == 0 ||
 							 strcmp(k, "quote_analyzer") == 0)))
 		 /* accepted without effect */ ;
 	else

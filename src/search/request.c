@@ -626,11 +626,11 @@ rescore_finish(SeSearchRequest *req, SeError *err)
 			return false;
 		}
 	for (i = 0; i < req->nrescore; i++)
-		if (req->rescore[i].window_size > 10000)
+		if (req->rescore[i].window_size > req->limits.max_rescore_window)
 		{
 			se_error_set(err, 400, "illegal_argument_exception",
-						 "Rescore window [%d] is too large. It must be less than [10000]. This prevents allocating massive heaps for storing the results to be rescored. This limit can be set by changing the [index.max_rescore_window] index level setting.",
-						 req->rescore[i].window_size);
+						 "Rescore window [%d] is too large. It must be less than [%d]. This prevents allocating massive heaps for storing the results to be rescored. This limit can be set by changing the [index.max_rescore_window] index level setting.",
+						 req->rescore[i].window_size, req->limits.max_rescore_window);
 			return false;
 		}
 	return true;
@@ -888,11 +888,11 @@ parse_slice(const SeJson *v, SeSearchRequest *req, SeError *err)
 					 "max must be greater than id");
 		return false;
 	}
-	if (max > 1024)
+	if (max > req->limits.max_slices_per_scroll)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
-					 "The number of slices [" INT64_FORMAT "] is too large. It must be less than [1024]. This limit can be set by changing the [index.max_slices_per_scroll] index level setting.",
-					 max);
+					 "The number of slices [" INT64_FORMAT "] is too large. It must be less than [%d]. This limit can be set by changing the [index.max_slices_per_scroll] index level setting.",
+					 max, req->limits.max_slices_per_scroll);
 		return false;
 	}
 	req->slice_id = (int) id;
@@ -1008,11 +1008,62 @@ se_search_parse_keep_alive(const SeJson *v, int64 *ms, SeError *err)
 SeSearchRequest *
 se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 {
+	SeSearchLimits lim;
+
+	memset(&lim, -1, sizeof(lim));
+	lim.max_result_window = max_result_window;
+	return se_search_parse_limited(body, &lim, err);
+}
+
+/* lim's limits, ES's defaults for those not given */
+static void
+set_limits(SeSearchRequest *req, const SeSearchLimits *lim)
+{
+	req->limits = *lim;
+#define DFLT(f, d) if (req->limits.f < 0) req->limits.f = (d)
+	DFLT(max_inner_result_window, 100);
+	DFLT(max_docvalue_fields_search, 100);
+	DFLT(max_script_fields, 32);
+	DFLT(max_rescore_window, 10000);
+	DFLT(max_slices_per_scroll, 1024);
+#undef DFLT
+	if (lim->max_result_window > 0)
+		req->max_result_window = lim->max_result_window;
+}
+
+/* script_fields (not run here) and docvalue_fields against their limits */
+static bool
+check_field_limits(const SeSearchRequest *req, const SeJson *body, SeError *err)
+{
+	const SeJson *sf = se_json_get(body, "script_fields");
+	const SeJson *dv = se_json_get(body, "docvalue_fields");
+
+	if (sf != NULL && sf->type == SE_JSON_OBJECT &&
+		sf->u.o.count > req->limits.max_script_fields)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Trying to retrieve too many script_fields. Must be less than or equal to: [%d] but was [%d]. This limit can be set by changing the [index.max_script_fields] index level setting.",
+					 req->limits.max_script_fields, sf->u.o.count);
+		return false;
+	}
+	if (dv != NULL && dv->type == SE_JSON_ARRAY &&
+		dv->u.a.count > req->limits.max_docvalue_fields_search)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Trying to retrieve too many docvalue_fields. Must be less than or equal to: [%d] but was [%d]. This limit can be set by changing the [index.max_docvalue_fields_search] index level setting.",
+					 req->limits.max_docvalue_fields_search, dv->u.a.count);
+		return false;
+	}
+	return true;
+}
+
+SeSearchRequest *
+se_search_parse_limited(const SeJson *body, const SeSearchLimits *lim, SeError *err)
+{
 	SeSearchRequest *req = new_request();
 	int			i;
 
-	if (max_result_window > 0)
-		req->max_result_window = max_result_window;
+	set_limits(req, lim);
 	if (body == NULL || body->type == SE_JSON_NULL)
 		return req;
 	if (body->type != SE_JSON_OBJECT)
@@ -1021,6 +1072,8 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 					 "Expected [START_OBJECT] but found [%s]", token_name(body));
 		return NULL;
 	}
+	if (!check_field_limits(req, body, err))
+		return NULL;
 	for (i = 0; i < body->u.o.count; i++)
 	{
 		const char *k = body->u.o.members[i].key;
@@ -1060,7 +1113,8 @@ se_search_parse(const SeJson *body, int max_result_window, SeError *err)
 							 "Found two aggregation definitions in [%s]", k);
 				return NULL;
 			}
-			ok = (req->aggs = se_aggs_parse(v, err)) != NULL;
+			ok = (req->aggs = se_aggs_parse(v, err)) != NULL &&
+				se_aggs_check_inner_window(req->aggs, req->limits.max_inner_result_window, err);
 		}
 		else if (strcmp(k, "seq_no_primary_term") == 0 &&
 				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))

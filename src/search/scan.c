@@ -85,5 +85,10 @@ se_search_scan(SeSearchRequest *req, SeSearchShard *shard, SeScanFn fn,
 		se_error_set(err, 400, "task_cancelled_exception", "task cancelled");
 		return false;
 	}
+	if (stop->reason == SE_STOP_FAILED)
+	{
+		*err = stop->error;
+		return false;
+	}
 	return ok;
 }

@@ -70,6 +70,25 @@ typedef struct SeSearchRequest SeSearchRequest;	/* opaque */
 extern SeSearchRequest *se_search_parse(const SeJson *body,
 										int max_result_window, SeError *err);
 
+/*
+ * The index.max_* limits a search body is held to, each with ES's message
+ * naming its setting; -1 = ES's default (in brackets), INT_MAX = none.
+ */
+typedef struct SeSearchLimits
+{
+	int			max_result_window;	/* from + size (10000) */
+	int			max_inner_result_window;	/* top_hits from + size (100) */
+	int			max_docvalue_fields_search; /* docvalue_fields (100) */
+	int			max_script_fields;	/* script_fields (32) */
+	int			max_rescore_window; /* rescore window_size (10000) */
+	int			max_slices_per_scroll;	/* slice max (1024) */
+} SeSearchLimits;
+
+/* se_search_parse under every limit of lim */
+extern SeSearchRequest *se_search_parse_limited(const SeJson *body,
+												const SeSearchLimits *lim,
+												SeError *err);
+
 /* Overrides from URL parameters (size, from); negative = unchanged. */
 extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
 /* The URL "timeout", which overrides the body's, as ES's; -1 = none */
@@ -209,6 +228,12 @@ extern int	se_search_collapse_ninner(const SeSearchRequest *req);
 extern const char *se_search_collapse_inner_name(const SeSearchRequest *req, int i);
 extern void se_search_collapse_expand_body(const SeSearchRequest *req, const SeJson *body,
 										   const SeHit *hit, int i, StringInfo out);
+
+/*
+ * Whether scripts of lang may run (search_engine.allowed_script_languages);
+ * NULL: any.  Asked when a request with a script is parsed.
+ */
+extern bool (*se_search_script_lang_hook) (const char *lang, SeError *err);
 
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,

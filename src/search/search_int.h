@@ -77,7 +77,8 @@ typedef enum SeScoreFnKind
 	SE_FN_EXP,
 	SE_FN_LINEAR,
 	SE_FN_RANDOM,
-	SE_FN_DISTANCE_FEATURE		/* the distance_feature query (distance_feature.c) */
+	SE_FN_DISTANCE_FEATURE,		/* the distance_feature query (distance_feature.c) */
+	SE_FN_SCRIPT				/* script_score (script_score.c) */
 } SeScoreFnKind;
 
 typedef enum SeFvfModifier
@@ -112,6 +113,9 @@ typedef struct SeScoreFunction
 	SeCombine	multi_value_mode;	/* MIN, MAX, AVG, SUM */
 	bool		has_seed;		/* random_score */
 	int64		seed;
+	char	   *script;			/* script_score: Painless source */
+	const SeJson *script_params;
+	bool		script_query;	/* the script_score query, not a function */
 } SeScoreFunction;
 
 /* ES "fuzziness": AUTO[:low,high] or a fixed edit distance (fuzzy.c). */
@@ -169,6 +173,7 @@ struct SeQuery
 	bool		include_lower;
 	bool		include_upper;
 	char	   *format;
+	char	   *time_zone;		/* dates without a zone are local there */
 
 	/* bool, dis_max (queries in should), constant_score (filter in inner) */
 	int			nmust;
@@ -305,6 +310,7 @@ struct SeSearchRequest
 	int			from;
 	int			size;
 	int			max_result_window;
+	SeSearchLimits limits;		/* the other index.max_* (defaults filled) */
 	int			nsort;			/* 0 = by relevance */
 	SeSortSpec *sort;
 	bool		track_scores;
@@ -420,6 +426,7 @@ typedef struct SeFnWeight
 	double		decay;
 	SeCombine	multi_value_mode;
 	int64		seed;
+	struct SeScriptBinding *script; /* script_score, bound to the shard */
 } SeFnWeight;
 
 typedef enum SeDocSetKind
@@ -642,6 +649,18 @@ extern SeQuery *se_distance_feature_parse(const SeJson *body, SeError *err);
 extern double se_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r, int field,
 										int32 doc);
 
+/* in script_score.c */
+typedef struct SeScriptBinding SeScriptBinding;
+typedef struct SeScriptLeaf SeScriptLeaf;
+extern SeQuery *se_script_score_parse(const SeJson *body, int depth, SeError *err);
+extern bool se_script_score_fn_parse(const SeJson *v, SeScoreFunction *fn,
+									 SeError *err);
+extern SeScriptBinding *se_script_bind(const SeScoreFunction *fq,
+									   const SeSearchShard *shard, SeError *err);
+extern SeScriptLeaf *se_script_leaf_open(SeScriptBinding *b, SeSegmentReader *r);
+extern float se_script_leaf_score(SeScriptLeaf *l, int32 doc, float qscore);
+extern const char *se_script_binding_source(const SeScriptBinding *b);
+
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern void se_scorer_free(SeScorer *s);
@@ -687,7 +706,8 @@ typedef enum SeSearchStopReason
 {
 	SE_STOP_NONE,
 	SE_STOP_TIMED_OUT,
-	SE_STOP_ABANDONED			/* the interrupt hook said stop */
+	SE_STOP_ABANDONED,			/* the interrupt hook said stop */
+	SE_STOP_FAILED				/* se_search_fail: error in stop->error */
 } SeSearchStopReason;
 
 /*
@@ -700,10 +720,19 @@ typedef struct SeSearchStop
 	jmp_buf		jb;
 	int64		deadline_us;	/* 0 = no timeout */
 	SeSearchStopReason reason;
+	SeError		error;			/* SE_STOP_FAILED */
 } SeSearchStop;
 
 extern void se_search_stop_arm(SeSearchStop *stop, int64 timeout_ms);
 extern void se_search_stop_disarm(void);
+
+/*
+ * A scorer's error with no way back (a script's): leave through the armed
+ * landing point as SE_STOP_FAILED.  With none armed (explain), the error
+ * is kept for se_search_take_failure and the caller goes on.
+ */
+extern void se_search_fail(const SeError *e);
+extern bool se_search_take_failure(SeError *err);
 
 /* ---------------------------------------------------------------------
  * Query phase, merge and fetch (execute.c)
@@ -929,6 +958,30 @@ extern float se_fuzzy_similarity(const SeFuzzy *a, const char *term, int len,
 extern bool se_fuzziness_parse(const SeJson *v, SeFuzziness *f, SeError *err);
 extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 
+/* DecimalFormat subset for numeric "format"s (decimal_format.c) */
+extern bool se_decimal_format_valid(const char *pattern);
+extern void se_decimal_format(const char *pattern, double v, StringInfo out);
+
+/* ---------------------------------------------------------------------
+ * Time zones (timezone.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct SeTimeZone
+{
+	const char *name;			/* as given */
+	int64		fixed_ms;		/* a fixed offset (tz == NULL) */
+	struct pg_tz *tz;			/* a tz database zone, or NULL */
+} SeTimeZone;
+
+/* "+01:00", "UTC", "Europe/Berlin"; false with ES's error when unknown */
+extern bool se_tz_parse(const char *s, SeTimeZone *out, SeError *err);
+extern int64 se_tz_offset(const SeTimeZone *tz, int64 utc_ms);
+extern int64 se_tz_to_local(const SeTimeZone *tz, int64 utc_ms);
+extern int64 se_tz_local_to_utc(const SeTimeZone *tz, int64 local_ms);
+extern bool se_tz_is_utc(const SeTimeZone *tz);
+extern void se_tz_format(const SeTimeZone *tz, int64 utc_ms, StringInfo out);
+extern bool se_tz_date_has_zone(const char *s, int len);
+
 /* ---------------------------------------------------------------------
  * Date math for range queries (datemath.c)
  * ---------------------------------------------------------------------
@@ -941,5 +994,12 @@ extern int	se_fuzziness_edits(const SeFuzziness *f, const char *term, int len);
 extern bool se_datemath_parse(const char *s, int len, const char *format,
 							  bool round_up, int64 now_millis,
 							  int64 *millis, SeError *err);
+/*
+ * The same in time zone tz (NULL: UTC): a date without its own zone is
+ * local time there, and arithmetic and rounding work on local time.
+ */
+extern bool se_datemath_parse_tz(const char *s, int len, const char *format,
+								 bool round_up, int64 now_millis,
+								 const SeTimeZone *tz, int64 *millis, SeError *err);
 
 #endif							/* SE_SEARCH_INT_H */

@@ -1370,6 +1370,7 @@ date_bound(BuildCtx *c, const SeQuery *q, const SeMappedField *f,
 	if (v->type == SE_JSON_STRING)
 	{
 		SeError		lerr;
+		SeTimeZone	tz;
 		const char *fmt = q->format ? q->format :
 		(f->format ? f->format : "strict_date_optional_time||epoch_millis");
 
@@ -1381,8 +1382,11 @@ date_bound(BuildCtx *c, const SeQuery *q, const SeMappedField *f,
 			c->now_millis = (int64) tv.tv_sec * 1000 + tv.tv_usec / 1000;
 		}
 		se_error_init(&lerr);
-		if (!se_datemath_parse(v->u.s.str, v->u.s.len, fmt, round_up,
-							   c->now_millis, &l, &lerr))
+		if (q->time_zone != NULL && !se_tz_parse(q->time_zone, &tz, c->err))
+			return false;
+		if (!se_datemath_parse_tz(v->u.s.str, v->u.s.len, fmt, round_up,
+								  c->now_millis, q->time_zone ? &tz : NULL,
+								  &l, &lerr))
 		{
 			se_error_set(c->err, 400, "parse_exception",
 						 "%s", lerr.reason ? lerr.reason : "failed to parse date");
@@ -2121,6 +2125,9 @@ build_function_score(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		fw->multi_value_mode = fq->multi_value_mode;
 		fw->seed = fq->has_seed ? fq->seed : (int64) random();
 		if (fq->field != NULL && !fn_field(c, fq, fw))
+			return NULL;
+		if (fq->kind == SE_FN_SCRIPT &&
+			(fw->script = se_script_bind(fq, c->shard, c->err)) == NULL)
 			return NULL;
 		if (fq->filter != NULL &&
 			(fw->filter = build(c, fq->filter, 1.0f, false)) == NULL)

@@ -274,6 +274,10 @@ resolve_filter(const char *name, bool named, void *arg, SeError *err)
 List *
 se_acl_resolve(const char *expr, SeAclAction action, bool include_closed, SeError *err)
 {
+	if (se_indices_options != NULL)
+		return se_state_resolve_with_options(se_state_current(), expr, include_closed,
+											 resolve_filter, &action,
+											 se_indices_options, err);
 	return se_state_resolve_filtered(se_state_current(), expr, include_closed,
 									 resolve_filter, &action, err);
 }

@@ -109,3 +109,19 @@ se_json_scalar_text(const SeJson *v)
 			return NULL;
 	}
 }
+
+bool
+se_parse_es_boolean(const char *v, bool *out, SeError *err)
+{
+	if (v[0] == '\0' || strcmp(v, "true") == 0)
+		*out = true;
+	else if (strcmp(v, "false") == 0)
+		*out = false;
+	else
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Failed to parse value [%s] as only [true] or [false] are allowed.", v);
+		return false;
+	}
+	return true;
+}

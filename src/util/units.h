@@ -17,6 +17,11 @@ extern bool se_parse_time_value(const char *s, int64 *ms);
 extern bool se_parse_byte_size(const char *s, int64 *bytes);
 extern void se_format_time_value(int64 ms, StringInfo out);
 extern void se_format_byte_size(int64 bytes, StringInfo out);
+/*
+ * A boolean parameter as ES's paramAsBoolean reads it: "" and "true" are
+ * true, "false" false; anything else is its 400 illegal_argument_exception.
+ */
+extern bool se_parse_es_boolean(const char *v, bool *out, SeError *err);
 /* a JSON scalar as ES settings hold it (text); NULL for other types */
 extern char *se_json_scalar_text(const SeJson *v);
 

@@ -1,4 +1,4 @@
-/* SOURCES: src/script/lexer.c src/script/parser.c src/script/interp.c src/script/builtins.c src/script/values.c src/util/json.c src/util/error.c */
+/* SOURCES: src/script/lexer.c src/script/parser.c src/script/interp.c src/script/builtins.c src/script/values.c src/script/score.c src/util/units.c src/util/json.c src/util/error.c */
 /*-------------------------------------------------------------------------
  *
  * test_script.c

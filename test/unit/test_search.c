@@ -1,4 +1,4 @@
-/* SOURCES: src/search/aggs.c src/search/collapse.c src/search/mlt.c src/search/distance_feature.c src/search/explain.c src/search/fields.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/search/aggs.c src/search/collapse.c src/search/mlt.c src/search/distance_feature.c src/search/explain.c src/search/fields.c src/search/bm25.c src/search/datemath.c src/search/dfs.c src/search/dsl.c src/search/execute.c src/search/function_score.c src/search/fuzzy.c src/search/highlight.c src/search/interrupt.c src/search/phrase.c src/search/query_string.c src/search/regexp.c src/search/request.c src/search/response.c src/search/scorer.c src/search/shard_wire.c src/search/source_filter.c src/search/weight.c src/search/script_score.c src/search/timezone.c src/search/decimal_format.c src/script/lexer.c src/script/parser.c src/script/interp.c src/script/builtins.c src/script/values.c src/script/score.c src/util/units.c src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * test_search.c
@@ -2566,8 +2566,10 @@ test_function_score(void)
 	check_set("fs random", "{\"function_score\":{\"random_score\":{\"seed\":7,\"field\":\"price\"}}}", p_all);
 	check_set("terms_set", "{\"terms_set\":{\"tag\":{\"terms\":[\"red\",\"blue\",\"Yellow\"],\"minimum_should_match\":2}}}", p_two_of_set);
 	check_set("terms_set script", "{\"terms_set\":{\"tag\":{\"terms\":[\"red\",\"green\"],\"minimum_should_match_script\":{\"source\":\"params.num_terms\"}}}}", p_red_and_green);
-	check_error("{\"query\":{\"function_score\":{\"script_score\":{\"script\":\"1\"}}}}", 400, "parsing_exception",
-				"[function_score] script_score is not supported");
+	check_error("{\"query\":{\"function_score\":{\"script_score\":{\"script\":\"1 +\"}}}}", 400, "script_exception",
+				"compile error at [1:4]");
+	check_error("{\"query\":{\"script_score\":{\"script\":\"1\"}}}", 400, "parsing_exception",
+				"[script_score] requires 'query' field");
 	check_error("{\"query\":{\"function_score\":{\"gauss\":{\"price\":{\"origin\":1}}}}}", 400, "parsing_exception",
 				"[scale] must be set for distance functions");
 }
