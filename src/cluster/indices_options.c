@@ -143,7 +143,10 @@ se_state_resolve_with_options(const SeClusterState *st, const char *expr,
 				if (filter != NULL && !filter(name, true, arg, &ignored))
 					continue;
 				im = se_state_find(st, name);
-				if (im == NULL || (im->closed && !include_closed))
+				/* an alias is available as its indices are */
+				if (im == NULL && !se_alias_exists(st, name))
+					continue;
+				if (im != NULL && im->closed && !include_closed)
 					continue;
 			}
 			named = lappend(named, (void *) name);
