@@ -174,6 +174,9 @@ SELECT status, body->'hits'->'total'->>'value' AS total FROM req('POST', '/al-on
 SELECT status FROM req('PUT', '/al-a/_alias/al-mine');
 SELECT status, body->'al-a' IS NOT NULL AS sees_a, body->'al-b' IS NOT NULL AS sees_b FROM req('GET', '/_alias/al-two');
 RESET ROLE;
+-- ignore_unavailable keeps an alias (it is available as its indices are)
+SELECT (SELECT body->'hits'->'total' FROM req('POST', '/al-one/_search')) =
+       (SELECT body->'hits'->'total' FROM req('POST', '/al-one,al-nope/_search?ignore_unavailable=true')) AS alias_kept;
 SELECT search_engine.grant('manage', 'al-a', 'al_reader');
 SET ROLE al_reader;
 SELECT status FROM req('PUT', '/al-a/_alias/al-mine');
