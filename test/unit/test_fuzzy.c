@@ -103,7 +103,7 @@ random_term(int maxcp)
 }
 
 static SeSegmentReader *
-build_segment(void)
+build_segment(int maxcp)
 {
 	SeSegmentBuilder *b = se_builder_create();
 	int			f = se_builder_field(b, "t", SE_IDX_FREQS, false, SE_DV_NONE);
@@ -116,7 +116,7 @@ build_segment(void)
 	for (i = 0; i < NTERMS; i++)
 	{
 		SeDocMeta	meta;
-		char	   *t = random_term(MAXCP);
+		char	   *t = random_term(maxcp);
 
 		if (t[0] == '\0')
 			continue;
@@ -167,6 +167,7 @@ load_terms(SeSegmentReader *r)
 	const char *t;
 	int			len;
 
+	nterms = 0;
 	while (se_terms_next(e, &t, &len, NULL))
 		terms[nterms++] = pnstrdup(t, len);
 	se_terms_close(e);
@@ -208,15 +209,15 @@ check_query(SeSegmentReader *r, const char *q, int k, int p, bool tr,
 }
 
 static void
-test_against_brute_force(SeSegmentReader *r)
+test_against_brute_force(SeSegmentReader *r, int maxcp, int nqueries)
 {
 	int64		visited = 0;
 	int			nq = 0;
 	int			i;
 
-	for (i = 0; i < 60; i++)
+	for (i = 0; i < nqueries; i++)
 	{
-		char	   *q = random_term(7);
+		char	   *q = random_term(maxcp);
 		int			k,
 					p;
 
@@ -228,8 +229,13 @@ test_against_brute_force(SeSegmentReader *r)
 				nq += 2;
 			}
 	}
-	/* the walk skips: on average far fewer terms than the dictionary */
-	UT_CHECK(visited / nq < nterms / 4, "visited %ld per query of %d terms",
+	/*
+	 * The walk skips: on average far fewer terms than the dictionary (a seek
+	 * to the least accepted string after a dead term, as Lucene's
+	 * AutomatonTermsEnum, visits about a third of what seeking past each
+	 * dead start visited: 91 terms against 232 on the short terms)
+	 */
+	UT_CHECK(visited / nq < nterms / 20, "visited %ld per query of %d terms",
 			 (long) (visited / nq), nterms);
 	printf("fuzzy walk: %d terms, %ld visited per query on average\n", nterms,
 		   (long) (visited / nq));
@@ -300,11 +306,15 @@ test_fuzziness(void)
 int
 main(void)
 {
-	SeSegmentReader *r = build_segment();
+	SeSegmentReader *r = build_segment(MAXCP);
 
 	load_terms(r);
 	test_distance_cases();
 	test_fuzziness();
-	test_against_brute_force(r);
+	test_against_brute_force(r, 7, 60);
+	/* long terms: the walk's path and states outgrow their first buffers */
+	r = build_segment(40);
+	load_terms(r);
+	test_against_brute_force(r, 40, 10);
 	return ut_finish("test_fuzzy");
 }
