@@ -978,24 +978,15 @@ bool
 se_terms_next(SeTermsEnum *e, const char **term, int *len, SeTermInfo *ti)
 {
 	SeTermInfo	tmp;
+	const char *t;
+	int			l;
 
-	if (e->c.f == NULL)
+	if (!se_terms_next_key(e, &t, &l) || !se_terms_info(e, ti ? ti : &tmp))
 		return false;
-	if (e->started && !cursor_next(&e->c))
-		return false;
-	e->started = true;
-	if (e->c.block >= e->c.f->nblocks)
-		return false;
-	if (!se_postings_decode_meta(e->c.r, e->field, e->c.meta, e->c.end,
-								 ti ? ti : &tmp, &e->c.next))
-	{
-		e->c.block = e->c.f->nblocks;
-		return false;
-	}
 	if (term)
-		*term = (const char *) e->c.buf;
+		*term = t;
 	if (len)
-		*len = e->c.len;
+		*len = l;
 	return true;
 }
 

@@ -128,15 +128,13 @@ cmp_u32(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* The class of code point c. */
-static inline int
-class_of(const SeFuzzy *a, uint32 c)
+/* The first of the query's distinct code points that is >= c (or nd). */
+static int
+lower_bound(const SeFuzzy *a, uint32 c)
 {
 	int			lo = 0,
 				hi = a->nd;
 
-	if (c < 128)
-		return a->ascii[c];
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
@@ -146,7 +144,19 @@ class_of(const SeFuzzy *a, uint32 c)
 		else
 			hi = mid;
 	}
-	return lo < a->nd && a->chars[lo] == c ? lo : a->nd;
+	return lo;
+}
+
+/* The class of code point c. */
+static inline int
+class_of(const SeFuzzy *a, uint32 c)
+{
+	int			i;
+
+	if (c < 128)
+		return a->ascii[c];
+	i = lower_bound(a, c);
+	return i < a->nd && a->chars[i] == c ? i : a->nd;
 }
 
 static uint32
@@ -401,20 +411,9 @@ next_live(SeFuzzy *a, int32 s, uint32 c)
 {
 	uint32		best = 0;
 	uint32		o = c + 1;
-	int			lo = 0,
-				hi = a->nd;
+	int			lo = lower_bound(a, o);
 	int			i;
 
-	/* the first query code point >= c + 1 */
-	while (lo < hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (a->chars[mid] < o)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the least "other" code point above c: not a query one, no surrogate */
 	for (i = lo;;)
 	{
