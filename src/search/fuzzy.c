@@ -32,6 +32,7 @@
 
 #include "common/hashfn.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 #include "search/search_int.h"
 
 /* a DFA transition not computed yet, and the dead state */
@@ -68,6 +69,7 @@ struct SeFuzzy
 	uint8	   *keys;			/* nstates x width */
 	int32	   *trans;			/* nstates x (nd + 1): state, FZ_DEAD, FZ_UNKNOWN */
 	int8	   *accept;			/* the distance of a term ending there, or -1 */
+	uint64	   *live;			/* live_mask of each state, or LIVE_UNKNOWN */
 	int			nstates;
 	int			cap;
 	int32	   *htab;			/* state ids, -1 empty */
@@ -186,12 +188,14 @@ intern(SeFuzzy *a, const uint8 *key)
 		a->keys = repalloc(a->keys, (size_t) a->cap * a->width);
 		a->trans = repalloc(a->trans, sizeof(int32) * (size_t) a->cap * c);
 		a->accept = repalloc(a->accept, a->cap);
+		a->live = repalloc(a->live, sizeof(uint64) * a->cap);
 	}
 	s = a->nstates++;
 	memcpy(a->keys + (size_t) s * a->width, key, a->width);
 	for (i = 0; i < c; i++)
 		a->trans[(size_t) s * c + i] = FZ_UNKNOWN;
 	a->accept[s] = key[a->m] <= a->k ? (int8) key[a->m] : -1;
+	a->live[s] = PG_UINT64_MAX;	/* not known yet */
 	a->htab[h] = s;
 	/* keep the table at most half full */
 	if (a->nstates * 2 > a->hmask)
@@ -328,6 +332,7 @@ se_fuzzy_create(const char *term, int len, int max_edits, int prefix_length,
 	a->keys = palloc((size_t) a->cap * a->width);
 	a->trans = palloc(sizeof(int32) * (size_t) a->cap * (a->nd + 1));
 	a->accept = palloc(a->cap);
+	a->live = palloc(sizeof(uint64) * a->cap);
 	a->hmask = 127;
 	a->htab = palloc(sizeof(int32) * (a->hmask + 1));
 	memset(a->htab, 0xFF, sizeof(int32) * (a->hmask + 1));
@@ -402,23 +407,39 @@ successor(char *s, int *len)
 }
 
 /*
- * The least code point above c that state s does not die on, or 0: the
- * least code point above c of the "other" class if that class lives, or
- * the least live query code point above c, whichever is smaller.
+ * Bit i set: class i keeps state s alive (bit nd: the other class).  Built
+ * once per state, for queries of at most MASK_CLASSES distinct code points.
  */
-static uint32
-next_live(SeFuzzy *a, int32 s, uint32 c)
+#define MASK_CLASSES	62
+#define LIVE_UNKNOWN	PG_UINT64_MAX
+
+static uint64
+live_mask(SeFuzzy *a, int32 s)
 {
-	uint32		best = 0;
-	uint32		o = c + 1;
-	int			lo = lower_bound(a, o);
+	uint64		m = a->live[s];
 	int			i;
 
-	/* the least "other" code point above c: not a query one, no surrogate */
-	for (i = lo;;)
+	if (m != LIVE_UNKNOWN)
+		return m;
+	m = 0;
+	for (i = 0; i <= a->nd; i++)
+		if (transition(a, s, i) != FZ_DEAD)
+			m |= UINT64CONST(1) << i;
+	a->live[s] = m;
+	return m;
+}
+
+/* The least code point above c of the "other" class (none: above 0x10FFFF). */
+static uint32
+next_other(const SeFuzzy *a, uint32 c, int lo)
+{
+	uint32		o = c + 1;
+	int			i = lo;
+
+	for (;;)
 	{
 		if (o >= 0xD800 && o <= 0xDFFF)
-			o = 0xE000;
+			o = 0xE000;			/* no surrogates */
 		while (i < a->nd && a->chars[i] < o)
 			i++;
 		if (i < a->nd && a->chars[i] == o)
@@ -426,9 +447,36 @@ next_live(SeFuzzy *a, int32 s, uint32 c)
 			o++;
 			continue;
 		}
-		break;
+		return o;
 	}
-	if (o <= 0x10FFFF && transition(a, s, a->nd) != FZ_DEAD)
+}
+
+/*
+ * The least code point above c that state s does not die on, or 0: the
+ * least code point above c of the "other" class if that class lives, or
+ * the least live query code point above c, whichever is smaller.
+ */
+static uint32
+next_live(SeFuzzy *a, int32 s, uint32 c)
+{
+	int			lo = lower_bound(a, c + 1);
+	uint32		best = 0;
+	uint32		o;
+	int			i;
+
+	if (a->nd <= MASK_CLASSES)
+	{
+		uint64		m = live_mask(a, s);
+		uint64		q = (m & ((UINT64CONST(1) << a->nd) - 1)) >> lo;
+
+		if (q != 0)
+			best = a->chars[lo + pg_rightmost_one_pos64(q)];
+		if ((m & (UINT64CONST(1) << a->nd)) == 0 ||
+			(o = next_other(a, c, lo)) > 0x10FFFF)
+			return best;
+		return best != 0 && best < o ? best : o;
+	}
+	if ((o = next_other(a, c, lo)) <= 0x10FFFF && transition(a, s, a->nd) != FZ_DEAD)
 		best = o;
 	for (i = lo; i < a->nd && (best == 0 || a->chars[i] < best); i++)
 	{

@@ -241,6 +241,35 @@ test_against_brute_force(SeSegmentReader *r, int maxcp, int nqueries)
 		   (long) (visited / nq));
 }
 
+/*
+ * A query of 63 distinct code points: past the per-state bitmaps of live
+ * classes, the walk tests each class.  Its first letters are the
+ * dictionary's, so that terms sharing its start come near.
+ */
+static void
+test_many_classes(SeSegmentReader *r)
+{
+	StringInfoData q;
+	int64		visited = 0;
+	int			i;
+
+	initStringInfo(&q);
+	for (i = 0; i < NLETTERS; i++)
+		appendStringInfoString(&q, letters[i]);
+	for (i = 0; i < 56; i++)
+	{
+		unsigned char buf[4];
+
+		unicode_to_utf8(0x100 + i, buf);
+		appendBinaryStringInfo(&q, (char *) buf, pg_utf_mblen(buf));
+	}
+	check_query(r, q.data, 2, 0, true, &visited);
+	check_query(r, q.data, 2, 1, false, &visited);
+	/* and its first 9 code points (the bitmaps serve it) */
+	q.data[prefix_bytes(q.data, 9)] = '\0';
+	check_query(r, q.data, 2, 0, true, &visited);
+}
+
 static void
 test_distance_cases(void)
 {
@@ -316,5 +345,6 @@ main(void)
 	r = build_segment(40);
 	load_terms(r);
 	test_against_brute_force(r, 40, 10);
+	test_many_classes(r);
 	return ut_finish("test_fuzzy");
 }
