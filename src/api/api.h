@@ -80,6 +80,7 @@ typedef struct SeHealthWait
 	int			nodes;
 	int			active_shards;	/* wait_for_active_shards: 0 none, -1 all */
 	const char *level;			/* cluster (NULL), indices, shards */
+	int			master_timeout_ms;	/* wait for a master this long; 0: 30 s */
 } SeHealthWait;
 extern bool se_parse_wait_for_nodes(const char *s, char *op, int *n, SeError *err);
 extern bool se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
@@ -237,7 +238,8 @@ extern bool se_op_count(const char *expr, const SeJson *body,
 						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,
 					  const char *preference, const SeJson *source_filter, bool source_only,
-					  SeResponse *r, SeError *err);
+					  int64 version, SeResponse *r, SeError *err);
+extern bool se_get_version_type_check(const char *version_type, SeError *err);
 /* source: the URL's _source* as a "_source" value (NULL: none), a doc's own wins */
 extern bool se_op_mget(const char *default_index, const SeJson *body, const char *preference,
 					   const SeJson *source, SeResponse *r, SeError *err);

@@ -1036,8 +1036,43 @@ typedef struct HealthCounts
 
 static const char *const health_names[] = {"red", "yellow", "green"};
 
+/*
+ * Whether node is in the membership the master published (a single node
+ * has no routing).
+ */
+static bool
+health_node_present(const SeClusterView *v, const char *node)
+{
+	int			i;
+
+	for (i = 0; i < v->nmembers; i++)
+		if (v->members[i].published && strcmp(v->members[i].name, node) == 0)
+			return true;
+	return false;
+}
+
+/* The published members: all of them, and (into *data) the data nodes. */
+static int
+health_nodes(const SeClusterView *v, int *data)
+{
+	int			n = 0;
+	int			i;
+
+	if (data)
+		*data = 0;
+	for (i = 0; i < v->nmembers; i++)
+	{
+		if (!v->members[i].published)
+			continue;
+		n++;
+		if (data && (v->members[i].roles & SE_NODE_ROLE_DATA))
+			(*data)++;
+	}
+	return n;
+}
+
 static void
-health_add_shard(const SeIndexMeta *im, int s, HealthCounts *h)
+health_add_shard(const SeIndexMeta *im, int s, const SeClusterView *v, HealthCounts *h)
 {
 	/* a single node has no routing: its replicas are never allocated */
 	int			ncopies = im->routing ? im->routing[s].ncopies
@@ -1050,6 +1085,14 @@ health_add_shard(const SeIndexMeta *im, int s, HealthCounts *h)
 		SeShardState st = im->routing ? im->routing[s].copies[k].state
 			: k == 0 ? se_state_shard_state(im, s) : SE_SHARD_UNASSIGNED;
 
+		/*
+		 * A copy on a node that has left, or has not joined this master
+		 * (a dead process whose lease still runs), is not active, even
+		 * before the master's reroute (a separate commit) has said so.
+		 */
+		if (st == SE_SHARD_STARTED && im->routing &&
+			!health_node_present(v, im->routing[s].copies[k].node))
+			st = SE_SHARD_UNASSIGNED;
 		if (st == SE_SHARD_STARTED)
 		{
 			h->active_primary += k == 0;
@@ -1080,7 +1123,8 @@ health_counts_json(const HealthCounts *h, StringInfo out)
  * "indices" or "shards" ES's "indices" object into detail.
  */
 static void
-health_collect(List *targets, const char *level, HealthCounts *total, StringInfo detail)
+health_collect(List *targets, const char *level, const SeClusterView *v,
+			   HealthCounts *total, StringInfo detail)
 {
 	ListCell   *lc;
 	bool		first = true;
@@ -1103,8 +1147,8 @@ health_collect(List *targets, const char *level, HealthCounts *total, StringInfo
 		{
 			HealthCounts sh = {0, 0, 0, 0, 2};
 
-			health_add_shard(im, s, &sh);
-			health_add_shard(im, s, &ih);
+			health_add_shard(im, s, v, &sh);
+			health_add_shard(im, s, v, &ih);
 			if (detail && strcmp(level, "shards") == 0)
 			{
 				appendStringInfo(&shards, "%s\"%d\":{\"status\":\"%s\",\"primary_active\":%s,"
@@ -1216,8 +1260,8 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 	HealthCounts h;
 	bool		timed_out = false;
 	SeClusterView *v = palloc(sizeof(SeClusterView));
+	int			nodes = 0;
 	int			data_nodes = 0;
-	int			i;
 	StringInfoData detail;
 	const char *level = w->level ? w->level : "cluster";
 
@@ -1231,17 +1275,39 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 	se_require_started();
 	for (;;)
 	{
-		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
+		List	   *targets;
 		bool		done;
 		int			copies;
 
+		/*
+		 * ES asks the master, waiting master_timeout for one.  Here the
+		 * master's published state is applied on every node, but a node
+		 * the current master has not yet listed (a restarted one, whose
+		 * state is what it persisted before it stopped) would answer from
+		 * a cluster that may no longer exist.
+		 */
+		se_cluster_view(v);
+		if (!v->joined)
+		{
+			if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+										   w->master_timeout_ms > 0 ? w->master_timeout_ms : 30000))
+			{
+				se_error_set(err, 503, "master_not_discovered_exception",
+							 "node [%s] has not joined a cluster with a master", v->local_name);
+				return false;
+			}
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 50, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
 		if (se_error_is_set(err))
 			return false;
-		health_collect(targets, level, &h, NULL);
-		se_cluster_view(v);
+		health_collect(targets, level, v, &h, NULL);
 		copies = h.active + h.initializing + h.unassigned;
 		done = (w->wait_for_status == NULL || h.rank >= status_rank(w->wait_for_status)) &&
-			(w->nodes_op == 0 || nodes_condition(w->nodes_op, w->nodes, v->nmembers)) &&
+			(w->nodes_op == 0 || nodes_condition(w->nodes_op, w->nodes, health_nodes(v, NULL))) &&
 			(w->active_shards == 0 ||
 			 h.active >= (w->active_shards < 0 ? copies : w->active_shards));
 		if (done)
@@ -1262,16 +1328,14 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 
 		if (se_error_is_set(err))
 			return false;
-		health_collect(targets, level, &h, &detail);
+		health_collect(targets, level, v, &h, &detail);
 	}
-	for (i = 0; i < v->nmembers; i++)
-		if (v->members[i].roles & SE_NODE_ROLE_DATA)
-			data_nodes++;
+	nodes = health_nodes(v, &data_nodes);
 	r->status = timed_out ? 408 : 200;
 	appendStringInfoString(&r->body, "{\"cluster_name\":");
 	se_json_write_string(&r->body, v->cluster_name, -1);
 	appendStringInfo(&r->body, ",\"status\":\"%s\",\"timed_out\":%s,\"number_of_nodes\":%d,\"number_of_data_nodes\":%d,",
-					 health_names[h.rank], timed_out ? "true" : "false", v->nmembers, data_nodes);
+					 health_names[h.rank], timed_out ? "true" : "false", nodes, data_nodes);
 	health_counts_json(&h, &r->body);
 	appendStringInfo(&r->body,
 					 ",\"delayed_unassigned_shards\":0,"

@@ -845,6 +845,8 @@ h_cluster_health(RestReq *rq, SeResponse *r, SeError *err)
 	else if (active && !param_int(rq, "wait_for_active_shards", 0, &w.active_shards, err))
 		return false;
 	return param_time_ms(rq, "timeout", 30000, &timeout, err) &&
+		param_time_ms(rq, "master_timeout", 30000, &w.master_timeout_ms, err) &&
+		(w.master_timeout_ms = Max(w.master_timeout_ms, 1)) > 0 &&
 		se_parse_health_status(param(rq, "wait_for_status"), &w.wait_for_status, err) &&
 		se_op_cluster_health(rq->index, &w, timeout, r, err);
 }
@@ -900,10 +902,14 @@ h_doc_get(RestReq *rq, SeResponse *r, SeError *err)
 	SeJson	   *sf = se_source_url_spec(param(rq, "_source"), param(rq, "_source_includes"),
 										param(rq, "_source_excludes"), err);
 
-	if (se_error_is_set(err))
+	int64		version;
+
+	if (se_error_is_set(err) ||
+		!param_integer(rq, "version", true, -1, &version, err) ||
+		!se_get_version_type_check(param(rq, "version_type"), err))
 		return false;
 	return se_op_get(rq->index, rq->id, param(rq, "routing"), param(rq, "preference"), sf,
-					 source_only, r, err);
+					 source_only, version, r, err);
 }
 
 /* _mget, /{index}/_mget (preference as get's) */

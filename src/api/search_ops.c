@@ -935,6 +935,65 @@ get_one(SeIndexMeta *im, const char *id, const char *routing, const SePreference
 }
 
 /*
+ * ES's version_type for a read: internal, external and external_gte all
+ * ask for exactly that version (VersionType.isVersionConflictForReads);
+ * anything else is refused with ES's message.
+ */
+bool
+se_get_version_type_check(const char *version_type, SeError *err)
+{
+	if (version_type == NULL || strcmp(version_type, "internal") == 0 ||
+		strcmp(version_type, "external") == 0 || strcmp(version_type, "external_gte") == 0)
+		return true;
+	se_error_set(err, 400, "illegal_argument_exception", "No version type match [%s]", version_type);
+	return false;
+}
+
+/*
+ * get_one with ES's version check (version < 0: none): the document's
+ * current version must be the one asked for, else 409.  A _source-only
+ * get reads the whole document first to learn its version.
+ */
+static bool
+get_versioned(SeIndexMeta *im, const char *id, const char *routing, const SePreference *pref,
+			  const SeJson *source, bool source_only, int64 version, StringInfo out,
+			  SeError *err)
+{
+	StringInfoData full;
+	SeJsonParseOptions opts = {0};
+	SeJson	   *doc;
+	const SeJson *v;
+	bool		found;
+
+	if (version < 0)
+		return get_one(im, id, routing, pref, source, source_only, out, err);
+	initStringInfo(&full);
+	found = get_one(im, id, routing, pref, source, false, &full, err);
+	if (se_error_is_set(err))
+		return false;
+	if (found)
+	{
+		doc = se_json_parse(full.data, full.len, &opts, err);
+		if (doc == NULL)
+			return false;
+		v = se_json_get(doc, "_version");
+		if (v && v->type == SE_JSON_NUMBER && v->u.n.is_int && v->u.n.i != version)
+		{
+			se_error_set(err, 409, "version_conflict_engine_exception",
+						 "[%s]: version conflict, current version [" INT64_FORMAT "] is different than the one provided [" INT64_FORMAT "]",
+						 id, v->u.n.i, version);
+			return false;
+		}
+	}
+	if (!source_only || !found)
+	{
+		appendBinaryStringInfo(out, full.data, full.len);
+		return found;
+	}
+	return get_one(im, id, routing, pref, source, true, out, err);
+}
+
+/*
  * get_local, counted in the shard's get stats (ES counts a get on the copy
  * that answers it: here, or on the node a get_doc came from).
  */
@@ -1090,7 +1149,8 @@ se_get_after_update(const char *index, const char *id, const char *routing,
 
 bool
 se_op_get(const char *index, const char *id, const char *routing, const char *preference,
-		  const SeJson *source_filter, bool source_only, SeResponse *r, SeError *err)
+		  const SeJson *source_filter, bool source_only, int64 version, SeResponse *r,
+		  SeError *err)
 {
 	SeIndexMeta *im;
 	bool		found;
@@ -1104,7 +1164,7 @@ se_op_get(const char *index, const char *id, const char *routing, const char *pr
 	im = se_index_for_read(index, err);
 	if (im == NULL)
 		return false;
-	found = get_one(im, id, routing, &pref, source_filter, source_only, &r->body, err);
+	found = get_versioned(im, id, routing, &pref, source_filter, source_only, version, &r->body, err);
 	if (se_error_is_set(err))
 		return false;
 	if (!found && source_only)
@@ -1137,6 +1197,13 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		return false;
 	}
 	n = docs ? docs->u.a.count : ids->u.a.count;
+	if (n == 0)
+	{
+		/* ES refuses an empty list too, not only a missing one */
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: no documents to get;");
+		return false;
+	}
 	appendStringInfoString(&r->body, "{\"docs\":[");
 	for (i = 0; i < n; i++)
 	{
@@ -1144,6 +1211,7 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		const char *id = NULL;
 		const char *routing = NULL;
 		const SeJson *doc_source = source;	/* the URL's, or the doc's own */
+		int64		version = -1;
 		SeError		ierr;
 		SeIndexMeta *im;
 
@@ -1183,6 +1251,22 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 					return false;
 				doc_source = v;
 			}
+			if ((v = se_json_get(d, "version")) != NULL)
+			{
+				if (v->type != SE_JSON_NUMBER || !v->u.n.is_int || v->u.n.i < 0)
+				{
+					se_error_set(err, 400, "parsing_exception", "failed to parse field [version]");
+					return false;
+				}
+				version = v->u.n.i;
+			}
+			if ((v = se_json_get(d, "version_type")) != NULL &&
+				(v->type != SE_JSON_STRING || !se_get_version_type_check(v->u.s.str, err)))
+			{
+				if (!se_error_is_set(err))
+					se_error_set(err, 400, "parsing_exception", "failed to parse field [version_type]");
+				return false;
+			}
 		}
 		else
 		{
@@ -1204,7 +1288,15 @@ se_op_mget(const char *default_index, const SeJson *body, const char *preference
 		se_error_init(&ierr);
 		im = se_acl_check(index, SE_ACL_READ, &ierr) ? se_index_for_read(index, &ierr) : NULL;
 		if (im != NULL)
-			(void) get_one(im, id, routing, &pref, doc_source, false, &r->body, &ierr);
+		{
+			StringInfoData one;
+
+			/* a conflict is this doc's error, not a half-written entry */
+			initStringInfo(&one);
+			(void) get_versioned(im, id, routing, &pref, doc_source, false, version, &one, &ierr);
+			if (!se_error_is_set(&ierr))
+				appendBinaryStringInfo(&r->body, one.data, one.len);
+		}
 		if (se_error_is_set(&ierr))
 		{
 			appendStringInfoString(&r->body, "{\"_index\":");

@@ -380,7 +380,7 @@ se_sql_get_doc(PG_FUNCTION_ARGS)
 	se_error_init(&err);
 	PG_RETURN_DATUM(finish(se_op_get(required_text(fcinfo, 0, "index"),
 									 required_text(fcinfo, 1, "id"),
-									 text_arg(fcinfo, 2), NULL, NULL, false, &r, &err), &r, &err));
+									 text_arg(fcinfo, 2), NULL, NULL, false, -1, &r, &err), &r, &err));
 }
 
 /* mget(body, index) */

@@ -92,6 +92,10 @@ static struct
 	int64		leader_lease;
 	char		cluster_uuid[SE_EPHEMERAL_ID_LEN + 1];
 	int64		published_term;	/* term of the state/nodes seen */
+	bool		published_has_me;	/* it lists this node's ephemeral id */
+	List	   *published_eids; /* the ephemeral ids it lists (co.cxt) */
+	int64		joined_term;	/* term whose master we joined (our key
+								 * written again after it began) */
 	char	   *published_sig;	/* its membership signature */
 
 	/* mastership */
@@ -179,7 +183,7 @@ member_cmp(const void *a, const void *b)
 }
 
 static void
-member_put(const char *name, const char *value, int len)
+member_put(const char *name, const char *value, int len, int64 mod_revision)
 {
 	SeClusterMember m;
 	int			i;
@@ -200,6 +204,7 @@ member_put(const char *name, const char *value, int len)
 		}
 		i = co.nmembers++;
 	}
+	m.key_revision = mod_revision;
 	co.members[i] = m;
 	qsort(co.members, co.nmembers, sizeof(SeClusterMember), member_cmp);
 }
@@ -265,7 +270,12 @@ published_apply(const SeEtcdKv *kv)
 	SeJson	   *root;
 	const SeJson *t;
 	const SeJson *u;
+	const SeJson *nodes;
+	int			i;
 
+	co.published_has_me = false;
+	list_free_deep(co.published_eids);
+	co.published_eids = NIL;
 	if (kv == NULL)
 	{
 		co.published_term = 0;
@@ -277,7 +287,23 @@ published_apply(const SeEtcdKv *kv)
 		return;
 	t = se_json_get(root, "term");
 	u = se_json_get(root, "cluster_uuid");
+	nodes = se_json_get(root, "nodes");
 	co.published_term = (t && t->type == SE_JSON_NUMBER && t->u.n.is_int) ? t->u.n.i : 0;
+	/* this process, not an earlier one of this node's name */
+	for (i = 0; nodes && nodes->type == SE_JSON_ARRAY && i < nodes->u.a.count; i++)
+	{
+		const SeJson *eid = se_json_get(nodes->u.a.items[i], "ephemeral_id");
+
+		MemoryContext old;
+
+		if (eid == NULL || eid->type != SE_JSON_STRING)
+			continue;
+		if (strcmp(eid->u.s.str, SeCluster->ephemeral_id) == 0)
+			co.published_has_me = true;
+		old = MemoryContextSwitchTo(co.cxt);
+		co.published_eids = lappend(co.published_eids, pstrdup(eid->u.s.str));
+		MemoryContextSwitchTo(old);
+	}
 	if (u && u->type == SE_JSON_STRING)
 		strlcpy(co.cluster_uuid, u->u.s.str, sizeof(co.cluster_uuid));
 }
@@ -296,7 +322,7 @@ apply_key(const SeEtcdKv *kv, bool is_delete, int64 revision)
 		if (is_delete)
 			member_delete(rel + 6);
 		else
-			member_put(rel + 6, kv->value, kv->value_len);
+			member_put(rel + 6, kv->value, kv->value_len, kv->mod_revision);
 	}
 	else if (strcmp(rel, "leader") == 0)
 		leader_apply(is_delete ? NULL : kv);
@@ -368,12 +394,34 @@ publish_view(void)
 		strlcpy(SeCluster->master_ephemeral_id, co.leader_eid, sizeof(SeCluster->master_ephemeral_id));
 		SeCluster->term = co.leader_term;
 	}
+	/*
+	 * Joined: the master of the term in the leader key published a
+	 * membership with this process in it.  Until then what this node has is
+	 * the state it persisted before it stopped (or a deposed master's), which
+	 * says nothing of who is in the cluster now.
+	 */
+	SeCluster->joined = co.lease != 0 && co.leader_term != 0 &&
+		co.published_term == co.leader_term && co.published_has_me &&
+		SeCluster->term == co.leader_term;
+	if (SeCluster->joined)
+		SeCluster->joined_once = true;
 	SeCluster->acting_master = co.acting;
 	SeCluster->acting_until = co.acting ?
 		TimestampTzPlusMilliseconds(co.lease_sent, lease_ttl_ms() - acting_margin_ms()) : 0;
 	SeCluster->applied_revision = co.applied;
 	SeCluster->nmembers = co.nmembers;
 	memcpy(SeCluster->members, co.members, sizeof(SeClusterMember) * co.nmembers);
+	for (i = 0; i < co.nmembers; i++)
+	{
+		ListCell   *lc;
+
+		SeCluster->members[i].published = false;
+		if (co.published_term == 0 || co.published_term != co.leader_term)
+			continue;
+		foreach(lc, co.published_eids)
+			if (strcmp((char *) lfirst(lc), co.members[i].ephemeral_id) == 0)
+				SeCluster->members[i].published = true;
+	}
 	LWLockRelease(&SeCluster->lock);
 	ConditionVariableBroadcast(&SeCluster->applied_cv);
 
@@ -677,6 +725,20 @@ fenced_txn(const SeEtcdCmp *extra, int nextra, const SeEtcdOp *ops, int nops,
 	return false;
 }
 
+/*
+ * Whether a member joined this master: its node key was written after the
+ * term began (every node writes its key again when it sees a new term, see
+ * join_term).  A key older than the term may be a dead process's whose
+ * lease has not run out yet -- after a restart of the whole cluster, the
+ * pre-stop incarnation of a node -- and its copies must not count as
+ * active, as ES's new master keeps only the nodes that joined it.
+ */
+static bool
+member_joined(const SeClusterMember *m)
+{
+	return m->key_revision > co.my_term;
+}
+
 /* The membership the master publishes: who, with which roles. */
 static char *
 membership_signature(void)
@@ -687,8 +749,9 @@ membership_signature(void)
 	initStringInfo(&s);
 	appendStringInfo(&s, INT64_FORMAT, co.my_term);
 	for (i = 0; i < co.nmembers; i++)
-		appendStringInfo(&s, "|%s/%s/%d", co.members[i].name, co.members[i].ephemeral_id,
-						 co.members[i].roles);
+		if (member_joined(&co.members[i]))
+			appendStringInfo(&s, "|%s/%s/%d", co.members[i].name, co.members[i].ephemeral_id,
+							 co.members[i].roles);
 	return s.data;
 }
 
@@ -703,6 +766,7 @@ publish_membership(void)
 	int64		rev;
 	bool		conflict;
 	int			i;
+	int			n;
 	MemoryContext old;
 
 	if (!co.acting)
@@ -720,9 +784,11 @@ publish_membership(void)
 	appendStringInfoString(&value, ",\"master_ephemeral_id\":");
 	se_json_write_string(&value, SeCluster->ephemeral_id, -1);
 	appendStringInfo(&value, ",\"term\":" INT64_FORMAT ",\"nodes\":[", co.my_term);
-	for (i = 0; i < co.nmembers; i++)
+	for (i = 0, n = 0; i < co.nmembers; i++)
 	{
-		if (i > 0)
+		if (!member_joined(&co.members[i]))
+			continue;
+		if (n++ > 0)
 			appendStringInfoChar(&value, ',');
 		se_cluster_member_json(&co.members[i], &value);
 	}
@@ -742,7 +808,7 @@ publish_membership(void)
 	MemoryContextSwitchTo(old);
 	ereport(LOG,
 			(errmsg("search_engine coordinator: published membership of %d nodes (term " INT64_FORMAT ", revision " INT64_FORMAT ")",
-					co.nmembers, co.my_term, rev)));
+					n, co.my_term, rev)));
 }
 
 /* Commits handed over by backends: run each as a fenced txn. */
@@ -869,6 +935,48 @@ watch_step(void)
 	return false;
 }
 
+/*
+ * write_node_key in the RUN stage: a name taken by another process means
+ * our lease is gone (join again); other failures are retried.
+ */
+static bool
+rewrite_node_key(const char *what)
+{
+	SeError		err;
+
+	se_error_init(&err);
+	if (write_node_key(&err))
+		return true;
+	if (strcmp(err.type, "illegal_state_exception") == 0)
+		lease_lost();
+	else
+		etcd_failed(what, &err, 500);
+	return false;
+}
+
+/*
+ * Join the master of a new term: write our node key again, so that its
+ * revision is past the term's (member_joined).  ES's join request; here
+ * etcd orders it.
+ */
+static void
+join_term(void)
+{
+	int			me = member_find(se_cluster_node_name());
+
+	if (co.leader_term == 0 || co.joined_term == co.leader_term || co.lease == 0 ||
+		GetCurrentTimestamp() < co.retry_at)
+		return;
+	if (me >= 0 && co.members[me].key_revision > co.leader_term &&
+		strcmp(co.members[me].ephemeral_id, SeCluster->ephemeral_id) == 0)
+	{
+		co.joined_term = co.leader_term;	/* written since the term began */
+		return;
+	}
+	if (rewrite_node_key("joining the master"))
+		co.joined_term = co.leader_term;
+}
+
 /* RUN: one round of the node's duties. */
 static void
 stage_run(void)
@@ -884,20 +992,9 @@ stage_run(void)
 	update_acting();
 	/* our node key vanished (revoked, or its lease lapsed): join again */
 	if (member_find(se_cluster_node_name()) < 0 && co.lease != 0 &&
-		GetCurrentTimestamp() >= co.retry_at)
-	{
-		SeError		err;
-
-		se_error_init(&err);
-		if (!write_node_key(&err))
-		{
-			if (strcmp(err.type, "illegal_state_exception") == 0)
-				lease_lost();
-			else
-				etcd_failed("writing the node key", &err, 500);
-			return;
-		}
-	}
+		GetCurrentTimestamp() >= co.retry_at && !rewrite_node_key("writing the node key"))
+		return;
+	join_term();
 	if (GetCurrentTimestamp() >= co.retry_at)
 		depose_master();
 	if (GetCurrentTimestamp() >= co.retry_at)

@@ -80,6 +80,10 @@ typedef struct SeClusterMember
 	int64		disk_total_bytes;
 	int64		disk_free_bytes;
 	int64		started_at;		/* ms since the epoch */
+	/* not in the key's JSON: */
+	int64		key_revision;	/* mod revision of its nodes/ key */
+	bool		published;		/* in the membership the current master
+								 * published (ES: joined to it) */
 } SeClusterMember;
 
 typedef enum SeCommitState
@@ -121,6 +125,9 @@ typedef struct SeClusterShared
 								 * worker is stopped) */
 	int64		applied_revision;	/* last etcd revision applied */
 	TimestampTz etcd_reachable_at;	/* last successful etcd call, 0 = never */
+	bool		joined;			/* the current master published a
+								 * membership with this process in it */
+	bool		joined_once;	/* ... at least once since it started */
 	int			nmembers;
 	SeClusterMember members[SE_CLUSTER_MAX_NODES];	/* sorted by name */
 
@@ -148,6 +155,7 @@ typedef struct SeClusterView
 	bool		acting_master;
 	int64		applied_revision;
 	TimestampTz etcd_reachable_at;
+	bool		joined;			/* see SeClusterShared; single node: true */
 	char		local_name[SE_NODE_NAME_LEN];
 	char		local_ephemeral_id[SE_EPHEMERAL_ID_LEN + 1];
 	int			nmembers;
@@ -158,6 +166,7 @@ typedef struct SeClusterView
 extern Size se_cluster_shmem_size(void);
 extern void se_cluster_shmem_init(void);
 extern void se_cluster_view(SeClusterView *v);
+extern bool se_cluster_joined_once(void);
 /* the view's master among its members; NULL when none is known */
 extern const SeClusterMember *se_cluster_view_master(const SeClusterView *v);
 extern char *se_cluster_conninfo(const char *node);

@@ -283,12 +283,14 @@ se_cluster_view(SeClusterView *v)
 		if (st->cluster_uuid)
 			strlcpy(v->cluster_uuid, st->cluster_uuid, sizeof(v->cluster_uuid));
 		se_cluster_local_member(&v->members[0]);
+		v->members[0].published = true;
 		v->nmembers = 1;
 		strlcpy(v->master, v->local_name, sizeof(v->master));
 		strlcpy(v->master_ephemeral_id, v->local_ephemeral_id, sizeof(v->master_ephemeral_id));
 		v->term = 1;
 		v->acting_master = true;
 		v->applied_revision = (int64) st->version;
+		v->joined = true;
 		return;
 	}
 	LWLockAcquire(&SeCluster->lock, LW_SHARED);
@@ -300,9 +302,24 @@ se_cluster_view(SeClusterView *v)
 		GetCurrentTimestamp() < SeCluster->acting_until;
 	v->applied_revision = SeCluster->applied_revision;
 	v->etcd_reachable_at = SeCluster->etcd_reachable_at;
+	v->joined = SeCluster->joined;
 	v->nmembers = SeCluster->nmembers;
 	memcpy(v->members, SeCluster->members, sizeof(SeClusterMember) * v->nmembers);
 	LWLockRelease(&SeCluster->lock);
+}
+
+/*
+ * Whether this node has been part of the cluster since it started: a master
+ * published a membership with this process in it.  Before that its state is
+ * the one it persisted before it stopped, which may place copies on nodes
+ * that are gone and call copies started that this process has not opened.
+ * A single node is its own cluster.  One unlocked read: the flag only ever
+ * goes from false to true.
+ */
+bool
+se_cluster_joined_once(void)
+{
+	return se_cluster_single_node() || SeCluster->joined_once;
 }
 
 /* ---------- a member as JSON (its nodes/<name> key) ---------- */

@@ -2013,7 +2013,11 @@ se_index_write_blocked(const SeIndexMeta *im, bool metadata, SeError *err)
 	const SeIndexSettings *s = &im->settings;
 
 	se_error_init(err);
-	if (s->blocks_read_only_allow_delete)
+	/* ES's NO_MASTER_BLOCK_WRITES, for a node not yet back in the cluster */
+	if (!metadata && !se_cluster_joined_once())
+		se_error_set(err, 503, "cluster_block_exception",
+					 "blocked by: [SERVICE_UNAVAILABLE/2/no master];");
+	else if (s->blocks_read_only_allow_delete)
 		se_error_set(err, 429, "cluster_block_exception",
 					 "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block];",
 					 im->name);

@@ -31,6 +31,8 @@
 
 #include <math.h>
 
+#include "common/int.h"
+
 #include "portability/instr_time.h"
 #include "search/aggs.h"
 #include "search/search_int.h"
@@ -158,6 +160,112 @@ se_search_check_doc_values(const SeMappedField *f, const char *index, SeError *e
 	return true;
 }
 
+/*
+ * numeric_type: the field as the asked type (*f becomes a copy of it with
+ * that type, so that missing values, search_after and the hits' sort
+ * values are in it) and the conversion of its doc values.  A cross-index
+ * sort on a field mapped long in one index and double in another then
+ * compares like with like.
+ */
+static bool
+sort_cast_field(const SeSortSpec *s, const SeMappedField **f, int *cast, SeError *err)
+{
+	SeMappedField *t;
+	SeFieldType from = (*f)->type;
+	bool		from_float = from == SE_FT_DOUBLE || from == SE_FT_FLOAT;
+	bool		to_date = strncmp(s->numeric_type, "date", 4) == 0;
+
+	if (from == SE_FT_KEYWORD || from == SE_FT_TEXT || from == SE_FT_BOOLEAN)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[numeric_type] option cannot be set on a non-numeric field, got %s",
+					 se_field_type_name(from));
+		return false;
+	}
+	if (to_date && from != SE_FT_DATE)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "[numeric_type] %s can only be used on a date field, got %s",
+					 s->numeric_type, se_field_type_name(from));
+		return false;
+	}
+	t = palloc(sizeof(SeMappedField));
+	memcpy(t, *f, sizeof(SeMappedField));
+	*cast = SE_SORT_CAST_NONE;
+	if (strcmp(s->numeric_type, "double") == 0)
+	{
+		t->type = SE_FT_DOUBLE;
+		if (!from_float)
+			*cast = SE_SORT_CAST_TO_DOUBLE;
+	}
+	else if (strcmp(s->numeric_type, "long") == 0)
+	{
+		t->type = SE_FT_LONG;
+		if (from_float)
+			*cast = SE_SORT_CAST_TO_LONG;
+	}
+	else if (strcmp(s->numeric_type, "date_nanos") == 0)
+	{
+		t->type = SE_FT_LONG;	/* nanoseconds since the epoch */
+		*cast = SE_SORT_CAST_MS_TO_NS;
+	}
+	*f = t;
+	return true;
+}
+
+/*
+ * The kind of value a sort key compares, as Lucene's SortField.Type: the
+ * shards of a search must agree on it.  float and double both compare as
+ * doubles here.
+ */
+static const char *
+sort_family(const SeSortKey *k)
+{
+	switch (k->type)
+	{
+		case SE_KEY_SCORE:
+			return "SCORE";
+		case SE_KEY_DOC:
+		case SE_KEY_SHARD_DOC:
+			return "DOC";
+		case SE_KEY_BYTES:
+			return "STRING";
+		case SE_KEY_NUMERIC:
+			return k->ftype == SE_FT_DOUBLE || k->ftype == SE_FT_FLOAT ? "DOUBLE" : "LONG";
+	}
+	return "?";
+}
+
+/* A doc value in the type numeric_type asks for (sort_cast_field). */
+static inline int64
+sort_cast_value(int cast, int64 v)
+{
+	switch (cast)
+	{
+		case SE_SORT_CAST_TO_DOUBLE:
+			return se_double_to_sortable((double) v);
+		case SE_SORT_CAST_TO_LONG:
+			{
+				double		d = se_sortable_to_double(v);
+
+				if (isnan(d))
+					return 0;
+				return d >= 9.2233720368547758e18 ? PG_INT64_MAX :
+					d <= -9.2233720368547758e18 ? PG_INT64_MIN : (int64) d;
+			}
+		case SE_SORT_CAST_MS_TO_NS:
+			{
+				int64		ns;
+
+				if (pg_mul_s64_overflow(v, 1000000, &ns))
+					return v < 0 ? PG_INT64_MIN : PG_INT64_MAX;
+				return ns;
+			}
+		default:
+			return v;
+	}
+}
+
 static bool
 resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				  SeError *err)
@@ -208,6 +316,8 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			continue;
 		}
 		if (!se_search_check_doc_values(f, shard->index, err))
+			return false;
+		if (s->numeric_type && !sort_cast_field(s, &f, &k->cast, err))
 			return false;
 		k->mfield = f;
 		k->ftype = f->type;
@@ -294,7 +404,7 @@ fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
 					int			n = f < 0 ? 0 : se_segment_numeric_values(r, f, doc, &vals);
 
 					if (n > 0)
-						v->num = k->use_max ? vals[n - 1] : vals[0];
+						v->num = sort_cast_value(k->cast, k->use_max ? vals[n - 1] : vals[0]);
 					else if (k->missing == SE_MISSING_VALUE)
 						v->num = k->missing_num;
 					else
@@ -1438,17 +1548,43 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 		return NULL;
 	}
 
-	/* keys for the merge and sort values: any shard's resolution will do */
+	/*
+	 * Keys for the merge and sort values: any shard's resolution will do,
+	 * once the shards that bring hits agree on each key's kind of value (ES
+	 * refuses to merge, say, a field mapped long in one index and double in
+	 * another; numeric_type makes them agree).
+	 */
 	if (req->nsort > 0 && ntop > 0)
 	{
+		SeSortKey  *other = palloc0(sizeof(SeSortKey) * req->nsort);
+		int			first = -1;
+
 		for (i = 0; i < nshards; i++)
-			if (!tops[i].failed)
+			if (!tops[i].failed && (first < 0 || (tops[i].ndocs > 0 && tops[first].ndocs == 0)))
+				first = i;
+		keys = palloc0(sizeof(SeSortKey) * req->nsort);
+		if (first >= 0 && !resolve_sort_keys(req, &shards[first], keys, err))
+			return NULL;
+		for (i = 0; i < nshards; i++)
+		{
+			if (i == first || tops[i].failed || tops[i].ndocs == 0)
+				continue;
+			if (!resolve_sort_keys(req, &shards[i], other, err))
+				return NULL;
+			for (j = 0; j < req->nsort; j++)
 			{
-				keys = palloc0(sizeof(SeSortKey) * req->nsort);
-				if (!resolve_sort_keys(req, &shards[i], keys, err))
+				const char *a = sort_family(&keys[j]);
+				const char *b = sort_family(&other[j]);
+
+				if (strcmp(a, b) != 0)
+				{
+					se_error_set(err, 400, "illegal_argument_exception",
+								 "Can't sort on field [%s]; the field has incompatible sort types: [%s] and [%s] across shards!",
+								 keys[j].field, a, b);
 					return NULL;
-				break;
+				}
 			}
+		}
 	}
 	rank.nkeys = keys ? req->nsort : 0;
 	rank.keys = keys;

@@ -309,7 +309,20 @@ parse_sort_object(const SeJson *v, SeSortSpec *s, SeError *err)
 			}
 			s->unmapped_type = pstrdup(ov->u.s.str);
 		}
-		else if (strcmp(k, "numeric_type") == 0 || strcmp(k, "format") == 0)
+		else if (strcmp(k, "numeric_type") == 0 && s->kind == SE_SORT_FIELD)
+		{
+			if (ov->type != SE_JSON_STRING ||
+				(strcmp(ov->u.s.str, "long") != 0 && strcmp(ov->u.s.str, "double") != 0 &&
+				 strcmp(ov->u.s.str, "date") != 0 && strcmp(ov->u.s.str, "date_nanos") != 0))
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "invalid value for [numeric_type], must be [long, double, date, date_nanos], got %s",
+							 ov->type == SE_JSON_STRING ? ov->u.s.str : token_name(ov));
+				return false;
+			}
+			s->numeric_type = pstrdup(ov->u.s.str);
+		}
+		else if (strcmp(k, "format") == 0)
 			 /* accepted: values are reported in the field's own type */ ;
 		else
 		{

@@ -257,6 +257,7 @@ typedef struct SeSortSpec
 	const SeJson *missing_value;
 	SeSortMode	mode;
 	char	   *unmapped_type;
+	char	   *numeric_type;	/* long, double, date, date_nanos; NULL: none */
 } SeSortSpec;
 
 /* A query rescorer (ES's QueryRescorerBuilder). */
@@ -751,7 +752,14 @@ typedef struct SeSortKey
 	int64		missing_num;
 	char	   *missing_bytes;
 	int			missing_len;
+	int			cast;			/* SE_SORT_CAST_*: numeric_type's conversion */
 } SeSortKey;
+
+/* numeric_type: how a shard's doc values become the asked type's */
+#define SE_SORT_CAST_NONE		0
+#define SE_SORT_CAST_TO_DOUBLE	1	/* an integer value as a double */
+#define SE_SORT_CAST_TO_LONG	2	/* a double truncated to a long */
+#define SE_SORT_CAST_MS_TO_NS	3	/* date millis as date_nanos */
 
 /*
  * Docs the query phase has taken from scorers since the process started
