@@ -29,6 +29,9 @@ extern int	se_http_auth_failure_limit;
 
 extern void se_http_guc_define(void);
 extern void se_http_register(void);
+/* failed HTTP logins per client address, shared by the workers (http_auth.c) */
+extern Size se_http_auth_shmem_size(void);
+extern void se_http_auth_shmem_init(void);
 extern PGDLLEXPORT void se_http_worker_main(Datum arg);
 
 #endif							/* SE_HTTP_H */

@@ -8,7 +8,8 @@
  * it (get_role_password: the verifier in pg_authid and rolvaliduntil;
  * plain_crypt_verify: SCRAM or md5), and the role must have LOGIN.  Failed
  * logins are logged as the server logs them, and counted per client
- * address: past http_auth_failure_limit in a minute that address's logins
+ * address in shared memory (all workers together): past
+ * http_auth_failure_limit in a minute that address's logins
  * are refused without being checked until the minute is over, so
  * guessing passwords over HTTP is no faster than that.
  *
@@ -33,6 +34,8 @@
 #include "libpq/crypt.h"
 #include "miscadmin.h"
 #include "nodes/value.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
@@ -45,41 +48,83 @@
 #define FAIL_SLOTS 64
 #define FAIL_WINDOW_MS 60000
 
-/* failed logins per client address, this worker's view */
-static struct
+/*
+ * Failed logins per client address, shared by the HTTP workers: they share
+ * the port (SO_REUSEPORT spreads one client's connections over them), so a
+ * per-worker count would let a client guess http_workers times faster.
+ */
+typedef struct FailSlot
 {
 	char		addr[NI_MAXHOST];
 	int			failures;
 	TimestampTz window_start;
-}			fails[FAIL_SLOTS];
+} FailSlot;
 
+typedef struct FailTable
+{
+	slock_t		mutex;
+	FailSlot	slots[FAIL_SLOTS];
+} FailTable;
+
+static FailTable *fails;
+
+Size
+se_http_auth_shmem_size(void)
+{
+	return MAXALIGN(sizeof(FailTable));
+}
+
+void
+se_http_auth_shmem_init(void)
+{
+	bool		found;
+
+	fails = ShmemInitStruct("search_engine http logins", se_http_auth_shmem_size(), &found);
+	if (!found)
+	{
+		memset(fails, 0, se_http_auth_shmem_size());
+		SpinLockInit(&fails->mutex);
+	}
+}
+
+/*
+ * Failures of addr in the current minute, after adding add (0 or 1).  The
+ * least recently started window's slot is taken for a new address.
+ */
 static int
-fail_slot(const char *addr, bool create)
+fail_count(const char *addr, int add)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	FailSlot   *s = NULL;
 	int			oldest = 0;
+	int			n;
 	int			i;
 
-	for (i = 0; i < FAIL_SLOTS; i++)
+	SpinLockAcquire(&fails->mutex);
+	for (i = 0; i < FAIL_SLOTS && s == NULL; i++)
 	{
-		if (fails[i].addr[0] != '\0' && strcmp(fails[i].addr, addr) == 0)
-		{
-			if (TimestampDifferenceExceeds(fails[i].window_start, now, FAIL_WINDOW_MS))
-			{
-				fails[i].failures = 0;
-				fails[i].window_start = now;
-			}
-			return i;
-		}
-		if (fails[i].window_start < fails[oldest].window_start)
+		if (fails->slots[i].addr[0] != '\0' && strcmp(fails->slots[i].addr, addr) == 0)
+			s = &fails->slots[i];
+		else if (fails->slots[i].window_start < fails->slots[oldest].window_start)
 			oldest = i;
 	}
-	if (!create)
-		return -1;
-	strlcpy(fails[oldest].addr, addr, sizeof(fails[oldest].addr));
-	fails[oldest].failures = 0;
-	fails[oldest].window_start = now;
-	return oldest;
+	if (s == NULL && add > 0)
+	{
+		s = &fails->slots[oldest];
+		strlcpy(s->addr, addr, sizeof(s->addr));
+		s->failures = 0;
+		s->window_start = now;
+	}
+	if (s != NULL && TimestampDifferenceExceeds(s->window_start, now, FAIL_WINDOW_MS))
+	{
+		s->failures = 0;
+		s->window_start = now;
+	}
+	if (s != NULL)
+		s->failures += add;
+	n = s ? s->failures : 0;
+	SpinLockRelease(&fails->mutex);
+	return n;
 }
 
 #define CRED_SLOTS 32
@@ -206,7 +251,7 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	char	   *shadow;
 	bool		ok;
 	Oid			role = InvalidOid;
-	int			slot;
+	int			failures;
 	uint8		hash[PG_SHA256_DIGEST_LENGTH];
 	bool		hashed;
 
@@ -235,13 +280,13 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	cred[len] = '\0';
 	*colon = '\0';
 
-	slot = fail_slot(req->addr, false);
-	if (slot >= 0 && fails[slot].failures >= se_http_auth_failure_limit)
+	failures = fail_count(req->addr, 0);
+	if (failures >= se_http_auth_failure_limit)
 	{
-		explicit_bzero(cred, len);
+		explicit_bzero(colon + 1, strlen(colon + 1));	/* the user stays, to log */
 		ereport(LOG,
 				(errmsg("search_engine http: login of user \"%s\" from %s refused unchecked: %d failed logins from there in the last minute",
-						cred, req->addr, fails[slot].failures)));
+						cred, req->addr, failures)));
 		return refuse(req, err, challenge, cred);
 	}
 
@@ -270,8 +315,7 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	}
 	if (OidIsValid(role))
 		return role;
-	slot = fail_slot(req->addr, true);
-	fails[slot].failures++;
+	(void) fail_count(req->addr, 1);
 	ereport(LOG,
 			(errmsg("search_engine http: password authentication failed for user \"%s\" from %s",
 					cred, req->addr),

@@ -38,8 +38,10 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "storage/proc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -805,6 +807,13 @@ run_request(HttpReq *req)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, activity.data);
+	/*
+	 * The server's statement_timeout bounds a request as it bounds the same
+	 * call through SQL (the router checks for interrupts in its loops), so a
+	 * runaway request cannot hold the worker and the requests queued on it.
+	 */
+	if (StatementTimeout > 0)
+		enable_timeout_after(STATEMENT_TIMEOUT, StatementTimeout);
 	PG_TRY();
 	{
 		SeResponse r;
@@ -843,6 +852,7 @@ run_request(HttpReq *req)
 		if (challenge && req->response)
 			MHD_add_response_header(req->response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 									"Basic realm=\"security\" charset=\"UTF-8\"");
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -852,6 +862,7 @@ run_request(HttpReq *req)
 		SeError		err;
 		SeResponse	r;
 
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		MemoryContextSwitchTo(request_cxt);
 		edata = CopyErrorData();
 		FlushErrorState();

@@ -14,6 +14,7 @@
 
 #include "cluster/coordinator.h"
 #include "cluster/replica_select.h"
+#include "http/http.h"
 #include "node/node.h"
 #include "node/tasks.h"
 #include "replication/recovery.h"
@@ -52,6 +53,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(se_recovery_shmem_size());
 	RequestAddinShmemSpace(se_ars_shmem_size());
 	RequestAddinShmemSpace(se_pit_shmem_size());
+	RequestAddinShmemSpace(se_http_auth_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -130,6 +132,7 @@ se_shmem_startup(void)
 	se_recovery_shmem_init();
 	se_ars_shmem_init();
 	se_pit_shmem_init();
+	se_http_auth_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

@@ -127,4 +127,17 @@ my @statuses = $resp =~ m{HTTP/1\.1 (\d+)}g;
 is_deeply(\@statuses, [200, 200], 'two pipelined requests, two answers on one connection');
 like($resp, qr/"count":.*tagline/s, 'answered in order');
 
+# the server's statement_timeout bounds a request: a health call waiting for
+# nodes that never come is cancelled, and the worker serves the next one
+$node->safe_psql('postgres', "ALTER SYSTEM SET statement_timeout = '500ms'; SELECT pg_reload_conf()");
+sleep 1;
+my $t0 = time;
+($st, $h, $b) = curl("'$base/_cluster/health?wait_for_nodes=5&timeout=20s'");
+is($st, 400, 'a request past statement_timeout is cancelled');
+like($b, qr/task_cancelled_exception/, 'as a cancelled task');
+ok(time - $t0 < 10, 'long before its own 20 s timeout');
+($st) = curl("$base/h/_count");
+is($st, 200, 'the worker answers the next request');
+$node->safe_psql('postgres', "ALTER SYSTEM RESET statement_timeout; SELECT pg_reload_conf()");
+
 done_testing();

@@ -13,7 +13,9 @@ use Test::More;
 use SeTest;
 use SeHttp;
 
-my ($node, $port) = SeHttp::new_node('auth', qq{search_engine.http_workers = 1
+# three workers share the port: a client's connections are spread over
+# them, and the failure limit must still count them together
+my ($node, $port) = SeHttp::new_node('auth', qq{search_engine.http_workers = 3
 search_engine.http_auth_failure_limit = 5
 });
 my $base = "http://127.0.0.1:$port";
@@ -99,12 +101,14 @@ is($st, 403, 'with its privileges only');
 ($st) = curl("-u reader:bad $base/logs-a/_count");
 is($st, 401, 'wrong credentials are still refused');
 
-# rate limit: http_auth_failure_limit = 5 per minute per address; 5 failed so far
+# rate limit: http_auth_failure_limit = 5 per minute per address; 5 failed so
+# far, each on its own connection (so on any of the three workers)
 $log_offset = -s $node->logfile;
 ($st) = curl("-u boss:wrong-again $base/");
 ($st) = curl("-u boss:boss-pw $base/");
 is($st, 401, 'past the failure limit even the right password is refused');
-like(slurp_file($node->logfile, $log_offset), qr/refused unchecked: \d+ failed logins/, 'and logged so');
+like(slurp_file($node->logfile, $log_offset), qr/login of user "boss" from \S+ refused unchecked: \d+ failed logins/,
+	'and logged so, with the user');
 
 # TLS: a self-signed certificate for 127.0.0.1
 system("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
