@@ -817,6 +817,8 @@ cursor_next(TermCursor *c)
 	return cursor_load(c, c->block + 1);
 }
 
+static bool cursor_scan(TermCursor *c, const uint8 *key, int klen, bool *exact);
+
 /*
  * Position the cursor on the first term >= key; true when there is one,
  * *exact tells whether it equals key.  Binary search over the block keys,
@@ -834,7 +836,6 @@ cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
 				hi = f->nblocks;
 	const uint8 *k;
 	int			kl;
-	int			m;
 
 	*exact = false;
 	/* the last block whose first term is <= key */
@@ -853,6 +854,20 @@ cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
 		return cursor_load(c, 0);	/* key precedes every term */
 	if (!cursor_load(c, lo - 1))
 		return false;
+	return cursor_scan(c, key, klen, exact);
+}
+
+/*
+ * The scan of cursor_seek, from the cursor's term (its bytes in buf, the
+ * block's first key <= key) to the first term >= key.
+ */
+static bool
+cursor_scan(TermCursor *c, const uint8 *key, int klen, bool *exact)
+{
+	int			kl;
+	int			m;
+
+	*exact = false;
 	kl = Min(c->len, klen);
 	for (m = 0; m < kl && c->buf[m] == key[m]; m++)
 		;
@@ -963,7 +978,26 @@ bool
 se_terms_next(SeTermsEnum *e, const char **term, int *len, SeTermInfo *ti)
 {
 	SeTermInfo	tmp;
+	const char *t;
+	int			l;
 
+	if (!se_terms_next_key(e, &t, &l) || !se_terms_info(e, ti ? ti : &tmp))
+		return false;
+	if (term)
+		*term = t;
+	if (len)
+		*len = l;
+	return true;
+}
+
+/*
+ * The next term without its metadata: a walk that looks at many terms and
+ * keeps few (fuzzy) decodes the metadata of those it keeps only, with
+ * se_terms_info.  The next call skips the metadata unread.
+ */
+bool
+se_terms_next_key(SeTermsEnum *e, const char **term, int *len)
+{
 	if (e->c.f == NULL)
 		return false;
 	if (e->started && !cursor_next(&e->c))
@@ -971,17 +1005,85 @@ se_terms_next(SeTermsEnum *e, const char **term, int *len, SeTermInfo *ti)
 	e->started = true;
 	if (e->c.block >= e->c.f->nblocks)
 		return false;
-	if (!se_postings_decode_meta(e->c.r, e->field, e->c.meta, e->c.end,
-								 ti ? ti : &tmp, &e->c.next))
+	*term = (const char *) e->c.buf;
+	*len = e->c.len;
+	return true;
+}
+
+/* The metadata of the term se_terms_next_key returned last. */
+bool
+se_terms_info(SeTermsEnum *e, SeTermInfo *ti)
+{
+	if (e->c.f == NULL || !e->started || e->c.block >= e->c.f->nblocks)
+		return false;
+	if (!se_postings_decode_meta(e->c.r, e->field, e->c.meta, e->c.end, ti,
+								 &e->c.next))
 	{
 		e->c.block = e->c.f->nblocks;
 		return false;
 	}
-	if (term)
-		*term = (const char *) e->c.buf;
-	if (len)
-		*len = e->c.len;
 	return true;
+}
+
+/*
+ * Move the enumeration to the first term >= from.  A target after the
+ * cursor's term is usually near it (a fuzzy walk's next live branch): the
+ * blocks after the current one are galloped over, and a target in the
+ * current block is scanned to from the cursor, with no binary search.
+ */
+void
+se_terms_seek(SeTermsEnum *e, const char *from, int from_len)
+{
+	TermCursor *c = &e->c;
+	const uint8 *key = (const uint8 *) from;
+	bool		exact;
+	bool		ok;
+
+	e->started = false;
+	if (c->f == NULL)
+		return;
+	if (c->block < c->f->nblocks && cmp_bytes(c->buf, c->len, key, from_len) < 0)
+	{
+		uint32		lo = c->block;	/* its first key <= key */
+		uint32		hi = lo + 1;
+		uint32		step = 1;
+		const uint8 *k;
+		int			kl;
+
+		/* the last block whose first term is <= key, in (lo, hi) */
+		for (;;)
+		{
+			if (hi >= c->f->nblocks)
+			{
+				hi = c->f->nblocks;
+				break;
+			}
+			if (!block_key(c, hi, &k, &kl))
+				return;
+			if (cmp_bytes(k, kl, key, from_len) > 0)
+				break;
+			lo = hi;
+			step *= 2;
+			hi = lo + step;
+		}
+		while (lo + 1 < hi)
+		{
+			uint32		mid = lo + (hi - lo) / 2;
+
+			if (!block_key(c, mid, &k, &kl))
+				return;
+			if (cmp_bytes(k, kl, key, from_len) <= 0)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		ok = (lo == c->block || cursor_load(c, lo)) &&
+			cursor_scan(c, key, from_len, &exact);
+	}
+	else
+		ok = cursor_seek(c, key, from_len, &exact);
+	if (!ok)
+		c->block = c->f->nblocks;
 }
 
 void

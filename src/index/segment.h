@@ -213,6 +213,10 @@ extern SeTermsEnum *se_segment_terms(SeSegmentReader *r, int field,
 extern bool se_terms_next(SeTermsEnum *e, const char **term, int *len,
 						  SeTermInfo *ti);
 extern void se_terms_close(SeTermsEnum *e);
+/* The same without decoding each term's metadata; se_terms_info reads it. */
+extern bool se_terms_next_key(SeTermsEnum *e, const char **term, int *len);
+extern bool se_terms_info(SeTermsEnum *e, SeTermInfo *ti);
+extern void se_terms_seek(SeTermsEnum *e, const char *from, int from_len);
 
 /*
  * Postings iteration (doc ids ascending).  Docs are stored in blocks of

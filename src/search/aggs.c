@@ -36,6 +36,7 @@
 #include "common/hashfn.h"
 
 #include "search/aggs.h"
+#include "search/hll.h"
 #include "search/search_int.h"
 #include "util/varint.h"
 
@@ -1472,31 +1473,20 @@ missing_value(const SeAggSpec *a, int64 *buf)
 /*
  * Cardinality: exact (a set of 64-bit hashes of the values) up to
  * precision_threshold distinct values, as ES's HyperLogLogPlusPlus is with
- * its linear counting; past it, HyperLogLog registers with ES's precision
- * for that threshold, estimated with HLL's small-range correction (not
- * HLL++'s empirical bias tables).
+ * its linear counting; past it, HyperLogLog++ registers with ES's precision
+ * for that threshold (hll.c: bias-corrected, linear counting for small
+ * estimates).
  */
 static int
 card_precision(int64 threshold)
 {
-	int64		entries = (int64) ceil((double) threshold / 0.75) * 4;
-	int			p = 0;
-
-	while (p < 62 && (INT64CONST(1) << p) <= entries)
-		p++;
-	return Max(4, Min(18, p));
+	return se_hll_precision(threshold);
 }
 
 static void
 card_reg(AggState *st, uint64 h)
 {
-	int			p = st->precision;
-	uint64		idx = h >> (64 - p);
-	uint64		w = (h << p) | (UINT64CONST(1) << (p - 1));
-	uint8		rank = (uint8) (__builtin_clzll(w) + 1);
-
-	if (rank > st->regs[idx])
-		st->regs[idx] = rank;
+	se_hll_add(st->regs, st->precision, h);
 }
 
 static void
@@ -1553,24 +1543,9 @@ card_add(AggState *st, uint64 h)
 static int64
 card_value(const AggState *st)
 {
-	double		m,
-				sum = 0,
-				e;
-	int			i,
-				zeros = 0;
-
 	if (st->regs == NULL)
 		return st->hcount;
-	m = (double) ((int64) 1 << st->precision);
-	for (i = 0; i < (int) m; i++)
-	{
-		sum += ldexp(1.0, -st->regs[i]);
-		zeros += st->regs[i] == 0;
-	}
-	e = (0.7213 / (1.0 + 1.079 / m)) * m * m / sum;
-	if (e <= 2.5 * m && zeros > 0)
-		e = m * log(m / zeros);
-	return (int64) llround(e);
+	return se_hll_estimate(st->regs, st->precision);
 }
 
 static void
@@ -2295,7 +2270,7 @@ collect_one(AggState *st, int32 doc)
 			for (i = 0; i < n; i++)
 			{
 				s = se_segment_sorted_value(r, a->fieldno, doc, i, &len);
-				card_add(st, hash_bytes_extended((const unsigned char *) s, len, 0));
+				card_add(st, se_hll_hash(s, len));
 			}
 			return;
 		}
@@ -2324,7 +2299,7 @@ collect_one(AggState *st, int32 doc)
 	if (a->type == AT_CARDINALITY)
 	{
 		for (i = 0; i < n; i++)
-			card_add(st, hash_bytes_extended((const unsigned char *) &vals[i], 8, 0));
+			card_add(st, se_hll_hash(&vals[i], 8));
 		return;
 	}
 	if (a->type == AT_PERCENTILES || a->type == AT_PERCENTILE_RANKS)

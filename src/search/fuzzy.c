@@ -8,26 +8,36 @@
  * code points, that start with its first prefix_length code points
  * exactly; with transpositions an exchange of two adjacent code points
  * counts as one edit (Lucene's LevenshteinAutomata with transpositions:
- * the optimal string alignment distance).  Its state after reading a
- * term's first i code points is the row i of the edit-distance table,
- * every cell capped at max_edits + 1 (and, with transpositions, the row
- * before it): the states Lucene's determinized automaton encodes, built
- * lazily as terms reach them.  A state whose every cell exceeds
- * max_edits is dead: no term with that start can match.
+ * the optimal string alignment distance).  It is a DFA built lazily: a
+ * state is a row of the edit-distance table, every cell capped at
+ * max_edits + 1 (and, with transpositions, the row before it and the class
+ * of the last code point), interned once, and its transitions are kept per
+ * character class -- each distinct code point of the query is a class, all
+ * others one class -- so stepping a term is a table lookup per code point.
+ * A state whose every cell exceeds max_edits is dead.
  *
  * Intersecting it with the term dictionary is not a scan: the walk seeks
- * to the exact prefix, reuses the rows of the code points a term shares
- * with the one before it, and at a dead state seeks past every term with
- * the dead start (to the start's byte string incremented), so it visits
- * about the terms that match plus one per dead branch, as Lucene's
- * AutomatonTermsEnum does.  The work is counted for interrupt checks.
+ * to the exact prefix, reuses the states of the code points a term shares
+ * with the one before it, decodes the metadata of accepted terms only,
+ * and after any term it does not accept seeks to the least string above
+ * it that the automaton accepts (Lucene's AutomatonTermsEnum.nextString):
+ * the least live code point above the term's own at the deepest position
+ * that has one, then the least accepted continuation.  The seek gallops
+ * forward from the current block (se_terms_seek).  The work is counted
+ * for interrupt checks.
  *
  *-------------------------------------------------------------------------
  */
 #include "util/se_common.h"
 
+#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 #include "search/search_int.h"
+
+/* a DFA transition not computed yet, and the dead state */
+#define FZ_UNKNOWN	(-2)
+#define FZ_DEAD		(-1)
 
 struct SeFuzzy
 {
@@ -38,10 +48,43 @@ struct SeFuzzy
 	int			prefix_cps;		/* its length in code points */
 	uint32	   *q;				/* query code points after the prefix */
 	int			m;
-	int			nrows;			/* m + k + 2: a longer term is dead */
-	uint8	   *rows;			/* nrows x (m + 1), capped at k + 1 */
-	uint32	   *cand;			/* the current term's code points */
-	int		   *cand_end;		/* byte offset (after the prefix) past each */
+
+	/*
+	 * Character classes: class i < nd is the code point chars[i] (the
+	 * distinct ones of q, ascending), class nd every other code point (all
+	 * act alike on the table).  qcls[j] is q[j]'s class.
+	 */
+	uint32	   *chars;
+	int			nd;
+	int		   *qcls;
+	int			ascii[128];		/* class of each ASCII code point */
+
+	/*
+	 * The DFA, built lazily: a state is its key -- the table's row (m + 1
+	 * cells capped at k + 1), and with transpositions the row before it and
+	 * the class of the last code point (two bytes) -- interned in an open-addressing
+	 * hash table.
+	 */
+	int			width;			/* bytes of a key */
+	uint8	   *keys;			/* nstates x width */
+	int32	   *trans;			/* nstates x (nd + 1): state, FZ_DEAD, FZ_UNKNOWN */
+	int8	   *accept;			/* the distance of a term ending there, or -1 */
+	uint64	   *live;			/* live_mask of each state, or LIVE_UNKNOWN */
+	int			nstates;
+	int			cap;
+	int32	   *htab;			/* state ids, -1 empty */
+	int			hmask;
+	uint8	   *scratch;		/* a key being built */
+
+	/* walk: the current term's path (bytes after the prefix) */
+	int32	   *st;				/* st[i]: state after i code points */
+	uint32	   *cand;			/* its code points */
+	int		   *cand_end;		/* byte offset past each */
+	int			depth_cap;
+	char	   *path;
+	int			path_cap;
+	char	   *key;			/* a seek target (prefix included) */
+	int			key_cap;
 };
 
 /* Decode one code point of s[0..len); *l gets its byte length (>= 1). */
@@ -58,6 +101,9 @@ next_cp(const unsigned char *s, int len, int *l)
 	return utf8_to_unicode(s);
 }
 
+/* A byte that is no valid UTF-8 start, decoded as itself by next_cp. */
+#define INVALID_CP(c, l)	((l) == 1 && (c) >= 0x80)
+
 static int
 count_cps(const char *s, int len)
 {
@@ -73,6 +119,163 @@ count_cps(const char *s, int len)
 		n++;
 	}
 	return n;
+}
+
+static int
+cmp_u32(const void *x, const void *y)
+{
+	uint32		a = *(const uint32 *) x;
+	uint32		b = *(const uint32 *) y;
+
+	return (a > b) - (a < b);
+}
+
+/* The first of the query's distinct code points that is >= c (or nd). */
+static int
+lower_bound(const SeFuzzy *a, uint32 c)
+{
+	int			lo = 0,
+				hi = a->nd;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (a->chars[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The class of code point c. */
+static inline int
+class_of(const SeFuzzy *a, uint32 c)
+{
+	int			i;
+
+	if (c < 128)
+		return a->ascii[c];
+	i = lower_bound(a, c);
+	return i < a->nd && a->chars[i] == c ? i : a->nd;
+}
+
+static uint32
+key_hash(const uint8 *key, int width)
+{
+	return hash_bytes(key, width);
+}
+
+/* The state of key (a->scratch), added when new. */
+static int32
+intern(SeFuzzy *a, const uint8 *key)
+{
+	uint32		h = key_hash(key, a->width) & a->hmask;
+	int32		s;
+	int			c = a->nd + 1;
+	int			i;
+
+	while ((s = a->htab[h]) >= 0)
+	{
+		if (memcmp(a->keys + (size_t) s * a->width, key, a->width) == 0)
+			return s;
+		h = (h + 1) & a->hmask;
+	}
+	if (a->nstates == a->cap)
+	{
+		a->cap *= 2;
+		a->keys = repalloc(a->keys, (size_t) a->cap * a->width);
+		a->trans = repalloc(a->trans, sizeof(int32) * (size_t) a->cap * c);
+		a->accept = repalloc(a->accept, a->cap);
+		a->live = repalloc(a->live, sizeof(uint64) * a->cap);
+	}
+	s = a->nstates++;
+	memcpy(a->keys + (size_t) s * a->width, key, a->width);
+	for (i = 0; i < c; i++)
+		a->trans[(size_t) s * c + i] = FZ_UNKNOWN;
+	a->accept[s] = key[a->m] <= a->k ? (int8) key[a->m] : -1;
+	a->live[s] = PG_UINT64_MAX;	/* not known yet */
+	a->htab[h] = s;
+	/* keep the table at most half full */
+	if (a->nstates * 2 > a->hmask)
+	{
+		int			n = (a->hmask + 1) * 2;
+		int			j;
+
+		pfree(a->htab);
+		a->htab = palloc(sizeof(int32) * n);
+		memset(a->htab, 0xFF, sizeof(int32) * n);
+		a->hmask = n - 1;
+		for (j = 0; j < a->nstates; j++)
+		{
+			h = key_hash(a->keys + (size_t) j * a->width, a->width) & a->hmask;
+			while (a->htab[h] >= 0)
+				h = (h + 1) & a->hmask;
+			a->htab[h] = j;
+		}
+	}
+	return s;
+}
+
+/*
+ * The state after state s reads a code point of class cls: the next row
+ * of the edit-distance table, FZ_DEAD when its every cell exceeds k (no
+ * continuation can come back under k: with transpositions a cell is at
+ * most one more than the cell up-left of it, which is over k too).
+ */
+static pg_noinline int32
+compute_transition(SeFuzzy *a, int32 s, int cls)
+{
+	int			c = a->nd + 1;
+	int32		t;
+	const uint8 *prev;
+	const uint8 *prev2;
+	int			pcls;
+	uint8	   *row = a->scratch;
+	int			cap = a->k + 1;
+	int			mn;
+	int			j;
+
+	prev = a->keys + (size_t) s * a->width;
+	prev2 = prev + (a->m + 1);
+	pcls = a->transpositions ? prev[2 * (a->m + 1)] | prev[2 * (a->m + 1) + 1] << 8 : a->nd;
+	row[0] = (uint8) Min(prev[0] + 1, cap);
+	mn = row[0];
+	for (j = 1; j <= a->m; j++)
+	{
+		int			d = prev[j - 1] + (a->qcls[j - 1] == cls ? 0 : 1);
+
+		d = Min(d, prev[j] + 1);
+		d = Min(d, row[j - 1] + 1);
+		if (a->transpositions && j > 1 && cls < a->nd &&
+			a->qcls[j - 2] == cls && a->qcls[j - 1] == pcls)
+			d = Min(d, prev2[j - 2] + 1);
+		row[j] = (uint8) Min(d, cap);
+		mn = Min(mn, row[j]);
+	}
+	if (mn > a->k)
+		t = FZ_DEAD;
+	else
+	{
+		if (a->transpositions)
+		{
+			memcpy(row + (a->m + 1), prev, a->m + 1);
+			row[2 * (a->m + 1)] = (uint8) (cls & 0xFF);
+			row[2 * (a->m + 1) + 1] = (uint8) (cls >> 8);
+		}
+		t = intern(a, row);
+	}
+	a->trans[(size_t) s * c + cls] = t;
+	return t;
+}
+
+static inline int32
+transition(SeFuzzy *a, int32 s, int cls)
+{
+	int32		t = a->trans[(size_t) s * (a->nd + 1) + cls];
+
+	return likely(t != FZ_UNKNOWN) ? t : compute_transition(a, s, cls);
 }
 
 SeFuzzy *
@@ -105,12 +308,53 @@ se_fuzzy_create(const char *term, int len, int max_edits, int prefix_length,
 		a->q[a->m++] = next_cp(u + i, len - i, &l);
 		i += l;
 	}
-	a->nrows = a->m + a->k + 2;
-	a->rows = palloc(sizeof(uint8) * a->nrows * (a->m + 1));
-	a->cand = palloc(sizeof(uint32) * a->nrows);
-	a->cand_end = palloc(sizeof(int) * a->nrows);
+
+	/* classes */
+	a->chars = palloc(sizeof(uint32) * (a->m + 1));
+	memcpy(a->chars, a->q, sizeof(uint32) * a->m);
+	qsort(a->chars, a->m, sizeof(uint32), cmp_u32);
+	for (i = 0, j = 0; i < a->m; i++)
+		if (j == 0 || a->chars[j - 1] != a->chars[i])
+			a->chars[j++] = a->chars[i];
+	a->nd = j;
+	a->qcls = palloc(sizeof(int) * (a->m + 1));
+	for (j = 0; j < 128; j++)
+		a->ascii[j] = a->nd;
+	for (j = 0; j < a->nd; j++)
+		if (a->chars[j] < 128)
+			a->ascii[a->chars[j]] = j;
+	for (j = 0; j < a->m; j++)
+		a->qcls[j] = class_of(a, a->q[j]);
+
+	/* the DFA: its start state is row 0 (and a row before it that is all over k) */
+	a->width = transpositions ? 2 * (a->m + 1) + 2 : a->m + 1;
+	a->cap = 64;
+	a->keys = palloc((size_t) a->cap * a->width);
+	a->trans = palloc(sizeof(int32) * (size_t) a->cap * (a->nd + 1));
+	a->accept = palloc(a->cap);
+	a->live = palloc(sizeof(uint64) * a->cap);
+	a->hmask = 127;
+	a->htab = palloc(sizeof(int32) * (a->hmask + 1));
+	memset(a->htab, 0xFF, sizeof(int32) * (a->hmask + 1));
+	a->scratch = palloc(a->width);
 	for (j = 0; j <= a->m; j++)
-		a->rows[j] = (uint8) Min(j, a->k + 1);
+		a->scratch[j] = (uint8) Min(j, a->k + 1);
+	if (transpositions)
+	{
+		memset(a->scratch + a->m + 1, a->k + 1, a->m + 1);
+		a->scratch[2 * (a->m + 1)] = (uint8) (a->nd & 0xFF);
+		a->scratch[2 * (a->m + 1) + 1] = (uint8) (a->nd >> 8);
+	}
+	(void) intern(a, a->scratch);	/* state 0 */
+
+	a->depth_cap = 16;
+	a->st = palloc(sizeof(int32) * (a->depth_cap + 1));
+	a->cand = palloc(sizeof(uint32) * a->depth_cap);
+	a->cand_end = palloc(sizeof(int) * a->depth_cap);
+	a->path_cap = 64;
+	a->path = palloc(a->path_cap);
+	a->key_cap = a->prefix_len + a->path_cap + 8;
+	a->key = palloc(a->key_cap);
 	return a;
 }
 
@@ -121,46 +365,12 @@ se_fuzzy_term_cps(const SeFuzzy *a)
 	return a->prefix_cps + a->m;
 }
 
-/*
- * Row i + 1 from row i after the term's code point i (a->cand[i] set);
- * returns the row's least cell.
- */
-static int
-step(SeFuzzy *a, int i)
-{
-	int			w = a->m + 1;
-	const uint8 *prev = a->rows + i * w;
-	const uint8 *prev2 = i > 0 ? a->rows + (i - 1) * w : NULL;
-	uint8	   *row = a->rows + (i + 1) * w;
-	uint32		c = a->cand[i];
-	int			cap = a->k + 1;
-	int			mn;
-	int			j;
-
-	row[0] = (uint8) Min(i + 1, cap);
-	mn = row[0];
-	for (j = 1; j <= a->m; j++)
-	{
-		int			d = prev[j - 1] + (a->q[j - 1] == c ? 0 : 1);
-
-		d = Min(d, prev[j] + 1);
-		d = Min(d, row[j - 1] + 1);
-		if (a->transpositions && prev2 != NULL && j > 1 &&
-			a->q[j - 2] == c && a->q[j - 1] == a->cand[i - 1])
-			d = Min(d, prev2[j - 2] + 1);
-		row[j] = (uint8) Min(d, cap);
-		mn = Min(mn, row[j]);
-	}
-	return mn;
-}
-
 int
 se_fuzzy_distance(SeFuzzy *a, const char *term, int len)
 {
 	const unsigned char *u = (const unsigned char *) term;
-	int			i = 0;
+	int32		s = 0;
 	int			pos;
-	int			d;
 
 	if (len < a->prefix_len || memcmp(term, a->prefix, a->prefix_len) != 0)
 		return -1;
@@ -168,17 +378,13 @@ se_fuzzy_distance(SeFuzzy *a, const char *term, int len)
 	while (pos < len)
 	{
 		int			l;
+		uint32		c = next_cp(u + pos, len - pos, &l);
 
-		if (i + 1 >= a->nrows)
-			return -1;
-		a->cand[i] = next_cp(u + pos, len - pos, &l);
 		pos += l;
-		if (step(a, i) > a->k)
+		if ((s = transition(a, s, class_of(a, c))) == FZ_DEAD)
 			return -1;
-		i++;
 	}
-	d = a->rows[i * (a->m + 1) + a->m];
-	return d <= a->k ? d : -1;
+	return a->accept[s];
 }
 
 /*
@@ -200,46 +406,216 @@ successor(char *s, int *len)
 	return true;
 }
 
-/* terms stepped over before seeking past a dead start */
-#define SKIP_BY_NEXT	16
+/*
+ * Bit i set: class i keeps state s alive (bit nd: the other class).  Built
+ * once per state, for queries of at most MASK_CLASSES distinct code points.
+ */
+#define MASK_CLASSES	62
+#define LIVE_UNKNOWN	PG_UINT64_MAX
+
+static uint64
+live_mask(SeFuzzy *a, int32 s)
+{
+	uint64		m = a->live[s];
+	int			i;
+
+	if (m != LIVE_UNKNOWN)
+		return m;
+	m = 0;
+	for (i = 0; i <= a->nd; i++)
+		if (transition(a, s, i) != FZ_DEAD)
+			m |= UINT64CONST(1) << i;
+	a->live[s] = m;
+	return m;
+}
+
+/* The least code point above c of the "other" class (none: above 0x10FFFF). */
+static uint32
+next_other(const SeFuzzy *a, uint32 c, int lo)
+{
+	uint32		o = c + 1;
+	int			i = lo;
+
+	for (;;)
+	{
+		if (o >= 0xD800 && o <= 0xDFFF)
+			o = 0xE000;			/* no surrogates */
+		while (i < a->nd && a->chars[i] < o)
+			i++;
+		if (i < a->nd && a->chars[i] == o)
+		{
+			o++;
+			continue;
+		}
+		return o;
+	}
+}
+
+/*
+ * The least code point above c that state s does not die on, or 0: the
+ * least code point above c of the "other" class if that class lives, or
+ * the least live query code point above c, whichever is smaller.
+ */
+static uint32
+next_live(SeFuzzy *a, int32 s, uint32 c)
+{
+	int			lo = lower_bound(a, c + 1);
+	uint32		best = 0;
+	uint32		o;
+	int			i;
+
+	if (a->nd <= MASK_CLASSES)
+	{
+		uint64		m = live_mask(a, s);
+		uint64		q = (m & ((UINT64CONST(1) << a->nd) - 1)) >> lo;
+
+		if (q != 0)
+			best = a->chars[lo + pg_rightmost_one_pos64(q)];
+		if ((m & (UINT64CONST(1) << a->nd)) == 0 ||
+			(o = next_other(a, c, lo)) > 0x10FFFF)
+			return best;
+		return best != 0 && best < o ? best : o;
+	}
+	if ((o = next_other(a, c, lo)) <= 0x10FFFF && transition(a, s, a->nd) != FZ_DEAD)
+		best = o;
+	for (i = lo; i < a->nd && (best == 0 || a->chars[i] < best); i++)
+	{
+		if (transition(a, s, i) != FZ_DEAD)
+			return a->chars[i];
+	}
+	return best;
+}
+
+/* Make room for depth + 1 code points on the path. */
+static void
+reserve_depth(SeFuzzy *a, int depth)
+{
+	if (depth < a->depth_cap)
+		return;
+	a->depth_cap = Max(depth + 1, a->depth_cap * 2);
+	a->st = repalloc(a->st, sizeof(int32) * (a->depth_cap + 1));
+	a->cand = repalloc(a->cand, sizeof(uint32) * a->depth_cap);
+	a->cand_end = repalloc(a->cand_end, sizeof(int) * a->depth_cap);
+}
+
+/* Room for n more bytes after the first len of a->key. */
+static void
+reserve_key(SeFuzzy *a, int len, int n)
+{
+	if (len + n <= a->key_cap)
+		return;
+	a->key_cap = Max(len + n, 2 * a->key_cap);
+	a->key = repalloc(a->key, a->key_cap);
+}
+
+/*
+ * Append to a->key[0..len) the least string that takes live state s to an
+ * accepting one: the least live code point at each step (a live state has
+ * a cell <= k, so some continuation is accepted, and the least code point
+ * that keeps one so starts the least accepted continuation; a live string
+ * is at most m + k code points long, so this ends).  Returns the length.
+ */
+static int
+append_least_accepted(SeFuzzy *a, int32 s, int len)
+{
+	while (a->accept[s] < 0)
+	{
+		uint32		c = next_live(a, s, 0);
+
+		Assert(c != 0);
+		reserve_key(a, len, 4);
+		unicode_to_utf8(c, (unsigned char *) a->key + len);
+		len += pg_utf_mblen((unsigned char *) a->key + len);
+		s = transition(a, s, class_of(a, c));
+	}
+	return len;
+}
+
+/*
+ * The seek target after a term the automaton does not accept: the least
+ * string above it that it accepts (Lucene's AutomatonTermsEnum.nextString),
+ * so that the terms between are never visited.  The term's code points
+ * 0..depth-1 lead to live states; with dead, the one at depth kills, and
+ * from that position up the least live code point above the term's own
+ * replaces it; else the term is a live start and grows.  Either way the
+ * least accepted continuation follows.  A code point decoded from an
+ * invalid byte skips only the strings that extend the term up to it.
+ * Returns the target's length in a->key, or -1 when no later term can
+ * match.
+ */
+static int
+next_target(SeFuzzy *a, int depth, bool dead)
+{
+	int			d;
+
+	if (!dead)
+	{
+		int			n = depth > 0 ? a->cand_end[depth - 1] : 0;
+
+		reserve_key(a, a->prefix_len, n);
+		memcpy(a->key + a->prefix_len, a->path, n);
+		return append_least_accepted(a, a->st[depth], a->prefix_len + n);
+	}
+	for (d = depth; d >= 0; d--)
+	{
+		int			start = d > 0 ? a->cand_end[d - 1] : 0;
+		int			l = a->cand_end[d] - start;
+		uint32		c = a->cand[d];
+		int			n;
+
+		if (INVALID_CP(c, l))
+		{
+			n = a->prefix_len + a->cand_end[d];
+			reserve_key(a, a->prefix_len, a->cand_end[d]);
+			memcpy(a->key + a->prefix_len, a->path, a->cand_end[d]);
+			return successor(a->key, &n) ? n : -1;
+		}
+		if ((c = next_live(a, a->st[d], c)) != 0)
+		{
+			n = a->prefix_len + start;
+			reserve_key(a, n, 4);
+			memcpy(a->key + a->prefix_len, a->path, start);
+			unicode_to_utf8(c, (unsigned char *) a->key + n);
+			n += pg_utf_mblen((unsigned char *) a->key + n);
+			return append_least_accepted(a, transition(a, a->st[d], class_of(a, c)), n);
+		}
+	}
+	return -1;
+}
 
 int64
 se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 			  void *arg)
 {
 	SeTermsEnum *e = se_segment_terms(r, field, a->prefix, a->prefix_len);
-	StringInfoData prev;		/* bytes after the prefix of the rows held */
-	StringInfoData key;
-	int			depth = 0;		/* rows 0..depth are those of prev */
+	int			path_len = 0;	/* bytes of a->path that rows are held for */
+	int			depth = 0;		/* code points of the path: st[0..depth] */
 	int64		visited = 0;
 	const char *term;
 	int			len;
-	SeTermInfo	ti;
-
-	bool		pending = false;	/* term holds the next term already */
 
 	if (e == NULL)
 		return 0;
-	initStringInfo(&prev);
-	initStringInfo(&key);
-	while (pending || se_terms_next(e, &term, &len, &ti))
+	a->st[0] = 0;
+	memcpy(a->key, a->prefix, a->prefix_len);
+	while (se_terms_next_key(e, &term, &len))
 	{
 		const unsigned char *s;
 		int			slen;
 		int			lcp = 0;
 		int			i;
 		int			pos;
+		int			klen;
 		bool		dead = false;
 
-		pending = false;
 		SE_SEARCH_TICK(1);
 		visited++;
 		if (len < a->prefix_len || memcmp(term, a->prefix, a->prefix_len) != 0)
 			break;
 		s = (const unsigned char *) term + a->prefix_len;
 		slen = len - a->prefix_len;
-		/* keep the rows of the code points shared with the last term */
-		while (lcp < slen && lcp < prev.len && s[lcp] == (unsigned char) prev.data[lcp])
+		/* keep the states of the code points shared with the last term */
+		while (lcp < slen && lcp < path_len && s[lcp] == (unsigned char) a->path[lcp])
 			lcp++;
 		i = 0;
 		while (i < depth && a->cand_end[i] <= lcp)
@@ -248,76 +624,44 @@ se_fuzzy_walk(SeFuzzy *a, SeSegmentReader *r, int field, SeFuzzyTermFn fn,
 		while (pos < slen)
 		{
 			int			l;
+			uint32		c = next_cp(s + pos, slen - pos, &l);
+			int32		t;
 
-			if (i + 1 >= a->nrows)
-			{
-				/* longer than m + k: dead (its row would be over k) */
-				(void) next_cp(s + pos, slen - pos, &l);
-				pos += l;
-				dead = true;
-				break;
-			}
-			a->cand[i] = next_cp(s + pos, slen - pos, &l);
+			reserve_depth(a, i);
+			a->cand[i] = c;
 			pos += l;
 			a->cand_end[i] = pos;
-			SE_SEARCH_TICK(1);
-			if (step(a, i++) > a->k)
+			t = transition(a, a->st[i], class_of(a, c));
+			if (t == FZ_DEAD)
 			{
 				dead = true;
 				break;
 			}
+			a->st[++i] = t;
 		}
-		resetStringInfo(&prev);
-		appendBinaryStringInfo(&prev, (const char *) s, pos);
-		depth = i;
-		if (dead)
+		if (pos > a->path_cap)
 		{
-			int			klen;
+			a->path_cap = Max(pos, 2 * a->path_cap);
+			a->path = repalloc(a->path, a->path_cap);
+		}
+		memcpy(a->path + lcp, s + lcp, pos - Min(lcp, pos));
+		path_len = pos;
+		depth = i;
+		if (!dead && a->accept[a->st[i]] >= 0)
+		{
+			SeTermInfo	ti;
 
-			/* skip every term starting as this one does up to pos */
-			resetStringInfo(&key);
-			appendBinaryStringInfo(&key, a->prefix, a->prefix_len);
-			appendBinaryStringInfo(&key, (const char *) s, pos);
-			klen = key.len;
-			if (!successor(key.data, &klen))
+			if (!se_terms_info(e, &ti))
 				break;
-
-			/*
-			 * Most dead starts have few terms: the next ones in the block
-			 * are usually past them already, far cheaper than a seek (which
-			 * steps through its block the same way; neither counts as a
-			 * visit).
-			 */
-			for (i = 0; i < SKIP_BY_NEXT && !pending; i++)
-			{
-				int			c;
-
-				if (!se_terms_next(e, &term, &len, &ti))
-					goto done;
-				SE_SEARCH_TICK(1);
-				c = memcmp(term, key.data, Min(len, klen));
-				if (c > 0 || (c == 0 && len >= klen))
-					pending = true;
-			}
-			if (pending)
-				continue;
-			se_terms_close(e);
-			e = se_segment_terms(r, field, key.data, klen);
-			if (e == NULL)
-				break;
+			fn(arg, term, len, &ti, a->accept[a->st[i]]);
 			continue;
 		}
-		{
-			int			d = a->rows[i * (a->m + 1) + a->m];
-
-			if (d <= a->k)
-				fn(arg, term, len, &ti, d);
-		}
+		/* seek to the least string after it that can match */
+		if ((klen = next_target(a, i, dead)) < 0)
+			break;
+		se_terms_seek(e, a->key, klen);
 	}
-done:
 	se_terms_close(e);
-	pfree(prev.data);
-	pfree(key.data);
 	return visited;
 }
 
