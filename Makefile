@@ -22,6 +22,8 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK = -lzstd -lcurl
 # the HTTP server (src/http/): libmicrohttpd, zlib for gzip bodies
 SHLIB_LINK += -lmicrohttpd -lz
+# client certificates of the HTTP server (src/http/http_auth.c)
+SHLIB_LINK += -lgnutls
 # the transport's peer connections (as postgres_fdw links it)
 SHLIB_LINK_INTERNAL = $(libpq)
 

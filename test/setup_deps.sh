@@ -7,7 +7,7 @@ PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libzstd-dev
       libipc-run-perl build-essential python3
       etcd-server etcd-client libcurl4-openssl-dev
       iproute2 nftables
-      libmicrohttpd-dev zlib1g-dev curl openssl
+      libmicrohttpd-dev libgnutls28-dev zlib1g-dev curl openssl
       python3-elasticsearch elasticsearch-curator rsyslog-elasticsearch
       prometheus-elasticsearch-exporter)
 missing=()

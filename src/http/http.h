@@ -24,6 +24,7 @@ extern int	se_http_request_timeout;
 extern char *se_http_anonymous_role;
 extern char *se_http_ssl_cert_file;
 extern char *se_http_ssl_key_file;
+extern char *se_http_ssl_ca_file;
 extern bool se_http_compression;
 extern int	se_http_auth_failure_limit;
 

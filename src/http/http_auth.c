@@ -24,6 +24,10 @@
  */
 #include "postgres.h"
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
@@ -241,6 +245,69 @@ refuse(HttpReq *req, SeError *err, bool *challenge, const char *user)
 	return InvalidOid;
 }
 
+/* The role named name if it may log in, else InvalidOid (and *logdetail). */
+static Oid
+login_role(const char *name, const char **logdetail)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(name));
+	Oid			role = InvalidOid;
+
+	if (!HeapTupleIsValid(tup))
+	{
+		*logdetail = psprintf("Role \"%s\" does not exist.", name);
+		return InvalidOid;
+	}
+	if (((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin)
+		role = ((Form_pg_authid) GETSTRUCT(tup))->oid;
+	else
+		*logdetail = psprintf("Role \"%s\" is not permitted to log in.", name);
+	ReleaseSysCache(tup);
+	return role;
+}
+
+/*
+ * The client certificate of a TLS connection (http_ssl_ca_file set):
+ * verified against those CAs (chain, dates), its common name is the user,
+ * as PostgreSQL's cert authentication takes it.  No certificate: nothing.
+ */
+void
+se_http_client_cert(struct MHD_Connection *mc, HttpReq *req)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session;
+	const gnutls_datum_t *peers;
+	unsigned int npeers = 0;
+	unsigned int status = 0;
+	gnutls_x509_crt_t crt;
+	char		cn[NAMEDATALEN * 4];
+	size_t		cnlen = sizeof(cn);
+
+	if (ci == NULL || ci->tls_session == NULL)
+		return;
+	session = (gnutls_session_t) ci->tls_session;
+	peers = gnutls_certificate_get_peers(session, &npeers);
+	if (peers == NULL || npeers == 0)
+		return;
+	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS || status != 0)
+	{
+		req->cert_invalid = true;
+		return;
+	}
+	if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS)
+	{
+		req->cert_invalid = true;
+		return;
+	}
+	if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) == GNUTLS_E_SUCCESS &&
+		gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &cnlen) ==
+		GNUTLS_E_SUCCESS && cnlen > 0 && cnlen < NAMEDATALEN && strlen(cn) == cnlen)
+		req->cert_user = strdup(cn);
+	else
+		req->cert_invalid = true;	/* no usable common name */
+	gnutls_x509_crt_deinit(crt);
+}
+
 Oid
 se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 {
@@ -256,6 +323,22 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	bool		hashed;
 
 	*challenge = false;
+	/* a client certificate when no Authorization header says otherwise */
+	if (req->auth == NULL && (req->cert_user || req->cert_invalid))
+	{
+		if (req->cert_user)
+			role = login_role(req->cert_user, &logdetail);
+		else
+			logdetail = "The client certificate did not verify against search_engine.http_ssl_ca_file or has no common name.";
+		if (OidIsValid(role))
+			return role;
+		(void) fail_count(req->addr, 1);
+		ereport(LOG,
+				(errmsg("search_engine http: certificate authentication failed for user \"%s\" from %s",
+						req->cert_user ? req->cert_user : "", req->addr),
+				 errdetail_log("%s", logdetail)));
+		return refuse(req, err, challenge, req->cert_user ? req->cert_user : "");
+	}
 	if (req->auth == NULL)
 	{
 		if (se_http_anonymous_role[0] != '\0')
@@ -299,20 +382,7 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	if (ok && hashed)
 		cred_remember(cred, shadow, hash);
 	if (ok)
-	{
-		HeapTuple	tup = SearchSysCache1(AUTHNAME, CStringGetDatum(cred));
-
-		if (HeapTupleIsValid(tup))
-		{
-			Form_pg_authid a = (Form_pg_authid) GETSTRUCT(tup);
-
-			if (a->rolcanlogin)
-				role = a->oid;
-			else
-				logdetail = psprintf("Role \"%s\" is not permitted to log in.", cred);
-			ReleaseSysCache(tup);
-		}
-	}
+		role = login_role(cred, &logdetail);
 	if (OidIsValid(role))
 		return role;
 	(void) fail_count(req->addr, 1);

@@ -30,6 +30,8 @@ typedef struct HttpReq
 	char	   *uri;			/* raw: path and query string, %-encoded */
 	char	   *method;
 	char	   *auth;			/* Authorization header, or NULL */
+	char	   *cert_user;		/* a verified client certificate's CN, or NULL */
+	bool		cert_invalid;	/* a client certificate that did not verify */
 	char	   *opaque_id;		/* X-Opaque-Id, echoed as ES does, or NULL */
 	char	   *content_type;	/* Content-Type header, or NULL */
 	char		addr[NI_MAXHOST];	/* the client's address */
@@ -58,5 +60,7 @@ typedef struct HttpReq
 /* http_auth.c: the role a request runs as, or InvalidOid with err set */
 extern Oid	se_http_authenticate(HttpReq *req, SeError *err, bool *challenge);
 extern bool se_http_may_request(HttpReq *req, Oid role, SeError *err);
+/* the TLS client certificate of req's connection: cert_user or cert_invalid */
+extern void se_http_client_cert(struct MHD_Connection *mc, HttpReq *req);
 
 #endif							/* SE_HTTP_INT_H */

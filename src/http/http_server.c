@@ -61,6 +61,10 @@ int			se_http_request_timeout = 60;
 char	   *se_http_anonymous_role = NULL;
 char	   *se_http_ssl_cert_file = NULL;
 char	   *se_http_ssl_key_file = NULL;
+char	   *se_http_ssl_ca_file = NULL;
+
+/* http_ssl_ca_file's PEM, or NULL: client certificates are not asked for */
+static char *client_ca = NULL;
 bool		se_http_compression = true;
 int			se_http_auth_failure_limit = 5;
 int			se_http_max_in_flight_bytes = 512 * 1024;	/* kB */
@@ -171,6 +175,12 @@ se_http_guc_define(void)
 							   "PEM private key of the HTTP server's certificate.",
 							   NULL,
 							   &se_http_ssl_key_file, "",
+							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("search_engine.http_ssl_ca_file",
+							   "PEM certificate authorities whose client certificates log in as the role their CN names.",
+							   "As PostgreSQL's cert authentication: the certificate must verify against these CAs "
+							   "and its common name is the role (which needs LOGIN). Empty: no client certificates.",
+							   &se_http_ssl_ca_file, "",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("search_engine.http_workers",
 							"Background workers serving HTTP; they share the port (SO_REUSEPORT).",
@@ -484,6 +494,7 @@ req_free(HttpReq *req)
 	free(req->uri);
 	free(req->method);
 	free(req->auth);
+	free(req->cert_user);
 	free(req->opaque_id);
 	free(req->content_type);
 	body_release(req);
@@ -615,6 +626,8 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (v)
 		req->auth = strdup(v);
+	if (client_ca)
+		se_http_client_cert(mc, req);
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "X-Opaque-Id");
 	if (v)
 		req->opaque_id = strdup(v);
@@ -1107,6 +1120,9 @@ start_daemon(const struct sockaddr *sa, unsigned int flags, const char *key, con
 	{
 		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *) key);
 		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *) cert);
+		/* MHD then asks clients for a certificate (optional for them) */
+		if (client_ca)
+			OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *) client_ca);
 	}
 	OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
@@ -1143,7 +1159,13 @@ start_daemons(void)
 					 errmsg("search_engine.http_ssl_cert_file and http_ssl_key_file must be set together")));
 		cert = read_pem(se_http_ssl_cert_file, "certificate");
 		key = read_pem(se_http_ssl_key_file, "key");
+		if (se_http_ssl_ca_file[0] != '\0')
+			client_ca = read_pem(se_http_ssl_ca_file, "CA certificate");
 	}
+	else if (se_http_ssl_ca_file[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("search_engine.http_ssl_ca_file needs http_ssl_cert_file and http_ssl_key_file")));
 	if (!SplitGUCList(list, ',', &names))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),

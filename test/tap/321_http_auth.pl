@@ -129,4 +129,45 @@ like($b, qr/"m":"secret"/, 'round trip over TLS');
 ($st) = curl("$base/");
 is($st, 0, 'plain HTTP on the TLS port gets no HTTP answer');
 
+# client certificates (http_ssl_ca_file): one that verifies logs in as the
+# role its CN names, as PostgreSQL's cert authentication
+sub client_cert
+{
+	my ($name, $cn, $ca) = @_;
+	system("openssl req -newkey rsa:2048 -nodes -subj /CN=$cn -keyout $dir/$name.key -out $dir/$name.csr 2>/dev/null "
+		  . "&& openssl x509 -req -in $dir/$name.csr -CA $dir/$ca.crt -CAkey $dir/$ca.key -CAcreateserial "
+		  . "-days 2 -extfile $dir/client.ext -out $dir/$name.crt 2>/dev/null") == 0
+	  or die "openssl failed for $name";
+	chmod 0644, "$dir/$name.key", "$dir/$name.crt";
+}
+PostgreSQL::Test::Utils::append_to_file("$dir/client.ext",
+	"basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n");
+for my $ca (qw(ca rogue))
+{
+	system("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=test-$ca "
+		  . "-keyout $dir/$ca.key -out $dir/$ca.crt 2>/dev/null") == 0
+	  or die "openssl failed for $ca";
+}
+client_cert('boss', 'boss', 'ca');
+client_cert('nologin', 'nologin_admin', 'ca');
+client_cert('rogue_boss', 'boss', 'rogue');
+chmod 0644, "$dir/ca.crt";
+$node->append_conf('postgresql.conf', "search_engine.http_ssl_ca_file = '$dir/ca.crt'\n");
+$node->restart;
+ok(wait_http("$tls/", "--cacert $dir/http.crt"), 'the HTTPS server answers with client certificates on');
+($st, $h, $b) = curl("--cacert $dir/http.crt --cert $dir/boss.crt --key $dir/boss.key $tls/other/_search");
+is($st, 200, "a client certificate with CN boss logs in as boss (anonymous 'reader' may not read other)");
+like($b, qr/"m":"secret"/, 'and reads what boss may');
+$log_offset = -s $node->logfile;
+($st, $h, $b) = curl("--cacert $dir/http.crt --cert $dir/rogue_boss.crt --key $dir/rogue_boss.key $tls/other/_search");
+is($st, 401, 'a certificate of another CA: 401');
+like(slurp_file($node->logfile, $log_offset), qr/certificate authentication failed for user "" from/,
+	'logged as a certificate that did not verify');
+($st) = curl("--cacert $dir/http.crt --cert $dir/nologin.crt --key $dir/nologin.key $tls/");
+is($st, 401, 'a verified certificate of a role without LOGIN: 401');
+($st) = curl("--cacert $dir/http.crt $tls/logs-a/_count");
+is($st, 200, 'no certificate: the anonymous role as before');
+($st) = curl("--cacert $dir/http.crt --cert $dir/boss.crt --key $dir/boss.key -u reader:reader-pw2 $tls/other/_search");
+is($st, 403, 'an Authorization header wins over the certificate');
+
 done_testing();
