@@ -459,7 +459,6 @@ const SeJson *
 se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 					 const char **routing, SeError *err)
 {
-	const SeClusterState *st = se_state_current();
 	List	   *filters = NIL;	/* distinct filters (char *); NULL: none */
 	List	   *groups = NIL;	/* per filter, its indices' names as JSON */
 	char	   *search_routing = NULL;
@@ -480,7 +479,7 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 		ListCell   *fc;
 		int			g = -1;
 
-		se_alias_search_extras(st, expr, im, &f, &rt);
+		se_alias_search_extras(expr, im, &f, &rt);
 		if (foreach_current_index(lc) == 0)
 			search_routing = rt;
 		else if ((search_routing == NULL) != (rt == NULL) ||

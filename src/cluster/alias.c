@@ -708,10 +708,12 @@ se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
  * routing of the aliases through which it does.  Both NULL when expr
  * names im itself or matches it by a wildcard over index names, or an
  * alias without filter (routing) reaches it; several filtered aliases:
- * their filters OR'ed, as ES's AliasFilter.
+ * their filters OR'ed, as ES's AliasFilter.  im's own aliases say it all:
+ * no state is read (one read here could reload the process's copy and
+ * free the index metadata the caller resolved -- TAP 140 under ASan).
  */
 void
-se_alias_search_extras(const SeClusterState *st, const char *expr, const SeIndexMeta *im,
+se_alias_search_extras(const char *expr, const SeIndexMeta *im,
 					   char **filter, char **routing)
 {
 	char	   *copy = pstrdup(expr ? expr : "_all");

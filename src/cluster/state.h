@@ -294,7 +294,7 @@ extern List *se_alias_resolve_into(const SeClusterState *st, const char *tok, bo
 								   bool exclude, bool include_closed, List *result,
 								   SeIndexFilter filter, void *arg, bool *found,
 								   SeError *err);
-extern void se_alias_search_extras(const SeClusterState *st, const char *expr,
+extern void se_alias_search_extras(const char *expr,
 								   const SeIndexMeta *im, char **filter, char **routing);
 
 /* Random ES-style uuid (base64url of 16 random bytes, 22 chars). */
