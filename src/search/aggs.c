@@ -300,24 +300,6 @@ bad(SeError *err, const char *type, const char *fmt, const char *a, const char *
 	return false;
 }
 
-static bool
-json_double(const SeJson *v, double *d)
-{
-	char	   *end;
-
-	if (v->type == SE_JSON_NUMBER)
-	{
-		*d = v->u.n.d;
-		return true;
-	}
-	if (v->type == SE_JSON_STRING)
-	{
-		*d = strtod(v->u.s.str, &end);
-		return end != v->u.s.str && *end == '\0';
-	}
-	return false;
-}
-
 /* A date given as epoch millis or as a date (date math allowed). */
 static bool
 json_date_tz(const SeJson *v, const SeTimeZone *tz, double *d, SeError *err)
@@ -456,7 +438,7 @@ parse_ranges(SeAggSpec *a, const SeJson *v, bool dates, SeError *err)
 				return bad(err, "parsing_exception", "[range] unknown field [%s]%s", k, "");
 			if (x->type == SE_JSON_NULL)
 				continue;
-			ok = dates ? json_date(x, &d, err) : json_double(x, &d);
+			ok = dates ? json_date(x, &d, err) : se_json_as_double(x, &d);
 			if (!ok)
 				return bad(err, "parsing_exception", "[%s] bad range bound [%s]", a->name, k);
 			if (k[0] == 'f')
@@ -546,7 +528,7 @@ parse_source_spec(const SeJson *v, SeError *err)
 		else if (strcmp(k, "missing_bucket") == 0)
 			a->missing_bucket = x->type == SE_JSON_TRUE;
 		else if (a->type == AT_HISTOGRAM && strcmp(k, "interval") == 0)
-			ok = json_double(x, &a->interval) && a->interval > 0;
+			ok = se_json_as_double(x, &a->interval) && a->interval > 0;
 		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "fixed_interval") == 0 && x->type == SE_JSON_STRING)
 			ok = (a->interval = parse_fixed_interval(x->u.s.str)) > 0;
 		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "calendar_interval") == 0 && x->type == SE_JSON_STRING)
@@ -758,7 +740,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		else if (strcmp(k, "format") == 0 && v->type == SE_JSON_STRING)
 			;					/* values are written in the field's own format */
 		else if (a->type == AT_EXTENDED_STATS && strcmp(k, "sigma") == 0)
-			ok = json_double(v, &a->sigma) && a->sigma >= 0;
+			ok = se_json_as_double(v, &a->sigma) && a->sigma >= 0;
 		else if ((a->type == AT_PERCENTILES && strcmp(k, "percents") == 0) ||
 				 (a->type == AT_PERCENTILE_RANKS && strcmp(k, "values") == 0))
 		{
@@ -768,7 +750,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			a->npercents = ok ? v->u.a.count : 0;
 			a->percents = palloc(sizeof(double) * Max(1, a->npercents));
 			for (j = 0; ok && j < a->npercents; j++)
-				ok = json_double(v->u.a.items[j], &a->percents[j]) &&
+				ok = se_json_as_double(v->u.a.items[j], &a->percents[j]) &&
 					(a->type == AT_PERCENTILE_RANKS ||
 					 (a->percents[j] >= 0 && a->percents[j] <= 100));
 		}
@@ -780,7 +762,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		{
 			const SeJson *c = se_json_get(v, "compression");
 
-			ok = c == NULL || (json_double(c, &a->compression) && a->compression > 0);
+			ok = c == NULL || (se_json_as_double(c, &a->compression) && a->compression > 0);
 		}
 		else if (a->type == AT_TOP_HITS && (strcmp(k, "size") == 0 || strcmp(k, "from") == 0) &&
 				 v->type == SE_JSON_NUMBER && v->u.n.d >= 0 && v->u.n.d <= PG_INT32_MAX / 2)
@@ -812,7 +794,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		else if (IS_TERMS(a->type) && strcmp(k, "exclude") == 0)
 			a->exclude = v;
 		else if (a->type == AT_HISTOGRAM && strcmp(k, "interval") == 0)
-			ok = json_double(v, &a->interval) && a->interval > 0;
+			ok = se_json_as_double(v, &a->interval) && a->interval > 0;
 		else if (a->type == AT_DATE_HISTOGRAM && strcmp(k, "fixed_interval") == 0 &&
 				 v->type == SE_JSON_STRING)
 		{
@@ -848,7 +830,7 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 				a->offset = neg ? -ms : ms;
 			}
 			else
-				ok = json_double(v, &a->offset);
+				ok = se_json_as_double(v, &a->offset);
 		}
 		else if ((a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
 				 strcmp(k, "extended_bounds") == 0 && v->type == SE_JSON_OBJECT)
@@ -860,9 +842,9 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			a->bmin = INFINITY;
 			a->bmax = -INFINITY;
 			if (mn)
-				ok = a->type == AT_HISTOGRAM ? json_double(mn, &a->bmin) : json_date(mn, &a->bmin, err);
+				ok = a->type == AT_HISTOGRAM ? se_json_as_double(mn, &a->bmin) : json_date(mn, &a->bmin, err);
 			if (ok && mx)
-				ok = a->type == AT_HISTOGRAM ? json_double(mx, &a->bmax) : json_date(mx, &a->bmax, err);
+				ok = a->type == AT_HISTOGRAM ? se_json_as_double(mx, &a->bmax) : json_date(mx, &a->bmax, err);
 		}
 		else if ((a->type == AT_RANGE || a->type == AT_DATE_RANGE) && strcmp(k, "ranges") == 0)
 		{
@@ -1464,7 +1446,7 @@ missing_value(const SeAggSpec *a, int64 *buf)
 	}
 	else if (a->missing->type == SE_JSON_TRUE || a->missing->type == SE_JSON_FALSE)
 		d = a->missing->type == SE_JSON_TRUE;
-	else if (!json_double(a->missing, &d))
+	else if (!se_json_as_double(a->missing, &d))
 		return NULL;
 	*buf = a->kind == KK_DOUBLE ? se_double_to_sortable(d) : (int64) d;
 	return buf;
@@ -2112,7 +2094,7 @@ composite_after_cmp(const SeAggSpec *a, const Bucket *bk)
 			else if (xk == KK_DATE)
 				(void) json_date(v, &d, &e);
 			else
-				(void) json_double(v, &d);
+				(void) se_json_as_double(v, &d);
 		}
 		c = comp_value_cmp(a->src[k], xk == KK_NONE, vmissing, xk == KK_STR, x, xl, s, sl,
 						   xk != KK_NONE && xk != KK_STR ? comp_number(xk, x) : 0, d);

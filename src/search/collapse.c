@@ -282,9 +282,12 @@ se_collapse_doc_value(const SeMappedField *f, SeSegmentReader *r, int field, int
 	return true;
 }
 
-/* Copy src's group value into dst, which owns its bytes (reused between docs). */
+/*
+ * Copy a sort or group value into dst, which owns its bytes (reused between
+ * docs); the heap's slots and collapse's group values both keep theirs so.
+ */
 void
-se_collapse_value_copy(SeSortValue *dst, const SeSortValue *src)
+se_sort_value_copy(SeSortValue *dst, const SeSortValue *src)
 {
 	dst->missing = src->missing;
 	dst->num = src->num;

@@ -70,25 +70,6 @@ is_leaf(const SeJson *v)
 	return v->type != SE_JSON_OBJECT && v->type != SE_JSON_ARRAY;
 }
 
-/* A number or numeric string as double. */
-static bool
-json_number(const SeJson *v, double *out)
-{
-	char	   *end;
-
-	if (v->type == SE_JSON_NUMBER)
-	{
-		*out = v->u.n.d;
-		return true;
-	}
-	if (v->type == SE_JSON_STRING && v->u.s.len > 0)
-	{
-		*out = strtod(v->u.s.str, &end);
-		return *end == '\0' && !isnan(*out);
-	}
-	return false;
-}
-
 static bool
 json_bool(const SeJson *v, bool *out)
 {
@@ -124,7 +105,7 @@ parse_boost(const char *qname, const SeJson *v, float *boost, SeError *err)
 {
 	double		d;
 
-	if (!json_number(v, &d) || isinf(d))
+	if (!se_json_as_double(v, &d) || isinf(d))
 	{
 		se_error_set(err, 400, "x_content_parse_exception",
 					 "[%s] failed to parse field [boost]", qname);
@@ -147,7 +128,7 @@ parse_float_param(const char *qname, const char *key, const SeJson *v,
 {
 	double		d;
 
-	if (!json_number(v, &d) || isinf(d))
+	if (!se_json_as_double(v, &d) || isinf(d))
 	{
 		se_error_set(err, 400, "x_content_parse_exception",
 					 "[%s] failed to parse field [%s]", qname, key);
@@ -163,7 +144,7 @@ parse_int_param(const char *qname, const char *key, const SeJson *v,
 {
 	double		d;
 
-	if (!json_number(v, &d) || d != floor(d) || d < PG_INT32_MIN || d > PG_INT32_MAX)
+	if (!se_json_as_double(v, &d) || d != floor(d) || d < PG_INT32_MIN || d > PG_INT32_MAX)
 	{
 		se_error_set(err, 400, "x_content_parse_exception",
 					 "[%s] failed to parse field [%s]", qname, key);

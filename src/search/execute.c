@@ -466,22 +466,14 @@ store_slot(Collector *c, SeTopDoc *slot)
 		SeSortValue *dst = &slot->keys[i];
 		const SeSortValue *src = &c->scratch.keys[i];
 
-		dst->missing = src->missing;
-		dst->num = src->num;
-		dst->score = c->scratch.score;
-		if (c->rank.keys[i].type == SE_KEY_BYTES && !src->missing)
+		if (c->rank.keys[i].type == SE_KEY_BYTES)
+			se_sort_value_copy(dst, src);
+		else
 		{
-			if (dst->cap < src->len + 1)
-			{
-				int			cap = Max(src->len + 1, 16);
-
-				dst->bytes = dst->cap ? repalloc(dst->bytes, cap) : palloc(cap);
-				dst->cap = cap;
-			}
-			memcpy(dst->bytes, src->bytes, src->len);
-			dst->bytes[src->len] = '\0';
-			dst->len = src->len;
+			dst->missing = src->missing;
+			dst->num = src->num;
 		}
+		dst->score = c->scratch.score;
 	}
 }
 
@@ -582,7 +574,7 @@ collect_group(Collector *c)
 	else
 		return;
 	store_slot(c, &c->slots[slot]);
-	se_collapse_value_copy(&c->slots[slot].keys[c->rank.nkeys], g);
+	se_sort_value_copy(&c->slots[slot].keys[c->rank.nkeys], g);
 	se_group_set_add(c->groups, slot, &c->slots[slot].keys[c->rank.nkeys]);
 	if (pos == 0)
 		heap_sift_down(c, 0);

@@ -43,24 +43,6 @@ fs_error(SeError *err, const char *fmt, const char *arg)
 }
 
 static bool
-json_double(const SeJson *v, double *out)
-{
-	if (v->type == SE_JSON_NUMBER)
-	{
-		*out = v->u.n.is_int ? (double) v->u.n.i : v->u.n.d;
-		return true;
-	}
-	if (v->type == SE_JSON_STRING)
-	{
-		char	   *end;
-
-		*out = strtod(v->u.s.str, &end);
-		return end != v->u.s.str && *end == '\0';
-	}
-	return false;
-}
-
-static bool
 parse_combine(const char *key, const SeJson *v, bool boost_mode, SeCombine *out,
 			  SeError *err)
 {
@@ -111,9 +93,9 @@ parse_fvf(const SeJson *v, SeScoreFunction *fn, SeError *err)
 
 		if (strcmp(k, "field") == 0 && x->type == SE_JSON_STRING)
 			fn->field = pstrdup(x->u.s.str);
-		else if (strcmp(k, "factor") == 0 && json_double(x, &fn->factor))
+		else if (strcmp(k, "factor") == 0 && se_json_as_double(x, &fn->factor))
 			 /* set */ ;
-		else if (strcmp(k, "missing") == 0 && json_double(x, &fn->missing))
+		else if (strcmp(k, "missing") == 0 && se_json_as_double(x, &fn->missing))
 			fn->has_missing = true;
 		else if (strcmp(k, "modifier") == 0 && x->type == SE_JSON_STRING)
 		{
@@ -188,7 +170,7 @@ parse_decay(const char *name, const SeJson *v, SeScoreFunction *fn, SeError *err
 				fn->offset = pv;
 			else if (strcmp(pk, "decay") == 0)
 			{
-				if (!json_double(pv, &fn->decay) || fn->decay <= 0 || fn->decay >= 1)
+				if (!se_json_as_double(pv, &fn->decay) || fn->decay <= 0 || fn->decay >= 1)
 				{
 					se_error_set(err, 400, "illegal_argument_exception",
 								 "decay must be in the range [0..1].");
@@ -228,7 +210,7 @@ parse_random(const SeJson *v, SeScoreFunction *fn, SeError *err)
 		const SeJson *x = v->u.o.members[i].value;
 		double		d;
 
-		if (strcmp(k, "seed") == 0 && json_double(x, &d))
+		if (strcmp(k, "seed") == 0 && se_json_as_double(x, &d))
 		{
 			fn->has_seed = true;
 			fn->seed = (int64) d;
@@ -255,7 +237,7 @@ parse_function_member(const char *k, const SeJson *v, SeScoreFunction *fn,
 	{
 		double		d;
 
-		if (!json_double(v, &d))
+		if (!se_json_as_double(v, &d))
 			return fs_error(err, "[function_score] failed to parse [%s]", k);
 		fn->weight = (float) d;
 		return true;
@@ -365,14 +347,14 @@ se_function_score_parse(const SeJson *body, int depth, SeError *err)
 			if (!parse_combine(k, v, true, &q->boost_mode, err))
 				return NULL;
 		}
-		else if (strcmp(k, "max_boost") == 0 && json_double(v, &d))
+		else if (strcmp(k, "max_boost") == 0 && se_json_as_double(v, &d))
 			q->max_boost = (float) d;
-		else if (strcmp(k, "min_score") == 0 && json_double(v, &d))
+		else if (strcmp(k, "min_score") == 0 && se_json_as_double(v, &d))
 		{
 			q->has_min_score = true;
 			q->min_score = (float) d;
 		}
-		else if (strcmp(k, "boost") == 0 && json_double(v, &d))
+		else if (strcmp(k, "boost") == 0 && se_json_as_double(v, &d))
 			q->boost = (float) d;
 		else if (strcmp(k, "_name") == 0)
 			 /* accepted */ ;
@@ -456,7 +438,7 @@ se_terms_set_parse(const SeJson *body, SeError *err)
 			}
 			q->msm_script = pstrdup(src->u.s.str);
 		}
-		else if (strcmp(k, "boost") == 0 && json_double(v, &d))
+		else if (strcmp(k, "boost") == 0 && se_json_as_double(v, &d))
 			q->boost = (float) d;
 		else if (strcmp(k, "_name") == 0)
 			 /* accepted */ ;

@@ -77,24 +77,6 @@ mlt_error(SeError *err, const char *type, const char *msg, const char *arg)
 	return NULL;
 }
 
-static bool
-json_number(const SeJson *v, double *out)
-{
-	if (v->type == SE_JSON_NUMBER)
-	{
-		*out = v->u.n.d;
-		return true;
-	}
-	if (v->type == SE_JSON_STRING)
-	{
-		char	   *end;
-
-		*out = strtod(v->u.s.str, &end);
-		return end != v->u.s.str && *end == '\0';
-	}
-	return false;
-}
-
 /* A like/unlike item: a text, {"doc"}, or {"_index", "_id"} (with "_source" once fetched). */
 static bool
 add_item(const SeJson *v, int *ntexts, char ***texts, int *nitems, SeMltItem **items,
@@ -265,7 +247,7 @@ se_mlt_parse(const SeJson *body, SeError *err)
 		}
 		else if (strcmp(k, "_name") == 0)
 			 /* accepted */ ;
-		else if (json_number(v, &d))
+		else if (se_json_as_double(v, &d))
 		{
 			if (strcmp(k, "boost") == 0)
 				q->boost = (float) d;

@@ -863,7 +863,7 @@ extern const SeMappedField *se_collapse_resolve(const SeCollapse *c,
 												const SeSearchShard *shard, SeError *err);
 extern bool se_collapse_doc_value(const SeMappedField *f, SeSegmentReader *r, int field,
 								  int32 doc, SeSortValue *out, SeError *err);
-extern void se_collapse_value_copy(SeSortValue *dst, const SeSortValue *src);
+extern void se_sort_value_copy(SeSortValue *dst, const SeSortValue *src);
 extern int	se_collapse_dedupe(SeTopDoc *docs, int ndocs, int gkey);
 extern char *se_collapse_value_json(const SeMappedField *f, const SeSortValue *v);
 extern void se_collapse_hit_fields(const SeCollapse *c, SeHit *hit);

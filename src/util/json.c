@@ -1721,6 +1721,24 @@ se_json_get(const SeJson *obj, const char *key)
 }
 
 bool
+se_json_as_double(const SeJson *v, double *out)
+{
+	char	   *end;
+
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*out = v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING && v->u.s.len > 0)
+	{
+		*out = strtod(v->u.s.str, &end);
+		return *end == '\0' && !isnan(*out);
+	}
+	return false;
+}
+
+bool
 se_json_has_nul(const SeJson *v)
 {
 	int			i;

@@ -116,6 +116,8 @@ extern SeJson *se_json_parse(const char *text, size_t len,
 
 /* Object member lookup by key (last one wins); NULL if absent or not object. */
 extern SeJson *se_json_get(const SeJson *obj, const char *key);
+/* A number, or a string holding only one (as ES takes "1.5"), as double. */
+extern bool se_json_as_double(const SeJson *v, double *out);
 
 /* Does a string or key anywhere in v hold a NUL (which jsonb cannot)? */
 extern bool se_json_has_nul(const SeJson *v);
