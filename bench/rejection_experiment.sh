@@ -79,8 +79,9 @@ REQUESTS=${REQUESTS:-200}
 SHARDS=${SHARDS:-"2 4 8 16 32"}
 CLIENTS=${CLIENTS:-"8 16 24 32 48 64"}
 BATCHES=${BATCHES:-"100 200"}
-# shards:clients:batch:mode   (mode client = resend 429 items until indexed; server = max_retries 10)
-RETRY_CELLS=${RETRY_CELLS:-"8:32:100:client 16:24:200:client 32:48:100:client 32:64:200:client 16:24:200:server 32:64:200:server"}
+# shards:clients:batch:mode   (mode client = resend 429 items until indexed; server = max_retries 10);
+# RETRY_CELLS= (set and empty) skips the retry pass
+RETRY_CELLS=${RETRY_CELLS-"8:32:100:client 16:24:200:client 32:48:100:client 32:64:200:client 16:24:200:server 32:64:200:server"}
 RETRY_REQUESTS=${RETRY_REQUESTS:-50}
 TRANSPORT=${TRANSPORT:-sql}
 HTTP_PORT=${HTTP_PORT:-9294}
