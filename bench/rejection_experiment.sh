@@ -327,7 +327,7 @@ END {
   for (r = 1; r <= nr; r++) {
     split(rrow[r], f, ",")
     mode = f[7] == "client" ? "client, until indexed" : "server, max_retries " f[8]
-    printf "| %d | %d | %d | %s | %d | %d | %d (%d) | %d | %d | %d | %s | %.0f |\n", f[5], f[3], f[4], mode, f[21], f[24], f[29], f[28], f[36], f[23], f[34], (f[23] == f[21] && f[35] == "true") ? "yes" : "NO", f[10]
+    printf "| %d | %d | %d | %s | %d | %d | %d (%d) | %d | %d | %d | %s | %.0f |\n", f[5], f[3], f[4], mode, f[21], f[24], f[29], f[28], f[36], f[23], f[34], (f[22] == f[21] && f[27] == 0 && f[35] == "true") ? "yes" : "NO", f[10]
   }
 }' "$1" "$2"
 }
