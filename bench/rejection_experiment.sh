@@ -42,9 +42,28 @@
 #   NODES="1 2 3" SHARDS="2 4 8" CLIENTS="8 16 32 64" BATCHES=100 REQUESTS=30 \
 #     OUT=bench/loadgen/results/rejection-replicas bench/rejection_experiment.sh
 #
+# Over HTTP (issue 18): TRANSPORT=http runs the cells through the
+# server's ES endpoint (se-loadgen --http: POST /rejection/_bulk, one
+# keep-alive connection per client, the same batches, classification and
+# client retries; the engine's max_retries is a bulk() argument, so the
+# retry cells of mode server are SQL-only and skipped); TRANSPORT=both
+# runs every cell over SQL and over HTTP on the same server, one after
+# the other (which goes first alternates), and plots them on the same
+# axes. The server gets
+# search_engine.http_port = HTTP_PORT (default 9294) and HTTP_WORKERS
+# workers (default: the most clients of a cell, at most 64: each runs one
+# request at a time, as one SQL backend per client does); HTTP_AUTH=
+# anonymous (default: http_anonymous_role postgres) or password (a LOGIN
+# SUPERUSER role with a random password, so Basic auth is on the path).
+#   TRANSPORT=both SHARDS="4 8 16 32" CLIENTS="8 16 32 64" BATCHES=100 \
+#     REQUESTS=40 RETRY_CELLS="16:32:100:client" \
+#     OUT=bench/loadgen/results/rejection-http bench/rejection_experiment.sh
+#
 # Outputs (OUT, default bench/loadgen/results/rejection): cells.csv and
 # retries.csv (one se-loadgen row per cell), summary.md (tables), and the
 # plots rejection-requests.png, rejection-docs.png, rejection-throughput.png.
+# Over HTTP: cells-http.csv, retries-http.csv, summary-http.md; with both
+# also http-vs-sql.md (per cell, HTTP / SQL) and rejection-http.png.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,11 +79,26 @@ REQUESTS=${REQUESTS:-200}
 SHARDS=${SHARDS:-"2 4 8 16 32"}
 CLIENTS=${CLIENTS:-"8 16 24 32 48 64"}
 BATCHES=${BATCHES:-"100 200"}
-# shards:clients:batch:mode   (mode client = resend 429 items until indexed; server = max_retries 10)
-RETRY_CELLS=${RETRY_CELLS:-"8:32:100:client 16:24:200:client 32:48:100:client 32:64:200:client 16:24:200:server 32:64:200:server"}
+# shards:clients:batch:mode   (mode client = resend 429 items until indexed; server = max_retries 10);
+# RETRY_CELLS= (set and empty) skips the retry pass
+RETRY_CELLS=${RETRY_CELLS-"8:32:100:client 16:24:200:client 32:48:100:client 32:64:200:client 16:24:200:server 32:64:200:server"}
 RETRY_REQUESTS=${RETRY_REQUESTS:-50}
+TRANSPORT=${TRANSPORT:-sql}
+HTTP_PORT=${HTTP_PORT:-9294}
+HTTP_AUTH=${HTTP_AUTH:-anonymous}
 LOADGEN=$BENCH/loadgen/se-loadgen
 DSN="host=/tmp port=$PORT user=postgres dbname=postgres"
+case $TRANSPORT in
+  sql) TRANSPORTS=sql ;;
+  http) TRANSPORTS=http ;;
+  both) TRANSPORTS="sql http" ;;
+  *) echo "$0: TRANSPORT is sql, http or both" >&2; exit 1 ;;
+esac
+case $HTTP_AUTH in anonymous|password) ;; *) echo "$0: HTTP_AUTH is anonymous or password" >&2; exit 1 ;; esac
+if [ -n "${NODES:-}" ] && [ "$TRANSPORT" != sql ]; then
+  echo "$0: the cluster cells (NODES) run over SQL only" >&2
+  exit 1
+fi
 
 if [ "$(id -u)" != 0 ]; then
   echo "$0: run as root (PostgreSQL is started as postgres)" >&2
@@ -72,8 +106,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 command -v gnuplot >/dev/null || {
   apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnuplot-nox >/dev/null; }
-[ -f /usr/include/postgresql/libpq-fe.h ] || {
-  apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q libpq-dev >/dev/null; }
+[ -f /usr/include/postgresql/libpq-fe.h ] && [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] || {
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q libpq-dev libcurl4-openssl-dev >/dev/null; }
 make -s -C "$BENCH/loadgen" >/dev/null
 [ -s "$CORPUS" ] || "$BENCH/contents_corpus.sh" "$CORPUS"
 
@@ -169,36 +204,67 @@ if pg_isready -q -h /tmp -p "$PORT" && [ ! -f "$PGDIR/postmaster.pid" ]; then
   exit 1
 fi
 [ -d "$PGDIR" ] && stop_server
+http_conf=()
+if [ "$TRANSPORT" != sql ]; then
+  max_clients=$(tr ' ' '\n' <<<"$CLIENTS $(for c in $RETRY_CELLS; do cut -d: -f2 <<<"$c"; done)" | sort -n | tail -n 1)
+  HTTP_WORKERS=${HTTP_WORKERS:-$(( max_clients < 64 ? max_clients : 64 ))}
+  http_conf=("search_engine.http_port = $HTTP_PORT" "search_engine.http_listen_addresses = '127.0.0.1'"
+    "search_engine.http_workers = $HTTP_WORKERS" "max_worker_processes = $((HTTP_WORKERS + 24))")
+  [ "$HTTP_AUTH" = anonymous ] && http_conf+=("search_engine.http_anonymous_role = 'postgres'")
+fi
 "$REPO/test/pg_instance.sh" start "$PGDIR" "$PORT" "shared_buffers = '512MB'" \
-  "max_connections = 120" "search_engine.write_queue_size = $QUEUE"
+  "max_connections = 120" "search_engine.write_queue_size = $QUEUE" "${http_conf[@]}"
 trap stop_server EXIT
 psql_ -c "CREATE EXTENSION IF NOT EXISTS search_engine"
 threads=$(psql_ -c "SHOW search_engine.write_threads")
+http_args=()
+if [ "$TRANSPORT" != sql ]; then
+  URL=http://127.0.0.1:$HTTP_PORT
+  http_args=(--http "$URL")
+  if [ "$HTTP_AUTH" = password ]; then
+    SE_LOADGEN_HTTP_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+    export SE_LOADGEN_HTTP_PASSWORD
+    psql_ -c "DROP ROLE IF EXISTS se_loadgen_http" -c "CREATE ROLE se_loadgen_http LOGIN SUPERUSER PASSWORD '$SE_LOADGEN_HTTP_PASSWORD'"
+    http_args+=(--http-user se_loadgen_http)
+  fi
+  for _ in $(seq 1 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.2; done
+  echo "HTTP: $URL, $HTTP_WORKERS workers, auth $HTTP_AUTH" >&2
+fi
+# per transport: the CSV of a pass and se-loadgen's extra arguments
+csv_of() { if [ "$2" = sql ]; then echo "$OUT/$1.csv"; else echo "$OUT/$1-http.csv"; fi; }
+targs() { if [ "$1" = http ]; then echo "${http_args[@]}"; fi; }
 
 mkdir -p "$OUT"
-rm -f "$OUT/cells.csv" "$OUT/retries.csv" "$OUT"/batch*.dat
+rm -f "$OUT"/cells*.csv "$OUT"/retries*.csv "$OUT"/batch*.dat "$OUT"/cmp-*.dat
 ncells=$(( $(wc -w <<<"$SHARDS") * $(wc -w <<<"$CLIENTS") * $(wc -w <<<"$BATCHES") ))
 start=$(date +%s)
 i=0
-echo "main pass: $ncells cells, $REQUESTS requests per client, write_queue_size $QUEUE, $threads write threads" >&2
+echo "main pass: $ncells cells over $TRANSPORTS, $REQUESTS requests per client, write_queue_size $QUEUE, $threads write threads" >&2
 for batch in $BATCHES; do
   for shards in $SHARDS; do
     for clients in $CLIENTS; do
       i=$((i + 1))
-      t0=$(date +%s.%N)
-      rc=0
-      "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
-        --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
-        --requests-per-client "$REQUESTS" --csv "$OUT/cells.csv" --label main || rc=$?
-      row=$(tail -n 1 "$OUT/cells.csv")
-      IFS=, read -r -a f <<<"$row"
-      printf '\r[%2d/%d] %3d shards x %2d clients = %4d, batch %3d: ok %5.1f%% partial %5.1f%% rejected %5.1f%%, %6.0f docs/s, %4.1f s%s\033[K' \
-        "$i" "$ncells" "$shards" "$clients" "$((shards * clients))" "$batch" \
-        "$(awk -v x="${f[17]}" 'BEGIN{print 100*x}')" "$(awk -v x="${f[18]}" 'BEGIN{print 100*x}')" \
-        "$(awk -v x="${f[19]}" 'BEGIN{print 100*x}')" "${f[9]}" \
-        "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')" \
-        "$([ "$rc" = 0 ] && echo "" || echo "  VERIFY FAILED (rc $rc)")" >&2
-      [ "$rc" = 0 ] || echo >&2
+      # both: alternate which goes first, so neither always meets the other's leftovers
+      order=$TRANSPORTS
+      [ "$TRANSPORT" = both ] && [ $((i % 2)) = 0 ] && order="http sql"
+      for t in $order; do
+        t0=$(date +%s.%N)
+        rc=0
+        csv=$(csv_of cells "$t")
+        # shellcheck disable=SC2046 # targs: zero or more words, none with spaces
+        "$LOADGEN" ingest -q -d "$DSN" $(targs "$t") --corpus "$CORPUS" --index-body "$INDEX_BODY" \
+          --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
+          --requests-per-client "$REQUESTS" --csv "$csv" --label main || rc=$?
+        row=$(tail -n 1 "$csv")
+        IFS=, read -r -a f <<<"$row"
+        printf '\r[%2d/%d] %-4s %3d shards x %2d clients = %4d, batch %3d: ok %5.1f%% partial %5.1f%% rejected %5.1f%%, %6.0f docs/s, %4.1f s%s\033[K' \
+          "$i" "$ncells" "$t" "$shards" "$clients" "$((shards * clients))" "$batch" \
+          "$(awk -v x="${f[17]}" 'BEGIN{print 100*x}')" "$(awk -v x="${f[18]}" 'BEGIN{print 100*x}')" \
+          "$(awk -v x="${f[19]}" 'BEGIN{print 100*x}')" "${f[9]}" \
+          "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')" \
+          "$([ "$rc" = 0 ] && echo "" || echo "  VERIFY FAILED (rc $rc)")" >&2
+        [ "$rc" = 0 ] || echo >&2
+      done
     done
   done
 done
@@ -209,19 +275,28 @@ echo "retry pass: $RETRY_CELLS, $RETRY_REQUESTS requests per client" >&2
 for cell in $RETRY_CELLS; do
   IFS=: read -r shards clients batch mode <<<"$cell"
   if [ "$mode" = server ]; then retry=(--retry server --retries 10); else retry=(--retry client --retries -1); fi
-  rc=0
-  "$LOADGEN" ingest -q -d "$DSN" --corpus "$CORPUS" --index-body "$INDEX_BODY" \
-    --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
-    --requests-per-client "$RETRY_REQUESTS" "${retry[@]}" --csv "$OUT/retries.csv" --label "retry-$mode" || rc=$?
-  IFS=, read -r -a f <<<"$(tail -n 1 "$OUT/retries.csv")"
-  echo "  $shards shards x $clients clients, batch $batch, $mode retries: sent ${f[20]}, indexed ${f[22]}, count ${f[33]}, verified ${f[34]}, first-attempt 429 items ${f[23]}, ${f[9]} docs/s (rc $rc)" >&2
+  for t in $TRANSPORTS; do
+    if [ "$t" = http ] && [ "$mode" = server ]; then
+      echo "  $shards shards x $clients clients, batch $batch, server retries: not over HTTP (max_retries is a bulk() argument)" >&2
+      continue
+    fi
+    rc=0
+    csv=$(csv_of retries "$t")
+    # shellcheck disable=SC2046
+    "$LOADGEN" ingest -q -d "$DSN" $(targs "$t") --corpus "$CORPUS" --index-body "$INDEX_BODY" \
+      --index rejection --shards "$shards" --clients "$clients" --batch "$batch" \
+      --requests-per-client "$RETRY_REQUESTS" "${retry[@]}" --csv "$csv" --label "retry-$mode" || rc=$?
+    IFS=, read -r -a f <<<"$(tail -n 1 "$csv")"
+    echo "  $t: $shards shards x $clients clients, batch $batch, $mode retries: sent ${f[20]}, indexed ${f[22]}, count ${f[33]}, verified ${f[34]}, first-attempt 429 items ${f[23]}, ${f[9]} docs/s (rc $rc)" >&2
+  done
 done
 psql_ -c "SELECT search_engine.delete_index(index) FROM search_engine.indices WHERE index = 'rejection'" >/dev/null
-touch "$OUT/retries.csv"
+for t in $TRANSPORTS; do touch "$(csv_of retries "$t")"; done
 total_seconds=$(( $(date +%s) - start ))
 errors=$(grep -cE 'PANIC|FATAL|TRAP' "$PGDIR/server.log" || true)
 
 # ---------- tables ----------
+summarize() {   # cells.csv retries.csv > summary.md
 awk -F, -v main_s="$main_seconds" -v total_s="$total_seconds" -v queue="$QUEUE" -v req="$REQUESTS" \
     -v threads="$threads" -v errors="$errors" -v batches="$BATCHES" -v shardss="$SHARDS" -v clientss="$CLIENTS" '
 NR == FNR { if (FNR > 1) { key = $4 SUBSEP $5 SUBSEP $3; ok[key] = $18; pa[key] = $19; rj[key] = $20;
@@ -252,11 +327,17 @@ END {
   for (r = 1; r <= nr; r++) {
     split(rrow[r], f, ",")
     mode = f[7] == "client" ? "client, until indexed" : "server, max_retries " f[8]
-    printf "| %d | %d | %d | %s | %d | %d | %d (%d) | %d | %d | %d | %s | %.0f |\n", f[5], f[3], f[4], mode, f[21], f[24], f[29], f[28], f[36], f[23], f[34], (f[23] == f[21] && f[35] == "true") ? "yes" : "NO", f[10]
+    printf "| %d | %d | %d | %s | %d | %d | %d (%d) | %d | %d | %d | %s | %.0f |\n", f[5], f[3], f[4], mode, f[21], f[24], f[29], f[28], f[36], f[23], f[34], (f[22] == f[21] && f[27] == 0 && f[35] == "true") ? "yes" : "NO", f[10]
   }
-}' "$OUT/cells.csv" "$OUT/retries.csv" > "$OUT/summary.md"
+}' "$1" "$2"
+}
+for t in $TRANSPORTS; do
+  if [ "$t" = sql ]; then summarize "$OUT/cells.csv" "$OUT/retries.csv" > "$OUT/summary.md"
+  else summarize "$OUT/cells-http.csv" "$OUT/retries-http.csv" > "$OUT/summary-http.md"; fi
+done
 
 # ---------- plots ----------
+if [[ " $TRANSPORTS " == *" sql "* ]]; then
 for batch in $BATCHES; do
   awk -F, -v b="$batch" 'NR > 1 && $4 == b { print $6, 100 * $18, 100 * $19, 100 * $20, 100 * $25, 100 * $26, $5, $3, $10 }' \
     "$OUT/cells.csv" | sort -n > "$OUT/batch$batch.dat"
@@ -324,3 +405,66 @@ unset multiplot
 EOF
 for p in requests docs throughput; do gnuplot "$OUT/rejection-$p.gp"; done
 echo "results: $OUT/summary.md, $OUT/rejection-{requests,docs,throughput}.png (${total_seconds:-?} s)" >&2
+fi
+
+# ---------- over HTTP, on the axes of SQL ----------
+[[ " $TRANSPORTS " == *" http "* ]] || exit 0
+for t in $TRANSPORTS; do
+  for batch in $BATCHES; do
+    # concurrency, requests fully successful %, documents rejected %, indexed docs/s, p50 ms, shards, clients
+    awk -F, -v b="$batch" 'NR > 1 && $4 == b { print $6, 100 * $18, 100 * $25, $10, $30, $5, $3 }' \
+      "$(csv_of cells "$t")" | sort -n > "$OUT/cmp-$t-batch$batch.dat"
+  done
+done
+if [ "$TRANSPORT" = both ]; then
+  awk -F, '
+  FNR == 1 { file++; next }
+  { k = $4 SUBSEP $5 SUBSEP $3; if (file == 1) { sql[k] = $0; order[++n] = k } else http[k] = $0 }
+  function r(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
+  END {
+    printf "Per cell, the same server and run, SQL (search_engine.bulk() over libpq) and HTTP (POST _bulk, keep-alive) one after the other (the first alternates), no retries.\n\n"
+    printf "| batch | shards | clients | concurrency | requests fully ok %%, SQL / HTTP | docs rejected %%, SQL / HTTP | docs/s SQL | docs/s HTTP | HTTP / SQL | p50 ms SQL | p50 ms HTTP | HTTP / SQL | counts verified |\n"
+    printf "|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|\n"
+    for (i = 1; i <= n; i++) {
+      k = order[i]; if (!(k in http)) continue
+      split(sql[k], a, ","); split(http[k], h, ",")
+      printf "| %d | %d | %d | %d | %.0f / %.0f | %.1f / %.1f | %.0f | %.0f | %s | %.1f | %.1f | %s | %s |\n", a[4], a[5], a[3], a[6],
+        100 * a[18], 100 * h[18], 100 * a[25], 100 * h[25], a[10], h[10], r(h[10], a[10]), a[30], h[30], r(h[30], a[30]),
+        (a[35] == "true" && h[35] == "true") ? "yes" : "NO"
+    }
+  }' "$OUT/cells.csv" "$OUT/cells-http.csv" > "$OUT/http-vs-sql.md"
+fi
+cat > "$OUT/rejection-http.gp" <<EOF
+set terminal pngcairo size 1800,600 font 'Sans,10' noenhanced
+set output '$OUT/rejection-http.png'
+set multiplot layout 1,3 title "Bulk rejections over HTTP (POST _bulk, one keep-alive connection per client, $HTTP_WORKERS HTTP workers) and over SQL (search_engine.bulk()), same server\nwrite_queue_size $QUEUE, $threads write threads, $REQUESTS requests per client, no retries; points: cells, lines: mean at equal concurrency"
+set logscale x 2
+set xlabel 'concurrency = shards x clients (log2)'
+set grid
+set arrow 1 from $QUEUE, graph 0 to $QUEUE, graph 1 nohead dt 2 lc rgb 'gray40'
+transports = "$TRANSPORTS"
+batches = "$BATCHES"
+file(t, b) = sprintf('$OUT/cmp-%s-batch%s.dat', t, b)
+col(t) = t eq "sql" ? "#264653" : "#e76f51"
+dash(b) = b eq word(batches, 1) ? 1 : 2
+set yrange [-2:102]
+set key bottom left
+set title 'bulk requests fully successful'
+set ylabel '% of requests'
+plot for [t in transports] for [b in batches] file(t, b) using 1:2 with points pt 7 ps 0.7 lc rgb col(t) notitle, \\
+     for [t in transports] for [b in batches] file(t, b) using 1:2 smooth unique with lines lw 2 dt dash(b) lc rgb col(t) title sprintf('%s, batch %s', t, b)
+set key top left
+set title 'documents rejected (429)'
+set ylabel '% of the documents sent'
+plot for [t in transports] for [b in batches] file(t, b) using 1:3 with points pt 7 ps 0.7 lc rgb col(t) notitle, \\
+     for [t in transports] for [b in batches] file(t, b) using 1:3 smooth unique with lines lw 2 dt dash(b) lc rgb col(t) title sprintf('%s, batch %s', t, b)
+set yrange [0:*]
+set key top right
+set title 'documents indexed per second'
+set ylabel 'acknowledged docs/s'
+plot for [t in transports] for [b in batches] file(t, b) using 1:4 with points pt 7 ps 0.7 lc rgb col(t) notitle, \\
+     for [t in transports] for [b in batches] file(t, b) using 1:4 smooth unique with lines lw 2 dt dash(b) lc rgb col(t) title sprintf('%s, batch %s', t, b)
+unset multiplot
+EOF
+gnuplot "$OUT/rejection-http.gp"
+echo "results: $OUT/summary-http.md$([ "$TRANSPORT" = both ] && echo ", $OUT/http-vs-sql.md"), $OUT/rejection-http.png" >&2

@@ -6,9 +6,13 @@
  * Every client owns one connection and sends one batch at a time
  * (a synchronous client, as a Rally client or a Beats output worker is).
  * search_engine: `SELECT search_engine.bulk($1, $2, 'false', $3)` with the
- * batch's bytes as a binary text parameter.  PostgreSQL (compare): the same
- * bytes to one INSERT ... ON CONFLICT that pairs the lines in SQL, one
- * transaction per batch.
+ * batch's bytes as a binary text parameter, or with --http the same bytes
+ * POSTed to <url>/<index>/_bulk?refresh=false (http.c).  PostgreSQL
+ * (compare): the same bytes to one INSERT ... ON CONFLICT that pairs the
+ * lines in SQL, one transaction per batch.  The transports sit behind
+ * Transport (open, send, close); batches, classification, retries, counters
+ * and the final verification (over SQL either way) are shared, so both
+ * paths do the same work.
  *
  * Each first attempt is classified as Rally does for bulk requests with
  * detailed results: fully successful, partially rejected (some items 429),
@@ -59,10 +63,13 @@ typedef struct Counters
 	long		retry_items;
 } Counters;
 
+typedef struct Transport Transport;
+
 typedef struct Run
 {
 	const LgOptions *o;
 	LgTarget	target;
+	const Transport *transport;
 	LgCorpus	corpus;
 	const char *stmt;			/* the prepared statement's text */
 	char	   *table;			/* PG: quoted table name */
@@ -78,7 +85,8 @@ typedef struct Client
 	Run		   *run;
 	int			id;
 	pthread_t	thread;
-	PGconn	   *conn;
+	PGconn	   *conn;			/* SQL transport */
+	LgHttp	   *http;			/* HTTP transport */
 	double	   *lat;
 	long		nlat;
 	long		cap;
@@ -103,6 +111,21 @@ typedef enum Outcome
 	OUT_TIMEOUT,
 	OUT_FAILED
 } Outcome;
+
+/*
+ * How a client sends one bulk.  send fills cl->status[] with the item
+ * statuses and returns OUT_OK, or returns OUT_TIMEOUT / OUT_FAILED; *ms is
+ * the request's round trip.  max_retries is bulk()'s (SQL only; main.c
+ * refuses --retry server with --http).
+ */
+struct Transport
+{
+	const char *label;			/* the result's target, the progress label */
+	bool		(*open) (Client *cl);
+	Outcome		(*send) (Client *cl, const char *body, size_t len, int nitems,
+						 int max_retries, double *ms);
+	void		(*close) (Client *cl);
+};
 
 static const char se_bulk_sql[] =
 "SELECT search_engine.bulk($1, $2, 'false', $3)";
@@ -173,11 +196,11 @@ client_reconnect(Client *cl)
 }
 
 /*
- * Send body (nitems items) once.  On an answer, status[] gets the item
+ * SQL: send body (nitems items) once.  On an answer, status[] gets the item
  * statuses (PostgreSQL: 201/200 for all, from the row counts).
  */
 static Outcome
-send_once(Client *cl, const char *body, size_t len, int nitems, int max_retries, double *ms)
+sql_send(Client *cl, const char *body, size_t len, int nitems, int max_retries, double *ms)
 {
 	Run		   *run = cl->run;
 	char		retries[16];
@@ -241,6 +264,61 @@ send_once(Client *cl, const char *body, size_t len, int nitems, int max_retries,
 	return OUT_OK;				/* refined by the caller from status[] */
 }
 
+static bool
+sql_open(Client *cl)
+{
+	char		app[64];
+
+	snprintf(app, sizeof(app), "se-loadgen ingest %d", cl->id);
+	cl->conn = lg_connect(cl->run->o->dsn, app);
+	return cl->conn != NULL && client_prepare(cl);
+}
+
+static void
+sql_close(Client *cl)
+{
+	if (cl->conn)
+		PQfinish(cl->conn);
+}
+
+/* HTTP: POST body to _bulk once (http.c); a 429 for the whole request is all items 429. */
+static Outcome
+http_send(Client *cl, const char *body, size_t len, int nitems, int max_retries, double *ms)
+{
+	char		err[512];
+	double		t = lg_now();
+	LgHttpResult res = lg_http_bulk(cl->http, body, len, nitems, cl->status, err, sizeof(err));
+
+	*ms = (lg_now() - t) * 1000;
+	if (res == LG_HTTP_OK)
+		return OUT_OK;			/* refined by the caller from status[] */
+	if (res == LG_HTTP_FAILED)
+	{
+		static int	shown = 0;
+
+		if (__atomic_fetch_add(&shown, 1, __ATOMIC_RELAXED) < 3)
+			lg_log("client %d: request failed: %s", cl->id, err);
+	}
+	return res == LG_HTTP_TIMEOUT ? OUT_TIMEOUT : OUT_FAILED;
+}
+
+static bool
+http_open(Client *cl)
+{
+	cl->http = lg_http_open(cl->run->o);
+	return cl->http != NULL;
+}
+
+static void
+http_close(Client *cl)
+{
+	lg_http_close(cl->http);
+}
+
+static const Transport sql_transport = {"search_engine", sql_open, sql_send, sql_close};
+static const Transport pg_transport = {"postgresql", sql_open, sql_send, sql_close};
+static const Transport http_transport = {"search_engine_http", http_open, http_send, http_close};
+
 /* Copy the pending items of batch b into cl->buf, newline-terminated. */
 static size_t
 build_body(Client *cl, const LgBatch *b, int npending)
@@ -302,7 +380,7 @@ client_batch(Client *cl, const LgBatch *b)
 				attempt;
 
 	ADD(c->docs_sent, b->n);
-	out = send_once(cl, b->base, b->len, b->n, server_retries, &ms);
+	out = run->transport->send(cl, b->base, b->len, b->n, server_retries, &ms);
 	record_latency(cl, ms);
 	ADD(c->requests, 1);
 	if (out == OUT_TIMEOUT || out == OUT_FAILED)
@@ -370,7 +448,7 @@ client_batch(Client *cl, const LgBatch *b)
 		len = build_body(cl, b, npending);
 		ADD(c->retry_requests, 1);
 		ADD(c->retry_items, npending);
-		out = send_once(cl, cl->buf, len, npending, 0, &ms);
+		out = run->transport->send(cl, cl->buf, len, npending, 0, &ms);
 		if (out == OUT_TIMEOUT || out == OUT_FAILED)
 		{
 			ADD(c->docs_lost, npending);
@@ -404,15 +482,12 @@ client_main(void *arg)
 	const LgOptions *o = run->o;
 	LgBatch		b;
 	long		sent = 0;
-	char		app[64];
 
-	snprintf(app, sizeof(app), "se-loadgen ingest %d", cl->id);
 	cl->status = malloc(sizeof(int) * (o->batch + 1));
 	cl->pending = malloc(sizeof(int) * (o->batch + 1));
 	cl->start = malloc(sizeof(size_t) * (o->batch + 1));
 	cl->seed = 0x9e3779b9u * (unsigned) (cl->id + 1);
-	cl->conn = lg_connect(o->dsn, app);
-	if (cl->conn == NULL || !client_prepare(cl))
+	if (!run->transport->open(cl))
 		__atomic_fetch_add(&run->failed_setup, 1, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&run->ready);
 	if (GET(run->failed_setup) == 0)
@@ -427,8 +502,7 @@ client_main(void *arg)
 		}
 	}
 	cl->t_end = lg_now();
-	if (cl->conn)
-		PQfinish(cl->conn);
+	run->transport->close(cl);
 	__atomic_fetch_add(&run->done, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -479,7 +553,8 @@ monitor(Run *run, long total_docs, Sample **samples, int *nsamples)
 		snprintf(extra, sizeof(extra), "acked, 429 items %.1f%%, %ld retried",
 				 sent ? 100.0 * GET(run->c.docs_rejected_first) / sent : 0.0,
 				 GET(run->c.retry_items));
-		lg_progress_draw(run->target == LG_TARGET_SE ? "ingest" : "ingestpg",
+		lg_progress_draw(run->transport == &sql_transport ? "ingest" :
+						 run->transport == &pg_transport ? "ingestpg" : "ingest-http",
 						 (double) acked, (double) total_docs, "docs", rate, extra);
 		if (t >= next_sample)
 		{
@@ -685,6 +760,10 @@ lg_ingest_run(LgTarget target, const LgOptions *o, LgIngestResult *r)
 	memset(r, 0, sizeof(*r));
 	run.o = o;
 	run.target = target;
+	run.transport = target == LG_TARGET_PG ? &pg_transport :
+		o->http_url ? &http_transport : &sql_transport;
+	if (run.transport == &http_transport)
+		lg_http_global_init();
 	conn = lg_connect(o->dsn, "se-loadgen");
 	if (conn == NULL)
 		lg_die("cannot connect");
@@ -740,7 +819,7 @@ lg_ingest_run(LgTarget target, const LgOptions *o, LgIngestResult *r)
 	}
 	pthread_barrier_destroy(&run.ready);
 
-	r->target = target == LG_TARGET_SE ? "search_engine" : "postgresql";
+	r->target = run.transport->label;
 	r->clients = o->clients;
 	r->batch = o->batch;
 	r->requests = run.c.requests;

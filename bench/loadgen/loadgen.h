@@ -45,6 +45,10 @@ typedef enum LgProgress
 typedef struct LgOptions
 {
 	const char *dsn;
+	const char *http_url;		/* ingest over HTTP _bulk instead of SQL */
+	const char *http_user;		/* Basic credentials, if any */
+	const char *http_password;
+	bool		http_insecure;	/* https: do not verify the certificate */
 	const char *index;
 	const char *corpus;
 	const char *index_body;		/* file: create_index body (settings, mappings) */
@@ -191,6 +195,20 @@ extern char *lg_query_value(PGconn *conn, const char *sql, int nparams,
 							const char *const *params);
 extern void lg_install_helpers(PGconn *conn);
 extern char *lg_quote_ident(PGconn *conn, const char *name);
+
+/* in http.c */
+typedef struct LgHttp LgHttp;
+typedef enum LgHttpResult
+{
+	LG_HTTP_OK,					/* item statuses filled in */
+	LG_HTTP_TIMEOUT,
+	LG_HTTP_FAILED
+} LgHttpResult;
+extern void lg_http_global_init(void);
+extern LgHttp *lg_http_open(const LgOptions *o);
+extern void lg_http_close(LgHttp *h);
+extern LgHttpResult lg_http_bulk(LgHttp *h, const char *body, size_t len, int nitems,
+								 int *status, char *errbuf, size_t errlen);
 
 /* in corpus.c */
 extern void lg_corpus_open(LgCorpus *c, const char *path);

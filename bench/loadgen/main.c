@@ -23,6 +23,11 @@ static const char usage_text[] =
 "\n"
 "connection\n"
 "  -d, --dsn CONNINFO        libpq conninfo or URI (default: libpq's environment)\n"
+"      --http URL            ingest: bulk over HTTP, POST URL/<index>/_bulk (search_engine.http_port);\n"
+"                            index setup, refresh, count and thread_pool still go over -d\n"
+"      --http-user ROLE      HTTP Basic credentials; the password from --http-password\n"
+"      --http-password PW    or $SE_LOADGEN_HTTP_PASSWORD\n"
+"      --http-insecure       https: do not verify the server's certificate\n"
 "ingest (and compare)\n"
 "      --corpus FILE         NDJSON in bulk format: an action line and a source line per item\n"
 "  -c, --clients N           concurrent client connections (default 8)\n"
@@ -99,7 +104,7 @@ enum
 	OPT_DURABILITY, OPT_DOCS, OPT_RPC, OPT_APPEND, OPT_RETRY, OPT_RETRIES, OPT_BACKOFF,
 	OPT_BACKOFF_MAX, OPT_TIMEOUT, OPT_QUERIES, OPT_DURATION, OPT_ITERATIONS, OPT_WARMUP,
 	OPT_PG_TABLE, OPT_PG_FIELDS, OPT_TS_CONFIG, OPT_JSON, OPT_CSV, OPT_PLOT, OPT_LABEL,
-	OPT_PROGRESS
+	OPT_PROGRESS, OPT_HTTP, OPT_HTTP_USER, OPT_HTTP_PASSWORD, OPT_HTTP_INSECURE
 };
 
 int
@@ -138,6 +143,10 @@ main(int argc, char **argv)
 		{"plot", required_argument, NULL, OPT_PLOT},
 		{"label", required_argument, NULL, OPT_LABEL},
 		{"progress", required_argument, NULL, OPT_PROGRESS},
+		{"http", required_argument, NULL, OPT_HTTP},
+		{"http-user", required_argument, NULL, OPT_HTTP_USER},
+		{"http-password", required_argument, NULL, OPT_HTTP_PASSWORD},
+		{"http-insecure", no_argument, NULL, OPT_HTTP_INSECURE},
 		{NULL, 0, NULL, 0}
 	};
 	LgOptions  *o = &lg_opts;
@@ -283,6 +292,20 @@ main(int argc, char **argv)
 				else
 					lg_die("--progress is auto, always or never");
 				break;
+			case OPT_HTTP:
+				if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
+					lg_die("--http takes an http:// or https:// URL");
+				o->http_url = optarg;
+				break;
+			case OPT_HTTP_USER:
+				o->http_user = optarg;
+				break;
+			case OPT_HTTP_PASSWORD:
+				o->http_password = optarg;
+				break;
+			case OPT_HTTP_INSECURE:
+				o->http_insecure = true;
+				break;
 			default:
 				fputs(usage_text, stderr);
 				return 1;
@@ -298,6 +321,13 @@ main(int argc, char **argv)
 		o->duration = 10;
 	if (o->index == NULL)
 		lg_die("--index is required");
+	if (o->http_url && strcmp(cmd, "ingest") != 0)
+		lg_die("--http is an ingest option");
+	/* max_retries is an argument of bulk(), not a parameter of ES's _bulk */
+	if (o->http_url && o->retry == LG_RETRY_SERVER)
+		lg_die("--retry server needs SQL (bulk(max_retries => n)); over --http use --retry client");
+	if (o->http_user && o->http_password == NULL)
+		o->http_password = getenv("SE_LOADGEN_HTTP_PASSWORD");
 
 	if (strcmp(cmd, "ingest") == 0)
 	{
