@@ -35,6 +35,12 @@ SELECT lim('POST', '/lim1/_search', '{"rescore": {"window_size": 6, "query": {"r
 SELECT lim('POST', '/lim1/_search', '{"rescore": {"window_size": 5, "query": {"rescore_query": {"match_all": {}}}}}');
 SELECT lim('POST', '/lim1/_search?scroll=1m', '{"slice": {"id": 0, "max": 4}}');
 SELECT lim('POST', '/lim1/_search', '{"from": 10, "size": 11}');
+-- a point in time's searches are held to the limits of the indices it was opened on
+SELECT r.body->>'id' AS pit FROM search_engine.request('POST', '/lim1/_pit?keep_alive=1m') r \gset
+SELECT lim('POST', '/_search', jsonb_build_object('from', 10, 'size', 11, 'pit', jsonb_build_object('id', :'pit'))::text);
+SELECT lim('POST', '/_search', jsonb_build_object('docvalue_fields', '["n", "x"]'::jsonb, 'pit', jsonb_build_object('id', :'pit'))::text);
+SELECT lim('POST', '/_search', jsonb_build_object('from', 0, 'size', 20, 'pit', jsonb_build_object('id', :'pit'))::text);
+SELECT lim('DELETE', '/_pit', jsonb_build_object('id', :'pit')::text);
 -- over several indices the lowest limit holds (ES checks each shard's index)
 SELECT lim('POST', '/lim1,lim2/_search', '{"docvalue_fields": ["n", "x"]}');
 SELECT lim('POST', '/lim2/_search', '{"docvalue_fields": ["n", "x"]}');

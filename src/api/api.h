@@ -280,6 +280,7 @@ extern bool se_op_scroll_next(const char *scroll_id, const char *scroll, bool to
 extern bool se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeResponse *r,
 							   SeError *err);
 /* the shards of req's point in time (failed ones carry their failure) */
+extern List *se_pit_body_indices(const SeJson *body);
 extern struct SeSearchShard *se_pit_search_shards(const struct SeSearchRequest *req,
 												  int *nshards, SeIndexMeta ***metas,
 												  SeError *err);

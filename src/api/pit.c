@@ -595,6 +595,38 @@ se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err)
 }
 
 /*
+ * The indices a search body's point in time names, to hold the body to
+ * their index.max_* limits as a search of them is held (ES checks each
+ * shard against its own index's).  NIL with no point in time or one that
+ * does not decode: the search's own parse reports that.
+ */
+List *
+se_pit_body_indices(const SeJson *body)
+{
+	const SeJson *pit = body ? se_json_get(body, "pit") : NULL;
+	const SeJson *id = pit && pit->type == SE_JSON_OBJECT ? se_json_get(pit, "id") : NULL;
+	const SeClusterState *st = se_state_current();
+	List	   *res = NIL;
+	SeError		e;
+	PitId		p;
+	int			i;
+
+	if (id == NULL || id->type != SE_JSON_STRING)
+		return NIL;
+	se_error_init(&e);
+	if (!pit_id_decode(id->u.s.str, &p, &e))
+		return NIL;
+	for (i = 0; i < p.n; i++)
+	{
+		SeIndexMeta *im = se_state_find_uuid(st, p.shards[i].uuid);
+
+		if (im != NULL && !list_member_ptr(res, im))
+			res = lappend(res, im);
+	}
+	return res;
+}
+
+/*
  * The shards of the search req's point in time names: this node's opened
  * at their pinned generations, the others placed on their nodes (their
  * query goes there with the body, whose "pit" opens them there).  A shard

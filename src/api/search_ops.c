@@ -430,8 +430,9 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	body = se_alias_search_body(expr, indices, body, &routing, err);
 	if (se_error_is_set(err))
 		return false;
-	/* each index's own limit holds (ES checks it per shard): the lowest */
-	se_search_limits_of(indices, &lim);
+	/* each index's own limit holds (ES checks it per shard): the lowest;
+	 * a point in time's are the indices it was opened on */
+	se_search_limits_of(expr ? indices : se_pit_body_indices(body), &lim);
 	window = lim.max_result_window;
 	if (window < 0)
 		window = 10000;			/* no index: ES's default */
