@@ -286,7 +286,11 @@ extern struct SeSearchShard *se_pit_search_shards(const struct SeSearchRequest *
 												  SeError *err);
 /* shard's snapshot for req: its point in time's when it has one, else the current */
 extern bool se_search_shard_snapshot(const struct SeSearchRequest *req, const SeIndexMeta *im,
-									 int shard, struct SeSearchShard *out, SeError *err);
+									 int shard, Oid role, struct SeSearchShard *out,
+									 SeError *err);
+/* the name of role for a peer ("" if it is gone); the role of a name a peer sent */
+extern void se_peer_role_put(StringInfo out, Oid role);
+extern Oid	se_peer_role(const char *name);
 extern void se_pit_register_actions(void);
 
 /* in search_pool.c */
@@ -298,6 +302,7 @@ typedef struct SeSearchKnobs
 	bool		block_max;
 	int			delay_ms;		/* search_debug_delay (tests) */
 	int			max_clauses;
+	const char *role;			/* the requesting role's name ("": none) */
 } SeSearchKnobs;
 struct SeDfsStats;
 extern void se_search_common_encode(const SeJson *body, const SeSearchParams *p,

@@ -202,13 +202,13 @@ pit_remote_nodes(const PitId *p)
 /* Open shard of im at the point in time ctx pinned here (and extend it). */
 static bool
 pit_acquire(uint64 ctx, const SeIndexMeta *im, int shard, int64 keep_alive_ms,
-			SeSearchShard *out, SeError *err)
+			Oid role, SeSearchShard *out, SeError *err)
 {
 	uint64		gens[SE_MAX_SEGMENTS];
 	uint64		dels[SE_MAX_SEGMENTS];
 	int			n;
 
-	if (!se_pit_lookup(ctx, im->uuid, shard, keep_alive_ms, gens, dels, &n, err))
+	if (!se_pit_lookup(ctx, im->uuid, shard, keep_alive_ms, role, gens, dels, &n, err))
 		return false;
 	if (se_snapshot_acquire_at(im, shard, gens, dels, n, out, err))
 		return true;
@@ -221,7 +221,7 @@ pit_acquire(uint64 ctx, const SeIndexMeta *im, int shard, int64 keep_alive_ms,
 
 bool
 se_search_shard_snapshot(const SeSearchRequest *req, const SeIndexMeta *im, int shard,
-						 SeSearchShard *out, SeError *err)
+						 Oid role, SeSearchShard *out, SeError *err)
 {
 	const char *id = req ? se_search_pit_id(req) : NULL;
 	PitId		p;
@@ -230,13 +230,15 @@ se_search_shard_snapshot(const SeSearchRequest *req, const SeIndexMeta *im, int 
 		return se_snapshot_acquire(im, shard, out, err);
 	if (!pit_id_decode(id, &p, err))
 		return false;
-	return pit_acquire(p.ctx, im, shard, se_search_pit_keep_alive(req), out, err);
+	return pit_acquire(p.ctx, im, shard, se_search_pit_keep_alive(req), role, out, err);
 }
 
 /*
  * Transport action "pit_open": pin this node's shards of a point in time.
- * Payload: context id, keep-alive (ms), then the shards (se_peer_shard_put).
- * All or nothing: a shard that cannot be pinned frees the others.
+ * Payload: context id, keep-alive (ms), the requesting role's name (the
+ * contexts are bound to it, as ES binds them to the user), then the
+ * shards (se_peer_shard_put).  All or nothing: a shard that cannot be
+ * pinned frees the others.
  */
 static bool
 pit_open_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -244,16 +246,27 @@ pit_open_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 	SeWireReader r;
 	uint64		ctx;
 	int64		keep_alive;
+	char	   *role_name;
+	Oid			role;
 	uint64		n,
 				i;
 
 	se_wire_init(&r, payload, len);
 	ctx = se_wire_vint(&r);
 	keep_alive = se_wire_svint(&r);
+	role_name = se_wire_str(&r, NULL);
 	n = se_wire_vint(&r);
-	if (r.bad || n > 100000)
+	if (r.bad || role_name == NULL || n > 100000)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed pit_open request");
+		return false;
+	}
+	role = se_peer_role(role_name);
+	if (!OidIsValid(role))
+	{
+		se_error_set(err, 403, "security_exception",
+					 "action [indices:data/read/open_point_in_time] is unauthorized for user [%s]: no such role on node [%s]",
+					 role_name, se_node_name_get());
 		return false;
 	}
 	for (i = 0; i < n; i++)
@@ -262,31 +275,38 @@ pit_open_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 		SeIndexMeta *im = se_peer_shard_get(&r, &shard, err);
 		SeSearchShard sh;
 
-		if (im == NULL || !se_snapshot_acquire_pit(im, shard, ctx, keep_alive, &sh, err))
+		if (im == NULL || !se_snapshot_acquire_pit(im, shard, ctx, keep_alive, role, &sh, err))
 		{
-			(void) se_pit_release(ctx);
+			(void) se_pit_release(ctx, role);
 			return false;
 		}
 	}
 	return true;
 }
 
-/* Transport action "pit_close": free a context's shards here; answers how many. */
+/*
+ * Transport action "pit_close": free a context's shards here, those of the
+ * role named after the context id; answers how many.
+ */
 static bool
 pit_close_action(const char *payload, size_t len, StringInfo reply, SeError *err)
 {
 	SeWireReader r;
 	uint64		ctx;
+	char	   *role_name;
+	Oid			role;
 
 	se_wire_init(&r, payload, len);
 	ctx = se_wire_vint(&r);
-	if (r.bad)
+	role_name = se_wire_str(&r, NULL);
+	if (r.bad || role_name == NULL)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed pit_close request");
 		return false;
 	}
+	role = se_peer_role(role_name);
 	/* context 0 (no context's id): every scroll, DELETE _search/scroll/_all */
-	se_put_vint(reply, (uint64) (ctx == 0 ? se_pit_release_scrolls() : se_pit_release(ctx)));
+	se_put_vint(reply, (uint64) (ctx == 0 ? se_pit_release_scrolls(role) : se_pit_release(ctx, role)));
 	return true;
 }
 
@@ -336,7 +356,7 @@ pit_close(const PitId *p)
 {
 	List	   *nodes = pit_remote_nodes(p);
 	int			nnodes = list_length(nodes);
-	int			freed = se_pit_release(p->ctx);
+	int			freed = se_pit_release(p->ctx, GetUserId());
 	SeTransportCall *calls;
 	StringInfoData payload;
 	int			k;
@@ -346,6 +366,7 @@ pit_close(const PitId *p)
 	calls = palloc0(sizeof(SeTransportCall) * nnodes);
 	initStringInfo(&payload);
 	se_put_vint(&payload, p->ctx);
+	se_peer_role_put(&payload, GetUserId());
 	for (k = 0; k < nnodes; k++)
 	{
 		calls[k].node = list_nth(nodes, k);
@@ -418,7 +439,7 @@ pit_open(List *indices, int64 keep_alive_ms, const char *routing, const SePrefer
 				SeSearchShard sh;
 
 				ref->node = im->routing == NULL ? "" : pstrdup(me);
-				if (!se_snapshot_acquire_pit(im, s, p->ctx, keep_alive_ms, &sh, err))
+				if (!se_snapshot_acquire_pit(im, s, p->ctx, keep_alive_ms, GetUserId(), &sh, err))
 					goto fail;
 			}
 			else
@@ -444,6 +465,7 @@ pit_open(List *indices, int64 keep_alive_ms, const char *routing, const SePrefer
 		initStringInfo(&payload);
 		se_put_vint(&payload, p->ctx);
 		se_put_svint(&payload, keep_alive_ms);
+		se_peer_role_put(&payload, GetUserId());
 		se_put_vint(&payload, (uint64) count);
 		for (i = 0; i < p->n; i++)
 			if (strcmp(p->shards[i].node, list_nth(nodes, k)) == 0)
@@ -668,7 +690,8 @@ se_pit_search_shards(const SeSearchRequest *req, int *nshards, SeIndexMeta ***me
 		if (im == NULL || im->closed)
 			se_index_status_error(SE_INDEX_MISSING, ref->index, e);
 		else if (ref_here(ref))
-			(void) pit_acquire(p.ctx, im, ref->shard, se_search_pit_keep_alive(req), sh, e);
+			(void) pit_acquire(p.ctx, im, ref->shard, se_search_pit_keep_alive(req), GetUserId(),
+							   sh, e);
 		else
 		{
 			sh->mapping = im->mapping;
@@ -944,7 +967,7 @@ scroll_clear_all(void)
 	SeClusterView *v = palloc0(sizeof(SeClusterView));
 	SeTransportCall *calls;
 	StringInfoData payload;
-	int			freed = se_pit_release_scrolls();
+	int			freed = se_pit_release_scrolls(GetUserId());
 	int			n = 0;
 	int			k;
 
@@ -952,6 +975,7 @@ scroll_clear_all(void)
 	calls = palloc0(sizeof(SeTransportCall) * Max(1, v->nmembers));
 	initStringInfo(&payload);
 	se_put_vint(&payload, 0);
+	se_peer_role_put(&payload, GetUserId());
 	for (k = 0; k < v->nmembers; k++)
 	{
 		if (strcmp(v->members[k].name, v->local_name) == 0)

@@ -117,6 +117,7 @@ se_search_common_encode(const SeJson *body, const SeSearchParams *p, int64 url_t
 		se_dfs_stats_encode(dfs, &text);
 		se_put_str(out, text.data, text.len);
 	}
+	se_peer_role_put(out, GetUserId());
 	pfree(text.data);
 }
 
@@ -409,6 +410,10 @@ se_search_common_request(const char *common, Size common_len, SeSearchKnobs *kno
 		if (blob == NULL || (dfs = se_dfs_stats_decode(blob, len)) == NULL)
 			c.bad = true;
 	}
+	/* a name: the pool's workers have no catalog to look it up in */
+	knobs->role = se_wire_str(&c, NULL);
+	if (knobs->role == NULL)
+		c.bad = true;
 	if (c.bad || c.p != c.end)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "malformed shard search request");

@@ -34,6 +34,7 @@
 #include "util/se_common.h"
 
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -96,6 +97,26 @@ se_peer_shard_get(SeWireReader *r, int *shard, SeError *err)
 		return NULL;
 	}
 	return im;
+}
+
+/*
+ * The requesting role, named in a peer's request: work a node does for a
+ * request runs as the role that asked (a point in time is bound to it),
+ * not as the peer's connection role.  Roles are matched by name across
+ * nodes; a name unknown here is InvalidOid, which owns nothing.
+ */
+void
+se_peer_role_put(StringInfo out, Oid role)
+{
+	char	   *name = GetUserNameFromId(role, true);
+
+	se_put_str(out, name ? name : "", name ? strlen(name) : 0);
+}
+
+Oid
+se_peer_role(const char *name)
+{
+	return name && name[0] ? get_role_oid(name, true) : InvalidOid;
 }
 
 /* ---------------------------------------------------------------------
@@ -195,7 +216,8 @@ shard_query_action(const char *payload, size_t len, StringInfo reply, SeError *e
 			return false;
 		}
 		initStringInfo(&msg);
-		if (im != NULL && se_search_shard_snapshot(ctx->req, im, shard, &ctx->shards[i], &serr))
+		if (im != NULL && se_search_shard_snapshot(ctx->req, im, shard, se_peer_role(knobs.role),
+												   &ctx->shards[i], &serr))
 		{
 			se_snapshot_pin(&ctx->shards[i], true);
 			se_search_query_phase_with(ctx->req, &knobs, &ctx->shards[i], ctx->idx[i], &msg);
@@ -276,7 +298,7 @@ shard_dfs_action(const char *payload, size_t len, StringInfo reply, SeError *err
 			return false;
 		}
 		se_put_vint(reply, idx);
-		if (im == NULL || !se_search_shard_snapshot(req, im, shard, &sh, &serr))
+		if (im == NULL || !se_search_shard_snapshot(req, im, shard, se_peer_role(knobs.role), &sh, &serr))
 		{
 			se_put_vint(reply, DFS_ANSWER_SHARD_FAILED);
 			se_search_wire_put_error(reply, &serr);

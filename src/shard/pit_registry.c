@@ -106,7 +106,7 @@ se_pit_new_id(bool scroll)
 
 bool
 se_pit_register(uint64 ctx, const char *uuid, int shard, const uint64 *gens,
-				const uint64 *dels, int n, int64 keep_alive_ms, SeError *err)
+				const uint64 *dels, int n, int64 keep_alive_ms, Oid owner, SeError *err)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int			open = 0;
@@ -138,7 +138,7 @@ se_pit_register(uint64 ctx, const char *uuid, int shard, const uint64 *gens,
 		PitEntry   *e = &Pit->entries[slot];
 
 		e->ctx = ctx;
-		e->owner = GetUserId();
+		e->owner = owner;
 		e->expires = TimestampTzPlusMilliseconds(now, Min(keep_alive_ms, SE_PIT_MAX_KEEP_ALIVE_MS));
 		strlcpy(e->uuid, uuid, sizeof(e->uuid));
 		e->shard = shard;
@@ -152,9 +152,10 @@ se_pit_register(uint64 ctx, const char *uuid, int shard, const uint64 *gens,
 
 bool
 se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_alive_ms,
-			  uint64 *gens, uint64 *dels, int *n, SeError *err)
+			  Oid role, uint64 *gens, uint64 *dels, int *n, SeError *err)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	bool		super = superuser_arg(role);	/* no catalog lookup under the lock */
 	int			i;
 
 	LWLockAcquire(&Pit->lock, LW_EXCLUSIVE);
@@ -165,7 +166,7 @@ se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_alive_ms,
 		if (!live(e, now) || e->ctx != ctx || e->shard != shard || strcmp(e->uuid, uuid) != 0)
 			continue;
 		/* ES binds a context to the user who opened it */
-		if (e->owner != GetUserId() && !superuser())
+		if (e->owner != role && !super)
 			break;
 		if (keep_alive_ms >= 0)
 			e->expires = expiry(keep_alive_ms);
@@ -186,9 +187,10 @@ se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_alive_ms,
  * ctx 0 those of every scroll; how many live ones were freed.
  */
 static int
-release_matching(uint64 ctx)
+release_matching(uint64 ctx, Oid role)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	bool		super = superuser_arg(role);
 	int			freed = 0;
 	int			i;
 
@@ -198,7 +200,7 @@ release_matching(uint64 ctx)
 		PitEntry   *e = &Pit->entries[i];
 
 		if (e->ctx == 0 || (ctx != 0 ? e->ctx != ctx : (e->ctx & SE_PIT_SCROLL) == 0) ||
-			(e->owner != GetUserId() && !superuser()))
+			(e->owner != role && !super))
 			continue;
 		if (live(e, now))
 			freed++;
@@ -209,15 +211,15 @@ release_matching(uint64 ctx)
 }
 
 int
-se_pit_release(uint64 ctx)
+se_pit_release(uint64 ctx, Oid role)
 {
-	return ctx == 0 ? 0 : release_matching(ctx);
+	return ctx == 0 ? 0 : release_matching(ctx, role);
 }
 
 int
-se_pit_release_scrolls(void)
+se_pit_release_scrolls(Oid role)
 {
-	return release_matching(0);
+	return release_matching(0, role);
 }
 
 int

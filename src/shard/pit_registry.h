@@ -34,21 +34,23 @@ extern void se_pit_shmem_init(void);
  */
 extern bool se_pit_register(uint64 ctx, const char *uuid, int shard,
 							const uint64 *gens, const uint64 *dels, int n,
-							int64 keep_alive_ms, SeError *err);
+							int64 keep_alive_ms, Oid owner, SeError *err);
 
 /*
  * The segments ctx pinned of (uuid, shard) into gens/dels (room for
  * SE_MAX_SEGMENTS), extending its keep-alive when keep_alive_ms >= 0.
  * false with err set (404 search_context_missing_exception) when the
- * context is unknown or expired, or the role is not the one that opened it.
+ * context is unknown or expired, or role is not the one that opened it (nor
+ * a superuser).  role is the requesting role: on a node serving a peer, the
+ * one the peer named, not the peer's own connection role.
  */
 extern bool se_pit_lookup(uint64 ctx, const char *uuid, int shard, int64 keep_alive_ms,
-						  uint64 *gens, uint64 *dels, int *n, SeError *err);
+						  Oid role, uint64 *gens, uint64 *dels, int *n, SeError *err);
 
-/* Free every shard context of ctx here; how many were freed. */
-extern int	se_pit_release(uint64 ctx);
-/* Free every scroll's shard contexts here (the role's; a superuser's: all). */
-extern int	se_pit_release_scrolls(void);
+/* Free role's (a superuser's: every) shard contexts of ctx here; how many. */
+extern int	se_pit_release(uint64 ctx, Oid role);
+/* Free every scroll's shard contexts here (role's; a superuser's: all). */
+extern int	se_pit_release_scrolls(Oid role);
 
 /* Room a caller of se_pit_shard_pins gives (distinct pairs of one shard) */
 #define SE_PIT_MAX_PINS			16384

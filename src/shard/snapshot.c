@@ -167,6 +167,7 @@ typedef struct PitPin
 {
 	uint64		ctx;
 	int64		keep_alive_ms;
+	Oid			owner;			/* the role the context is bound to */
 } PitPin;
 
 static bool
@@ -350,7 +351,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	/* registered before the lock goes: no file of it can be deleted first */
 	if (pin != NULL && !se_error_is_set(&lerr))
 		(void) se_pit_register(pin->ctx, im->uuid, shard, gens, dels, n,
-							   pin->keep_alive_ms, &lerr);
+							   pin->keep_alive_ms, pin->owner, &lerr);
 	LWLockRelease(&s->lock);
 
 	if (se_error_is_set(&lerr))
@@ -389,12 +390,13 @@ se_snapshot_acquire(const SeIndexMeta *im, int shard, SeSearchShard *out, SeErro
 
 bool
 se_snapshot_acquire_pit(const SeIndexMeta *im, int shard, uint64 ctx, int64 keep_alive_ms,
-						SeSearchShard *out, SeError *err)
+						Oid owner, SeSearchShard *out, SeError *err)
 {
 	PitPin		pin;
 
 	pin.ctx = ctx;
 	pin.keep_alive_ms = keep_alive_ms;
+	pin.owner = owner;
 	return acquire(im, shard, NULL, NULL, 0, &pin, out, err);
 }
 

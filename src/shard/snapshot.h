@@ -37,10 +37,11 @@ extern bool se_snapshot_acquire_at(const SeIndexMeta *im, int shard,
  * se_snapshot_acquire, and register the snapshot as context ctx's point in
  * time on this node (pit_registry.h) before any of its files can go: the
  * owner keeps them, and se_snapshot_acquire_at opens them, until the
- * context is released or its keep_alive_ms passes.
+ * context is released or its keep_alive_ms passes.  The context is bound
+ * to role owner (the requesting role, also when a peer asks).
  */
 extern bool se_snapshot_acquire_pit(const SeIndexMeta *im, int shard, uint64 ctx,
-									int64 keep_alive_ms, SeSearchShard *out,
+									int64 keep_alive_ms, Oid owner, SeSearchShard *out,
 									SeError *err);
 
 /* Keep a snapshot's segments mapped across later acquires (or release them). */

@@ -119,6 +119,37 @@ is_deeply([ scalar(@scrolled), scalar(grep { !$seen{$_}++ } @scrolled), scalar(g
 ($st, $b) = req('n3', 'DELETE', '/_search/scroll', encode_json({ scroll_id => $sid }));
 is_deeply([ $st, $b->{num_freed} ], [ 200, 2 ], 'clearing the scroll frees both data nodes\' contexts');
 
+# a point in time is bound to the role that opened it (ES: the user), on
+# the nodes holding its shards too: the coordinator names the role in
+# pit_open, pit_close and each shard request
+for my $n (qw(n1 n2 n3))
+{
+	$node{$n}->safe_psql('postgres', 'CREATE ROLE alice IN ROLE search_engine_read; CREATE ROLE bob IN ROLE search_engine_read');
+}
+sub req_as
+{
+	my ($n, $role, $method, $path, $body) = @_;
+	my $arg = defined $body ? "'$body'" : 'NULL';
+	my ($ret, $out, $err) = $node{$n}->psql('postgres',
+		"SET ROLE $role; SELECT status || ' ' || coalesce(body::text, 'null') FROM search_engine.request('$method', '$path', $arg)",
+		on_error_stop => 0);
+	return (0, { error => $err }) if $ret != 0 || $out !~ /^(\d+) (.*)$/s;
+	return ($1, decode_json($2));
+}
+($st, $b) = req_as('n3', 'alice', 'POST', '/pt/_pit?keep_alive=5m');
+is($st, 200, 'alice opens a point in time through n3') or diag(explain $b);
+my $apit = $b->{id};
+($st, $b) = req_as('n3', 'bob', 'POST', '/_search', encode_json({ size => 0, pit => { id => $apit } }));
+is_deeply([ $st, $b->{error}{type} ], [ 404, 'search_context_missing_exception' ],
+	'bob cannot search it: neither data node serves him alice\'s contexts') or diag(explain $b);
+($st, $b) = req_as('n1', 'bob', 'DELETE', '/_pit', encode_json({ id => $apit }));
+is_deeply([ $st, $b->{num_freed} ], [ 404, 0 ], 'nor close them') or diag(explain $b);
+($st, $b) = req_as('n1', 'alice', 'POST', '/_search', encode_json({ size => 0, pit => { id => $apit } }));
+is_deeply([ $st, $b->{_shards}{successful} ], [ 200, 2 ], 'alice still searches both shards')
+  or diag(explain $b);
+($st, $b) = req_as('n3', 'alice', 'DELETE', '/_pit', encode_json({ id => $apit }));
+is_deeply([ $st, $b->{num_freed} ], [ 200, 2 ], 'and closes them') or diag(explain $b);
+
 ($st, $b) = req('n1', 'DELETE', '/_pit', encode_json({ id => $pit }));
 is_deeply([ $st, $b->{num_freed} ], [ 200, 2 ], 'closed on n1: both shard contexts freed')
   or diag(explain $b);
