@@ -175,5 +175,26 @@ SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reaso
   FROM search_engine.request('DELETE', '/_search/scroll', '{}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
   FROM search_engine.request('POST', '/_search/scroll', '{"scroll_id": "%%%"}');
+-- open contexts in _stats and _nodes/stats (ES's search.open_contexts,
+-- scroll_current): one per shard of a point in time or scroll
+SELECT search_engine.create_index('ctxs', '{"settings": {"number_of_shards": 2}}') IS NOT NULL AS created;
+CREATE FUNCTION ctx_counts() RETURNS text LANGUAGE sql AS $$
+  SELECT (s.body->'_all'->'primaries'->'search'->>'open_contexts') || ' open, ' ||
+         (s.body->'_all'->'primaries'->'search'->>'scroll_current') || ' scrolls; node >= that: ' ||
+         ((n.body->'nodes'->(SELECT k FROM jsonb_object_keys(n.body->'nodes') k LIMIT 1)->'indices'->'search'->>'open_contexts')::int
+          >= (s.body->'_all'->'primaries'->'search'->>'open_contexts')::int)
+    FROM search_engine.request('GET', '/ctxs/_stats/search') s,
+         search_engine.request('GET', '/_nodes/stats/indices') n $$;
+SELECT ctx_counts();
+INSERT INTO pit_ids SELECT 'c', body->>'id' FROM search_engine.request('POST', '/ctxs/_pit?keep_alive=1m');
+SELECT ctx_counts();
+INSERT INTO pit_ids SELECT 'cs', body->>'_scroll_id' FROM search_engine.request('POST', '/ctxs/_search?scroll=1m', '{"size": 1}');
+SELECT ctx_counts();
+SELECT status FROM search_engine.request('DELETE', '/_search/scroll', jsonb_build_object('scroll_id', (SELECT id FROM pit_ids WHERE name = 'cs'))::text);
+SELECT ctx_counts();
+SELECT status FROM search_engine.request('DELETE', '/_pit', jsonb_build_object('id', (SELECT id FROM pit_ids WHERE name = 'c'))::text);
+SELECT ctx_counts();
+DROP FUNCTION ctx_counts();
+SELECT status FROM search_engine.request('DELETE', '/ctxs');
 DROP TABLE pit_ids;
 SELECT status FROM search_engine.request('DELETE', '/pages');

@@ -30,6 +30,7 @@
 #include "replication/replication.h"
 #include "search/search.h"
 #include "security/acl.h"
+#include "shard/pit_registry.h"
 #include "transport/transport.h"
 #include "util/json.h"
 #include "util/varint.h"
@@ -109,6 +110,12 @@ copy_from_slot(int i, CopyStats *c)
 	c->nums.indexed = pg_atomic_read_u64(&s->indexing_ops);
 	for (k = 0; k < SE_STAT_N; k++)
 		c->nums.stat[k] = pg_atomic_read_u64(&s->stats[k]);
+	{
+		int			scrolls;
+
+		c->nums.stat[SE_STAT_OPEN_CONTEXTS] = se_pit_count(s->index_uuid, s->shard, &scrolls);
+		c->nums.stat[SE_STAT_SCROLL_CURRENT] = scrolls;
+	}
 	c->max_seq_no = c->state == SE_SLOT_STARTED ? (int64) pg_atomic_read_u64(&s->max_seq_no) : -1;
 	c->local_checkpoint = se_slot_read_i64(&s->local_checkpoint);
 	c->global_checkpoint = se_slot_read_i64(&s->global_checkpoint);
@@ -384,9 +391,11 @@ nums_json(StringInfo out, const StatNums *n, int metrics)
 						 (st[SE_STAT_GET_US] - st[SE_STAT_GET_EXISTS_US]) / 1000,
 						 st[SE_STAT_GET_CURRENT]);
 	if (metrics & M_SEARCH)
-		appendStringInfo(out, "\"search\":{\"query_total\":" UINT64_FORMAT
-						 ",\"query_time_in_millis\":" UINT64_FORMAT ",\"query_current\":" UINT64_FORMAT "},",
-						 st[SE_STAT_QUERY], MS(n, SE_STAT_QUERY_US), st[SE_STAT_QUERY_CURRENT]);
+		appendStringInfo(out, "\"search\":{\"open_contexts\":" UINT64_FORMAT ",\"query_total\":" UINT64_FORMAT
+						 ",\"query_time_in_millis\":" UINT64_FORMAT ",\"query_current\":" UINT64_FORMAT
+						 ",\"scroll_current\":" UINT64_FORMAT "},",
+						 st[SE_STAT_OPEN_CONTEXTS], st[SE_STAT_QUERY], MS(n, SE_STAT_QUERY_US),
+						 st[SE_STAT_QUERY_CURRENT], st[SE_STAT_SCROLL_CURRENT]);
 	if (metrics & M_MERGE)
 		appendStringInfo(out, "\"merges\":{\"total\":" UINT64_FORMAT ",\"total_time_in_millis\":" UINT64_FORMAT
 						 ",\"total_docs\":" UINT64_FORMAT ",\"total_size_in_bytes\":" UINT64_FORMAT "},",

@@ -132,6 +132,8 @@ typedef enum SeSlotStat
 	SE_STAT_GET_EXISTS,
 	SE_STAT_GET_EXISTS_US,
 	SE_STAT_GET_CURRENT,
+	SE_STAT_OPEN_CONTEXTS,		/* not counted: read from the PIT registry */
+	SE_STAT_SCROLL_CURRENT,		/* the same, scrolls only */
 	SE_STAT_N
 } SeSlotStat;
 

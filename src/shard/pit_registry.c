@@ -223,6 +223,28 @@ se_pit_release_scrolls(Oid role)
 }
 
 int
+se_pit_count(const char *uuid, int shard, int *scrolls)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			n = 0;
+	int			i;
+
+	*scrolls = 0;
+	LWLockAcquire(&Pit->lock, LW_SHARED);
+	for (i = 0; i < SE_PIT_MAX_ENTRIES; i++)
+	{
+		const PitEntry *e = &Pit->entries[i];
+
+		if (!live(e, now) || e->shard != shard || strcmp(e->uuid, uuid) != 0)
+			continue;
+		n++;
+		*scrolls += (e->ctx & SE_PIT_SCROLL) != 0;
+	}
+	LWLockRelease(&Pit->lock);
+	return n;
+}
+
+int
 se_pit_shard_pins(const char *uuid, int shard, uint64 *gens, uint64 *dels, int cap)
 {
 	TimestampTz now = GetCurrentTimestamp();

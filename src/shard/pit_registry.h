@@ -52,6 +52,12 @@ extern int	se_pit_release(uint64 ctx, Oid role);
 /* Free every scroll's shard contexts here (role's; a superuser's: all). */
 extern int	se_pit_release_scrolls(Oid role);
 
+/*
+ * Live contexts of (uuid, shard) here (ES's search.open_contexts of the
+ * copy); *scrolls: how many of them are scrolls'.
+ */
+extern int	se_pit_count(const char *uuid, int shard, int *scrolls);
+
 /* Room a caller of se_pit_shard_pins gives (distinct pairs of one shard) */
 #define SE_PIT_MAX_PINS			16384
 
