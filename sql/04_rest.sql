@@ -52,6 +52,12 @@ SELECT status, body->'status', body->'number_of_nodes' FROM search_engine.reques
 SELECT status, body->'tagline' FROM search_engine.request('GET', '/');
 SELECT status, mask(body) FROM search_engine.request('POST', '/books/_close');
 SELECT status, body FROM search_engine.request('GET', '/books/_search');
+-- a closed index's copies count in health as ES 7.2+ counts them
+SELECT status, body->'status' AS status, body->'active_primary_shards' AS primaries,
+       body->'indices'->'books'->'status' AS books
+  FROM search_engine.request('GET', '/_cluster/health/books?level=indices');
+SELECT status, body->'indices' ? 'books' AS books_counted
+  FROM search_engine.request('GET', '/_cluster/health?level=indices');
 SELECT status, body FROM search_engine.request('POST', '/books/_open');
 SELECT status, body->'hits'->'total' FROM search_engine.request('GET', '/books/_search');
 SELECT status, body FROM search_engine.request('GET', '/books/_frobnicate');

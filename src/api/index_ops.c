@@ -1112,7 +1112,8 @@ health_add_shard(const SeIndexMeta *im, int s, const SeClusterView *v, HealthCou
 	for (k = 0; k < ncopies; k++)
 	{
 		SeShardState st = im->routing ? im->routing[s].copies[k].state
-			: k == 0 ? se_state_shard_state(im, s) : SE_SHARD_UNASSIGNED;
+			: k == 0 ? (im->closed ? SE_SHARD_STARTED : se_state_shard_state(im, s))
+			: SE_SHARD_UNASSIGNED;
 
 		/*
 		 * A copy on a node that has left, or has not joined this master
@@ -1148,7 +1149,7 @@ health_counts_json(const HealthCounts *h, StringInfo out)
 }
 
 /*
- * The health of targets (open indices): totals in *total, and with level
+ * The health of targets (closed ones too): totals in *total, and with level
  * "indices" or "shards" ES's "indices" object into detail.
  */
 static void
@@ -1169,7 +1170,13 @@ health_collect(List *targets, const char *level, const SeClusterView *v,
 		StringInfoData shards;
 		int			s;
 
-		if (im->closed)
+		/*
+		 * A closed index's copies count as an open one's (ES 7.2+): in a
+		 * cluster its routing has them; a single node holds its primaries'
+		 * files, no shard open.  One closed in a cluster with no routing
+		 * (never allocated) has no copy to count.
+		 */
+		if (im->closed && im->routing == NULL && !se_cluster_single_node())
 			continue;
 		initStringInfo(&shards);
 		for (s = 0; s < im->settings.number_of_shards; s++)
@@ -1330,7 +1337,8 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
-		targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
+		/* ES 7.2+: closed indices count too (expand_wildcards=all) */
+		targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, true, err);
 		if (se_error_is_set(err))
 			return false;
 		health_collect(targets, level, v, &h, NULL);
@@ -1353,7 +1361,7 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 	initStringInfo(&detail);
 	if (strcmp(level, "cluster") != 0)
 	{
-		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, false, err);
+		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, true, err);
 
 		if (se_error_is_set(err))
 			return false;

@@ -281,6 +281,10 @@ ok($cluster->wait_for('closed copies on n4', 90, sub {
 	$on_n4 = grep { $_->{state} eq 'STARTED' && ($names{ $_->{node} // '' } // '') eq 'n4' } @all;
 	return @all == 6 && $on_n4 >= 2 && !(grep { $_->{state} ne 'STARTED' } @all);
 }), "the closed index's copies were rebalanced onto n4 ($on_n4 of 6)");
+# ES 7.2+: health counts a closed index's copies as an open one's
+($status, $body) = req($up[0], 'GET', '/_cluster/health/cb');
+is_deeply([ $status, $body->{status}, $body->{active_primary_shards} ], [ 200, 'green', 6 ],
+	'health of the closed index: green, its six copies active') or diag(explain $body);
 my $cbuuid = uuid_of('cb');
 ok(-d $node{n4}->data_dir . "/search_engine/indices/$cbuuid", 'their files are on n4');
 ($status, $body) = req($up[0], 'POST', '/cb/_open');
