@@ -102,3 +102,40 @@ SELECT r.body->'hits'->'hits'->0->'fields' AS fields
 SELECT r.body->'hits'->'hits'->0->'fields' AS mixed
   FROM search_engine.request('POST', '/fmt/_search', '{"_source": false, "docvalue_fields": [{"field": "p", "format": "#.##"}, "n"]}') r;
 SELECT search_engine.delete_index('fmt') IS NOT NULL AS deleted;
+
+-- ---- hidden indices (index.hidden) and hidden aliases ------------------------
+-- wildcards and _all skip them unless expand_wildcards has hidden (or all);
+-- a pattern starting with "." matches hidden indices starting with "."
+SELECT search_engine.create_index('.hid1', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "index.hidden": true}}') IS NOT NULL AS created;
+SELECT search_engine.create_index('hvis', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "aliases": {"hal": {"is_hidden": true}}}') IS NOT NULL AS created;
+SELECT (search_engine.bulk(E'{"index": {"_index": ".hid1", "_id": "1"}}\n{"n": 1}\n{"index": {"_index": "hvis", "_id": "2"}}\n{"n": 2}', refresh => 'true')::jsonb->>'errors') AS errors;
+CREATE FUNCTION cnt(path text) RETURNS text LANGUAGE sql AS
+$$ SELECT r.status || ' ' || coalesce('count=' || (r.body->>'count'), (r.body->'error'->>'type'))
+     FROM search_engine.request('POST', path) r $$;
+SELECT p AS path, cnt(p) FROM unnest(ARRAY[
+  '/hv*,.hid1/_count', '/*hid1*,hv*/_count', '/*hid1*,hv*/_count?expand_wildcards=open,hidden',
+  '/*hid1*,hv*/_count?expand_wildcards=all', '/.h*/_count', '/.hid1/_count',
+  '/*hid1*,hv*/_count?expand_wildcards=hidden',
+  '/ha*/_count', '/ha*/_count?expand_wildcards=open,hidden', '/hal/_count']) p;
+-- _all and no target: what expand_wildcards=all adds is the hidden index
+SELECT (SELECT (body->>'count')::int FROM search_engine.request('POST', '/_all/_count?expand_wildcards=all')) -
+       (SELECT (body->>'count')::int FROM search_engine.request('POST', '/_all/_count')) AS all_adds,
+       (SELECT (body->>'count')::int FROM search_engine.request('POST', '/_count?expand_wildcards=open,hidden')) -
+       (SELECT (body->>'count')::int FROM search_engine.request('POST', '/_count')) AS none_adds;
+-- _cat/indices and health take every index (ES's expand_wildcards=all)
+SELECT jsonb_path_query_array(r.body, '$[*].index') AS cat_indices
+  FROM search_engine.request('GET', '/_cat/indices/*hid1*,hvis?format=json&s=index') r;
+SELECT r.body->'indices' ? '.hid1' AS in_health
+  FROM search_engine.request('GET', '/_cluster/health?level=indices') r;
+SELECT r.body->'.hid1'->'settings'->'index'->'hidden' AS hidden
+  FROM search_engine.request('GET', '/.hid1/_settings') r;
+-- a dynamic setting: unhidden, wildcards find it
+SELECT r.status, r.body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/.hid1/_settings', '{"index": {"hidden": "maybe"}}') r;
+SELECT (search_engine.request('PUT', '/.hid1/_settings', '{"index": {"hidden": false}}')).status;
+SELECT cnt('/*hid1*,hv*/_count');
+SELECT r.body->'.hid1'->'settings'->'index' ? 'hidden' AS still_shown
+  FROM search_engine.request('GET', '/.hid1/_settings') r;
+DROP FUNCTION cnt(text);
+SELECT search_engine.delete_index('.hid1') IS NOT NULL AS deleted;
+SELECT search_engine.delete_index('hvis') IS NOT NULL AS deleted;

@@ -93,13 +93,14 @@ se_cat_bytes_unit_valid(const char *unit)
 
 /*
  * Start table t with its columns; returns the indices expr names (all when
- * NULL, closed ones too when with_closed), or NIL with err set.
+ * NULL; expand: the table's expand_wildcards default, SE_EXPAND_*), or NIL
+ * with err set.
  */
 static List *
-cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, bool with_closed,
+cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, int expand,
 		  SeError *err)
 {
-	List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, with_closed, err);
+	List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, expand, err);
 
 	t->ncols = ncols;
 	t->cols = cols;
@@ -146,7 +147,7 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
 	"docs.count", "docs.deleted", "store.size", "pri.store.size"};
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, true, err);
+	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, SE_EXPAND_ALL, err);
 	List	   *remote;
 	ListCell   *lc;
 

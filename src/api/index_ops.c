@@ -1337,8 +1337,8 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}
-		/* ES 7.2+: closed indices count too (expand_wildcards=all) */
-		targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, true, err);
+		/* ES 7.2+: closed (and hidden) indices count too (expand_wildcards=all) */
+		targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, SE_EXPAND_ALL, err);
 		if (se_error_is_set(err))
 			return false;
 		health_collect(targets, level, v, &h, NULL);
@@ -1361,7 +1361,7 @@ se_op_cluster_health(const char *expr, const SeHealthWait *w, int timeout_ms,
 	initStringInfo(&detail);
 	if (strcmp(level, "cluster") != 0)
 	{
-		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, true, err);
+		List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, SE_EXPAND_ALL, err);
 
 		if (se_error_is_set(err))
 			return false;

@@ -659,14 +659,16 @@ se_alias_single_index(const SeClusterState *st, const char *name, bool write,
  * pattern, every visible alias it matches) points to, added to result.
  * filter decides as for the indices themselves: named, a refused index
  * ends the resolution (an alias written out is its indices written out);
- * through a wildcard it is skipped, as a closed one is unless
- * include_closed.  *found: some alias matched.
+ * through a wildcard it is skipped, as a closed one is unless expand has
+ * SE_EXPAND_CLOSED.  A hidden alias matches a wildcard only with
+ * SE_EXPAND_HIDDEN, or a ".pattern" its ".name".  *found: some alias matched.
  */
 List *
 se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
-					  bool exclude, bool include_closed, List *result,
+					  bool exclude, int expand, List *result,
 					  SeIndexFilter filter, void *arg, bool *found, SeError *err)
 {
+	bool		include_closed = (expand & SE_EXPAND_CLOSED) != 0;
 	int			i,
 				k;
 
@@ -679,7 +681,9 @@ se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
 		{
 			const SeAlias *a = &im->aliases[k];
 
-			if (pattern ? (a->is_hidden || !se_wildcard_match(tok, a->name)) :
+			if (pattern ? ((a->is_hidden && !(expand & SE_EXPAND_HIDDEN) &&
+							!(tok[0] == '.' && a->name[0] == '.')) ||
+						   !se_wildcard_match(tok, a->name)) :
 				strcmp(a->name, tok) != 0)
 				continue;
 			*found = true;

@@ -11,8 +11,8 @@
  * says so; a missing name is index_not_found_exception; no match is
  * fine).  ignore_unavailable drops names that are missing, not
  * authorized, or closed where the API takes open indices only;
- * allow_no_indices=false makes an empty resolution ES's 404.  There are
- * no hidden indices here, so "hidden" adds nothing.
+ * allow_no_indices=false makes an empty resolution ES's 404.  "hidden"
+ * (or "all") lets wildcards match indices with index.hidden.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,9 +58,11 @@ se_indices_options_set(const char *ignore_unavailable, const char *allow_no_indi
 			else if (pg_strcasecmp(tok, "closed") == 0)
 				o.expand_closed = true;
 			else if (pg_strcasecmp(tok, "all") == 0)
-				o.expand_open = o.expand_closed = true;
-			else if (pg_strcasecmp(tok, "hidden") == 0 || pg_strcasecmp(tok, "none") == 0)
-				 /* no hidden indices; none adds nothing */ ;
+				o.expand_open = o.expand_closed = o.expand_hidden = true;
+			else if (pg_strcasecmp(tok, "hidden") == 0)
+				o.expand_hidden = true;
+			else if (pg_strcasecmp(tok, "none") == 0)
+				 /* none adds nothing */ ;
 			else
 			{
 				char	   *up = pstrdup(tok);
@@ -107,11 +109,13 @@ is_wildcard(const char *name)
 
 List *
 se_state_resolve_with_options(const SeClusterState *st, const char *expr,
-							  bool include_closed, SeIndexFilter filter,
+							  int expand, SeIndexFilter filter,
 							  void *arg, const SeIndicesOptions *o, SeError *err)
 {
+	bool		include_closed = (expand & SE_EXPAND_CLOSED) != 0;
 	bool		open = o->expand_given ? o->expand_open : true;
 	bool		closed = o->expand_given ? o->expand_closed : include_closed;
+	bool		hidden = o->expand_given ? o->expand_hidden : (expand & SE_EXPAND_HIDDEN) != 0;
 	char	   *copy = pstrdup(expr ? expr : "_all");
 	char	   *save = NULL;
 	char	   *tok;
@@ -157,7 +161,10 @@ se_state_resolve_with_options(const SeClusterState *st, const char *expr,
 	}
 	if (kept.len > 0)
 	{
-		List	   *all = se_state_resolve_filtered(st, kept.data, closed, filter, arg, err);
+		List	   *all = se_state_resolve_filtered(st, kept.data,
+												(closed ? SE_EXPAND_CLOSED : 0) |
+												(hidden ? SE_EXPAND_HIDDEN : 0),
+												filter, arg, err);
 
 		if (se_error_is_set(err))
 			return NIL;

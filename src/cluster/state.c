@@ -390,6 +390,16 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, INT_MAX, &s->max_rescore_window, err);
 	if (strcmp(key, "max_slices_per_scroll") == 0)
 		return int_setting(key, val, 1, INT_MAX, &s->max_slices_per_scroll, err);
+	if (strcmp(key, "hidden") == 0)
+	{
+		if (val[0] == '\0')	/* the URL's "" = true does not hold here */
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "Failed to parse value [] as only [true] or [false] are allowed.");
+			return false;
+		}
+		return se_parse_es_boolean(val, &s->hidden, err);
+	}
 	if (strncmp(key, "merge.", 6) == 0)
 		return apply_merge_setting(s, key, val, err);
 	if (is_allocation_setting(key))
@@ -632,6 +642,8 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
 		appendStringInfo(out, "\"max_refresh_listeners\":\"%d\",", s->max_refresh_listeners);
 	search_limits_to_json(s, false, out);
+	if (s->hidden)
+		appendStringInfoString(out, "\"hidden\":\"true\",");
 	appendStringInfo(out, "\"codec\":\"%s\"", s->best_compression ? "best_compression" : "default");
 	allocation_settings_to_json(s, false, out);
 	appendStringInfoChar(out, ',');
@@ -702,6 +714,8 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
 		appendStringInfo(out, ",\"max_refresh_listeners\":%d", s->max_refresh_listeners);
 	search_limits_to_json(s, true, out);
+	if (s->hidden)
+		appendStringInfoString(out, ",\"hidden\":true");
 	allocation_settings_to_json(s, true, out);
 	appendStringInfoChar(out, '}');
 	pfree(tmp.data);
@@ -788,9 +802,10 @@ se_state_resolve(const SeClusterState *st, const char *expr, bool include_closed
 }
 
 List *
-se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool include_closed,
+se_state_resolve_filtered(const SeClusterState *st, const char *expr, int expand,
 						  SeIndexFilter filter, void *arg, SeError *err)
 {
+	bool		include_closed = (expand & SE_EXPAND_CLOSED) != 0;
 	List	   *result = NIL;
 	char	   *copy = pstrdup(expr ? expr : "_all");
 	char	   *tok;
@@ -818,6 +833,10 @@ se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool inclu
 
 				if (!se_wildcard_match(pat, im->name))
 					continue;
+				/* ES: hidden indices only when asked, or ".x*" for ".x..." */
+				if (im->settings.hidden && !(expand & SE_EXPAND_HIDDEN) &&
+					!(pat[0] == '.' && im->name[0] == '.'))
+					continue;
 				if (!exclude && filter && !filter(im->name, false, arg, err))
 					continue;
 				if (exclude)
@@ -830,7 +849,7 @@ se_state_resolve_filtered(const SeClusterState *st, const char *expr, bool inclu
 			{
 				bool		found;
 
-				result = se_alias_resolve_into(st, pat, true, exclude, include_closed,
+				result = se_alias_resolve_into(st, pat, true, exclude, expand,
 											   result, filter, arg, &found, err);
 			}
 		}

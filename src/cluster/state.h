@@ -67,6 +67,7 @@ typedef struct SeIndexSettings
 	int64		lease_period_ms;	/* index.soft_deletes.retention_lease.period */
 	/* index.routing.allocation.{include,exclude,require}.<attr>: "kind.attr" -> values */
 	SeSettingsLayer allocation_filters;
+	bool		hidden;			/* index.hidden: wildcards skip it by default */
 } SeIndexSettings;
 
 /* SeShardState, SeShardCopy, SeShardRouting: cluster/routing.h */
@@ -158,8 +159,17 @@ extern List *se_state_resolve(const SeClusterState *st, const char *expr,
  * out (named = true: false sets err and ends the resolution).
  */
 typedef bool (*SeIndexFilter) (const char *name, bool named, void *arg, SeError *err);
+
+/*
+ * What wildcards of a resolution expand to besides open indices: an API's
+ * default (ES's expand_wildcards).  A bool "include closed" of callers
+ * written before hidden indices is SE_EXPAND_CLOSED (true == 1).
+ */
+#define SE_EXPAND_CLOSED	0x01
+#define SE_EXPAND_HIDDEN	0x02	/* index.hidden (a ".pattern" matches ".names") */
+#define SE_EXPAND_ALL		(SE_EXPAND_CLOSED | SE_EXPAND_HIDDEN)
 extern List *se_state_resolve_filtered(const SeClusterState *st, const char *expr,
-									   bool include_closed, SeIndexFilter filter,
+									   int expand, SeIndexFilter filter,
 									   void *arg, SeError *err);
 
 /*
@@ -174,6 +184,7 @@ typedef struct SeIndicesOptions
 	bool		expand_given;	/* expand_wildcards given: the two below */
 	bool		expand_open;
 	bool		expand_closed;
+	bool		expand_hidden;
 } SeIndicesOptions;
 extern const SeIndicesOptions *se_indices_options;
 extern bool se_indices_options_set(const char *ignore_unavailable,
@@ -182,7 +193,7 @@ extern bool se_indices_options_set(const char *ignore_unavailable,
 extern void se_indices_options_reset(void);
 extern void se_indices_options_restore(const SeIndicesOptions *o);
 extern List *se_state_resolve_with_options(const SeClusterState *st, const char *expr,
-										   bool include_closed, SeIndexFilter filter,
+										   int expand, SeIndexFilter filter,
 										   void *arg, const SeIndicesOptions *o,
 										   SeError *err);
 
@@ -291,7 +302,7 @@ extern bool se_state_update_aliases(const SeJson *actions, SeError *err);
 extern const char *se_alias_single_index(const SeClusterState *st, const char *name,
 										 bool write, const char **routing, SeError *err);
 extern List *se_alias_resolve_into(const SeClusterState *st, const char *tok, bool pattern,
-								   bool exclude, bool include_closed, List *result,
+								   bool exclude, int expand, List *result,
 								   SeIndexFilter filter, void *arg, bool *found,
 								   SeError *err);
 extern void se_alias_search_extras(const char *expr,

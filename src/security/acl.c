@@ -272,13 +272,13 @@ resolve_filter(const char *name, bool named, void *arg, SeError *err)
  * the role may use; a name written out that it may not use is a 403.
  */
 List *
-se_acl_resolve(const char *expr, SeAclAction action, bool include_closed, SeError *err)
+se_acl_resolve(const char *expr, SeAclAction action, int expand, SeError *err)
 {
 	if (se_indices_options != NULL)
-		return se_state_resolve_with_options(se_state_current(), expr, include_closed,
+		return se_state_resolve_with_options(se_state_current(), expr, expand,
 											 resolve_filter, &action,
 											 se_indices_options, err);
-	return se_state_resolve_filtered(se_state_current(), expr, include_closed,
+	return se_state_resolve_filtered(se_state_current(), expr, expand,
 									 resolve_filter, &action, err);
 }
 

@@ -45,7 +45,8 @@ extern bool se_acl_check(const char *index, SeAclAction action, SeError *err);
 /* ... or for a given one (the FDW's checkAsUser) */
 extern bool se_acl_role_allowed(Oid role, const char *index, SeAclAction action);
 extern bool se_acl_role_check(Oid role, const char *index, SeAclAction action, SeError *err);
-extern List *se_acl_resolve(const char *expr, SeAclAction action, bool include_closed,
+/* expand: SE_EXPAND_* (cluster/state.h), the API's expand_wildcards default */
+extern List *se_acl_resolve(const char *expr, SeAclAction action, int expand,
 							SeError *err);
 extern bool se_acl_is_admin(Oid role);
 extern bool se_acl_cluster_manage_check(const char *es_action, SeError *err);
