@@ -30,7 +30,7 @@ trap 'latency_server_cleanup; rm -rf "$OUT"' EXIT
 sql -c "ALTER ROLE postgres PASSWORD 'bench-pw'" >/dev/null
 se_create_index debian
 se_ingest debian >/dev/null
-sql -c "SELECT search_engine.force_merge('debian', 1)" >/dev/null 2>&1 || true
+sql -c "SELECT search_engine.force_merge('debian', 1)" >/dev/null
 for _ in $(seq 1 100); do curl -s -o /dev/null -u postgres:bench-pw "http://127.0.0.1:$HTTP_PORT/" && break; sleep 0.2; done
 DSN="host=/tmp port=$PORT user=postgres dbname=postgres"
 export SE_LOADGEN_HTTP_PASSWORD=bench-pw
