@@ -408,6 +408,9 @@ cert_map_role(const char *map, const char *cn, const char *wanted, const char **
 		if (r && (wanted == NULL || strcmp(r, wanted) == 0))
 			role = MemoryContextStrdup(CurTransactionContext, r);
 	}
+	/* what SPI's context holds goes with SPI_finish */
+	if (*logdetail)
+		*logdetail = MemoryContextStrdup(CurTransactionContext, *logdetail);
 	SPI_finish();
 	if (role == NULL && *logdetail == NULL)
 		*logdetail = wanted ?

@@ -181,6 +181,7 @@ PostgreSQL::Test::Utils::append_to_file($node->data_dir . '/pg_ident.conf', q{
 certmap  /^(.*)@example\.com$  \1
 certmap  boss                   reader
 certmap  boss                   boss
+certmap  /^mallory@evil\.org$   \1
 othermap mallory@evil.org       boss
 });
 $node->append_conf('postgresql.conf', "search_engine.http_ssl_cert_map = 'certmap'\n");
@@ -206,7 +207,10 @@ is($st, 401, 'CN boss asking for a role the map does not give it: 401');
 like(slurp_file($node->logfile, $log_offset),
 	qr/certificate authentication failed for user "boss".*\n.*No line of user name map "certmap" maps certificate user "boss" to role "alice"/,
 	'logged with the map');
+$log_offset = -s $node->logfile;
 ($st) = curl("--cacert $dir/http.crt --cert $dir/mallory.crt --key $dir/mallory.key $tls/");
-is($st, 401, "a CN no line of the map matches (another map's line does not count): 401");
+is($st, 401, "a CN whose only line of the map asks \\1 of a regex without one (another map's line does not count): 401");
+like(slurp_file($node->logfile, $log_offset), qr/has no subexpressions as requested by backreference/,
+	'logged as PostgreSQL says it');
 
 done_testing();
