@@ -337,14 +337,7 @@ answer_now(struct MHD_Connection *mc, HttpReq *req, int status, const char *type
 	return ret;
 }
 
-/*
- * Can a body of this Content-Type be read?  ES's strict content-type check
- * (since 6.0) takes its XContent media types; of them the router parses
- * JSON and NDJSON, plain or as ES's vendor types (parameters such as
- * charset or compatible-with aside).  Anything else -- text/plain, a form,
- * no header at all -- is refused with 406, as ES does, rather than parsed
- * as if it were JSON.
- */
+/* Is the media type of ct (a header's first, parameters aside) in types? */
 static bool
 media_type_in(const char *ct, const char *const *types)
 {
@@ -366,6 +359,15 @@ media_type_in(const char *ct, const char *const *types)
 static const char *const cbor_types[] = {"application/cbor", "application/vnd.elasticsearch+cbor",
 NULL};
 
+/*
+ * Can a body of this Content-Type be read?  ES's strict content-type check
+ * (since 6.0) takes its XContent media types; of them the router parses
+ * JSON and NDJSON, and CBOR is translated to JSON first (http_cbor.c),
+ * plain or as ES's vendor types (parameters such as charset or
+ * compatible-with aside).  Anything else -- text/plain, a form, no header
+ * at all -- is refused with 406, as ES does, rather than parsed as if it
+ * were JSON.  (Smile, ES's fourth, has no Debian library: 406.)
+ */
 static bool
 body_media_type_ok(const char *ct)
 {
@@ -949,11 +951,6 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
  */
 
 /*
- * Run req through the router in a transaction as its role; set
- * req->response.  Any ERROR is answered as ES's error body for its
- * SQLSTATE; the worker goes on.
- */
-/*
  * req's response from the router's answer: CBOR when the client's Accept
  * asked for it and the answer is JSON (text and YAML stay as they are).
  */
@@ -975,6 +972,11 @@ answer(HttpReq *req, const char *data, size_t len, bool text, bool yaml)
 	req->response = make_response(req, data, len, text);
 }
 
+/*
+ * Run req through the router in a transaction as its role; set
+ * req->response.  Any ERROR is answered as ES's error body for its
+ * SQLSTATE; the worker goes on.
+ */
 static void
 run_request(HttpReq *req)
 {
