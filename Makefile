@@ -24,6 +24,8 @@ SHLIB_LINK = -lzstd -lcurl
 SHLIB_LINK += -lmicrohttpd -lz
 # client certificates of the HTTP server (src/http/http_auth.c)
 SHLIB_LINK += -lgnutls
+# CBOR request and response bodies (src/http/http_cbor.c)
+SHLIB_LINK += -lcbor
 # the transport's peer connections (as postgres_fdw links it)
 SHLIB_LINK_INTERNAL = $(libpq)
 

@@ -66,5 +66,42 @@ SELECT status, (SELECT array_agg(k ORDER BY k) FROM jsonb_each(r.body->'nodes') 
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
   FROM search_engine.request('GET', '/_nodes/stats/jvm,nonsense');
 
+-- transport (the libpq pool's traffic), http (the HTTP workers' connections;
+-- none in this test: TAP 320) and ingest (no pipelines: ES's empty shape)
+WITH n AS (SELECT n.value AS node
+             FROM search_engine.request('GET', '/_nodes/stats/transport,http,ingest') r, jsonb_each(r.body->'nodes') n)
+SELECT (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(node) k
+         WHERE k NOT IN ('name', 'roles', 'timestamp', 'host', 'ip', 'transport_address')) AS sections,
+       (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(node->'transport') k) AS transport,
+       (SELECT bool_and(jsonb_typeof(v) = 'number') FROM jsonb_each(node->'transport') e(k, v)) AS transport_numbers,
+       (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(node->'http') k) AS http,
+       jsonb_typeof(node->'http'->'clients') AS clients,
+       node->'ingest' AS ingest
+  FROM n;
+
+-- _cat columns by ES's aliases (h= and s=), headed as asked; ?help lists them
+SELECT status FROM search_engine.request('PUT', '/hs2', '{"settings":{"number_of_shards":1}}');
+SELECT status FROM search_engine.request('POST', '/hs2/_bulk?refresh=true',
+  (SELECT string_agg(format(E'{"index":{}}\n{"t":"%s"}\n', repeat(md5(i::text), 20)), '') FROM generate_series(1, 300) i));
+SELECT body FROM search_engine.request('GET', '/_cat/indices/hs*?h=i,dc&s=dc:desc&format=json');
+SELECT body #>> '{}' AS text FROM search_engine.request('GET', '/_cat/indices/hs*?h=idx,docsCount,s&s=i&v');
+SELECT body->0 AS shard FROM search_engine.request('GET', '/_cat/shards/hs1?h=i,sh,p,st&format=json');
+-- a name wins over an alias; the later of two columns sharing one (health's "t") takes it
+SELECT (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(body->0) k) AS keys,
+       (body->0->>'t') = (SELECT body->0->>'shards' FROM search_engine.request('GET', '/_cat/health?format=json')) AS t_is_shards
+  FROM search_engine.request('GET', '/_cat/health?h=status,t&format=json');
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('GET', '/_cat/indices?s=nope');
+SELECT body #>> '{}' AS text FROM search_engine.request('GET', '/_cat/shards?help');
+-- s= on human sizes sorts by the bytes behind them ("12.3kb" after "900b"),
+-- the order bytes=b gives; the strings alone would sort otherwise
+WITH human AS (SELECT body FROM search_engine.request('GET', '/_cat/indices/hs*?h=index,store.size&s=store.size&format=json')),
+     bytes AS (SELECT body FROM search_engine.request('GET', '/_cat/indices/hs*?h=index,store.size&s=store.size&bytes=b&format=json'))
+SELECT (SELECT jsonb_agg(e->'index') FROM human, jsonb_array_elements(body) e) =
+       (SELECT jsonb_agg(e->'index') FROM bytes, jsonb_array_elements(body) e) AS same_order,
+       (SELECT array_agg(e->>'store.size' ORDER BY e->>'store.size' COLLATE "C") FROM human, jsonb_array_elements(body) e) <>
+       (SELECT array_agg(e->>'store.size') FROM human, jsonb_array_elements(body) e) AS strings_differ,
+       (SELECT array_agg(e->>'store.size') FROM human, jsonb_array_elements(body) e)::text ~ '^\{[0-9.]+b,[0-9.]+kb\}$' AS units;
+
 SELECT status FROM search_engine.request('DELETE', '/hs1');
+SELECT status FROM search_engine.request('DELETE', '/hs2');
 SELECT status FROM search_engine.request('DELETE', '/_component_template/hs-c');

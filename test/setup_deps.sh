@@ -8,6 +8,8 @@ PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libzstd-dev
       etcd-server etcd-client libcurl4-openssl-dev
       iproute2 nftables
       libmicrohttpd-dev libgnutls28-dev zlib1g-dev curl openssl
+      libcbor-dev
+      libcbor-xs-perl
       python3-elasticsearch elasticsearch-curator rsyslog-elasticsearch
       prometheus-elasticsearch-exporter)
 missing=()

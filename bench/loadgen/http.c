@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * http.c
- *	  The HTTP transport of `ingest --http URL`: POST /<index>/_bulk with
- *	  libcurl, one easy handle (one keep-alive connection) per client.
+ *	  The HTTP transport of `ingest --http URL` (POST /<index>/_bulk) and
+ *	  `query --http URL` (POST /<index>/_search) with libcurl, one easy
+ *	  handle (one keep-alive connection) per client.
  *
  * The body is the same NDJSON the SQL path hands to search_engine.bulk(),
  * sent as it is (application/x-ndjson, no compression: the SQL path does
@@ -35,7 +36,7 @@ struct LgHttp
 {
 	CURL	   *curl;
 	struct curl_slist *headers;
-	char	   *url;			/* <base>/<index>/_bulk?refresh=false */
+	char	   *url;			/* <base>/<index>/<endpoint> */
 	char	   *resp;			/* the answer's body, grown as needed */
 	size_t		resp_len;
 	size_t		resp_cap;
@@ -73,10 +74,15 @@ lg_http_global_init(void)
 		lg_die("curl_global_init failed");
 }
 
-/* A handle for base URL o->http_url and index o->index; NULL on failure. */
+/*
+ * A handle for base URL o->http_url, index o->index and endpoint (with its
+ * query string, e.g. "_bulk?refresh=false"), posting content_type; NULL on
+ * failure.
+ */
 LgHttp *
-lg_http_open(const LgOptions *o)
+lg_http_open(const LgOptions *o, const char *endpoint, const char *content_type)
 {
+	char		ctype[128];
 	LgHttp	   *h = calloc(1, sizeof(LgHttp));
 	char	   *index;
 	size_t		l = strlen(o->http_url);
@@ -88,14 +94,15 @@ lg_http_open(const LgOptions *o)
 		return NULL;
 	}
 	index = curl_easy_escape(h->curl, o->index, 0);
-	h->url = malloc(l + strlen(index) + 32);
+	h->url = malloc(l + strlen(index) + strlen(endpoint) + 8);
 	if (h->url == NULL)
 		lg_die("out of memory");
 	/* base URL with or without its trailing slash */
-	sprintf(h->url, "%.*s/%s/_bulk?refresh=false",
-			(int) (l > 0 && o->http_url[l - 1] == '/' ? l - 1 : l), o->http_url, index);
+	sprintf(h->url, "%.*s/%s/%s",
+			(int) (l > 0 && o->http_url[l - 1] == '/' ? l - 1 : l), o->http_url, index, endpoint);
 	curl_free(index);
-	h->headers = curl_slist_append(h->headers, "Content-Type: application/x-ndjson");
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
+	h->headers = curl_slist_append(h->headers, ctype);
 	h->headers = curl_slist_append(h->headers, "Expect:");
 	curl_easy_setopt(h->curl, CURLOPT_URL, h->url);
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
@@ -134,6 +141,56 @@ lg_http_close(LgHttp *h)
 	free(h);
 }
 
+/* POST body once; the answer in h->resp, its status in *code */
+static CURLcode
+post(LgHttp *h, const char *body, size_t len, long *code)
+{
+	CURLcode	rc;
+
+	h->resp_len = 0;
+	if (h->resp)
+		h->resp[0] = '\0';
+	h->error[0] = '\0';
+	*code = 0;
+	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len);
+	rc = curl_easy_perform(h->curl);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, code);
+	return rc;
+}
+
+/*
+ * POST an ES search body to _search once.  On LG_HTTP_OK *hits is the
+ * length of hits.hits and *took_ms the answer's "took" (the server's own
+ * clock, whole milliseconds as ES gives it); else a message in errbuf.
+ */
+LgHttpResult
+lg_http_search(LgHttp *h, const char *body, size_t len, int *hits, double *took_ms,
+			   char *errbuf, size_t errlen)
+{
+	static const char *const hits_path[] = {"hits", "hits"};
+	static const char *const took_path[] = {"took"};
+	CURLcode	rc;
+	long		code;
+
+	rc = post(h, body, len, &code);
+	if (rc != CURLE_OK)
+	{
+		snprintf(errbuf, errlen, "%s", h->error[0] ? h->error : curl_easy_strerror(rc));
+		return rc == CURLE_OPERATION_TIMEDOUT ? LG_HTTP_TIMEOUT : LG_HTTP_FAILED;
+	}
+	if (code != 200)
+	{
+		snprintf(errbuf, errlen, "HTTP %ld: %.300s", code, h->resp ? h->resp : "");
+		return LG_HTTP_FAILED;
+	}
+	*hits = lg_json_array_length_at(h->resp ? h->resp : "", h->resp_len, hits_path, 2);
+	if (!lg_json_number_at(h->resp ? h->resp : "", h->resp_len, took_path, 1, took_ms))
+		*took_ms = 0;
+	return LG_HTTP_OK;
+}
+
 /*
  * POST body (nitems items) to _bulk once; status[] gets the item statuses.
  * Returns LG_HTTP_OK when status[] was filled, else LG_HTTP_TIMEOUT or
@@ -148,17 +205,12 @@ lg_http_bulk(LgHttp *h, const char *body, size_t len, int nitems, int *status,
 	int			n,
 				i;
 
-	h->resp_len = 0;
-	h->error[0] = '\0';
-	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len);
-	rc = curl_easy_perform(h->curl);
+	rc = post(h, body, len, &code);
 	if (rc != CURLE_OK)
 	{
 		snprintf(errbuf, errlen, "%s", h->error[0] ? h->error : curl_easy_strerror(rc));
 		return rc == CURLE_OPERATION_TIMEDOUT ? LG_HTTP_TIMEOUT : LG_HTTP_FAILED;
 	}
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (code == 429)
 	{
 		/* the whole request refused: every item is to be retried */

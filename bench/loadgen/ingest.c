@@ -305,7 +305,7 @@ http_send(Client *cl, const char *body, size_t len, int nitems, int max_retries,
 static bool
 http_open(Client *cl)
 {
-	cl->http = lg_http_open(cl->run->o);
+	cl->http = lg_http_open(cl->run->o, "_bulk?refresh=false", "application/x-ndjson");
 	return cl->http != NULL;
 }
 

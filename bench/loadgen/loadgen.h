@@ -45,7 +45,7 @@ typedef enum LgProgress
 typedef struct LgOptions
 {
 	const char *dsn;
-	const char *http_url;		/* ingest over HTTP _bulk instead of SQL */
+	const char *http_url;		/* ingest / query over HTTP (_bulk, _search) */
 	const char *http_user;		/* Basic credentials, if any */
 	const char *http_password;
 	bool		http_insecure;	/* https: do not verify the certificate */
@@ -205,8 +205,10 @@ typedef enum LgHttpResult
 	LG_HTTP_FAILED
 } LgHttpResult;
 extern void lg_http_global_init(void);
-extern LgHttp *lg_http_open(const LgOptions *o);
+extern LgHttp *lg_http_open(const LgOptions *o, const char *endpoint, const char *content_type);
 extern void lg_http_close(LgHttp *h);
+extern LgHttpResult lg_http_search(LgHttp *h, const char *body, size_t len, int *hits,
+									double *took_ms, char *errbuf, size_t errlen);
 extern LgHttpResult lg_http_bulk(LgHttp *h, const char *body, size_t len, int nitems,
 								 int *status, char *errbuf, size_t errlen);
 

@@ -24,6 +24,7 @@ static const char usage_text[] =
 "connection\n"
 "  -d, --dsn CONNINFO        libpq conninfo or URI (default: libpq's environment)\n"
 "      --http URL            ingest: bulk over HTTP, POST URL/<index>/_bulk (search_engine.http_port);\n"
+"                            query: POST URL/<index>/_search (server clock: the answer's took);\n"
 "                            index setup, refresh, count and thread_pool still go over -d\n"
 "      --http-user ROLE      HTTP Basic credentials; the password from --http-password\n"
 "      --http-password PW    or $SE_LOADGEN_HTTP_PASSWORD\n"
@@ -321,8 +322,8 @@ main(int argc, char **argv)
 		o->duration = 10;
 	if (o->index == NULL)
 		lg_die("--index is required");
-	if (o->http_url && strcmp(cmd, "ingest") != 0)
-		lg_die("--http is an ingest option");
+	if (o->http_url && strcmp(cmd, "ingest") != 0 && strcmp(cmd, "query") != 0)
+		lg_die("--http is an ingest and query option");
 	/* max_retries is an argument of bulk(), not a parameter of ES's _bulk */
 	if (o->http_url && o->retry == LG_RETRY_SERVER)
 		lg_die("--retry server needs SQL (bulk(max_retries => n)); over --http use --retry client");

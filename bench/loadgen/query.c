@@ -11,6 +11,12 @@
  * cost of getting the answer out.  Both sides of a comparison go through
  * the same kind of plpgsql wrapper.
  *
+ * With --http URL each client POSTs the same bodies to URL/<index>/_search
+ * over its own keep-alive connection (http.c) instead: the client clock is
+ * then the HTTP round trip, comparable with the SQL one run for run, and
+ * the server clock is the answer's "took" (whole milliseconds: ES's
+ * clock, there is no wrapper to time the call over HTTP).
+ *
  * Every client first runs the whole query list `warmup` times on its own
  * connection (a backend maps and checksums each segment on first use, so
  * a fresh connection's first query is slow; its time is reported as the
@@ -181,6 +187,31 @@ lg_queries_translate(PGconn *conn, LgQueryStat *qs, int nq)
 	}
 }
 
+/* One query over HTTP; false on error.  As run_one. */
+static bool
+run_one_http(LgHttp *http, LgQueryStat *q, double *client_ms, double *server_ms)
+{
+	char		err[512];
+	double		t = lg_now();
+	int			hits;
+	LgHttpResult res = lg_http_search(http, q->text, strlen(q->text), &hits, server_ms,
+									  err, sizeof(err));
+
+	*client_ms = (lg_now() - t) * 1000;
+	if (res == LG_HTTP_OK)
+	{
+		q->hits = hits;
+		return true;
+	}
+	{
+		static int	shown = 0;
+
+		if (__atomic_fetch_add(&shown, 1, __ATOMIC_RELAXED) < 3)
+			lg_log("query failed: %s  query: %.200s", err, q->text);
+	}
+	return false;
+}
+
 /* One query; false on error.  *client_ms, *server_ms; qs->hits updated. */
 static bool
 run_one(PGconn *conn, QRun *run, LgQueryStat *q, double *client_ms, double *server_ms)
@@ -252,7 +283,9 @@ qclient_main(void *arg)
 	QClient    *cl = arg;
 	QRun	   *run = cl->run;
 	const LgOptions *o = run->o;
-	PGconn	   *conn;
+	PGconn	   *conn = NULL;
+	LgHttp	   *http = NULL;
+	bool		ready;
 	char		app[64];
 	long		i;
 	int			w;
@@ -262,7 +295,10 @@ qclient_main(void *arg)
 	snprintf(app, sizeof(app), "se-loadgen query %d", cl->id);
 	cl->per_query = calloc(run->nq, sizeof(QSamples));
 	cl->cold = NAN;
-	conn = lg_connect(o->dsn, app);
+	if (o->http_url)
+		http = lg_http_open(o, "_search", "application/json");
+	else
+		conn = lg_connect(o->dsn, app);
 	if (conn)
 	{
 		PGresult   *res;
@@ -283,19 +319,22 @@ qclient_main(void *arg)
 		}
 		PQclear(res);
 	}
-	if (conn == NULL)
+	ready = conn != NULL || http != NULL;
+	if (!ready)
 		__atomic_fetch_add(&run->failed_setup, 1, __ATOMIC_RELAXED);
 	else
 		for (w = 0; w < o->warmup; w++)
 			for (i = 0; i < run->nactive; i++)
 			{
 				LgQueryStat *q = &run->qs[run->active[(cl->id + i) % run->nactive]];
+				bool		ok = http ? run_one_http(http, q, &cms, &sms) :
+					run_one(conn, run, q, &cms, &sms);
 
-				if (run_one(conn, run, q, &cms, &sms) && w == 0 && i == 0)
+				if (ok && w == 0 && i == 0)
 					cl->cold = cms;
 			}
 	pthread_barrier_wait(&run->ready);
-	if (conn && GET_FAILED(run) == 0)
+	if (ready && GET_FAILED(run) == 0)
 	{
 		double		deadline = lg_now() + o->duration;	/* run->t0 may not be set yet */
 
@@ -305,7 +344,8 @@ qclient_main(void *arg)
 
 			if (o->duration > 0 ? lg_now() >= deadline : i >= o->iterations)
 				break;
-			if (run_one(conn, run, &run->qs[qi], &cms, &sms))
+			if (http ? run_one_http(http, &run->qs[qi], &cms, &sms) :
+				run_one(conn, run, &run->qs[qi], &cms, &sms))
 			{
 				add_sample(&cl->per_query[qi], cms, sms);
 				__atomic_fetch_add(&run->done_queries, 1, __ATOMIC_RELAXED);
@@ -313,7 +353,8 @@ qclient_main(void *arg)
 			else
 			{
 				__atomic_fetch_add(&run->errors, 1, __ATOMIC_RELAXED);
-				if (PQstatus(conn) != CONNECTION_OK)
+				/* curl reopens a dropped connection on its next request */
+				if (conn && PQstatus(conn) != CONNECTION_OK)
 				{
 					PQreset(conn);
 					if (PQstatus(conn) == CONNECTION_OK)
@@ -327,6 +368,7 @@ qclient_main(void *arg)
 	cl->t_end = lg_now();
 	if (conn)
 		PQfinish(conn);
+	lg_http_close(http);
 	__atomic_fetch_add(&run->done, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -507,7 +549,8 @@ lg_query_run(LgTarget target, const LgOptions *o, LgQueryStat *qs, int nq, LgQue
 	qsort(ac, na, sizeof(double), lg_cmp_double);
 	qsort(as, na, sizeof(double), lg_cmp_double);
 	qsort(cold, ncold, sizeof(double), lg_cmp_double);
-	r->target = target == LG_TARGET_SE ? "search_engine" : "postgresql";
+	r->target = target == LG_TARGET_PG ? "postgresql" :
+		o->http_url ? "search_engine_http" : "search_engine";
 	r->clients = o->clients;
 	r->queries = na;
 	r->errors = run.errors;
@@ -548,7 +591,9 @@ lg_query_print(const LgQueryResult *r, FILE *out)
 			r->target, r->clients, r->queries, r->seconds, r->qps, r->errors);
 	fprintf(out, "  client ms: p50 %.3f, p95 %.3f, p99 %.3f, max %.3f\n",
 			r->c50, r->c95, r->c99, r->cmax);
-	fprintf(out, "  server ms: p50 %.3f, p95 %.3f, p99 %.3f\n", r->s50, r->s95, r->s99);
+	fprintf(out, "  server ms%s: p50 %.3f, p95 %.3f, p99 %.3f\n",
+			strcmp(r->target, "search_engine_http") == 0 ? " (took, whole ms)" : "",
+			r->s50, r->s95, r->s99);
 	if (!isnan(r->cold50))
 		fprintf(out, "  first query on a new connection (cold), ms: median %.3f, max %.3f\n",
 				r->cold50, r->cold_max);
@@ -601,6 +646,8 @@ lg_cmd_query(const LgOptions *o)
 	LgQueryStat *qs = lg_queries_load(o->queries, &nq);
 	LgQueryResult r;
 
+	if (o->http_url)
+		lg_http_global_init();
 	lg_query_run(LG_TARGET_SE, o, qs, nq, &r);
 	if (!o->quiet)
 		lg_query_print(&r, stdout);

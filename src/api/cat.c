@@ -33,6 +33,8 @@ typedef struct CatTable
 	int			ncols;
 	const char **cols;
 	List	   *rows;			/* of char ** (ncols strings) */
+	const char *const *aliases; /* per column: ES's short names (comma list)
+								 * for h= and s=, or NULL; NULL = none */
 	const char *defaults;		/* shown without h=: comma list; NULL = all */
 	const char *bytes_unit;		/* ?bytes=: b, kb, mb, gb, tb, pb; NULL = human */
 } CatTable;
@@ -97,13 +99,14 @@ se_cat_bytes_unit_valid(const char *unit)
  * with err set.
  */
 static List *
-cat_begin(CatTable *t, const char **cols, int ncols, const char *expr, int expand,
-		  SeError *err)
+cat_begin(CatTable *t, const char **cols, const char *const *aliases, int ncols,
+		  const char *expr, int expand, SeError *err)
 {
 	List	   *targets = se_acl_resolve(expr ? expr : "_all", SE_ACL_VIEW, expand, err);
 
 	t->ncols = ncols;
 	t->cols = cols;
+	t->aliases = aliases;
 	t->rows = NIL;
 	t->defaults = NULL;
 	return targets;
@@ -147,7 +150,11 @@ collect_indices(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"health", "status", "index", "uuid", "pri", "rep",
 	"docs.count", "docs.deleted", "store.size", "pri.store.size"};
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, SE_EXPAND_ALL, err);
+	static const char *const aliases[] = {"h", "s", "i,idx", "id,uuid",
+		"p,shards.primary,shardsPrimary", "r,shards.replica,shardsReplica",
+		"dc,docsCount", "dd,docsDeleted", "ss,storeSize", NULL};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
+	List	   *targets = cat_begin(t, cols, aliases, lengthof(cols), expr, SE_EXPAND_ALL, err);
 	List	   *remote;
 	ListCell   *lc;
 
@@ -195,9 +202,12 @@ collect_thread_pool(CatTable *t)
 {
 	static const char *cols[] = {"node_name", "name", "threads", "active", "queue",
 	"queue_size", "rejected", "completed"};
+	static const char *const aliases[] = {"nn", "n", "t", "a", "q", "qs", "r", "c"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
+	t->aliases = aliases;
 	t->defaults = NULL;
 	t->rows = se_nodes_thread_pool_rows();
 }
@@ -374,7 +384,11 @@ collect_segments(const char *expr, CatTable *t, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "ip", "segment", "generation",
 	"docs.count", "docs.deleted", "size", "committed", "searchable", "version", "compound"};
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	static const char *const aliases[] = {"i,idx", "s,sh", "p,pr,primaryOrReplica",
+		NULL, "seg", "g,gen", "dc,docsCount", "dd,docsDeleted", "si", "ic,isCommitted",
+		"is,isSearchable", "v", "ico,isCompound"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
+	List	   *targets = cat_begin(t, cols, aliases, lengthof(cols), expr, false, err);
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	List	   *remote;
 	ListCell   *lc;
@@ -592,7 +606,10 @@ collect_shards(const char *expr, CatTable *t, bool raw_bytes, SeError *err)
 {
 	static const char *cols[] = {"index", "shard", "prirep", "state", "docs", "store",
 	"ip", "node", "write_worker"};
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, false, err);
+	static const char *const aliases[] = {"i,idx", "s,sh", "p,pr,primaryOrReplica",
+		"st", "d,dc", "sto", NULL, "n", NULL};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
+	List	   *targets = cat_begin(t, cols, aliases, lengthof(cols), expr, false, err);
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	List	   *remote;
 	ListCell   *lc;
@@ -671,6 +688,10 @@ collect_allocation(CatTable *t, const SeClusterView *v, bool raw_bytes, SeError 
 {
 	static const char *cols[] = {"shards", "disk.indices", "disk.used", "disk.avail",
 	"disk.total", "disk.percent", "host", "ip", "node", "node.role"};
+	static const char *const aliases[] = {"s", "di,diskIndices", "du,diskUsed",
+		"da,diskAvail", "dt,diskTotal", "dp,diskPercent", "h", NULL, "n",
+		"r,role,nodeRole"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	const SeClusterState *st = se_state_current();
 	List	   *all = NIL;
 	List	   *remote;
@@ -686,6 +707,7 @@ collect_allocation(CatTable *t, const SeClusterView *v, bool raw_bytes, SeError 
 		return false;
 	t->ncols = lengthof(cols);
 	t->cols = cols;
+	t->aliases = aliases;
 	t->rows = NIL;
 	t->defaults = NULL;
 	for (i = 0; i < st->nindices; i++)
@@ -761,10 +783,15 @@ collect_nodes(CatTable *t, const SeClusterView *v, bool full_id)
 {
 	static const char *cols[] = {"id", "ip", "disk.total", "disk.used", "disk.avail",
 	"disk.used_percent", "node.role", "master", "name"};
+	static const char *const aliases[] = {"id,nodeId", "i", "dt,diskTotal",
+		"du,diskUsed", "d,da,disk,diskAvail", "dup,diskUsedPercent", "r,role,nodeRole",
+		"m", "n"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	int			i;
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
+	t->aliases = aliases;
 	t->rows = NIL;
 	t->defaults = "ip,node.role,master,name";
 	for (i = 0; i < v->nmembers; i++)
@@ -794,12 +821,15 @@ static bool
 collect_master(CatTable *t, const SeClusterView *v, SeError *err)
 {
 	static const char *cols[] = {"id", "host", "ip", "node"};
+	static const char *const aliases[] = {NULL, "h", NULL, "n"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	char	  **row = palloc0(sizeof(char *) * lengthof(cols));
 	const char *host = NULL;
 	int			i;
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
+	t->aliases = aliases;
 	t->defaults = NULL;
 	if (v->master[0] == '\0')
 	{
@@ -831,17 +861,60 @@ column_listed(const char *list, const char *col)
 	return false;
 }
 
+/* Is name one of the comma list's entries (no wildcards)? */
+static bool
+column_listed_exact(const char *list, const char *name)
+{
+	size_t		n = strlen(name);
+	const char *p = list;
+
+	for (;;)
+	{
+		const char *e = strchr(p, ',');
+		size_t		len = e ? (size_t) (e - p) : strlen(p);
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		if (e == NULL)
+			return false;
+		p = e + 1;
+	}
+}
+
 /*
- * Keep the columns h names, in h's order (each entry may be a '*'
- * pattern; names of no column are skipped, as ES's RestTable does), or
- * without h the table's default columns.
+ * The column name or alias names in t (-1: none).  A name wins over an
+ * alias; of two columns sharing an alias (ES's _cat/health gives "t" to
+ * epoch and shards) the later one wins, as ES's Table.getAliasMap fills
+ * its map in column order.
+ */
+static int
+cat_column_find(const CatTable *t, const char *name)
+{
+	int			found = -1;
+	int			i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i], name) == 0)
+			return i;
+	for (i = 0; t->aliases && i < t->ncols; i++)
+		if (t->aliases[i] && column_listed_exact(t->aliases[i], name))
+			found = i;
+	return found;
+}
+
+/*
+ * Keep the columns h names, in h's order, or without h the table's
+ * default columns.  An entry is a column's name or one of its aliases
+ * (headed as written, as ES's RestTable shows the alias asked for), else
+ * a '*' pattern over the names; entries naming no column are skipped, as
+ * ES's RestTable does.
  */
 static void
 cat_select(CatTable *t, const char *h)
 {
 	int		   *pick = palloc(sizeof(int) * t->ncols * 2 + 1);
+	const char **heads = palloc(sizeof(char *) * (t->ncols * 2 + 1));
 	int			npick = 0;
-	const char **cols;
 	ListCell   *lc;
 	int			i;
 
@@ -854,17 +927,30 @@ cat_select(CatTable *t, const char *h)
 		char	   *tok;
 
 		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		{
+			int			c = strchr(tok, '*') ? -1 : cat_column_find(t, tok);
+
+			if (c >= 0 && npick < t->ncols * 2)
+			{
+				heads[npick] = tok;
+				pick[npick++] = c;
+				continue;
+			}
 			for (i = 0; i < t->ncols && npick < t->ncols * 2; i++)
 				if (se_wildcard_match(tok, t->cols[i]))
+				{
+					heads[npick] = t->cols[i];
 					pick[npick++] = i;
+				}
+		}
 	}
 	else
 		for (i = 0; i < t->ncols; i++)
 			if (column_listed(t->defaults, t->cols[i]))
+			{
+				heads[npick] = t->cols[i];
 				pick[npick++] = i;
-	cols = palloc(sizeof(char *) * Max(npick, 1));
-	for (i = 0; i < npick; i++)
-		cols[i] = t->cols[pick[i]];
+			}
 	foreach(lc, t->rows)
 	{
 		char	  **row = lfirst(lc);
@@ -874,7 +960,8 @@ cat_select(CatTable *t, const char *h)
 			out[i] = row[pick[i]];
 		lfirst(lc) = out;
 	}
-	t->cols = cols;
+	t->cols = heads;
+	t->aliases = NULL;
 	t->ncols = npick;
 }
 
@@ -889,10 +976,50 @@ static CatSortKey *cat_sort_keys;
 static int	cat_nsort_keys;
 
 /*
+ * A cell as a number, for ?s=: plain, a human byte size ("1.2kb", in
+ * bytes), a time ("250ms", "1.5s", in ms) or a percentage ("99.5%"); *kind
+ * says which (cells of different kinds compare as strings).  ES sorts
+ * these columns by the value behind the text, so "900b" < "1.2kb" < "3mb".
+ */
+static bool
+cat_cell_number(const char *x, double *v, int *kind)
+{
+	static const struct
+	{
+		const char *unit;
+		int			kind;
+		double		scale;
+	}			units[] = {
+		{"", 0, 1}, {"%", 1, 1},
+		{"b", 2, 1}, {"kb", 2, 1024.0}, {"mb", 2, 1048576.0},
+		{"gb", 2, 1073741824.0}, {"tb", 2, 1099511627776.0},
+		{"pb", 2, 1125899906842624.0},
+		{"nanos", 3, 1e-6}, {"micros", 3, 1e-3}, {"ms", 3, 1}, {"s", 3, 1e3},
+		{"m", 3, 6e4}, {"h", 3, 3.6e6}, {"d", 3, 8.64e7},
+	};
+	char	   *e;
+	int			i;
+
+	if (*x == '\0')
+		return false;
+	*v = strtod(x, &e);
+	if (e == x)
+		return false;
+	for (i = 0; i < lengthof(units); i++)
+		if (strcmp(e, units[i].unit) == 0)
+		{
+			*v *= units[i].scale;
+			*kind = units[i].kind;
+			return true;
+		}
+	return false;
+}
+
+/*
  * Two rows in ?s= order: per key, numbers as numbers (both cells parse
- * whole as one), other cells as strings, an empty cell first.  Human
- * sizes ("1.2kb") compare as strings: sort with bytes=b for their order.
- * list_sort's comparator takes no argument, hence the keys in statics.
+ * whole as numbers of one kind: cat_cell_number), other cells as
+ * strings, an empty cell first.  list_sort's comparator takes no
+ * argument, hence the keys in statics.
  */
 static int
 cat_row_cmp(const ListCell *a, const ListCell *b)
@@ -905,23 +1032,18 @@ cat_row_cmp(const ListCell *a, const ListCell *b)
 	{
 		const char *x = ra[cat_sort_keys[k].col];
 		const char *y = rb[cat_sort_keys[k].col];
-		char	   *ex,
-				   *ey;
 		double		dx,
 					dy;
+		int			kx,
+					ky;
 		int			c;
 
 		if (x == NULL || y == NULL)
 			c = (x != NULL) - (y != NULL);
+		else if (cat_cell_number(x, &dx, &kx) && cat_cell_number(y, &dy, &ky) && kx == ky)
+			c = (dx > dy) - (dx < dy);
 		else
-		{
-			dx = strtod(x, &ex);
-			dy = strtod(y, &ey);
-			if (*x && *y && *ex == '\0' && *ey == '\0')
-				c = (dx > dy) - (dx < dy);
-			else
-				c = strcmp(x, y);
-		}
+			c = strcmp(x, y);
 		if (c != 0)
 			return cat_sort_keys[k].desc ? -c : c;
 	}
@@ -962,10 +1084,8 @@ cat_sort(CatTable *t, const char *s, SeError *err)
 				return false;
 			}
 		}
-		for (i = 0; i < t->ncols; i++)
-			if (strcmp(t->cols[i], tok) == 0)
-				break;
-		if (i == t->ncols)
+		i = cat_column_find(t, tok);
+		if (i < 0)
 		{
 			se_error_set(err, 400, "unsupported_operation_exception",
 						 "Unable to sort by unknown sort key `%s`", tok);
@@ -1025,12 +1145,19 @@ static void
 cat_help(const CatTable *t, SeResponse *r)
 {
 	int			w = 0,
+				wa = 0,
 				i;
 
 	for (i = 0; i < t->ncols; i++)
+	{
 		w = Max(w, (int) strlen(t->cols[i]));
+		if (t->aliases && t->aliases[i])
+			wa = Max(wa, (int) strlen(t->aliases[i]));
+	}
 	for (i = 0; i < t->ncols; i++)
-		appendStringInfo(&r->body, "%-*s | | %s\n", w, t->cols[i], cat_column_help(t->cols[i]));
+		appendStringInfo(&r->body, "%-*s | %-*s | %s\n", w, t->cols[i], wa,
+						 t->aliases && t->aliases[i] ? t->aliases[i] : "",
+						 cat_column_help(t->cols[i]));
 	r->is_text = true;
 }
 
@@ -1201,6 +1328,8 @@ static void
 collect_templates(CatTable *t, const char *name)
 {
 	static const char *cols[] = {"name", "index_patterns", "order", "version", "composed_of"};
+	static const char *const aliases[] = {"n", "t", "o,p", "v", "c"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	static const SeTemplateKind kinds[] = {SE_TEMPLATE_INDEX, SE_TEMPLATE_LEGACY};
 	const SeClusterState *st = se_state_current();
 	int			k,
@@ -1209,6 +1338,7 @@ collect_templates(CatTable *t, const char *name)
 
 	t->ncols = lengthof(cols);
 	t->cols = cols;
+	t->aliases = aliases;
 	for (k = 0; k < lengthof(kinds); k++)
 	{
 		const SeJson *all = se_templates_of(st, kinds[k]);
@@ -1288,6 +1418,9 @@ bool
 se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *err)
 {
 	static const char *cols[] = {"epoch", "timestamp", "count"};
+	static const char *const aliases[] = {"t,time", "ts,hms,hhmmss",
+		"dc,docs.count,docsCount"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	CatTable	t = {.bytes_unit = p->bytes};
 	SeResponse	c;
 	int64		n = 0;
@@ -1300,6 +1433,7 @@ se_op_cat_count(const char *expr, const SeCatParams *p, SeResponse *r, SeError *
 	row[2] = psprintf(INT64_FORMAT, n);
 	t.ncols = lengthof(cols);
 	t.cols = cols;
+	t.aliases = aliases;
 	t.rows = list_make1(row);
 	return cat_format(&t, p, r, err);
 }
@@ -1313,8 +1447,11 @@ se_op_cat_aliases(const char *name, const SeCatParams *p, SeResponse *r, SeError
 {
 	static const char *cols[] = {"alias", "index", "filter", "routing.index",
 	"routing.search", "is_write_index"};
+	static const char *const aliases[] = {"a", "i,idx", "f,fi", "ri,routingIndex",
+		"rs,routingSearch", "w,isWriteIndex"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	CatTable	t = {.bytes_unit = p->bytes};
-	List	   *targets = cat_begin(&t, cols, lengthof(cols), NULL, true, err);
+	List	   *targets = cat_begin(&t, cols, aliases, lengthof(cols), NULL, true, err);
 	ListCell   *lc;
 
 	if (se_error_is_set(err))
@@ -1355,6 +1492,13 @@ se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err)
 	static const char *cols[] = {"epoch", "timestamp", "cluster", "status", "node.total",
 		"node.data", "shards", "pri", "relo", "init", "unassign", "pending_tasks",
 	"max_task_wait_time", "active_shards_percent"};
+	static const char *const aliases[] = {"t,time", "ts,hms,hhmmss", "cl", "st",
+		"nt,nodeTotal", "nd,nodeData", "t,sh,shards.total,shardsTotal",
+		"p,shards.primary,shardsPrimary", "r,shards.relocating,shardsRelocating",
+		"i,shards.initializing,shardsInitializing",
+		"u,shards.unassigned,shardsUnassigned", "pt,pendingTasks",
+		"mtwt,maxTaskWaitTime", "asp,activeShardsPercent"};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	static const char *fields[] = {"cluster_name", "status", "number_of_nodes",
 		"number_of_data_nodes", "active_shards", "active_primary_shards", "relocating_shards",
 	"initializing_shards", "unassigned_shards", "number_of_pending_tasks"};
@@ -1386,6 +1530,7 @@ se_op_cat_health(const SeCatParams *p, SeResponse *r, SeError *err)
 	row[13] = psprintf("%.1f%%", pct && pct->type == SE_JSON_NUMBER ? pct->u.n.d : 100.0);
 	t.ncols = lengthof(cols);
 	t.cols = cols;
+	t.aliases = aliases;
 	t.rows = list_make1(row);
 	return cat_format(&t, p, r, err);
 }
@@ -1562,8 +1707,13 @@ collect_recovery(const char *expr, CatTable *t, bool raw, SeError *err)
 		"files_recovered", "files_percent", "files_total", "bytes", "bytes_recovered",
 		"bytes_percent", "bytes_total", "translog_ops", "translog_ops_recovered",
 	"translog_ops_percent", "throttle_time", "attempts", "failure"};
+	static const char *const aliases[] = {"i,idx", "s,sh", "start", "start_millis",
+		"stop", "stop_millis", "t,ti", "ty", "st", "shost", "snode", "thost", "tnode",
+		"rep", "snap", "f", "fr", "fp", "tf", "b", "br", "bp", "tb", "to", "tor", "top",
+		NULL, NULL, NULL};
+	StaticAssertDecl(lengthof(aliases) == lengthof(cols), "an alias entry per column");
 	/* a closed index's copies are recovered too (moved, replicas built) */
-	List	   *targets = cat_begin(t, cols, lengthof(cols), expr, true, err);
+	List	   *targets = cat_begin(t, cols, aliases, lengthof(cols), expr, true, err);
 	SeClusterView *v = palloc(sizeof(SeClusterView));
 	SeTransportCall *calls;
 	StringInfoData local;

@@ -25,6 +25,7 @@
 #include "api/api.h"
 #include "cluster/coordinator.h"
 #include "cluster/replica_select.h"
+#include "http/http.h"
 #include "node/node.h"
 #include "transport/transport.h"
 
@@ -126,6 +127,38 @@ os_stats_json(StringInfo out)
 	appendStringInfoChar(out, '}');
 }
 
+/*
+ * ES's transport section from the node's counters (transport/): inbound
+ * connections open (backends serving peers), outbound connections
+ * opened, and messages and bytes received and sent, both sides.
+ */
+static void
+transport_stats_json(StringInfo out)
+{
+	appendStringInfo(out, "{\"server_open\":" UINT64_FORMAT
+					 ",\"total_outbound_connections\":" UINT64_FORMAT
+					 ",\"rx_count\":" UINT64_FORMAT ",\"rx_size_in_bytes\":" UINT64_FORMAT
+					 ",\"tx_count\":" UINT64_FORMAT ",\"tx_size_in_bytes\":" UINT64_FORMAT "}",
+					 pg_atomic_read_u64(&SeShmem->transport_server_open),
+					 pg_atomic_read_u64(&SeShmem->transport_outbound_opened),
+					 pg_atomic_read_u64(&SeShmem->transport_rx_count),
+					 pg_atomic_read_u64(&SeShmem->transport_rx_bytes),
+					 pg_atomic_read_u64(&SeShmem->transport_tx_count),
+					 pg_atomic_read_u64(&SeShmem->transport_tx_bytes));
+}
+
+/*
+ * ES's ingest section.  This server has no ingest pipelines (a bulk's
+ * `pipeline` is accepted and not run), so no document ever went through
+ * one: ES's shape for a node without pipelines, totals 0.
+ */
+static void
+ingest_stats_json(StringInfo out)
+{
+	appendStringInfoString(out, "{\"total\":{\"count\":0,\"time_in_millis\":0,\"current\":0,"
+						   "\"failed\":0},\"pipelines\":{}}");
+}
+
 /* Transport action "node_stats": this node's stats object. */
 static bool
 node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *err)
@@ -153,6 +186,12 @@ node_stats_action(const char *payload, size_t len, StringInfo reply, SeError *er
 	se_node_breakers_json(reply);
 	appendStringInfoString(reply, ",\"indices\":");
 	se_stats_node_indices_json(reply);
+	appendStringInfoString(reply, ",\"transport\":");
+	transport_stats_json(reply);
+	appendStringInfoString(reply, ",\"http\":");
+	se_http_stats_json(reply);
+	appendStringInfoString(reply, ",\"ingest\":");
+	ingest_stats_json(reply);
 	appendStringInfoChar(reply, '}');
 	return true;
 }
@@ -347,7 +386,7 @@ nodes_header(const SeClusterView *v, const SeTransportCall *calls, StringInfo ou
 /*
  * Whether metrics (ES's comma list of _nodes/stats metrics, NULL or _all:
  * every one) has metric; an unknown name is ES's 400.  ES's metrics this
- * server has no figures for (transport, http, ingest ...) are accepted and
+ * server has no figures for (script, discovery, indexing_pressure ...) are accepted and
  * answer nothing.
  */
 static bool
@@ -407,7 +446,8 @@ se_op_nodes_stats(const char *nodes, const char *metrics, int timeout_ms, SeResp
 	int			i;
 	bool		first = true;
 	int			sec_no;
-	static const char *const sections[] = {"indices", "fs", "os", "process", "jvm", "breakers"};
+	static const char *const sections[] = {"indices", "fs", "os", "process", "jvm", "breakers",
+	"transport", "http", "ingest"};
 
 	se_require_started();
 	if (!metrics_valid(metrics, err))

@@ -30,8 +30,10 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
+#include "executor/spi.h"
 #include "common/base64.h"
 #include "common/cryptohash.h"
 #include "common/sha2.h"
@@ -41,8 +43,11 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "parser/parse_func.h"
+#include "regex/regex.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -308,6 +313,113 @@ se_http_client_cert(struct MHD_Connection *mc, HttpReq *req)
 	gnutls_x509_crt_deinit(crt);
 }
 
+/*
+ * The role a line of pg_ident.conf maps cn to, or NULL: PostgreSQL's
+ * check_ident_usermap rules -- sys_name equal to cn, or a '/' regular
+ * expression (ARE, as hba.c compiles it) matching it, \1 in pg_username
+ * replaced by its first parenthesised subexpression.
+ */
+static char *
+ident_line_role(const char *sys_name, const char *pg_username, const char *cn,
+				const char **logdetail)
+{
+	pg_wchar   *wre,
+			   *wcn;
+	int			wrelen,
+				wcnlen;
+	regex_t		re;
+	regmatch_t	m[2];
+	int			rc;
+	const char *ref;
+	char	   *role = NULL;
+
+	if (sys_name[0] != '/')
+		return strcmp(sys_name, cn) == 0 ? pstrdup(pg_username) : NULL;
+	wre = palloc((strlen(sys_name) + 1) * sizeof(pg_wchar));
+	wrelen = pg_mb2wchar_with_len(sys_name + 1, wre, strlen(sys_name + 1));
+	rc = pg_regcomp(&re, wre, wrelen, REG_ADVANCED, C_COLLATION_OID);
+	if (rc != REG_OKAY)
+	{
+		*logdetail = psprintf("invalid regular expression \"%s\" in pg_ident.conf", sys_name + 1);
+		return NULL;
+	}
+	wcn = palloc((strlen(cn) + 1) * sizeof(pg_wchar));
+	wcnlen = pg_mb2wchar_with_len(cn, wcn, strlen(cn));
+	rc = pg_regexec(&re, wcn, wcnlen, 0, NULL, 2, m, 0);
+	if (rc == REG_OKAY)
+	{
+		ref = strstr(pg_username, "\\1");
+		if (ref == NULL)
+			role = pstrdup(pg_username);
+		else if (re.re_nsub < 1 || m[1].rm_so < 0)
+			*logdetail = psprintf("regular expression \"%s\" has no subexpressions as requested by backreference in \"%s\"",
+								  sys_name + 1, pg_username);
+		else
+		{
+			char	   *sub = palloc((m[1].rm_eo - m[1].rm_so) * MAX_MULTIBYTE_CHAR_LEN + 1);
+
+			pg_wchar2mb_with_len(wcn + m[1].rm_so, sub, m[1].rm_eo - m[1].rm_so);
+			role = psprintf("%.*s%s%s", (int) (ref - pg_username), pg_username, sub, ref + 2);
+		}
+	}
+	pg_regfree(&re);
+	return role;
+}
+
+/*
+ * search_engine.http_ssl_cert_map: the role a verified certificate's
+ * common name may log in as, by the pg_ident.conf map of that name, as
+ * PostgreSQL's `cert` authentication with map= checks it.  The client may
+ * name the role (es-security-runas-user, the header ES clients send to
+ * run as another user): the map must then map cn to it; otherwise the
+ * first line of the map that matches cn gives it.  NULL with *logdetail
+ * when the map allows none.
+ *
+ * The map is read through pg_ident_file_mappings (the file as it is now,
+ * parsed by PostgreSQL's own tokenizer), not PostgreSQL's check_usermap():
+ * that walks the lines the postmaster parsed, whose memory a background
+ * worker no longer has (PostmasterContext is freed when a worker starts,
+ * and load_ident() would free those dangling lines again).
+ */
+static char *
+cert_map_role(const char *map, const char *cn, const char *wanted, const char **logdetail)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	char	   *role = NULL;
+	uint64		i;
+
+	values[0] = CStringGetTextDatum(map);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT sys_name, pg_username FROM pg_catalog.pg_ident_file_mappings"
+							  " WHERE map_name = $1 AND error IS NULL ORDER BY line_number",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "reading pg_ident_file_mappings failed");
+	for (i = 0; i < SPI_processed && role == NULL; i++)
+	{
+		char	   *sys_name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		char	   *pg_username = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		char	   *r;
+
+		if (sys_name == NULL || pg_username == NULL)
+			continue;
+		r = ident_line_role(sys_name, pg_username, cn, logdetail);
+		if (r && (wanted == NULL || strcmp(r, wanted) == 0))
+			role = MemoryContextStrdup(CurTransactionContext, r);
+	}
+	/* what SPI's context holds goes with SPI_finish */
+	if (*logdetail)
+		*logdetail = MemoryContextStrdup(CurTransactionContext, *logdetail);
+	SPI_finish();
+	if (role == NULL && *logdetail == NULL)
+		*logdetail = wanted ?
+			psprintf("No line of user name map \"%s\" maps certificate user \"%s\" to role \"%s\".",
+					 map, cn, wanted) :
+			psprintf("No line of user name map \"%s\" matches certificate user \"%s\".", map, cn);
+	return role;
+}
+
 Oid
 se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 {
@@ -326,7 +438,15 @@ se_http_authenticate(HttpReq *req, SeError *err, bool *challenge)
 	/* a client certificate when no Authorization header says otherwise */
 	if (req->auth == NULL && (req->cert_user || req->cert_invalid))
 	{
-		if (req->cert_user)
+		if (req->cert_user && se_http_ssl_cert_map[0] != '\0')
+		{
+			char	   *name = cert_map_role(se_http_ssl_cert_map, req->cert_user, req->runas,
+											 &logdetail);
+
+			if (name)
+				role = login_role(name, &logdetail);
+		}
+		else if (req->cert_user)
 			role = login_role(req->cert_user, &logdetail);
 		else
 			logdetail = "The client certificate did not verify against search_engine.http_ssl_ca_file or has no common name.";

@@ -62,6 +62,7 @@ char	   *se_http_anonymous_role = NULL;
 char	   *se_http_ssl_cert_file = NULL;
 char	   *se_http_ssl_key_file = NULL;
 char	   *se_http_ssl_ca_file = NULL;
+char	   *se_http_ssl_cert_map = NULL;
 
 /* http_ssl_ca_file's PEM, or NULL: client certificates are not asked for */
 static char *client_ca = NULL;
@@ -93,6 +94,7 @@ typedef struct HttpConn
 	bool		over_limit;		/* opened past http_max_connections */
 	bool		shut;			/* timed out: shutdown() asked */
 	char		addr[NI_MAXHOST];
+	int			stats_slot;		/* in _nodes/stats http.clients (http_stats.c) */
 } HttpConn;
 
 static struct MHD_Daemon *daemons[MAX_DAEMONS];
@@ -106,6 +108,7 @@ static int	ninflight = 0;
 /* bytes allocated for their bodies */
 static size_t held_bytes = 0;
 static Oid	worker_user = InvalidOid;
+static int	worker_no = 0;
 static MemoryContext request_cxt = NULL;
 
 void
@@ -182,6 +185,13 @@ se_http_guc_define(void)
 							   "and its common name is the role (which needs LOGIN). Empty: no client certificates.",
 							   &se_http_ssl_ca_file, "",
 							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("search_engine.http_ssl_cert_map",
+							   "pg_ident.conf map that says which roles a client certificate's CN may log in as.",
+							   "As PostgreSQL's cert authentication with map=: the role is the one the client names "
+							   "in es-security-runas-user, if the map allows it, else the first the map gives the CN. "
+							   "Empty: the CN is the role.",
+							   &se_http_ssl_cert_map, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("search_engine.http_workers",
 							"Background workers serving HTTP; they share the port (SO_REUSEPORT).",
 							NULL,
@@ -210,12 +220,14 @@ add_common_headers(struct MHD_Response *resp, const HttpReq *req, bool text)
 		MHD_add_response_header(resp, "X-Opaque-Id", req->opaque_id);
 	if (text)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=UTF-8");
+	else if (req && req->answer_cbor && !req->compat_version)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/cbor");
 	else if (req && req->compat_version)
 	{
 		char		ct[80];
 
-		snprintf(ct, sizeof(ct), "application/vnd.elasticsearch+json;compatible-with=%d",
-				 req->compat_version);
+		snprintf(ct, sizeof(ct), "application/vnd.elasticsearch+%s;compatible-with=%d",
+				 req->answer_cbor ? "cbor" : "json", req->compat_version);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ct);
 	}
 	else
@@ -325,19 +337,10 @@ answer_now(struct MHD_Connection *mc, HttpReq *req, int status, const char *type
 	return ret;
 }
 
-/*
- * Can a body of this Content-Type be read?  ES's strict content-type check
- * (since 6.0) takes its XContent media types; of them the router parses
- * JSON and NDJSON, plain or as ES's vendor types (parameters such as
- * charset or compatible-with aside).  Anything else -- text/plain, a form,
- * no header at all -- is refused with 406, as ES does, rather than parsed
- * as if it were JSON.
- */
+/* Is the media type of ct (a header's first, parameters aside) in types? */
 static bool
-body_media_type_ok(const char *ct)
+media_type_in(const char *ct, const char *const *types)
 {
-	static const char *const ok[] = {"application/json", "application/x-ndjson",
-		"application/vnd.elasticsearch+json", "application/vnd.elasticsearch+x-ndjson", NULL};
 	size_t		len;
 	int			i;
 
@@ -345,11 +348,34 @@ body_media_type_ok(const char *ct)
 		return false;
 	while (*ct == ' ')
 		ct++;
-	len = strcspn(ct, "; ");
-	for (i = 0; ok[i]; i++)
-		if (len == strlen(ok[i]) && pg_strncasecmp(ct, ok[i], len) == 0)
+	len = strcspn(ct, "; ,");
+	for (i = 0; types[i]; i++)
+		if (len == strlen(types[i]) && pg_strncasecmp(ct, types[i], len) == 0)
 			return true;
 	return false;
+}
+
+/* ES's CBOR media types (XContentType.CBOR and its vendor type) */
+static const char *const cbor_types[] = {"application/cbor", "application/vnd.elasticsearch+cbor",
+NULL};
+
+/*
+ * Can a body of this Content-Type be read?  ES's strict content-type check
+ * (since 6.0) takes its XContent media types; of them the router parses
+ * JSON and NDJSON, and CBOR is translated to JSON first (http_cbor.c),
+ * plain or as ES's vendor types (parameters such as charset or
+ * compatible-with aside).  Anything else -- text/plain, a form, no header
+ * at all -- is refused with 406, as ES does, rather than parsed as if it
+ * were JSON.  (Smile, ES's fourth, has no Debian library: 406.)
+ */
+static bool
+body_media_type_ok(const char *ct)
+{
+	static const char *const ok[] = {"application/json", "application/x-ndjson",
+		"application/vnd.elasticsearch+json", "application/vnd.elasticsearch+x-ndjson",
+	"application/cbor", "application/vnd.elasticsearch+cbor", NULL};
+
+	return media_type_in(ct, ok);
 }
 
 /* ES's 406 for a body it cannot read: a bare {"error": text, "status": 406} */
@@ -384,6 +410,41 @@ answer_not_acceptable(struct MHD_Connection *mc, HttpReq *req)
  * MHD callbacks: connections, request start and end
  * ---------------------------------------------------------------------
  */
+
+/* A socket address as ES writes one: ip:port, [ipv6]:port */
+static void
+address_text(const struct sockaddr *sa, char *out, size_t outlen)
+{
+	char		host[NI_MAXHOST];
+	char		port[NI_MAXSERV];
+
+	if (sa == NULL ||
+		getnameinfo(sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					sizeof(struct sockaddr_in), host, sizeof(host), port, sizeof(port),
+					NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		strlcpy(out, "?", outlen);
+	else
+		snprintf(out, outlen, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+/* Count a new connection in _nodes/stats http; its slot there (or -1). */
+static int
+stats_open(struct MHD_Connection *mc, const union MHD_ConnectionInfo *client)
+{
+	const union MHD_ConnectionInfo *fd = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct sockaddr_storage local;
+	socklen_t	llen = sizeof(local);
+	char		local_text[NI_MAXHOST + NI_MAXSERV + 4];
+	char		remote_text[NI_MAXHOST + NI_MAXSERV + 4];
+
+	if (fd == NULL || getsockname(fd->connect_fd, (struct sockaddr *) &local, &llen) != 0)
+		strlcpy(local_text, "?", sizeof(local_text));
+	else
+		address_text((struct sockaddr *) &local, local_text, sizeof(local_text));
+	address_text(client ? client->client_addr : NULL, remote_text, sizeof(remote_text));
+	return se_http_stats_open(worker_no, local_text, remote_text);
+}
+
 static void
 notify_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
 				  enum MHD_ConnectionNotificationCode toe)
@@ -408,6 +469,7 @@ notify_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
 						sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
 						c->addr, sizeof(c->addr), NULL, 0, NI_NUMERICHOST) != 0)
 			strlcpy(c->addr, "?", sizeof(c->addr));
+		c->stats_slot = stats_open(mc, ci);
 		c->next = conns;
 		if (conns)
 			conns->prev = c;
@@ -425,6 +487,7 @@ notify_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
 		if (c->next)
 			c->next->prev = c->prev;
 		nconns--;
+		se_http_stats_close(worker_no, c->stats_slot);
 		free(c);
 		*socket_context = NULL;
 	}
@@ -495,6 +558,7 @@ req_free(HttpReq *req)
 	free(req->method);
 	free(req->auth);
 	free(req->cert_user);
+	free(req->runas);
 	free(req->opaque_id);
 	free(req->content_type);
 	body_release(req);
@@ -518,6 +582,8 @@ request_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	if (req)
 	{
 		ninflight--;
+		if (c)
+			se_http_stats_request_bytes(c->stats_slot, req->received);
 		req_free(req);
 	}
 	*con_cls = NULL;
@@ -627,10 +693,20 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 	if (v)
 		req->auth = strdup(v);
 	if (client_ca)
+	{
 		se_http_client_cert(mc, req);
+		v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "es-security-runas-user");
+		if (v)
+			req->runas = strdup(v);
+	}
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "X-Opaque-Id");
 	if (v)
 		req->opaque_id = strdup(v);
+	if (req->conn)
+		se_http_stats_request(req->conn->stats_slot, req->uri,
+							  MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+														  MHD_HTTP_HEADER_USER_AGENT),
+							  req->opaque_id);
 	v = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (v)
 		req->content_type = strdup(v);
@@ -645,6 +721,11 @@ read_headers(struct MHD_Connection *mc, HttpReq *req, const char *method,
 						  "Invalid media-type value on headers [Accept, Content-Type]: compatible-with must be 7 or 8, the same on both", ret);
 	}
 	req->compat_version = ca ? ca : cc;
+	/* CBOR in (the body is translated to JSON) and out (Accept: its first type) */
+	req->body_cbor = media_type_in(req->content_type, cbor_types);
+	req->accept_cbor = media_type_in(MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+																 MHD_HTTP_HEADER_ACCEPT),
+									 cbor_types);
 	if (req->conn && req->conn->over_limit)
 	{
 		return refuse(mc, req, 429, "es_rejected_execution_exception",
@@ -738,6 +819,7 @@ body_append(HttpReq *req, const char *data, size_t size)
 {
 	const char *why;
 
+	req->received += size;
 	if (!req->inflating)
 	{
 		if ((why = body_reserve(req, size)) != NULL)
@@ -869,6 +951,28 @@ access_handler(void *cls, struct MHD_Connection *mc, const char *url,
  */
 
 /*
+ * req's response from the router's answer: CBOR when the client's Accept
+ * asked for it and the answer is JSON (text and YAML stay as they are).
+ */
+static void
+answer(HttpReq *req, const char *data, size_t len, bool text, bool yaml)
+{
+	if (req->accept_cbor && !text && !yaml)
+	{
+		size_t		clen;
+		char	   *c = se_http_json_to_cbor(data, len, &clen);
+
+		if (c)
+		{
+			req->answer_cbor = true;
+			data = c;
+			len = clen;
+		}
+	}
+	req->response = make_response(req, data, len, text);
+}
+
+/*
  * Run req through the router in a transaction as its role; set
  * req->response.  Any ERROR is answered as ES's error body for its
  * SQLSTATE; the worker goes on.
@@ -911,19 +1015,33 @@ run_request(HttpReq *req)
 		}
 		else
 		{
-			SetUserIdAndSecContext(role, SECURITY_LOCAL_USERID_CHANGE);
-			se_rest_dispatch(req->method, req->uri, req->body, req->len, &r);
-			SetUserIdAndSecContext(worker_user, 0);
+			const char *body = req->body;
+			size_t		len = req->len;
+
+			if (req->body_cbor && len > 0)
+				body = se_http_cbor_to_json(req->body, req->len, &len, &err);
+			se_response_init(&r);
+			if (se_error_is_set(&err))
+			{
+				r.status = err.status;
+				se_error_body(&err, &r.body);
+			}
+			else
+			{
+				SetUserIdAndSecContext(role, SECURITY_LOCAL_USERID_CHANGE);
+				se_rest_dispatch(req->method, req->uri, body, len, &r);
+				SetUserIdAndSecContext(worker_user, 0);
+			}
 		}
 		if (r.jsonb != NULL)
 		{
 			size_t		len;
 			char	   *s = se_text_from_jsonb(JsonbPGetDatum(r.jsonb), &len);
 
-			req->response = make_response(req, s, len, false);
+			answer(req, s, len, false, false);
 		}
 		else
-			req->response = make_response(req, r.body.data, r.body.len, r.is_text);
+			answer(req, r.body.data, r.body.len, r.is_text, r.is_yaml);
 		if (r.is_yaml && req->response)
 		{
 			MHD_del_response_header(req->response, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -967,7 +1085,7 @@ run_request(HttpReq *req)
 		se_response_init(&r);
 		se_error_body(&err, &r.body);
 		req->status = err.status;
-		req->response = make_response(req, r.body.data, r.body.len, false);
+		answer(req, r.body.data, r.body.len, false, false);
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -1237,6 +1355,8 @@ se_http_worker_main(Datum arg)
 	se_bgw_start();
 	BackgroundWorkerInitializeConnection(se_database, NULL, 0);
 	worker_user = GetUserId();
+	worker_no = DatumGetInt32(arg);
+	se_http_stats_worker_start(worker_no);
 	/* requests name what they call from pg_catalog, or schema-qualified */
 	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
 							 GUC_ACTION_SET, true, 0, false);

@@ -316,6 +316,19 @@ typedef struct SeShared
 	/* the HTTP workers' in-flight request bodies (ES's in_flight_requests breaker) */
 	pg_atomic_uint64 http_held_bytes;
 	pg_atomic_uint64 http_breaker_trips;
+	/*
+	 * The transport's traffic, as ES's _nodes/stats transport section:
+	 * server_open = backends that served a peer's call and are still
+	 * connected; outbound_opened = connections this node's processes
+	 * opened to peers; rx/tx = requests and replies (and stream rows)
+	 * received and sent, both sides, with their payload bytes.
+	 */
+	pg_atomic_uint64 transport_server_open;
+	pg_atomic_uint64 transport_outbound_opened;
+	pg_atomic_uint64 transport_rx_count;
+	pg_atomic_uint64 transport_rx_bytes;
+	pg_atomic_uint64 transport_tx_count;
+	pg_atomic_uint64 transport_tx_bytes;
 	pg_atomic_uint64 last_bulk_at;	/* when a write worker last finished a
 									 * bulk batch (TimestampTz) */
 	int			nworkers;

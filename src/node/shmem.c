@@ -54,6 +54,7 @@ se_shmem_request(void)
 	RequestAddinShmemSpace(se_ars_shmem_size());
 	RequestAddinShmemSpace(se_pit_shmem_size());
 	RequestAddinShmemSpace(se_http_auth_shmem_size());
+	RequestAddinShmemSpace(se_http_stats_shmem_size());
 }
 
 /* Called from the shmem_startup_hook: create or attach. */
@@ -80,6 +81,12 @@ se_shmem_startup(void)
 		LWLockInitialize(&SeShmem->slots_lock, se_lwlock_tranche);
 		pg_atomic_init_u64(&SeShmem->state_version, 0);
 		pg_atomic_init_u64(&SeShmem->last_bulk_at, 0);
+		pg_atomic_init_u64(&SeShmem->transport_server_open, 0);
+		pg_atomic_init_u64(&SeShmem->transport_outbound_opened, 0);
+		pg_atomic_init_u64(&SeShmem->transport_rx_count, 0);
+		pg_atomic_init_u64(&SeShmem->transport_rx_bytes, 0);
+		pg_atomic_init_u64(&SeShmem->transport_tx_count, 0);
+		pg_atomic_init_u64(&SeShmem->transport_tx_bytes, 0);
 		SpinLockInit(&SeShmem->queue_mutex);
 		SpinLockInit(&SeShmem->merge_mutex);
 		SeShmem->nmerge_workers = se_merge_threads;
@@ -133,6 +140,7 @@ se_shmem_startup(void)
 	se_ars_shmem_init();
 	se_pit_shmem_init();
 	se_http_auth_shmem_init();
+	se_http_stats_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	LWLockRegisterTranche(SeShmem->state_lock.tranche, "search_engine");
 }

@@ -20,8 +20,52 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 
+#include "node/node.h"
+#include "storage/ipc.h"
 #include "transport/transport.h"
 #include "transport/transport_int.h"
+
+/* this backend serves a peer: counted in transport_server_open until it exits */
+static bool serving_peer = false;
+
+/* A message received (either side): ES's rx_count and rx_size_in_bytes. */
+void
+se_transport_count_rx(size_t bytes)
+{
+	pg_atomic_fetch_add_u64(&SeShmem->transport_rx_count, 1);
+	pg_atomic_fetch_add_u64(&SeShmem->transport_rx_bytes, bytes);
+}
+
+/* A message sent (either side): ES's tx_count and tx_size_in_bytes. */
+void
+se_transport_count_tx(size_t bytes)
+{
+	pg_atomic_fetch_add_u64(&SeShmem->transport_tx_count, 1);
+	pg_atomic_fetch_add_u64(&SeShmem->transport_tx_bytes, bytes);
+}
+
+static void
+serving_peer_exit(int code, Datum arg)
+{
+	pg_atomic_fetch_sub_u64(&SeShmem->transport_server_open, 1);
+}
+
+/*
+ * A peer's call arrived on this backend: count the request, and the
+ * connection once (a transport connection is a backend that serves them,
+ * pooled by its peer until either side closes it).
+ */
+static void
+served_request(const char *action, size_t payload_len)
+{
+	if (!serving_peer)
+	{
+		serving_peer = true;
+		pg_atomic_fetch_add_u64(&SeShmem->transport_server_open, 1);
+		before_shmem_exit(serving_peer_exit, 0);
+	}
+	se_transport_count_rx(strlen(action) + payload_len);
+}
 
 #define SE_TRANSPORT_MAX_ACTIONS 32
 
@@ -134,6 +178,7 @@ se_sql_transport(PG_FUNCTION_ARGS)
 	int			i;
 
 	check_may_serve(action);
+	served_request(action, VARSIZE_ANY_EXHDR(payload));
 	se_error_init(&err);
 	initStringInfo(&reply);
 	appendStringInfoChar(&reply, SE_TRANSPORT_REPLY_OK);
@@ -153,6 +198,7 @@ se_sql_transport(PG_FUNCTION_ARGS)
 	out = palloc(VARHDRSZ + reply.len);
 	SET_VARSIZE(out, VARHDRSZ + reply.len);
 	memcpy(VARDATA(out), reply.data, reply.len);
+	se_transport_count_tx(reply.len);
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -193,6 +239,7 @@ se_sql_transport_stream(PG_FUNCTION_ARGS)
 		int			i;
 
 		check_may_serve(action);
+		served_request(action, VARSIZE_ANY_EXHDR(payload));
 		fc = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
 		st = palloc0(sizeof(StreamState));
@@ -214,6 +261,7 @@ se_sql_transport_stream(PG_FUNCTION_ARGS)
 			appendBinaryStringInfo(&row, "\0\0\0\0", VARHDRSZ);
 			encode_error(&row, &err);
 			SET_VARSIZE(row.data, row.len);
+			se_transport_count_tx(row.len - VARHDRSZ);
 			fc->user_fctx = st;
 			SRF_RETURN_NEXT(fc, PointerGetDatum(row.data));
 		}
@@ -239,5 +287,6 @@ se_sql_transport_stream(PG_FUNCTION_ARGS)
 	else if (!more)
 		SRF_RETURN_DONE(fc);
 	SET_VARSIZE(row.data, row.len);
+	se_transport_count_tx(row.len - VARHDRSZ);
 	SRF_RETURN_NEXT(fc, PointerGetDatum(row.data));
 }

@@ -172,6 +172,7 @@ peer_connect_start(Peer *p, SeError *err)
 		return false;
 	}
 	p->conn = conn;
+	pg_atomic_fetch_add_u64(&SeShmem->transport_outbound_opened, 1);
 	return true;
 }
 
@@ -215,6 +216,7 @@ call_send(SeTransportCall *c, Pending *pd)
 		return false;
 	}
 	pd->flushing = rc == 1;
+	se_transport_count_tx(lengths[0] + lengths[1]);
 	return true;
 }
 
@@ -327,6 +329,7 @@ call_read(SeTransportCall *c, Pending *pd)
 			/* the query is over; the connection is idle again */
 			if (pd->res != NULL)
 			{
+				se_transport_count_rx(PQgetlength(pd->res, 0, 0));
 				se_transport_reply_decode(c, PQgetvalue(pd->res, 0, 0),
 										  PQgetlength(pd->res, 0, 0));
 				PQclear(pd->res);
@@ -547,6 +550,7 @@ stream_read(SeTransportCall *c, Pending *pd, SeTransportRowFn fn, void *arg)
 			const char *data = PQgetvalue(res, 0, 0);
 			int			len = PQgetlength(res, 0, 0);
 
+			se_transport_count_rx(len);
 			if (se_error_is_set(&c->err))
 				;				/* only an error row ends a stream */
 			else if (len >= 1 && data[0] == SE_TRANSPORT_REPLY_OK)

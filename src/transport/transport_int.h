@@ -22,5 +22,8 @@ extern char *se_transport_conninfo;
 
 /* in actions.c */
 extern void se_transport_reply_decode(SeTransportCall *c, const char *data, int len);
+/* the node's transport counters (ES's rx/tx), both sides */
+extern void se_transport_count_rx(size_t bytes);
+extern void se_transport_count_tx(size_t bytes);
 
 #endif							/* SE_TRANSPORT_INT_H */

@@ -56,6 +56,16 @@ is($node{n1}->safe_psql('postgres',
 	"SELECT string_agg(node_name || ':' || name, ',' ORDER BY node_name, name) FROM search_engine.thread_pool"),
 	'n1:search,n1:write,n2:search,n2:write,n3:search,n3:write',
 	'_cat/thread_pool (the thread_pool view) lists every node\'s pools');
+# transport: each node counts the libpq traffic of both sides (the first
+# _nodes/stats above went out from n3 and was served by n1 and n2)
+($status, $body) = req('n3', 'GET', '/_nodes/stats/transport');
+my %tr = map { $_->{name} => $_->{transport} } values %{ $body->{nodes} };
+ok($tr{n3}{tx_count} >= 2 && $tr{n3}{rx_count} >= 2 && $tr{n3}{total_outbound_connections} >= 2,
+	'n3 sent requests to its peers and got their replies over connections it opened')
+  or diag(explain \%tr);
+ok((grep { $tr{$_}{server_open} >= 1 && $tr{$_}{rx_count} >= 1 && $tr{$_}{rx_size_in_bytes} > 0
+		&& $tr{$_}{tx_size_in_bytes} > 0 } qw(n1 n2)) == 2,
+	'n1 and n2 serve a peer connection and count what it carried');
 ($status, $body) = req('n1', 'GET', '/_nodes/_local/stats/thread_pool');
 is(join(',', map { $_->{name} } values %{ $body->{nodes} }), 'n1', '_nodes/_local/stats is this node alone');
 

@@ -9,6 +9,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IO::Socket::INET;
+use JSON::PP;
+use CBOR::XS;
 use IO::Compress::Gzip qw(gzip);
 use IO::Uncompress::Gunzip qw(gunzip);
 use SeTest;
@@ -155,5 +157,69 @@ is($st, 200, 'no body: the Content-Type does not matter');
 ($st, $h, $b) = curl("'$base/_cluster/health?format=yaml'");
 like($h, qr{^Content-Type: application/yaml\r?$}mi, 'yaml content type');
 like($b, qr/^---\ncluster_name: "/, 'yaml body');
+
+# CBOR bodies (ES's application/cbor): a request body read as the JSON
+# document of the same items, an answer in CBOR when Accept asks for it
+# (CBOR::XS, an independent implementation, on the client side)
+{
+	my $tmp = $PostgreSQL::Test::Utils::tmp_check;
+	my $text = CBOR::XS->new->text_strings(1);
+	PostgreSQL::Test::Utils::append_to_file("$tmp/q.cbor",
+		$text->encode({ query => { match => { t => 'word7' } }, size => 3 }));
+	my ($jst, $jh, $jb) = curl("-H 'Content-Type: application/json' -d '{\"query\":{\"match\":{\"t\":\"word7\"}},\"size\":3}' $base/h/_search");
+	($st, $h, $b) = curl("-H 'Content-Type: application/cbor' --data-binary \@$tmp/q.cbor $base/h/_search");
+	is($st, 200, 'a CBOR search body');
+	my ($json, $via_cbor) = (decode_json($jb), decode_json($b));
+	is_deeply($via_cbor->{hits}, $json->{hits}, 'answers as the same body in JSON');
+	like($h, qr{^Content-Type: application/json\r?$}mi, 'in JSON when Accept does not ask for CBOR');
+	($st, $h, $b) = curl("-H 'Content-Type: application/cbor' -H 'Accept: application/cbor' --data-binary \@$tmp/q.cbor $base/h/_search");
+	like($h, qr{^Content-Type: application/cbor\r?$}mi, 'Accept: application/cbor: a CBOR answer');
+	my $c = eval { CBOR::XS::decode_cbor($b) };
+	is_deeply($c->{hits}, $json->{hits}, 'whose items are the JSON answer\'s');
+	ok(!ref $c->{hits}{total}{value} && $c->{hits}{total}{value} == $json->{hits}{total}{value}, 'integers as integers');
+	($st, $h, $b) = curl("-H 'Accept: application/vnd.elasticsearch+cbor; compatible-with=8' $base/nosuch/_search");
+	is($st, 404, 'an error');
+	like($h, qr{^Content-Type: application/vnd.elasticsearch\+cbor;compatible-with=8\r?$}mi, 'in the vendor CBOR type asked for');
+	is(eval { CBOR::XS::decode_cbor($b)->{error}{type} }, 'index_not_found_exception', 'its body in CBOR');
+	# a byte string (JSON has none) is stored as base64 text, as Jackson reads it
+	my $bin = "\x01\x02\x03";
+	my $word = 'cbor';
+	utf8::upgrade($word);
+	PostgreSQL::Test::Utils::append_to_file("$tmp/d.cbor",
+		CBOR::XS->new->text_keys(1)->encode({ t => $word, b => $bin }));
+	($st) = curl("-H 'Content-Type: application/cbor' --data-binary \@$tmp/d.cbor '$base/h/_doc/cb1?refresh=true'");
+	is($st, 201, 'a CBOR document indexed');
+	($st, $h, $b) = curl("$base/h/_doc/cb1");
+	is_deeply(decode_json($b)->{_source}, { t => 'cbor', b => 'AQID' }, 'its byte string as base64');
+	PostgreSQL::Test::Utils::append_to_file("$tmp/bad.cbor", "\xa1\x61");
+	($st, $h, $b) = curl("-H 'Content-Type: application/cbor' --data-binary \@$tmp/bad.cbor $base/h/_search");
+	is($st, 400, 'truncated CBOR: 400');
+	like($b, qr/"type":"parse_exception"/, 'a parse_exception');
+}
+
+# _nodes/stats http: the connections all workers opened, and each client as
+# ES lists it (a closed one too, for five minutes)
+($st, $h, $b) = curl("-A 'se-test-agent/1.0' -H 'X-Opaque-Id: stats-7' -H 'Content-Type: application/json' -d '{\"size\":0}' $base/h/_search");
+is($st, 200, 'a search from a client with its own agent');
+my ($http, $client);
+for (1 .. 50)
+{
+	($st, $h, $b) = curl("$base/_nodes/_local/stats/http");
+	$http = (values %{ JSON::PP::decode_json($b)->{nodes} })[0]{http};
+	($client) = grep { ($_->{agent} // '') eq 'se-test-agent/1.0' } @{ $http->{clients} };
+	last if $client && $client->{closed_time_millis};
+	select(undef, undef, undef, 0.1);
+}
+ok($http->{current_open} >= 1, "current_open counts the asking connection ($http->{current_open})");
+ok($http->{total_opened} >= 30, "total_opened counts every connection so far ($http->{total_opened})");
+ok($client, 'the client is listed by its agent') or diag(explain $http);
+is($client->{last_uri}, '/h/_search', 'with its last URI');
+is($client->{x_opaque_id}, 'stats-7', 'its X-Opaque-Id');
+is("$client->{request_count}/$client->{request_size_bytes}", '1/10', 'one request of 10 body bytes');
+like($client->{remote_address}, qr/^127\.0\.0\.1:\d+$/, 'remote address ip:port');
+like($client->{local_address}, qr/^127\.0\.0\.1:$port$/, 'local address: the HTTP port');
+ok($client->{closed_time_millis} >= $client->{opened_time_millis}, 'closed (curl exited), still listed');
+ok((grep { !$_->{closed_time_millis} && ($_->{last_uri} // '') eq '/_nodes/_local/stats/http' }
+	@{ $http->{clients} }) >= 1, 'the asking connection is open');
 
 done_testing();

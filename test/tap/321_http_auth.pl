@@ -170,4 +170,47 @@ is($st, 200, 'no certificate: the anonymous role as before');
 ($st) = curl("--cacert $dir/http.crt --cert $dir/boss.crt --key $dir/boss.key -u reader:reader-pw2 $tls/other/_search");
 is($st, 403, 'an Authorization header wins over the certificate');
 
+# search_engine.http_ssl_cert_map: a pg_ident.conf map says which roles a
+# certificate's CN may log in as, as PostgreSQL's cert auth with map=
+# (regular expressions and \1 included); the client may name one of them
+# in es-security-runas-user, else the map's first match is the role
+client_cert('alice', 'alice\@example.com', 'ca');
+client_cert('mallory', 'mallory\@evil.org', 'ca');
+$node->safe_psql('postgres', q{CREATE ROLE alice LOGIN IN ROLE search_engine_user});
+PostgreSQL::Test::Utils::append_to_file($node->data_dir . '/pg_ident.conf', q{
+certmap  /^(.*)@example\.com$  \1
+certmap  boss                   reader
+certmap  boss                   boss
+certmap  /^mallory@evil\.org$   \1
+othermap mallory@evil.org       boss
+});
+$node->append_conf('postgresql.conf', "search_engine.http_ssl_cert_map = 'certmap'\n");
+$node->reload;
+my $mapped = 0;
+for (1 .. 50)
+{
+	($st, $h, $b) = curl("--cacert $dir/http.crt --cert $dir/alice.crt --key $dir/alice.key $tls/other/_search");
+	$mapped = 1, last if $st == 403;
+	select(undef, undef, undef, 0.2);
+}
+ok($mapped, 'CN alice@example.com maps to role alice by the regular expression');
+like($b, qr/unauthorized for user \[alice\]/, 'and runs as alice (who may not read other)');
+($st, $h, $b) = curl("--cacert $dir/http.crt --cert $dir/boss.crt --key $dir/boss.key $tls/other/_search");
+is($st, 403, "CN boss without a role asked: the map's first line for it, reader");
+like($b, qr/unauthorized for user \[reader\]/, 'runs as reader');
+($st, $h, $b) = curl("--cacert $dir/http.crt --cert $dir/boss.crt --key $dir/boss.key -H 'es-security-runas-user: boss' $tls/other/_search");
+is($st, 200, 'CN boss asking for role boss, which the map allows');
+like($b, qr/"m":"secret"/, 'reads as boss');
+$log_offset = -s $node->logfile;
+($st, $h, $b) = curl("--cacert $dir/http.crt --cert $dir/boss.crt --key $dir/boss.key -H 'es-security-runas-user: alice' $tls/other/_search");
+is($st, 401, 'CN boss asking for a role the map does not give it: 401');
+like(slurp_file($node->logfile, $log_offset),
+	qr/certificate authentication failed for user "boss".*\n.*No line of user name map "certmap" maps certificate user "boss" to role "alice"/,
+	'logged with the map');
+$log_offset = -s $node->logfile;
+($st) = curl("--cacert $dir/http.crt --cert $dir/mallory.crt --key $dir/mallory.key $tls/");
+is($st, 401, "a CN whose only line of the map asks \\1 of a regex without one (another map's line does not count): 401");
+like(slurp_file($node->logfile, $log_offset), qr/has no subexpressions as requested by backreference/,
+	'logged as PostgreSQL says it');
+
 done_testing();
