@@ -19,6 +19,14 @@
 #include "script/script.h"
 #include "security/acl.h"
 
+static bool
+acknowledged(SeResponse *r)
+{
+	r->status = 200;
+	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
+	return true;
+}
+
 bool
 se_op_script_put(const char *id, const SeJson *body, SeResponse *r, SeError *err)
 {
@@ -34,23 +42,15 @@ se_op_script_put(const char *id, const SeJson *body, SeResponse *r, SeError *err
 		se_script_compile(source->u.s.str, NULL, &e1) == NULL &&
 		se_script_compile_score(source->u.s.str, NULL, err) == NULL)
 		return false;
-	if (!se_state_put_script(id, body, err))
-		return false;
-	r->status = 200;
-	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
-	return true;
+	return se_state_put_script(id, body, err) && acknowledged(r);
 }
 
 bool
 se_op_script_delete(const char *id, SeResponse *r, SeError *err)
 {
 	se_require_started();
-	if (!se_acl_cluster_manage_check("cluster:admin/script/delete", err) ||
-		!se_state_delete_script(id, err))
-		return false;
-	r->status = 200;
-	appendStringInfoString(&r->body, "{\"acknowledged\":true}");
-	return true;
+	return se_acl_cluster_manage_check("cluster:admin/script/delete", err) &&
+		se_state_delete_script(id, err) && acknowledged(r);
 }
 
 /* {"_id", "found", "script": {"lang", "source"}}; not found: 404 */

@@ -1717,8 +1717,8 @@ check_source(const SeJson *j, int depth, SourceBudget *b)
 	return b->bytes >= 0;
 }
 
-static SeScriptResult run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err, StringInfo values,
-								 SVal *ret);
+static SeScriptResult run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err,
+								 StringInfo values, SVal *ret);
 
 SeScriptResult
 se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
