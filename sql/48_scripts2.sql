@@ -61,6 +61,8 @@ SELECT h->>'_id' AS id, ih->>'_id' AS inner_id, ih->'fields' AS fields
 
 -- ---- doc[...] with a computed field name --------------------------------------
 SELECT * FROM s2f('{"query": {"ids": {"values": ["1", "2"]}}, "_source": false, "script_fields": {"v": {"script": {"source": "doc[params.f].value + doc[''li'' + ''kes''].value", "params": {"f": "need"}}}, "w": {"script": "def f = ''likes''; doc[f].value"}}}');
+-- doc.f (a constant name) followed by more: .value, operators
+SELECT * FROM s2f('{"query": {"ids": {"values": ["1", "2"]}}, "_source": false, "script_fields": {"v": {"script": "doc.likes.value + doc.need.value * 2"}, "n": {"script": "doc.tag.size() + doc.tag.length"}}}');
 -- in score scripts too; the name's field is resolved from the mapping
 SELECT s2ids('{"query": {"script_score": {"query": {"exists": {"field": "likes"}}, "script": {"source": "doc[params.f].value", "params": {"f": "likes"}}, "min_score": 100}}}');
 SELECT s2ids('{"query": {"function_score": {"query": {"exists": {"field": "likes"}}, "script_score": {"script": {"source": "String f = params.p + ''e''; doc[f].value", "params": {"p": "pric"}}}, "min_score": 2}}}');
