@@ -5,8 +5,10 @@
  *	  (a Painless script's values, script_score.c) and fields (read from
  *	  _source through the mapping), as ES 8 shapes them.
  *
- * Both take patterns with '*' wildcards over mapped field paths, each with
- * an optional "format" for dates.  docvalue_fields reads the field's doc
+ * docvalue_fields and fields take patterns with '*' wildcards over mapped
+ * field paths, each with an optional "format" for dates.  script_fields
+ * name their output; a script's failure fails the hit's fetch unless
+ * ignore_failure leaves the field out.  docvalue_fields reads the field's doc
  * values (a text field, or doc_values: false, named exactly fails as
  * sorting would); fields walks the document's _source and parses each
  * value as the mapping would index it (ES's "fields" option): numbers as
