@@ -30,12 +30,12 @@ typedef struct FieldSpec
 	bool		include_unmapped;
 } FieldSpec;
 
-typedef struct ScriptSpec
+typedef struct ScriptFieldSpec
 {
 	char	   *name;
 	SeScoreFunction fn;			/* fn.script, fn.script_params */
 	bool		ignore_failure;
-} ScriptSpec;
+} ScriptFieldSpec;
 
 struct SeFetchFields
 {
@@ -44,7 +44,7 @@ struct SeFetchFields
 	int			nsrc;
 	FieldSpec  *src;			/* fields */
 	int			nscript;
-	ScriptSpec *script;			/* script_fields */
+	ScriptFieldSpec *script;	/* script_fields */
 };
 
 /* One output field: its name and its values so far (JSON, comma-joined). */
@@ -138,11 +138,11 @@ parse_script_fields(const SeJson *v, SeFetchFields *ff, SeError *err)
 					 v->type == SE_JSON_ARRAY ? "START_ARRAY" : "VALUE_STRING");
 		return false;
 	}
-	ff->script = palloc0(sizeof(ScriptSpec) * Max(1, v->u.o.count));
+	ff->script = palloc0(sizeof(ScriptFieldSpec) * Max(1, v->u.o.count));
 	for (i = 0; i < v->u.o.count; i++)
 	{
 		const SeJson *def = v->u.o.members[i].value;
-		ScriptSpec *sp = &ff->script[ff->nscript++];
+		ScriptFieldSpec *sp = &ff->script[ff->nscript++];
 		bool		has_script = false;
 
 		sp->name = pstrdup(v->u.o.members[i].key);
@@ -436,7 +436,7 @@ se_fetch_fields_doc(const SeFetchFields *ff, const SeMapping *m, const char *ind
 		return false;
 	for (i = 0; i < ff->nscript; i++)
 	{
-		const ScriptSpec *sp = &ff->script[i];
+		const ScriptFieldSpec *sp = &ff->script[i];
 		StringInfoData vals;
 
 		initStringInfo(&vals);
