@@ -93,6 +93,7 @@ SELECT scr('{"query": {"script_score": {"query": {"ids": {"values": ["1"]}}, "sc
 -- compile errors at parse time; ctx is not in scope; a string is not a score
 SELECT scr('{"query": {"script_score": {"query": {"match_all": {}}, "script": "doc[''likes''].value +"}}}');
 SELECT scr('{"query": {"script_score": {"query": {"match_all": {}}, "script": "ctx._source.likes"}}}');
+-- (a computed doc[...] name is read since session 14: 48_scripts2)
 SELECT scr('{"query": {"script_score": {"query": {"match_all": {}}, "script": "def f = ''likes''; doc[f].value"}}}');
 SELECT scr('{"query": {"script_score": {"query": {"ids": {"values": ["1"]}}, "script": "doc[''tag''].value"}}}');
 -- request shape errors

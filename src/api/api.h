@@ -388,6 +388,11 @@ extern bool se_op_template_get(SeTemplateKind kind, const char *name, SeResponse
 							   SeError *err);
 extern bool se_op_simulate_index(const char *index, SeResponse *r, SeError *err);
 
+/* in script_ops.c: _scripts/{id} */
+extern bool se_op_script_put(const char *id, const SeJson *body, SeResponse *r, SeError *err);
+extern bool se_op_script_get(const char *id, SeResponse *r, SeError *err);
+extern bool se_op_script_delete(const char *id, SeResponse *r, SeError *err);
+
 /* in cluster_ops.c */
 extern void se_node_attributes_json(const char *attrs, StringInfo out);
 extern bool se_op_cluster_state(const char *metrics, SeResponse *r, SeError *err);

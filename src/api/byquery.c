@@ -54,6 +54,7 @@
 #include "api/api.h"
 #include "api/byquery.h"
 #include "cluster/coordinator.h"
+#include "cluster/scripts.h"
 #include "cluster/state.h"
 #include "node/tasks.h"
 #include "security/acl.h"
@@ -111,9 +112,21 @@ parse_script(const SeJson *script, ScriptSpec *spec, SeError *err)
 	{
 		SeJson	   *src = se_json_get(script, "source");
 		SeJson	   *lang = se_json_get(script, "lang");
+		SeJson	   *id = se_json_get(script, "id");
 
 		if (src == NULL)
 			src = se_json_get(script, "inline");
+		if (src == NULL && id != NULL && id->type == SE_JSON_STRING)
+		{
+			/* a stored script: painless, its source from the cluster state */
+			const char *stored = se_stored_script_source(id->u.s.str, err);
+
+			if (stored == NULL)
+				return false;
+			spec->source = pstrdup(stored);
+			spec->params = se_json_get(script, "params");
+			return se_script_lang_allowed(NULL, err) && se_script_check(spec, err);
+		}
 		if (src == NULL || src->type != SE_JSON_STRING)
 		{
 			se_error_set(err, 400, "parsing_exception", "[script] requires [source]");

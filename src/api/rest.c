@@ -829,6 +829,20 @@ h_template(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_template_get(kind, name, r, err);
 }
 
+/* _scripts/{id}: stored scripts */
+static bool
+h_script(RestReq *rq, SeResponse *r, SeError *err)
+{
+	const char *id = rq->parts[1];
+	SeJson	   *body;
+
+	if (rq->method == M_PUT || rq->method == M_POST)
+		return json_body(rq, &body, err) && se_op_script_put(id, body, r, err);
+	if (rq->method == M_DELETE)
+		return se_op_script_delete(id, r, err);
+	return se_op_script_get(id, r, err);
+}
+
 static bool
 h_simulate_index(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -1160,6 +1174,7 @@ static const RestRoute routes[] = {
 	{GET, "/_component_template", h_template},
 	{GET | PUT | POST | DELETE | HEAD, "/_component_template/{name}", h_template},
 	{GET, "/_template", h_template},
+	{GET | PUT | POST | DELETE, "/_scripts/{name}", h_script},
 	{GET | PUT | POST | DELETE | HEAD, "/_template/{name}", h_template},
 	{GET, "/_cluster/health", h_cluster_health},
 	{GET, "/_nodes/stats", h_nodes_stats},

@@ -18,6 +18,7 @@
 
 #include "api/api.h"
 #include "cluster/coordinator.h"
+#include "cluster/scripts.h"
 #include "node/node.h"
 #include "search/search.h"
 #include "security/acl.h"
@@ -43,6 +44,7 @@ se_search_interrupts_init(void)
 {
 	se_search_interrupt_hook = backend_interrupt_check;
 	se_search_script_lang_hook = se_script_lang_allowed;
+	se_search_stored_script_hook = se_stored_script_source;
 }
 
 /*

@@ -33,6 +33,7 @@
 #include "cluster/coordinator.h"
 #include "cluster/state.h"
 #include "cluster/state_int.h"
+#include "cluster/scripts.h"
 #include "cluster/templates.h"
 #include "util/units.h"
 #include "index/segment.h"
@@ -1190,6 +1191,15 @@ manifest_from_json(const char *data, size_t len, int format_version, SeError *er
 		st->templates_json = se_json_to_string(se_json_get(v, "value"));
 		st->templates_mod_revision = rev && rev->type == SE_JSON_NUMBER ? rev->u.n.i : 0;
 	}
+	/* stored scripts, the same way */
+	v = se_json_get(root, "scripts");
+	if (v && se_json_get(v, "value"))
+	{
+		const SeJson *rev = se_json_get(v, "mod_revision");
+
+		st->scripts_json = se_json_to_string(se_json_get(v, "value"));
+		st->scripts_mod_revision = rev && rev->type == SE_JSON_NUMBER ? rev->u.n.i : 0;
+	}
 	return st;
 }
 
@@ -1290,6 +1300,9 @@ manifest_to_json(const SeClusterState *st, StringInfo out)
 	if (st->templates_json)
 		appendStringInfo(out, ",\"templates\":{\"value\":%s,\"mod_revision\":" INT64_FORMAT "}",
 						 st->templates_json, st->templates_mod_revision);
+	if (st->scripts_json)
+		appendStringInfo(out, ",\"scripts\":{\"value\":%s,\"mod_revision\":" INT64_FORMAT "}",
+						 st->scripts_json, st->scripts_mod_revision);
 	appendStringInfoChar(out, '}');
 }
 
@@ -1666,6 +1679,8 @@ se_state_copy_current(void)
 	st->next_state_gen = cur->next_state_gen;
 	st->templates_json = cur->templates_json ? pstrdup(cur->templates_json) : NULL;
 	st->templates_mod_revision = cur->templates_mod_revision;
+	st->scripts_json = cur->scripts_json ? pstrdup(cur->scripts_json) : NULL;
+	st->scripts_mod_revision = cur->scripts_mod_revision;
 	return st;
 }
 
@@ -1790,7 +1805,7 @@ state_mutate(StateMutator fn, void *arg, SeError *err)
 	return state_with_file(fn, arg, err, true);
 }
 
-/* state_mutate for the state's other modules (templates.c) */
+/* state_mutate for the state's other modules (templates.c, scripts.c) */
 bool
 se_state_mutate(StateMutator fn, void *arg, SeError *err)
 {
@@ -2317,6 +2332,8 @@ se_state_run_op(const StateOp *op, char *uuid_out, SeError *err)
 		return se_state_run_reroute(op->body, op->flag, err);
 	if (strstr(op->op, "_template") != NULL)
 		return se_state_template_op(op->op, op->name, op->body, op->flag, err);
+	if (strcmp(op->op, "script") == 0 || strcmp(op->op, "script_delete") == 0)
+		return se_state_script_op(op->op, op->name, op->body, err);
 	if (strcmp(op->op, "dynamic_mapping") == 0 && op->uuid)
 	{
 		MappingArgs a;

@@ -126,6 +126,9 @@ typedef struct SeClusterState
 	/* index templates (templates.h; cluster mode: etcd key state/templates) */
 	char	   *templates_json;	/* NULL: none ever put */
 	int64		templates_mod_revision;
+	/* stored scripts (scripts.h; cluster mode: etcd key state/scripts) */
+	char	   *scripts_json;	/* NULL: none ever put */
+	int64		scripts_mod_revision;
 } SeClusterState;
 
 /* This process's current copy (reloaded when the version moved). */

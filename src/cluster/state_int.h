@@ -45,6 +45,9 @@ extern bool se_state_settings_from_json(const SeJson *j, SeClusterState *st, SeE
 /* state.c's mutation (file or, in a cluster, a commit through etcd) */
 extern bool se_state_mutate(StateMutator fn, void *arg, SeError *err);
 
+/* in templates.c: a copy of object o with key set to v (NULL: removed) */
+extern SeJson *se_state_json_with(const SeJson *o, const char *key, SeJson *v);
+
 /* in reroute.c: the master's side of a forwarded POST /_cluster/reroute */
 extern bool se_state_run_reroute(const SeJson *body, bool retry_failed, SeError *err);
 

@@ -52,6 +52,7 @@
 #define INDEX_KEY_PREFIX	"indices/"
 #define SETTINGS_KEY		"settings"
 #define TEMPLATES_KEY		"templates"
+#define SCRIPTS_KEY			"scripts"
 #define COMMIT_TRIES		8
 #define COMMIT_MAX_BYTES	(1024 * 1024)	/* per etcd transaction */
 
@@ -264,6 +265,27 @@ view_has_member(const char *node)
 }
 
 /*
+ * A compare-and-put of key's text now when it differs from before (its
+ * revision then); 1 if one was added to *cmp and *op, else 0.
+ */
+static int
+blob_put(SeEtcdCmp *cmp, SeEtcdOp *op, const char *key, const char *now,
+		 const char *before, int64 revision)
+{
+	if (now == NULL || (before != NULL && strcmp(now, before) == 0))
+		return 0;
+	cmp->key = se_cluster_key(key);
+	cmp->target = revision > 0 ? SE_ETCD_MOD : SE_ETCD_CREATE;
+	cmp->op = SE_ETCD_EQUAL;
+	cmp->number = revision;
+	op->kind = SE_ETCD_OP_PUT;
+	op->key = cmp->key;
+	op->value = now;
+	op->value_len = strlen(now);
+	return 1;
+}
+
+/*
  * On the master: run fn over the applied state and commit the indices it
  * changed, each compared with the revision read; retried when another
  * change came first.  remove_node (NULL: none) is a node the master's
@@ -299,6 +321,8 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 		int64		settings_revision;
 		char	   *templates_before;
 		int64		templates_revision;
+		char	   *scripts_before;
+		int64		scripts_revision;
 
 		st = se_state_copy_current();
 		initStringInfo(&settings_before);
@@ -306,6 +330,8 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 		settings_revision = st->settings_mod_revision;
 		templates_before = st->templates_json ? pstrdup(st->templates_json) : NULL;
 		templates_revision = st->templates_mod_revision;
+		scripts_before = st->scripts_json ? pstrdup(st->scripts_json) : NULL;
+		scripts_revision = st->scripts_mod_revision;
 		nbefore = st->nindices;
 		before = palloc0(sizeof(Before) * Max(1, nbefore));
 		for (i = 0; i < nbefore; i++)
@@ -322,8 +348,8 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 		/* every change is followed by a reroute, committed with it */
 		if (ok)
 			(void) se_state_reroute_without(st, remove_node);
-		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 4));
-		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 4));
+		cmps = palloc0(sizeof(SeEtcdCmp) * (st->nindices + nbefore + 5));
+		ops = palloc0(sizeof(SeEtcdOp) * (st->nindices + nbefore + 5));
 		/*
 		 * The removal first (so it is in the first transaction), while the
 		 * key exists; once the node is out of the view (its lease ended, or
@@ -358,20 +384,11 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 				ops[n].value_len = buf.len;
 				n++;
 			}
-			/* the index templates: one key of their own too */
-			if (st->templates_json &&
-				(templates_before == NULL || strcmp(st->templates_json, templates_before) != 0))
-			{
-				cmps[n].key = se_cluster_key("state/" TEMPLATES_KEY);
-				cmps[n].target = templates_revision > 0 ? SE_ETCD_MOD : SE_ETCD_CREATE;
-				cmps[n].op = SE_ETCD_EQUAL;
-				cmps[n].number = templates_revision;
-				ops[n].kind = SE_ETCD_OP_PUT;
-				ops[n].key = cmps[n].key;
-				ops[n].value = st->templates_json;
-				ops[n].value_len = strlen(st->templates_json);
-				n++;
-			}
+			/* the index templates and stored scripts: keys of their own too */
+			n += blob_put(&cmps[n], &ops[n], "state/" TEMPLATES_KEY, st->templates_json,
+						  templates_before, templates_revision);
+			n += blob_put(&cmps[n], &ops[n], "state/" SCRIPTS_KEY, st->scripts_json,
+						  scripts_before, scripts_revision);
 		}
 		for (i = 0; ok && i < st->nindices; i++)
 		{
@@ -1009,20 +1026,25 @@ apply_settings(const char *value, int value_len, bool is_delete, int64 revision)
 	PG_END_TRY();
 }
 
-/* The index templates key changed: kept as its text (templates.c parses it). */
+/*
+ * The index templates or stored scripts key changed: kept as its text
+ * (templates.c, scripts.c parse it); what names which, for messages.
+ */
 static void
-apply_templates(const char *value, int value_len, bool is_delete, int64 revision)
+apply_blob(const char *what, const char *value, int value_len, bool is_delete,
+		   int64 revision)
 {
 	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
 	SeError		err;
+	bool		scripts = strcmp(what, "stored scripts") == 0;
 
 	se_error_init(&err);
 	if (!is_delete && se_json_parse(value, value_len, &opts, &err) == NULL)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("search_engine: ignoring invalid index templates in the cluster state: %s",
-						err.reason ? err.reason : "?"),
+				 errmsg("search_engine: ignoring invalid %s in the cluster state: %s",
+						what, err.reason ? err.reason : "?"),
 				 errdetail("corrupt_state_exception")));
 		return;
 	}
@@ -1030,9 +1052,18 @@ apply_templates(const char *value, int value_len, bool is_delete, int64 revision
 	PG_TRY();
 	{
 		SeClusterState *st = se_state_load_manifest();
+		char	   *text = is_delete ? NULL : pnstrdup(value, value_len);
 
-		st->templates_json = is_delete ? NULL : pnstrdup(value, value_len);
-		st->templates_mod_revision = is_delete ? 0 : revision;
+		if (scripts)
+		{
+			st->scripts_json = text;
+			st->scripts_mod_revision = is_delete ? 0 : revision;
+		}
+		else
+		{
+			st->templates_json = text;
+			st->templates_mod_revision = is_delete ? 0 : revision;
+		}
 		publish(st);
 	}
 	PG_FINALLY();
@@ -1059,7 +1090,12 @@ apply_event(const char *suffix, const char *value, int value_len, bool is_delete
 	}
 	if (strcmp(suffix, TEMPLATES_KEY) == 0)
 	{
-		apply_templates(value, value_len, is_delete, revision);
+		apply_blob("index templates", value, value_len, is_delete, revision);
+		return;
+	}
+	if (strcmp(suffix, SCRIPTS_KEY) == 0)
+	{
+		apply_blob("stored scripts", value, value_len, is_delete, revision);
 		return;
 	}
 	if (strncmp(suffix, INDEX_KEY_PREFIX, strlen(INDEX_KEY_PREFIX)) != 0)

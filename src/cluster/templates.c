@@ -589,6 +589,12 @@ normalize(SeTemplateKind kind, const char *name, const SeJson *body, SeError *er
 	return parse_text(out.data, err);
 }
 
+SeJson *
+se_state_json_with(const SeJson *o, const char *key, SeJson *v)
+{
+	return obj_with(o, key, v);
+}
+
 /* ---------- the templates of a state ---------- */
 
 static SeJson *

@@ -1718,12 +1718,12 @@ check_source(const SeJson *j, int depth, SourceBudget *b)
 }
 
 static SeScriptResult run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err,
-								 SVal *ret);
+								 StringInfo values, SVal *ret);
 
 SeScriptResult
 se_script_run(const SeScript *s, SeScriptCtx *ctx, SeError *err)
 {
-	return run_script(s, ctx, err, NULL);
+	return run_script(s, ctx, err, NULL, NULL);
 }
 
 bool
@@ -1732,7 +1732,7 @@ se_script_run_score(const SeScript *s, SeScriptCtx *ctx, double *result,
 {
 	SVal		v;
 
-	if (run_script(s, ctx, err, &v) == SE_SCRIPT_ERROR)
+	if (run_script(s, ctx, err, NULL, &v) == SE_SCRIPT_ERROR)
 		return false;
 	if (!SV_IS_NUM(v.kind))
 	{
@@ -1746,9 +1746,21 @@ se_script_run_score(const SeScript *s, SeScriptCtx *ctx, double *result,
 	return true;
 }
 
-/* Run s; a score script's result (its return value) into *ret. */
+bool
+se_script_run_values(const SeScript *s, SeScriptCtx *ctx, StringInfo out, SeError *err)
+{
+	SVal		v;
+
+	return run_script(s, ctx, err, out, &v) != SE_SCRIPT_ERROR;
+}
+
+/*
+ * Run s; a score script's result (its return value) into *ret and, when
+ * values is not NULL, as a script field's JSON values into values (while
+ * the run, which may still read doc values, is alive).
+ */
 static SeScriptResult
-run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err, SVal *ret)
+run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err, StringInfo values, SVal *ret)
 {
 	Run			r;
 	Flow		f;
@@ -1794,6 +1806,8 @@ run_script(const SeScript *s, SeScriptCtx *ctx, SeError *err, SVal *ret)
 			*ret = r.ret;
 		else
 			sc_val_null(ret);
+		if (values != NULL && !sc_field_values(&r, ret, values))
+			return SE_SCRIPT_ERROR;
 		return SE_SCRIPT_INDEX;
 	}
 	if (r.op == SE_SCRIPT_INDEX)

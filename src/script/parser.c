@@ -828,6 +828,7 @@ parse_score_primary(Parser *p, Token *t)
 	SeScript   *s = p->script;
 	Node	   *n;
 	const char *field = NULL;
+	int			ntokens = 4;	/* doc [ 'f' ] */
 	int			k;
 
 	if (strcmp(t->str, "_score") == 0)
@@ -857,10 +858,24 @@ parse_score_primary(Parser *p, Token *t)
 		field = peek(p, 2)->str;
 	else if (peek(p, 1)->kind == T_DOT && peek(p, 2)->kind == T_IDENT &&
 			 peek(p, 3)->kind != T_LPAREN)
+	{
 		field = peek(p, 2)->str;
+		ntokens = 3;			/* doc . f */
+	}
+	else if (peek(p, 1)->kind == T_LBRACK)
+	{
+		/* doc[expr]: the name is computed, its field resolved per run */
+		advance(p);
+		advance(p);
+		n = mk(p, E_DOCFIELD, t->pos);
+		n->slot = -1;
+		if ((n->a = parse_expr(p)) == NULL || !expect(p, T_RBRACK))
+			return NULL;
+		return seal(p, n);
+	}
 	else
 	{
-		perr(p, t->pos, "doc is read as doc['field'] with the field name a string constant");
+		perr(p, t->pos, "doc is read as doc['field'], doc[expression] or doc.field");
 		return NULL;
 	}
 	for (k = 0; k < s->ndoc_fields; k++)
@@ -877,7 +892,7 @@ parse_score_primary(Parser *p, Token *t)
 	n->slot = k;
 	n->name = intern(p, field, strlen(field));
 	n->namelen = strlen(field);
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < ntokens; k++)
 		advance(p);
 	return n;
 }

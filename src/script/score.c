@@ -4,7 +4,8 @@
  *	  What score scripts have beyond update scripts: doc values (doc['f']),
  *	  _score, dates, and ES's score functions (ScoreScriptUtils).
  *
- * doc['f'] evaluates to a V_DOCVALS value naming the field; its values are
+ * doc['f'] evaluates to a V_DOCVALS value naming the field (doc[expr], a
+ * name computed at run time, is numbered by the reader's lookup); its values are
  * read from the caller's SeScriptDocReader only when the script asks for
  * them (.value, .size(), [i]), so a script that tests .size() first never
  * touches a missing value.  Painless's ScriptDocValues shapes: integer
@@ -250,6 +251,63 @@ doc_count(Run *r, int pos, const SVal *obj)
 	return n;
 }
 
+/* One value of a script field, as JSON, after a comma when not the first. */
+static bool
+append_field_value(Run *r, const SVal *v, StringInfo out)
+{
+	SeJson	   *j = sc_val_to_json(r, v, -1);
+
+	if (j == NULL)
+		return false;
+	if (out->len > 0)
+		appendStringInfoChar(out, ',');
+	se_json_write(out, j);
+	return true;
+}
+
+/*
+ * A script field's result v as its JSON values, comma-joined: the
+ * elements of a list or of doc values, otherwise v itself (ES's
+ * script_fields put a returned collection's elements in the hit's array).
+ */
+bool
+sc_field_values(Run *r, const SVal *v, StringInfo out)
+{
+	int			k;
+
+	if (v->kind == V_DOCVALS)
+	{
+		int			n = doc_count(r, -1, v);
+
+		if (n < 0)
+			return false;
+		for (k = 0; k < n; k++)
+		{
+			SVal		e;
+
+			doc_value(r, v->u.i, k, &e);
+			if (se_error_is_set(r->err) || !append_field_value(r, &e, out))
+				return false;
+		}
+		return true;
+	}
+	if (v->kind == V_LIST || v->kind == V_KEYSET || v->kind == V_ENTRYSET)
+	{
+		SeJson	   *arr = sc_val_to_json(r, v, -1);
+
+		if (arr == NULL)
+			return false;
+		for (k = 0; k < arr->u.a.count; k++)
+		{
+			if (out->len > 0)
+				appendStringInfoChar(out, ',');
+			se_json_write(out, arr->u.a.items[k]);
+		}
+		return true;
+	}
+	return append_field_value(r, v, out);
+}
+
 static bool
 first_value(Run *r, int pos, const SVal *obj, SVal *out)
 {
@@ -283,6 +341,36 @@ value_at(Run *r, int pos, const SVal *obj, const SVal *ix, SVal *out)
 	return !se_error_is_set(r->err);
 }
 
+/*
+ * doc[expr]: the field whose name expr yields, numbered by the caller's
+ * reader (ES's LeafDocLookup takes any String key).
+ */
+static bool
+doc_field_computed(Run *r, const Node *n, SVal *out)
+{
+	SVal		name;
+	SeError		e;
+	int			slot;
+
+	if (!sc_eval(r, n->a, &name))
+		return false;
+	if (name.kind != V_STRING)
+		return sc_error(r, n->a->pos, "class_cast_exception",
+						"Cannot cast %s to java.lang.String", sc_type_name(&name));
+	if (r->ctx->doc->lookup == NULL)
+		return sc_error(r, n->pos, "illegal_argument_exception",
+						"doc[...] with a computed field name is not available here");
+	se_error_init(&e);
+	slot = r->ctx->doc->lookup(r->ctx->doc->arg, name.u.s, name.len, &e);
+	if (slot < 0)
+		return sc_error(r, n->pos, se_error_is_set(&e) ? e.type : "illegal_argument_exception",
+						"%s", se_error_is_set(&e) ? e.reason : "cannot read the field's doc values");
+	memset(out, 0, sizeof(SVal));
+	out->kind = V_DOCVALS;
+	out->u.i = slot;
+	return true;
+}
+
 bool
 sc_eval_score_node(Run *r, const Node *n, SVal *out)
 {
@@ -296,6 +384,8 @@ sc_eval_score_node(Run *r, const Node *n, SVal *out)
 			if (r->ctx->doc == NULL)
 				return sc_error(r, n->pos, "illegal_argument_exception",
 								"doc values are not available here");
+			if (n->slot < 0)
+				return doc_field_computed(r, n, out);
 			memset(out, 0, sizeof(SVal));
 			out->kind = V_DOCVALS;
 			out->u.i = n->slot;

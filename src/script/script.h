@@ -82,6 +82,14 @@ typedef struct SeScriptDocReader
 	int			(*count) (void *arg, int field, SeError *err);
 	/* Value i (< count) of field, in ascending order. */
 	void		(*value) (void *arg, int field, int i, SeScriptDocValue *out);
+
+	/*
+	 * doc[expr], a field name computed at run time (len bytes, not
+	 * NUL-terminated): its number, the same for the same name, at or past
+	 * those of se_script_doc_fields; -1 with err set when it cannot be
+	 * numbered.  NULL: computed names fail.
+	 */
+	int			(*lookup) (void *arg, const char *name, int len, SeError *err);
 } SeScriptDocReader;
 
 /*
@@ -186,6 +194,14 @@ extern const char *const *se_script_doc_fields(const SeScript *s, int *n);
  */
 extern bool se_script_run_score(const SeScript *s, SeScriptCtx *ctx,
 								double *result, SeError *err);
+
+/*
+ * Run a score script as a script field (script_fields): its result's
+ * values, JSON comma-joined, appended to out (a list's or doc values'
+ * elements, else the one value).  false with err set on a runtime error.
+ */
+extern bool se_script_run_values(const SeScript *s, SeScriptCtx *ctx, StringInfo out,
+								 SeError *err);
 
 /* d as Java prints a double (or, is_float, a float): "-1.0", "1.0E10" */
 extern int	se_script_java_double(char *dst, double d, bool is_float);

@@ -414,6 +414,7 @@ extern bool sc_doc_get_index(Run *r, const Node *n, const SVal *obj, const SVal 
 							 SVal *out);
 extern bool sc_doc_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out);
 extern int	sc_date_format(int64 millis, char *buf);
+extern bool sc_field_values(Run *r, const SVal *v, StringInfo out);
 
 /* in interp.c: store a value into a typed slot, converting as a cast would */
 extern bool sc_coerce(Run *r, int pos, int dtype, SVal *v, bool is_cast);

@@ -34,7 +34,7 @@
  */
 static const char *const inner_copied[] = {
 	"sort", "_source", "explain", "version", "seq_no_primary_term", "track_scores",
-	"stored_fields", "docvalue_fields", "fields", "highlight", "collapse", NULL
+	"stored_fields", "docvalue_fields", "fields", "script_fields", "highlight", "collapse", NULL
 };
 
 static bool

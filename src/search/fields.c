@@ -1,11 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * fields.c
- *	  A hit's "fields": docvalue_fields (read from doc values) and fields
- *	  (read from _source through the mapping), as ES 8 shapes them.
+ *	  A hit's "fields": docvalue_fields (read from doc values), script_fields
+ *	  (a Painless script's values, script_score.c) and fields (read from
+ *	  _source through the mapping), as ES 8 shapes them.
  *
- * Both take patterns with '*' wildcards over mapped field paths, each with
- * an optional "format" for dates.  docvalue_fields reads the field's doc
+ * docvalue_fields and fields take patterns with '*' wildcards over mapped
+ * field paths, each with an optional "format" for dates.  script_fields
+ * name their output; a script's failure fails the hit's fetch unless
+ * ignore_failure leaves the field out.  docvalue_fields reads the field's doc
  * values (a text field, or doc_values: false, named exactly fails as
  * sorting would); fields walks the document's _source and parses each
  * value as the mapping would index it (ES's "fields" option): numbers as
@@ -27,12 +30,21 @@ typedef struct FieldSpec
 	bool		include_unmapped;
 } FieldSpec;
 
+typedef struct ScriptFieldSpec
+{
+	char	   *name;
+	SeScoreFunction fn;			/* fn.script, fn.script_params */
+	bool		ignore_failure;
+} ScriptFieldSpec;
+
 struct SeFetchFields
 {
 	int			ndv;
 	FieldSpec  *dv;				/* docvalue_fields */
 	int			nsrc;
 	FieldSpec  *src;			/* fields */
+	int			nscript;
+	ScriptFieldSpec *script;	/* script_fields */
 };
 
 /* One output field: its name and its values so far (JSON, comma-joined). */
@@ -112,11 +124,72 @@ parse_specs(const char *key, const SeJson *v, FieldSpec **out, int *n, SeError *
 	return true;
 }
 
+/* "script_fields": {name: {"script": .., "ignore_failure": bool}} */
+static bool
+parse_script_fields(const SeJson *v, SeFetchFields *ff, SeError *err)
+{
+	int			i,
+				j;
+
+	if (v->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "Expected [START_OBJECT] under [script_fields], but got a [%s] in [script_fields]",
+					 v->type == SE_JSON_ARRAY ? "START_ARRAY" : "VALUE_STRING");
+		return false;
+	}
+	ff->script = palloc0(sizeof(ScriptFieldSpec) * Max(1, v->u.o.count));
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const SeJson *def = v->u.o.members[i].value;
+		ScriptFieldSpec *sp = &ff->script[ff->nscript++];
+		bool		has_script = false;
+
+		sp->name = pstrdup(v->u.o.members[i].key);
+		if (def->type != SE_JSON_OBJECT)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "Expected [START_OBJECT] under [%s], but got a [VALUE] in [script_fields]",
+						 sp->name);
+			return false;
+		}
+		for (j = 0; j < def->u.o.count; j++)
+		{
+			const char *k = def->u.o.members[j].key;
+			const SeJson *x = def->u.o.members[j].value;
+
+			if (strcmp(k, "script") == 0)
+			{
+				if (!se_script_spec_parse("script_fields", x, &sp->fn, err))
+					return false;
+				has_script = true;
+			}
+			else if (strcmp(k, "ignore_failure") == 0 &&
+					 (x->type == SE_JSON_TRUE || x->type == SE_JSON_FALSE))
+				sp->ignore_failure = x->type == SE_JSON_TRUE;
+			else
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "Unknown key for a VALUE_STRING in [%s].", k);
+				return false;
+			}
+		}
+		if (!has_script)
+		{
+			se_error_set(err, 400, "parsing_exception", "must specify a script in script_fields");
+			return false;
+		}
+	}
+	return true;
+}
+
 bool
 se_fetch_fields_parse(const char *key, const SeJson *v, SeFetchFields **ff, SeError *err)
 {
 	if (*ff == NULL)
 		*ff = palloc0(sizeof(SeFetchFields));
+	if (strcmp(key, "script_fields") == 0)
+		return parse_script_fields(v, *ff, err);
 	if (strcmp(key, "docvalue_fields") == 0)
 		return parse_specs(key, v, &(*ff)->dv, &(*ff)->ndv, err);
 	return parse_specs(key, v, &(*ff)->src, &(*ff)->nsrc, err);
@@ -361,6 +434,22 @@ se_fetch_fields_doc(const SeFetchFields *ff, const SeMapping *m, const char *ind
 
 	if (ff->ndv > 0 && !docvalue_fields(ff, m, index, r, doc, &c, err))
 		return false;
+	for (i = 0; i < ff->nscript; i++)
+	{
+		const ScriptFieldSpec *sp = &ff->script[i];
+		StringInfoData vals;
+
+		initStringInfo(&vals);
+		if (!se_script_field_values(&sp->fn, m, index, r, doc, &vals, err))
+		{
+			if (!sp->ignore_failure)
+				return false;
+			/* ES leaves the field out of the hit */
+			se_error_init(err);
+			continue;
+		}
+		appendBinaryStringInfo(out_field(&c, sp->name), vals.data, vals.len);
+	}
 	if (ff->nsrc > 0)
 	{
 		StringInfoData raw;

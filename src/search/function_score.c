@@ -5,7 +5,8 @@
  *
  * function_score rescores the docs of its query with functions of their
  * doc values, each optionally behind a filter: weight, field_value_factor
- * (with ES's modifiers), the decays gauss, exp and linear on numeric and
+ * (with ES's modifiers; a doc without the value and no "missing" fails
+ * the search, as ES's), the decays gauss, exp and linear on numeric and
  * date fields (ES DecayFunctionBuilder's formulas: distance past offset,
  * scale and decay shaping it; a doc without a value scores 1), and
  * random_score (a hash of seed and the field's value, or of the doc's
@@ -18,9 +19,10 @@
  *
  * terms_set matches docs having at least a per-doc number of its terms:
  * the number is the doc's value of minimum_should_match_field (a doc
- * without one does not match), or fixed by minimum_should_match or the
- * script "params.num_terms"; the score is the matching terms' sum, as
- * Lucene's CoveringQuery.
+ * without one does not match), fixed by minimum_should_match, or what
+ * minimum_should_match_script (Painless over doc values and
+ * params.num_terms; "params.num_terms" alone is a constant) returns for
+ * the doc; the score is the matching terms' sum, as Lucene's CoveringQuery.
  *
  *-------------------------------------------------------------------------
  */
@@ -389,8 +391,7 @@ se_function_score_parse(const SeJson *body, int depth, SeError *err)
 
 /*
  * terms_set: {"field": {"terms": [..], "minimum_should_match_field": f |
- * "minimum_should_match": spec | "minimum_should_match_script": {"source":
- * "params.num_terms"}}}
+ * "minimum_should_match": spec | "minimum_should_match_script": script}}
  */
 SeQuery *
 se_terms_set_parse(const SeJson *body, SeError *err)
@@ -425,18 +426,15 @@ se_terms_set_parse(const SeJson *body, SeError *err)
 				 (v->type == SE_JSON_STRING || v->type == SE_JSON_NUMBER))
 			q->msm = v->type == SE_JSON_STRING ? pstrdup(v->u.s.str)
 				: pnstrdup(v->u.n.text, v->u.n.len);
-		else if (strcmp(k, "minimum_should_match_script") == 0 && v->type == SE_JSON_OBJECT)
+		else if (strcmp(k, "minimum_should_match_script") == 0)
 		{
-			const SeJson *src = se_json_get(v, "source");
+			SeScoreFunction fn = {0};
 
-			if (src == NULL || src->type != SE_JSON_STRING ||
-				strcmp(src->u.s.str, "params.num_terms") != 0)
-			{
-				se_error_set(err, 400, "parsing_exception",
-							 "[terms_set] minimum_should_match_script supports only the source [params.num_terms]");
+			/* Painless over doc values and params.num_terms */
+			if (!se_script_spec_parse("terms_set", v, &fn, err))
 				return NULL;
-			}
-			q->msm_script = pstrdup(src->u.s.str);
+			q->msm_script = fn.script;
+			q->msm_script_params = fn.script_params;
 		}
 		else if (strcmp(k, "boost") == 0 && se_json_as_double(v, &d))
 			q->boost = (float) d;
@@ -491,7 +489,16 @@ fvf_score(const SeFnWeight *f, SeSegmentReader *r, int field, int32 doc)
 	else if (f->has_missing)
 		x = f->missing;
 	else
-		return 1.0;				/* ES refuses such docs; see README */
+	{
+		SeError		e;
+
+		/* ES's FieldValueFactorFunction fails the shard's search */
+		se_error_init(&e);
+		se_error_set(&e, 500, "exception", "Missing value for field [%s]",
+					 f->field ? f->field : "");
+		se_search_fail(&e);
+		return 1.0;
+	}
 	x *= f->factor;
 	switch (f->modifier)
 	{
@@ -794,6 +801,7 @@ typedef struct TsScorer
 	int			nsubs;
 	SeSegmentReader *reader;
 	int			field;			/* msm_field here, -1: absent */
+	SeScriptLeaf *script;		/* minimum_should_match_script, or NULL */
 	float		score;
 } TsScorer;
 
@@ -828,6 +836,11 @@ ts_settle(TsScorer *s)
 			need = s->field >= 0 &&
 				se_segment_numeric_values(s->reader, s->field, doc, &vals) > 0 ?
 				vals[0] : PG_INT64_MAX;
+		}
+		else if (s->script != NULL)
+		{
+			if (!se_script_leaf_number(s->script, doc, &need))
+				need = PG_INT64_MAX;
 		}
 		else
 			need = s->w->msm_const;
@@ -905,6 +918,7 @@ se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	s->w = w;
 	s->reader = seg->reader;
 	s->field = w->msm_field ? se_segment_field(seg->reader, w->msm_field) : -1;
+	s->script = w->msm_script ? se_script_leaf_open(w->msm_script, seg->reader) : NULL;
 	s->base.doc = -1;
 	s->base.next = ts_next;
 	s->base.advance = ts_advance;

@@ -1031,7 +1031,7 @@ set_limits(SeSearchRequest *req, const SeSearchLimits *lim)
 		req->max_result_window = lim->max_result_window;
 }
 
-/* script_fields (not run here) and docvalue_fields against their limits */
+/* script_fields and docvalue_fields against their limits */
 static bool
 check_field_limits(const SeSearchRequest *req, const SeJson *body, SeError *err)
 {
@@ -1137,7 +1137,8 @@ se_search_parse_limited(const SeJson *body, const SeSearchLimits *lim, SeError *
 			ok = parse_rescore(v, req, err);
 		else if (strcmp(k, "indices_boost") == 0)
 			ok = parse_indices_boost(v, req, err);
-		else if (strcmp(k, "docvalue_fields") == 0 || strcmp(k, "fields") == 0)
+		else if (strcmp(k, "docvalue_fields") == 0 || strcmp(k, "fields") == 0 ||
+				 strcmp(k, "script_fields") == 0)
 			ok = se_fetch_fields_parse(k, v, &req->fetch_fields, err);
 		else if (strcmp(k, "stored_fields") == 0)
 			ok = parse_stored_fields(v, req, err);

@@ -234,6 +234,8 @@ extern void se_search_collapse_expand_body(const SeSearchRequest *req, const SeJ
  * NULL: any.  Asked when a request with a script is parsed.
  */
 extern bool (*se_search_script_lang_hook) (const char *lang, SeError *err);
+/* The source of stored script id (NULL with err set when there is none). */
+extern const char *(*se_search_stored_script_hook) (const char *id, SeError *err);
 
 /* Run query + fetch over the shards.  NULL with err set on failure. */
 extern SeSearchResult *se_search_run(SeSearchRequest *req,

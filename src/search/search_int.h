@@ -212,6 +212,7 @@ struct SeQuery
 	/* terms_set (terms in values) */
 	char	   *msm_field;
 	char	   *msm_script;
+	const SeJson *msm_script_params;	/* the script's own params, or NULL */
 
 	/* more_like_this */
 	struct SeMlt *mlt;
@@ -516,6 +517,7 @@ struct SeWeight
 	/* TERMS_SET: the term weights in should, the count per doc from msm_field */
 	char	   *msm_field;
 	int			msm_const;		/* when no field: from the script's params */
+	struct SeScriptBinding *msm_script; /* else a script over doc values */
 };
 
 /*
@@ -659,7 +661,19 @@ extern SeScriptBinding *se_script_bind(const SeScoreFunction *fq,
 									   const SeSearchShard *shard, SeError *err);
 extern SeScriptLeaf *se_script_leaf_open(SeScriptBinding *b, SeSegmentReader *r);
 extern float se_script_leaf_score(SeScriptLeaf *l, int32 doc, float qscore);
+/* terms_set: the script's number for doc; false after se_search_fail. */
+extern bool se_script_leaf_number(SeScriptLeaf *l, int32 doc, int64 *out);
+/* terms_set's minimum_should_match_script with params.num_terms = nterms */
+extern SeScriptBinding *se_script_bind_msm(const SeQuery *q, int nterms,
+										   const SeSearchShard *shard, SeError *err);
 extern const char *se_script_binding_source(const SeScriptBinding *b);
+/* A "script" of ctx (script_fields, ...) into fn; compiled to check it. */
+extern bool se_script_spec_parse(const char *ctx, const SeJson *v, SeScoreFunction *fn,
+								 SeError *err);
+/* script_fields: fn's script on doc, its JSON values comma-joined into out. */
+extern bool se_script_field_values(const SeScoreFunction *fn, const SeMapping *m,
+								   const char *index, SeSegmentReader *r, int32 doc,
+								   StringInfo out, SeError *err);
 
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
@@ -891,7 +905,7 @@ extern bool se_glob_match(const char *pat, const char *s, int slen);
  * ---------------------------------------------------------------------
  */
 typedef struct SeFetchFields SeFetchFields;
-/* Add the "docvalue_fields" or "fields" list v (key says which) to *ff. */
+/* Add the "docvalue_fields", "script_fields" or "fields" v (key says which) to *ff. */
 extern bool se_fetch_fields_parse(const char *key, const SeJson *v, SeFetchFields **ff,
 								  SeError *err);
 /* Append the hit's "fields" object for doc (nothing when no field has values). */

@@ -2039,6 +2039,14 @@ fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
 {
 	const SeMappedField *f = find_field(c, q->field);
 
+	if (f == NULL && q->kind == SE_FN_FIELD_VALUE_FACTOR && !q->has_missing)
+	{
+		/* ES's FieldValueFactorFunctionBuilder, when the shard builds it */
+		se_error_set(c->err, 500, "exception",
+					 "Unable to find a field mapper for field [%s]. No 'missing' value defined.",
+					 q->field);
+		return false;
+	}
 	if (f == NULL)
 		return true;			/* unmapped: every doc lacks the value */
 	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type != SE_FT_DATE)
@@ -2175,8 +2183,13 @@ build_terms_set(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		}
 		w->msm_field = pstrdup(mf->path);
 	}
-	else if (q->msm_script != NULL)
+	else if (q->msm_script != NULL && strcmp(q->msm_script, "params.num_terms") == 0)
 		w->msm_const = q->nvalues;
+	else if (q->msm_script != NULL)
+	{
+		if ((w->msm_script = se_script_bind_msm(q, q->nvalues, c->shard, c->err)) == NULL)
+			return NULL;
+	}
 	else if ((w->msm_const = se_query_min_should_match(q->nvalues, q->msm, c->err)) < 0)
 		return NULL;
 	w->max_score = FLT_MAX;

@@ -29,6 +29,7 @@
 #include "utils/timestamp.h"
 
 #include "cluster/coordinator.h"
+#include "cluster/scripts.h"
 #include "mapping/mapping.h"
 #include "node/node.h"
 #include "script/script.h"
@@ -1082,10 +1083,24 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	{
 		SeJson	   *l = se_json_get(script, "lang");
 
+		SeJson	   *sid = se_json_get(script, "id");
+
 		source = se_json_get(script, "source");
 		params = se_json_get(script, "params");
 		if (l && l->type == SE_JSON_STRING)
 			lang = l->u.s.str;
+		if (source == NULL && sid != NULL && sid->type == SE_JSON_STRING)
+		{
+			/* a stored script: its source from the cluster state */
+			const char *stored = se_stored_script_source(sid->u.s.str, &out->err);
+
+			if (stored == NULL)
+			{
+				out->status = out->err.status;
+				return;
+			}
+			source = se_json_make_string(stored, -1);
+		}
 	}
 	if (!se_script_lang_allowed(lang, &out->err))
 	{
