@@ -116,6 +116,20 @@ typedef struct AggOrder
 	char	   *metric;			/* ORD_SUB: "avg" of "stats.avg", or NULL */
 } AggOrder;
 
+/* significant_terms' significance heuristics (ES's names) */
+typedef enum SigHeuristic
+{
+	SIG_JLH,
+	SIG_CHI_SQUARE,
+	SIG_GND,
+	SIG_MUTUAL_INFORMATION,
+	SIG_PERCENTAGE
+} SigHeuristic;
+
+static const char *const sig_names[] = {
+	"jlh", "chi_square", "gnd", "mutual_information", "percentage"
+};
+
 typedef struct AggRange
 {
 	char	   *key;			/* NULL: "from-to" */
@@ -152,6 +166,11 @@ struct SeAggSpec
 	const SeJson *exclude;
 	SeRegex    *include_re;
 	SeRegex    *exclude_re;
+
+	/* significant_terms */
+	SigHeuristic sig;
+	bool		sig_negatives;	/* include_negatives */
+	bool		sig_superset;	/* background_is_superset */
 
 	/* histogram, date_histogram */
 	double		interval;		/* histogram; date fixed interval in ms */
@@ -695,6 +714,53 @@ parse_top_hits_sort(SeAggSpec *a, const SeJson *v)
 						 (strcmp(o->u.s.str, "asc") == 0 || strcmp(o->u.s.str, "desc") == 0));
 }
 
+/*
+ * significant_terms' heuristic objects: "jlh": {}, "percentage": {},
+ * "gnd": {"background_is_superset": b}, "chi_square" and
+ * "mutual_information": {"include_negatives": b, "background_is_superset": b}.
+ * False when k names none of them; *ok false when its body is wrong.
+ */
+static bool
+parse_sig_heuristic(SeAggSpec *a, const char *k, const SeJson *v, bool *ok, SeError *err)
+{
+	int			h,
+				i;
+
+	for (h = 0; h < lengthof(sig_names); h++)
+		if (strcmp(k, sig_names[h]) == 0)
+			break;
+	if (h == lengthof(sig_names))
+		return false;
+	if (v->type != SE_JSON_OBJECT)
+	{
+		*ok = bad(err, "parsing_exception", "[%s] expected an object for [%s]", "significant_terms", k);
+		return true;
+	}
+	a->sig = h;
+	a->sig_negatives = false;
+	a->sig_superset = true;
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *pk = v->u.o.members[i].key;
+		const SeJson *pv = v->u.o.members[i].value;
+		bool		is_bool = pv->type == SE_JSON_TRUE || pv->type == SE_JSON_FALSE;
+
+		if (is_bool && strcmp(pk, "background_is_superset") == 0 &&
+			(h == SIG_CHI_SQUARE || h == SIG_GND || h == SIG_MUTUAL_INFORMATION))
+			a->sig_superset = pv->type == SE_JSON_TRUE;
+		else if (is_bool && strcmp(pk, "include_negatives") == 0 &&
+				 (h == SIG_CHI_SQUARE || h == SIG_MUTUAL_INFORMATION))
+			a->sig_negatives = pv->type == SE_JSON_TRUE;
+		else
+		{
+			*ok = bad(err, "parsing_exception", "failed to parse [%s] significance heuristic. unknown field [%s]",
+					  k, pk);
+			return true;
+		}
+	}
+	return true;
+}
+
 /* The body of one aggregation ({"field": .., ...}) of type a->type. */
 static bool
 parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
@@ -784,6 +850,8 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		else if ((IS_TERMS(a->type) || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
 				 strcmp(k, "min_doc_count") == 0 && v->type == SE_JSON_NUMBER)
 			ok = (a->min_doc_count = (int64) v->u.n.d) >= 0;
+		else if (a->type == AT_SIGNIFICANT_TERMS && parse_sig_heuristic(a, k, v, &ok, err))
+			;
 		else if (a->type == AT_TERMS && strcmp(k, "show_term_doc_count_error") == 0)
 			a->show_error = v->type == SE_JSON_TRUE;
 		else if ((a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
@@ -2542,22 +2610,127 @@ count_desc(const SeAggSpec *a)
 }
 
 /*
- * significant_terms: JLH, ES's default heuristic, from the subset (the
- * docs aggregated here) and the superset (the index): a term scores
- * (sp - bp) * sp / bp when its share sp of the subset exceeds its share bp
- * of the index, else 0.
+ * significant_terms' score of a term from four counts: the docs aggregated
+ * here (the subset) with the term and in all, and the docs of the index
+ * (the superset) with it and in all -- ES's SignificanceHeuristic
+ * implementations, formula for formula, so scores match ES's digits.
+ * Scores of 0 or below (and -Infinity: a term rarer in the subset, when
+ * negatives are excluded) drop the bucket at the reduce, as in ES.
  */
+typedef struct SigFreq
+{
+	double		n00,
+				n01,
+				n10,
+				n11,
+				n0_,
+				n1_,
+				n_0,
+				n_1,
+				n;
+} SigFreq;
+
+/* ES's NXYSignificanceHeuristic.computeNxys: the 2x2 contingency table */
+static void
+sig_nxy(const SeAggSpec *a, double sf, double ss, double bf, double bs, SigFreq *f)
+{
+	if (a->sig_superset)
+	{
+		f->n00 = bs - bf - (ss - sf);
+		f->n01 = ss - sf;
+		f->n10 = bf - sf;
+		f->n11 = sf;
+		f->n0_ = bs - bf;
+		f->n1_ = bf;
+		f->n_0 = bs - ss;
+		f->n_1 = ss;
+		f->n = bs;
+	}
+	else
+	{
+		f->n00 = bs - bf;
+		f->n01 = ss - sf;
+		f->n10 = bf;
+		f->n11 = sf;
+		f->n0_ = bs - bf + ss - sf;
+		f->n1_ = bf + sf;
+		f->n_0 = bs;
+		f->n_1 = ss;
+		f->n = bs + ss;
+	}
+}
+
+/* one term of mutual information's sum (ES's getMITerm) */
+static double
+mi_term(double nxy, double nx_, double n_y, double n)
+{
+	double		numerator = fabs(n * nxy);
+	double		denominator = fabs(nx_ * n_y);
+	double		factor = fabs(nxy / n);
+
+	if (numerator < 1e-7 && factor < 1e-7)
+		return 0.0;
+	return factor * log(numerator / denominator);
+}
+
 static double
 sig_score(const AggState *st, const Bucket *bk)
 {
-	double		sp,
-				bp;
+	const SeAggSpec *a = st->spec;
+	double		sf = (double) bk->doc_count,
+				ss = (double) st->count,
+				bf = (double) bk->bg,
+				bs = (double) st->bg_size;
+	SigFreq		f;
+	double		score;
 
-	if (st->count <= 0 || st->bg_size <= 0 || bk->bg <= 0)
-		return 0;
-	sp = (double) bk->doc_count / (double) st->count;
-	bp = (double) bk->bg / (double) st->bg_size;
-	return sp > bp ? (sp - bp) * (sp / bp) : 0;
+	switch (a->sig)
+	{
+		case SIG_PERCENTAGE:
+			return bf == 0 ? 0 : sf / bf;
+		case SIG_JLH:
+			{
+				double		sp,
+							bp;
+
+				if (ss == 0 || bs == 0)
+					return 0;
+				/* a background that is not a superset may lack the term */
+				if (bf == 0)
+					bf = 1;
+				sp = sf / ss;
+				bp = bf / bs;
+				return sp - bp <= 0 ? 0 : (sp - bp) * (sp / bp);
+			}
+		case SIG_GND:
+			sig_nxy(a, sf, ss, bf, bs, &f);
+			if (f.n11 == 0)
+				return 0;		/* no co-occurrence */
+			if (f.n1_ == f.n_1 && f.n1_ == f.n11)
+				return 1;		/* perfect co-occurrence */
+			score = (Max(log(f.n1_), log(f.n_1)) - log(f.n11)) /
+				(log(f.n) - Min(log(f.n1_), log(f.n_1)));
+			/* GND scores related terms low: inverted */
+			return exp(-score);
+		case SIG_CHI_SQUARE:
+			sig_nxy(a, sf, ss, bf, bs, &f);
+			if (!a->sig_negatives && f.n11 / f.n_1 < f.n10 / f.n_0)
+				return -INFINITY;
+			return f.n * pow(f.n11 * f.n00 - f.n01 * f.n10, 2.0) /
+				(f.n_1 * f.n1_ * f.n0_ * f.n_0);
+		case SIG_MUTUAL_INFORMATION:
+			sig_nxy(a, sf, ss, bf, bs, &f);
+			score = (mi_term(f.n00, f.n0_, f.n_0, f.n) +
+					 mi_term(f.n01, f.n0_, f.n_1, f.n) +
+					 mi_term(f.n10, f.n1_, f.n_0, f.n) +
+					 mi_term(f.n11, f.n1_, f.n_1, f.n)) / log(2.0);
+			if (isnan(score))
+				score = -INFINITY;
+			if (!a->sig_negatives && f.n11 / f.n_1 < f.n10 / f.n_0)
+				score = -INFINITY;
+			return score;
+	}
+	return 0;
 }
 
 static int
@@ -2616,6 +2789,86 @@ sig_background(AggState **states, int n, SeSearchShard *shard)
 					st->b[j]->bg += ti.doc_freq;
 			}
 		}
+	}
+}
+
+/*
+ * terms with min_doc_count 0: every value of the field on this shard gets
+ * a bucket, count 0 when no matching doc has it -- as ES fills the blanks
+ * (the segment's whole sorted-set dictionary for keywords, the values of
+ * every doc for numbers, deleted docs' included as in ES), include/exclude
+ * still applying.  Like ES it is skipped when count order already has
+ * shard_size buckets.  The new buckets' sub-aggregations are filled too.
+ */
+static void
+fill_unseen_terms(AggState **states, int n, SeSearchShard *shard)
+{
+	int			i,
+				j,
+				s;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+		const SeAggSpec *a = st->spec;
+
+		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
+			continue;
+		if (a->type == AT_TERMS && a->min_doc_count == 0 && a->mf != NULL &&
+			!(count_desc(a) && st->nb >= a->shard_size))
+		{
+			for (s = 0; s < shard->nsegments; s++)
+			{
+				SeSegmentReader *r = shard->segments[s];
+				int			f = se_segment_field(r, a->mf->path);
+				int64		o,
+							nd;
+				int32		doc,
+							max_doc = (int32) se_segment_max_doc(r);
+
+				if (f < 0)
+					continue;
+				if (a->kind == KK_STR)
+				{
+					nd = se_segment_sorted_dict_size(r, f);
+					for (o = 0; o < nd; o++)
+					{
+						int			len;
+						const char *v = se_segment_sorted_dict_value(r, f, o, &len);
+
+						SE_SEARCH_TICK(1);
+						if (v != NULL && term_kept(a, v, len, true))
+							bucket_get(st, v, len, true);
+					}
+					continue;
+				}
+				for (doc = 0; doc < max_doc; doc++)
+				{
+					const int64 *vals;
+					int			nv = se_segment_numeric_values(r, f, doc, &vals);
+					int			k;
+
+					SE_SEARCH_TICK(1);
+					for (k = 0; k < nv; k++)
+					{
+						char		key[8];
+
+						if (a->kind == KK_DOUBLE)
+						{
+							double		d = se_sortable_to_double(vals[k]);
+
+							memcpy(key, &d, 8);
+						}
+						else
+							memcpy(key, &vals[k], 8);
+						if (term_kept(a, key, 8, false))
+							bucket_get(st, key, 8, true);
+					}
+				}
+			}
+		}
+		for (j = 0; j < st->nb; j++)
+			fill_unseen_terms(st->b[j]->subs, a->nsub, shard);
 	}
 }
 
@@ -2742,6 +2995,7 @@ se_aggs_shard_end(SeAggsShard *as)
 {
 	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
 
+	fill_unseen_terms(as->states, as->aggs->n, as->shard);
 	sig_background(as->states, as->aggs->n, as->shard);
 	shard_cut(as->states, as->aggs->n);
 	top_hits_fetch(as->states, as->aggs->n, as->shard);
@@ -3395,6 +3649,8 @@ finish_states(AggState **states, int n)
 			{
 				if (st->b[j]->doc_count < a->min_doc_count)
 					continue;
+				if (a->type == AT_SIGNIFICANT_TERMS && !(sig_score(st, st->b[j]) > 0))
+					continue;	/* ES keeps only terms that score above 0 */
 				if (IS_TERMS(a->type) && keep >= a->size)
 				{
 					st->other += st->b[j]->doc_count;

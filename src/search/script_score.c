@@ -284,6 +284,13 @@ se_script_binding_source(const SeScriptBinding *b)
 	return se_script_source(b->script);
 }
 
+/* The script_score query's binding (not a function_score function's)? */
+bool
+se_script_binding_is_query(const SeScriptBinding *b)
+{
+	return b->query;
+}
+
 /* Load field's values of the leaf's current doc into its cache. */
 static int
 leaf_count(void *arg, int field, SeError *err)

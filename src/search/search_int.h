@@ -634,6 +634,12 @@ extern void se_filtered_scorer_init(SeFilteredScorer *f, SeScorer *inner,
 
 /* function_score and terms_set scorers (function_score.c) */
 extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern float se_rescore_combine(SeRescoreMode mode, float primary, float secondary);
+extern bool se_explain_rescored(SeSearchRequest *req, SeSearchShard *shard, SeWeight *w,
+								SeSegmentCtx *seg, int32 doc, uint32 rescored,
+								StringInfo out, bool *matched, SeError *err);
+extern bool se_function_score_values(SeWeight *w, SeSegmentCtx *seg, int32 doc,
+									 double *values, double *factor);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
 extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
@@ -660,6 +666,7 @@ extern SeScriptBinding *se_script_bind(const SeScoreFunction *fq,
 extern SeScriptLeaf *se_script_leaf_open(SeScriptBinding *b, SeSegmentReader *r);
 extern float se_script_leaf_score(SeScriptLeaf *l, int32 doc, float qscore);
 extern const char *se_script_binding_source(const SeScriptBinding *b);
+extern bool se_script_binding_is_query(const SeScriptBinding *b);
 
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
@@ -755,6 +762,7 @@ typedef struct SeTopDoc
 	int32		seg;
 	int32		doc;
 	SeSortValue *keys;			/* nkeys values when sorting by fields */
+	uint32		rescored;		/* bit i: in rescorer i's window (explain) */
 } SeTopDoc;
 
 /* The result of the query phase on one shard. */
