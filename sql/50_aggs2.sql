@@ -129,6 +129,32 @@ SELECT search_engine.search('aggs2_one', '{"size": 0, "query": {"term": {"tag": 
 SELECT search_engine.search('aggs2', '{"aggs": {"s": {"significant_terms": {"field": "labels", "gnd": {"include_negatives": true}}}}}');
 SELECT search_engine.search('aggs2', '{"aggs": {"s": {"significant_terms": {"field": "labels", "jlh": 1}}}}');
 
+-- top_hits with any sort: several keys, keywords, _doc, _score; the docs
+-- and sort values equal the search's own sorted hits for the same sort
+CREATE FUNCTION pg_temp.top_vs_search(q jsonb, sort jsonb) RETURNS TABLE (hits int, same_ids bool, same_sort bool)
+LANGUAGE sql AS $$
+  WITH t AS (SELECT search_engine.search('aggs2', jsonb_build_object('size', 0, 'query', q,
+                'aggs', jsonb_build_object('t', jsonb_build_object('top_hits', jsonb_build_object('size', 10, 'sort', sort)))))
+                ->'aggregations'->'t'->'hits'->'hits' h),
+       s AS (SELECT search_engine.search('aggs2', jsonb_build_object('size', 10, 'query', q, 'sort', sort))->'hits'->'hits' h)
+  SELECT jsonb_array_length(t.h),
+         (SELECT jsonb_agg(x->'_id') FROM jsonb_array_elements(t.h) x) = (SELECT jsonb_agg(x->'_id') FROM jsonb_array_elements(s.h) x),
+         (SELECT jsonb_agg(x->'sort') FROM jsonb_array_elements(t.h) x) = (SELECT jsonb_agg(x->'sort') FROM jsonb_array_elements(s.h) x)
+    FROM t, s $$;
+SELECT * FROM pg_temp.top_vs_search('{"match": {"body": "doc"}}', '[{"cat": "desc"}, {"n": {"order": "asc"}}]');
+SELECT * FROM pg_temp.top_vs_search('{"match_all": {}}', '["tag", {"n": "desc"}, "_doc"]');
+SELECT * FROM pg_temp.top_vs_search('{"match": {"body": "doc"}}', '[{"tag": "asc"}, "_score", {"cat": "asc"}]');
+SELECT * FROM pg_temp.top_vs_search('{"range": {"n": {"lte": 3}}}', '[{"n": "desc"}]');
+-- per bucket, by a keyword then a number: SQL's first three rows
+SELECT (SELECT jsonb_agg(jsonb_build_array(b->>'key', (SELECT jsonb_agg(h->'_id') FROM jsonb_array_elements(b->'top'->'hits'->'hits') h)))
+          FROM jsonb_array_elements(pg_temp.aggs('{"size": 0, "aggs": {"t": {"terms": {"field": "tag", "order": {"_key": "asc"}}, "aggs": {
+                 "top": {"top_hits": {"size": 3, "sort": [{"cat": "desc"}, {"n": {"order": "asc"}}], "_source": false}}}}}}')->'t'->'buckets') b)
+     = (SELECT jsonb_agg(jsonb_build_array(tag, ids) ORDER BY tag)
+          FROM (SELECT tag, (array_agg(to_jsonb(i::text) ORDER BY cat DESC, n ASC NULLS LAST, i))[1:3] ids FROM a2_src GROUP BY tag) s) AS by_keyword_then_number;
+-- the hit's shape: sort values in key order, no _score unless sorted by it
+SELECT jsonb_pretty(pg_temp.aggs('{"size": 0, "query": {"ids": {"values": ["16", "17"]}}, "aggs": {"t": {"top_hits": {"size": 2, "sort": [{"n": "desc"}, {"cat": "asc"}], "_source": {"includes": ["cat"]}}}}}')->'t'->'hits'->'hits');
+SELECT search_engine.search('aggs2', '{"aggs": {"t": {"top_hits": {"sort": [{"nope": "desc"}]}}}}');
+
 -- explanations: the tree's descriptions, one line per node, and its root
 -- equal to the hit's _score
 CREATE FUNCTION pg_temp.tree(e jsonb, depth int DEFAULT 0) RETURNS SETOF text LANGUAGE sql AS $$

@@ -130,6 +130,27 @@ static const char *const sig_names[] = {
 	"jlh", "chi_square", "gnd", "mutual_information", "percentage"
 };
 
+/* top_hits: one key of its "sort" (field NULL: _score, or _doc) */
+typedef struct ThSortKey
+{
+	char	   *field;
+	bool		is_doc;
+	bool		desc;
+	/* bound to the shard, then the segment */
+	const SeMappedField *mf;
+	KeyKind		kind;
+	int			fieldno;
+} ThSortKey;
+
+/* a top_hits doc's value of one sort key */
+typedef struct ThValue
+{
+	bool		missing;
+	double		num;			/* numbers, dates (ms), booleans, _score, _doc */
+	char	   *str;			/* keywords (not NUL-terminated) */
+	int			len;
+} ThValue;
+
 typedef struct AggRange
 {
 	char	   *key;			/* NULL: "from-to" */
@@ -152,8 +173,11 @@ struct SeAggSpec
 	int			npercents;		/* percentiles: percents; ranks: values */
 	double	   *percents;
 	double		compression;	/* t-digest */
-	SeSourceFilter source;		/* top_hits: _source; sort field in field */
-	bool		sort_by_field;
+	SeSourceFilter source;		/* top_hits: _source */
+	bool		sort_by_field;	/* top_hits: sorted by thsort, not _score */
+	int			nthsort;
+	ThSortKey  *thsort;
+	ThValue    *thscratch;		/* the values of the doc being collected */
 
 	/* terms */
 	int			size;
@@ -228,8 +252,7 @@ typedef struct TopHit
 	int			seg;
 	int32		doc;
 	float		score;
-	bool		has_sort;
-	double		sort;
+	ThValue    *vals;			/* spec->nthsort sort values */
 	char	   *index;
 	char	   *id;
 	char	   *source;			/* NULL: not fetched (_source: false) */
@@ -684,34 +707,53 @@ parse_pipeline(SeAggSpec *a, const SeJson *body, SeError *err)
 }
 
 /*
- * top_hits "sort": by _score (the default) or by one numeric or date
- * field, [{"f": "desc"}], [{"f": {"order": "desc"}}] or ["_score"].
+ * top_hits "sort": as a search's, any number of keys, each "_score",
+ * "_doc" or a field (numeric, date, boolean, keyword): "f",
+ * {"f": "desc"} or {"f": {"order": "desc"}}, alone or in an array.
+ * Fields sort ascending by default, _score descending; a sort on _score
+ * alone is the default order.
  */
 static bool
 parse_top_hits_sort(SeAggSpec *a, const SeJson *v)
 {
-	const SeJson *o;
+	int			n = v->type == SE_JSON_ARRAY ? v->u.a.count : 1;
+	int			i;
 
-	if (v->type == SE_JSON_ARRAY)
+	a->nthsort = 0;
+	a->thsort = palloc0(sizeof(ThSortKey) * Max(1, n));
+	for (i = 0; i < n; i++)
 	{
-		if (v->u.a.count != 1)
+		const SeJson *k = v->type == SE_JSON_ARRAY ? v->u.a.items[i] : v;
+		const SeJson *o = NULL;
+		ThSortKey  *key = &a->thsort[a->nthsort++];
+		const char *name;
+
+		if (k->type == SE_JSON_STRING)
+			name = k->u.s.str;
+		else if (k->type == SE_JSON_OBJECT && k->u.o.count == 1)
+		{
+			name = k->u.o.members[0].key;
+			o = k->u.o.members[0].value;
+			if (o->type == SE_JSON_OBJECT)
+				o = se_json_get(o, "order");
+			if (o != NULL && (o->type != SE_JSON_STRING ||
+							  (strcmp(o->u.s.str, "asc") != 0 && strcmp(o->u.s.str, "desc") != 0)))
+				return false;
+		}
+		else
 			return false;
-		v = v->u.a.items[0];
+		key->is_doc = strcmp(name, "_doc") == 0;
+		key->field = key->is_doc || strcmp(name, "_score") == 0 ? NULL : pstrdup(name);
+		key->desc = o != NULL ? strcmp(o->u.s.str, "desc") == 0
+			: (key->field == NULL && !key->is_doc);
 	}
-	if (v->type == SE_JSON_STRING)
-		return strcmp(v->u.s.str, "_score") == 0;
-	if (v->type != SE_JSON_OBJECT || v->u.o.count != 1)
-		return false;
-	if (strcmp(v->u.o.members[0].key, "_score") == 0)
-		return true;
-	a->field = pstrdup(v->u.o.members[0].key);
-	a->sort_by_field = true;
-	o = v->u.o.members[0].value;
-	if (o->type == SE_JSON_OBJECT)
-		o = se_json_get(o, "order");
-	a->src_desc = o != NULL && o->type == SE_JSON_STRING && strcmp(o->u.s.str, "desc") == 0;
-	return o == NULL || (o->type == SE_JSON_STRING &&
-						 (strcmp(o->u.s.str, "asc") == 0 || strcmp(o->u.s.str, "desc") == 0));
+	/* by _score descending alone: the default */
+	if (a->nthsort == 1 && a->thsort[0].field == NULL && !a->thsort[0].is_doc &&
+		a->thsort[0].desc)
+		a->nthsort = 0;
+	a->sort_by_field = a->nthsort > 0;
+	a->thscratch = palloc0(sizeof(ThValue) * Max(1, a->nthsort));
+	return true;
 }
 
 /*
@@ -1288,6 +1330,12 @@ has_fixed_buckets(const SeAggSpec *a)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The shard-wide number of the first doc of the segment being collected
+ * (top_hits' _doc sort value, as Lucene's docBase + doc).
+ */
+static int64 collect_doc_base;
+
 static KeyKind
 kind_of(const SeMappedField *f)
 {
@@ -1351,6 +1399,26 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 			if (a->type == AT_HISTOGRAM)
 				a->kind = KK_DOUBLE;
 		}
+		for (j = 0; j < a->nthsort; j++)
+		{
+			ThSortKey  *k = &a->thsort[j];
+
+			k->mf = NULL;
+			k->kind = KK_NONE;
+			if (k->field == NULL)
+				continue;
+			f = shard->mapping ? se_mapping_find(shard->mapping, k->field) : NULL;
+			if (f == NULL || f->type == SE_FT_OBJECT)
+			{
+				se_error_set(err, 400, "query_shard_exception",
+							 "No mapping found for [%s] in order to sort on", k->field);
+				return false;
+			}
+			if (!se_search_check_doc_values(f, shard->index, err))
+				return false;
+			k->mf = f;
+			k->kind = kind_of(f);
+		}
 		if (a->nfilters > 0)
 		{
 			a->weights = palloc0(sizeof(SeWeight *) * a->nfilters);
@@ -1401,6 +1469,9 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 		a->reader = seg->reader;
 		a->seg_ord = seg->ord;
 		a->fieldno = a->mf ? se_segment_field(seg->reader, a->mf->path) : -1;
+		for (j = 0; j < a->nthsort; j++)
+			a->thsort[j].fieldno = a->thsort[j].mf ?
+				se_segment_field(seg->reader, a->thsort[j].mf->path) : -1;
 		for (j = 0; j < a->nfilters; j++)
 		{
 			if (a->scorers[j] != NULL)
@@ -1415,6 +1486,11 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 void
 se_aggs_segment(SeAggsShard *as, SeSegmentCtx *seg)
 {
+	int			s;
+
+	collect_doc_base = 0;
+	for (s = 0; s < seg->ord && s < as->shard->nsegments && as->shard->segments != NULL; s++)
+		collect_doc_base += se_segment_max_doc(as->shard->segments[s]);
 	segment_specs(as->aggs->specs, as->aggs->n, seg);
 }
 
@@ -2196,30 +2272,56 @@ composite_cut(AggState *st)
  */
 static float collect_score;
 
-/* top_hits order: a before b?  Sort value (missing last), else score; ties keep the earlier. */
+/* One key's order of two values: missing last either way, as ES's default. */
+static int
+th_value_cmp(const ThSortKey *k, const ThValue *x, const ThValue *y)
+{
+	int			c;
+
+	if (x->missing || y->missing)
+		return x->missing == y->missing ? 0 : (x->missing ? 1 : -1);
+	if (k->kind == KK_STR && k->field != NULL)
+	{
+		c = memcmp(x->str, y->str, Min(x->len, y->len));
+		if (c == 0)
+			c = x->len < y->len ? -1 : x->len > y->len;
+	}
+	else
+		c = x->num < y->num ? -1 : x->num > y->num;
+	return k->desc ? -c : c;
+}
+
+/* top_hits order: x before y?  By the sort keys, else score; ties keep the earlier. */
 static bool
 top_hit_before(const SeAggSpec *a, const TopHit *x, const TopHit *y)
 {
+	int			k;
+
 	if (a->sort_by_field)
 	{
-		if (x->has_sort != y->has_sort)
-			return x->has_sort;
-		if (!x->has_sort || x->sort == y->sort)
-			return false;
-		return a->src_desc ? x->sort > y->sort : x->sort < y->sort;
+		for (k = 0; k < a->nthsort; k++)
+		{
+			int			c = th_value_cmp(&a->thsort[k], &x->vals[k], &y->vals[k]);
+
+			if (c != 0)
+				return c < 0;
+		}
+		return false;
 	}
 	if (isnan(x->score) || isnan(y->score))
 		return false;
 	return x->score > y->score;
 }
 
-/* Keep h among st's best from + size, best first. */
+/* Keep h among st's best from + size, best first (its values copied in). */
 static void
 top_hit_add(AggState *st, const TopHit *h)
 {
 	const SeAggSpec *a = st->spec;
 	int			cap = a->from + a->size;
-	int			i;
+	int			i,
+				k;
+	TopHit		copy;
 
 	if (cap == 0)
 		return;
@@ -2227,13 +2329,24 @@ top_hit_add(AggState *st, const TopHit *h)
 		st->th = palloc(sizeof(TopHit) * cap);
 	if (st->nth == cap && !top_hit_before(a, h, &st->th[cap - 1]))
 		return;
+	copy = *h;
+	if (a->nthsort > 0)
+	{
+		copy.vals = palloc(sizeof(ThValue) * a->nthsort);
+		for (k = 0; k < a->nthsort; k++)
+		{
+			copy.vals[k] = h->vals[k];
+			if (h->vals[k].str != NULL)
+				copy.vals[k].str = pnstrdup(h->vals[k].str, h->vals[k].len);
+		}
+	}
 	i = st->nth < cap ? st->nth++ : cap - 1;
-	while (i > 0 && top_hit_before(a, h, &st->th[i - 1]))
+	while (i > 0 && top_hit_before(a, &copy, &st->th[i - 1]))
 	{
 		st->th[i] = st->th[i - 1];
 		i--;
 	}
-	st->th[i] = *h;
+	st->th[i] = copy;
 }
 
 static void
@@ -2241,21 +2354,46 @@ top_hits_collect(AggState *st, int32 doc)
 {
 	const SeAggSpec *a = st->spec;
 	TopHit		h;
+	int			k;
 
 	memset(&h, 0, sizeof(h));
 	h.seg = a->seg_ord;
 	h.doc = doc;
 	h.score = collect_score;
-	if (a->sort_by_field && a->fieldno >= 0 && a->kind != KK_STR)
+	h.vals = a->thscratch;
+	for (k = 0; k < a->nthsort; k++)
 	{
-		const int64 *vals;
-		int			n = se_segment_numeric_values(a->reader, a->fieldno, doc, &vals);
+		const ThSortKey *key = &a->thsort[k];
+		ThValue    *v = &h.vals[k];
 
-		/* a multi-valued doc sorts by its min ascending, its max descending */
-		if (n > 0)
+		memset(v, 0, sizeof(*v));
+		if (key->is_doc)
+			v->num = (double) (collect_doc_base + doc);
+		else if (key->field == NULL)
 		{
-			h.has_sort = true;
-			h.sort = num_as_double(a->kind, a->src_desc ? vals[n - 1] : vals[0]);
+			v->num = collect_score;
+			v->missing = isnan(collect_score);
+		}
+		else if (key->fieldno < 0)
+			v->missing = true;
+		else if (key->kind == KK_STR)
+		{
+			int			n = se_segment_sorted_count(a->reader, key->fieldno, doc);
+
+			/* a multi-valued doc sorts by its least value ascending, its greatest descending */
+			v->missing = n == 0;
+			if (n > 0)
+				v->str = (char *) se_segment_sorted_value(a->reader, key->fieldno, doc,
+														  key->desc ? n - 1 : 0, &v->len);
+		}
+		else
+		{
+			const int64 *vals;
+			int			n = se_segment_numeric_values(a->reader, key->fieldno, doc, &vals);
+
+			v->missing = n == 0;
+			if (n > 0)
+				v->num = num_as_double(key->kind, key->desc ? vals[n - 1] : vals[0]);
 		}
 	}
 	st->count++;
@@ -2464,6 +2602,18 @@ se_aggs_collect(SeAggsShard *as, int32 doc, float score)
 	collect_states(as->states, as->aggs->n, doc);
 }
 
+/* Has this top_hits a _score key among its sort keys? */
+static bool
+top_hits_sorts_by_score(const SeAggSpec *a)
+{
+	int			k;
+
+	for (k = 0; k < a->nthsort; k++)
+		if (a->thsort[k].field == NULL && !a->thsort[k].is_doc)
+			return true;
+	return false;
+}
+
 bool
 se_aggs_need_scores(const SeAggs *aggs)
 {
@@ -2473,7 +2623,7 @@ se_aggs_need_scores(const SeAggs *aggs)
 	{
 		const SeAggSpec *a = aggs->specs[i];
 
-		if ((a->type == AT_TOP_HITS && !a->sort_by_field) ||
+		if ((a->type == AT_TOP_HITS && (!a->sort_by_field || top_hits_sorts_by_score(a))) ||
 			se_aggs_need_scores(&(SeAggs) {a->nsub, a->sub}))
 			return true;
 	}
@@ -3034,7 +3184,8 @@ static void
 put_states(StringInfo out, AggState **states, int n)
 {
 	int			i,
-				j;
+				j,
+				k;
 
 	for (i = 0; i < n; i++)
 	{
@@ -3058,8 +3209,14 @@ put_states(StringInfo out, AggState **states, int n)
 					const TopHit *h = &st->th[j];
 
 					se_put_float(out, h->score);
-					se_put_vint(out, h->has_sort ? 1 : 0);
-					put_double(out, h->sort);
+					for (k = 0; k < st->spec->nthsort; k++)
+					{
+						const ThValue *v = &h->vals[k];
+
+						se_put_vint(out, v->missing ? 1 : 0);
+						put_double(out, v->num);
+						se_put_str(out, v->str, v->str ? v->len : 0);
+					}
 					se_put_str(out, h->index, h->index ? strlen(h->index) : 0);
 					se_put_str(out, h->id, h->id ? strlen(h->id) : 0);
 					se_put_vint(out, h->source ? 1 : 0);
@@ -3142,6 +3299,7 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			if (specs[i]->type == AT_TOP_HITS)
 			{
 				uint64		nth = se_wire_vint(r);
+				int			k;
 
 				if (r->bad || nth > (uint64) (specs[i]->from + specs[i]->size))
 					return false;
@@ -3151,8 +3309,13 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 
 					memset(&h, 0, sizeof(h));
 					h.score = se_wire_float(r);
-					h.has_sort = se_wire_vint(r) != 0;
-					h.sort = get_double(r);
+					h.vals = palloc0(sizeof(ThValue) * Max(1, specs[i]->nthsort));
+					for (k = 0; k < specs[i]->nthsort; k++)
+					{
+						h.vals[k].missing = se_wire_vint(r) != 0;
+						h.vals[k].num = get_double(r);
+						h.vals[k].str = se_wire_str(r, &h.vals[k].len);
+					}
 					h.index = se_wire_str(r, NULL);
 					h.id = se_wire_str(r, NULL);
 					if (se_wire_vint(r) != 0)
@@ -3867,13 +4030,39 @@ write_top_hits(StringInfo out, const AggState *st)
 		}
 		if (a->sort_by_field)
 		{
+			int			k;
+
 			appendStringInfoString(out, ",\"sort\":[");
-			if (!h->has_sort)
-				appendStringInfoString(out, "null");
-			else if (st->kind == KK_DOUBLE)
-				write_double(out, h->sort);
-			else
-				appendStringInfo(out, INT64_FORMAT, (int64) h->sort);
+			for (k = 0; k < a->nthsort; k++)
+			{
+				const ThSortKey *key = &a->thsort[k];
+				const ThValue *v = &h->vals[k];
+
+				if (k > 0)
+					appendStringInfoChar(out, ',');
+				if (key->field == NULL && !key->is_doc)
+					se_search_write_float(out, v->missing ? NAN : (float) v->num);
+				else if (key->is_doc)
+					appendStringInfo(out, INT64_FORMAT, (int64) v->num);
+				else if (v->missing)
+				{
+					/* ES substitutes the extreme value of the order (keywords: null) */
+					bool		high = !key->desc;
+
+					if (key->kind == KK_STR || key->kind == KK_NONE)
+						appendStringInfoString(out, "null");
+					else if (key->kind == KK_DOUBLE)
+						appendStringInfoString(out, high ? "\"Infinity\"" : "\"-Infinity\"");
+					else
+						appendStringInfo(out, INT64_FORMAT, high ? PG_INT64_MAX : PG_INT64_MIN);
+				}
+				else if (key->kind == KK_STR)
+					se_json_write_string(out, v->str, v->len);
+				else if (key->kind == KK_DOUBLE)
+					write_double(out, v->num);
+				else
+					appendStringInfo(out, INT64_FORMAT, (int64) v->num);
+			}
 			appendStringInfoChar(out, ']');
 		}
 		appendStringInfoChar(out, '}');
