@@ -169,6 +169,7 @@ struct SeAggSpec
 	char	   *field;
 	const SeJson *missing;		/* "missing" value, or NULL */
 	double		sigma;			/* extended_stats */
+	bool		exact_sum;		/* stats, sum: "exact_sum" (engine-private, FDW) */
 	int64		precision_threshold;	/* cardinality */
 	int			npercents;		/* percentiles: percents; ranks: values */
 	double	   *percents;
@@ -281,6 +282,9 @@ struct AggState
 	double		sumsq;
 	double		min;
 	double		max;
+	/* exact_sum: the integers' sum, 128-bit two's complement */
+	int64		xsum_hi;
+	uint64		xsum_lo;
 	/* buckets */
 	int			nb;
 	int			capb;
@@ -847,6 +851,9 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			a->missing = v;
 		else if (strcmp(k, "format") == 0 && v->type == SE_JSON_STRING)
 			;					/* values are written in the field's own format */
+		else if ((a->type == AT_STATS || a->type == AT_SUM) && strcmp(k, "exact_sum") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			a->exact_sum = v->type == SE_JSON_TRUE;
 		else if (a->type == AT_EXTENDED_STATS && strcmp(k, "sigma") == 0)
 			ok = se_json_as_double(v, &a->sigma) && a->sigma >= 0;
 		else if ((a->type == AT_PERCENTILES && strcmp(k, "percents") == 0) ||
@@ -2400,6 +2407,16 @@ top_hits_collect(AggState *st, int32 doc)
 	top_hit_add(st, &h);
 }
 
+/* exact_sum: add a 128-bit two's complement (hi, lo) to st's */
+static void
+xsum_add(AggState *st, int64 hi, uint64 lo)
+{
+	uint64		sum_lo = st->xsum_lo + lo;
+
+	st->xsum_hi = (int64) ((uint64) st->xsum_hi + (uint64) hi + (sum_lo < lo ? 1 : 0));
+	st->xsum_lo = sum_lo;
+}
+
 static void
 collect_one(AggState *st, int32 doc)
 {
@@ -2505,6 +2522,9 @@ collect_one(AggState *st, int32 doc)
 	}
 	if (IS_METRIC(a->type))
 	{
+		if (a->exact_sum && a->kind != KK_DOUBLE)
+			for (i = 0; i < n; i++)
+				xsum_add(st, vals[i] < 0 ? -1 : 0, (uint64) vals[i]);
 		for (i = 0; i < n; i++)
 		{
 			double		d = num_as_double(a->kind, vals[i]);
@@ -3201,6 +3221,11 @@ put_states(StringInfo out, AggState **states, int n)
 			put_double(out, st->sumsq);
 			put_double(out, st->min);
 			put_double(out, st->max);
+			if (st->spec->exact_sum)
+			{
+				se_put_svint(out, st->xsum_hi);
+				se_put_vint(out, st->xsum_lo);
+			}
 			if (st->spec->type == AT_TOP_HITS)
 			{
 				se_put_vint(out, (uint64) st->nth);
@@ -3296,6 +3321,11 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			st->sumsq = get_double(r);
 			st->min = get_double(r);
 			st->max = get_double(r);
+			if (specs[i]->exact_sum)
+			{
+				st->xsum_hi = se_wire_svint(r);
+				st->xsum_lo = se_wire_vint(r);
+			}
 			if (specs[i]->type == AT_TOP_HITS)
 			{
 				uint64		nth = se_wire_vint(r);
@@ -3456,6 +3486,7 @@ merge_state(AggState *into, AggState *from)
 	}
 	if (IS_METRIC(a->type))
 	{
+		xsum_add(into, from->xsum_hi, from->xsum_lo);
 		into->count += from->count;
 		into->sum += from->sum;
 		into->sumsq += from->sumsq;
@@ -4070,6 +4101,58 @@ write_top_hits(StringInfo out, const AggState *st)
 	appendStringInfoString(out, "]}}");
 }
 
+/*
+ * "exact_sum" asked: the integers' exact sum as a decimal string (ES has no
+ * such key; the FDW asks for it so that sum(bigint) does not depend on the
+ * double "sum", which stops being exact past 2^53).  Not for floats.
+ */
+static void
+write_exact_sum(StringInfo out, const AggState *st)
+{
+	uint32		limb[4];
+	char		digits[48];
+	int			nd = 0,
+				i;
+	bool		neg = st->xsum_hi < 0;
+	uint64		hi = (uint64) st->xsum_hi,
+				lo = st->xsum_lo;
+
+	if (!st->spec->exact_sum || st->kind == KK_DOUBLE)
+		return;
+	if (neg)
+	{
+		/* the magnitude: two's complement negation over 128 bits */
+		hi = ~hi;
+		lo = ~lo + 1;
+		if (lo == 0)
+			hi++;
+	}
+	limb[0] = (uint32) (hi >> 32);
+	limb[1] = (uint32) hi;
+	limb[2] = (uint32) (lo >> 32);
+	limb[3] = (uint32) lo;
+	do
+	{
+		uint64		rem = 0;
+
+		/* long division of the 128-bit magnitude by 10 */
+		for (i = 0; i < 4; i++)
+		{
+			uint64		cur = (rem << 32) | limb[i];
+
+			limb[i] = (uint32) (cur / 10);
+			rem = cur % 10;
+		}
+		digits[nd++] = (char) ('0' + rem);
+	} while (limb[0] | limb[1] | limb[2] | limb[3]);
+	appendStringInfoString(out, ",\"sum_exact\":\"");
+	if (neg)
+		appendStringInfoChar(out, '-');
+	while (nd > 0)
+		appendStringInfoChar(out, digits[--nd]);
+	appendStringInfoChar(out, '"');
+}
+
 static void
 write_metric(StringInfo out, const AggState *st)
 {
@@ -4094,6 +4177,7 @@ write_metric(StringInfo out, const AggState *st)
 		case AT_SUM:
 			appendStringInfoString(out, "{\"value\":");
 			write_double(out, st->sum);
+			write_exact_sum(out, st);
 			appendStringInfoChar(out, '}');
 			return;
 		case AT_VALUE_COUNT:
@@ -4120,6 +4204,7 @@ write_metric(StringInfo out, const AggState *st)
 	write_double(out, avg);
 	appendStringInfoString(out, ",\"sum\":");
 	write_double(out, st->sum);
+	write_exact_sum(out, st);
 	if (t == AT_EXTENDED_STATS)
 	{
 		/* as ES's InternalExtendedStats: variance from the sums */
