@@ -314,6 +314,7 @@ struct AggState
 	/* top_hits: the best from + size docs, best first */
 	int			nth;
 	TopHit	   *th;
+	KeyKind    *thkind;			/* per sort key, from the shard's mapping (NULL: the spec's) */
 };
 
 struct SeAggsShard
@@ -2279,15 +2280,25 @@ composite_cut(AggState *st)
  */
 static float collect_score;
 
+/*
+ * A top_hits sort key's kind in st: the shard's mapping says it, and the
+ * partial carries it to a coordinator that may hold no shard of the index.
+ */
+static KeyKind
+th_kind(const AggState *st, int k)
+{
+	return st->thkind != NULL ? st->thkind[k] : st->spec->thsort[k].kind;
+}
+
 /* One key's order of two values: missing last either way, as ES's default. */
 static int
-th_value_cmp(const ThSortKey *k, const ThValue *x, const ThValue *y)
+th_value_cmp(const ThSortKey *k, KeyKind kind, const ThValue *x, const ThValue *y)
 {
 	int			c;
 
 	if (x->missing || y->missing)
 		return x->missing == y->missing ? 0 : (x->missing ? 1 : -1);
-	if (k->kind == KK_STR && k->field != NULL)
+	if (kind == KK_STR && k->field != NULL)
 	{
 		c = memcmp(x->str, y->str, Min(x->len, y->len));
 		if (c == 0)
@@ -2300,15 +2311,16 @@ th_value_cmp(const ThSortKey *k, const ThValue *x, const ThValue *y)
 
 /* top_hits order: x before y?  By the sort keys, else score; ties keep the earlier. */
 static bool
-top_hit_before(const SeAggSpec *a, const TopHit *x, const TopHit *y)
+top_hit_before(const AggState *st, const TopHit *x, const TopHit *y)
 {
+	const SeAggSpec *a = st->spec;
 	int			k;
 
 	if (a->sort_by_field)
 	{
 		for (k = 0; k < a->nthsort; k++)
 		{
-			int			c = th_value_cmp(&a->thsort[k], &x->vals[k], &y->vals[k]);
+			int			c = th_value_cmp(&a->thsort[k], th_kind(st, k), &x->vals[k], &y->vals[k]);
 
 			if (c != 0)
 				return c < 0;
@@ -2334,7 +2346,7 @@ top_hit_add(AggState *st, const TopHit *h)
 		return;
 	if (st->th == NULL)
 		st->th = palloc(sizeof(TopHit) * cap);
-	if (st->nth == cap && !top_hit_before(a, h, &st->th[cap - 1]))
+	if (st->nth == cap && !top_hit_before(st, h, &st->th[cap - 1]))
 		return;
 	copy = *h;
 	if (a->nthsort > 0)
@@ -2348,7 +2360,7 @@ top_hit_add(AggState *st, const TopHit *h)
 		}
 	}
 	i = st->nth < cap ? st->nth++ : cap - 1;
-	while (i > 0 && top_hit_before(a, &copy, &st->th[i - 1]))
+	while (i > 0 && top_hit_before(st, &copy, &st->th[i - 1]))
 	{
 		st->th[i] = st->th[i - 1];
 		i--;
@@ -3132,6 +3144,15 @@ top_hits_fetch(AggState **states, int n, SeSearchShard *shard)
 			top_hits_fetch(st->b[j]->subs, st->spec->nsub, shard);
 		if (st->spec->type != AT_TOP_HITS)
 			continue;
+		/* the keys' kinds as this shard's mapping has them, for the reduce */
+		if (st->spec->nthsort > 0 && st->thkind == NULL)
+		{
+			int			k;
+
+			st->thkind = palloc(sizeof(KeyKind) * st->spec->nthsort);
+			for (k = 0; k < st->spec->nthsort; k++)
+				st->thkind[k] = st->spec->thsort[k].kind;
+		}
 		for (j = 0; j < st->nth; j++)
 		{
 			TopHit	   *h = &st->th[j];
@@ -3228,6 +3249,8 @@ put_states(StringInfo out, AggState **states, int n)
 			}
 			if (st->spec->type == AT_TOP_HITS)
 			{
+				for (k = 0; k < st->spec->nthsort; k++)
+					se_put_vint(out, (uint64) th_kind(st, k));
 				se_put_vint(out, (uint64) st->nth);
 				for (j = 0; j < st->nth; j++)
 				{
@@ -3328,8 +3351,23 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			}
 			if (specs[i]->type == AT_TOP_HITS)
 			{
-				uint64		nth = se_wire_vint(r);
+				uint64		nth;
 				int			k;
+
+				/* the shard's kinds of the sort keys, then the docs */
+				if (specs[i]->nthsort > 0)
+				{
+					st->thkind = palloc(sizeof(KeyKind) * specs[i]->nthsort);
+					for (k = 0; k < specs[i]->nthsort; k++)
+					{
+						uint64		kk = se_wire_vint(r);
+
+						if (kk > KK_BOOL)
+							return false;
+						st->thkind[k] = (KeyKind) kk;
+					}
+				}
+				nth = se_wire_vint(r);
 
 				if (r->bad || nth > (uint64) (specs[i]->from + specs[i]->size))
 					return false;
@@ -3470,6 +3508,8 @@ merge_state(AggState *into, AggState *from)
 	}
 	if (a->type == AT_TOP_HITS)
 	{
+		if (into->thkind == NULL)
+			into->thkind = from->thkind;
 		for (j = 0; j < from->nth; j++)
 			top_hit_add(into, &from->th[j]);
 		into->count += from->count;
@@ -4068,6 +4108,7 @@ write_top_hits(StringInfo out, const AggState *st)
 			{
 				const ThSortKey *key = &a->thsort[k];
 				const ThValue *v = &h->vals[k];
+				KeyKind		kind = th_kind(st, k);
 
 				if (k > 0)
 					appendStringInfoChar(out, ',');
@@ -4080,16 +4121,16 @@ write_top_hits(StringInfo out, const AggState *st)
 					/* ES substitutes the extreme value of the order (keywords: null) */
 					bool		high = !key->desc;
 
-					if (key->kind == KK_STR || key->kind == KK_NONE)
+					if (kind == KK_STR || kind == KK_NONE)
 						appendStringInfoString(out, "null");
-					else if (key->kind == KK_DOUBLE)
+					else if (kind == KK_DOUBLE)
 						appendStringInfoString(out, high ? "\"Infinity\"" : "\"-Infinity\"");
 					else
 						appendStringInfo(out, INT64_FORMAT, high ? PG_INT64_MAX : PG_INT64_MIN);
 				}
-				else if (key->kind == KK_STR)
+				else if (kind == KK_STR)
 					se_json_write_string(out, v->str, v->len);
-				else if (key->kind == KK_DOUBLE)
+				else if (kind == KK_DOUBLE)
 					write_double(out, v->num);
 				else
 					appendStringInfo(out, INT64_FORMAT, (int64) v->num);
