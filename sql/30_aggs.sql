@@ -261,14 +261,15 @@ SELECT r->'hits'->'hits'->0->>'_id' AS best, r->'hits'->'hits'->0->'_source'->>'
           "aggs": {"top": {"top_hits": {"size": 2}}}}')->'top' r) s;
 
 -- significant_terms (JLH): the labels of red docs against the whole index,
--- scores and counts as SQL computes them from the same definition
+-- scores and counts as SQL computes them from the same definition (terms
+-- scoring 0 are dropped, as ES does)
 SELECT (SELECT jsonb_agg(jsonb_build_array(b->>'key', (b->>'doc_count')::int, (b->>'bg_count')::int, round((b->>'score')::numeric, 9)))
           FROM jsonb_array_elements(j->'buckets') b)
      = (SELECT jsonb_agg(jsonb_build_array(l, c, bgc, round(sc::numeric, 9)) ORDER BY sc DESC, c DESC, l)
           FROM (SELECT l, c, bgc, CASE WHEN c / 60.0 > bgc / 300.0 THEN (c / 60.0 - bgc / 300.0) * ((c / 60.0) / (bgc / 300.0)) ELSE 0 END sc
                   FROM (SELECT l, count(*) c FROM agg_src, unnest(labels) l WHERE tag = 'red' GROUP BY l) s
                   JOIN (SELECT l, count(*) bgc FROM agg_src, unnest(labels) l GROUP BY l) b USING (l)
-                 WHERE c >= 3) q) AS significant_terms,
+                 WHERE c >= 3) q WHERE sc > 0) AS significant_terms,
        j->'doc_count' AS doc_count, j->'bg_count' AS bg_count
   FROM pg_temp.aggs('{"size": 0, "query": {"term": {"tag": "red"}}, "aggs": {"s": {"significant_terms": {"field": "labels"}}}}') a,
        LATERAL (SELECT a->'s' j) x;

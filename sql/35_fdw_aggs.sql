@@ -136,12 +136,29 @@ SELECT sum(n) FROM fa_long WHERE t = 'x';
 SELECT sum(n) FROM fa_long WHERE _id = '5';
 SELECT n, count(*) FROM fa_long GROUP BY n;
 
--- sums the engine cannot add exactly (doubles) fail instead of rounding
-SELECT search_engine.bulk(E'{"index": {"_id": "6"}}\n{"t": "big", "n": 9007199254740000}\n{"index": {"_id": "7"}}\n{"t": "big", "n": 9007199254740000}\n',
+-- sums past 2^53 (where doubles stop being exact) are exact: the engine
+-- adds the integers in 128 bits for the FDW, past 2^63 too
+SELECT search_engine.bulk(E'{"index": {"_id": "6"}}\n{"t": "big", "n": 9007199254740000}\n{"index": {"_id": "7"}}\n{"t": "big", "n": 9007199254740001}\n{"index": {"_id": "8"}}\n{"t": "huge", "n": 9223372036854775807}\n{"index": {"_id": "9"}}\n{"t": "huge", "n": 9223372036854775806}\n{"index": {"_id": "10"}}\n{"t": "huge", "n": 3}\n{"index": {"_id": "11"}}\n{"t": "neg", "n": -9223372036854775808}\n{"index": {"_id": "12"}}\n{"t": "neg", "n": -9223372036854775807}\n',
                           'fa_long', refresh => 'true')->'errors';
-SELECT sum(n) FROM fa_long WHERE t = 'big';
-SELECT avg(n) FROM fa_long WHERE t = 'big';
-SELECT sum(n::numeric), max(n) FROM fa_long WHERE t = 'big';
+EXPLAIN (COSTS OFF) SELECT sum(n) FROM fa_long WHERE t = 'big';
+SELECT sum(n), avg(n), sum(n::numeric) = sum(n) AS as_numeric FROM fa_long WHERE t = 'big';
+SELECT sum(n), sum(n::numeric) = sum(n) AS as_numeric FROM fa_long WHERE t = 'huge';
+SELECT t, sum(n), avg(n) FROM fa_long WHERE t IN ('big', 'huge', 'neg') GROUP BY t ORDER BY t;
+-- equal to PostgreSQL's own sum and avg over a local copy
+CREATE TEMP TABLE fa_long_copy (t text, n bigint);
+INSERT INTO fa_long_copy VALUES ('big', 9007199254740000), ('big', 9007199254740001),
+  ('huge', 9223372036854775807), ('huge', 9223372036854775806), ('huge', 3),
+  ('neg', -9223372036854775808), ('neg', -9223372036854775807);
+SELECT count(*) AS differing FROM (
+  (SELECT t, sum(n), avg(n)::text FROM fa_long WHERE t IN ('big', 'huge', 'neg') GROUP BY t
+   EXCEPT SELECT t, sum(n), avg(n)::text FROM fa_long_copy GROUP BY t)
+  UNION ALL
+  (SELECT t, sum(n), avg(n)::text FROM fa_long_copy GROUP BY t
+   EXCEPT SELECT t, sum(n), avg(n)::text FROM fa_long WHERE t IN ('big', 'huge', 'neg') GROUP BY t)) d;
+-- the same through the aggregations API: "exact_sum" (engine-private) adds "sum_exact"
+SELECT a->'s'->>'sum_exact' AS stats_sum_exact, a->'v'->>'sum_exact' AS sum_sum_exact
+  FROM (SELECT search_engine.search('fa_long', '{"size": 0, "query": {"term": {"t": "neg"}},
+          "aggs": {"s": {"stats": {"field": "n", "exact_sum": true}}, "v": {"sum": {"field": "n", "exact_sum": true}}}}')->'aggregations' a) x;
 
 DROP SCHEMA fa CASCADE;
 DROP SERVER fa_se CASCADE;

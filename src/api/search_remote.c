@@ -360,6 +360,7 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		int			idx = (int) se_wire_vint(&r);
 		int			seg = (int) se_wire_vint(&r);
 		int32		doc = (int32) se_wire_vint(&r);
+		uint32		rescored = (uint32) se_wire_vint(&r);
 		SeSearchShard *sh = NULL;
 		SeHit		hit;
 		SeDocMeta	meta;
@@ -374,6 +375,7 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 			return false;
 		}
 		memset(&hit, 0, sizeof(hit));
+		hit.rescored = rescored;	/* for its explanation */
 		CHECK_FOR_INTERRUPTS();
 		if (!se_search_fetch_doc(context->req, sh, seg, doc, &hit, err))
 			return false;
@@ -685,6 +687,7 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 				se_put_vint(&payloads[k], (uint64) hits[i].shard_idx);
 				se_put_vint(&payloads[k], (uint64) hits[i].segment);
 				se_put_vint(&payloads[k], (uint64) hits[i].doc);
+				se_put_vint(&payloads[k], hits[i].rescored);
 			}
 		calls[ncalls].node = list_nth(rs->nodes, k);
 		calls[ncalls].conninfo = se_cluster_conninfo(calls[ncalls].node);

@@ -181,6 +181,19 @@ add_agg(StringInfo b, List **seen, char *name, const char *fmt, const char *fiel
 	}
 }
 
+static bool integral_field(const AggOut *o);
+
+/*
+ * The "stats" of a numeric column; of an integer column with the engine's
+ * exact sum ("sum_exact": a decimal string) besides its double "sum".
+ */
+static const char *
+stats_agg(const AggOut *o)
+{
+	return integral_field(o) ? "{\"stats\":{\"field\":%s,\"exact_sum\":true}}"
+		: "{\"stats\":{\"field\":%s}}";
+}
+
 /* The metric sub-aggregations of one aggregate. */
 static void
 metric_aggs(StringInfo b, List **seen, AggOut *o)
@@ -198,7 +211,7 @@ metric_aggs(StringInfo b, List **seen, AggOut *o)
 				add_agg(b, seen, agg_name('c', o->attno), "{\"value_count\":{\"field\":%s}}",
 						o->dv_field);
 			else
-				add_agg(b, seen, agg_name('s', o->attno), "{\"stats\":{\"field\":%s}}", o->dv_field);
+				add_agg(b, seen, agg_name('s', o->attno), stats_agg(o), o->dv_field);
 			break;
 		case SE_AGG_MIN:
 		case SE_AGG_MAX:
@@ -209,11 +222,11 @@ metric_aggs(StringInfo b, List **seen, AggOut *o)
 						: "{\"terms\":{\"field\":%s,\"size\":1,\"order\":{\"_key\":\"desc\"}}}",
 						o->dv_field);
 			else
-				add_agg(b, seen, agg_name('s', o->attno), "{\"stats\":{\"field\":%s}}", o->dv_field);
+				add_agg(b, seen, agg_name('s', o->attno), stats_agg(o), o->dv_field);
 			break;
 		case SE_AGG_SUM:
 		case SE_AGG_AVG:
-			add_agg(b, seen, agg_name('s', o->attno), "{\"stats\":{\"field\":%s}}", o->dv_field);
+			add_agg(b, seen, agg_name('s', o->attno), stats_agg(o), o->dv_field);
 			break;
 	}
 }
@@ -480,25 +493,39 @@ key_datum(AggOut *o, const SeJson *v, bool *isnull)
 	return OidInputFunctionCall(typinput, text, typioparam, o->col->typmod);
 }
 
-/* The integer sum of stats st exactly, or an error. */
-static int64
+/*
+ * The integer sum of stats st exactly, as numeric.  Of an integer field the
+ * engine adds the values in 128 bits when asked ("exact_sum", its
+ * "sum_exact" string), so no sum is rounded past 2^53.  An integer column
+ * over a floating-point field has only the double sum: exact while every
+ * partial sum stays below 2^53, an error when it might not.
+ */
+static Numeric
 exact_sum(AggOut *o, const SeJson *st, int64 count)
 {
+	const SeJson *v = se_json_get(st, "sum_exact");
 	bool		n1,
 				n2,
 				n3;
-	double		mn = num(st, "min", &n1);
-	double		mx = num(st, "max", &n2);
-	double		sum = num(st, "sum", &n3);
+	double		mn,
+				mx,
+				sum;
 
+	if (v != NULL && v->type == SE_JSON_STRING)
+		return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(v->u.s.str),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
+	mn = num(st, "min", &n1);
+	mx = num(st, "max", &n2);
+	sum = num(st, "sum", &n3);
 	if (n1 || n2 || n3 || Max(fabs(mn), fabs(mx)) * (double) count >= EXACT_DOUBLE_INT)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("the sum of field \"%s\" may pass 2^53, beyond what the engine adds exactly",
+				 errmsg("the sum of field \"%s\" may pass 2^53, beyond what the engine adds exactly in double",
 						o->col->field),
 				 errhint("Aggregate an expression of column \"%s\" (e.g. %s::numeric) to compute it in PostgreSQL.",
 						 o->col->name, o->col->name)));
-	return (int64) sum;
+	return int64_to_numeric((int64) sum);
 }
 
 /* One aggregate's value from its group's aggregations obj. */
@@ -552,13 +579,14 @@ agg_datum(AggOut *o, const SeJson *obj, int64 doc_count, bool *isnull)
 			if (t == FLOAT8OID)
 				return Float8GetDatum(num(st, "sum", &nn));
 			if (t == INT8OID)
-				return NumericGetDatum(int64_to_numeric(exact_sum(o, st, count)));
-			return Int64GetDatum(exact_sum(o, st, count));
+				return NumericGetDatum(exact_sum(o, st, count));
+			/* sum(int2/int4) is bigint: out of its range is PostgreSQL's error */
+			return DirectFunctionCall1(numeric_int8, NumericGetDatum(exact_sum(o, st, count)));
 		case SE_AGG_AVG:
 			if (t == FLOAT4OID || t == FLOAT8OID)
 				return Float8GetDatum(num(st, "sum", &nn) / (double) count);
 			return DirectFunctionCall2(numeric_div,
-									   NumericGetDatum(int64_to_numeric(exact_sum(o, st, count))),
+									   NumericGetDatum(exact_sum(o, st, count)),
 									   NumericGetDatum(int64_to_numeric(count)));
 		default:
 			break;

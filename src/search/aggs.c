@@ -116,6 +116,41 @@ typedef struct AggOrder
 	char	   *metric;			/* ORD_SUB: "avg" of "stats.avg", or NULL */
 } AggOrder;
 
+/* significant_terms' significance heuristics (ES's names) */
+typedef enum SigHeuristic
+{
+	SIG_JLH,
+	SIG_CHI_SQUARE,
+	SIG_GND,
+	SIG_MUTUAL_INFORMATION,
+	SIG_PERCENTAGE
+} SigHeuristic;
+
+static const char *const sig_names[] = {
+	"jlh", "chi_square", "gnd", "mutual_information", "percentage"
+};
+
+/* top_hits: one key of its "sort" (field NULL: _score, or _doc) */
+typedef struct ThSortKey
+{
+	char	   *field;
+	bool		is_doc;
+	bool		desc;
+	/* bound to the shard, then the segment */
+	const SeMappedField *mf;
+	KeyKind		kind;
+	int			fieldno;
+} ThSortKey;
+
+/* a top_hits doc's value of one sort key */
+typedef struct ThValue
+{
+	bool		missing;
+	double		num;			/* numbers, dates (ms), booleans, _score, _doc */
+	char	   *str;			/* keywords (not NUL-terminated) */
+	int			len;
+} ThValue;
+
 typedef struct AggRange
 {
 	char	   *key;			/* NULL: "from-to" */
@@ -134,12 +169,16 @@ struct SeAggSpec
 	char	   *field;
 	const SeJson *missing;		/* "missing" value, or NULL */
 	double		sigma;			/* extended_stats */
+	bool		exact_sum;		/* stats, sum: "exact_sum" (engine-private, FDW) */
 	int64		precision_threshold;	/* cardinality */
 	int			npercents;		/* percentiles: percents; ranks: values */
 	double	   *percents;
 	double		compression;	/* t-digest */
-	SeSourceFilter source;		/* top_hits: _source; sort field in field */
-	bool		sort_by_field;
+	SeSourceFilter source;		/* top_hits: _source */
+	bool		sort_by_field;	/* top_hits: sorted by thsort, not _score */
+	int			nthsort;
+	ThSortKey  *thsort;
+	ThValue    *thscratch;		/* the values of the doc being collected */
 
 	/* terms */
 	int			size;
@@ -152,6 +191,11 @@ struct SeAggSpec
 	const SeJson *exclude;
 	SeRegex    *include_re;
 	SeRegex    *exclude_re;
+
+	/* significant_terms */
+	SigHeuristic sig;
+	bool		sig_negatives;	/* include_negatives */
+	bool		sig_superset;	/* background_is_superset */
 
 	/* histogram, date_histogram */
 	double		interval;		/* histogram; date fixed interval in ms */
@@ -209,8 +253,7 @@ typedef struct TopHit
 	int			seg;
 	int32		doc;
 	float		score;
-	bool		has_sort;
-	double		sort;
+	ThValue    *vals;			/* spec->nthsort sort values */
 	char	   *index;
 	char	   *id;
 	char	   *source;			/* NULL: not fetched (_source: false) */
@@ -239,6 +282,9 @@ struct AggState
 	double		sumsq;
 	double		min;
 	double		max;
+	/* exact_sum: the integers' sum, 128-bit two's complement */
+	int64		xsum_hi;
+	uint64		xsum_lo;
 	/* buckets */
 	int			nb;
 	int			capb;
@@ -268,6 +314,7 @@ struct AggState
 	/* top_hits: the best from + size docs, best first */
 	int			nth;
 	TopHit	   *th;
+	KeyKind    *thkind;			/* per sort key, from the shard's mapping (NULL: the spec's) */
 };
 
 struct SeAggsShard
@@ -665,34 +712,100 @@ parse_pipeline(SeAggSpec *a, const SeJson *body, SeError *err)
 }
 
 /*
- * top_hits "sort": by _score (the default) or by one numeric or date
- * field, [{"f": "desc"}], [{"f": {"order": "desc"}}] or ["_score"].
+ * top_hits "sort": as a search's, any number of keys, each "_score",
+ * "_doc" or a field (numeric, date, boolean, keyword): "f",
+ * {"f": "desc"} or {"f": {"order": "desc"}}, alone or in an array.
+ * Fields sort ascending by default, _score descending; a sort on _score
+ * alone is the default order.
  */
 static bool
 parse_top_hits_sort(SeAggSpec *a, const SeJson *v)
 {
-	const SeJson *o;
+	int			n = v->type == SE_JSON_ARRAY ? v->u.a.count : 1;
+	int			i;
 
-	if (v->type == SE_JSON_ARRAY)
+	a->nthsort = 0;
+	a->thsort = palloc0(sizeof(ThSortKey) * Max(1, n));
+	for (i = 0; i < n; i++)
 	{
-		if (v->u.a.count != 1)
+		const SeJson *k = v->type == SE_JSON_ARRAY ? v->u.a.items[i] : v;
+		const SeJson *o = NULL;
+		ThSortKey  *key = &a->thsort[a->nthsort++];
+		const char *name;
+
+		if (k->type == SE_JSON_STRING)
+			name = k->u.s.str;
+		else if (k->type == SE_JSON_OBJECT && k->u.o.count == 1)
+		{
+			name = k->u.o.members[0].key;
+			o = k->u.o.members[0].value;
+			if (o->type == SE_JSON_OBJECT)
+				o = se_json_get(o, "order");
+			if (o != NULL && (o->type != SE_JSON_STRING ||
+							  (strcmp(o->u.s.str, "asc") != 0 && strcmp(o->u.s.str, "desc") != 0)))
+				return false;
+		}
+		else
 			return false;
-		v = v->u.a.items[0];
+		key->is_doc = strcmp(name, "_doc") == 0;
+		key->field = key->is_doc || strcmp(name, "_score") == 0 ? NULL : pstrdup(name);
+		key->desc = o != NULL ? strcmp(o->u.s.str, "desc") == 0
+			: (key->field == NULL && !key->is_doc);
 	}
-	if (v->type == SE_JSON_STRING)
-		return strcmp(v->u.s.str, "_score") == 0;
-	if (v->type != SE_JSON_OBJECT || v->u.o.count != 1)
+	/* by _score descending alone: the default */
+	if (a->nthsort == 1 && a->thsort[0].field == NULL && !a->thsort[0].is_doc &&
+		a->thsort[0].desc)
+		a->nthsort = 0;
+	a->sort_by_field = a->nthsort > 0;
+	a->thscratch = palloc0(sizeof(ThValue) * Max(1, a->nthsort));
+	return true;
+}
+
+/*
+ * significant_terms' heuristic objects: "jlh": {}, "percentage": {},
+ * "gnd": {"background_is_superset": b}, "chi_square" and
+ * "mutual_information": {"include_negatives": b, "background_is_superset": b}.
+ * False when k names none of them; *ok false when its body is wrong.
+ */
+static bool
+parse_sig_heuristic(SeAggSpec *a, const char *k, const SeJson *v, bool *ok, SeError *err)
+{
+	int			h,
+				i;
+
+	for (h = 0; h < lengthof(sig_names); h++)
+		if (strcmp(k, sig_names[h]) == 0)
+			break;
+	if (h == lengthof(sig_names))
 		return false;
-	if (strcmp(v->u.o.members[0].key, "_score") == 0)
+	if (v->type != SE_JSON_OBJECT)
+	{
+		*ok = bad(err, "parsing_exception", "[%s] expected an object for [%s]", "significant_terms", k);
 		return true;
-	a->field = pstrdup(v->u.o.members[0].key);
-	a->sort_by_field = true;
-	o = v->u.o.members[0].value;
-	if (o->type == SE_JSON_OBJECT)
-		o = se_json_get(o, "order");
-	a->src_desc = o != NULL && o->type == SE_JSON_STRING && strcmp(o->u.s.str, "desc") == 0;
-	return o == NULL || (o->type == SE_JSON_STRING &&
-						 (strcmp(o->u.s.str, "asc") == 0 || strcmp(o->u.s.str, "desc") == 0));
+	}
+	a->sig = h;
+	a->sig_negatives = false;
+	a->sig_superset = true;
+	for (i = 0; i < v->u.o.count; i++)
+	{
+		const char *pk = v->u.o.members[i].key;
+		const SeJson *pv = v->u.o.members[i].value;
+		bool		is_bool = pv->type == SE_JSON_TRUE || pv->type == SE_JSON_FALSE;
+
+		if (is_bool && strcmp(pk, "background_is_superset") == 0 &&
+			(h == SIG_CHI_SQUARE || h == SIG_GND || h == SIG_MUTUAL_INFORMATION))
+			a->sig_superset = pv->type == SE_JSON_TRUE;
+		else if (is_bool && strcmp(pk, "include_negatives") == 0 &&
+				 (h == SIG_CHI_SQUARE || h == SIG_MUTUAL_INFORMATION))
+			a->sig_negatives = pv->type == SE_JSON_TRUE;
+		else
+		{
+			*ok = bad(err, "parsing_exception", "failed to parse [%s] significance heuristic. unknown field [%s]",
+					  k, pk);
+			return true;
+		}
+	}
+	return true;
 }
 
 /* The body of one aggregation ({"field": .., ...}) of type a->type. */
@@ -739,6 +852,9 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 			a->missing = v;
 		else if (strcmp(k, "format") == 0 && v->type == SE_JSON_STRING)
 			;					/* values are written in the field's own format */
+		else if ((a->type == AT_STATS || a->type == AT_SUM) && strcmp(k, "exact_sum") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			a->exact_sum = v->type == SE_JSON_TRUE;
 		else if (a->type == AT_EXTENDED_STATS && strcmp(k, "sigma") == 0)
 			ok = se_json_as_double(v, &a->sigma) && a->sigma >= 0;
 		else if ((a->type == AT_PERCENTILES && strcmp(k, "percents") == 0) ||
@@ -784,6 +900,8 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 		else if ((IS_TERMS(a->type) || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
 				 strcmp(k, "min_doc_count") == 0 && v->type == SE_JSON_NUMBER)
 			ok = (a->min_doc_count = (int64) v->u.n.d) >= 0;
+		else if (a->type == AT_SIGNIFICANT_TERMS && parse_sig_heuristic(a, k, v, &ok, err))
+			;
 		else if (a->type == AT_TERMS && strcmp(k, "show_term_doc_count_error") == 0)
 			a->show_error = v->type == SE_JSON_TRUE;
 		else if ((a->type == AT_TERMS || a->type == AT_HISTOGRAM || a->type == AT_DATE_HISTOGRAM) &&
@@ -1220,6 +1338,12 @@ has_fixed_buckets(const SeAggSpec *a)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The shard-wide number of the first doc of the segment being collected
+ * (top_hits' _doc sort value, as Lucene's docBase + doc).
+ */
+static int64 collect_doc_base;
+
 static KeyKind
 kind_of(const SeMappedField *f)
 {
@@ -1283,6 +1407,26 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 			if (a->type == AT_HISTOGRAM)
 				a->kind = KK_DOUBLE;
 		}
+		for (j = 0; j < a->nthsort; j++)
+		{
+			ThSortKey  *k = &a->thsort[j];
+
+			k->mf = NULL;
+			k->kind = KK_NONE;
+			if (k->field == NULL)
+				continue;
+			f = shard->mapping ? se_mapping_find(shard->mapping, k->field) : NULL;
+			if (f == NULL || f->type == SE_FT_OBJECT)
+			{
+				se_error_set(err, 400, "query_shard_exception",
+							 "No mapping found for [%s] in order to sort on", k->field);
+				return false;
+			}
+			if (!se_search_check_doc_values(f, shard->index, err))
+				return false;
+			k->mf = f;
+			k->kind = kind_of(f);
+		}
 		if (a->nfilters > 0)
 		{
 			a->weights = palloc0(sizeof(SeWeight *) * a->nfilters);
@@ -1333,6 +1477,9 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 		a->reader = seg->reader;
 		a->seg_ord = seg->ord;
 		a->fieldno = a->mf ? se_segment_field(seg->reader, a->mf->path) : -1;
+		for (j = 0; j < a->nthsort; j++)
+			a->thsort[j].fieldno = a->thsort[j].mf ?
+				se_segment_field(seg->reader, a->thsort[j].mf->path) : -1;
 		for (j = 0; j < a->nfilters; j++)
 		{
 			if (a->scorers[j] != NULL)
@@ -1347,6 +1494,11 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 void
 se_aggs_segment(SeAggsShard *as, SeSegmentCtx *seg)
 {
+	int			s;
+
+	collect_doc_base = 0;
+	for (s = 0; s < seg->ord && s < as->shard->nsegments && as->shard->segments != NULL; s++)
+		collect_doc_base += se_segment_max_doc(as->shard->segments[s]);
 	segment_specs(as->aggs->specs, as->aggs->n, seg);
 }
 
@@ -2128,44 +2280,92 @@ composite_cut(AggState *st)
  */
 static float collect_score;
 
-/* top_hits order: a before b?  Sort value (missing last), else score; ties keep the earlier. */
-static bool
-top_hit_before(const SeAggSpec *a, const TopHit *x, const TopHit *y)
+/*
+ * A top_hits sort key's kind in st: the shard's mapping says it, and the
+ * partial carries it to a coordinator that may hold no shard of the index.
+ */
+static KeyKind
+th_kind(const AggState *st, int k)
 {
+	return st->thkind != NULL ? st->thkind[k] : st->spec->thsort[k].kind;
+}
+
+/* One key's order of two values: missing last either way, as ES's default. */
+static int
+th_value_cmp(const ThSortKey *k, KeyKind kind, const ThValue *x, const ThValue *y)
+{
+	int			c;
+
+	if (x->missing || y->missing)
+		return x->missing == y->missing ? 0 : (x->missing ? 1 : -1);
+	if (kind == KK_STR && k->field != NULL)
+	{
+		c = memcmp(x->str, y->str, Min(x->len, y->len));
+		if (c == 0)
+			c = x->len < y->len ? -1 : x->len > y->len;
+	}
+	else
+		c = x->num < y->num ? -1 : x->num > y->num;
+	return k->desc ? -c : c;
+}
+
+/* top_hits order: x before y?  By the sort keys, else score; ties keep the earlier. */
+static bool
+top_hit_before(const AggState *st, const TopHit *x, const TopHit *y)
+{
+	const SeAggSpec *a = st->spec;
+	int			k;
+
 	if (a->sort_by_field)
 	{
-		if (x->has_sort != y->has_sort)
-			return x->has_sort;
-		if (!x->has_sort || x->sort == y->sort)
-			return false;
-		return a->src_desc ? x->sort > y->sort : x->sort < y->sort;
+		for (k = 0; k < a->nthsort; k++)
+		{
+			int			c = th_value_cmp(&a->thsort[k], th_kind(st, k), &x->vals[k], &y->vals[k]);
+
+			if (c != 0)
+				return c < 0;
+		}
+		return false;
 	}
 	if (isnan(x->score) || isnan(y->score))
 		return false;
 	return x->score > y->score;
 }
 
-/* Keep h among st's best from + size, best first. */
+/* Keep h among st's best from + size, best first (its values copied in). */
 static void
 top_hit_add(AggState *st, const TopHit *h)
 {
 	const SeAggSpec *a = st->spec;
 	int			cap = a->from + a->size;
-	int			i;
+	int			i,
+				k;
+	TopHit		copy;
 
 	if (cap == 0)
 		return;
 	if (st->th == NULL)
 		st->th = palloc(sizeof(TopHit) * cap);
-	if (st->nth == cap && !top_hit_before(a, h, &st->th[cap - 1]))
+	if (st->nth == cap && !top_hit_before(st, h, &st->th[cap - 1]))
 		return;
+	copy = *h;
+	if (a->nthsort > 0)
+	{
+		copy.vals = palloc(sizeof(ThValue) * a->nthsort);
+		for (k = 0; k < a->nthsort; k++)
+		{
+			copy.vals[k] = h->vals[k];
+			if (h->vals[k].str != NULL)
+				copy.vals[k].str = pnstrdup(h->vals[k].str, h->vals[k].len);
+		}
+	}
 	i = st->nth < cap ? st->nth++ : cap - 1;
-	while (i > 0 && top_hit_before(a, h, &st->th[i - 1]))
+	while (i > 0 && top_hit_before(st, &copy, &st->th[i - 1]))
 	{
 		st->th[i] = st->th[i - 1];
 		i--;
 	}
-	st->th[i] = *h;
+	st->th[i] = copy;
 }
 
 static void
@@ -2173,25 +2373,60 @@ top_hits_collect(AggState *st, int32 doc)
 {
 	const SeAggSpec *a = st->spec;
 	TopHit		h;
+	int			k;
 
 	memset(&h, 0, sizeof(h));
 	h.seg = a->seg_ord;
 	h.doc = doc;
 	h.score = collect_score;
-	if (a->sort_by_field && a->fieldno >= 0 && a->kind != KK_STR)
+	h.vals = a->thscratch;
+	for (k = 0; k < a->nthsort; k++)
 	{
-		const int64 *vals;
-		int			n = se_segment_numeric_values(a->reader, a->fieldno, doc, &vals);
+		const ThSortKey *key = &a->thsort[k];
+		ThValue    *v = &h.vals[k];
 
-		/* a multi-valued doc sorts by its min ascending, its max descending */
-		if (n > 0)
+		memset(v, 0, sizeof(*v));
+		if (key->is_doc)
+			v->num = (double) (collect_doc_base + doc);
+		else if (key->field == NULL)
 		{
-			h.has_sort = true;
-			h.sort = num_as_double(a->kind, a->src_desc ? vals[n - 1] : vals[0]);
+			v->num = collect_score;
+			v->missing = isnan(collect_score);
+		}
+		else if (key->fieldno < 0)
+			v->missing = true;
+		else if (key->kind == KK_STR)
+		{
+			int			n = se_segment_sorted_count(a->reader, key->fieldno, doc);
+
+			/* a multi-valued doc sorts by its least value ascending, its greatest descending */
+			v->missing = n == 0;
+			if (n > 0)
+				v->str = (char *) se_segment_sorted_value(a->reader, key->fieldno, doc,
+														  key->desc ? n - 1 : 0, &v->len);
+		}
+		else
+		{
+			const int64 *vals;
+			int			n = se_segment_numeric_values(a->reader, key->fieldno, doc, &vals);
+
+			v->missing = n == 0;
+			if (n > 0)
+				v->num = num_as_double(key->kind, key->desc ? vals[n - 1] : vals[0]);
 		}
 	}
 	st->count++;
 	top_hit_add(st, &h);
+}
+
+/* exact_sum: add a 128-bit two's complement (hi, lo) to st's */
+static void
+xsum_add(AggState *st, int64 hi, uint64 lo)
+{
+	uint64		sum_lo = st->xsum_lo + lo;
+
+	st->xsum_hi = (int64) ((uint64) st->xsum_hi + (uint64) hi + (sum_lo < lo ? 1 : 0));
+	st->xsum_lo = sum_lo;
 }
 
 static void
@@ -2299,6 +2534,9 @@ collect_one(AggState *st, int32 doc)
 	}
 	if (IS_METRIC(a->type))
 	{
+		if (a->exact_sum && a->kind != KK_DOUBLE)
+			for (i = 0; i < n; i++)
+				xsum_add(st, vals[i] < 0 ? -1 : 0, (uint64) vals[i]);
 		for (i = 0; i < n; i++)
 		{
 			double		d = num_as_double(a->kind, vals[i]);
@@ -2396,6 +2634,18 @@ se_aggs_collect(SeAggsShard *as, int32 doc, float score)
 	collect_states(as->states, as->aggs->n, doc);
 }
 
+/* Has this top_hits a _score key among its sort keys? */
+static bool
+top_hits_sorts_by_score(const SeAggSpec *a)
+{
+	int			k;
+
+	for (k = 0; k < a->nthsort; k++)
+		if (a->thsort[k].field == NULL && !a->thsort[k].is_doc)
+			return true;
+	return false;
+}
+
 bool
 se_aggs_need_scores(const SeAggs *aggs)
 {
@@ -2405,7 +2655,7 @@ se_aggs_need_scores(const SeAggs *aggs)
 	{
 		const SeAggSpec *a = aggs->specs[i];
 
-		if ((a->type == AT_TOP_HITS && !a->sort_by_field) ||
+		if ((a->type == AT_TOP_HITS && (!a->sort_by_field || top_hits_sorts_by_score(a))) ||
 			se_aggs_need_scores(&(SeAggs) {a->nsub, a->sub}))
 			return true;
 	}
@@ -2542,22 +2792,127 @@ count_desc(const SeAggSpec *a)
 }
 
 /*
- * significant_terms: JLH, ES's default heuristic, from the subset (the
- * docs aggregated here) and the superset (the index): a term scores
- * (sp - bp) * sp / bp when its share sp of the subset exceeds its share bp
- * of the index, else 0.
+ * significant_terms' score of a term from four counts: the docs aggregated
+ * here (the subset) with the term and in all, and the docs of the index
+ * (the superset) with it and in all -- ES's SignificanceHeuristic
+ * implementations, formula for formula, so scores match ES's digits.
+ * Scores of 0 or below (and -Infinity: a term rarer in the subset, when
+ * negatives are excluded) drop the bucket at the reduce, as in ES.
  */
+typedef struct SigFreq
+{
+	double		n00,
+				n01,
+				n10,
+				n11,
+				n0_,
+				n1_,
+				n_0,
+				n_1,
+				n;
+} SigFreq;
+
+/* ES's NXYSignificanceHeuristic.computeNxys: the 2x2 contingency table */
+static void
+sig_nxy(const SeAggSpec *a, double sf, double ss, double bf, double bs, SigFreq *f)
+{
+	if (a->sig_superset)
+	{
+		f->n00 = bs - bf - (ss - sf);
+		f->n01 = ss - sf;
+		f->n10 = bf - sf;
+		f->n11 = sf;
+		f->n0_ = bs - bf;
+		f->n1_ = bf;
+		f->n_0 = bs - ss;
+		f->n_1 = ss;
+		f->n = bs;
+	}
+	else
+	{
+		f->n00 = bs - bf;
+		f->n01 = ss - sf;
+		f->n10 = bf;
+		f->n11 = sf;
+		f->n0_ = bs - bf + ss - sf;
+		f->n1_ = bf + sf;
+		f->n_0 = bs;
+		f->n_1 = ss;
+		f->n = bs + ss;
+	}
+}
+
+/* one term of mutual information's sum (ES's getMITerm) */
+static double
+mi_term(double nxy, double nx_, double n_y, double n)
+{
+	double		numerator = fabs(n * nxy);
+	double		denominator = fabs(nx_ * n_y);
+	double		factor = fabs(nxy / n);
+
+	if (numerator < 1e-7 && factor < 1e-7)
+		return 0.0;
+	return factor * log(numerator / denominator);
+}
+
 static double
 sig_score(const AggState *st, const Bucket *bk)
 {
-	double		sp,
-				bp;
+	const SeAggSpec *a = st->spec;
+	double		sf = (double) bk->doc_count,
+				ss = (double) st->count,
+				bf = (double) bk->bg,
+				bs = (double) st->bg_size;
+	SigFreq		f;
+	double		score;
 
-	if (st->count <= 0 || st->bg_size <= 0 || bk->bg <= 0)
-		return 0;
-	sp = (double) bk->doc_count / (double) st->count;
-	bp = (double) bk->bg / (double) st->bg_size;
-	return sp > bp ? (sp - bp) * (sp / bp) : 0;
+	switch (a->sig)
+	{
+		case SIG_PERCENTAGE:
+			return bf == 0 ? 0 : sf / bf;
+		case SIG_JLH:
+			{
+				double		sp,
+							bp;
+
+				if (ss == 0 || bs == 0)
+					return 0;
+				/* a background that is not a superset may lack the term */
+				if (bf == 0)
+					bf = 1;
+				sp = sf / ss;
+				bp = bf / bs;
+				return sp - bp <= 0 ? 0 : (sp - bp) * (sp / bp);
+			}
+		case SIG_GND:
+			sig_nxy(a, sf, ss, bf, bs, &f);
+			if (f.n11 == 0)
+				return 0;		/* no co-occurrence */
+			if (f.n1_ == f.n_1 && f.n1_ == f.n11)
+				return 1;		/* perfect co-occurrence */
+			score = (Max(log(f.n1_), log(f.n_1)) - log(f.n11)) /
+				(log(f.n) - Min(log(f.n1_), log(f.n_1)));
+			/* GND scores related terms low: inverted */
+			return exp(-score);
+		case SIG_CHI_SQUARE:
+			sig_nxy(a, sf, ss, bf, bs, &f);
+			if (!a->sig_negatives && f.n11 / f.n_1 < f.n10 / f.n_0)
+				return -INFINITY;
+			return f.n * pow(f.n11 * f.n00 - f.n01 * f.n10, 2.0) /
+				(f.n_1 * f.n1_ * f.n0_ * f.n_0);
+		case SIG_MUTUAL_INFORMATION:
+			sig_nxy(a, sf, ss, bf, bs, &f);
+			score = (mi_term(f.n00, f.n0_, f.n_0, f.n) +
+					 mi_term(f.n01, f.n0_, f.n_1, f.n) +
+					 mi_term(f.n10, f.n1_, f.n_0, f.n) +
+					 mi_term(f.n11, f.n1_, f.n_1, f.n)) / log(2.0);
+			if (isnan(score))
+				score = -INFINITY;
+			if (!a->sig_negatives && f.n11 / f.n_1 < f.n10 / f.n_0)
+				score = -INFINITY;
+			return score;
+	}
+	return 0;
 }
 
 static int
@@ -2616,6 +2971,86 @@ sig_background(AggState **states, int n, SeSearchShard *shard)
 					st->b[j]->bg += ti.doc_freq;
 			}
 		}
+	}
+}
+
+/*
+ * terms with min_doc_count 0: every value of the field on this shard gets
+ * a bucket, count 0 when no matching doc has it -- as ES fills the blanks
+ * (the segment's whole sorted-set dictionary for keywords, the values of
+ * every doc for numbers, deleted docs' included as in ES), include/exclude
+ * still applying.  Like ES it is skipped when count order already has
+ * shard_size buckets.  The new buckets' sub-aggregations are filled too.
+ */
+static void
+fill_unseen_terms(AggState **states, int n, SeSearchShard *shard)
+{
+	int			i,
+				j,
+				s;
+
+	for (i = 0; i < n; i++)
+	{
+		AggState   *st = states[i];
+		const SeAggSpec *a = st->spec;
+
+		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
+			continue;
+		if (a->type == AT_TERMS && a->min_doc_count == 0 && a->mf != NULL &&
+			!(count_desc(a) && st->nb >= a->shard_size))
+		{
+			for (s = 0; s < shard->nsegments; s++)
+			{
+				SeSegmentReader *r = shard->segments[s];
+				int			f = se_segment_field(r, a->mf->path);
+				int64		o,
+							nd;
+				int32		doc,
+							max_doc = (int32) se_segment_max_doc(r);
+
+				if (f < 0)
+					continue;
+				if (a->kind == KK_STR)
+				{
+					nd = se_segment_sorted_dict_size(r, f);
+					for (o = 0; o < nd; o++)
+					{
+						int			len;
+						const char *v = se_segment_sorted_dict_value(r, f, o, &len);
+
+						SE_SEARCH_TICK(1);
+						if (v != NULL && term_kept(a, v, len, true))
+							bucket_get(st, v, len, true);
+					}
+					continue;
+				}
+				for (doc = 0; doc < max_doc; doc++)
+				{
+					const int64 *vals;
+					int			nv = se_segment_numeric_values(r, f, doc, &vals);
+					int			k;
+
+					SE_SEARCH_TICK(1);
+					for (k = 0; k < nv; k++)
+					{
+						char		key[8];
+
+						if (a->kind == KK_DOUBLE)
+						{
+							double		d = se_sortable_to_double(vals[k]);
+
+							memcpy(key, &d, 8);
+						}
+						else
+							memcpy(key, &vals[k], 8);
+						if (term_kept(a, key, 8, false))
+							bucket_get(st, key, 8, true);
+					}
+				}
+			}
+		}
+		for (j = 0; j < st->nb; j++)
+			fill_unseen_terms(st->b[j]->subs, a->nsub, shard);
 	}
 }
 
@@ -2709,6 +3144,15 @@ top_hits_fetch(AggState **states, int n, SeSearchShard *shard)
 			top_hits_fetch(st->b[j]->subs, st->spec->nsub, shard);
 		if (st->spec->type != AT_TOP_HITS)
 			continue;
+		/* the keys' kinds as this shard's mapping has them, for the reduce */
+		if (st->spec->nthsort > 0 && st->thkind == NULL)
+		{
+			int			k;
+
+			st->thkind = palloc(sizeof(KeyKind) * st->spec->nthsort);
+			for (k = 0; k < st->spec->nthsort; k++)
+				st->thkind[k] = st->spec->thsort[k].kind;
+		}
 		for (j = 0; j < st->nth; j++)
 		{
 			TopHit	   *h = &st->th[j];
@@ -2742,6 +3186,7 @@ se_aggs_shard_end(SeAggsShard *as)
 {
 	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
 
+	fill_unseen_terms(as->states, as->aggs->n, as->shard);
 	sig_background(as->states, as->aggs->n, as->shard);
 	shard_cut(as->states, as->aggs->n);
 	top_hits_fetch(as->states, as->aggs->n, as->shard);
@@ -2780,7 +3225,8 @@ static void
 put_states(StringInfo out, AggState **states, int n)
 {
 	int			i,
-				j;
+				j,
+				k;
 
 	for (i = 0; i < n; i++)
 	{
@@ -2796,16 +3242,29 @@ put_states(StringInfo out, AggState **states, int n)
 			put_double(out, st->sumsq);
 			put_double(out, st->min);
 			put_double(out, st->max);
+			if (st->spec->exact_sum)
+			{
+				se_put_svint(out, st->xsum_hi);
+				se_put_vint(out, st->xsum_lo);
+			}
 			if (st->spec->type == AT_TOP_HITS)
 			{
+				for (k = 0; k < st->spec->nthsort; k++)
+					se_put_vint(out, (uint64) th_kind(st, k));
 				se_put_vint(out, (uint64) st->nth);
 				for (j = 0; j < st->nth; j++)
 				{
 					const TopHit *h = &st->th[j];
 
 					se_put_float(out, h->score);
-					se_put_vint(out, h->has_sort ? 1 : 0);
-					put_double(out, h->sort);
+					for (k = 0; k < st->spec->nthsort; k++)
+					{
+						const ThValue *v = &h->vals[k];
+
+						se_put_vint(out, v->missing ? 1 : 0);
+						put_double(out, v->num);
+						se_put_str(out, v->str, v->str ? v->len : 0);
+					}
 					se_put_str(out, h->index, h->index ? strlen(h->index) : 0);
 					se_put_str(out, h->id, h->id ? strlen(h->id) : 0);
 					se_put_vint(out, h->source ? 1 : 0);
@@ -2885,9 +3344,30 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			st->sumsq = get_double(r);
 			st->min = get_double(r);
 			st->max = get_double(r);
+			if (specs[i]->exact_sum)
+			{
+				st->xsum_hi = se_wire_svint(r);
+				st->xsum_lo = se_wire_vint(r);
+			}
 			if (specs[i]->type == AT_TOP_HITS)
 			{
-				uint64		nth = se_wire_vint(r);
+				uint64		nth;
+				int			k;
+
+				/* the shard's kinds of the sort keys, then the docs */
+				if (specs[i]->nthsort > 0)
+				{
+					st->thkind = palloc(sizeof(KeyKind) * specs[i]->nthsort);
+					for (k = 0; k < specs[i]->nthsort; k++)
+					{
+						uint64		kk = se_wire_vint(r);
+
+						if (kk > KK_BOOL)
+							return false;
+						st->thkind[k] = (KeyKind) kk;
+					}
+				}
+				nth = se_wire_vint(r);
 
 				if (r->bad || nth > (uint64) (specs[i]->from + specs[i]->size))
 					return false;
@@ -2897,8 +3377,13 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 
 					memset(&h, 0, sizeof(h));
 					h.score = se_wire_float(r);
-					h.has_sort = se_wire_vint(r) != 0;
-					h.sort = get_double(r);
+					h.vals = palloc0(sizeof(ThValue) * Max(1, specs[i]->nthsort));
+					for (k = 0; k < specs[i]->nthsort; k++)
+					{
+						h.vals[k].missing = se_wire_vint(r) != 0;
+						h.vals[k].num = get_double(r);
+						h.vals[k].str = se_wire_str(r, &h.vals[k].len);
+					}
 					h.index = se_wire_str(r, NULL);
 					h.id = se_wire_str(r, NULL);
 					if (se_wire_vint(r) != 0)
@@ -3023,6 +3508,8 @@ merge_state(AggState *into, AggState *from)
 	}
 	if (a->type == AT_TOP_HITS)
 	{
+		if (into->thkind == NULL)
+			into->thkind = from->thkind;
 		for (j = 0; j < from->nth; j++)
 			top_hit_add(into, &from->th[j]);
 		into->count += from->count;
@@ -3039,6 +3526,7 @@ merge_state(AggState *into, AggState *from)
 	}
 	if (IS_METRIC(a->type))
 	{
+		xsum_add(into, from->xsum_hi, from->xsum_lo);
 		into->count += from->count;
 		into->sum += from->sum;
 		into->sumsq += from->sumsq;
@@ -3395,6 +3883,8 @@ finish_states(AggState **states, int n)
 			{
 				if (st->b[j]->doc_count < a->min_doc_count)
 					continue;
+				if (a->type == AT_SIGNIFICANT_TERMS && !(sig_score(st, st->b[j]) > 0))
+					continue;	/* ES keeps only terms that score above 0 */
 				if (IS_TERMS(a->type) && keep >= a->size)
 				{
 					st->other += st->b[j]->doc_count;
@@ -3611,18 +4101,97 @@ write_top_hits(StringInfo out, const AggState *st)
 		}
 		if (a->sort_by_field)
 		{
+			int			k;
+
 			appendStringInfoString(out, ",\"sort\":[");
-			if (!h->has_sort)
-				appendStringInfoString(out, "null");
-			else if (st->kind == KK_DOUBLE)
-				write_double(out, h->sort);
-			else
-				appendStringInfo(out, INT64_FORMAT, (int64) h->sort);
+			for (k = 0; k < a->nthsort; k++)
+			{
+				const ThSortKey *key = &a->thsort[k];
+				const ThValue *v = &h->vals[k];
+				KeyKind		kind = th_kind(st, k);
+
+				if (k > 0)
+					appendStringInfoChar(out, ',');
+				if (key->field == NULL && !key->is_doc)
+					se_search_write_float(out, v->missing ? NAN : (float) v->num);
+				else if (key->is_doc)
+					appendStringInfo(out, INT64_FORMAT, (int64) v->num);
+				else if (v->missing)
+				{
+					/* ES substitutes the extreme value of the order (keywords: null) */
+					bool		high = !key->desc;
+
+					if (kind == KK_STR || kind == KK_NONE)
+						appendStringInfoString(out, "null");
+					else if (kind == KK_DOUBLE)
+						appendStringInfoString(out, high ? "\"Infinity\"" : "\"-Infinity\"");
+					else
+						appendStringInfo(out, INT64_FORMAT, high ? PG_INT64_MAX : PG_INT64_MIN);
+				}
+				else if (kind == KK_STR)
+					se_json_write_string(out, v->str, v->len);
+				else if (kind == KK_DOUBLE)
+					write_double(out, v->num);
+				else
+					appendStringInfo(out, INT64_FORMAT, (int64) v->num);
+			}
 			appendStringInfoChar(out, ']');
 		}
 		appendStringInfoChar(out, '}');
 	}
 	appendStringInfoString(out, "]}}");
+}
+
+/*
+ * "exact_sum" asked: the integers' exact sum as a decimal string (ES has no
+ * such key; the FDW asks for it so that sum(bigint) does not depend on the
+ * double "sum", which stops being exact past 2^53).  Not for floats.
+ */
+static void
+write_exact_sum(StringInfo out, const AggState *st)
+{
+	uint32		limb[4];
+	char		digits[48];
+	int			nd = 0,
+				i;
+	bool		neg = st->xsum_hi < 0;
+	uint64		hi = (uint64) st->xsum_hi,
+				lo = st->xsum_lo;
+
+	if (!st->spec->exact_sum || st->kind == KK_DOUBLE)
+		return;
+	if (neg)
+	{
+		/* the magnitude: two's complement negation over 128 bits */
+		hi = ~hi;
+		lo = ~lo + 1;
+		if (lo == 0)
+			hi++;
+	}
+	limb[0] = (uint32) (hi >> 32);
+	limb[1] = (uint32) hi;
+	limb[2] = (uint32) (lo >> 32);
+	limb[3] = (uint32) lo;
+	do
+	{
+		uint64		rem = 0;
+
+		/* long division of the 128-bit magnitude by 10 */
+		for (i = 0; i < 4; i++)
+		{
+			uint64		cur = (rem << 32) | limb[i];
+
+			limb[i] = (uint32) (cur / 10);
+			rem = cur % 10;
+		}
+		digits[nd++] = (char) ('0' + rem);
+	} while (limb[0] | limb[1] | limb[2] | limb[3]);
+	appendStringInfoString(out, ",\"sum_exact\":\"");
+	if (neg)
+		appendStringInfoChar(out, '-');
+	while (nd > 0)
+		appendStringInfoChar(out, digits[--nd]);
+	appendStringInfoChar(out, '"');
 }
 
 static void
@@ -3649,6 +4218,7 @@ write_metric(StringInfo out, const AggState *st)
 		case AT_SUM:
 			appendStringInfoString(out, "{\"value\":");
 			write_double(out, st->sum);
+			write_exact_sum(out, st);
 			appendStringInfoChar(out, '}');
 			return;
 		case AT_VALUE_COUNT:
@@ -3675,6 +4245,7 @@ write_metric(StringInfo out, const AggState *st)
 	write_double(out, avg);
 	appendStringInfoString(out, ",\"sum\":");
 	write_double(out, st->sum);
+	write_exact_sum(out, st);
 	if (t == AT_EXTENDED_STATS)
 	{
 		/* as ES's InternalExtendedStats: variance from the sums */

@@ -1077,6 +1077,26 @@ doc_order_cmp(const void *a, const void *b)
 	return (*x)->doc < (*y)->doc ? -1 : ((*x)->doc > (*y)->doc ? 1 : 0);
 }
 
+/* A rescored doc's score from its two weighted passes, by score_mode. */
+float
+se_rescore_combine(SeRescoreMode mode, float primary, float secondary)
+{
+	switch (mode)
+	{
+		case SE_RESCORE_TOTAL:
+			return primary + secondary;
+		case SE_RESCORE_MULTIPLY:
+			return primary * secondary;
+		case SE_RESCORE_AVG:
+			return (primary + secondary) / 2;
+		case SE_RESCORE_MAX:
+			return Max(primary, secondary);
+		case SE_RESCORE_MIN:
+			return Min(primary, secondary);
+	}
+	return primary;
+}
+
 /*
  * ES's QueryRescorer on one shard's top docs (in score order): the first
  * window_size get query_weight * score combined by score_mode with
@@ -1084,9 +1104,10 @@ doc_order_cmp(const void *a, const void *b)
  * the others query_weight * score; then all are sorted again.
  */
 static bool
-rescore_shard(SeSearchRequest *req, const SeRescore *rs, SeSearchShard *shard,
+rescore_shard(SeSearchRequest *req, int pass, SeSearchShard *shard,
 			  SeShardTopDocs *out, SeError *err)
 {
+	const SeRescore *rs = &req->rescore[pass];
 	int			window = Min(rs->window_size, out->ndocs);
 	SeWeight   *w;
 	SeTopDoc  **order;
@@ -1108,6 +1129,8 @@ rescore_shard(SeSearchRequest *req, const SeRescore *rs, SeSearchShard *shard,
 		float		secondary;
 
 		SE_SEARCH_TICK(1);
+		if (pass < 32)
+			d->rescored |= (uint32) 1 << pass;
 		if (d->seg != scorer_seg)
 		{
 			SeSegmentCtx seg;
@@ -1127,24 +1150,7 @@ rescore_shard(SeSearchRequest *req, const SeRescore *rs, SeSearchShard *shard,
 			continue;
 		}
 		secondary = scorer->score(scorer) * rs->rescore_query_weight;
-		switch (rs->mode)
-		{
-			case SE_RESCORE_TOTAL:
-				d->score = primary + secondary;
-				break;
-			case SE_RESCORE_MULTIPLY:
-				d->score = primary * secondary;
-				break;
-			case SE_RESCORE_AVG:
-				d->score = (primary + secondary) / 2;
-				break;
-			case SE_RESCORE_MAX:
-				d->score = Max(primary, secondary);
-				break;
-			case SE_RESCORE_MIN:
-				d->score = Min(primary, secondary);
-				break;
-		}
+		d->score = se_rescore_combine(rs->mode, primary, secondary);
 	}
 	se_scorer_free(scorer);
 	for (i = window; i < out->ndocs; i++)
@@ -1232,7 +1238,7 @@ se_search_query_shard(SeSearchRequest *req, SeSearchShard *shard,
 	if (c->hsize > 1)
 		qsort_arg(out->docs, c->hsize, sizeof(SeTopDoc), rank_qsort_cmp, &c->rank);
 	for (i = 0; i < req->nrescore && out->ndocs > 0; i++)
-		if (!rescore_shard(req, &req->rescore[i], shard, out, err))
+		if (!rescore_shard(req, i, shard, out, err))
 			return false;
 	return true;
 }
@@ -1296,6 +1302,9 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 	appendStringInfoChar(out, ']');
 }
 
+static bool explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+						uint32 rescored, char **explanation, bool *matched, SeError *err);
+
 /*
  * The "_explanation" of req's query for doc of the shard's segment (a new
  * weight with the query phase's statistics, DFS ones included, so that
@@ -1304,6 +1313,18 @@ write_sort_values(const SeTopDoc *d, const SeSortKey *keys, int nkeys,
 bool
 se_search_explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
 					  char **explanation, bool *matched, SeError *err)
+{
+	return explain_doc(req, shard, segment, doc, 0, explanation, matched, err);
+}
+
+/*
+ * se_search_explain_doc of a hit: rescored's bit i says the doc was in
+ * rescorer i's window on its shard, whose explanation then follows the
+ * first pass's (ES's QueryRescorer.explain).
+ */
+static bool
+explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+			uint32 rescored, char **explanation, bool *matched, SeError *err)
 {
 	SeWeight   *w = se_weight_build_boosted(req->query, shard, true, req->dfs,
 											se_search_index_boost(req, shard->index), err);
@@ -1317,7 +1338,8 @@ se_search_explain_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, i
 	seg.ord = segment;
 	seg.max_doc = (int32) se_segment_max_doc(seg.reader);
 	initStringInfo(&out);
-	se_explain_weight(w, &seg, doc, &out, &m);
+	if (!se_explain_rescored(req, shard, w, &seg, doc, rescored, &out, &m, err))
+		return false;
 	*explanation = out.data;
 	if (matched)
 		*matched = m;
@@ -1374,8 +1396,8 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 		pfree(raw.data);
 	}
 	hit->explanation = NULL;
-	if (req->explain && !se_search_explain_doc(req, shard, segment, doc, &hit->explanation,
-											   NULL, err))
+	if (req->explain && !explain_doc(req, shard, segment, doc, hit->rescored,
+									 &hit->explanation, NULL, err))
 		return false;
 	hit->fields = NULL;
 	if (req->fetch_fields != NULL)
@@ -1427,6 +1449,7 @@ fetch_hit(SeSearchRequest *req, SeSearchShard *shard, const SeTopDoc *d,
 	if (!fetched)
 	{
 		memset(hit, 0, sizeof(*hit));
+		hit->rescored = d->rescored;
 		if (!se_search_fetch_doc(req, shard, d->seg, d->doc, hit, err))
 			return false;
 	}
@@ -1734,6 +1757,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 			far[nfar].shard_idx = d->shard_idx;
 			far[nfar].segment = d->seg;
 			far[nfar].doc = d->doc;
+			far[nfar].rescored = d->rescored;
 			at[nfar++] = i;
 		}
 		if (nfar > 0 && !t->fetch(t->arg, far, nfar, err))

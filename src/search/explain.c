@@ -19,6 +19,8 @@
  */
 #include "util/se_common.h"
 
+#include <math.h>
+
 #include "index/segment.h"
 #include "search/search_int.h"
 
@@ -466,6 +468,203 @@ explain_dismax(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *
 	close_expl(out);
 }
 
+/* A float as Java's Float.toString, for descriptions. */
+static char *
+float_text(float f)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	se_search_write_float(&b, f);
+	return b.data;
+}
+
+static const char *const fvf_modifiers[] = {
+	"none", "log", "log1p", "log2p", "ln", "ln1p", "ln2p", "square", "sqrt", "reciprocal"
+};
+
+/*
+ * One function's explanation (ES's ScoreFunction.explainScore), its weight
+ * as WeightFactorFunction's "product of:" when it has one; value is the
+ * function's own value, qexpl the query's explanation (script functions
+ * show it as "_score: ").
+ */
+static void
+explain_function(const SeFnWeight *f, double value, float qscore, const char *qexpl,
+				 StringInfo out)
+{
+	bool		weighted = f->kind == SE_FN_WEIGHT || f->weight != 1.0f;
+
+	if (weighted)
+		open_expl(out, (float) value * f->weight, "product of:");
+	switch (f->kind)
+	{
+		case SE_FN_WEIGHT:
+			leaf_float(out, 1.0f, "constant score 1.0 - no function provided");
+			break;
+		case SE_FN_FIELD_VALUE_FACTOR:
+			leaf_float(out, (float) value,
+					   psprintf("field value function: %s(doc['%s'].value%s%s * factor=%s)",
+								fvf_modifiers[f->modifier], f->field ? f->field : "",
+								f->has_missing ? "?:" : "",
+								f->has_missing ? float_text((float) f->missing) : "",
+								float_text((float) f->factor)));
+			break;
+		case SE_FN_RANDOM:
+			leaf_float(out, (float) value,
+					   psprintf("random score function (seed: " INT64_FORMAT ", field: %s)",
+								f->seed, f->field ? f->field : "null"));
+			break;
+		case SE_FN_SCRIPT:
+			open_expl(out, (float) value,
+					  psprintf("script score function, computed with script:\"Script{type=inline, lang='painless', idOrCode='%s'}\"",
+							   se_script_binding_source(f->script)));
+			open_expl(out, qscore, "_score: ");
+			appendStringInfoString(out, qexpl);
+			close_expl(out);
+			close_expl(out);
+			break;
+		case SE_FN_GAUSS:
+		case SE_FN_EXP:
+		case SE_FN_LINEAR:
+			{
+				/* ES's decay explanation: the processed scale, the distance */
+				const char *dist = psprintf("Math.max(Math.abs(doc['%s'] - %s(=origin))) - %s(=offset), 0)",
+											f->field ? f->field : "",
+											float_text((float) f->origin),
+											float_text((float) f->offset));
+
+				open_expl(out, (float) value,
+						  psprintf("Function for field %s:", f->field ? f->field : ""));
+				if (f->kind == SE_FN_GAUSS)
+					leaf_float(out, (float) value,
+							   psprintf("exp(-0.5*pow(%s,2.0)/%s)", dist,
+										float_text((float) (-1 * (0.5 * f->scale * f->scale / log(f->decay))))));
+				else if (f->kind == SE_FN_EXP)
+					leaf_float(out, (float) value,
+							   psprintf("exp(- %s * %s)", dist,
+										float_text((float) (-1 * (log(f->decay) / f->scale)))));
+				else
+					leaf_float(out, (float) value,
+							   psprintf("max(0.0, ((%s - %s)/%s)",
+										float_text((float) (f->scale / (1.0 - f->decay))), dist,
+										float_text((float) (f->scale / (1.0 - f->decay)))));
+				close_expl(out);
+			}
+			break;
+		default:
+			leaf_float(out, (float) value, "distance_feature function");
+			break;
+	}
+	if (weighted)
+	{
+		appendStringInfoChar(out, ',');
+		leaf_float(out, f->weight, "weight");
+		close_expl(out);
+	}
+}
+
+static const char *const combine_names[] = {
+	"multiply", "sum", "avg", "first", "max", "min", "replace"
+};
+
+/*
+ * function_score's explanation as ES's FunctionScoreQuery.explain: the
+ * query's, each applying function's (under "function score, product of:"
+ * with "match filter: ..." when it has a filter), their factor ("function
+ * score, score mode [m]" unless a single unfiltered function), then
+ * boost_mode's CombineFunction.explain with max_boost ("min of:").  Values
+ * come from the scorer's code; the root is the scorer's score.
+ */
+static void
+explain_function_score(SeWeight *w, SeSegmentCtx *seg, int32 doc, float score, StringInfo out)
+{
+	double	   *values = palloc(sizeof(double) * Max(1, w->nfns));
+	double		factor = 1.0;
+	float		qscore = 0;
+	float		fval,
+				capped;
+	StringInfoData qexpl;
+	StringInfoData fexpl;
+	bool		m,
+				first = true;
+	int			i,
+				napplied = 0;
+	const char *how;
+
+	initStringInfo(&qexpl);
+	initStringInfo(&fexpl);
+	score_of(w->inner, seg, doc, &qscore, NULL);
+	explain_node(w->inner, seg, doc, &qexpl, &m);
+	if (!se_function_score_values(w, seg, doc, values, &factor))
+		factor = 1.0;
+	for (i = 0; i < w->nfns; i++)
+		if (!isnan(values[i]))
+			napplied++;
+	fval = (float) factor;
+	if (napplied == 0)
+		leaf_float(&fexpl, 1.0f, "No function matched");
+	else
+	{
+		bool		single = w->nfns == 1 && w->fns[0].filter == NULL;
+
+		if (!single)
+			open_expl(&fexpl, fval, psprintf("function score, score mode [%s]",
+											 combine_names[w->score_mode]));
+		for (i = 0; i < w->nfns; i++)
+		{
+			const SeFnWeight *f = &w->fns[i];
+
+			if (isnan(values[i]))
+				continue;
+			if (!first)
+				appendStringInfoChar(&fexpl, ',');
+			first = false;
+			if (f->filter != NULL)
+			{
+				StringInfoData fq;
+
+				initStringInfo(&fq);
+				query_string(f->filter, &fq);
+				open_expl(&fexpl, (float) (values[i] * f->weight), "function score, product of:");
+				leaf_float(&fexpl, 1.0f, psprintf("match filter: %s", fq.data));
+				appendStringInfoChar(&fexpl, ',');
+			}
+			explain_function(f, values[i], qscore, qexpl.data, &fexpl);
+			if (f->filter != NULL)
+				close_expl(&fexpl);
+		}
+		if (!single)
+			close_expl(&fexpl);
+	}
+	capped = Min(fval, w->max_boost);
+	how = w->boost_mode == SE_COMB_SUM ? "sum of" : w->boost_mode == SE_COMB_AVG ? "avg of"
+		: w->boost_mode == SE_COMB_MIN ? "min of" : w->boost_mode == SE_COMB_MAX ? "max of"
+		: "function score, product of:";
+	if (w->fn_boost != 1.0f)
+		open_expl(out, score, "product of:");
+	if (w->boost_mode != SE_COMB_REPLACE)
+	{
+		open_expl(out, w->fn_boost != 1.0f ? score / w->fn_boost : score, how);
+		appendStringInfoString(out, qexpl.data);
+		appendStringInfoChar(out, ',');
+	}
+	open_expl(out, w->boost_mode == SE_COMB_REPLACE && w->fn_boost == 1.0f ? score : capped,
+			  "min of:");
+	appendStringInfoString(out, fexpl.data);
+	appendStringInfoChar(out, ',');
+	leaf_float(out, w->max_boost, "maxBoost");
+	close_expl(out);
+	if (w->boost_mode != SE_COMB_REPLACE)
+		close_expl(out);
+	if (w->fn_boost != 1.0f)
+	{
+		appendStringInfoChar(out, ',');
+		leaf_float(out, w->fn_boost, "boost");
+		close_expl(out);
+	}
+}
+
 /* Any other node: its scorer's value, named by its query, inner nodes below. */
 static void
 explain_other(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *matched)
@@ -485,7 +684,8 @@ explain_other(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *m
 	{
 		bool		m;
 
-		if (w->nfns == 1 && w->fns[0].script != NULL)
+		if (w->nfns == 1 && w->fns[0].script != NULL &&
+			se_script_binding_is_query(w->fns[0].script))
 		{
 			float		inner_score = 0;
 
@@ -499,10 +699,7 @@ explain_other(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *m
 			close_expl(out);
 			return;
 		}
-		open_expl(out, score, psprintf("function score, score mode [%s]",
-									   w->nfns > 1 ? "combined" : "single"));
-		explain_node(w->inner, seg, doc, out, &m);
-		close_expl(out);
+		explain_function_score(w, seg, doc, score, out);
 		return;
 	}
 	if (score != 1.0f && w->kind != SE_W_TERMS_SET)
@@ -547,6 +744,85 @@ void
 se_explain_weight(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *matched)
 {
 	explain_node(w, seg, doc, out, matched);
+}
+
+/*
+ * w's explanation for doc, then each rescorer's as ES's
+ * QueryRescorer.explain: the value so far times query_weight ("product
+ * of:" ... "primaryWeight"); when the doc was in the rescorer's window
+ * (bit i of rescored) and its query matches, that and the rescore query's
+ * explanation times rescore_query_weight ("secondaryWeight") combined by
+ * score_mode ("sum of:", "product of:", "avg of:", "max of:", "min of:").
+ * The values are the same float steps as the rescore itself.
+ */
+bool
+se_explain_rescored(SeSearchRequest *req, SeSearchShard *shard, SeWeight *w,
+					SeSegmentCtx *seg, int32 doc, uint32 rescored, StringInfo out,
+					bool *matched, SeError *err)
+{
+	static const char *const mode_names[] = {
+		[SE_RESCORE_TOTAL] = "sum of:",
+		[SE_RESCORE_MULTIPLY] = "product of:",
+		[SE_RESCORE_AVG] = "avg of:",
+		[SE_RESCORE_MAX] = "max of:",
+		[SE_RESCORE_MIN] = "min of:"
+	};
+	StringInfoData cur;
+	float		value = 0;
+	int			i;
+
+	initStringInfo(&cur);
+	explain_node(w, seg, doc, &cur, matched);
+	if (req->nrescore == 0 || !*matched)
+	{
+		appendBinaryStringInfo(out, cur.data, cur.len);
+		return true;
+	}
+	score_of(w, seg, doc, &value, NULL);
+	for (i = 0; i < req->nrescore; i++)
+	{
+		const SeRescore *rs = &req->rescore[i];
+		StringInfoData prim;
+		float		primary = value * rs->query_weight;
+
+		initStringInfo(&prim);
+		open_expl(&prim, primary, "product of:");
+		appendBinaryStringInfo(&prim, cur.data, cur.len);
+		appendStringInfoChar(&prim, ',');
+		leaf_float(&prim, rs->query_weight, "primaryWeight");
+		close_expl(&prim);
+		value = primary;
+		if (i < 32 && (rescored & ((uint32) 1 << i)) != 0)
+		{
+			SeWeight   *rw = se_weight_build(rs->query, shard, true, req->dfs, NULL, err);
+			float		rscore = 0;
+
+			if (rw == NULL)
+				return false;
+			if (score_of(rw, seg, doc, &rscore, NULL))
+			{
+				StringInfoData both;
+				float		secondary = rscore * rs->rescore_query_weight;
+				bool		m;
+
+				value = se_rescore_combine(rs->mode, primary, secondary);
+				initStringInfo(&both);
+				open_expl(&both, value, mode_names[rs->mode]);
+				appendBinaryStringInfo(&both, prim.data, prim.len);
+				appendStringInfoChar(&both, ',');
+				open_expl(&both, secondary, "product of:");
+				explain_node(rw, seg, doc, &both, &m);
+				appendStringInfoChar(&both, ',');
+				leaf_float(&both, rs->rescore_query_weight, "secondaryWeight");
+				close_expl(&both);
+				close_expl(&both);
+				prim = both;
+			}
+		}
+		cur = prim;
+	}
+	appendBinaryStringInfo(out, cur.data, cur.len);
+	return true;
 }
 
 bool

@@ -631,20 +631,46 @@ filter_matches(FnScorer *s, int i, int32 doc)
 	return fs->doc == doc;
 }
 
-/* The function_score of the inner scorer's current doc */
-static float
-fn_compute(FnScorer *s)
+/* Function i's value for doc (its weight not applied). */
+static double
+fn_value(FnScorer *s, int i, int32 doc, double qscore)
+{
+	const SeFnWeight *f = &s->w->fns[i];
+
+	switch (f->kind)
+	{
+		case SE_FN_WEIGHT:
+			return 1.0;
+		case SE_FN_FIELD_VALUE_FACTOR:
+			return fvf_score(f, s->reader, s->fields[i], doc);
+		case SE_FN_RANDOM:
+			return random_score(f, s->reader, s->fields[i], s->seg_ord, doc);
+		case SE_FN_DISTANCE_FEATURE:
+			return se_distance_feature_score(f, s->reader, s->fields[i], doc);
+		case SE_FN_SCRIPT:
+			return se_script_leaf_score(s->scripts[i], doc, (float) qscore);
+		default:
+			return decay_score(f, s->reader, s->fields[i], doc);
+	}
+}
+
+/*
+ * The functions' factor for doc by score_mode (max_boost not applied);
+ * values, when given, gets each function's value (NaN: its filter does not
+ * match, or score_mode first stopped before it).
+ */
+static double
+fn_factor(FnScorer *s, int32 doc, double qscore, double *values)
 {
 	SeWeight   *w = s->w;
-	int32		doc = s->f.inner->doc;
-	double		qscore = s->f.inner->score(s->f.inner);
 	double		factor = 1.0;
 	double		wsum = 0;
 	double		sum = 0;
 	bool		any = false;
-	double		out;
 	int			i;
 
+	for (i = 0; values != NULL && i < w->nfns; i++)
+		values[i] = NAN;
 	for (i = 0; i < w->nfns; i++)
 	{
 		const SeFnWeight *f = &w->fns[i];
@@ -652,27 +678,9 @@ fn_compute(FnScorer *s)
 
 		if (!filter_matches(s, i, doc))
 			continue;
-		switch (f->kind)
-		{
-			case SE_FN_WEIGHT:
-				v = 1.0;
-				break;
-			case SE_FN_FIELD_VALUE_FACTOR:
-				v = fvf_score(f, s->reader, s->fields[i], doc);
-				break;
-			case SE_FN_RANDOM:
-				v = random_score(f, s->reader, s->fields[i], s->seg_ord, doc);
-				break;
-			case SE_FN_DISTANCE_FEATURE:
-				v = se_distance_feature_score(f, s->reader, s->fields[i], doc);
-				break;
-			case SE_FN_SCRIPT:
-				v = se_script_leaf_score(s->scripts[i], doc, (float) qscore);
-				break;
-			default:
-				v = decay_score(f, s->reader, s->fields[i], doc);
-				break;
-		}
+		v = fn_value(s, i, doc, qscore);
+		if (values != NULL)
+			values[i] = v;
 		v *= f->weight;
 		if (!any)
 		{
@@ -705,6 +713,19 @@ fn_compute(FnScorer *s)
 		factor = sum;
 	else if (any && w->score_mode == SE_COMB_AVG)
 		factor = wsum != 0 ? sum / wsum : 0;
+	return factor;
+}
+
+/* The function_score of the inner scorer's current doc */
+static float
+fn_compute(FnScorer *s)
+{
+	SeWeight   *w = s->w;
+	int32		doc = s->f.inner->doc;
+	double		qscore = s->f.inner->score(s->f.inner);
+	double		factor = fn_factor(s, doc, qscore, NULL);
+	double		out;
+
 	factor = Min(factor, (double) w->max_boost);
 	switch (w->boost_mode)
 	{
@@ -787,6 +808,29 @@ se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 			s->filters[i] = se_scorer_create(w->fns[i].filter, seg);
 	}
 	return &s->f.base;
+}
+
+/*
+ * For explanations (explain.c): doc's function values (values[i] NaN when
+ * function i does not apply to it) and their factor by score_mode before
+ * max_boost, from the same code as the scorer.  False when w's query does
+ * not match doc.
+ */
+bool
+se_function_score_values(SeWeight *w, SeSegmentCtx *seg, int32 doc, double *values,
+						 double *factor)
+{
+	SeScorer   *b = se_function_scorer_create(w, seg);
+	FnScorer   *s = (FnScorer *) b;
+	bool		hit;
+
+	if (b == NULL)
+		return false;
+	hit = s->f.inner->advance(s->f.inner, doc) == doc;
+	if (hit)
+		*factor = fn_factor(s, doc, s->f.inner->score(s->f.inner), values);
+	se_scorer_free(b);
+	return hit;
 }
 
 /* ---------------------------------------------------------------------

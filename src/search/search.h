@@ -147,6 +147,7 @@ typedef struct SeHit
 	char	   *highlight;		/* the hit's "highlight" object, or NULL */
 	char	   *fields;			/* the hit's "fields" object, or NULL */
 	char	   *explanation;	/* the hit's "_explanation" object, or NULL */
+	uint32		rescored;		/* set before the fetch: bit i, rescorer i's window */
 	/* a hit fetched from another node: its metadata came with it */
 	bool		has_meta;
 	SeDocMeta	meta;

@@ -636,6 +636,12 @@ extern void se_filtered_scorer_init(SeFilteredScorer *f, SeScorer *inner,
 
 /* function_score and terms_set scorers (function_score.c) */
 extern SeScorer *se_function_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern float se_rescore_combine(SeRescoreMode mode, float primary, float secondary);
+extern bool se_explain_rescored(SeSearchRequest *req, SeSearchShard *shard, SeWeight *w,
+								SeSegmentCtx *seg, int32 doc, uint32 rescored,
+								StringInfo out, bool *matched, SeError *err);
+extern bool se_function_score_values(SeWeight *w, SeSegmentCtx *seg, int32 doc,
+									 double *values, double *factor);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
 extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
@@ -674,6 +680,7 @@ extern bool se_script_spec_parse(const char *ctx, const SeJson *v, SeScoreFuncti
 extern bool se_script_field_values(const SeScoreFunction *fn, const SeMapping *m,
 								   const char *index, SeSegmentReader *r, int32 doc,
 								   StringInfo out, SeError *err);
+extern bool se_script_binding_is_query(const SeScriptBinding *b);
 
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
@@ -769,6 +776,7 @@ typedef struct SeTopDoc
 	int32		seg;
 	int32		doc;
 	SeSortValue *keys;			/* nkeys values when sorting by fields */
+	uint32		rescored;		/* bit i: in rescorer i's window (explain) */
 } SeTopDoc;
 
 /* The result of the query phase on one shard. */

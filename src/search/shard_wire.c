@@ -92,6 +92,7 @@ se_search_query_phase(SeSearchRequest *req, SeSearchShard *shard, int shard_idx,
 		se_put_float(out, d->score);
 		se_put_vint(out, (uint64) d->seg);
 		se_put_vint(out, (uint64) d->doc);
+		se_put_vint(out, d->rescored);
 		for (k = 0; k < nkeys; k++)
 		{
 			const SeSortValue *v = &d->keys[k];
@@ -197,6 +198,7 @@ se_search_decode_query_phase(const char *data, size_t len, int shard_idx,
 		d->score = se_wire_float(&r);
 		d->seg = (int32) se_wire_vint(&r);
 		d->doc = (int32) se_wire_vint(&r);
+		d->rescored = (uint32) se_wire_vint(&r);
 		if (d->seg < 0 || d->seg >= nsegments || d->doc < 0)
 			return SE_WIRE_MALFORMED;
 		if (nkeys > 0)

@@ -65,6 +65,9 @@ my @bodies = (
 	'{"size":0,"aggs":{"p":{"percentiles":{"field":"n","percents":[5,50,95]}},"r":{"percentile_ranks":{"field":"price","values":[1,5]}}}}',
 	'{"size":3,"sort":[{"n":"desc"}],"aggs":{"a":{"avg":{"field":"price"}}}}',
 	'{"size":0,"query":{"range":{"n":{"gte":60}}},"aggs":{"s":{"significant_terms":{"field":"tag","min_doc_count":1}}}}',
+	'{"size":0,"query":{"range":{"n":{"lt":10}}},"aggs":{"t":{"terms":{"field":"tag","min_doc_count":0},"aggs":{"u":{"terms":{"field":"n","size":500,"min_doc_count":0}}}}}}',
+	'{"size":0,"query":{"range":{"n":{"gte":60}}},"aggs":{"c":{"significant_terms":{"field":"tag","min_doc_count":1,"chi_square":{"include_negatives":true}}},"m":{"significant_terms":{"field":"tag","min_doc_count":1,"mutual_information":{}}},"g":{"significant_terms":{"field":"tag","min_doc_count":1,"gnd":{}}},"p":{"significant_terms":{"field":"tag","min_doc_count":1,"percentage":{}}}}}',
+	'{"size":0,"aggs":{"t":{"terms":{"field":"tag"},"aggs":{"h":{"top_hits":{"size":4,"sort":[{"price":"desc"},"_score",{"tag":"asc"},{"n":"asc"}],"_source":false}}}},"s":{"stats":{"field":"n","exact_sum":true}}}}',
 	'{"size":0,"aggs":{"c":{"composite":{"size":5,"after":{"t":"blue","h":50},"sources":[{"t":{"terms":{"field":"tag"}}},{"h":{"histogram":{"field":"n","interval":25}}}]},"aggs":{"s":{"sum":{"field":"price"}}}},"x":{"max_bucket":{"buckets_path":"c>s"}}}}',
 );
 for my $b (@bodies)

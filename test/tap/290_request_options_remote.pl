@@ -75,6 +75,18 @@ is(scalar(grep { $_->{fields}{k}[0] =~ /^k\d$/ && $_->{fields}{d}[0] =~ /^2024-0
 my @top = map { $_->{_id} } @{ $b->{hits}{hits} }[0 .. 9];
 is(scalar(grep { (substr($_, 1) % 4) == 1 } @top), 10, 'rescored on the data nodes: the k1 docs first') or diag(explain \@top);
 
+# explanations of rescored hits: the window membership comes back with
+# each remote doc, so the fetch on the data node explains the rescore
+($st, $b) = req('n3', 'POST', '/ro/_search', encode_json({
+	size => 40, explain => JSON::PP::true, query => { match => { t => 'alpha' } },
+	rescore => { window_size => 5, query => { rescore_query => { term => { k => 'k1' } }, rescore_query_weight => 2 } } }));
+@h = @{ $b->{hits}{hits} };
+is(scalar(grep { unpack('f', pack('f', $_->{_explanation}{value})) == unpack('f', pack('f', $_->{_score})) } @h),
+	scalar(@h), 'every rescored remote hit\'s explanation value is its _score') or diag(explain $b);
+ok((grep { $_->{_explanation}{description} eq 'sum of:' } @h) > 0
+   && (grep { $_->{_explanation}{description} eq 'product of:' } @h) > 0,
+   'hits in a window explained as "sum of:", the others "product of:"');
+
 # _explain answered by the copy's node
 ($st, $b) = req('n3', 'POST', '/ro/_explain/d3', '{"query":{"match":{"t":"gamma"}}}');
 is_deeply([ $st, $b->{matched} ], [ 200, JSON::PP::true ], '_explain of a remote doc') or diag(explain $b);
