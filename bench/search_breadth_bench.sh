@@ -14,6 +14,9 @@
 #   4. fuzzy match top-10 (fuzziness AUTO on description, _source: package)
 #      vs pg_trgm: the 10 most word-similar descriptions (GIN trgm index,
 #      the <% operator), package returned.
+#   5. highlighters (session 14): top-10 with the unified highlighter (ES 8's
+#      default) and with plain vs without highlight, for match, match_phrase
+#      and fuzzy match on description (all return _source).
 # Server-side latency (bench/lib/latency.sql: clock_timestamp around each
 # EXECUTE, parsing and planning included), WARMUP then REPS runs, median
 # and p95.  Run as root.
@@ -150,4 +153,22 @@ for w in libary pyhton kernal databse netwrok; do
   read -r em ep eh < <(lat "SELECT search_engine.search('debian', '$es')")
   read -r gm gp gh < <(WARMUP=1 REPS=$FUZZY_PG_REPS lat "$pg")
   row "top-10 \`$w\`: fuzzy match ($eh hits) vs pg_trgm <% ($gh rows)" "$em" "$ep" "$gm" "$gp" "pg_trgm / search_engine: $(ratio "$gm" "$em")×"
+done
+
+# 5. highlighters: the same top-10 without highlight, with unified, with plain
+echo
+echo '| highlight on description, top-10 | none median / p95 | unified median / p95 | plain median / p95 | unified / none | plain / none |'
+echo '|---|---:|---:|---:|---:|---:|'
+for qq in 'match:library' 'match:python library' 'match:kernel' 'match_phrase:python library' 'fuzzy:libary'; do
+  kind=${qq%%:*}; text=${qq#*:}
+  case $kind in
+    fuzzy) query="{\"match\":{\"description\":{\"query\":\"$text\",\"fuzziness\":\"AUTO\"}}}" ;;
+    *) query="{\"$kind\":{\"description\":\"$text\"}}" ;;
+  esac
+  read -r nm np nh < <(lat "SELECT search_engine.search('debian', '{\"query\":$query,\"size\":10}')")
+  read -r um up uh < <(lat "SELECT search_engine.search('debian', '{\"query\":$query,\"size\":10,\"highlight\":{\"fields\":{\"description\":{}}}}')")
+  read -r pm2 pp2 ph < <(lat "SELECT search_engine.search('debian', '{\"query\":$query,\"size\":10,\"highlight\":{\"type\":\"plain\",\"fields\":{\"description\":{}}}}')")
+  [ "$nh" = 10 ] && [ "$uh" = 10 ] && [ "$ph" = 10 ] || { echo "top-10 of $qq returned $nh / $uh / $ph hits" >&2; exit 1; }
+  printf '| %s `%s` | %s / %s | %s / %s | %s / %s | %s× | %s× |\n' "$kind" "$text" "$nm" "$np" "$um" "$up" "$pm2" "$pp2" \
+    "$(ratio "$um" "$nm")" "$(ratio "$pm2" "$nm")"
 done
