@@ -43,6 +43,7 @@
 
 #include "analysis/analysis.h"
 #include "search/search_int.h"
+#include "utils/memutils.h"
 
 #define HL_DEFAULT_FRAGMENT_SIZE	100
 #define HL_DEFAULT_FRAGMENTS		5
@@ -97,11 +98,21 @@ typedef struct HlField
 	HlType		type;
 } HlField;
 
+/* The terms of a query on a mapping, collected once for all the hits */
+typedef struct HlTermsCache
+{
+	const SeMapping *mapping;
+	const SeQuery *query;
+	struct HlTerms *ts;
+} HlTermsCache;
+
 struct SeHighlight
 {
 	HlOpts		o;
 	int			nfields;
 	HlField    *fields;
+	int			ncache;
+	HlTermsCache *cache;		/* in the highlight's own memory context */
 };
 
 /* ---------------------------------------------------------------------
@@ -1122,11 +1133,13 @@ breaker_preceding(HlBreaker *br, int offset)
 		br->window_end = br->inner_end = bounds_following(&br->sent, offset - 1);
 		while (br->inner_end - br->inner_start < br->max_len && br->inner_end < br->len)
 		{
+			int			end;
+
 			/* not across values: each value's fragments stay its own */
 			if (br->inner_end >= HL_SEP_LEN &&
 				memcmp(br->text + br->inner_end - HL_SEP_LEN, HL_SEP, HL_SEP_LEN) == 0)
 				break;
-			int			end = bounds_following(&br->sent, br->inner_end);
+			end = bounds_following(&br->sent, br->inner_end);
 
 			if (end - br->inner_start > br->max_len)
 				break;
@@ -1990,6 +2003,35 @@ field_fragments(const HlField *hf, HlTerms *ts, const SeSearchShard *shard, int3
 	return true;
 }
 
+/*
+ * The terms of q on mapping m: analysing the query, building fuzzy and
+ * regexp automata is the same work for every hit, so done once per request
+ * (the cache lives as long as the parsed highlight section).
+ */
+static HlTerms *
+terms_for(const SeHighlight *ch, const SeQuery *q, const SeMapping *m)
+{
+	SeHighlight *h = (SeHighlight *) ch;	/* only the cache changes */
+	MemoryContext old;
+	HlTerms    *ts;
+	int			i;
+
+	for (i = 0; i < h->ncache; i++)
+		if (h->cache[i].mapping == m && h->cache[i].query == q)
+			return h->cache[i].ts;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(h));
+	ts = palloc0(sizeof(HlTerms));
+	collect_terms(q, m, ts);
+	h->cache = h->cache ? repalloc(h->cache, sizeof(HlTermsCache) * (h->ncache + 1))
+		: palloc(sizeof(HlTermsCache));
+	h->cache[h->ncache].mapping = m;
+	h->cache[h->ncache].query = q;
+	h->cache[h->ncache].ts = ts;
+	h->ncache++;
+	MemoryContextSwitchTo(old);
+	return ts;
+}
+
 bool
 se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeSearchShard *shard,
 				 int32 doc, const char *source, int len, StringInfo out, SeError *err)
@@ -1997,7 +2039,7 @@ se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeSearchShard
 	const SeMapping *m = shard->mapping;
 	SeJsonParseOptions opts = {0};
 	SeJson	   *src;
-	HlTerms		section_ts;
+	HlTerms    *section_ts;
 	int			nfields_out = 0;
 	int			i,
 				j;
@@ -2005,8 +2047,7 @@ se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeSearchShard
 
 	if (m == NULL)
 		return true;
-	memset(&section_ts, 0, sizeof(section_ts));
-	collect_terms(h->o.query ? h->o.query : query, m, &section_ts);
+	section_ts = terms_for(h, h->o.query ? h->o.query : query, m);
 	src = se_json_parse(source, len, &opts, err);
 	if (src == NULL)
 		return false;
@@ -2014,16 +2055,11 @@ se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeSearchShard
 	for (i = 0; i < h->nfields; i++)
 	{
 		const HlField *hf = &h->fields[i];
-		HlTerms		field_ts;
-		HlTerms    *ts = &section_ts;
+		HlTerms    *ts = section_ts;
 
+		/* the field's own highlight_query */
 		if (hf->o.query != h->o.query)
-		{
-			/* the field's own highlight_query */
-			memset(&field_ts, 0, sizeof(field_ts));
-			collect_terms(hf->o.query, m, &field_ts);
-			ts = &field_ts;
-		}
+			ts = terms_for(h, hf->o.query, m);
 		for (j = 0; j < m->nfields; j++)
 		{
 			const SeMappedField *f = m->fields[j];
