@@ -43,7 +43,9 @@
 
 #include "analysis/analysis.h"
 #include "search/search_int.h"
+#ifndef SE_FRONTEND
 #include "utils/memutils.h"
+#endif
 
 #define HL_DEFAULT_FRAGMENT_SIZE	100
 #define HL_DEFAULT_FRAGMENTS		5
@@ -1627,14 +1629,16 @@ unified_no_match(const HlOpts *o, const char *text, int len, int size, StringInf
 {
 	int			pos = 0;
 	int			end;
-	const char *sep;
 
 	while (pos + HL_SEP_LEN <= len && memcmp(text + pos, HL_SEP, HL_SEP_LEN) == 0)
 		pos += HL_SEP_LEN;
 	if (pos >= len)
 		return;
-	sep = len - pos >= HL_SEP_LEN ? memmem(text + pos, len - pos, HL_SEP, HL_SEP_LEN) : NULL;
-	end = sep ? sep - text : len;
+	/* the first value's end */
+	for (end = pos; end + HL_SEP_LEN <= len && memcmp(text + end, HL_SEP, HL_SEP_LEN) != 0; end++)
+		;
+	if (end + HL_SEP_LEN > len)
+		end = len;
 	if (size + pos < end)
 	{
 		HlBounds	wb = {0, 0, NULL};
@@ -1853,23 +1857,6 @@ source_values(const SeJson *v, const char *path, HlValues *vals)
 	}
 }
 
-/* Length of s[0, len) in UTF-16 units (Java's String.length()) */
-static int64
-utf16_length(const char *s, int len)
-{
-	int64		n = 0;
-	int			i;
-
-	for (i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) s[i];
-
-		if ((c & 0xC0) != 0x80)
-			n += c >= 0xF0 ? 2 : 1;
-	}
-	return n;
-}
-
 /* The byte offset of UTF-16 offset units in s (len past the end) */
 static int
 utf16_to_byte(const char *s, int len, int64 units)
@@ -1910,7 +1897,7 @@ analyzed_limit(const HlField *hf, const SeSearchShard *shard, const char *field,
 		*limit = utf16_to_byte(text, len, req);
 		return true;
 	}
-	if ((int64) len <= index_max || (n = utf16_length(text, len)) <= index_max)
+	if ((int64) len <= index_max || (n = se_utf16_length(text, len)) <= index_max)
 		return true;
 	se_error_set(err, 400, "illegal_argument_exception",
 				 "The length [" INT64_FORMAT "] of field [%s] in doc[%d]/index[%s] exceeds the [index.highlight.max_analyzed_offset] limit [%d]. To avoid this error, set the query parameter [max_analyzed_offset] to a value less than index setting [%d] and this will tolerate long field values by truncating them.",
@@ -2012,14 +1999,18 @@ static HlTerms *
 terms_for(const SeHighlight *ch, const SeQuery *q, const SeMapping *m)
 {
 	SeHighlight *h = (SeHighlight *) ch;	/* only the cache changes */
+#ifndef SE_FRONTEND
 	MemoryContext old;
+#endif
 	HlTerms    *ts;
 	int			i;
 
 	for (i = 0; i < h->ncache; i++)
 		if (h->cache[i].mapping == m && h->cache[i].query == q)
 			return h->cache[i].ts;
+#ifndef SE_FRONTEND
 	old = MemoryContextSwitchTo(GetMemoryChunkContext(h));
+#endif
 	ts = palloc0(sizeof(HlTerms));
 	collect_terms(q, m, ts);
 	h->cache = h->cache ? repalloc(h->cache, sizeof(HlTermsCache) * (h->ncache + 1))
@@ -2028,7 +2019,9 @@ terms_for(const SeHighlight *ch, const SeQuery *q, const SeMapping *m)
 	h->cache[h->ncache].query = q;
 	h->cache[h->ncache].ts = ts;
 	h->ncache++;
+#ifndef SE_FRONTEND
 	MemoryContextSwitchTo(old);
+#endif
 	return ts;
 }
 
