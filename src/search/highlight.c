@@ -1204,7 +1204,7 @@ typedef struct HlSpans
 	int			n;
 	int			cap;
 	HlSpan	   *s;
-	int			next;			/* phrase extents, for the span fragmenter */
+	int			nextents;		/* phrase extents, for the span fragmenter */
 	int			ecap;
 	HlSpan	   *ext;
 } HlSpans;
@@ -1370,7 +1370,7 @@ value_spans(HlTerms *ts, const SeMappedField *f, const char *name, bool any_fiel
 				s = Min(s, base + t->start_offset);
 				e = Max(e, base + t->end_offset);
 			}
-			span_add(&out->ext, &out->next, &out->ecap, s, e, NULL, 0);
+			span_add(&out->ext, &out->nextents, &out->ecap, s, e, NULL, 0);
 		}
 	}
 	se_token_list_free(&tl);
@@ -1684,7 +1684,7 @@ inside_phrase(const HlSpans *sp, int off)
 {
 	int			i;
 
-	for (i = 0; i < sp->next; i++)
+	for (i = 0; i < sp->nextents; i++)
 		if (off > sp->ext[i].start && off < sp->ext[i].end)
 			return true;
 	return false;
