@@ -14,6 +14,9 @@
 #   4. fuzzy match top-10 (fuzziness AUTO on description, _source: package)
 #      vs pg_trgm: the 10 most word-similar descriptions (GIN trgm index,
 #      the <% operator), package returned.
+#   5. highlighters (session 14): top-10 with the unified highlighter (ES 8's
+#      default) and with plain vs without highlight, for match, match_phrase
+#      and fuzzy match on description (all return _source).
 # Server-side latency (bench/lib/latency.sql: clock_timestamp around each
 # EXECUTE, parsing and planning included), WARMUP then REPS runs, median
 # and p95.  Run as root.
@@ -150,4 +153,64 @@ for w in libary pyhton kernal databse netwrok; do
   read -r em ep eh < <(lat "SELECT search_engine.search('debian', '$es')")
   read -r gm gp gh < <(WARMUP=1 REPS=$FUZZY_PG_REPS lat "$pg")
   row "top-10 \`$w\`: fuzzy match ($eh hits) vs pg_trgm <% ($gh rows)" "$em" "$ep" "$gm" "$gp" "pg_trgm / search_engine: $(ratio "$gm" "$em")×"
+done
+
+# 5. highlighters: the same top-10 without highlight, with unified, with
+#    plain -- interleaved (none, unified, plain, none, ...) so that the
+#    machine's load falls on the three alike; medians and p95 (ms)
+sql <<'SQL'
+CREATE OR REPLACE FUNCTION bench.latency_interleaved(qs text[], warmup int, reps int,
+                                                     OUT i int, OUT median_ms float8, OUT p95_ms float8,
+                                                     OUT hits int)
+RETURNS SETOF record LANGUAGE plpgsql AS $$
+DECLARE
+  t float8[] := '{}';
+  n int := array_length(qs, 1);
+  t0 timestamptz;
+  r jsonb;
+BEGIN
+  FOR k IN 1..warmup LOOP FOR j IN 1..n LOOP EXECUTE qs[j] INTO r; END LOOP; END LOOP;
+  FOR k IN 1..reps LOOP
+    FOR j IN 1..n LOOP
+      t0 := clock_timestamp();
+      EXECUTE qs[j] INTO r;
+      t := t || ARRAY[j::float8, extract(epoch FROM clock_timestamp() - t0)::float8 * 1000];
+    END LOOP;
+  END LOOP;
+  FOR j IN 1..n LOOP
+    EXECUTE qs[j] INTO r;
+    i := j;
+    hits := jsonb_array_length(r->'hits'->'hits');
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY t[2 * x]),
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY t[2 * x])
+      INTO median_ms, p95_ms
+      FROM generate_series(1, array_length(t, 1) / 2) x WHERE t[2 * x - 1] = j;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+SQL
+echo
+echo "highlight on description, top-10, interleaved; medians / p95 of $REPS runs after $WARMUP (ms)"
+echo
+echo '| query | none | unified | plain | unified / none | plain / none |'
+echo '|---|---:|---:|---:|---:|---:|'
+for qq in 'match:library' 'match:python library' 'match:kernel' 'match_phrase:python library' 'fuzzy:libary'; do
+  kind=${qq%%:*}; text=${qq#*:}
+  case $kind in
+    fuzzy) query="{\"match\":{\"description\":{\"query\":\"$text\",\"fuzziness\":\"AUTO\"}}}" ;;
+    *) query="{\"$kind\":{\"description\":\"$text\"}}" ;;
+  esac
+  qs=()
+  for h in '' ',"highlight":{"fields":{"description":{}}}' ',"highlight":{"type":"plain","fields":{"description":{}}}'; do
+    qs+=("SELECT search_engine.search('debian', '{\"query\":$query,\"size\":10$h}')")
+  done
+  out=$(sqlv -F ' ' -v a="${qs[0]}" -v b="${qs[1]}" -v c="${qs[2]}" -v w="$WARMUP" -v r="$REPS" <<'SQL'
+SELECT i, round(median_ms::numeric, 2), round(p95_ms::numeric, 2), hits
+  FROM bench.latency_interleaved(ARRAY[:'a', :'b', :'c'], :w, :r) ORDER BY i
+SQL
+)
+  read -r _ nm np nh _ um up uh _ pm2 pp2 ph <<<"$(echo $out)"
+  [ "$nh" = 10 ] && [ "$uh" = 10 ] && [ "$ph" = 10 ] || { echo "top-10 of $qq returned $nh / $uh / $ph hits" >&2; exit 1; }
+  printf '| %s `%s` | %s / %s | %s / %s | %s / %s | %s× | %s× |\n' "$kind" "$text" "$nm" "$np" "$um" "$up" "$pm2" "$pp2" \
+    "$(ratio "$um" "$nm")" "$(ratio "$pm2" "$nm")"
 done

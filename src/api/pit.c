@@ -697,6 +697,7 @@ se_pit_search_shards(const SeSearchRequest *req, int *nshards, SeIndexMeta ***me
 			sh->mapping = im->mapping;
 			sh->max_terms_count = im->settings.max_terms_count;
 			sh->max_regex_length = im->settings.max_regex_length;
+			sh->max_analyzed_offset = im->settings.highlight_max_analyzed_offset;
 			sh->node = ref->node;
 			se_ars_begin(ref->node);
 		}

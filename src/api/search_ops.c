@@ -187,6 +187,7 @@ acquire_all(List *indices, const char *routing, const SePreference *pref,
 				shards[n].index_uuid = im->uuid;
 				shards[n].max_terms_count = im->settings.max_terms_count;
 				shards[n].max_regex_length = im->settings.max_regex_length;
+				shards[n].max_analyzed_offset = im->settings.highlight_max_analyzed_offset;
 				shards[n].node = node;
 				se_ars_begin(node);
 			}
@@ -934,6 +935,7 @@ se_op_validate_query(const char *expr, const SeJson *body, bool explain, SeRespo
 		sh.index_uuid = im->uuid;
 		sh.max_terms_count = im->settings.max_terms_count;
 		sh.max_regex_length = im->settings.max_regex_length;
+		sh.max_analyzed_offset = im->settings.highlight_max_analyzed_offset;
 		se_error_init(&e);
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{

@@ -62,6 +62,7 @@ static const SeIndexSettings default_settings = {
 	.max_result_window = 10000,
 	.max_terms_count = 65536,
 	.max_regex_length = 1000,
+	.highlight_max_analyzed_offset = 1000000,
 	.max_refresh_listeners = 1000,
 	.max_inner_result_window = 100,
 	.max_docvalue_fields_search = 100,
@@ -379,6 +380,8 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, INT_MAX, &s->max_terms_count, err);
 	if (strcmp(key, "max_regex_length") == 0)
 		return int_setting(key, val, 1, INT_MAX, &s->max_regex_length, err);
+	if (strcmp(key, "highlight.max_analyzed_offset") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->highlight_max_analyzed_offset, err);
 	if (strcmp(key, "max_refresh_listeners") == 0)
 		return int_setting(key, val, 0, INT_MAX, &s->max_refresh_listeners, err);
 	if (strcmp(key, "max_inner_result_window") == 0)
@@ -642,6 +645,9 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 		appendStringInfo(out, "\"max_regex_length\":\"%d\",", s->max_regex_length);
 	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
 		appendStringInfo(out, "\"max_refresh_listeners\":\"%d\",", s->max_refresh_listeners);
+	if (s->highlight_max_analyzed_offset != default_settings.highlight_max_analyzed_offset)
+		appendStringInfo(out, "\"highlight\":{\"max_analyzed_offset\":\"%d\"},",
+						 s->highlight_max_analyzed_offset);
 	search_limits_to_json(s, false, out);
 	if (s->hidden)
 		appendStringInfoString(out, "\"hidden\":\"true\",");
@@ -714,6 +720,9 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 	out->len--;					/* reopen the object */
 	if (s->max_refresh_listeners != default_settings.max_refresh_listeners)
 		appendStringInfo(out, ",\"max_refresh_listeners\":%d", s->max_refresh_listeners);
+	if (s->highlight_max_analyzed_offset != default_settings.highlight_max_analyzed_offset)
+		appendStringInfo(out, ",\"highlight.max_analyzed_offset\":%d",
+						 s->highlight_max_analyzed_offset);
 	search_limits_to_json(s, true, out);
 	if (s->hidden)
 		appendStringInfoString(out, ",\"hidden\":true");

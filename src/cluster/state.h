@@ -44,6 +44,7 @@ typedef struct SeIndexSettings
 	int			max_result_window;
 	int			max_terms_count;	/* terms query values */
 	int			max_regex_length;	/* regexp query length */
+	int			highlight_max_analyzed_offset;	/* highlighted text's length */
 	int			max_refresh_listeners;	/* refresh=wait_for writes per shard */
 	/* search body limits (search.h SeSearchLimits) */
 	int			max_inner_result_window;

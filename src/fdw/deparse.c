@@ -193,23 +193,6 @@ get_value(SeDslContext *ctx, Node *node, SeDslValue *v, int *ref)
 	return false;
 }
 
-/* UTF-16 length (ignore_above counts Java chars). */
-static int
-utf16_len(const char *s, int len)
-{
-	int			n = 0;
-	int			i;
-
-	for (i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) s[i];
-
-		if ((c & 0xC0) != 0x80)
-			n += (c >= 0xF0) ? 2 : 1;
-	}
-	return n;
-}
-
 /* ---------------------------------------------------------------------
  * Rendering values
  * ---------------------------------------------------------------------
@@ -418,7 +401,7 @@ term_length_ok(SeDslContext *ctx, const SeColSearch *cs, Node *value)
 	{
 		text	   *t = DatumGetTextPP(v.value);
 
-		return utf16_len(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)) <= cs->term_max_len;
+		return se_utf16_length(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)) <= cs->term_max_len;
 	}
 	return true;
 }
@@ -764,7 +747,7 @@ array_length_ok(SeDslContext *ctx, const SeColSearch *cs, Node *arrnode)
 		if (nulls[i])
 			continue;
 		t = DatumGetTextPP(elems[i]);
-		if (utf16_len(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)) > cs->term_max_len)
+		if (se_utf16_length(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)) > cs->term_max_len)
 			return false;
 	}
 	return true;
@@ -912,7 +895,7 @@ dsl_like(SeDslContext *ctx, OpExpr *op, bool negated, bool positive, StringInfo 
 		return false;
 	if (exact)
 	{
-		if (cs.term_max_len > 0 && utf16_len(prefix, strlen(prefix)) > cs.term_max_len)
+		if (cs.term_max_len > 0 && se_utf16_length(prefix, strlen(prefix)) > cs.term_max_len)
 			return false;
 	}
 	else if (!cs.prefix_ok && !all)

@@ -136,6 +136,7 @@ se_engine_shards(SeEngineIndex *ei, int *nshards)
 			shards[s].node = pstrdup(node);
 			shards[s].max_terms_count = ei->im->settings.max_terms_count;
 			shards[s].max_regex_length = ei->im->settings.max_regex_length;
+			shards[s].max_analyzed_offset = ei->im->settings.highlight_max_analyzed_offset;
 		}
 		shards[s].index = ei->name;
 		shards[s].index_uuid = pstrdup(ei->im->uuid);

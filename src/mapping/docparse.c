@@ -178,23 +178,6 @@ check_term_length(DocParse *dp, const SeMappedField *f, const char *term, int le
 	return false;
 }
 
-/* Length in UTF-16 code units (Java String.length, which ignore_above uses). */
-static int
-utf16_length(const char *s, int len)
-{
-	int			n = 0;
-	int			i;
-
-	for (i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) s[i];
-
-		if ((c & 0xC0) != 0x80)
-			n += (c >= 0xF0) ? 2 : 1;
-	}
-	return n;
-}
-
 /* String form of a scalar for text/keyword fields (numbers as written). */
 static bool
 scalar_text(const SeJson *v, const char **str, int *len)
@@ -290,7 +273,7 @@ index_leaf(DocParse *dp, const SeMappedField *f, const SeJson *v)
 						return false;
 					}
 					/* values over ignore_above stay in _source only */
-					if (f->ignore_above > 0 && utf16_length(str, len) > f->ignore_above)
+					if (f->ignore_above > 0 && se_utf16_length(str, len) > f->ignore_above)
 						break;
 					if (f->index || f->doc_values)
 					{

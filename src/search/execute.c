@@ -1388,7 +1388,7 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 		initStringInfo(&raw);
 		initStringInfo(&hl);
 		if (se_segment_source(r, doc, &raw) &&
-			!se_highlight_doc(req->highlight, req->query, shard->mapping, raw.data, raw.len,
+			!se_highlight_doc(req->highlight, req->query, shard, doc, raw.data, raw.len,
 							  &hl, err))
 			return false;
 		if (hl.len > 0)

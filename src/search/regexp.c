@@ -941,3 +941,37 @@ se_regex_flags_parse(const char *s, int *flags, SeError *err)
 	}
 	return true;
 }
+
+/*
+ * A wildcard pattern as a regexp: * any string, ? any character, \ escapes,
+ * every other character literal (Lucene's WildcardQuery is such an
+ * automaton).  The wildcard query and the highlighter share it.
+ */
+void
+se_wildcard_to_regex(const char *s, int len, StringInfo re)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		unsigned char ch = (unsigned char) s[i];
+
+		if (ch == '*')
+			appendStringInfoString(re, ".*");
+		else if (ch == '?')
+			appendStringInfoChar(re, '.');
+		else if (ch == '\\' && i + 1 < len)
+		{
+			/* the next character, literally (may start a multibyte one) */
+			appendStringInfoChar(re, '\\');
+			appendStringInfoChar(re, s[++i]);
+		}
+		else if (ch < 0x80 && !isalnum(ch))
+		{
+			appendStringInfoChar(re, '\\');
+			appendStringInfoChar(re, (char) ch);
+		}
+		else
+			appendStringInfoChar(re, (char) ch);
+	}
+}

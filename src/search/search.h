@@ -38,6 +38,7 @@ typedef struct SeSearchShard
 	/* the index's query limits; 0 = ES's defaults (below) */
 	int			max_terms_count;	/* index.max_terms_count */
 	int			max_regex_length;	/* index.max_regex_length */
+	int			max_analyzed_offset;	/* index.highlight.max_analyzed_offset */
 	/*
 	 * Not NULL: the shard is on that node.  Its query phase arrives through
 	 * the transport's receive (nsegments says how many segments it has

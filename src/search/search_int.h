@@ -931,7 +931,8 @@ extern SeHighlight *se_highlight_parse(const SeJson *v, SeError *err);
  * out, nothing when no field has a fragment; false (err) if source is not
  * JSON.
  */
-extern bool se_highlight_doc(const SeHighlight *h, const SeQuery *query, const SeMapping *m,
+extern bool se_highlight_doc(const SeHighlight *h, const SeQuery *query,
+							 const SeSearchShard *shard, int32 doc,
 							 const char *source, int len, StringInfo out, SeError *err);
 
 /* ---------------------------------------------------------------------
@@ -955,6 +956,8 @@ extern SeRegex *se_regex_parse(const char *pattern, int len, int flags,
 extern const char *se_regex_prefix(const SeRegex *re, int *len);
 /* Does the whole term (UTF-8) match?  Counts its work for interrupts. */
 extern bool se_regex_match(SeRegex *re, const char *term, int len);
+/* A wildcard pattern (* ? and \ escapes) as the regexp it stands for. */
+extern void se_wildcard_to_regex(const char *s, int len, StringInfo re);
 /* ES's "flags" string: ALL, NONE or names joined by '|'. */
 extern bool se_regex_flags_parse(const char *s, int *flags, SeError *err);
 

@@ -1900,34 +1900,12 @@ build_wildcard(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	int			len;
 	const char *prefix;
 	SeWeight   *w;
-	int			i;
 
 	if (f == NULL)
 		return se_error_is_set(c->err) ? NULL : none_weight();
 	walk_value(q, f, &s, &len);
 	initStringInfo(&re);
-	for (i = 0; i < len; i++)
-	{
-		unsigned char ch = (unsigned char) s[i];
-
-		if (ch == '*')
-			appendStringInfoString(&re, ".*");
-		else if (ch == '?')
-			appendStringInfoChar(&re, '.');
-		else if (ch == '\\' && i + 1 < len)
-		{
-			/* the next character, literally (may start a multibyte one) */
-			appendStringInfoChar(&re, '\\');
-			appendStringInfoChar(&re, s[++i]);
-		}
-		else if (ch < 0x80 && !isalnum(ch))
-		{
-			appendStringInfoChar(&re, '\\');
-			appendStringInfoChar(&re, (char) ch);
-		}
-		else
-			appendStringInfoChar(&re, (char) ch);
-	}
+	se_wildcard_to_regex(s, len, &re);
 	w = docset_weight(c, SE_DS_REGEXP, f->path, boost, scoring);
 	w->regex = se_regex_parse(re.data, re.len, 0, q->case_insensitive, c->err);
 	if (w->regex == NULL)

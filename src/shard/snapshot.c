@@ -209,6 +209,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	out->index_uuid = im->uuid;
 	out->max_terms_count = im->settings.max_terms_count;
 	out->max_regex_length = im->settings.max_regex_length;
+	out->max_analyzed_offset = im->settings.highlight_max_analyzed_offset;
 	if (at_gens != NULL && (at_n < 0 || at_n > SE_MAX_SEGMENTS))
 	{
 		se_error_set(&lerr, 500, "snapshot_gone", "[%s][%d] bad point in time", im->name, shard);

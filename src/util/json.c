@@ -285,6 +285,22 @@ utf8_encode(uint32 cp, uint8 *out)
 	return 4;
 }
 
+int64
+se_utf16_length(const char *s, size_t len)
+{
+	int64		n = 0;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if ((c & 0xC0) != 0x80)
+			n += c >= 0xF0 ? 2 : 1;
+	}
+	return n;
+}
+
 /* ASCII fast path: 8 bytes at a time, then sequence by sequence. */
 int
 se_utf8_validate(const char *s, size_t len)

@@ -160,6 +160,9 @@ extern char *se_json_to_string(const SeJson *v);
  */
 extern int	se_utf8_validate(const char *s, size_t len);
 
+/* Length of UTF-8 s in UTF-16 code units (Java's String.length()). */
+extern int64 se_utf16_length(const char *s, size_t len);
+
 /*
  * A bulk action/metadata line of the common shape, read without building
  * a DOM:  {"<op>": {"<key>": "<string>", ...}}  with JSON whitespace

@@ -7,7 +7,8 @@
 # answered by the copy's node (explain_doc); get and mget filter _source on
 # the copy (get_doc); refresh=wait_for written through n3 waits on the
 # primaries' nodes, and DELETE _search/scroll/_all frees the scroll
-# contexts on both data nodes.
+# contexts on both data nodes.  Highlighting runs in the data nodes'
+# fetch, held to their copy of index.highlight.max_analyzed_offset.
 use strict;
 use warnings;
 use FindBin;
@@ -95,6 +96,23 @@ my $expl = $b->{explanation}{value};
 is(unpack('f', pack('f', $expl)), unpack('f', pack('f', $b->{hits}{hits}[0]{_score})), 'its value is the doc\'s score');
 ($st, $b) = req('n3', 'POST', '/ro/_explain/nope', '{"query":{"match_all":{}}}');
 is_deeply([ $st, $b->{matched} ], [ 404, JSON::PP::false ], '_explain of a missing doc: 404');
+
+# highlight fragments made on the data nodes, with the index's
+# max_analyzed_offset as they have it (the settings reach them by the
+# cluster state) and the request's, which truncates instead
+($st, $b) = req('n3', 'POST', '/ro/_search', '{"size":40,"query":{"match":{"t":"gamma"}},"highlight":{"fields":{"t":{}}}}');
+is($st, 200, 'highlight through n3') or diag(explain $b);
+is(scalar(grep { ($_->{highlight}{t}[0] // '') =~ /^alpha <em>gamma<\/em> <em>gamma<\/em> w\d+$/ } @{ $b->{hits}{hits} }), 13,
+	'the 13 gamma docs highlighted on their nodes') or diag(explain $b);
+($st, $b) = req('n3', 'PUT', '/ro/_settings', '{"index":{"highlight.max_analyzed_offset":10}}');
+is($st, 200, 'index.highlight.max_analyzed_offset 10');
+ok($cluster->wait_for('the data nodes refuse text past 10', 30, sub {
+	my ($s, $r) = req('n3', 'POST', '/ro/_search', '{"query":{"match":{"t":"gamma"}},"highlight":{"fields":{"t":{}}}}');
+	return $s == 400 && encode_json($r) =~ /exceeds the \[index.highlight.max_analyzed_offset\] limit \[10\]/;
+}), 'text longer than index.highlight.max_analyzed_offset: ES\'s error from the data nodes');
+($st, $b) = req('n3', 'POST', '/ro/_search', '{"size":40,"query":{"match":{"t":"gamma"}},"highlight":{"max_analyzed_offset":9,"fields":{"t":{}}}}');
+is(scalar(grep { ($_->{highlight}{t}[0] // '') =~ /^alpha <em>gamma<\/em> gamma w\d+$/ } @{ $b->{hits}{hits} }), 13,
+	'the request\'s max_analyzed_offset 9: only the first gamma analysed') or diag(explain $b);
 
 # get and mget filter _source on the copy
 ($st, $b) = req('n3', 'GET', '/ro/_doc/d5?_source_includes=k,n');
