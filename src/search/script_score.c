@@ -394,6 +394,8 @@ leaf_lookup(void *arg, const char *name, int len, SeError *err)
 	if (l->nfields < b->nfields)
 		leaf_grow(l);
 	return i;
+}
+
 /* The script_score query's binding (not a function_score function's)? */
 bool
 se_script_binding_is_query(const SeScriptBinding *b)
