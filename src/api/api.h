@@ -48,7 +48,8 @@ extern Datum se_jsonb_from_text(const char *data, size_t len);
 extern Datum se_response_jsonb(const SeResponse *r);
 extern void se_error_from_edata(const ErrorData *edata, SeError *err);
 
-extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
+/* in jsonb_encode.c */
+extern Jsonb *se_jsonb_encode(const SeJson *j, size_t size_hint);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
 /* in yaml.c: ?format=yaml, the finished JSON body rewritten */
 extern bool se_response_to_yaml(SeResponse *r);
