@@ -40,6 +40,10 @@ typedef enum SeRefresh
 	SE_REFRESH_WAIT_FOR = 2
 } SeRefresh;
 
+/* freed heap a backend keeps once it coordinates a bulk or returns a large result */
+#define SE_BULK_MMAP_ABOVE	(16 * 1024 * 1024)
+#define SE_BULK_TRIM_KEEP	(32 * 1024 * 1024)
+
 /* in errors.c */
 extern void se_response_init(SeResponse *r);
 extern void se_raise(const SeError *err) pg_attribute_noreturn();

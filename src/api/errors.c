@@ -124,6 +124,9 @@ se_error_from_edata(const ErrorData *edata, SeError *err)
 	se_error_set(err, status, type, "%s", edata->message ? edata->message : type);
 }
 
+/* a result this large keeps freed heap for the next one (bgw.c) */
+#define SE_LARGE_RESULT		(256 * 1024)
+
 /*
  * JSON text for jsonb_in with each \u0000 escape made \ufffd (our JSON
  * writer escapes a NUL so): jsonb cannot hold U+0000 (see jsonb_encode.c).
@@ -166,6 +169,14 @@ nul_escapes_replaced(const char *data, size_t len)
 Datum
 se_jsonb_from_text(const char *data, size_t len)
 {
+	/*
+	 * A large result (a scroll's page, a search of 1000 hits) is a bulk's
+	 * pattern: MBs of text, DOM, jsonb and PostgreSQL's copies of the row,
+	 * allocated and freed per request, each mapped and faulted in afresh with
+	 * glibc's defaults (a quarter of a whole-corpus scroll's CPU).
+	 */
+	if (len >= SE_LARGE_RESULT)
+		se_keep_freed_heap(SE_BULK_MMAP_ABOVE, SE_BULK_TRIM_KEEP);
 	if (GetDatabaseEncoding() == PG_UTF8 && len <= SE_JSON_MAX_INPUT)
 	{
 		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
