@@ -22,11 +22,12 @@ LIB=$(pg_config --pkglibdir)/search_engine.so
 ORIG=$(mktemp)
 cp "$LIB" "$ORIG"
 SKIP_BUILD=1 latency_server "shared_buffers = '512MB'"
-trap 'latency_server_cleanup; cp "$ORIG" "$LIB.tmp" && mv "$LIB.tmp" "$LIB"; rm -f "$ORIG"' EXIT
+trap 'latency_server_cleanup; cp "$ORIG" "$LIB.tmp" && chmod 755 "$LIB.tmp" && mv "$LIB.tmp" "$LIB"; rm -f "$ORIG"' EXIT
 se_create_index debian
 read -r s _ < <(se_ingest debian)
 echo "debian: $(se_docs_count debian) documents in ${s}s"
 sql <<SQL
+CREATE SCHEMA IF NOT EXISTS bench;
 DROP TABLE IF EXISTS deb_raw;
 CREATE TABLE deb_raw (j jsonb);
 COPY deb_raw FROM '$DATA/debian.jsonl' WITH (FORMAT csv, QUOTE e'\x01', DELIMITER e'\x02');
@@ -70,7 +71,7 @@ round() {  # round NAME SO: prints NAME scroll-median scroll-p95 copy-median cpu
   # stopped first, and renamed into place: a running server's mapped
   # library must never change under it
   as_pg "$(pg_config --bindir)/pg_ctl" -D "$PGDIR" -w -m fast stop >/dev/null
-  cp "$2" "$LIB.tmp" && mv "$LIB.tmp" "$LIB"
+  cp "$2" "$LIB.tmp" && chmod 755 "$LIB.tmp" && mv "$LIB.tmp" "$LIB"
   as_pg "$(pg_config --bindir)/pg_ctl" -D "$PGDIR" -l "$PGDIR/server.log" -w start >/dev/null
   out=$(mktemp); chmod 666 "$out"
   sql -At > "$out" <<SQL &
@@ -83,8 +84,9 @@ SQL
   local job=$!
   until [ -s "$out" ]; do sleep 0.2; done
   pid=$(head -1 "$out")
-  # CPU of the timed part only: from after the warm-up scroll
-  until [ "$(grep -c . "$out")" -ge 3 ]; do sleep 0.2; done
+  # CPU of the timed part only: from the pause after the warm-up scroll
+  # (its third line, pg_sleep's empty one)
+  until [ "$(wc -l < "$out")" -ge 3 ]; do sleep 0.2; done
   if command -v perf >/dev/null; then
     perf stat -x, -e task-clock -p "$pid" -o "$out.cpu" >/dev/null 2>&1 & sp=$!
   fi
