@@ -40,6 +40,10 @@ typedef enum SeRefresh
 	SE_REFRESH_WAIT_FOR = 2
 } SeRefresh;
 
+/* freed heap a backend keeps once it coordinates a bulk or returns a large result */
+#define SE_BULK_MMAP_ABOVE	(16 * 1024 * 1024)
+#define SE_BULK_TRIM_KEEP	(32 * 1024 * 1024)
+
 /* in errors.c */
 extern void se_response_init(SeResponse *r);
 extern void se_raise(const SeError *err) pg_attribute_noreturn();
@@ -48,7 +52,8 @@ extern Datum se_jsonb_from_text(const char *data, size_t len);
 extern Datum se_response_jsonb(const SeResponse *r);
 extern void se_error_from_edata(const ErrorData *edata, SeError *err);
 
-extern void se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n);
+/* in jsonb_encode.c */
+extern Jsonb *se_jsonb_encode(const SeJson *j, size_t size_hint);
 extern char *se_text_from_jsonb(Datum jsonb, size_t *len);
 /* in yaml.c: ?format=yaml, the finished JSON body rewritten */
 extern bool se_response_to_yaml(SeResponse *r);

@@ -1369,10 +1369,9 @@ item_json(StringInfo out, const BulkItem *it, bool single)
  * faults per 1000 Contents documents, a third of the coordinator's CPU).
  * A backend that coordinates bulks keeps up to 32 MB of freed heap for its
  * next request; pieces above 16 MB (bulks far beyond ES's advice of 5-15
- * MB) are still mapped.  Other backends keep glibc's defaults.
+ * MB) are still mapped (api.h).  Other backends keep glibc's defaults
+ * unless they return large results (se_jsonb_from_text).
  */
-#define SE_BULK_MMAP_ABOVE	(16 * 1024 * 1024)
-#define SE_BULK_TRIM_KEEP	(32 * 1024 * 1024)
 
 bool
 se_op_bulk(const char *body, size_t len, const SeBulkOptions *opts, SeResponse *r, SeError *err)

@@ -124,117 +124,12 @@ se_error_from_edata(const ErrorData *edata, SeError *err)
 	se_error_set(err, status, type, "%s", edata->message ? edata->message : type);
 }
 
-/* jsonb orders object keys by length, then bytes (lengthCompareJsonbPair). */
-static int
-jsonb_key_cmp(const JsonbPair *a, const JsonbPair *b)
-{
-	const JsonbValue *x = &a->key;
-	const JsonbValue *y = &b->key;
-
-	if (x->val.string.len != y->val.string.len)
-		return x->val.string.len < y->val.string.len ? -1 : 1;
-	return memcmp(x->val.string.val, y->val.string.val, x->val.string.len);
-}
-
-/* qsort order: key order, equal keys in document order. */
-static int
-jsonb_pair_cmp(const void *a, const void *b)
-{
-	int			c = jsonb_key_cmp(a, b);
-
-	if (c != 0)
-		return c;
-	return ((const JsonbPair *) a)->order < ((const JsonbPair *) b)->order ? -1 : 1;
-}
+/* a result this large keeps freed heap for the next one (bgw.c) */
+#define SE_LARGE_RESULT		(256 * 1024)
 
 /*
- * A plain integer as numeric.  Responses are full of small ones (status,
- * _version, _shards counts), so 0..SMALL_INTS-1 are made once per process;
- * jsonb copies the value, so sharing them is safe.
- */
-#define SMALL_INTS 1024
-
-static Numeric
-jsonb_int_numeric(int64 v)
-{
-	static Numeric small[SMALL_INTS];
-
-	if (v < 0 || v >= SMALL_INTS)
-		return int64_to_numeric(v);
-	if (small[v] == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		small[v] = int64_to_numeric(v);
-		MemoryContextSwitchTo(old);
-	}
-	return small[v];
-}
-
-/*
- * pairs[0..n) as a jsonb object: sorted into jsonb's key order (stable;
- * small objects by insertion) and, of equal keys, the last one kept, as
- * jsonb_in does.  The pairs' order fields are overwritten.
- */
-void
-se_jsonb_object(JsonbValue *v, JsonbPair *pairs, int n)
-{
-	int			i;
-	int			out;
-
-	for (i = 0; i < n; i++)
-		pairs[i].order = i;
-	if (n <= 16)
-	{
-		for (i = 1; i < n; i++)
-		{
-			JsonbPair	p = pairs[i];
-			int			k = i;
-
-			while (k > 0 && jsonb_key_cmp(&pairs[k - 1], &p) > 0)
-			{
-				pairs[k] = pairs[k - 1];
-				k--;
-			}
-			pairs[k] = p;
-		}
-	}
-	else
-		pg_qsort(pairs, n, sizeof(JsonbPair), jsonb_pair_cmp);
-	out = 0;
-	for (i = 0; i < n; i++)
-	{
-		if (i + 1 < n && jsonb_key_cmp(&pairs[i], &pairs[i + 1]) == 0)
-			continue;
-		pairs[out++] = pairs[i];
-	}
-	v->type = jbvObject;
-	v->val.object.nPairs = out;
-	v->val.object.pairs = pairs;
-}
-
-/*
- * jsonb cannot hold U+0000, and writes refuse it (the write workers parse
- * documents with reject_nul), but a document an older build stored may
- * have one: such a string reads with U+FFFD (the Unicode replacement
- * character) in its place, so that the one document cannot make every
- * response that returns it fail.
- */
-#define SE_NUL_REPLACEMENT "\xEF\xBF\xBD"
-
-/* A jsonb string value (or key) of s[0..len), a NUL replaced. */
-static void
-jsonb_string(JsonbValue *v, const char *s, int len)
-{
-	v->type = jbvString;
-	v->val.string.len = len;
-	v->val.string.val = memchr(s, '\0', len) == NULL ? (char *) s :
-		se_nuls_replaced(s, len, SE_NUL_REPLACEMENT, &v->val.string.len);
-}
-
-/*
- * The same for JSON text, for jsonb_in: each \u0000 escape becomes
- * \ufffd (our JSON writer escapes a NUL so).
+ * JSON text for jsonb_in with each \u0000 escape made \ufffd (our JSON
+ * writer escapes a NUL so): jsonb cannot hold U+0000 (see jsonb_encode.c).
  */
 static char *
 nul_escapes_replaced(const char *data, size_t len)
@@ -262,90 +157,26 @@ nul_escapes_replaced(const char *data, size_t len)
 	return out.data;
 }
 
-/* Our DOM node as the JsonbValue jsonb_in would build from the same text. */
-static bool
-jsonb_value_from_dom(const SeJson *j, JsonbValue *v)
-{
-	int			i;
-
-	switch (j->type)
-	{
-		case SE_JSON_NULL:
-			v->type = jbvNull;
-			return true;
-		case SE_JSON_FALSE:
-		case SE_JSON_TRUE:
-			v->type = jbvBool;
-			v->val.boolean = (j->type == SE_JSON_TRUE);
-			return true;
-		case SE_JSON_NUMBER:
-			{
-				const char *t = j->u.n.text;
-				int			n = j->u.n.len;
-				int			k = (n > 0 && t[0] == '-') ? 1 : 0;
-				bool		plain = n - k >= 1 && n - k <= 18;
-
-				/* plain integers skip numeric_in; the result is the same */
-				for (i = k; plain && i < n; i++)
-					plain = (t[i] >= '0' && t[i] <= '9');
-				v->type = jbvNumeric;
-				if (plain && j->u.n.is_int)
-					v->val.numeric = jsonb_int_numeric(j->u.n.i);
-				else
-					v->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
-																		 CStringGetDatum(pnstrdup(t, n)),
-																		 ObjectIdGetDatum(InvalidOid),
-																		 Int32GetDatum(-1)));
-				return true;
-			}
-		case SE_JSON_STRING:
-			jsonb_string(v, j->u.s.str, j->u.s.len);
-			return true;
-		case SE_JSON_ARRAY:
-			if ((Size) j->u.a.count >= MaxAllocSize / sizeof(JsonbValue))
-				return false;	/* jsonb_in decides what to do with it */
-			v->type = jbvArray;
-			v->val.array.rawScalar = false;
-			v->val.array.nElems = j->u.a.count;
-			v->val.array.elems = palloc(sizeof(JsonbValue) * Max(j->u.a.count, 1));
-			for (i = 0; i < j->u.a.count; i++)
-				if (!jsonb_value_from_dom(j->u.a.items[i], &v->val.array.elems[i]))
-					return false;
-			return true;
-		case SE_JSON_OBJECT:
-			{
-				int			n = j->u.o.count;
-				JsonbPair  *pairs;
-
-				if ((Size) n >= MaxAllocSize / sizeof(JsonbPair))
-					return false;
-				pairs = palloc(sizeof(JsonbPair) * Max(n, 1));
-				for (i = 0; i < n; i++)
-				{
-					const SeJsonMember *m = &j->u.o.members[i];
-
-					jsonb_string(&pairs[i].key, m->key, m->keylen);
-					if (!jsonb_value_from_dom(m->value, &pairs[i].value))
-						return false;
-				}
-				se_jsonb_object(v, pairs, n);
-				return true;
-			}
-	}
-	return false;
-}
-
 /*
  * JSON text as jsonb, exactly as jsonb_in builds it.  Every typed SQL
  * function returns its ES body through here, so text our strict parser
- * accepts is converted from its DOM (several times faster than jsonb_in,
- * whose object-key sort dominated a bulk's coordinator time); anything else
+ * accepts is written from its DOM straight into jsonb's format
+ * (jsonb_encode.c: several times faster than jsonb_in, whose object-key
+ * sort dominated a bulk's coordinator time); anything else
  * (invalid JSON: jsonb_in raises its error; other server encodings) goes to
  * jsonb_in.  Either way a NUL reads as U+FFFD.
  */
 Datum
 se_jsonb_from_text(const char *data, size_t len)
 {
+	/*
+	 * A large result (a scroll's page, a search of 1000 hits) is a bulk's
+	 * pattern: MBs of text, DOM, jsonb and PostgreSQL's copies of the row,
+	 * allocated and freed per request, each mapped and faulted in afresh with
+	 * glibc's defaults (a quarter of a whole-corpus scroll's CPU).
+	 */
+	if (len >= SE_LARGE_RESULT)
+		se_keep_freed_heap(SE_BULK_MMAP_ABOVE, SE_BULK_TRIM_KEEP);
 	if (GetDatabaseEncoding() == PG_UTF8 && len <= SE_JSON_MAX_INPUT)
 	{
 		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -355,15 +186,15 @@ se_jsonb_from_text(const char *data, size_t len)
 		SeJsonParseOptions opts = {0};
 		SeError		err;
 		SeJson	   *j;
-		JsonbValue	v;
 		Jsonb	   *jb = NULL;
 
 		se_error_init(&err);
 		j = se_json_parse(data, len, &opts, &err);
-		if (j != NULL && jsonb_value_from_dom(j, &v))
+		if (j != NULL)
 		{
+			/* the result outlives the DOM's context */
 			MemoryContextSwitchTo(old);
-			jb = JsonbValueToJsonb(&v);
+			jb = se_jsonb_encode(j, len);
 		}
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(cxt);
