@@ -39,6 +39,23 @@
 #define FZ_UNKNOWN	(-2)
 #define FZ_DEAD		(-1)
 
+/*
+ * What a seek target needs of a state, worked out once per state: every
+ * dead branch of the dictionary asks for them again, and each walk of a
+ * shard's segments asks the same states.  ascii: bit c set when code point
+ * c (1..127) keeps the state alive; hi: the least code point >= 128 that
+ * does (0: none); least_off/least_len: the least string from the state to
+ * an accepting one, in SeFuzzy.least (least_off -1: not known yet).
+ */
+typedef struct SeFuzzyMemo
+{
+	uint64		ascii[2];
+	uint32		hi;
+	bool		live_known;
+	int32		least_off;
+	int32		least_len;
+} SeFuzzyMemo;
+
 struct SeFuzzy
 {
 	int			k;				/* max edits */
@@ -70,6 +87,8 @@ struct SeFuzzy
 	int32	   *trans;			/* nstates x (nd + 1): state, FZ_DEAD, FZ_UNKNOWN */
 	int8	   *accept;			/* the distance of a term ending there, or -1 */
 	uint64	   *live;			/* live_mask of each state, or LIVE_UNKNOWN */
+	SeFuzzyMemo *memo;			/* per state: what the seeks ask of it */
+	StringInfoData least;		/* bytes of the memoized continuations */
 	int			nstates;
 	int			cap;
 	int32	   *htab;			/* state ids, -1 empty */
@@ -189,6 +208,7 @@ intern(SeFuzzy *a, const uint8 *key)
 		a->trans = repalloc(a->trans, sizeof(int32) * (size_t) a->cap * c);
 		a->accept = repalloc(a->accept, a->cap);
 		a->live = repalloc(a->live, sizeof(uint64) * a->cap);
+		a->memo = repalloc(a->memo, sizeof(SeFuzzyMemo) * a->cap);
 	}
 	s = a->nstates++;
 	memcpy(a->keys + (size_t) s * a->width, key, a->width);
@@ -196,6 +216,8 @@ intern(SeFuzzy *a, const uint8 *key)
 		a->trans[(size_t) s * c + i] = FZ_UNKNOWN;
 	a->accept[s] = key[a->m] <= a->k ? (int8) key[a->m] : -1;
 	a->live[s] = PG_UINT64_MAX;	/* not known yet */
+	a->memo[s].live_known = false;
+	a->memo[s].least_off = -1;
 	a->htab[h] = s;
 	/* keep the table at most half full */
 	if (a->nstates * 2 > a->hmask)
@@ -333,6 +355,8 @@ se_fuzzy_create(const char *term, int len, int max_edits, int prefix_length,
 	a->trans = palloc(sizeof(int32) * (size_t) a->cap * (a->nd + 1));
 	a->accept = palloc(a->cap);
 	a->live = palloc(sizeof(uint64) * a->cap);
+	a->memo = palloc(sizeof(SeFuzzyMemo) * a->cap);
+	initStringInfo(&a->least);
 	a->hmask = 127;
 	a->htab = palloc(sizeof(int32) * (a->hmask + 1));
 	memset(a->htab, 0xFF, sizeof(int32) * (a->hmask + 1));
@@ -356,6 +380,30 @@ se_fuzzy_create(const char *term, int len, int max_edits, int prefix_length,
 	a->key_cap = a->prefix_len + a->path_cap + 8;
 	a->key = palloc(a->key_cap);
 	return a;
+}
+
+/* Release the automaton (a walk over many segments keeps one). */
+void
+se_fuzzy_free(SeFuzzy *a)
+{
+	pfree(a->prefix);
+	pfree(a->q);
+	pfree(a->chars);
+	pfree(a->qcls);
+	pfree(a->keys);
+	pfree(a->trans);
+	pfree(a->accept);
+	pfree(a->live);
+	pfree(a->memo);
+	pfree(a->least.data);
+	pfree(a->htab);
+	pfree(a->scratch);
+	pfree(a->st);
+	pfree(a->cand);
+	pfree(a->cand_end);
+	pfree(a->path);
+	pfree(a->key);
+	pfree(a);
 }
 
 /* Length in code points of the query term (for similarity). */
@@ -457,7 +505,7 @@ next_other(const SeFuzzy *a, uint32 c, int lo)
  * the least live query code point above c, whichever is smaller.
  */
 static uint32
-next_live(SeFuzzy *a, int32 s, uint32 c)
+next_live_slow(SeFuzzy *a, int32 s, uint32 c)
 {
 	int			lo = lower_bound(a, c + 1);
 	uint32		best = 0;
@@ -484,6 +532,55 @@ next_live(SeFuzzy *a, int32 s, uint32 c)
 			return a->chars[i];
 	}
 	return best;
+}
+
+/* Fill the state's memo of live code points (ascii, hi). */
+static pg_noinline void
+memo_live(SeFuzzy *a, int32 s)
+{
+	SeFuzzyMemo *mm;
+	uint64		bits[2] = {0, 0};
+	uint32		c;
+	uint32		hi;
+
+	for (c = 1; c < 128; c++)
+		if (transition(a, s, a->ascii[c]) != FZ_DEAD)
+			bits[c >> 6] |= UINT64CONST(1) << (c & 63);
+	hi = next_live_slow(a, s, 127);
+	mm = &a->memo[s];			/* transition() may have moved the array */
+	mm->ascii[0] = bits[0];
+	mm->ascii[1] = bits[1];
+	mm->hi = hi;
+	mm->live_known = true;
+}
+
+/*
+ * next_live_slow's answer; below 128 from the state's memo: the next set
+ * bit of its ASCII map above c, else its least live code point >= 128.
+ */
+static inline uint32
+next_live(SeFuzzy *a, int32 s, uint32 c)
+{
+	SeFuzzyMemo *mm;
+	uint64		w;
+
+	if (c >= 127)
+		return next_live_slow(a, s, c);
+	if (unlikely(!a->memo[s].live_known))
+		memo_live(a, s);
+	mm = &a->memo[s];
+	if (c < 64)
+	{
+		w = mm->ascii[0] & ~((UINT64CONST(2) << c) - 1);
+		if (w != 0)
+			return pg_rightmost_one_pos64(w);
+		w = mm->ascii[1];
+	}
+	else
+		w = mm->ascii[1] & ~((UINT64CONST(2) << (c - 64)) - 1);
+	if (w != 0)
+		return 64 + pg_rightmost_one_pos64(w);
+	return mm->hi;
 }
 
 /* Make room for depth + 1 code points on the path. */
@@ -518,6 +615,17 @@ reserve_key(SeFuzzy *a, int len, int n)
 static int
 append_least_accepted(SeFuzzy *a, int32 s, int len)
 {
+	int32		s0 = s;
+	int			len0 = len;
+
+	if (a->memo[s].least_off >= 0)
+	{
+		int			n = a->memo[s].least_len;
+
+		reserve_key(a, len, n);
+		memcpy(a->key + len, a->least.data + a->memo[s].least_off, n);
+		return len + n;
+	}
 	while (a->accept[s] < 0)
 	{
 		uint32		c = next_live(a, s, 0);
@@ -528,6 +636,10 @@ append_least_accepted(SeFuzzy *a, int32 s, int len)
 		len += pg_utf_mblen((unsigned char *) a->key + len);
 		s = transition(a, s, class_of(a, c));
 	}
+	/* the same state asks again at every later dead branch: keep it */
+	a->memo[s0].least_off = a->least.len;
+	a->memo[s0].least_len = len - len0;
+	appendBinaryStringInfo(&a->least, a->key + len0, len - len0);
 	return len;
 }
 

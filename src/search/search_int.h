@@ -972,6 +972,7 @@ typedef void (*SeFuzzyTermFn) (void *arg, const char *term, int len,
 /* Terms within max_edits of term whose first prefix_length code points match. */
 extern SeFuzzy *se_fuzzy_create(const char *term, int len, int max_edits,
 								int prefix_length, bool transpositions);
+extern void se_fuzzy_free(SeFuzzy *a);
 /* Edits from the query term to term, or -1 when not accepted. */
 extern int	se_fuzzy_distance(SeFuzzy *a, const char *term, int len);
 /* Call fn for every accepted term of field in r; returns the terms visited. */

@@ -1,4 +1,4 @@
-/* SOURCES: src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
+/* SOURCES: src/util/json.c src/util/error.c src/util/hash.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c src/search/fuzzy.c src/search/interrupt.c src/mapping/date.c src/mapping/docparse.c src/mapping/mapping.c src/mapping/numeric.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c */
 /*-------------------------------------------------------------------------
  *
  * bench_termdict.c
@@ -17,7 +17,12 @@
  * existing terms, as many of absent ones (an existing term with a byte
  * appended), and prefix seeks (the first half of a random term, then the
  * terms that share it, up to 10) -- each timed ROUNDS times in CPU time
- * of the process (min / median / max printed).  Env: BENCH_LOOKUPS (default 1000000), BENCH_ROUNDS (5).
+ * of the process (min / median / max printed).  Then the Levenshtein
+ * walk of fuzzy queries over the "description" field (when the mapping has
+ * it): misspelt words, analyzed by the field's analyzer, fuzziness AUTO,
+ * as the fuzzy top-10 of bench/search_breadth_bench.sh runs on each
+ * segment (the walk only: no scoring).  Env: BENCH_LOOKUPS (default
+ * 1000000), BENCH_ROUNDS (5), BENCH_FUZZY_WALKS (2000).
  *
  * The same file builds against another source tree (Makefile.bench
  * bench_termdict_base SRCROOT=...), so a run compares two formats on the
@@ -31,7 +36,9 @@
 #include <time.h>
 
 #include "index/segment.h"
+#include "analysis/analysis.h"
 #include "mapping/mapping.h"
+#include "search/search_int.h"
 #include "util/json.h"
 #include "unit_test.h"
 
@@ -107,6 +114,26 @@ section_len(const StringInfoData *file, uint32 want)
 			return len;
 	}
 	return 0;
+}
+
+/*
+ * Weak: the baseline tree bench/termdict_bench.sh builds this file against
+ * may predate se_fuzzy_free (its automata then stay allocated).
+ */
+extern void se_fuzzy_free(SeFuzzy *a);
+#pragma weak se_fuzzy_free
+
+/* The words of the fuzzy top-10 benchmark, and a few more misspellings. */
+static const char *const fuzzy_words[] = {
+	"libary", "pyhton", "kernal", "databse", "netwrok",
+	"compresion", "utilty", "graphcs", "fnt", "xml"
+};
+
+static void
+fuzzy_count(void *arg, const char *term, int len, const SeTermInfo *ti,
+			int edits)
+{
+	(*(int64 *) arg)++;
 }
 
 /* Time the statements over ROUNDS rounds; prints ops/s as min / median / max. */
@@ -311,6 +338,60 @@ main(int argc, char **argv)
 			  se_terms_close(e);
 		  }
 		  });
+	if ((f = se_segment_field(r, "description")) >= 0)
+	{
+		int			walks = getenv("BENCH_FUZZY_WALKS") ?
+			atoi(getenv("BENCH_FUZZY_WALKS")) : 2000;
+		int			nw = lengthof(fuzzy_words);
+		SeTokenList toks;
+		char	   *stem[lengthof(fuzzy_words)];
+		int			stem_len[lengthof(fuzzy_words)];
+		int64		visited = 0,
+					accepted = 0;
+		SeFuzziness fz = {.set = true,.is_auto = true,.low = 3,.high = 6};
+
+		se_token_list_init(&toks);
+		for (i = 0; i < nw; i++)
+		{
+			se_token_list_reset(&toks);
+			se_analyze(se_analyzer_lookup("english"), fuzzy_words[i],
+					   strlen(fuzzy_words[i]), &toks);
+			stem[i] = pstrdup(toks.ntokens > 0 ? toks.tokens[0].term : fuzzy_words[i]);
+			stem_len[i] = strlen(stem[i]);
+		}
+		for (i = 0; i < nw; i++)
+		{
+			SeFuzzy    *a = se_fuzzy_create(stem[i], stem_len[i],
+											se_fuzziness_edits(&fz, stem[i], stem_len[i]),
+											0, true);
+			int64		n = 0;
+			int64		v = se_fuzzy_walk(a, r, f, fuzzy_count, &n);
+
+			printf("fuzzy %-10s (%s, %d edits): %" INT64_MODIFIER "d terms visited, %"
+				   INT64_MODIFIER "d accepted\n", fuzzy_words[i], stem[i],
+				   se_fuzziness_edits(&fz, stem[i], stem_len[i]), v, n);
+			visited += v;
+			accepted += n;
+		}
+		found += accepted;
+		TIMED("fuzzy walks, AUTO (walks/s)", walks, rounds,
+			  {
+			  for (i = 0; i < walks; i++)
+			  {
+				  int w = i % nw;
+				  SeFuzzy *a = se_fuzzy_create(stem[w], stem_len[w],
+											   se_fuzziness_edits(&fz, stem[w], stem_len[w]),
+											   0, true);
+				  int64 n = 0;
+
+				  (void) se_fuzzy_walk(a, r, f, fuzzy_count, &n);
+				  if (se_fuzzy_free)
+					  se_fuzzy_free(a);
+			  }
+			  });
+		printf("fuzzy walks: %" INT64_MODIFIER "d terms visited, %" INT64_MODIFIER
+			   "d accepted per %d words\n", visited, accepted, nw);
+	}
 	printf("(checksum %" INT64_MODIFIER "d)\n", found);
 	if (se_segment_error(r))
 	{

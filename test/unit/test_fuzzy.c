@@ -27,6 +27,9 @@
 /* a, b, c, d, é, ö, ß: one and two byte letters */
 static const char *const letters[] = {"a", "b", "c", "d", "\xc3\xa9", "\xc3\xb6", "\xc3\x9f"};
 #define NLETTERS 7
+/* the alphabet random terms are drawn from (test_shared_automaton's own) */
+static const char *const *alpha = letters;
+static int	nalpha = NLETTERS;
 
 static char *terms[NTERMS];
 static int	nterms;
@@ -98,7 +101,7 @@ random_term(int maxcp)
 
 	initStringInfo(&s);
 	while (n-- > 0)
-		appendStringInfoString(&s, letters[ut_rnd() % NLETTERS]);
+		appendStringInfoString(&s, alpha[ut_rnd() % nalpha]);
 	return s.data;
 }
 
@@ -173,11 +176,11 @@ load_terms(SeSegmentReader *r)
 	se_terms_close(e);
 }
 
+/* Walk r's dictionary (its terms loaded) with a, check against brute force. */
 static void
-check_query(SeSegmentReader *r, const char *q, int k, int p, bool tr,
-			int64 *visited_sum)
+check_walk(SeFuzzy *a, SeSegmentReader *r, const char *q, int k, int p, bool tr,
+		   int64 *visited_sum)
 {
-	SeFuzzy    *a = se_fuzzy_create(q, strlen(q), k, p, tr);
 	Got		   *g = palloc0(sizeof(Got));
 	int			pb = prefix_bytes(q, p);
 	int			want = 0;
@@ -206,6 +209,55 @@ check_query(SeSegmentReader *r, const char *q, int k, int p, bool tr,
 	}
 	UT_CHECK(same && want == g->n, "walk of %s k=%d p=%d tr=%d: %d terms, want %d",
 			 q, k, p, tr, g->n, want);
+}
+
+static void
+check_query(SeSegmentReader *r, const char *q, int k, int p, bool tr,
+			int64 *visited_sum)
+{
+	SeFuzzy    *a = se_fuzzy_create(q, strlen(q), k, p, tr);
+
+	check_walk(a, r, q, k, p, tr, visited_sum);
+	se_fuzzy_free(a);
+}
+
+/*
+ * One automaton walks several segments (as a shard's fuzzy query does):
+ * what its states memoized on one dictionary -- live code points, least
+ * accepted continuations -- must serve the next.  Terms over code points
+ * below 64, from 64 to 126 (the last one the ASCII map holds) and two
+ * bytes long, so that each part of the memo is asked.
+ */
+static void
+test_shared_automaton(void)
+{
+	static const char *const mixed[] = {"0", "7", "-", "a", "z", "~", "\xc3\xa9"};
+	SeSegmentReader *seg[2];
+	int64		visited = 0;
+	int			i;
+
+	alpha = mixed;
+	nalpha = lengthof(mixed);
+	seg[0] = build_segment(6);
+	seg[1] = build_segment(6);
+	for (i = 0; i < 30; i++)
+	{
+		char	   *q = random_term(6);
+		int			k = 1 + i % 2;
+		int			p = i % 3 == 2 ? 1 : 0;
+		bool		tr = i % 4 < 2;
+		SeFuzzy    *a = se_fuzzy_create(q, strlen(q), k, p, tr);
+		int			j;
+
+		for (j = 0; j < 3; j++)
+		{
+			load_terms(seg[j % 2]);
+			check_walk(a, seg[j % 2], q, k, p, tr, &visited);
+		}
+		se_fuzzy_free(a);
+	}
+	alpha = letters;
+	nalpha = NLETTERS;
 }
 
 static void
@@ -341,6 +393,7 @@ main(void)
 	test_distance_cases();
 	test_fuzziness();
 	test_against_brute_force(r, 7, 60);
+	test_shared_automaton();
 	/* long terms: the walk's path and states outgrow their first buffers */
 	r = build_segment(40);
 	load_terms(r);
