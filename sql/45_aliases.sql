@@ -72,6 +72,16 @@ SELECT (search_engine.search('al-red', '{"sort":[{"n":"asc"}]}')::jsonb)->'hits'
        (search_engine.search('al-red')::jsonb)->'hits'->'hits'->0->>'_score' AS score;
 SELECT search_engine.count('al-red') AS red_count,
        search_engine.count('al-red', '{"query":{"range":{"n":{"gte":3}}}}') AS red_and_big;
+-- a scroll through a filtered alias: every page applies the filter
+WITH RECURSIVE pages(body, k) AS (
+  SELECT body, 1 FROM req('POST', '/al-red/_search?scroll=1m&size=1', '{"sort":["n"]}')
+  UNION ALL
+  SELECT r.body, k + 1 FROM pages,
+         LATERAL req('POST', '/_search/scroll', jsonb_build_object('scroll', '1m', 'scroll_id', pages.body->>'_scroll_id')::text) r
+   WHERE jsonb_array_length(pages.body->'hits'->'hits') > 0 AND k < 20)
+SELECT count(*) AS scrolled, count(*) FILTER (WHERE h->'_source'->>'k' = 'red') AS red,
+       search_engine.count('al-red') AS red_count
+  FROM pages, LATERAL jsonb_array_elements(pages.body->'hits'->'hits') h;
 -- a bad filter is refused where it is given
 SELECT status, body->'error'->>'type' AS type FROM req('PUT', '/al-a/_alias/al-bad', '{"filter":{"nope":{}}}');
 -- reached directly and through a filtered alias: no filter there (ES);

@@ -871,6 +871,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	const SeJson *v;
 	bool		ok;
 	SeSearchLimits lim;
+	const char *routing;
 
 	se_require_started();
 	if (!keep_alive_param("scroll", p->scroll, &ms, err) ||
@@ -904,6 +905,15 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
+	/*
+	 * Through aliases: their filters join the body the scroll id keeps, so
+	 * every page applies them, and their search routing narrows the shards
+	 * pinned, as for a search.
+	 */
+	routing = p->routing;
+	body = se_alias_search_body(expr, indices, body, &routing, err);
+	if (se_error_is_set(err))
+		return false;
 	/* a URL q is in the body already (rest.c uri_query) */
 	body = se_search_url_options_body(body, p, err);
 	if (se_error_is_set(err))
@@ -912,7 +922,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	se_search_limits_of(indices, &lim);
 	if (se_search_parse_limited(body, &lim, err) == NULL)
 		return false;
-	pit = pit_open(indices, ms, p->routing, &pref, true, &nunavailable, err);
+	pit = pit_open(indices, ms, routing, &pref, true, &nunavailable, err);
 	if (pit == NULL)
 		return false;
 	memset(&s, 0, sizeof(s));
