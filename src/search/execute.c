@@ -35,6 +35,7 @@
 
 #include "portability/instr_time.h"
 #include "search/aggs.h"
+#include "util/hash.h"
 #include "search/search_int.h"
 
 bool		se_search_block_max = true;
@@ -965,10 +966,21 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 						break;	/* nothing later passes the post_filter */
 					continue;
 				}
-				/* a slice: its share of (shard, doc), stable in a point in time */
-				if (req->slice_max > 0 &&
-					((int64) shard_idx + c->doc_base + doc) % req->slice_max != req->slice_id)
-					continue;
+				/*
+				 * a slice: the docs whose murmur3(_id) falls in its share,
+				 * as ES's scroll slices split by _id (and by-query slices
+				 * here): a document stays in its slice across the
+				 * snapshots of slices opened one after another
+				 */
+				if (req->slice_max > 0)
+				{
+					int			idlen;
+					const char *id = se_segment_doc_id(r, doc, &idlen);
+
+					if ((uint32) se_routing_hash(id, idlen) % (uint32) req->slice_max !=
+						(uint32) req->slice_id)
+						continue;
+				}
 				if (qr->need_scores)
 				{
 					score = scorer->score(scorer);

@@ -832,7 +832,7 @@ parse_pit(const SeJson *v, SeSearchRequest *req, SeError *err)
 	return true;
 }
 
-/* "slice": {"id": 0, "max": 2}; only the default field (_shard_doc) */
+/* "slice": {"id": 0, "max": 2}, "field" _id or _shard_doc: split by _id */
 static bool
 parse_slice(const SeJson *v, SeSearchRequest *req, SeError *err)
 {
@@ -863,7 +863,7 @@ parse_slice(const SeJson *v, SeSearchRequest *req, SeError *err)
 		}
 		else if (strcmp(k, "field") == 0 && x->type == SE_JSON_STRING &&
 				 (strcmp(x->u.s.str, "_shard_doc") == 0 || strcmp(x->u.s.str, "_id") == 0))
-			 /* docs are split by (shard, doc) whichever field is named */ ;
+			 /* docs are split by murmur3(_id) whichever of the two is named */ ;
 		else
 		{
 			se_error_set(err, 400, "parsing_exception", "[slice] unknown field [%s]", k);

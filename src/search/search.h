@@ -101,8 +101,8 @@ extern void se_search_set_seq_no_primary_term(SeSearchRequest *req);
  * Deep pagination.  "search_after" resumes after the given sort values;
  * "pit" ({"id", "keep_alive"}) names a point in time the caller resolves
  * to shards (the request sorts with _shard_doc as the last tiebreaker, as
- * ES does); "slice" ({"id", "max"}) keeps the docs whose (shard index +
- * doc) % max == id.  Hits show the sort values of the body's own keys
+ * ES does); "slice" ({"id", "max"}) keeps the docs whose
+ * murmur3(_id) % max == id (a doc's slice does not depend on the snapshot).  Hits show the sort values of the body's own keys
  * only after se_search_set_visible_sort(req, true) (scroll pages).
  */
 extern const char *se_search_pit_id(const SeSearchRequest *req);
