@@ -6,18 +6,19 @@
  * What ES's search templates (mustache.java + CustomMustacheFactory) do:
  * {{x}} writes x escaped as the content of a JSON string (Jackson's
  * escapes), {{{x}}} and {{& x}} write it as is; a value prints as Java's
- * toString would (strings bare, 1.5, 1.0E10, [a, b], {k=v}), a missing or
- * null one as nothing.  Names are dotted paths looked up from the
+ * toString would (strings bare, 1.5, 1.0E10, {k=v}; a list as ES's map of
+ * its indexes, {0=a, 1=b}), a missing or null one as nothing.  Names are dotted paths looked up from the
  * innermost section outwards (the first segment decides the scope, the
  * rest descend from there); a list segment takes an index ({{x.0}}) or
  * size.  Sections {{#x}} skip null, false, "" and empty lists, repeat over
  * a list's elements and enter anything else once; inverted sections
  * {{^x}} render exactly when a section would not.  Comments {{! }}, set
- * delimiters {{=<% %>=}}, and ES's functions: {{#toJson}}name{{/toJson}}
- * (the value as JSON), {{#join}}name{{/join}} and {{#join
- * delimiter='||'}}name{{/join delimiter='||'}} (a list's elements joined,
- * "," by default), {{#url}}...{{/url}} (the rendered body URL-encoded as
- * Java's URLEncoder does).  Function output is written unescaped, as ES
+ * delimiters {{=<% %>=}}, and ES's functions (names in any case):
+ * {{#toJson}}name{{/toJson}} (a list or object as JSON, anything else as
+ * its toString), {{#join}}name{{/join}} and {{#join delimiter='||'}}name{{/join
+ * delimiter='||'}} (a list's elements joined, "," by default; for anything
+ * else ES writes the body's text), {{#url}}...{{/url}} (the rendered body
+ * URL-encoded as Java's URLEncoder does).  Function output is written unescaped, as ES
  * writes it.  Partials are refused.
  *
  * Errors are ES's script_exception with mustache.java's wording and the
@@ -61,6 +62,7 @@ struct MNode
 	char	  **path;			/* dotted name split; npath 0 is "." */
 	int			npath;
 	const char *delim;			/* MK_JOIN */
+	const char *body;			/* MK_JOIN: its body as written */
 	int			line;
 	MNode	   *child;			/* sections: first node of the body */
 	MNode	   *next;
@@ -172,30 +174,15 @@ add(Parser *p, MKind kind)
 	return n;
 }
 
-/* "join delimiter='x'": the delimiter, or NULL when name is not one */
+/* "join delimiter='x'" (ES's pattern, exactly): the delimiter, else NULL */
 static char *
 join_delimiter(const char *name)
 {
-	const char *s = name;
-	const char *end;
+	size_t		len = strlen(name);
 
-	if (strncmp(s, "join", 4) != 0 || !isspace((unsigned char) s[4]))
+	if (strncmp(name, "join delimiter='", 16) != 0 || len < 17 || name[len - 1] != '\'')
 		return NULL;
-	s += 4;
-	while (isspace((unsigned char) *s))
-		s++;
-	if (strncmp(s, "delimiter", 9) != 0)
-		return NULL;
-	s += 9;
-	while (isspace((unsigned char) *s))
-		s++;
-	if (*s++ != '=')
-		return NULL;
-	while (isspace((unsigned char) *s))
-		s++;
-	if (*s != '\'' || (end = strrchr(s + 1, '\'')) == NULL || end[1] != '\0')
-		return NULL;
-	return pnstrdup(s + 1, end - s - 1);
+	return pnstrdup(name + 16, len - 17);
 }
 
 static bool
@@ -213,14 +200,14 @@ open_section(Parser *p, char sigil, char *name)
 	}
 	if (sigil == '^')
 		n = add(p, MK_INVERTED);
-	else if (strcmp(name, "toJson") == 0)
+	else if (pg_strcasecmp(name, "toJson") == 0)
 		n = add(p, MK_TOJSON);
-	else if (strcmp(name, "join") == 0 || (delim = join_delimiter(name)) != NULL)
+	else if (pg_strcasecmp(name, "join") == 0 || (delim = join_delimiter(name)) != NULL)
 	{
 		n = add(p, MK_JOIN);
 		n->delim = delim ? delim : ",";
 	}
-	else if (strcmp(name, "url") == 0)
+	else if (pg_strcasecmp(name, "url") == 0)
 		n = add(p, MK_URL);
 	else
 		n = add(p, MK_SECTION);
@@ -242,6 +229,7 @@ check_function(Parser *p, MNode *n)
 		(name = trimmed(n->child->text, n->child->len))[0] == '\0')
 		return fail(p, "Mustache function [%s] must contain one and only one identifier%s",
 					fname, NULL);
+	n->body = pnstrdup(n->child->text, n->child->len);
 	n->child = NULL;
 	set_path(n, name);
 	return true;
@@ -518,6 +506,30 @@ append_java(StringInfo out, const SeJson *v, int depth)
 	}
 }
 
+/*
+ * A {{x}} value: ES hands mustache a list wrapped as a map of its indexes
+ * (CustomReflectionObjectHandler's CollectionMap), which prints as one:
+ * {0=a, 1=b}; what it holds prints as Java's toString.
+ */
+static void
+append_value(StringInfo out, const SeJson *v)
+{
+	int			i;
+
+	if (v->type != SE_JSON_ARRAY)
+	{
+		append_java(out, v, 0);
+		return;
+	}
+	appendStringInfoChar(out, '{');
+	for (i = 0; i < v->u.a.count; i++)
+	{
+		appendStringInfo(out, "%s%d=", i ? ", " : "", i);
+		append_java(out, v->u.a.items[i], 1);
+	}
+	appendStringInfoChar(out, '}');
+}
+
 /* s escaped as Jackson's quoteAsString escapes a JSON string's content */
 static void
 append_json_escaped(StringInfo out, const char *s, int len)
@@ -647,13 +659,14 @@ render_node(Render *r, const MNode *n, StringInfo out)
 		case MK_RAW:
 			if ((v = lookup(r, n)) == NULL)
 				return true;
+			initStringInfo(&tmp);
+			append_value(&tmp, v);
 			if (n->kind == MK_RAW)
 			{
-				append_java(out, v, 0);
+				appendBinaryStringInfo(out, tmp.data, tmp.len);
+				pfree(tmp.data);
 				return true;
 			}
-			initStringInfo(&tmp);
-			append_java(&tmp, v, 0);
 			append_json_escaped(out, tmp.data, tmp.len);
 			pfree(tmp.data);
 			return true;
@@ -672,15 +685,19 @@ render_node(Render *r, const MNode *n, StringInfo out)
 				return true;
 			return render_body(r, n, r->stack[r->depth], out);
 		case MK_TOJSON:
-			if ((v = lookup(r, n)) != NULL)
+			/* lists and objects as JSON; anything else as its toString */
+			if ((v = lookup(r, n)) == NULL || v->type == SE_JSON_NULL)
+				return true;
+			if (v->type == SE_JSON_ARRAY || v->type == SE_JSON_OBJECT)
 				se_json_write(out, v);
+			else
+				append_java(out, v, 0);
 			return true;
 		case MK_JOIN:
-			if ((v = lookup(r, n)) == NULL)
-				return true;
-			if (v->type != SE_JSON_ARRAY)
+			/* a list's elements joined; anything else: the body's text */
+			if ((v = lookup(r, n)) == NULL || v->type != SE_JSON_ARRAY)
 			{
-				append_java(out, v, 0);
+				appendStringInfoString(out, n->body);
 				return true;
 			}
 			for (i = 0; i < v->u.a.count; i++)

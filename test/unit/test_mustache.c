@@ -56,7 +56,8 @@ test_values(void)
 	EXPECT("[{{n}}]", "{\"n\":null}", "[]");
 	EXPECT("{{a}} {{b}} {{c}} {{d}} {{e}}", "{\"a\":0,\"b\":1.5,\"c\":true,\"d\":1e10,\"e\":-12345678901234}",
 		   "0 1.5 true 1.0E10 -12345678901234");
-	EXPECT("{{l}} {{o}}", "{\"l\":[\"a\",1,null],\"o\":{\"k\":\"v\",\"n\":2}}", "[a, 1, null] {k=v, n=2}");
+	/* a list prints as ES's map of its indexes; inside a value as a list */
+	EXPECT("{{l}} {{o}}", "{\"l\":[\"a\",1,null],\"o\":{\"k\":\"v\",\"n\":[2,3]}}", "{0=a, 1=1, 2=null} {k=v, n=[2, 3]}");
 	/* JSON-string escaping by default, none for triple and & */
 	EXPECT("\"{{q}}\"", "{\"q\":\"say \\\"hi\\\"\\\\ \\n\\t\\u0001 é/\"}",
 		   "\"say \\\"hi\\\"\\\\ \\n\\t\\u0001 é/\"");
@@ -98,13 +99,21 @@ test_functions(void)
 	EXPECT("{{#toJson}}statuses{{/toJson}}",
 		   "{\"statuses\":{\"status\":[\"pending\",\"published\"]}}",
 		   "{\"status\":[\"pending\",\"published\"]}");
-	EXPECT("{{#toJson}}s{{/toJson}}|{{#toJson}}n{{/toJson}}", "{\"s\":\"a\\\"b\",\"n\":3}", "\"a\\\"b\"|3");
+	/* not a list or object: its toString, unescaped */
+	EXPECT("{{#toJson}}s{{/toJson}}|{{#toJson}}n{{/toJson}}", "{\"s\":\"a\\\"b\",\"n\":3}", "a\"b|3");
+	EXPECT("{{#TOJSON}}l{{/TOJSON}}", "{\"l\":[1,\"x\"]}", "[1,\"x\"]");
 	EXPECT("[{{#toJson}}missing{{/toJson}}]", "{}", "[]");
 	EXPECT("{{#toJson}}.{{/toJson}}", "{\"a\":1}", "{\"a\":1}");
 	EXPECT("{{#join}}emails{{/join}}", "{\"emails\":[\"a@x.com\",\"b@x.com\"]}", "a@x.com,b@x.com");
 	EXPECT("{{#join delimiter='||'}}date.formats{{/join delimiter='||'}}",
 		   "{\"date\":{\"formats\":[\"yyyy-MM-dd\",\"yyyy\"]}}", "yyyy-MM-dd||yyyy");
-	EXPECT("{{#join}}s{{/join}}", "{\"s\":\"single\"}", "single");
+	/* not a list: ES writes the body's text */
+	EXPECT("{{#join}}s{{/join}}", "{\"s\":\"single\"}", "s");
+	EXPECT("{{#join}}missing{{/join}}", "{}", "missing");
+	EXPECT("{{#join delimiter=''}}l{{/join delimiter=''}}", "{\"l\":[1,2]}", "12");
+	EXPECT("{{#Join}}l{{/Join}}", "{\"l\":[1,2.5]}", "1,2.5");
+	/* ES's pattern is exact: this is a plain section */
+	EXPECT("{{#join  delimiter='-'}}x{{/join  delimiter='-'}}", "{}", "");
 	EXPECT("{{#url}}{{host}}/{{page}}{{/url}}", "{\"host\":\"http://example.com\",\"page\":\"hello-world\"}",
 		   "http%3A%2F%2Fexample.com%2Fhello-world");
 	EXPECT("{{#url}}a b*é{{/url}}", NULL, "a+b*%C3%A9");
