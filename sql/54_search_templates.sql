@@ -28,6 +28,9 @@ SELECT status, body FROM search_engine.request('PUT', '/_scripts/my-search-templ
              "source": {"query": {"match": {"message": "{{query_string}}"}}, "from": "{{from}}", "size": "{{size}}"},
              "params": {"query_string": "My query string"}}}$$);
 SELECT status, body FROM search_engine.request('GET', '/_scripts/my-search-template');
+-- of id and source, the last given wins (as ES's parser sets them)
+SELECT * FROM st_render('{"source": {"size": 0}, "id": "my-search-template", "params": {"query_string": "a", "from": 1, "size": 2}}');
+SELECT * FROM st_render('{"id": "my-search-template", "source": {"size": 0}}');
 -- rendered by id, in the body or the path
 SELECT * FROM st_render('{"id": "my-search-template", "params": {"query_string": "hello world", "from": 20, "size": 10}}');
 SELECT status, body FROM search_engine.request('GET', '/_render/template/my-search-template', '{"params": {"query_string": "hello world", "from": 20, "size": 10}}');
@@ -44,6 +47,10 @@ SELECT body->'hits'->'total' AS total
 -- explain and profile of the template request
 SELECT h->>'_id' AS id, h ? '_explanation' AS explained
   FROM search_engine.request('POST', '/st/_search/template', '{"source": {"query": {"match": {"message": "{{q}}"}}}, "params": {"q": "goodbye"}, "explain": true}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') h;
+-- the template's own explain gives way to the request's (false by default)
+SELECT h->>'_id' AS id, h ? '_explanation' AS explained
+  FROM search_engine.request('POST', '/st/_search/template', '{"source": {"query": {"match": {"message": "{{q}}"}}, "explain": true}, "params": {"q": "goodbye"}}') r,
        jsonb_array_elements(r.body->'hits'->'hits') h;
 -- (profile false is taken; the search has no profile output yet, so true
 -- gets _search's refusal)
@@ -123,8 +130,9 @@ SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reaso
   FROM st_render('{"source": "{\"size\": {{#a}}1{{/b}} }"}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
   FROM search_engine.request('PUT', '/_scripts/st-bad', '{"script": {"lang": "mustache", "source": "{\"size\": {{n }"}}');
--- request shape: no template, an unknown field, a bad params, no body
+-- request shape: no template, an empty one, an unknown field, a bad params, no body
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM st_render('{"params": {}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM st_render('{"source": ""}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM st_render('{"id": "my-search-template", "size": 3}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason FROM st_render('{"id": "my-search-template", "params": [1]}');
 SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason

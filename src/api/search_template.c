@@ -60,6 +60,7 @@ parse_request(const SeJson *body, const char *path_id, TemplateRequest *t, SeErr
 
 		if (strcmp(k, "source") == 0 || strcmp(k, "inline") == 0 || strcmp(k, "template") == 0)
 		{
+			t->id = NULL;		/* the last of id and source wins, as in ES */
 			if (v->type == SE_JSON_STRING)
 				t->source = v->u.s.str;
 			else if (v->type == SE_JSON_OBJECT)
@@ -72,6 +73,7 @@ parse_request(const SeJson *body, const char *path_id, TemplateRequest *t, SeErr
 			if (v->type != SE_JSON_STRING)
 				return bad_field(k, v, err);
 			t->id = v->u.s.str;
+			t->source = NULL;
 		}
 		else if (strcmp(k, "params") == 0)
 		{
@@ -103,10 +105,16 @@ parse_request(const SeJson *body, const char *path_id, TemplateRequest *t, SeErr
 		t->id = path_id;
 		t->source = NULL;
 	}
-	if (t->source == NULL && t->id == NULL)
+	if ((t->source != NULL && t->source[0] == '\0') || (t->id != NULL && t->id[0] == '\0'))
 	{
 		se_error_set(err, 400, "action_request_validation_exception",
 					 "Validation Failed: 1: template is missing;");
+		return false;
+	}
+	if (t->source == NULL && t->id == NULL)
+	{
+		se_error_set(err, 400, "action_request_validation_exception",
+					 "Validation Failed: 1: template is missing;2: template's script type is missing;");
 		return false;
 	}
 	return true;
@@ -165,7 +173,8 @@ as_bool(const SeJson *v)
 
 /*
  * The search body a template request renders to, with the request's
- * explain and profile on it (ES sets both from the template request);
+ * explain and profile on it (ES sets both from the template request,
+ * whatever the template says);
  * NULL with ES's error: a template that does not compile, an unknown
  * stored id, a rendered text that is not JSON.
  */
@@ -190,15 +199,14 @@ se_search_template_body(const SeJson *req, SeError *err)
 					 se_json_type_name(body->type));
 		return NULL;
 	}
-	if (t.explain)
-		body = with_member(body, "explain", as_bool(t.explain));
-	/* the search has no profile output: true gets its refusal, false is no key */
-	if (t.profile)
-	{
-		const SeJson *b = as_bool(t.profile);
-
-		body = with_member(body, "profile", b->type == SE_JSON_TRUE ? b : NULL);
-	}
+	/* as ES: the request's explain (default false) replaces the body's */
+	body = with_member(body, "explain", t.explain ? as_bool(t.explain) : se_json_make_bool(false));
+	/*
+	 * profile too; the search has no profile output, so true gets its
+	 * refusal and false is no key
+	 */
+	body = with_member(body, "profile",
+					   t.profile && as_bool(t.profile)->type == SE_JSON_TRUE ? as_bool(t.profile) : NULL);
 	return body;
 }
 
