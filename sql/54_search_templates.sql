@@ -44,6 +44,9 @@ SELECT status, body->'_shards' AS shards, body->'hits'->'total' AS total, body ?
 -- URL options of _search apply (routing, rest_total_hits_as_int, search_type)
 SELECT body->'hits'->'total' AS total
   FROM search_engine.request('POST', '/st/_search/template?rest_total_hits_as_int=true&search_type=dfs_query_then_fetch', '{"id": "my-search-template", "params": {"query_string": "hello", "from": 0, "size": 10}}');
+SELECT status, body ? '_scroll_id' AS scrolled, jsonb_array_length(body->'hits'->'hits') AS hits
+  FROM search_engine.request('POST', '/st/_search/template?scroll=1m', '{"source": {"size": 1, "query": {"match_all": {}}}}');
+SELECT status FROM search_engine.request('DELETE', '/_search/scroll/_all');
 -- explain and profile of the template request
 SELECT h->>'_id' AS id, h ? '_explanation' AS explained
   FROM search_engine.request('POST', '/st/_search/template', '{"source": {"query": {"match": {"message": "{{q}}"}}}, "params": {"q": "goodbye"}, "explain": true}') r,
@@ -121,6 +124,7 @@ SELECT st_ids('POST', '/st/_search/template', '{"id": "no-such-template", "param
 -- a rendered text that is not JSON: the search body's parse error
 SELECT status, body->'error'->>'type' AS type FROM st_render($${"source": "{\"query\": {{q}} }", "params": {"q": "oops"}}$$);
 SELECT st_ids('POST', '/st/_search/template', $${"source": "{\"query\": {\"match\": {\"message\": \"{{q}}\"}} ", "params": {"q": "x"}}$$);
+SELECT status, body->'error'->>'type' AS type FROM st_render($${"source": "\u0000{{q}}", "params": {"q": "x"}}$$);
 -- a rendered body the search refuses
 SELECT st_ids('POST', '/st/_search/template', '{"source": {"query": {"no_such_query": {}}}}');
 -- malformed templates: inline, and refused when stored

@@ -24,6 +24,7 @@
 typedef struct TemplateRequest
 {
 	const char *source;			/* inline template text */
+	int			source_len;
 	const char *id;				/* stored template id */
 	const SeJson *params;
 	const SeJson *explain;
@@ -62,9 +63,15 @@ parse_request(const SeJson *body, const char *path_id, TemplateRequest *t, SeErr
 		{
 			t->id = NULL;		/* the last of id and source wins, as in ES */
 			if (v->type == SE_JSON_STRING)
+			{
 				t->source = v->u.s.str;
+				t->source_len = v->u.s.len;
+			}
 			else if (v->type == SE_JSON_OBJECT)
+			{
 				t->source = se_json_to_string(v);
+				t->source_len = strlen(t->source);
+			}
 			else
 				return bad_field(k, v, err);
 		}
@@ -105,7 +112,7 @@ parse_request(const SeJson *body, const char *path_id, TemplateRequest *t, SeErr
 		t->id = path_id;
 		t->source = NULL;
 	}
-	if ((t->source != NULL && t->source[0] == '\0') || (t->id != NULL && t->id[0] == '\0'))
+	if ((t->source != NULL && t->source_len == 0) || (t->id != NULL && t->id[0] == '\0'))
 	{
 		se_error_set(err, 400, "action_request_validation_exception",
 					 "Validation Failed: 1: template is missing;");
@@ -125,12 +132,17 @@ static char *
 render(const TemplateRequest *t, size_t *len, SeError *err)
 {
 	const char *src = t->source;
+	size_t		srclen = t->source_len;
 	SeMustache *m;
 	StringInfoData out;
 
-	if (src == NULL && (src = se_stored_template_source(t->id, err)) == NULL)
-		return NULL;
-	if ((m = se_mustache_compile(src, strlen(src), err)) == NULL)
+	if (src == NULL)
+	{
+		if ((src = se_stored_template_source(t->id, err)) == NULL)
+			return NULL;
+		srclen = strlen(src);
+	}
+	if ((m = se_mustache_compile(src, srclen, err)) == NULL)
 		return NULL;
 	initStringInfo(&out);
 	if (!se_mustache_render(m, t->params && t->params->type == SE_JSON_OBJECT ? t->params : NULL,
