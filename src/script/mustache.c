@@ -93,12 +93,18 @@ typedef struct Parser
 	SeError    *err;
 } Parser;
 
+/* A script_exception naming the template line, as mustache.java's do. */
+static bool fail(Parser *p, const char *fmt,...) pg_attribute_printf(2, 3);
+
 static bool
-fail(Parser *p, const char *fmt, const char *a, const char *b)
+fail(Parser *p, const char *fmt,...)
 {
 	char		msg[512];
+	va_list		ap;
 
-	snprintf(msg, sizeof(msg), fmt, a ? a : "", b ? b : "");
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	se_error_set(p->err, 400, "script_exception", "%s @[query-template:%d]", msg, p->line);
 	return false;
 }
@@ -193,10 +199,7 @@ open_section(Parser *p, char sigil, char *name)
 
 	if (p->depth >= SE_MUSTACHE_MAX_DEPTH)
 	{
-		char		lim[16];
-
-		snprintf(lim, sizeof(lim), "%d", SE_MUSTACHE_MAX_DEPTH);
-		return fail(p, "Sections nest deeper than %s levels%s", lim, NULL);
+		return fail(p, "Sections nest deeper than %d levels", SE_MUSTACHE_MAX_DEPTH);
 	}
 	if (sigil == '^')
 		n = add(p, MK_INVERTED);
@@ -227,8 +230,7 @@ check_function(Parser *p, MNode *n)
 
 	if (n->child == NULL || n->child->next != NULL || n->child->kind != MK_TEXT ||
 		(name = trimmed(n->child->text, n->child->len))[0] == '\0')
-		return fail(p, "Mustache function [%s] must contain one and only one identifier%s",
-					fname, NULL);
+		return fail(p, "Mustache function [%s] must contain one and only one identifier", fname);
 	n->body = pnstrdup(n->child->text, n->child->len);
 	n->child = NULL;
 	set_path(n, name);
@@ -241,7 +243,7 @@ close_section(Parser *p, char *name)
 	MNode	   *n;
 
 	if (p->depth == 0)
-		return fail(p, "Closing tag '%s' has no matching opening tag%s", name, NULL);
+		return fail(p, "Closing tag '%s' has no matching opening tag", name);
 	n = p->open[p->depth];
 	if (strcmp(n->text, name) != 0)
 		return fail(p, "Mismatched start/end tags: %s != %s", n->text, name);
@@ -277,7 +279,7 @@ set_delimiters(Parser *p, const char *spec)
 		s++;
 	if (al == 0 || bl == 0 || *s != '\0' || al > MAX_DELIM || bl > MAX_DELIM ||
 		memchr(a, '=', al) || memchr(b, '=', bl))
-		return fail(p, "Invalid delimiter specification [%s]%s", spec, NULL);
+		return fail(p, "Invalid delimiter specification [%s]", spec);
 	memcpy(p->otag, a, al);
 	p->otag[al] = '\0';
 	memcpy(p->ctag, b, bl);
@@ -309,7 +311,7 @@ parse_tag(Parser *p)
 		start = p->pos;
 	end = find(p, start, close);
 	if (end < 0)
-		return fail(p, "Improperly closed tag, missing '%s'%s", close, NULL);
+		return fail(p, "Improperly closed tag, missing '%s'", close);
 	count_lines(p, p->pos, end);
 	p->pos = end + strlen(close);
 	if (sigil == '!')
@@ -318,7 +320,7 @@ parse_tag(Parser *p)
 	if (sigil == '=')
 		return set_delimiters(p, name);
 	if (name[0] == '\0')
-		return fail(p, "Empty mustache tag%s%s", NULL, NULL);
+		return fail(p, "Empty mustache tag");
 	switch (sigil)
 	{
 		case '#':
@@ -329,8 +331,8 @@ parse_tag(Parser *p)
 		case '>':
 		case '<':
 		case '$':
-			return fail(p, "Template [%s] not found: partials and template inheritance are not supported%s",
-						name, NULL);
+			return fail(p, "Template [%s] not found: partials and template inheritance are not supported",
+						name);
 		case '{':
 		case '&':
 			set_path(add(p, MK_RAW), name);
@@ -376,7 +378,7 @@ se_mustache_compile(const char *src, size_t len, SeError *err)
 	}
 	if (p.depth > 0)
 	{
-		fail(&p, "Failed to close '%s' tag%s", p.open[p.depth]->text, NULL);
+		fail(&p, "Failed to close '%s' tag", p.open[p.depth]->text);
 		return NULL;
 	}
 	return m;
