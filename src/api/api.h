@@ -253,6 +253,12 @@ extern SeJson *se_source_url_spec(const char *source, const char *includes,
 /* _msearch: NDJSON header/body pairs, one response (or error) each */
 extern bool se_op_msearch(const char *default_index, const char *body, size_t len,
 						  const SeSearchParams *p, SeResponse *r, SeError *err);
+/* in search_template.c: search templates (_search/template, _render/template) */
+extern SeJson *se_search_template_body(const SeJson *req, SeError *err);
+extern bool se_op_render_template(const SeJson *req, const char *path_id, SeResponse *r,
+								  SeError *err);
+extern bool se_op_msearch_template(const char *default_index, const char *body, size_t len,
+								   const SeSearchParams *p, SeResponse *r, SeError *err);
 extern bool se_op_count(const char *expr, const SeJson *body,
 						const char *preference, int64 *count, SeResponse *r, SeError *err);
 extern bool se_op_get(const char *index, const char *id, const char *routing,

@@ -9,7 +9,8 @@
  * is parsed first -- a malformed line, an unknown header key or a missing
  * final newline fail it all -- then each search runs as a _search would
  * and answers in "responses", in order, with its status: its hits, or its
- * own error, which does not fail the others.
+ * own error, which does not fail the others.  _msearch/template is the
+ * same with search template requests as bodies (search_template.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -137,9 +138,14 @@ blank(const char *s, size_t len)
 	return true;
 }
 
-bool
-se_op_msearch(const char *default_index, const char *body, size_t len,
-			  const SeSearchParams *p, SeResponse *r, SeError *err)
+/*
+ * The searches of an _msearch body; templates: each body line is a search
+ * template request (_msearch/template), rendered when its search runs so
+ * that a bad template fails its own response only.
+ */
+static bool
+msearch(const char *default_index, const char *body, size_t len, bool templates,
+		const SeSearchParams *p, SeResponse *r, SeError *err)
 {
 	TimestampTz start = GetCurrentTimestamp();
 	List	   *items = NIL;
@@ -221,6 +227,8 @@ se_op_msearch(const char *default_index, const char *body, size_t len,
 		ok = !own_options ||
 			se_indices_options_set(it->ignore_unavailable, it->allow_no_indices,
 								   it->expand_wildcards, &e);
+		if (ok && templates && (it->body = se_search_template_body(it->body, &e)) == NULL)
+			ok = false;
 		ok = ok && se_op_search(it->index ? it->index : default_index ? default_index : "_all",
 								it->body, &sp, &one, &e);
 		if (own_options)
@@ -242,4 +250,19 @@ se_op_msearch(const char *default_index, const char *body, size_t len,
 	appendStringInfo(&r->body, "],\"took\":%ld}", secs * 1000 + usecs / 1000);
 	r->status = 200;
 	return true;
+}
+
+bool
+se_op_msearch(const char *default_index, const char *body, size_t len,
+			  const SeSearchParams *p, SeResponse *r, SeError *err)
+{
+	return msearch(default_index, body, len, false, p, r, err);
+}
+
+/* _msearch/template: as _msearch, each body a search template request */
+bool
+se_op_msearch_template(const char *default_index, const char *body, size_t len,
+					   const SeSearchParams *p, SeResponse *r, SeError *err)
+{
+	return msearch(default_index, body, len, true, p, r, err);
 }

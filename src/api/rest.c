@@ -545,15 +545,14 @@ negative_param(const char *name, int v, SeError *err)
 	return false;
 }
 
+/* A search of body with the URL's options (_search, _search/template). */
 static bool
-h_search(RestReq *rq, SeResponse *r, SeError *err)
+search_with_body(RestReq *rq, SeJson *body, SeResponse *r, SeError *err)
 {
-	SeJson	   *body;
 	SeSearchParams sp;
 
 	memset(&sp, 0, sizeof(sp));
-	if (!json_body(rq, &body, err) || !uri_query(rq, &body, err) ||
-		!param_int(rq, "from", -1, &sp.from, err) ||
+	if (!param_int(rq, "from", -1, &sp.from, err) ||
 		!param_int(rq, "size", -1, &sp.size, err))
 		return false;
 	/* -1 stands for "not given": a negative value given is ES's 400 */
@@ -587,6 +586,43 @@ h_search(RestReq *rq, SeResponse *r, SeError *err)
 			return se_search_exec(NULL, body, &sp, NULL, r, err);
 	}
 	return se_op_search(rq->index ? rq->index : "_all", body, &sp, r, err);
+}
+
+static bool
+h_search(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	return json_body(rq, &body, err) && uri_query(rq, &body, err) &&
+		search_with_body(rq, body, r, err);
+}
+
+/* _search/template: the rendered template searched as _search would */
+static bool
+h_search_template(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	if (!json_body(rq, &body, err))
+		return false;
+	if (body == NULL)
+	{
+		se_error_set(err, 400, "parse_exception", "request body is required");
+		return false;
+	}
+	se_require_started();
+	return (body = se_search_template_body(body, err)) != NULL &&
+		search_with_body(rq, body, r, err);
+}
+
+/* _render/template[/{id}] */
+static bool
+h_render_template(RestReq *rq, SeResponse *r, SeError *err)
+{
+	SeJson	   *body;
+
+	return json_body(rq, &body, err) &&
+		se_op_render_template(body, rq->nparts > 2 ? rq->parts[2] : NULL, r, err);
 }
 
 /* POST /{index}/_pit?keep_alive= */
@@ -629,7 +665,10 @@ h_scroll(RestReq *rq, SeResponse *r, SeError *err)
 	return se_op_scroll_next(id, scroll, param_bool(rq, "rest_total_hits_as_int"), r, err);
 }
 
-/* _msearch: NDJSON of header and body lines; URL options apply to each */
+/*
+ * _msearch and _msearch/template: NDJSON of header and body lines; URL
+ * options apply to each
+ */
 static bool
 h_msearch(RestReq *rq, SeResponse *r, SeError *err)
 {
@@ -640,6 +679,9 @@ h_msearch(RestReq *rq, SeResponse *r, SeError *err)
 	sp.track_total_hits = -2;
 	sp.search_type = param(rq, "search_type");
 	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
+	if (rq->nparts > 0 && strcmp(rq->parts[rq->nparts - 1], "template") == 0)
+		return se_op_msearch_template(rq->index, rq->body ? rq->body : "", rq->body_len,
+									  &sp, r, err);
 	return se_op_msearch(rq->index, rq->body ? rq->body : "", rq->body_len, &sp, r, err);
 }
 
@@ -1143,6 +1185,10 @@ static const RestRoute routes[] = {
 	{GET | POST | DELETE, "/_search/scroll", h_scroll},
 	{GET | POST, "/_msearch", h_msearch},
 	{GET | POST | DELETE, "/_search/scroll/{id}", h_scroll},
+	{GET | POST, "/_search/template", h_search_template},
+	{GET | POST, "/_msearch/template", h_msearch},
+	{GET | POST, "/_render/template", h_render_template},
+	{GET | POST, "/_render/template/{name}", h_render_template},
 	{DELETE, "/_pit", h_close_pit},
 	{GET | POST, "/_count", h_count},
 	{GET | POST, "/_validate/query", h_validate_query},
@@ -1213,6 +1259,8 @@ static const RestRoute routes[] = {
 	{GET | POST, "/{index}/_search", h_search},
 	{POST, "/{index}/_pit", h_open_pit},
 	{GET | POST, "/{index}/_msearch", h_msearch},
+	{GET | POST, "/{index}/_search/template", h_search_template},
+	{GET | POST, "/{index}/_msearch/template", h_msearch},
 	{GET | POST, "/{index}/_count", h_count},
 	{GET, "/{index}/_stats", h_stats},
 	{GET, "/{index}/_stats/{metric}", h_stats},

@@ -16,6 +16,7 @@
 
 #include "api/api.h"
 #include "cluster/scripts.h"
+#include "script/mustache.h"
 #include "script/script.h"
 #include "security/acl.h"
 
@@ -30,12 +31,25 @@ acknowledged(SeResponse *r)
 bool
 se_op_script_put(const char *id, const SeJson *body, SeResponse *r, SeError *err)
 {
-	const SeJson *source = se_json_get(se_json_get(body, "script"), "source");
+	const SeJson *script = se_json_get(body, "script");
+	const SeJson *source = se_json_get(script, "source");
+	const SeJson *lang = se_json_get(script, "lang");
 	SeError		e1;
 
 	se_require_started();
 	if (!se_acl_cluster_manage_check("cluster:admin/script/put", err))
 		return false;
+	/* a search template: refuse one that does not compile */
+	if (lang != NULL && lang->type == SE_JSON_STRING && strcmp(lang->u.s.str, "mustache") == 0)
+	{
+		const char *text = source == NULL ? NULL :
+			source->type == SE_JSON_STRING ? source->u.s.str :
+			source->type == SE_JSON_OBJECT ? se_json_to_string(source) : NULL;
+
+		if (text != NULL && se_mustache_compile(text, strlen(text), err) == NULL)
+			return false;
+		return se_state_put_script(id, body, err) && acknowledged(r);
+	}
 	/* an update script or a score script may use it: refuse what neither compiles */
 	se_error_init(&e1);
 	if (source != NULL && source->type == SE_JSON_STRING &&

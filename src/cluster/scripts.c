@@ -8,8 +8,11 @@
  * state operations "script" and "script_delete", as index templates are),
  * so in a cluster every node sees a script once its put is acknowledged.
  * A script is checked when it is put: ES's messages for a missing lang or
- * source, and Painless only (the language the search and update paths
- * run); that it compiles is the API's check (api/script_ops.c).
+ * source, Painless (what the search and update paths run) or mustache
+ * (search templates: a source given as an object is kept as its JSON text
+ * with ES's content_type option); that it compiles is the API's check
+ * (api/script_ops.c).  A script of one language asked for as the other
+ * is ES's 400 of the engine that cannot run it.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,14 +55,17 @@ se_stored_script(const SeClusterState *st, const char *id)
 }
 
 /*
- * The source of stored script id, as a request's {"script": {"id"}} runs
- * it; NULL with ES's 404 when there is none.
+ * The source of stored script id of language lang; NULL with ES's 404 when
+ * there is none, or ES's 400 when it is of another language (what its
+ * engine answers for a context it cannot run).
  */
-const char *
-se_stored_script_source(const char *id, SeError *err)
+static const char *
+stored_source(const char *id, const char *lang, const char *context, SeError *err)
 {
 	const SeJson *s = se_stored_script(se_state_current(), id);
 	const SeJson *src = se_json_get(s, "source");
+	const SeJson *l = se_json_get(s, "lang");
+	const char *have = l && l->type == SE_JSON_STRING ? l->u.s.str : "painless";
 
 	if (src == NULL || src->type != SE_JSON_STRING)
 	{
@@ -67,7 +73,28 @@ se_stored_script_source(const char *id, SeError *err)
 					 "unable to find script [%s] in cluster state", id);
 		return NULL;
 	}
+	if (strcmp(have, lang) != 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "%s%s does not know how to handle context [%s]", have,
+					 strcmp(have, "mustache") == 0 ? " engine" : "", context);
+		return NULL;
+	}
 	return src->u.s.str;
+}
+
+/* A painless script's source, as a request's {"script": {"id": ..}} runs it. */
+const char *
+se_stored_script_source(const char *id, SeError *err)
+{
+	return stored_source(id, "painless", "script", err);
+}
+
+/* A search template's source ({"id": ..} of _search/template). */
+const char *
+se_stored_template_source(const char *id, SeError *err)
+{
+	return stored_source(id, "mustache", "template", err);
 }
 
 /* ES's checks of PUT /_scripts/{id}; the script as stored, or NULL. */
@@ -77,6 +104,8 @@ normalize(const char *id, const SeJson *body, SeError *err)
 	const SeJson *script = se_json_get(body, "script");
 	const SeJson *lang;
 	const SeJson *source;
+	const SeJson *options = NULL;
+	bool		mustache;
 	SeJson	   *out;
 
 	if (id == NULL || id[0] == '\0' || strchr(id, '#') != NULL)
@@ -97,12 +126,19 @@ normalize(const char *id, const SeJson *body, SeError *err)
 		se_error_set(err, 400, "illegal_argument_exception", "must specify lang for stored script");
 		return NULL;
 	}
+	mustache = strcmp(lang->u.s.str, "mustache") == 0;
+	if (mustache && source != NULL && source->type == SE_JSON_OBJECT)
+	{
+		/* ES keeps a template given as an object as its JSON text */
+		source = se_json_make_string(se_json_to_string(source), -1);
+		options = se_json_make_string("application/json;charset=utf-8", -1);
+	}
 	if (source == NULL || source->type != SE_JSON_STRING || source->u.s.len == 0)
 	{
 		se_error_set(err, 400, "illegal_argument_exception", "must specify source for stored script");
 		return NULL;
 	}
-	if (strcmp(lang->u.s.str, "painless") != 0)
+	if (!mustache && strcmp(lang->u.s.str, "painless") != 0)
 	{
 		se_error_set(err, 400, "illegal_argument_exception",
 					 "script_lang not supported [%s]", lang->u.s.str);
@@ -110,10 +146,20 @@ normalize(const char *id, const SeJson *body, SeError *err)
 	}
 	out = palloc0(sizeof(SeJson));
 	out->type = SE_JSON_OBJECT;
-	out->u.o.members = palloc(sizeof(SeJsonMember) * 2);
+	out->u.o.members = palloc(sizeof(SeJsonMember) * 3);
 	out->u.o.members[0] = (SeJsonMember) {"lang", 4, (SeJson *) lang};
 	out->u.o.members[1] = (SeJsonMember) {"source", 6, (SeJson *) source};
 	out->u.o.count = 2;
+	if (options != NULL)
+	{
+		SeJson	   *o = palloc0(sizeof(SeJson));
+
+		o->type = SE_JSON_OBJECT;
+		o->u.o.members = palloc(sizeof(SeJsonMember));
+		o->u.o.members[0] = (SeJsonMember) {"content_type", 12, (SeJson *) options};
+		o->u.o.count = 1;
+		out->u.o.members[out->u.o.count++] = (SeJsonMember) {"options", 7, o};
+	}
 	return out;
 }
 

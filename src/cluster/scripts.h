@@ -5,7 +5,8 @@
  *	  as Elasticsearch keeps them.
  *
  * One JSON object of the state (SeClusterState.scripts_json, etcd key
- * state/scripts in a cluster): {id: {"lang": "painless", "source": ..}},
+ * state/scripts in a cluster): {id: {"lang": "painless" or "mustache",
+ * "source": .., "options": ..}},
  * changed through the master like index templates, so every node reads
  * the same scripts.  Requests name one with {"script": {"id": .., "params":
  * ..}} wherever a script is accepted.
@@ -22,7 +23,7 @@
 
 /*
  * Put stored script id: body is ES's {"script": {"lang", "source",
- * "options"}}; validated (lang painless, the source compiles) here.
+ * "options"}}; validated (lang painless or mustache) here.
  */
 extern bool se_state_put_script(const char *id, const SeJson *body, SeError *err);
 /* Delete stored script id: ES's 404 when there is none. */
@@ -40,5 +41,7 @@ extern const SeJson *se_stored_script(const SeClusterState *st, const char *id);
  * {"script": {"id": ..}} runs it; NULL with ES's 404 when there is none.
  */
 extern const char *se_stored_script_source(const char *id, SeError *err);
+/* The same for a stored search template (lang mustache). */
+extern const char *se_stored_template_source(const char *id, SeError *err);
 
 #endif							/* SE_CLUSTER_SCRIPTS_H */
