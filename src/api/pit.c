@@ -625,6 +625,18 @@ se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err)
 	return true;
 }
 
+/* The point in time a search body names, decoded into *p; false if none or bad. */
+static bool
+body_pit_id(const SeJson *body, PitId *p)
+{
+	const SeJson *pit = body && body->type == SE_JSON_OBJECT ? se_json_get(body, "pit") : NULL;
+	const SeJson *id = pit && pit->type == SE_JSON_OBJECT ? se_json_get(pit, "id") : NULL;
+	SeError		e;
+
+	se_error_init(&e);
+	return id != NULL && id->type == SE_JSON_STRING && pit_id_decode(id->u.s.str, p, &e);
+}
+
 /*
  * The indices a search body's point in time names, to hold the body to
  * their index.max_* limits as a search of them is held (ES checks each
@@ -634,18 +646,12 @@ se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err)
 List *
 se_pit_body_indices(const SeJson *body)
 {
-	const SeJson *pit = body ? se_json_get(body, "pit") : NULL;
-	const SeJson *id = pit && pit->type == SE_JSON_OBJECT ? se_json_get(pit, "id") : NULL;
 	const SeClusterState *st = se_state_current();
 	List	   *res = NIL;
-	SeError		e;
 	PitId		p;
 	int			i;
 
-	if (id == NULL || id->type != SE_JSON_STRING)
-		return NIL;
-	se_error_init(&e);
-	if (!pit_id_decode(id->u.s.str, &p, &e))
+	if (!body_pit_id(body, &p))
 		return NIL;
 	for (i = 0; i < p.n; i++)
 	{
@@ -665,15 +671,9 @@ se_pit_body_indices(const SeJson *body)
 const SeJson *
 se_pit_search_body(const SeJson *body, SeError *err)
 {
-	const SeJson *pit = body && body->type == SE_JSON_OBJECT ? se_json_get(body, "pit") : NULL;
-	const SeJson *id = pit && pit->type == SE_JSON_OBJECT ? se_json_get(pit, "id") : NULL;
-	SeError		e;
 	PitId		p;
 
-	if (id == NULL || id->type != SE_JSON_STRING)
-		return body;
-	se_error_init(&e);
-	if (!pit_id_decode(id->u.s.str, &p, &e))
+	if (!body_pit_id(body, &p))
 		return body;
 	return se_body_with_filter(body, p.filter, err);
 }

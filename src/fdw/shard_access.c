@@ -37,6 +37,20 @@ raise_if(SeError *err)
 		se_raise(err);
 }
 
+/* se_alias_single_index, its error raised */
+static const char *
+single_index(const char *name, bool write, const char **routing)
+{
+	SeError		err;
+	const char *ci;
+
+	se_error_init(&err);
+	ci = se_alias_single_index(se_state_current(), name, write, routing, &err);
+	if (ci == NULL)
+		se_raise(&err);
+	return ci;
+}
+
 /*
  * The index option may name an alias of one index (its writes go through
  * se_engine_write_index): that index.  An alias's filter is applied by
@@ -45,14 +59,7 @@ raise_if(SeError *err)
 const char *
 se_engine_concrete_index(const char *index)
 {
-	SeError		err;
-	const char *ci;
-
-	se_error_init(&err);
-	ci = se_alias_single_index(se_state_current(), index, false, NULL, &err);
-	if (ci == NULL)
-		se_raise(&err);
-	return ci;
+	return single_index(index, false, NULL);
 }
 
 /* The filter of the alias name (JSON), NULL when none or not an alias. */
@@ -77,14 +84,7 @@ se_engine_alias_filter(const char *name)
 const char *
 se_engine_write_index(const char *name, const char **routing)
 {
-	SeError		err;
-	const char *ci;
-
-	se_error_init(&err);
-	ci = se_alias_single_index(se_state_current(), name, true, routing, &err);
-	if (ci == NULL)
-		se_raise(&err);
-	return ci;
+	return single_index(name, true, routing);
 }
 
 /*
