@@ -46,6 +46,11 @@ SELECT body->'hits'->'total'->'value' AS total, body->'aggregations'->'s'->'valu
   FROM p56_pits, LATERAL r56('POST', '/_search', jsonb_build_object('pit', jsonb_build_object('id', id),
        'query', '{"range":{"n":{"gte":2}}}'::jsonb, 'aggs', '{"s":{"sum":{"field":"n"}}}'::jsonb)::text)
  WHERE name = 'both';
+-- and through _msearch (a header without index)
+SELECT body->'responses'->0->'hits'->'total'->'value' AS msearch_red
+  FROM p56_pits, LATERAL r56('POST', '/_msearch',
+       '{}' || chr(10) || jsonb_build_object('pit', jsonb_build_object('id', id))::text || chr(10))
+ WHERE name = 'red';
 -- the alias changed later: the point in time keeps the filter it was opened with
 SELECT status FROM r56('POST', '/_aliases', '{"actions":[{"remove":{"index":"p56-a","alias":"p56-red"}}]}');
 SELECT body->'hits'->'total'->'value' AS still_red

@@ -431,7 +431,11 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 		return false;
 	/* through aliases: their filter (alias_ops.c); their search routing per index */
 	routing = p ? p->routing : NULL;
-	body = expr ? se_alias_search_body(expr, indices, body, err) : se_pit_search_body(body, err);
+	body = se_alias_search_body(expr, indices, body, err);
+	if (se_error_is_set(err))
+		return false;
+	/* a point in time opened through filtered aliases: their filter, kept in its id */
+	body = se_pit_search_body(body, err);
 	if (se_error_is_set(err))
 		return false;
 	/* each index's own limit holds (ES checks it per shard): the lowest;
