@@ -18,6 +18,7 @@ ROUNDS=${ROUNDS:-2}
 REPS=${REPS:-3}
 : "${SO_A:?SO_A=path of the A build's search_engine.so}" "${SO_B:?SO_B=path of the B build's}"
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/scroll.sh"
 LIB=$(pg_config --pkglibdir)/search_engine.so
 ORIG=$(mktemp)
 cp "$LIB" "$ORIG"
@@ -26,43 +27,9 @@ trap 'latency_server_cleanup; cp "$ORIG" "$LIB.tmp" && chmod 755 "$LIB.tmp" && m
 se_create_index debian
 read -r s _ < <(se_ingest debian)
 echo "debian: $(se_docs_count debian) documents in ${s}s"
-sql <<SQL
-CREATE SCHEMA IF NOT EXISTS bench;
-DROP TABLE IF EXISTS deb_raw;
-CREATE TABLE deb_raw (j jsonb);
-COPY deb_raw FROM '$DATA/debian.jsonl' WITH (FORMAT csv, QUOTE e'\x01', DELIMITER e'\x02');
-VACUUM ANALYZE deb_raw;
-CREATE OR REPLACE FUNCTION bench.time_ms(q text, warmup int, reps int,
-                                         OUT median_ms float8, OUT p95_ms float8)
-LANGUAGE plpgsql AS \$\$
-DECLARE t float8[] := '{}'; t0 timestamptz;
-BEGIN
-  FOR i IN 1..warmup LOOP EXECUTE q; END LOOP;
-  FOR i IN 1..reps LOOP
-    t0 := clock_timestamp();
-    EXECUTE q;
-    t := t || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-  END LOOP;
-  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), percentile_cont(0.95) WITHIN GROUP (ORDER BY x)
-    INTO median_ms, p95_ms FROM unnest(t) x;
-END \$\$;
-CREATE OR REPLACE FUNCTION bench.scroll_all(idx text, page int) RETURNS jsonb
-LANGUAGE plpgsql AS \$\$
-DECLARE r jsonb; sid text; n bigint := 0;
-BEGIN
-  SELECT body INTO r FROM search_engine.request('POST', '/' || idx || '/_search?scroll=1m',
-                                                format('{"size": %s, "sort": ["_doc"]}', page));
-  LOOP
-    EXIT WHEN jsonb_array_length(r->'hits'->'hits') = 0;
-    n := n + jsonb_array_length(r->'hits'->'hits');
-    sid := r->>'_scroll_id';
-    SELECT body INTO r FROM search_engine.request('POST', '/_search/scroll',
-                                                  jsonb_build_object('scroll', '1m', 'scroll_id', sid)::text);
-  END LOOP;
-  PERFORM search_engine.request('DELETE', '/_search/scroll', jsonb_build_object('scroll_id', sid)::text);
-  RETURN jsonb_build_array(n);
-END \$\$;
-SQL
+deb_raw_load
+sql -c "VACUUM ANALYZE deb_raw"
+scroll_bench_sql
 # the merged index, as a scroll of a settled index would see it
 sql -c "SELECT search_engine.request('POST', '/debian/_forcemerge?max_num_segments=1')" >/dev/null
 

@@ -30,6 +30,7 @@ WARMUP=${WARMUP:-5}
 SCROLL_REPS=${SCROLL_REPS:-5}
 FUZZY_PG_REPS=${FUZZY_PG_REPS:-5}   # pg_trgm takes seconds on some words
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/scroll.sh"
 latency_server "shared_buffers = '512MB'"
 sql -f "$BENCH/lib/latency.sql" >/dev/null
 
@@ -42,11 +43,10 @@ se_create_index debian
 read -r s _ < <(se_ingest debian)
 echo "debian (bench/lib/debian_index.json): $(se_docs_count debian) documents in ${s}s"
 
+deb_raw_load
 sql <<SQL
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
-DROP TABLE IF EXISTS deb_raw, deb;
-CREATE TABLE deb_raw (j jsonb);
-COPY deb_raw FROM '$DATA/debian.jsonl' WITH (FORMAT csv, QUOTE e'\x01', DELIMITER e'\x02');
+DROP TABLE IF EXISTS deb;
 CREATE TABLE deb AS
   SELECT j->>'package' AS package, j->>'section' AS section,
          (j->>'installed_size')::bigint AS installed_size, j->>'description' AS description
@@ -58,39 +58,8 @@ CREATE SERVER se FOREIGN DATA WRAPPER search_engine;
 DROP SCHEMA IF EXISTS f CASCADE;
 CREATE SCHEMA f;
 IMPORT FOREIGN SCHEMA "deb_dyn" FROM SERVER se INTO f;
--- time of a statement that returns no value (COPY), median and p95 (ms)
-CREATE OR REPLACE FUNCTION bench.time_ms(q text, warmup int, reps int,
-                                         OUT median_ms float8, OUT p95_ms float8)
-LANGUAGE plpgsql AS \$\$
-DECLARE t float8[] := '{}'; t0 timestamptz;
-BEGIN
-  FOR i IN 1..warmup LOOP EXECUTE q; END LOOP;
-  FOR i IN 1..reps LOOP
-    t0 := clock_timestamp();
-    EXECUTE q;
-    t := t || extract(epoch FROM clock_timestamp() - t0)::float8 * 1000;
-  END LOOP;
-  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), percentile_cont(0.95) WITHIN GROUP (ORDER BY x)
-    INTO median_ms, p95_ms FROM unnest(t) x;
-END \$\$;
--- every document through the scroll API: [documents, bytes of _source]
-CREATE OR REPLACE FUNCTION bench.scroll_all(idx text, page int) RETURNS jsonb
-LANGUAGE plpgsql AS \$\$
-DECLARE r jsonb; sid text; n bigint := 0; b bigint := 0;
-BEGIN
-  SELECT body INTO r FROM search_engine.request('POST', '/' || idx || '/_search?scroll=1m',
-                                                format('{"size": %s, "sort": ["_doc"]}', page));
-  LOOP
-    EXIT WHEN jsonb_array_length(r->'hits'->'hits') = 0;
-    n := n + jsonb_array_length(r->'hits'->'hits');
-    sid := r->>'_scroll_id';
-    SELECT body INTO r FROM search_engine.request('POST', '/_search/scroll',
-                                                  jsonb_build_object('scroll', '1m', 'scroll_id', sid)::text);
-  END LOOP;
-  PERFORM search_engine.request('DELETE', '/_search/scroll', jsonb_build_object('scroll_id', sid)::text);
-  RETURN jsonb_build_array(n);
-END \$\$;
 SQL
+scroll_bench_sql
 echo "foreign table: $(sqlv -c "SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'f.deb_dyn'::regclass AND attnum > 0 AND attname IN ('section', 'installed_size')")"
 
 Q_FDW='SELECT section, count(*), avg(installed_size) FROM f.deb_dyn GROUP BY section'

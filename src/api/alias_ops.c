@@ -448,29 +448,22 @@ se_op_get_alias(const char *expr, const char *name, bool head, SeResponse *r, Se
 }
 
 /*
- * A search over expr: its body with the filters of the aliases through
- * which expr reaches its indices (a filter clause beside the query), and
- * their search routing in *routing when none was given and every index
- * has the same.  When the indices differ (one reached directly, another
+ * The filter clause of the aliases through which expr reaches indices
+ * (NULL: none).  When the indices differ (one reached directly, another
  * through a filtered alias; different filters), each index's filter is
- * tied to it with a term query on _index, so one query serves them all.
+ * tied to it with a term query on _index, so one clause serves them all.
  */
-const SeJson *
-se_alias_search_body(const char *expr, List *indices, const SeJson *body,
-					 const char **routing, SeError *err)
+char *
+se_alias_filter_clause(const char *expr, List *indices)
 {
 	List	   *filters = NIL;	/* distinct filters (char *); NULL: none */
 	List	   *groups = NIL;	/* per filter, its indices' names as JSON */
-	char	   *search_routing = NULL;
-	bool		same_routing = true;
 	bool		any_filter = false;
 	ListCell   *lc;
 	StringInfoData b;
-	SeJsonParseOptions opts = {0};
-	const SeJson *query;
 
 	if (expr == NULL || indices == NIL)
-		return body;
+		return NULL;
 	foreach(lc, indices)
 	{
 		const SeIndexMeta *im = lfirst(lc);
@@ -480,11 +473,6 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 		int			g = -1;
 
 		se_alias_search_extras(expr, im, &f, &rt);
-		if (foreach_current_index(lc) == 0)
-			search_routing = rt;
-		else if ((search_routing == NULL) != (rt == NULL) ||
-				 (rt && strcmp(search_routing, rt) != 0))
-			same_routing = false;
 		any_filter = any_filter || f != NULL;
 		foreach(fc, filters)
 			if ((lfirst(fc) == NULL && f == NULL) ||
@@ -504,41 +492,104 @@ se_alias_search_body(const char *expr, List *indices, const SeJson *body,
 			se_json_write_string(names, im->name, strlen(im->name));
 		}
 	}
-	if (search_routing && same_routing && routing && *routing == NULL)
-		*routing = search_routing;
 	if (!any_filter)
+		return NULL;
+	if (list_length(filters) == 1)
+		return linitial(filters);
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"bool\":{\"minimum_should_match\":1,\"should\":[");
+	foreach(lc, filters)
+	{
+		StringInfo	names = list_nth(groups, foreach_current_index(lc));
+
+		appendStringInfo(&b, "%s{\"bool\":{\"filter\":[{\"terms\":{\"_index\":[%s]}}%s%s]}}",
+						 foreach_current_index(lc) ? "," : "", names->data,
+						 lfirst(lc) ? "," : "", lfirst(lc) ? (char *) lfirst(lc) : "");
+	}
+	appendStringInfoString(&b, "]}}");
+	return b.data;
+}
+
+/*
+ * A search body with clause (NULL: none) as a filter beside its query; no
+ * query is match_all, so hits keep ES's score of 1.
+ */
+const SeJson *
+se_body_with_filter(const SeJson *body, const char *clause, SeError *err)
+{
+	StringInfoData b;
+	SeJsonParseOptions opts = {0};
+	const SeJson *query;
+
+	if (clause == NULL)
 		return body;
 	if (body && body->type != SE_JSON_OBJECT && body->type != SE_JSON_NULL)
 		return body;
 	initStringInfo(&b);
-	appendStringInfoString(&b, "{\"query\":{\"bool\":{");
+	appendStringInfoString(&b, "{\"query\":{\"bool\":{\"must\":[");
 	query = body && body->type == SE_JSON_OBJECT ? se_json_get(body, "query") : NULL;
-	/* no query: match_all, so hits keep ES's score of 1 */
-	appendStringInfoString(&b, "\"must\":[");
 	if (query)
 		se_json_write(&b, query);
 	else
 		appendStringInfoString(&b, "{\"match_all\":{}}");
-	appendStringInfoString(&b, "],\"filter\":[");
-	if (list_length(filters) == 1)
-		appendStringInfoString(&b, linitial(filters));
-	else
-	{
-		appendStringInfoString(&b, "{\"bool\":{\"minimum_should_match\":1,\"should\":[");
-		foreach(lc, filters)
-		{
-			StringInfo	names = list_nth(groups, foreach_current_index(lc));
-
-			appendStringInfo(&b, "%s{\"bool\":{\"filter\":[{\"terms\":{\"_index\":[%s]}}%s%s]}}",
-							 foreach_current_index(lc) ? "," : "", names->data,
-							 lfirst(lc) ? "," : "", lfirst(lc) ? (char *) lfirst(lc) : "");
-		}
-		appendStringInfoString(&b, "]}}");
-	}
-	appendStringInfoString(&b, "]}}");
+	appendStringInfo(&b, "],\"filter\":[%s]}}", clause);
 	members_except(&b, body, (const char *const[]) {"query", NULL});
 	appendStringInfoChar(&b, '}');
 	return se_json_parse(b.data, b.len, &opts, err);
+}
+
+/* A search over expr: its body with its aliases' filter clause. */
+const SeJson *
+se_alias_search_body(const char *expr, List *indices, const SeJson *body, SeError *err)
+{
+	return se_body_with_filter(body, se_alias_filter_clause(expr, indices), err);
+}
+
+/* Is v one of the values of the comma list list? */
+static bool
+routing_list_has(const char *list, const char *v)
+{
+	size_t		vl = strlen(v);
+
+	for (;;)
+	{
+		size_t		len = strcspn(list, ",");
+
+		if (len == vl && strncmp(list, v, vl) == 0)
+			return true;
+		if (list[len] == '\0')
+			return false;
+		list += len + 1;
+	}
+}
+
+/*
+ * The routing a search over expr uses on index im, ES's per index: the
+ * search routing of the aliases through which expr reaches it, those of
+ * them the request's routing (NULL: none) also names when both are given
+ * (none in common: every shard, as ES), else the request's.
+ */
+const char *
+se_alias_index_routing(const char *expr, const SeIndexMeta *im, const char *routing)
+{
+	char	   *f;
+	char	   *rt;
+	char	   *save = NULL;
+	char	   *tok;
+	StringInfoData b;
+
+	if (expr == NULL)
+		return routing;
+	se_alias_search_extras(expr, im, &f, &rt);
+	if (rt == NULL)
+		return routing;
+	if (routing == NULL)
+		return rt;
+	initStringInfo(&b);
+	for (tok = strtok_r(rt, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (routing_list_has(routing, tok))
+			appendStringInfo(&b, "%s%s", b.len ? "," : "", tok);
+	return b.len ? b.data : NULL;
 }
 
 /*

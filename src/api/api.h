@@ -119,6 +119,7 @@ typedef struct SeWriteItem
 	const char *body;
 	size_t		body_len;
 	const char *uuid;			/* a peer's item: the index uuid it routed to */
+	bool		require_alias;	/* ES's require_alias: index must name an alias */
 	/* routing result */
 	SeIndexMeta *im;
 	int			shard;
@@ -138,7 +139,8 @@ typedef struct SeBulkOptions
 	const char *default_routing;
 	SeRefresh	refresh;
 	int			max_retries;
-	bool		require_alias;
+	bool		require_alias;	/* (misnamed) the body must end with a newline */
+	bool		url_require_alias;	/* ES's require_alias URL flag: items' default */
 	bool		authorized;		/* the caller checked write on every item's index */
 	bool		no_auto_create; /* a missing index fails its items (by-query write-back) */
 	bool		local_only;		/* a peer's sub-request: shards elsewhere fail, never forwarded */
@@ -173,6 +175,7 @@ typedef struct SeDocWrite
 	int			wait_for_active_shards; /* as SeBulkOptions' (0, 1: none) */
 	int			timeout_ms;		/* for it (0: ES's 1m) */
 	const SeJson *source;		/* update: "_source" asked for (NULL: none) */
+	bool		require_alias;	/* index must name an alias (ES's URL flag) */
 } SeDocWrite;
 extern bool se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err);
 
@@ -239,6 +242,7 @@ extern bool se_search_expand(const char *expr, const SeJson *body, const SeSearc
 							 struct SeSearchRequest *req, struct SeSearchResult *res, SeError *err);
 /* the open indices a read of expr covers (a named closed one is an error) */
 extern List *se_search_resolve_for_read(const char *expr, SeError *err);
+extern bool se_search_routed_to(const char *routing, const SeIndexMeta *im, int s);
 struct SeSearchLimits;
 extern void se_search_limits_of(List *indices, struct SeSearchLimits *lim);
 /* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */
@@ -292,6 +296,7 @@ extern bool se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeRespon
 							   SeError *err);
 /* the shards of req's point in time (failed ones carry their failure) */
 extern List *se_pit_body_indices(const SeJson *body);
+extern const SeJson *se_pit_search_body(const SeJson *body, SeError *err);
 extern struct SeSearchShard *se_pit_search_shards(const struct SeSearchRequest *req,
 												  int *nshards, SeIndexMeta ***metas,
 												  SeError *err);
@@ -359,9 +364,13 @@ extern bool se_op_delete_alias(const char *expr, const char *name, SeResponse *r
 extern bool se_op_get_alias(const char *expr, const char *name, bool head, SeResponse *r,
 							SeError *err);
 extern bool se_alias_body_filters_valid(const SeJson *aliases, SeError *err);
+extern char *se_alias_filter_clause(const char *expr, List *indices);
+extern const SeJson *se_body_with_filter(const SeJson *body, const char *clause,
+										 SeError *err);
 extern const SeJson *se_alias_search_body(const char *expr, List *indices,
-										  const SeJson *body, const char **routing,
-										  SeError *err);
+										  const SeJson *body, SeError *err);
+extern const char *se_alias_index_routing(const char *expr, const SeIndexMeta *im,
+										  const char *routing);
 
 /* in cat.c */
 /* _cat URL parameters: format=json, v (header), h (columns), full_id */

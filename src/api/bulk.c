@@ -239,6 +239,9 @@ parse_action(const char *line, size_t len, int lineno, BulkItem *it, SeError *er
 			it->if_seq_no = v->u.n.i;
 		else if (strcmp(k, "if_primary_term") == 0 && v->type == SE_JSON_NUMBER && v->u.n.is_int)
 			it->if_primary_term = v->u.n.i;
+		else if (strcmp(k, "require_alias") == 0 &&
+				 (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			it->require_alias = v->type == SE_JSON_TRUE;
 		else if (strcmp(k, "retry_on_conflict") == 0 || strcmp(k, "require_alias") == 0 ||
 				 strcmp(k, "pipeline") == 0 || strcmp(k, "_source") == 0 ||
 				 strcmp(k, "dynamic_templates") == 0)
@@ -294,6 +297,7 @@ parse_ndjson(const char *body, size_t len, const SeBulkOptions *opts, bool requi
 			memset(items + n, 0, sizeof(BulkItem) * (cap - n));
 		}
 		it = &items[n];
+		it->require_alias = opts->url_require_alias;	/* the line's own wins */
 		if (!parse_action(line, l, lineno, it, err))
 			return NULL;
 		if (it->op != SE_ITEM_DELETE)
@@ -384,6 +388,15 @@ route_items(BulkItem *items, int n, const SeBulkOptions *opts)
 			item_fail(it, 400, "illegal_argument_exception",
 					  psprintf("document of [%zu] bytes is larger than search_engine.max_document_size [%zu] bytes",
 							   it->body_len, (size_t) se_max_document_size_kb * 1024));
+			continue;
+		}
+		/* ES's require_alias: a write (not a delete) must name an alias */
+		if (it->require_alias && it->op != SE_ITEM_DELETE &&
+			se_alias_indices(se_state_current(), it->index) == NIL)
+		{
+			item_fail(it, 404, "index_not_found_exception",
+					  psprintf("[require_alias] request flag is [true] and [%s] is not an alias",
+							   it->index));
 			continue;
 		}
 		/* an alias writes to its write index, with its index routing (cluster/alias.c) */
@@ -1468,6 +1481,7 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	if (!se_doc_id_check(it.id, err))
 		return false;
 	it.routing = w->routing ? pstrdup(w->routing) : NULL;
+	it.require_alias = w->require_alias;
 	it.if_seq_no = w->if_seq_no;
 	it.if_primary_term = w->if_primary_term;
 	it.body = w->body;

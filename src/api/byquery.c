@@ -765,7 +765,7 @@ se_op_by_query(const SeByQueryOptions *o, const SeJson *body, SeResponse *r, SeE
 			appendStringInfoString(&q, "{\"match_all\":{}}");
 		appendStringInfoChar(&q, '}');
 		b = se_json_parse(q.data, q.len, &qo, err);
-		if (b == NULL || (b = se_alias_search_body(rq.index, targets, b, NULL, err)) == NULL)
+		if (b == NULL || (b = se_alias_search_body(rq.index, targets, b, err)) == NULL)
 			return false;
 		rq.query = se_json_get(b, "query");
 	}

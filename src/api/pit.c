@@ -45,7 +45,7 @@
 #include "util/hash.h"
 #include "util/varint.h"
 
-#define PIT_ID_VERSION		1
+#define PIT_ID_VERSION		2	/* 1: without the alias filter */
 #define SCROLL_ID_VERSION	1
 #define PIT_TRANSPORT_TIMEOUT_MS 30000
 
@@ -62,6 +62,7 @@ typedef struct PitId
 	uint64		ctx;
 	int			n;
 	PitShardRef *shards;
+	char	   *filter;			/* the aliases' filter clause, NULL: none */
 } PitId;
 
 /* ---------------------------------------------------------------------
@@ -123,6 +124,7 @@ pit_id_encode(const PitId *p)
 		se_put_vint(&b, (uint64) p->shards[i].shard);
 		se_put_str(&b, p->shards[i].node, strlen(p->shards[i].node));
 	}
+	se_put_str(&b, p->filter, p->filter ? strlen(p->filter) : 0);
 	return b64url_encode(&b);
 }
 
@@ -133,13 +135,15 @@ pit_id_decode(const char *text, PitId *p, SeError *err)
 	char	   *bin = b64url_decode(text, &len);
 	SeWireReader r;
 	uint64		n;
+	uint64		version;
 	int			i;
 
 	memset(p, 0, sizeof(*p));
 	if (bin != NULL)
 	{
 		se_wire_init(&r, bin, len);
-		if (se_wire_vint(&r) != PIT_ID_VERSION)
+		version = se_wire_vint(&r);
+		if (version != 1 && version != PIT_ID_VERSION)
 			r.bad = true;
 		p->ctx = se_wire_vint(&r);
 		n = se_wire_vint(&r);
@@ -157,6 +161,12 @@ pit_id_decode(const char *text, PitId *p, SeError *err)
 				r.bad = true;
 			if (p->shards[i].node == NULL)
 				p->shards[i].node = "";
+		}
+		if (version >= 2 && !r.bad)
+		{
+			p->filter = se_wire_str(&r, NULL);
+			if (p->filter != NULL && p->filter[0] == '\0')
+				p->filter = NULL;
 		}
 		if (!r.bad && r.p == r.end)
 			return true;
@@ -383,8 +393,8 @@ pit_close(const PitId *p)
  * NULL with err set when a shard cannot be pinned (nothing stays pinned).
  */
 static PitId *
-pit_open(List *indices, int64 keep_alive_ms, const char *routing, const SePreference *pref,
-		 bool scroll, int *nunavailable, SeError *err)
+pit_open(const char *expr, List *indices, int64 keep_alive_ms, const char *routing,
+		 const SePreference *pref, bool scroll, int *nunavailable, SeError *err)
 {
 	PitId	   *p = palloc0(sizeof(PitId));
 	const char *me = se_cluster_node_name();
@@ -404,18 +414,15 @@ pit_open(List *indices, int64 keep_alive_ms, const char *routing, const SePrefer
 	foreach(lc, indices)
 	{
 		SeIndexMeta *im = lfirst(lc);
+		const char *rt = se_alias_index_routing(expr, im, routing);
 		int			s;
-		int			only = -1;
 
-		if (routing)
-			only = se_routing_shard(routing, strlen(routing), im->settings.number_of_shards,
-									im->settings.routing_num_shards);
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
 			PitShardRef *ref = &p->shards[p->n];
 			const char *node;
 
-			if ((only >= 0 && s != only) || !se_preference_shard_wanted(pref, s))
+			if (!se_search_routed_to(rt, im, s) || !se_preference_shard_wanted(pref, s))
 				continue;
 			node = se_state_pick_copy_pref(im, s, pref, err);
 			if (se_error_is_set(err))
@@ -576,9 +583,11 @@ se_op_open_pit(const char *expr, const char *keep_alive, const char *routing,
 	indices = se_search_resolve_for_read(expr, err);
 	if (se_error_is_set(err))
 		return false;
-	p = pit_open(indices, ms, routing, &pref, false, &nunavailable, err);
+	p = pit_open(expr, indices, ms, routing, &pref, false, &nunavailable, err);
 	if (p == NULL)
 		return false;
+	/* through filtered aliases: every search of it applies their filters (ES) */
+	p->filter = se_alias_filter_clause(expr, indices);
 	id = pit_id_encode(p);
 	appendStringInfoString(&r->body, "{\"id\":");
 	se_json_write_string(&r->body, id, strlen(id));
@@ -616,6 +625,18 @@ se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err)
 	return true;
 }
 
+/* The point in time a search body names, decoded into *p; false if none or bad. */
+static bool
+body_pit_id(const SeJson *body, PitId *p)
+{
+	const SeJson *pit = body && body->type == SE_JSON_OBJECT ? se_json_get(body, "pit") : NULL;
+	const SeJson *id = pit && pit->type == SE_JSON_OBJECT ? se_json_get(pit, "id") : NULL;
+	SeError		e;
+
+	se_error_init(&e);
+	return id != NULL && id->type == SE_JSON_STRING && pit_id_decode(id->u.s.str, p, &e);
+}
+
 /*
  * The indices a search body's point in time names, to hold the body to
  * their index.max_* limits as a search of them is held (ES checks each
@@ -625,18 +646,12 @@ se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err)
 List *
 se_pit_body_indices(const SeJson *body)
 {
-	const SeJson *pit = body ? se_json_get(body, "pit") : NULL;
-	const SeJson *id = pit && pit->type == SE_JSON_OBJECT ? se_json_get(pit, "id") : NULL;
 	const SeClusterState *st = se_state_current();
 	List	   *res = NIL;
-	SeError		e;
 	PitId		p;
 	int			i;
 
-	if (id == NULL || id->type != SE_JSON_STRING)
-		return NIL;
-	se_error_init(&e);
-	if (!pit_id_decode(id->u.s.str, &p, &e))
+	if (!body_pit_id(body, &p))
 		return NIL;
 	for (i = 0; i < p.n; i++)
 	{
@@ -646,6 +661,21 @@ se_pit_body_indices(const SeJson *body)
 			res = lappend(res, im);
 	}
 	return res;
+}
+
+/*
+ * A search body with a point in time opened through filtered aliases:
+ * their filter clause beside its query (the body as it is otherwise; an
+ * id that does not decode is reported by the search's own parse).
+ */
+const SeJson *
+se_pit_search_body(const SeJson *body, SeError *err)
+{
+	PitId		p;
+
+	if (!body_pit_id(body, &p))
+		return body;
+	return se_body_with_filter(body, p.filter, err);
 }
 
 /*
@@ -871,7 +901,6 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	const SeJson *v;
 	bool		ok;
 	SeSearchLimits lim;
-	const char *routing;
 
 	se_require_started();
 	if (!keep_alive_param("scroll", p->scroll, &ms, err) ||
@@ -910,8 +939,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	 * every page applies them, and their search routing narrows the shards
 	 * pinned, as for a search.
 	 */
-	routing = p->routing;
-	body = se_alias_search_body(expr, indices, body, &routing, err);
+	body = se_alias_search_body(expr, indices, body, err);
 	if (se_error_is_set(err))
 		return false;
 	/* a URL q is in the body already (rest.c uri_query) */
@@ -922,7 +950,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	se_search_limits_of(indices, &lim);
 	if (se_search_parse_limited(body, &lim, err) == NULL)
 		return false;
-	pit = pit_open(indices, ms, routing, &pref, true, &nunavailable, err);
+	pit = pit_open(expr, indices, ms, p->routing, &pref, true, &nunavailable, err);
 	if (pit == NULL)
 		return false;
 	memset(&s, 0, sizeof(s));

@@ -529,6 +529,8 @@ h_bulk(RestReq *rq, SeResponse *r, SeError *err)
 	if (!se_parse_refresh(param(rq, "refresh"), &o.refresh, err))
 		return false;
 	o.require_alias = true;		/* ES requires the final newline */
+	if (!param_boolean(rq, "require_alias", false, &o.url_require_alias, err))
+		return false;
 	/* ES's bulk: wait_for_active_shards before writing, within timeout (1m) */
 	if (!param_active_shards(rq, &o.wait_for_active_shards, err) ||
 		!param_time_ms(rq, "timeout", 60000, &o.timeout_ms, err))
@@ -1112,7 +1114,8 @@ doc_write(RestReq *rq, const char *op, SeResponse *r, SeError *err)
 		!se_cas_check(&w.if_seq_no, w.if_primary_term, err) ||
 		!se_parse_refresh(param(rq, "refresh"), &w.refresh, err) ||
 		!param_active_shards(rq, &w.wait_for_active_shards, err) ||
-		!param_time_ms(rq, "timeout", 60000, &w.timeout_ms, err))
+		!param_time_ms(rq, "timeout", 60000, &w.timeout_ms, err) ||
+		!param_boolean(rq, "require_alias", false, &w.require_alias, err))
 		return false;
 	if (strcmp(op, "delete") != 0)
 	{

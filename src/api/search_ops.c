@@ -102,21 +102,20 @@ se_search_resolve_for_read(const char *expr, SeError *err)
 	return res;
 }
 
-/* The same, and body with its aliases' filters, *routing their routing. */
+/* The same, and body with its aliases' filters. */
 static List *
-resolve_read_aliased(const char *expr, const SeJson **body, const char **routing,
-					 SeError *err)
+resolve_read_aliased(const char *expr, const SeJson **body, SeError *err)
 {
 	List	   *indices = se_search_resolve_for_read(expr, err);
 
 	if (!se_error_is_set(err))
-		*body = se_alias_search_body(expr, indices, *body, routing, err);
+		*body = se_alias_search_body(expr, indices, *body, err);
 	return indices;
 }
 
 /* Does routing (NULL: any; a comma list: any of its values) lead to shard s? */
-static bool
-routed_to(const char *routing, const SeIndexMeta *im, int s)
+bool
+se_search_routed_to(const char *routing, const SeIndexMeta *im, int s)
 {
 	const char *p = routing;
 
@@ -136,14 +135,15 @@ routed_to(const char *routing, const SeIndexMeta *im, int s)
 }
 
 /*
- * Snapshots of every shard of the indices (or the routed shard only, or
- * those preference names), each on the copy the preference (NULL: none)
+ * Snapshots of every shard of the indices of expr (or the routed shards
+ * only, each index's routing its own: se_alias_index_routing, or those
+ * preference names), each on the copy the preference (NULL: none)
  * chooses.  A shard with no copy the preference accepts (_only_local) is
  * counted in *nunavailable (ES: in _shards.total, neither successful nor
  * failed) and not searched.
  */
 static SeSearchShard *
-acquire_all(List *indices, const char *routing, const SePreference *pref,
+acquire_all(const char *expr, List *indices, const char *routing, const SePreference *pref,
 			int *nshards, SeIndexMeta ***metas, int *nunavailable, SeError *err)
 {
 	ListCell   *lc;
@@ -162,13 +162,14 @@ acquire_all(List *indices, const char *routing, const SePreference *pref,
 	foreach(lc, indices)
 	{
 		SeIndexMeta *im = lfirst(lc);
+		const char *rt = se_alias_index_routing(expr, im, routing);
 		int			s;
 
 		for (s = 0; s < im->settings.number_of_shards; s++)
 		{
 			const char *node;
 
-			if (!routed_to(routing, im, s) || !se_preference_shard_wanted(pref, s))
+			if (!se_search_routed_to(rt, im, s) || !se_preference_shard_wanted(pref, s))
 				continue;
 			node = se_state_pick_copy_pref(im, s, pref, err);
 			if (se_error_is_set(err))
@@ -428,9 +429,13 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	indices = expr ? se_search_resolve_for_read(expr, err) : NIL;
 	if (se_error_is_set(err))
 		return false;
-	/* through aliases: their filter and search routing (alias_ops.c) */
+	/* through aliases: their filter (alias_ops.c); their search routing per index */
 	routing = p ? p->routing : NULL;
-	body = se_alias_search_body(expr, indices, body, &routing, err);
+	body = se_alias_search_body(expr, indices, body, err);
+	if (se_error_is_set(err))
+		return false;
+	/* a point in time opened through filtered aliases: their filter, kept in its id */
+	body = se_pit_search_body(body, err);
 	if (se_error_is_set(err))
 		return false;
 	/* each index's own limit holds (ES checks it per shard): the lowest;
@@ -471,7 +476,7 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	if (se_search_pit_id(req) != NULL)
 		shards = se_pit_search_shards(req, &nshards, &metas, err);
 	else
-		shards = acquire_all(indices, routing, &pref, &nshards, &metas,
+		shards = acquire_all(expr, indices, routing, &pref, &nshards, &metas,
 							 &nunavailable, err);
 	if (shards == NULL)
 		return false;
@@ -530,12 +535,11 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 	int			nshards = 0;
 	int			nunavailable = 0;
 	int64		c = 0;
-	const char *routing = NULL;
 
 	se_require_started();
 	if (!se_preference_parse(preference, &pref, err))
 		return false;
-	indices = resolve_read_aliased(expr, &body, &routing, err);
+	indices = resolve_read_aliased(expr, &body, err);
 	if (se_error_is_set(err))
 		return false;
 	if (!se_mlt_resolve_items((SeJson *) body, indices, err))
@@ -543,7 +547,7 @@ se_op_count(const char *expr, const SeJson *body, const char *preference,
 	req = se_search_parse_count(body, err);
 	if (req == NULL)
 		return false;
-	shards = acquire_all(indices, routing, &pref, &nshards, NULL, &nunavailable, err);
+	shards = acquire_all(expr, indices, NULL, &pref, &nshards, NULL, &nunavailable, err);
 	if (shards == NULL)
 		return false;
 	/* shards on other nodes count there (here they look empty) */

@@ -372,18 +372,8 @@ state_commit(StateMutator fn, void *arg, const char *remove_node, SeError *err)
 			/* the cluster settings: one key of their own */
 			initStringInfo(&buf);
 			se_state_settings_to_json(st, false, &buf);
-			if (strcmp(buf.data, settings_before.data) != 0)
-			{
-				cmps[n].key = se_cluster_key("state/" SETTINGS_KEY);
-				cmps[n].target = settings_revision > 0 ? SE_ETCD_MOD : SE_ETCD_CREATE;
-				cmps[n].op = SE_ETCD_EQUAL;
-				cmps[n].number = settings_revision;
-				ops[n].kind = SE_ETCD_OP_PUT;
-				ops[n].key = cmps[n].key;
-				ops[n].value = buf.data;
-				ops[n].value_len = buf.len;
-				n++;
-			}
+			n += blob_put(&cmps[n], &ops[n], "state/" SETTINGS_KEY, buf.data,
+						  settings_before.data, settings_revision);
 			/* the index templates and stored scripts: keys of their own too */
 			n += blob_put(&cmps[n], &ops[n], "state/" TEMPLATES_KEY, st->templates_json,
 						  templates_before, templates_revision);
@@ -985,50 +975,11 @@ reconcile_all(List *was, List *now)
 }
 
 /*
- * The cluster settings key changed (or, in a full reload, was read; absent
- * from a reload: is_delete).  Bad JSON keeps what this node had.
- */
-static void
-apply_settings(const char *value, int value_len, bool is_delete, int64 revision)
-{
-	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
-	SeError		err;
-	SeJson	   *j = NULL;
-	SeClusterState parsed;
-
-	se_error_init(&err);
-	memset(&parsed, 0, sizeof(parsed));
-	if (!is_delete &&
-		((j = se_json_parse(value, value_len, &opts, &err)) == NULL ||
-		 !se_state_settings_from_json(j, &parsed, &err)))
-	{
-		ereport(WARNING,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("search_engine: ignoring invalid cluster settings in the cluster state: %s",
-						err.reason ? err.reason : "?"),
-				 errdetail("corrupt_state_exception")));
-		return;
-	}
-	LWLockAcquire(&SeShmem->state_lock, LW_EXCLUSIVE);
-	PG_TRY();
-	{
-		SeClusterState *st = se_state_load_manifest();
-
-		st->persistent = parsed.persistent;
-		st->transient = parsed.transient;
-		st->settings_mod_revision = is_delete ? 0 : revision;
-		publish(st);
-	}
-	PG_FINALLY();
-	{
-		LWLockRelease(&SeShmem->state_lock);
-	}
-	PG_END_TRY();
-}
-
-/*
- * The index templates or stored scripts key changed: kept as its text
- * (templates.c, scripts.c parse it); what names which, for messages.
+ * The cluster settings, index templates or stored scripts key (what names
+ * which, for messages) changed, or in a full reload was read (absent from
+ * a reload: is_delete).  The settings are parsed into the state; the
+ * templates and scripts kept as their text (templates.c, scripts.c parse
+ * it).  Bad JSON keeps what this node had.
  */
 static void
 apply_blob(const char *what, const char *value, int value_len, bool is_delete,
@@ -1036,10 +987,16 @@ apply_blob(const char *what, const char *value, int value_len, bool is_delete,
 {
 	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
 	SeError		err;
+	bool		settings = strcmp(what, "cluster settings") == 0;
 	bool		scripts = strcmp(what, "stored scripts") == 0;
+	SeJson	   *j = NULL;
+	SeClusterState parsed;
 
 	se_error_init(&err);
-	if (!is_delete && se_json_parse(value, value_len, &opts, &err) == NULL)
+	memset(&parsed, 0, sizeof(parsed));
+	if (!is_delete &&
+		((j = se_json_parse(value, value_len, &opts, &err)) == NULL ||
+		 (settings && !se_state_settings_from_json(j, &parsed, &err))))
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -1052,17 +1009,24 @@ apply_blob(const char *what, const char *value, int value_len, bool is_delete,
 	PG_TRY();
 	{
 		SeClusterState *st = se_state_load_manifest();
-		char	   *text = is_delete ? NULL : pnstrdup(value, value_len);
+		char	   *text = is_delete || settings ? NULL : pnstrdup(value, value_len);
+		int64		rev = is_delete ? 0 : revision;
 
-		if (scripts)
+		if (settings)
+		{
+			st->persistent = parsed.persistent;
+			st->transient = parsed.transient;
+			st->settings_mod_revision = rev;
+		}
+		else if (scripts)
 		{
 			st->scripts_json = text;
-			st->scripts_mod_revision = is_delete ? 0 : revision;
+			st->scripts_mod_revision = rev;
 		}
 		else
 		{
 			st->templates_json = text;
-			st->templates_mod_revision = is_delete ? 0 : revision;
+			st->templates_mod_revision = rev;
 		}
 		publish(st);
 	}
@@ -1085,7 +1049,7 @@ apply_event(const char *suffix, const char *value, int value_len, bool is_delete
 
 	if (strcmp(suffix, SETTINGS_KEY) == 0)
 	{
-		apply_settings(value, value_len, is_delete, revision);
+		apply_blob("cluster settings", value, value_len, is_delete, revision);
 		return;
 	}
 	if (strcmp(suffix, TEMPLATES_KEY) == 0)

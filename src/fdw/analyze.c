@@ -169,6 +169,7 @@ acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targrows
 	SampleState st;
 	SeEngineIndex ei;
 	SeSearchShard *shards;
+	const char *body;
 	int			nshards;
 	int			i;
 
@@ -200,7 +201,10 @@ acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targrows
 	}
 	se_fdw_conv_pos.relname = st.tbl->relname;
 	shards = se_engine_shards(&ei, &nshards);
-	se_engine_scan(se_engine_parse("{}", 2, false), "{}", shards, nshards, true, sample_doc, &st);
+	/* through a filtered alias: its documents only */
+	body = st.tbl->filter ? psprintf("{\"query\":{\"bool\":{\"filter\":[%s]}}}", st.tbl->filter) : "{}";
+	se_engine_scan(se_engine_parse(body, strlen(body), false), body, shards, nshards, true,
+				   sample_doc, &st);
 	MemoryContextDelete(st.doc_cxt);
 
 	*totalrows = st.samplerows;

@@ -1359,17 +1359,19 @@ se_dsl_query(SeDslContext *ctx, List *quals, StringInfo out)
 {
 	Assert(!checking(ctx));
 	ctx->scoring = se_dsl_scoring(ctx, quals);
+	/* through a filtered alias: its filter beside the query, as ES's */
+	if (ctx->tbl->filter)
+		appendStringInfoString(out, "{\"bool\":{\"must\":[");
 	if (quals == NIL)
-	{
 		appendStringInfoString(out, MATCH_ALL);
-		return;
-	}
-	if (!dsl_and(ctx, quals, true, out))
+	else if (!dsl_and(ctx, quals, true, out))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_ERROR),
 				 errmsg("could not generate the query for foreign table \"%s\"", ctx->tbl->relname),
 				 errdetail("The mapping of index \"%s\" changed since the plan was made.", ctx->tbl->index),
 				 errhint("Run the statement again.")));
+	if (ctx->tbl->filter)
+		appendStringInfo(out, "],\"filter\":[%s]}}", ctx->tbl->filter);
 }
 
 /* "sort":[...] for the sort keys. */

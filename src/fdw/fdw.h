@@ -85,7 +85,9 @@ typedef struct SeFdwTable
 	Oid			relid;
 	char	   *relname;
 	Oid			serverid;
-	char	   *index;			/* option index */
+	char	   *index;			/* option index (an alias: its one index) */
+	char	   *target;			/* option index as given (an alias: its name) */
+	char	   *filter;			/* the alias's filter (JSON), NULL: none */
 	int			natts;
 	SeFdwColumn *cols;			/* [natts], by attnum - 1 */
 	int			batch_size;		/* items per bulk round at commit */
@@ -287,6 +289,8 @@ typedef struct SeEngineIndex
 
 /* the index an index option names: itself, or an alias's one index */
 extern const char *se_engine_concrete_index(const char *index);
+extern char *se_engine_alias_filter(const char *name);
+extern const char *se_engine_write_index(const char *name, const char **routing);
 extern bool se_engine_open(const char *index, SeEngineIndex *ei, bool missing_ok);
 /*
  * Index privileges: scans need read, writes write (ERROR 42501, ES 403),

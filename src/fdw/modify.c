@@ -443,6 +443,8 @@ modify_state(Relation rel, CmdType op, List *updated, bool do_nothing)
 	ms->do_nothing = do_nothing;
 	ms->fields = palloc0(sizeof(SeMappedField *) * Max(ms->tbl->natts, 1));
 	se_require_started();
+	/* through an alias: ES's write rules (its write index; refused without) */
+	(void) se_engine_write_index(ms->tbl->target, NULL);
 	if (se_engine_open(ms->tbl->index, &ei, true))
 	{
 		ms->mapping = ei.mapping;
@@ -530,6 +532,8 @@ insert_one(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot)
 				 errdetail("action_request_validation_exception")));
 	if (rc && !slot->tts_isnull[rc->attnum - 1])
 		routing = text_value(rc, slot->tts_values[rc->attnum - 1]);
+	/* an alias's index routing, refused when the row's differs (ES) */
+	(void) se_engine_write_index(t->target, (const char **) &routing);
 	src = build_source(ms, slot, NULL, 0, NIL, &len);
 	op = ms->do_nothing ? SE_PENDING_CREATE_IF_ABSENT
 		: (t->op_index ? SE_PENDING_INDEX : SE_PENDING_CREATE);

@@ -326,7 +326,9 @@ se_fdw_table_get(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("foreign table \"%s\" has no index option", t->relname)));
-	/* an alias: its index (an alias of one index, read each time) */
+	/* an alias: its index (an alias of one index, read each time), its filter */
+	t->target = t->index;
+	t->filter = se_engine_alias_filter(t->index);
 	t->index = (char *) se_engine_concrete_index(t->index);
 
 	rel = table_open(relid, NoLock);

@@ -37,31 +37,54 @@ raise_if(SeError *err)
 		se_raise(err);
 }
 
+/* se_alias_single_index, its error raised */
+static const char *
+single_index(const char *name, bool write, const char **routing)
+{
+	SeError		err;
+	const char *ci;
+
+	se_error_init(&err);
+	ci = se_alias_single_index(se_state_current(), name, write, routing, &err);
+	if (ci == NULL)
+		se_raise(&err);
+	return ci;
+}
+
 /*
  * The index option may name an alias of one index (its writes go through
- * the bulk path, which takes an alias's write index): that index.  An
- * alias with a filter is refused, the table would show what it hides.
+ * se_engine_write_index): that index.  An alias's filter is applied by
+ * the table's queries (se_engine_alias_filter).
  */
 const char *
 se_engine_concrete_index(const char *index)
 {
-	const SeClusterState *st = se_state_current();
-	const char *ci;
-	SeError		err;
-	List	   *l;
+	return single_index(index, false, NULL);
+}
 
-	se_error_init(&err);
-	ci = se_alias_single_index(st, index, false, NULL, &err);
-	if (ci == NULL)
-		se_raise(&err);
-	if (strcmp(ci, index) != 0 && (l = se_alias_indices(st, index)) != NIL &&
-		se_alias_on(linitial(l), index)->filter != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index option \"%s\" names an alias with a filter", index),
-				 errdetail("illegal_argument_exception"),
-				 errhint("Name the index, or an alias without a filter.")));
-	return ci;
+/* The filter of the alias name (JSON), NULL when none or not an alias. */
+char *
+se_engine_alias_filter(const char *name)
+{
+	const SeClusterState *st = se_state_current();
+	List	   *l;
+	const char *f;
+
+	if (se_state_find(st, name) != NULL || (l = se_alias_indices(st, name)) == NIL)
+		return NULL;
+	f = se_alias_on(linitial(l), name)->filter;
+	return f ? pstrdup(f) : NULL;
+}
+
+/*
+ * A write through the index option name: ES's rules for an alias (its
+ * write index, refused when it has none; its index routing, into
+ * *routing, refused when the row's differs).  The concrete index.
+ */
+const char *
+se_engine_write_index(const char *name, const char **routing)
+{
+	return single_index(name, true, routing);
 }
 
 /*

@@ -24,6 +24,7 @@
 
 #include "mb/pg_wchar.h"
 #include "script/script_int.h"
+#include "util/json.h"
 
 static const struct
 {
@@ -1467,7 +1468,7 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 		case M_LENGTH:
 			if (na == 0)
 			{
-				sc_val_int(out, sc_utf16_length(s, len));
+				sc_val_int(out, se_utf16_length(s, len));
 				return true;
 			}
 			break;
@@ -1503,7 +1504,7 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 
 					if (!arg_int(r, pos, &args[1], &u))
 						return false;
-					if (u < 0 || u > sc_utf16_length(s, len))
+					if (u < 0 || u > se_utf16_length(s, len))
 					{
 						sc_val_bool(out, false);
 						return true;
@@ -1551,7 +1552,7 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 		case M_SUBSTRING:
 			if (na == 1 || na == 2)
 			{
-				int			ulen = sc_utf16_length(s, len);
+				int			ulen = se_utf16_length(s, len);
 				int			begin,
 							end = ulen;
 
@@ -1586,7 +1587,7 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 					if (u < 0)
 						u = 0;
 					from = sc_utf16_to_byte(s, len, u);
-					if (u > sc_utf16_length(s, len))
+					if (u > se_utf16_length(s, len))
 					{
 						sc_val_int(out, -1);
 						return true;
@@ -1676,7 +1677,7 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 					i += sa;
 					j += sb;
 				}
-				sc_val_int(out, sc_utf16_length(s, len) - sc_utf16_length(args[0].u.s, args[0].len));
+				sc_val_int(out, se_utf16_length(s, len) - se_utf16_length(args[0].u.s, args[0].len));
 				return true;
 			}
 			break;
@@ -1686,7 +1687,7 @@ string_method(Run *r, const Node *n, SVal *recv, SVal *args, SVal *out)
 				int			u,
 							b,
 							size;
-				int			ulen = sc_utf16_length(s, len);
+				int			ulen = se_utf16_length(s, len);
 
 				if (!arg_int(r, pos, &args[0], &u))
 					return false;

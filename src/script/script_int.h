@@ -379,7 +379,6 @@ extern bool sc_buf_init(Run *r, int pos, StringInfo buf, int64 hint);
 extern bool sc_buf_reserve(Run *r, int pos, StringInfo buf, int64 more);
 extern bool sc_buf_append(Run *r, int pos, StringInfo buf, const char *s, int64 len);
 extern bool sc_make_string(Run *r, int pos, StringInfo buf, SVal *out);
-extern int	sc_utf16_length(const char *s, int len);
 extern int	sc_utf16_to_byte(const char *s, int len, int idx);
 extern int	sc_byte_to_utf16(const char *s, int len, int off);
 extern const char *sc_abbrev(const char *s, int len);

@@ -21,6 +21,7 @@
 
 #include "common/shortest_dec.h"
 #include "script/script_int.h"
+#include "util/json.h"
 
 /* ---------------------------------------------------------------------
  * Constructors
@@ -787,23 +788,6 @@ sc_d2l(double d)
  * ---------------------------------------------------------------------
  */
 
-/* Length in UTF-16 code units, as Java's String.length(). */
-int
-sc_utf16_length(const char *s, int len)
-{
-	int			n = 0;
-	int			k;
-
-	for (k = 0; k < len; k++)
-	{
-		unsigned char b = (unsigned char) s[k];
-
-		if ((b & 0xC0) != 0x80)
-			n += (b >= 0xF0) ? 2 : 1;
-	}
-	return n;
-}
-
 /*
  * Byte offset of UTF-16 index idx (0..length); an index inside a surrogate
  * pair maps to the start of that character.  Returns len past the end.
@@ -831,7 +815,7 @@ sc_utf16_to_byte(const char *s, int len, int idx)
 int
 sc_byte_to_utf16(const char *s, int len, int off)
 {
-	return sc_utf16_length(s, Min(off, len));
+	return se_utf16_length(s, Min(off, len));
 }
 
 /*

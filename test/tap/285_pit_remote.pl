@@ -20,12 +20,8 @@ use JSON::PP;
 use SeTest;
 use SeCluster;
 
-my $cluster = SeCluster->new(etcd_members => 3, name => 'tap285');
-my %node;
-for my $n (qw(n1 n2 n3))
-{
-	$node{$n} = $cluster->new_node($n, ttl => 5, roles => $n eq 'n3' ? 'master' : 'data');
-}
+my ($cluster, $node) = SeCluster->data_nodes_and_master(etcd_members => 3, name => 'tap285');
+my %node = %$node;
 
 sub req
 {
@@ -33,18 +29,9 @@ sub req
 	return SeCluster::request($node{$n}, @call);
 }
 
-ok($cluster->wait_for('the nodes in the cluster', 30, sub {
-	return SeCluster::master_of($node{n1}) eq 'n3' && keys(%{ SeCluster::nodes_of($node{n1}) }) == 3;
-}), 'two data nodes and their master');
-my ($st, $b) = req('n3', 'PUT', '/pt', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
+my ($st, $b);
+$cluster->index_on_data_nodes(\%node, 'pt', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
 	  . '"mappings":{"properties":{"n":{"type":"long"},"g":{"type":"keyword"}}}}');
-is($st, 200, 'an index of 2 shards') or diag(explain $b);
-ok($cluster->wait_for('green', 60, sub {
-	my ($s, $h) = req('n3', 'GET', '/_cluster/health/pt');
-	return $s == 200 && $h->{status} eq 'green';
-}), 'green');
-my $placed = SeCluster::primaries($node{n3}, 'pt');
-like($placed, qr/^n[12]:STARTED n[12]:STARTED$/, "shards on the data nodes ($placed)");
 ($st, $b) = req('n1', 'POST', '/pt/_bulk?refresh=true',
 	join('', map { qq({"index":{"_id":"d$_"}}\n{"n":$_,"g":"g@{[$_ % 5]}"}\n) } 1 .. 60));
 ok($st == 200 && !$b->{errors}, '60 documents');

@@ -17,22 +17,14 @@ use Test::More;
 use SeTest;
 use SeCluster;
 
-my $cluster = SeCluster->new(etcd_members => 1, name => 'tap336');
-my %node;
-for my $n (qw(n1 n2 n3))
-{
-	$node{$n} = $cluster->new_node($n, ttl => 5, roles => $n eq 'n3' ? 'master' : 'data');
-}
+my ($cluster, $node) = SeCluster->data_nodes_and_master(etcd_members => 1, name => 'tap336', wait => 60);
+my %node = %$node;
 
 sub req
 {
 	my ($n, @call) = @_;
 	return SeCluster::request($node{$n}, @call);
 }
-
-ok($cluster->wait_for('the nodes in the cluster', 60, sub {
-	return SeCluster::master_of($node{n1}) eq 'n3' && keys(%{ SeCluster::nodes_of($node{n1}) }) == 3;
-}), 'two data nodes and their master');
 
 # put through a data node: forwarded to the master, committed to etcd
 my ($st, $b) = req('n1', 'PUT', '/_scripts/likes-by',
@@ -50,14 +42,8 @@ for my $n (qw(n2 n3))
 ($st, $b) = req('n2', 'PUT', '/_scripts/need', '{"script":{"lang":"painless","source":"Math.min(params.num_terms, doc.k.value)"}}');
 is($st, 200, 'a second one, through the other data node');
 
-($st, $b) = req('n3', 'PUT', '/sc', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
+$cluster->index_on_data_nodes(\%node, 'sc', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
 	  . '"mappings":{"properties":{"n":{"type":"long"},"k":{"type":"integer"},"tags":{"type":"keyword"},"f":{"type":"keyword"}}}}');
-is($st, 200, 'an index of 2 shards') or diag(explain $b);
-ok($cluster->wait_for('green', 60, sub {
-	my ($s, $h) = req('n3', 'GET', '/_cluster/health/sc');
-	return $s == 200 && $h->{status} eq 'green';
-}), 'green');
-like(SeCluster::primaries($node{n3}, 'sc'), qr/^n[12]:STARTED n[12]:STARTED$/, 'shards on the data nodes');
 my @tags = qw(a b c);
 ($st, $b) = req('n3', 'POST', '/sc/_bulk?refresh=true',
 	join('', map {

@@ -225,6 +225,42 @@ sub wait_for
 }
 
 # stop everything: nodes (immediate) and etcd
+# Two data nodes (n1, n2) and a dedicated master (n3, which holds no
+# shard and so coordinates every shard remotely), once all three see each
+# other: (cluster, { n1 => node, .. }).  Options as new's, and wait (30 s).
+sub data_nodes_and_master
+{
+	my ($class, %opts) = @_;
+	my $wait = delete $opts{wait} // 30;
+	my $self = $class->new(%opts);
+	my %node;
+	for my $n (qw(n1 n2 n3))
+	{
+		$node{$n} = $self->new_node($n, ttl => 5, roles => $n eq 'n3' ? 'master' : 'data');
+	}
+	ok($self->wait_for('the nodes in the cluster', $wait, sub {
+		return master_of($node{n1}) eq 'n3' && keys(%{ nodes_of($node{n1}) }) == 3;
+	}), 'two data nodes and their master');
+	return ($self, \%node);
+}
+
+# Create index (body: its settings of 2 shards, no replica, and mappings)
+# through n3 of data_nodes_and_master's nodes and wait for green: one
+# primary on each data node.
+sub index_on_data_nodes
+{
+	my ($self, $node, $index, $body) = @_;
+	my ($st, $b) = request($node->{n3}, 'PUT', "/$index", $body);
+	is($st, 200, 'an index of 2 shards') or diag(explain $b);
+	ok($self->wait_for('green', 60, sub {
+		my ($s, $h) = request($node->{n3}, 'GET', "/_cluster/health/$index");
+		return $s == 200 && $h->{status} eq 'green';
+	}), 'green');
+	my $placed = primaries($node->{n3}, $index);
+	like($placed, qr/^n[12]:STARTED n[12]:STARTED$/, "shards on the data nodes ($placed)");
+	return;
+}
+
 sub teardown
 {
 	my ($self) = @_;
