@@ -107,18 +107,21 @@ is(scalar(grep { defined $_->{_seq_no} && defined $_->{_primary_term} } @{ $r->{
 $r = search('n3', 'size=5');
 ok(!grep({ defined $_->{_seq_no} } @{ $r->{hits}{hits} }), 'and not without it');
 
-# which data node serves reads: the _transport calls each served
+# which data node serves reads: the shard queries each ran (its own
+# node-local search.query_total; other traffic between the nodes, such as
+# checkpoint and lease syncs, does not count there)
 sub served
 {
 	my %c;
 	for my $n (qw(n1 n2))
 	{
-		$c{$n} = $node{$n}->safe_psql('postgres',
-			"SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions WHERE funcname = '_transport'");
+		my ($s, $st) = req($n, 'GET', '/_nodes/_local/stats/indices');
+		my ($only) = values %{ $st->{nodes} // {} };
+		$c{$n} = $only->{indices}{search}{query_total} // -1000;
 	}
 	return \%c;
 }
-# the serving backends end with their coordinating session and flush then
+# the counters settle once the serving backends are done
 sub settled
 {
 	my $prev = served();
@@ -146,18 +149,19 @@ sub reads_from_n3
 	return ($ok, $after->{n1} - $before->{n1}, $after->{n2} - $before->{n2});
 }
 my ($ok, $d1, $d2) = reads_from_n3(8, 'preference=_prefer_nodes:n2');
-# (other traffic between the nodes -- e.g. checkpoint syncs -- may add a call)
-ok($ok == 8 && $d2 >= 8 && $d1 <= 2, "_prefer_nodes:n2 from n3: every read on n2 ($d1 / $d2)");
+# 8 reads of 2 shards: 16 shard queries
+ok($ok == 8 && $d2 == 16 && $d1 == 0, "_prefer_nodes:n2 from n3: every read on n2 ($d1 / $d2)");
 ($ok, $d1, $d2) = reads_from_n3(8, 'preference=_only_nodes:n1');
-ok($ok == 8 && $d1 >= 8 && $d2 <= 2, "_only_nodes:n1 from n3: every read on n1 ($d1 / $d2)");
+ok($ok == 8 && $d1 == 16 && $d2 == 0, "_only_nodes:n1 from n3: every read on n1 ($d1 / $d2)");
 ($ok, $d1, $d2) = reads_from_n3(8, 'preference=_prefer_nodes:n*');
 is($ok, 8, '_prefer_nodes with a wildcard');
 my ($e1, $e2);
 ($ok, $d1, $d2) = reads_from_n3(8, 'preference=my-session');
-# the same copy of each shard every time: each node serves 0 or 8 reads
-sub all_or_none { my ($k, $x) = @_; return $x <= 2 || ($x >= $k && $x <= $k + 2) }
-ok($ok == 8 && all_or_none(8, $d1) && all_or_none(8, $d2) && $d1 + $d2 >= 8,
-	"a custom string: the same copies every time ($d1 / $d2 calls)");
+# the same copy of each shard every time: each node serves each of the
+# 2 shards in none or all of the k reads (0, k or 2k shard queries)
+sub all_or_none { my ($k, $x) = @_; return $x == 0 || $x == $k || $x == 2 * $k }
+ok($ok == 8 && all_or_none(8, $d1) && all_or_none(8, $d2) && $d1 + $d2 == 16,
+	"a custom string: the same copies every time ($d1 / $d2 shard queries)");
 
 # ---- adaptive replica selection, on one shard (a read goes to one node)
 ($st, $b) = req('n1', 'PUT', '/ars', '{"settings":{"number_of_shards":1,"number_of_replicas":1}}');
