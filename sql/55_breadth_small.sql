@@ -27,3 +27,22 @@ SELECT body->'hits'->'hits'->0->'highlight' AS highlight
 SELECT body->'hits'->'hits'->0->'highlight' AS highlight
   FROM search_engine.request('POST', '/bsm_hl/_search', '{"query": {"ids": {"values": ["4"]}}, "highlight": {"type": "plain", "highlight_query": {"match": {"body": "zzz"}}, "no_match_size": 8, "fields": {"body": {}}}}');
 SELECT status FROM search_engine.request('DELETE', '/bsm_hl');
+
+-- 3. Decay functions' explanations as ES 8's DecayFunctionBuilder prints
+-- them: multi_value_mode over each value's distance, the scale as
+-- processed, numbers as Java's doubles (dates in ms: 1.7040672E12).
+SELECT status FROM search_engine.request('PUT', '/bsm_decay', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"n": {"type": "long"}, "d": {"type": "date"}}}}');
+SELECT status FROM search_engine.request('POST', '/bsm_decay/_bulk?refresh=true', E'{"index": {"_id": "1"}}\n{"n": 5, "d": "2024-01-11"}\n{"index": {"_id": "2"}}\n{"n": [3, 8]}\n{"index": {"_id": "3"}}\n{"d": "2024-01-01"}\n');
+-- gauss: 0.5*10^2/ln(0.5) = -72.13475204444818
+SELECT e->>'value' AS value, e->'details'->0->>'description' AS description
+  FROM search_engine.request('POST', '/bsm_decay/_search', '{"explain": true, "query": {"function_score": {"query": {"ids": {"values": ["1", "3"]}}, "functions": [{"gauss": {"n": {"origin": 0, "scale": 10}}}], "boost_mode": "replace"}}, "sort": ["_doc"]}') r,
+       jsonb_path_query(r.body, 'strict $.hits.hits[*]._explanation.** ? (@.description starts with "Function for field")') e;
+-- exp on a date: ln(0.5)/10d in ms, offset 1d
+SELECT e->>'value' AS value, e->'details'->0->>'description' AS description
+  FROM search_engine.request('POST', '/bsm_decay/_search', '{"explain": true, "query": {"function_score": {"query": {"ids": {"values": ["1"]}}, "functions": [{"exp": {"d": {"origin": "2024-01-01", "scale": "10d", "offset": "1d"}}}], "boost_mode": "replace"}}}') r,
+       jsonb_path_query(r.body, 'strict $.hits.hits[*]._explanation.** ? (@.description starts with "Function for field")') e;
+-- linear, multi_value_mode max over two values: 4/(1-0.5) = 8.0
+SELECT e->>'value' AS value, e->'details'->0->>'description' AS description
+  FROM search_engine.request('POST', '/bsm_decay/_search', '{"explain": true, "query": {"function_score": {"query": {"ids": {"values": ["2"]}}, "functions": [{"linear": {"n": {"origin": 10, "scale": 4}, "multi_value_mode": "max"}}], "boost_mode": "replace"}}}') r,
+       jsonb_path_query(r.body, 'strict $.hits.hits[*]._explanation.** ? (@.description starts with "Function for field")') e;
+SELECT status FROM search_engine.request('DELETE', '/bsm_decay');

@@ -491,7 +491,7 @@ static const char *const fvf_modifiers[] = {
  */
 static void
 explain_function(const SeFnWeight *f, double value, float qscore, const char *qexpl,
-				 StringInfo out)
+				 SeSegmentCtx *seg, int32 doc, StringInfo out)
 {
 	bool		weighted = f->kind == SE_FN_WEIGHT || f->weight != 1.0f;
 
@@ -528,27 +528,13 @@ explain_function(const SeFnWeight *f, double value, float qscore, const char *qe
 		case SE_FN_EXP:
 		case SE_FN_LINEAR:
 			{
-				/* ES's decay explanation: the processed scale, the distance */
-				const char *dist = psprintf("Math.max(Math.abs(doc['%s'] - %s(=origin))) - %s(=offset), 0)",
-											f->field ? f->field : "",
-											float_text((float) f->origin),
-											float_text((float) f->offset));
+				StringInfoData text;
 
+				initStringInfo(&text);
+				se_function_decay_text(f, seg->reader, doc, &text);
 				open_expl(out, (float) value,
 						  psprintf("Function for field %s:", f->field ? f->field : ""));
-				if (f->kind == SE_FN_GAUSS)
-					leaf_float(out, (float) value,
-							   psprintf("exp(-0.5*pow(%s,2.0)/%s)", dist,
-										float_text((float) (-1 * (0.5 * f->scale * f->scale / log(f->decay))))));
-				else if (f->kind == SE_FN_EXP)
-					leaf_float(out, (float) value,
-							   psprintf("exp(- %s * %s)", dist,
-										float_text((float) (-1 * (log(f->decay) / f->scale)))));
-				else
-					leaf_float(out, (float) value,
-							   psprintf("max(0.0, ((%s - %s)/%s)",
-										float_text((float) (f->scale / (1.0 - f->decay))), dist,
-										float_text((float) (f->scale / (1.0 - f->decay)))));
+				leaf_float(out, (float) value, text.data);
 				close_expl(out);
 			}
 			break;
@@ -630,7 +616,7 @@ explain_function_score(SeWeight *w, SeSegmentCtx *seg, int32 doc, float score, S
 				leaf_float(&fexpl, 1.0f, psprintf("match filter: %s", fq.data));
 				appendStringInfoChar(&fexpl, ',');
 			}
-			explain_function(f, values[i], qscore, qexpl.data, &fexpl);
+			explain_function(f, values[i], qscore, qexpl.data, seg, doc, &fexpl);
 			if (f->filter != NULL)
 				close_expl(&fexpl);
 		}

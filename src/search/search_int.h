@@ -642,6 +642,8 @@ extern bool se_explain_rescored(SeSearchRequest *req, SeSearchShard *shard, SeWe
 								StringInfo out, bool *matched, SeError *err);
 extern bool se_function_score_values(SeWeight *w, SeSegmentCtx *seg, int32 doc,
 									 double *values, double *factor);
+extern void se_function_decay_text(const SeFnWeight *f, SeSegmentReader *r, int32 doc,
+								   StringInfo out);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
 extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);
