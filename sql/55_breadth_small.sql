@@ -46,3 +46,22 @@ SELECT e->>'value' AS value, e->'details'->0->>'description' AS description
   FROM search_engine.request('POST', '/bsm_decay/_search', '{"explain": true, "query": {"function_score": {"query": {"ids": {"values": ["2"]}}, "functions": [{"linear": {"n": {"origin": 10, "scale": 4}, "multi_value_mode": "max"}}], "boost_mode": "replace"}}}') r,
        jsonb_path_query(r.body, 'strict $.hits.hits[*]._explanation.** ? (@.description starts with "Function for field")') e;
 SELECT status FROM search_engine.request('DELETE', '/bsm_decay');
+
+-- 4. match_phrase_prefix is one MultiPhraseQuery (Lucene's): "quick bro"
+-- expands to brown and brownie, its last position their union; idf sums
+-- every term's: quick (n 2) 0.47000363 + brown (n 3) 0.13353139 +
+-- brownie (n 1) 0.98082925 = 1.5843643 (N 3, avgdl 8/3); doc 1 (freq 1,
+-- length 2): 1.5843643 * 1 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2.6666667))
+-- = 0.8022098; doc 2 holds both phrases, freq 2 in one union (length 4):
+-- 1.5843643 * 2 / (2 + 1.65) = 0.8681448.
+SELECT status FROM search_engine.request('PUT', '/bsm_mpp', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"t": {"type": "text"}}}}');
+SELECT status FROM search_engine.request('POST', '/bsm_mpp/_bulk?refresh=true', E'{"index": {"_id": "1"}}\n{"t": "quick brown"}\n{"index": {"_id": "2"}}\n{"t": "quick brownie quick brown"}\n{"index": {"_id": "3"}}\n{"t": "slow brown"}\n');
+SELECT h->>'_id' AS id, h->>'_score' AS score
+  FROM search_engine.request('POST', '/bsm_mpp/_search', '{"query": {"match_phrase_prefix": {"t": "quick bro"}}}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') h;
+SELECT e->>'description' AS weight, e->'details'->0->>'description' AS score,
+       e->'details'->0->'details'->0->>'value' AS idf,
+       jsonb_array_length(e->'details'->0->'details'->0->'details') AS idf_terms
+  FROM search_engine.request('POST', '/bsm_mpp/_search', '{"explain": true, "query": {"match_phrase_prefix": {"t": "quick bro"}}}') r,
+       LATERAL (SELECT r.body->'hits'->'hits'->0->'_explanation' AS e) x;
+SELECT status FROM search_engine.request('DELETE', '/bsm_mpp');

@@ -89,9 +89,16 @@ query_string(const SeWeight *w, StringInfo out)
 			appendStringInfo(out, "%s:\"", w->field);
 			for (i = 0; i < w->nterms; i++)
 			{
+				/* MultiPhraseQuery: a position's alternatives in parentheses */
+				bool		alt = w->nlast_alts > 1 && i >= w->nterms - w->nlast_alts;
+
 				if (i > 0)
 					appendStringInfoChar(out, ' ');
+				if (alt && i == w->nterms - w->nlast_alts)
+					appendStringInfoChar(out, '(');
 				append_term(out, w->terms[i], w->term_lens[i]);
+				if (alt && i == w->nterms - 1)
+					appendStringInfoChar(out, ')');
 			}
 			appendStringInfoChar(out, '"');
 			if (w->slop > 0)
@@ -237,11 +244,16 @@ explain_bm25(const SeWeight *w, float freq, uint8 norm, float score, StringInfo 
 	}
 	if (w->kind == SE_W_PHRASE)
 	{
+		bool		first = true;
+
 		open_expl(out, sim->idf, "idf, sum of:");
 		for (i = 0; w->term_dfs && i < w->nterms; i++)
 		{
-			if (i > 0)
+			if (w->term_dfs[i] == 0)
+				continue;		/* a union's term the shard lacks */
+			if (!first)
 				appendStringInfoChar(out, ',');
+			first = false;
 			open_expl(out, se_bm25_idf(w->term_dfs[i], Max(sim->doc_count, w->term_dfs[i])),
 					  "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:");
 			leaf_long(out, w->term_dfs[i], "n, number of documents containing term");

@@ -464,6 +464,9 @@ struct SeWeight
 	char	  **terms;
 	int		   *term_lens;
 	int		   *positions;		/* PHRASE: query positions */
+	int			nlast_alts;		/* PHRASE: the last this many terms (> 1) are
+								 * alternatives at one position, their postings
+								 * one union (Lucene's MultiPhraseQuery) */
 	SeSegTerm **seg_terms;		/* [term][segment] */
 	bool		bm25;			/* TERM: BM25 rather than const_score */
 	SeBM25	   *sim;
