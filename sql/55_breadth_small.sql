@@ -65,3 +65,31 @@ SELECT e->>'description' AS weight, e->'details'->0->>'description' AS score,
   FROM search_engine.request('POST', '/bsm_mpp/_search', '{"explain": true, "query": {"match_phrase_prefix": {"t": "quick bro"}}}') r,
        LATERAL (SELECT r.body->'hits'->'hits'->0->'_explanation' AS e) x;
 SELECT status FROM search_engine.request('DELETE', '/bsm_mpp');
+
+-- 5. FDW: count / min / max of a text column through its keyword
+-- sub-field (as GROUP BY), min / max where the collation orders as bytes;
+-- int8 min / max exact past 2^53 (the engine's exact integer bounds).
+SELECT search_engine.create_index('bsm_fdw', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0},
+  "mappings": {"properties": {"t": {"type": "text", "fields": {"keyword": {"type": "keyword", "ignore_above": 8}}}, "n": {"type": "long"}}}}')->'acknowledged';
+SELECT search_engine.bulk(E'{"index": {"_id": "1"}}\n{"t": "pear", "n": 9007199254740993}\n{"index": {"_id": "2"}}\n{"t": "Apple", "n": -9223372036854775807}\n{"index": {"_id": "3"}}\n{"n": 9223372036854775806}\n{"index": {"_id": "4"}}\n{"t": "éclair", "n": 5}\n{"index": {"_id": "5"}}\n{"t": "", "n": 9007199254740993}\n',
+                          'bsm_fdw', refresh => 'true')->'errors';
+CREATE SERVER bsm_se FOREIGN DATA WRAPPER search_engine;
+CREATE FOREIGN TABLE bsm_fdw (_id text, t text, n bigint) SERVER bsm_se OPTIONS (index 'bsm_fdw');
+EXPLAIN (VERBOSE, COSTS OFF) SELECT count(t), min(t COLLATE "C"), max(t COLLATE "C") FROM bsm_fdw;
+SELECT count(t), min(t COLLATE "C"), max(t COLLATE "C") FROM bsm_fdw;
+EXPLAIN (COSTS OFF) SELECT min(n), max(n) FROM bsm_fdw;
+SELECT min(n), max(n) FROM bsm_fdw;
+SELECT n, count(t), min(t COLLATE "C"), max(n) FROM bsm_fdw GROUP BY n ORDER BY n;
+-- a value past the keyword's ignore_above has no doc value: a plan made
+-- before it fails, one made after aggregates in PostgreSQL
+PREPARE bsm_q AS SELECT count(t) FROM bsm_fdw;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE bsm_q;
+SELECT search_engine.bulk(E'{"index": {"_id": "6"}}\n{"t": "a long value", "n": 6}\n', 'bsm_fdw', refresh => 'true')->'errors';
+EXECUTE bsm_q;
+DEALLOCATE bsm_q;
+RESET plan_cache_mode;
+EXPLAIN (COSTS OFF) SELECT count(t) FROM bsm_fdw;
+SELECT count(t) FROM bsm_fdw;
+DROP SERVER bsm_se CASCADE;
+SELECT search_engine.delete_index('bsm_fdw')->'acknowledged';
