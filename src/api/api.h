@@ -120,6 +120,7 @@ typedef struct SeWriteItem
 	size_t		body_len;
 	const char *uuid;			/* a peer's item: the index uuid it routed to */
 	bool		require_alias;	/* ES's require_alias: index must name an alias */
+	bool		want_source;	/* an update: bring back the _source it wrote */
 	/* routing result */
 	SeIndexMeta *im;
 	int			shard;
@@ -131,7 +132,12 @@ typedef struct SeWriteItem
 	char	   *err_type;		/* NULL = success */
 	char	   *err_reason;
 	bool		forced_refresh;
+	char	   *source;			/* want_source: as written (NULL: no room) */
+	size_t		source_len;
 } SeWriteItem;
+
+/* room for each update's written _source in a sub-request's answer area */
+#define SE_UPDATE_SOURCE_ROOM	(1024 * 1024)
 
 typedef struct SeBulkOptions
 {
@@ -248,8 +254,8 @@ extern void se_search_limits_of(List *indices, struct SeSearchLimits *lim);
 /* body with p's URL request options (_source*, version, rest_total_hits_as_int) in it */
 extern SeJson *se_search_url_options_body(const SeJson *body, const SeSearchParams *p,
 										  SeError *err);
-/* an update's "get" object: the document read back, filtered by source */
-extern bool se_get_after_update(const char *index, const char *id, const char *routing,
+/* an update's "get" object: the document it wrote, filtered by source */
+extern bool se_get_after_update(const char *index, const SeWriteItem *it,
 								const SeJson *source, StringInfo out, SeError *err);
 /* the "_source" value of the URL's _source* parameters (NULL: none given) */
 extern SeJson *se_source_url_spec(const char *source, const char *includes,

@@ -652,6 +652,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 	int		   *slots = palloc(sizeof(int) * n);
 	int		   *counts = palloc0(sizeof(int) * n);
 	uint64	   *reqbytes = palloc0(sizeof(uint64) * n);
+	Size	   *srcroom = palloc0(sizeof(Size) * n);	/* updates' sources */
 	int			nsubs = 0;
 	int			i,
 				s;
@@ -684,6 +685,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 		counts[s]++;
 		reqbytes[s] += sizeof(SeItemReq) + strlen(it->id) +
 			(it->routing ? strlen(it->routing) : 0) + it->body_len;
+		if (it->want_source)
+			srcroom[s] += SE_UPDATE_SOURCE_ROOM;
 	}
 	if (nsubs == 0)
 		return;
@@ -747,7 +750,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			for (s = 0; s < nsubs; s++)
 				if (dsub[s] >= 0)
 					size += MAXALIGN(reqbytes[s]) + MAXALIGN(sizeof(SeItemResp) * counts[s]) +
-						MAXALIGN(Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024));
+						MAXALIGN(Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024) +
+								 srcroom[s]);
 			seg = bulk_segment(size);
 		}
 		PG_CATCH();
@@ -784,7 +788,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			sub->resp_off = off;
 			off += MAXALIGN(sizeof(SeItemResp) * counts[s]);
 			sub->err_off = off;
-			sub->err_cap = Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024);
+			sub->err_cap = Min((Size) 512 * counts[s] + 4096, (Size) 16 * 1024 * 1024) +
+				srcroom[s];
 			off += MAXALIGN(sub->err_cap);
 			sub->req_len = 0;	/* used as a write cursor below */
 		}
@@ -807,7 +812,8 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			memset(&rq, 0, sizeof(rq));
 			rq.op = (uint8) it->op;
 			rq.flags = (it->auto_id ? SE_ITEM_FLAG_AUTO_ID : 0) |
-				(it->if_seq_no >= 0 ? SE_ITEM_FLAG_IF_SEQ_NO : 0);
+				(it->if_seq_no >= 0 ? SE_ITEM_FLAG_IF_SEQ_NO : 0) |
+				(it->want_source ? SE_ITEM_FLAG_WANT_SOURCE : 0);
 			rq.id_len = strlen(it->id);
 			rq.routing_len = it->routing ? strlen(it->routing) : PG_UINT32_MAX;
 			rq.body_len = it->body_len;
@@ -897,6 +903,15 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 			}
 			else
 				it->err_type = NULL;
+			if (it->want_source && it->resp.src_off >= 0)
+			{
+				const char *t = base + sub->err_off + it->resp.src_off;
+				uint32		l;
+
+				memcpy(&l, t, sizeof(l));
+				it->source = pnstrdup(t + sizeof(l), l);
+				it->source_len = l;
+			}
 		}
 	}
 }
@@ -911,6 +926,7 @@ run_round(BulkItem *items, int n, const SeBulkOptions *opts)
 
 #define REMOTE_FLAG_AUTO_ID		0x01
 #define REMOTE_FLAG_ROUTING		0x02
+#define REMOTE_FLAG_WANT_SOURCE	0x04	/* the reply carries the update's _source */
 
 static void
 put_string(StringInfo buf, const char *s)
@@ -952,7 +968,8 @@ encode_items(BulkItem *items, int n, const char *node, const SeBulkOptions *opts
 			continue;
 		pq_sendbyte(buf, (uint8) it->op);
 		pq_sendbyte(buf, (it->auto_id ? REMOTE_FLAG_AUTO_ID : 0) |
-					(it->routing ? REMOTE_FLAG_ROUTING : 0));
+					(it->routing ? REMOTE_FLAG_ROUTING : 0) |
+					(it->want_source ? REMOTE_FLAG_WANT_SOURCE : 0));
 		put_string(buf, it->index);
 		put_string(buf, it->im->uuid);
 		put_string(buf, it->id);
@@ -1000,6 +1017,7 @@ bulk_items_action(const char *payload, size_t len, StringInfo reply, SeError *er
 		it->op = (SeItemOp) pq_getmsgbyte(&buf);
 		flags = pq_getmsgbyte(&buf);
 		it->auto_id = (flags & REMOTE_FLAG_AUTO_ID) != 0;
+		it->want_source = (flags & REMOTE_FLAG_WANT_SOURCE) != 0;
 		it->index = get_string(&buf);
 		it->uuid = get_string(&buf);
 		it->id = get_string(&buf);
@@ -1031,6 +1049,15 @@ bulk_items_action(const char *payload, size_t len, StringInfo reply, SeError *er
 		{
 			put_string(reply, it->err_type);
 			put_string(reply, it->err_reason ? it->err_reason : "");
+		}
+		if (it->want_source)
+		{
+			pq_sendbyte(reply, it->source ? 1 : 0);
+			if (it->source)
+			{
+				pq_sendint32(reply, (int32) it->source_len);
+				pq_sendbytes(reply, it->source, it->source_len);
+			}
 		}
 	}
 	return true;
@@ -1069,6 +1096,12 @@ decode_outcomes(BulkItem *items, int n, const char *node, StringInfo reply)
 		{
 			it->err_type = get_string(reply);
 			it->err_reason = get_string(reply);
+		}
+		it->source = NULL;
+		if (it->want_source && pq_getmsgbyte(reply))
+		{
+			it->source = get_string(reply);
+			it->source_len = strlen(it->source);
 		}
 		/* the node's full queue: retried here, as a local rejection is */
 		it->done = !(it->resp.status == 429 && it->err_type &&
@@ -1486,7 +1519,12 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	it.if_primary_term = w->if_primary_term;
 	it.body = w->body;
 	it.body_len = w->body_len;
+	it.want_source = it.op == SE_ITEM_UPDATE && w->source != NULL &&
+		w->source->type != SE_JSON_FALSE;
 	se_bulk_execute(&it, 1, &opts);
+	/* a write may overtake this update here: its "get" must not show it */
+	if (it.want_source)
+		se_debug_waitpoint("se:update:after_write");
 	if (it.err_type)
 	{
 		se_error_set(err, it.resp.status, it.err_type, "%s", it.err_reason);
@@ -1496,11 +1534,11 @@ se_op_doc_write(const SeDocWrite *w, SeResponse *r, SeError *err)
 	resetStringInfo(&r->body);
 	item_json(&r->body, &it, true);
 	/* update with _source: ES adds the document as updated ("get") */
-	if (it.op == SE_ITEM_UPDATE && w->source != NULL && w->source->type != SE_JSON_FALSE)
+	if (it.want_source)
 	{
 		r->body.data[--r->body.len] = '\0';
 		appendStringInfoString(&r->body, ",\"get\":");
-		if (!se_get_after_update(w->index, it.id, it.routing, w->source, &r->body, err))
+		if (!se_get_after_update(w->index, &it, w->source, &r->body, err))
 			return false;
 		appendStringInfoChar(&r->body, '}');
 	}

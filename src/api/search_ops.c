@@ -1198,13 +1198,15 @@ get_local(SeIndexMeta *im, int shard, const char *id, const SeJson *source, bool
 
 /*
  * The "get" object ES's update answers with when asked for _source: the
- * document as a realtime get reads it just after the update, filtered.
+ * document as the shard wrote it (a write that overtook the update does
+ * not show), filtered; read back by a realtime get only when its source
+ * did not fit the shard's answer (over SE_UPDATE_SOURCE_ROOM).
  */
 bool
-se_get_after_update(const char *index, const char *id, const char *routing,
+se_get_after_update(const char *index, const SeWriteItem *it,
 					const SeJson *source, StringInfo out, SeError *err)
 {
-	SeIndexMeta *im = se_index_for_read(index, err);
+	SeIndexMeta *im;
 	StringInfoData doc;
 	SeJsonParseOptions opts = {0};
 	SeJson	   *j;
@@ -1212,10 +1214,33 @@ se_get_after_update(const char *index, const char *id, const char *routing,
 	bool		first = true;
 	int			i;
 
-	if (im == NULL)
+	if (it->source != NULL)
+	{
+		struct SeSourceFilter *f = se_source_filter_parse(source, err);
+
+		if (f == NULL)
+			return false;
+		appendStringInfo(out, "{\"_seq_no\":" INT64_FORMAT ",\"_primary_term\":" INT64_FORMAT,
+						 it->resp.seq_no, it->resp.primary_term);
+		if (it->routing)
+		{
+			appendStringInfoString(out, ",\"_routing\":");
+			se_json_write_string(out, it->routing, strlen(it->routing));
+		}
+		appendStringInfoString(out, ",\"found\":true");
+		if (se_source_filter_fetches(f))
+		{
+			appendStringInfoString(out, ",\"_source\":");
+			if (!se_source_filter_write(f, it->source, it->source_len, out, err))
+				return false;
+		}
+		appendStringInfoChar(out, '}');
+		return true;
+	}
+	if ((im = se_index_for_read(index, err)) == NULL)
 		return false;
 	initStringInfo(&doc);
-	(void) get_one(im, id, routing, NULL, source, false, &doc, err);
+	(void) get_one(im, it->id, it->routing, NULL, source, false, &doc, err);
 	if (se_error_is_set(err) || (j = se_json_parse(doc.data, doc.len, &opts, err)) == NULL)
 		return false;
 	appendStringInfoChar(out, '{');

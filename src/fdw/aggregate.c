@@ -9,8 +9,10 @@
  * for its NULL group; several become the sources of a "composite"
  * (missing_bucket, one page as large as the groups).  The aggregates are
  * sub-aggregations -- "stats" of a numeric or date column gives count(col),
- * min, max, sum and avg; a keyword column's min / max is a one-bucket
- * "terms" ordered by key, its count a "value_count" -- and the body runs
+ * min, max, sum and avg (an integer column's min and max exact from its
+ * "min_exact"/"max_exact"); a keyword column's min / max is a one-bucket
+ * "terms" ordered by key, its count a "value_count", as a text column's
+ * on its keyword sub-field -- and the body runs
  * through the search path of search_engine.search (se_engine_aggregations):
  * per shard over doc values, remote shards over the transport, one reduce.
  * No _source is read.  The buckets then become tuples.  count(*) alone
@@ -570,9 +572,20 @@ agg_datum(AggOut *o, const SeJson *obj, int64 doc_count, bool *isnull)
 	switch (o->kind)
 	{
 		case SE_AGG_MIN:
-			return number_datum(o, num(st, "min", &nn));
 		case SE_AGG_MAX:
-			return number_datum(o, num(st, "max", &nn));
+			{
+				/* an integer column's exact bound (the doubles stop at 2^53) */
+				const SeJson *x = se_json_get(st, o->kind == SE_AGG_MIN ? "min_exact" : "max_exact");
+
+				if (x != NULL && x->type == SE_JSON_STRING && integral_field(o) &&
+					(t == INT8OID || t == NUMERICOID))
+				{
+					int64		v = pg_strtoint64(pnstrdup(x->u.s.str, x->u.s.len));
+
+					return t == INT8OID ? Int64GetDatum(v) : NumericGetDatum(int64_to_numeric(v));
+				}
+				return number_datum(o, num(st, o->kind == SE_AGG_MIN ? "min" : "max", &nn));
+			}
 		case SE_AGG_SUM:
 			if (t == FLOAT4OID)
 				return Float4GetDatum((float) num(st, "sum", &nn));
@@ -719,7 +732,7 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 		SeJson	   *j;
 		int64		n;
 
-		if (o->kind != SE_AGG_GROUP_KEY || o->field->type != SE_FT_TEXT ||
+		if (o->kind == SE_AGG_COUNT_STAR || o->field->type != SE_FT_TEXT ||
 			strcmp(o->dv_field, o->field->path) == 0)
 			continue;
 		se_error_init(&err);
@@ -728,12 +741,21 @@ se_fdw_aggregate(ForeignScanState *node, SeScanState *ss, const char *body,
 			se_raise(&err);
 		n = long_values(o, se_json_get(j, "query"), shards, nshards);
 		if (n > 0)
+		{
+			if (o->kind == SE_AGG_GROUP_KEY)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_ERROR),
+						 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
+								ss->tbl->relname, o->col->name, (long long) n, o->dv_field),
+						 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
+								 o->col->name)));
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_ERROR),
-					 errmsg("cannot group foreign table \"%s\" by column \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
-							ss->tbl->relname, o->col->name, (long long) n, o->dv_field),
-					 errhint("Group by an expression (e.g. %s || '') to group in PostgreSQL, or map the sub-field with a larger ignore_above.",
+					 errmsg("cannot aggregate column \"%s\" of foreign table \"%s\": %lld matching documents hold a value longer than the ignore_above of field \"%s\"",
+							o->col->name, ss->tbl->relname, (long long) n, o->dv_field),
+					 errhint("Aggregate an expression (e.g. %s || '') to aggregate in PostgreSQL, or map the sub-field with a larger ignore_above.",
 							 o->col->name)));
+		}
 	}
 
 	text = se_engine_aggregations(ei, body, shards, nshards, &total);

@@ -528,6 +528,7 @@ agg_kind(Aggref *a, SeRelInfo *ifp, RelOptInfo *input_rel, AttrNumber *attno)
 {
 	const char *name;
 	TargetEntry *te;
+	Expr	   *arg;
 	SeFdwColumn *col;
 	Var		   *var;
 	SeColSearch cs;
@@ -544,9 +545,14 @@ agg_kind(Aggref *a, SeRelInfo *ifp, RelOptInfo *input_rel, AttrNumber *attno)
 	if (list_length(a->args) != 1)
 		return 0;
 	te = linitial(a->args);
-	if (!IsA(te->expr, Var))
+	arg = te->expr;
+	/* a COLLATE on the column: the collation is a->inputcollid */
+	while (arg && IsA(arg, RelabelType) && exprType((Node *) ((RelabelType *) arg)->arg) ==
+		   ((RelabelType *) arg)->resulttype)
+		arg = ((RelabelType *) arg)->arg;
+	if (arg == NULL || !IsA(arg, Var))
 		return 0;
-	var = (Var *) te->expr;
+	var = (Var *) arg;
 	if (var->varno != input_rel->relid || var->varattno <= 0 || var->varlevelsup != 0)
 		return 0;
 	col = &ifp->tbl->cols[var->varattno - 1];
@@ -555,6 +561,22 @@ agg_kind(Aggref *a, SeRelInfo *ifp, RelOptInfo *input_rel, AttrNumber *attno)
 	se_fdw_col_search(col, ifp->mapping, a->inputcollid, &cs);
 	*attno = var->varattno;
 	t = col->typid;
+	/*
+	 * A text column through its keyword sub-field's doc values (as GROUP
+	 * BY): count, and min / max where the collation orders as bytes; not
+	 * while a document holds a value past the sub-field's ignore_above
+	 * (aggregate.c checks again when it runs).
+	 */
+	if (cs.field != NULL && cs.field->type == SE_FT_TEXT && cs.agg_field != NULL &&
+		(strcmp(name, "count") == 0 ||
+		 ((strcmp(name, "min") == 0 || strcmp(name, "max") == 0) &&
+		  se_fdw_collation_c(a->inputcollid))))
+	{
+		if (cs.agg_max_len > 0 && long_values(ifp, cs.field->path, cs.agg_field))
+			return 0;
+		return strcmp(name, "count") == 0 ? SE_AGG_COUNT :
+			strcmp(name, "min") == 0 ? SE_AGG_MIN : SE_AGG_MAX;
+	}
 	if (strcmp(name, "count") == 0)
 		return cs.exists_ok ? SE_AGG_COUNT : 0;
 	if (!cs.aggregatable)

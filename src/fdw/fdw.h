@@ -206,6 +206,7 @@ typedef struct SeColSearch
 	int			agg_max_len;
 } SeColSearch;
 
+extern bool se_fdw_collation_c(Oid coll);
 extern void se_fdw_col_search(const SeFdwColumn *col, const SeMapping *m,
 							  Oid collation, SeColSearch *out);
 /* Builtin comparison operator: "=", "<>", "<", "<=", ">", ">=" or NULL. */

@@ -158,6 +158,13 @@ collation_c(Oid coll)
 	return OidIsValid(coll) && lc_collate_is_c(coll);
 }
 
+/* Does collation coll order as the engine does (bytes, "C")? */
+bool
+se_fdw_collation_c(Oid coll)
+{
+	return collation_c(coll);
+}
+
 /*
  * How a column can be searched in the engine (see the file header).
  * collation: the collation the expression compares with.

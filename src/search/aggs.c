@@ -285,6 +285,8 @@ struct AggState
 	/* exact_sum: the integers' sum, 128-bit two's complement */
 	int64		xsum_hi;
 	uint64		xsum_lo;
+	int64		xmin;			/* exact_sum: the integers' min and max */
+	int64		xmax;
 	/* buckets */
 	int			nb;
 	int			capb;
@@ -1231,6 +1233,8 @@ state_new(const SeAggSpec *spec, KeyKind kind)
 	st->kind = kind;
 	st->min = INFINITY;
 	st->max = -INFINITY;
+	st->xmin = PG_INT64_MAX;
+	st->xmax = PG_INT64_MIN;
 	st->pvalue = NAN;
 	return st;
 }
@@ -2536,7 +2540,11 @@ collect_one(AggState *st, int32 doc)
 	{
 		if (a->exact_sum && a->kind != KK_DOUBLE)
 			for (i = 0; i < n; i++)
+			{
 				xsum_add(st, vals[i] < 0 ? -1 : 0, (uint64) vals[i]);
+				st->xmin = Min(st->xmin, vals[i]);
+				st->xmax = Max(st->xmax, vals[i]);
+			}
 		for (i = 0; i < n; i++)
 		{
 			double		d = num_as_double(a->kind, vals[i]);
@@ -3246,6 +3254,8 @@ put_states(StringInfo out, AggState **states, int n)
 			{
 				se_put_svint(out, st->xsum_hi);
 				se_put_vint(out, st->xsum_lo);
+				se_put_svint(out, st->xmin);
+				se_put_svint(out, st->xmax);
 			}
 			if (st->spec->type == AT_TOP_HITS)
 			{
@@ -3348,6 +3358,8 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 			{
 				st->xsum_hi = se_wire_svint(r);
 				st->xsum_lo = se_wire_vint(r);
+				st->xmin = se_wire_svint(r);
+				st->xmax = se_wire_svint(r);
 			}
 			if (specs[i]->type == AT_TOP_HITS)
 			{
@@ -3527,6 +3539,8 @@ merge_state(AggState *into, AggState *from)
 	if (IS_METRIC(a->type))
 	{
 		xsum_add(into, from->xsum_hi, from->xsum_lo);
+		into->xmin = Min(into->xmin, from->xmin);
+		into->xmax = Max(into->xmax, from->xmax);
 		into->count += from->count;
 		into->sum += from->sum;
 		into->sumsq += from->sumsq;
@@ -4246,6 +4260,10 @@ write_metric(StringInfo out, const AggState *st)
 	appendStringInfoString(out, ",\"sum\":");
 	write_double(out, st->sum);
 	write_exact_sum(out, st);
+	/* and the integers' min and max, exact past 2^53 (doubles are not) */
+	if (st->spec->exact_sum && st->kind != KK_DOUBLE && st->count > 0)
+		appendStringInfo(out, ",\"min_exact\":\"" INT64_FORMAT "\",\"max_exact\":\"" INT64_FORMAT "\"",
+						 st->xmin, st->xmax);
 	if (t == AT_EXTENDED_STATS)
 	{
 		/* as ES's InternalExtendedStats: variance from the sums */

@@ -89,9 +89,16 @@ query_string(const SeWeight *w, StringInfo out)
 			appendStringInfo(out, "%s:\"", w->field);
 			for (i = 0; i < w->nterms; i++)
 			{
+				/* MultiPhraseQuery: a position's alternatives in parentheses */
+				bool		alt = w->nlast_alts > 1 && i >= w->nterms - w->nlast_alts;
+
 				if (i > 0)
 					appendStringInfoChar(out, ' ');
+				if (alt && i == w->nterms - w->nlast_alts)
+					appendStringInfoChar(out, '(');
 				append_term(out, w->terms[i], w->term_lens[i]);
+				if (alt && i == w->nterms - 1)
+					appendStringInfoChar(out, ')');
 			}
 			appendStringInfoChar(out, '"');
 			if (w->slop > 0)
@@ -237,11 +244,16 @@ explain_bm25(const SeWeight *w, float freq, uint8 norm, float score, StringInfo 
 	}
 	if (w->kind == SE_W_PHRASE)
 	{
+		bool		first = true;
+
 		open_expl(out, sim->idf, "idf, sum of:");
 		for (i = 0; w->term_dfs && i < w->nterms; i++)
 		{
-			if (i > 0)
+			if (w->term_dfs[i] == 0)
+				continue;		/* a union's term the shard lacks */
+			if (!first)
 				appendStringInfoChar(out, ',');
+			first = false;
 			open_expl(out, se_bm25_idf(w->term_dfs[i], Max(sim->doc_count, w->term_dfs[i])),
 					  "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:");
 			leaf_long(out, w->term_dfs[i], "n, number of documents containing term");
@@ -491,7 +503,7 @@ static const char *const fvf_modifiers[] = {
  */
 static void
 explain_function(const SeFnWeight *f, double value, float qscore, const char *qexpl,
-				 StringInfo out)
+				 SeSegmentCtx *seg, int32 doc, StringInfo out)
 {
 	bool		weighted = f->kind == SE_FN_WEIGHT || f->weight != 1.0f;
 
@@ -528,27 +540,13 @@ explain_function(const SeFnWeight *f, double value, float qscore, const char *qe
 		case SE_FN_EXP:
 		case SE_FN_LINEAR:
 			{
-				/* ES's decay explanation: the processed scale, the distance */
-				const char *dist = psprintf("Math.max(Math.abs(doc['%s'] - %s(=origin))) - %s(=offset), 0)",
-											f->field ? f->field : "",
-											float_text((float) f->origin),
-											float_text((float) f->offset));
+				StringInfoData text;
 
+				initStringInfo(&text);
+				se_function_decay_text(f, seg->reader, doc, &text);
 				open_expl(out, (float) value,
 						  psprintf("Function for field %s:", f->field ? f->field : ""));
-				if (f->kind == SE_FN_GAUSS)
-					leaf_float(out, (float) value,
-							   psprintf("exp(-0.5*pow(%s,2.0)/%s)", dist,
-										float_text((float) (-1 * (0.5 * f->scale * f->scale / log(f->decay))))));
-				else if (f->kind == SE_FN_EXP)
-					leaf_float(out, (float) value,
-							   psprintf("exp(- %s * %s)", dist,
-										float_text((float) (-1 * (log(f->decay) / f->scale)))));
-				else
-					leaf_float(out, (float) value,
-							   psprintf("max(0.0, ((%s - %s)/%s)",
-										float_text((float) (f->scale / (1.0 - f->decay))), dist,
-										float_text((float) (f->scale / (1.0 - f->decay)))));
+				leaf_float(out, (float) value, text.data);
 				close_expl(out);
 			}
 			break;
@@ -630,7 +628,7 @@ explain_function_score(SeWeight *w, SeSegmentCtx *seg, int32 doc, float score, S
 				leaf_float(&fexpl, 1.0f, psprintf("match filter: %s", fq.data));
 				appendStringInfoChar(&fexpl, ',');
 			}
-			explain_function(f, values[i], qscore, qexpl.data, &fexpl);
+			explain_function(f, values[i], qscore, qexpl.data, seg, doc, &fexpl);
 			if (f->filter != NULL)
 				close_expl(&fexpl);
 		}

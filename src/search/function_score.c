@@ -31,6 +31,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "script/script.h"
 #include "search/search_int.h"
 
 /* ---------------------------------------------------------------------
@@ -588,6 +589,76 @@ decay_score(const SeFnWeight *f, SeSegmentReader *r, int field, int32 doc)
 	if (f->multi_value_mode == SE_COMB_AVG)
 		acc /= n;
 	return decay_of(f, acc);
+}
+
+/* Java's Double.toString of d (ES prints its doubles so) */
+static void
+append_jdouble(StringInfo out, double d)
+{
+	char		buf[64];
+
+	se_script_java_double(buf, d, false);
+	appendStringInfoString(out, buf);
+}
+
+/*
+ * A decay function's description in doc's explanation, as ES's
+ * DecayFunctionBuilder writes it: its multi_value_mode over each value's
+ * distance (a doc without one: 0.0), inside the function's formula with
+ * the scale as processed (gauss: 0.5*scale^2/ln(decay), exp:
+ * ln(decay)/scale, linear: scale/(1-decay)); numbers as Java's doubles.
+ */
+void
+se_function_decay_text(const SeFnWeight *f, SeSegmentReader *r, int32 doc, StringInfo out)
+{
+	const int64 *vals;
+	int			field = f->field ? se_segment_field(r, f->field) : -1;
+	int			n = field >= 0 ? se_segment_numeric_values(r, field, doc, &vals) : 0;
+	StringInfoData dist;
+	double		ps;
+	int			i;
+
+	initStringInfo(&dist);
+	appendStringInfoString(&dist, f->multi_value_mode == SE_COMB_MAX ? "MAX" :
+						   f->multi_value_mode == SE_COMB_AVG ? "AVG" :
+						   f->multi_value_mode == SE_COMB_SUM ? "SUM" : "MIN");
+	appendStringInfoChar(&dist, '[');
+	for (i = 0; i < n; i++)
+	{
+		appendStringInfoString(&dist, i > 0 ? ", Math.max(Math.abs(" : "Math.max(Math.abs(");
+		append_jdouble(&dist, value_of(f, vals[i]));
+		appendStringInfoString(&dist, "(=doc value) - ");
+		append_jdouble(&dist, f->origin);
+		appendStringInfoString(&dist, "(=origin))) - ");
+		append_jdouble(&dist, f->offset);
+		appendStringInfoString(&dist, "(=offset), 0)");
+	}
+	if (n == 0)
+		appendStringInfoString(&dist, "0.0");
+	appendStringInfoChar(&dist, ']');
+	switch (f->kind)
+	{
+		case SE_FN_GAUSS:
+			ps = 0.5 * pow(f->scale, 2.0) / log(f->decay);
+			appendStringInfo(out, "exp(-0.5*pow(%s,2.0)/", dist.data);
+			append_jdouble(out, -1 * ps);
+			appendStringInfoChar(out, ')');
+			break;
+		case SE_FN_EXP:
+			ps = log(f->decay) / f->scale;
+			appendStringInfo(out, "exp(- %s * ", dist.data);
+			append_jdouble(out, -1 * ps);
+			appendStringInfoChar(out, ')');
+			break;
+		default:
+			ps = f->scale / (1.0 - f->decay);
+			appendStringInfoString(out, "max(0.0, ((");
+			append_jdouble(out, ps);
+			appendStringInfo(out, " - %s)/", dist.data);
+			append_jdouble(out, ps);
+			appendStringInfoChar(out, ')');
+			break;
+	}
 }
 
 /* splitmix64's finalizer: a well-mixed hash of x */

@@ -19,21 +19,22 @@
  * type unified (ES 8's default; fvh is mapped to it, as no term vectors
  * exist here) follows Lucene's UnifiedHighlighter: the values joined by
  * U+2029, passages grown around each match by a break iterator (sentence:
- * UAX #29 sentence boundaries, at most fragment_size bytes, a longer
+ * UAX #29 sentence boundaries, at most fragment_size units, a longer
  * sentence cut at word boundaries as ES's BoundedBreakIteratorScanner;
  * word: the word itself; chars: boundary_chars within boundary_max_scan of
  * a fragment_size window), scored as Lucene's PassageScorer (BM25 over the
  * passage: k1 1.2, b 0.75, pivot 87), the best number_of_fragments in text
  * order (order: score: best first), each trimmed.  type plain cuts
  * fragments as Lucene's plain highlighter (SimpleFragmenter: consecutive
- * runs of tokens of at most fragment_size bytes; span: never inside a
+ * runs of tokens of at most fragment_size units; span: never inside a
  * phrase's match), scored by the distinct terms they hold.
  * number_of_fragments 0 returns each matching value whole; no_match_size
  * returns the start of the first value when nothing matched.  A field's
  * text longer than index.highlight.max_analyzed_offset is ES's error unless
  * the request's max_analyzed_offset (below the index's) truncates the
- * analysis there.  Lengths and offsets are counted in bytes (ES: UTF-16
- * units), except max_analyzed_offset, which is in UTF-16 units as ES's.
+ * analysis there.  Offsets are bytes into the UTF-8 text; fragment_size,
+ * no_match_size, max_analyzed_offset and the passage scorer's lengths count
+ * UTF-16 units as ES's (Java strings) do.
  *
  *-------------------------------------------------------------------------
  */
@@ -856,6 +857,86 @@ is_word(int c)
 		c != 0xA1 && c != 0xBF && c != 0xB7;
 }
 
+/*
+ * Lengths as ES counts them (Java strings: UTF-16 units).  Offsets stay
+ * byte offsets into the UTF-8 text; u[i] holds the units before byte i
+ * (NULL when the text is ASCII: units are bytes).
+ */
+typedef struct HlUnits
+{
+	const char *text;
+	int			len;
+	int		   *u;
+} HlUnits;
+
+static void
+units_init(HlUnits *un, const char *text, int len)
+{
+	int			n = 0;
+	int			i;
+
+	un->text = text;
+	un->len = len;
+	un->u = NULL;
+	if (se_utf16_length(text, len) == len)
+		return;
+	un->u = palloc(sizeof(int) * (len + 1));
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) text[i];
+
+		if ((c & 0xC0) != 0x80)
+			n += c >= 0xF0 ? 2 : 1;
+		un->u[i] = (c & 0xC0) == 0x80 ? n : n - (c >= 0xF0 ? 2 : 1);
+	}
+	un->u[len] = n;
+}
+
+/* The UTF-16 units before byte offset b */
+static inline int
+units_at(const HlUnits *un, int b)
+{
+	b = Max(0, Min(b, un->len));
+	return un->u ? un->u[b] : b;
+}
+
+/*
+ * The byte offset of a character boundary at UTF-16 offset units: the first
+ * at or past it (up), or the last at or before it (down: one inside a
+ * character rounds back to its start).
+ */
+static int
+units_to_byte(const HlUnits *un, int units, bool up)
+{
+	int			lo = 0,
+				hi = un->len;
+
+	if (units <= 0)
+		return 0;
+	if (un->u == NULL)
+		return Min(units, un->len);
+	if (units >= un->u[un->len])
+		return un->len;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (un->u[mid] >= units)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	while (lo < un->len && (un->text[lo] & 0xC0) == 0x80)
+		lo++;
+	if (!up && un->u[lo] > units)
+	{
+		do
+			lo--;
+		while (lo > 0 && (un->text[lo] & 0xC0) == 0x80);
+	}
+	return lo;
+}
+
 typedef struct HlBounds
 {
 	int			n;
@@ -1063,6 +1144,7 @@ typedef struct HlBreaker
 	int			len;
 	int			max_len;		/* fragment_size (sentence: 0 = unbounded) */
 	int			max_scan;
+	HlUnits		un;				/* max_len and max_scan are UTF-16 units */
 	const char *chars;
 	HlBounds	sent;
 	HlBounds	word;
@@ -1083,6 +1165,7 @@ breaker_init(HlBreaker *br, const HlOpts *o, const char *text, int len)
 	br->max_scan = o->boundary_max_scan;
 	br->chars = o->boundary_chars;
 	br->window_start = br->window_end = -1;
+	units_init(&br->un, text, len);
 	if (br->kind == HL_BS_SENTENCE)
 		sentence_bounds(text, len, &br->sent);
 	if (br->kind == HL_BS_WORD || (br->kind == HL_BS_SENTENCE && br->max_len > 0))
@@ -1099,6 +1182,8 @@ is_boundary_char(const HlBreaker *br, char c)
 static int
 breaker_preceding(HlBreaker *br, int offset)
 {
+	const HlUnits *un = &br->un;
+	int			u = units_at(un, offset);
 	int			at,
 				i;
 
@@ -1108,8 +1193,8 @@ breaker_preceding(HlBreaker *br, int offset)
 			return bounds_preceding(&br->word, offset);
 		case HL_BS_CHARS:
 			/* half a fragment before, moved back to just after a boundary char */
-			at = Max(0, offset - br->max_len / 2);
-			for (i = at; i > 0 && at - i < br->max_scan; i--)
+			at = units_to_byte(un, u - br->max_len / 2, false);
+			for (i = at; i > 0 && units_at(un, at) - units_at(un, i) < br->max_scan; i--)
 				if (is_boundary_char(br, br->text[i - 1]))
 					return i;
 			return at;
@@ -1133,7 +1218,8 @@ breaker_preceding(HlBreaker *br, int offset)
 	{
 		br->window_start = br->inner_start = bounds_preceding(&br->sent, offset);
 		br->window_end = br->inner_end = bounds_following(&br->sent, offset - 1);
-		while (br->inner_end - br->inner_start < br->max_len && br->inner_end < br->len)
+		while (units_at(un, br->inner_end) - units_at(un, br->inner_start) < br->max_len &&
+			   br->inner_end < br->len)
 		{
 			int			end;
 
@@ -1143,21 +1229,24 @@ breaker_preceding(HlBreaker *br, int offset)
 				break;
 			end = bounds_following(&br->sent, br->inner_end);
 
-			if (end - br->inner_start > br->max_len)
+			if (units_at(un, end) - units_at(un, br->inner_start) > br->max_len)
 				break;
 			br->window_end = br->inner_end = end;
 		}
 	}
-	if (br->inner_end - br->inner_start > br->max_len)
+	if (units_at(un, br->inner_end) - units_at(un, br->inner_start) > br->max_len)
 	{
 		int			remaining;
 
-		if (offset - br->max_len > br->inner_start)
+		if (u - br->max_len > units_at(un, br->inner_start))
 			br->inner_start = Max(br->inner_start,
-								  bounds_preceding(&br->word, offset - br->max_len));
-		remaining = Max(0, br->max_len - (offset - br->inner_start));
-		if (offset + remaining < br->window_end)
-			br->inner_end = Min(br->window_end, bounds_following(&br->word, offset + remaining));
+								  bounds_preceding(&br->word,
+												   units_to_byte(un, u - br->max_len, true)));
+		remaining = Max(0, br->max_len - (u - units_at(un, br->inner_start)));
+		if (u + remaining < units_at(un, br->window_end))
+			br->inner_end = Min(br->window_end,
+								bounds_following(&br->word,
+												 units_to_byte(un, u + remaining, false)));
 	}
 	return br->inner_start;
 }
@@ -1166,6 +1255,7 @@ breaker_preceding(HlBreaker *br, int offset)
 static int
 breaker_following(HlBreaker *br, int offset)
 {
+	const HlUnits *un = &br->un;
 	int			at,
 				i;
 
@@ -1174,8 +1264,8 @@ breaker_following(HlBreaker *br, int offset)
 		case HL_BS_WORD:
 			return bounds_following(&br->word, offset);
 		case HL_BS_CHARS:
-			at = Min(br->len, offset + (br->max_len + 1) / 2);
-			for (i = at; i < br->len && i - at < br->max_scan; i++)
+			at = units_to_byte(un, units_at(un, offset) + (br->max_len + 1) / 2, false);
+			for (i = at; i < br->len && units_at(un, i) - units_at(un, at) < br->max_scan; i++)
 				if (is_boundary_char(br, br->text[i]))
 					return i;
 			return at;
@@ -1538,13 +1628,13 @@ passage_cmp_offset(const void *a, const void *b)
  * text for its doc freq; times a norm favouring passages near the start.
  */
 static float
-passage_score(const HlPassage *p, const int *term_id, const int *ttf, int *tf, int content_len)
+passage_score(const HlPassage *p, const int *term_id, const int *ttf, int *tf, const HlUnits *un)
 {
 	const float k1 = 1.2f,
 				b = 0.75f,
 				pivot = 87.0f;
-	float		num_docs = 1 + content_len / pivot;
-	float		norm = k1 * ((1 - b) + b * ((p->end - p->start) / pivot));
+	float		num_docs = 1 + units_at(un, un->len) / pivot;
+	float		norm = k1 * ((1 - b) + b * ((units_at(un, p->end) - units_at(un, p->start)) / pivot));
 	float		score = 0;
 	int			i;
 
@@ -1560,7 +1650,7 @@ passage_score(const HlPassage *p, const int *term_id, const int *ttf, int *tf, i
 			(tf[id] / (tf[id] + norm));
 		tf[id] = 0;
 	}
-	return score * (1 + 1 / (float) log(pivot + p->start));
+	return score * (1 + 1 / (float) log(pivot + units_at(un, p->start)));
 }
 
 /* The best nfrag passages of the field's text around its spans, written to out. */
@@ -1614,7 +1704,7 @@ unified_fragments(const HlOpts *o, const char *text, int len, const HlSpans *sp,
 		ps[np - 1].m1 = i + 1;
 	}
 	for (i = 0; i < np; i++)
-		ps[i].score = passage_score(&ps[i], term_id, ttf, tf, len);
+		ps[i].score = passage_score(&ps[i], term_id, ttf, tf, &br.un);
 	qsort(ps, np, sizeof(HlPassage), passage_cmp_best);
 	np = Min(np, nfrag);
 	qsort(ps, np, sizeof(HlPassage), o->order_score ? passage_cmp_score : passage_cmp_offset);
@@ -1627,6 +1717,7 @@ unified_fragments(const HlOpts *o, const char *text, int len, const HlSpans *sp,
 static void
 unified_no_match(const HlOpts *o, const char *text, int len, int size, StringInfo out, int *nout)
 {
+	HlUnits		un;
 	int			pos = 0;
 	int			end;
 
@@ -1639,12 +1730,13 @@ unified_no_match(const HlOpts *o, const char *text, int len, int size, StringInf
 		;
 	if (end + HL_SEP_LEN > len)
 		end = len;
-	if (size + pos < end)
+	units_init(&un, text, len);
+	if (size + units_at(&un, pos) < units_at(&un, end))
 	{
 		HlBounds	wb = {0, 0, NULL};
 
 		word_bounds(text, len, &wb);
-		end = bounds_following(&wb, size + pos);
+		end = bounds_following(&wb, units_to_byte(&un, size + units_at(&un, pos), false));
 	}
 	write_fragment(out, o, text, pos, end, NULL, 0, true, nout);
 }
@@ -1700,6 +1792,7 @@ plain_fragments(const HlField *hf, const SeMappedField *f, const char *text, int
 {
 	const HlOpts *o = &hf->o;
 	SeTokenList tl;
+	HlUnits		un;
 	HlFrag	   *frags;
 	int			nfrags;
 	int			i;
@@ -1714,13 +1807,14 @@ plain_fragments(const HlField *hf, const SeMappedField *f, const char *text, int
 	frags = palloc(sizeof(HlFrag) * Max(1, tl.ntokens + 1));
 
 	/* SimpleFragmenter: a new fragment where a token would pass fragment_size */
+	units_init(&un, text, len);
 	frags[0].start = 0;
 	nfrags = 1;
 	for (i = 0; i < tl.ntokens; i++)
 	{
 		const SeToken *t = &tl.tokens[i];
 
-		if (t->end_offset - frags[nfrags - 1].start > o->fragment_size &&
+		if (units_at(&un, t->end_offset) - units_at(&un, frags[nfrags - 1].start) > o->fragment_size &&
 			t->start_offset > frags[nfrags - 1].start &&
 			(strcmp(o->fragmenter, "simple") == 0 || !inside_phrase(sp, t->start_offset)))
 		{
@@ -1765,16 +1859,18 @@ plain_fragments(const HlField *hf, const SeMappedField *f, const char *text, int
 	se_token_list_free(&tl);
 }
 
-/* The first no_match_size bytes of text, cut back to the end of a token. */
+/* The first no_match_size UTF-16 units of text, cut back to the end of a token. */
 static void
 plain_no_match(const HlOpts *o, const SeMappedField *f, const char *text, int len, int size,
 			   StringInfo out, int *nout)
 {
 	SeTokenList tl;
+	HlUnits		un;
 	int			cut = 0;
 	int			i;
 
-	if (len <= size)
+	units_init(&un, text, len);
+	if (units_at(&un, len) <= size)
 	{
 		write_fragment(out, o, text, 0, len, NULL, 0, false, nout);
 		return;
@@ -1783,15 +1879,10 @@ plain_no_match(const HlOpts *o, const SeMappedField *f, const char *text, int le
 	if (f->type == SE_FT_TEXT)
 		se_analyze(f->analyzer ? f->analyzer : se_analyzer_lookup("standard"), text, len, &tl);
 	for (i = 0; i < tl.ntokens; i++)
-		if (tl.tokens[i].end_offset <= size)
+		if (units_at(&un, tl.tokens[i].end_offset) <= size)
 			cut = tl.tokens[i].end_offset;
 	if (cut == 0)
-	{
-		/* no token ends in it: a UTF-8 boundary */
-		cut = size;
-		while (cut > 0 && (text[cut] & 0xC0) == 0x80)
-			cut--;
-	}
+		cut = units_to_byte(&un, size, false);	/* no token ends in it */
 	se_token_list_free(&tl);
 	write_fragment(out, o, text, 0, cut, NULL, 0, false, nout);
 }

@@ -32,9 +32,152 @@
 
 #include "search/search_int.h"
 
+/*
+ * A query position's postings: one term's, or (MultiPhraseQuery) the union
+ * of several terms' as Lucene's UnionPostingsEnum: every doc of any, the
+ * freq their sum, the positions merged.
+ */
+typedef struct PpPostings
+{
+	SePostings *one;			/* NULL: the union of alt */
+	SePostings **alt;
+	int			nalt;
+	int32		doc;
+	int32		loaded;			/* the doc whose positions pos holds */
+	int		   *pos;
+	int			npos;
+	int			cap;
+	int			upto;
+} PpPostings;
+
+static int32
+u_doc(PpPostings *u)
+{
+	return u->one ? se_postings_doc(u->one) : u->doc;
+}
+
+static int32
+u_min_doc(PpPostings *u)
+{
+	int32		m = SE_NO_MORE_DOCS;
+	int			i;
+
+	for (i = 0; i < u->nalt; i++)
+		m = Min(m, se_postings_doc(u->alt[i]));
+	return u->doc = m;
+}
+
+static int32
+u_next(PpPostings *u)
+{
+	int			i;
+
+	if (u->one)
+		return se_postings_next(u->one);
+	for (i = 0; i < u->nalt; i++)
+		if (se_postings_doc(u->alt[i]) == u->doc)
+			(void) se_postings_next(u->alt[i]);
+	return u_min_doc(u);
+}
+
+static int32
+u_advance(PpPostings *u, int32 target)
+{
+	int			i;
+
+	if (u->one)
+		return se_postings_advance(u->one, target);
+	for (i = 0; i < u->nalt; i++)
+		if (se_postings_doc(u->alt[i]) < target)
+			(void) se_postings_advance(u->alt[i], target);
+	return u_min_doc(u);
+}
+
+static int
+int_cmp(const void *a, const void *b)
+{
+	int			x = *(const int *) a,
+				y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* The union's positions in its current doc, read once per doc */
+static void
+u_load(PpPostings *u)
+{
+	int			i,
+				k;
+
+	if (u->loaded == u->doc)
+		return;
+	u->npos = 0;
+	u->upto = 0;
+	for (i = 0; i < u->nalt; i++)
+	{
+		int			f;
+
+		if (se_postings_doc(u->alt[i]) != u->doc)
+			continue;
+		f = se_postings_freq(u->alt[i]);
+		if (u->npos + f > u->cap)
+		{
+			u->cap = Max(16, (u->npos + f) * 2);
+			u->pos = u->pos ? repalloc(u->pos, sizeof(int) * u->cap) :
+				palloc(sizeof(int) * u->cap);
+		}
+		for (k = 0; k < f; k++)
+			u->pos[u->npos++] = se_postings_next_position(u->alt[i]);
+	}
+	qsort(u->pos, u->npos, sizeof(int), int_cmp);
+	u->loaded = u->doc;
+}
+
+static int32
+u_freq(PpPostings *u)
+{
+	if (u->one)
+		return se_postings_freq(u->one);
+	u_load(u);
+	return u->npos;
+}
+
+static int32
+u_next_position(PpPostings *u)
+{
+	if (u->one)
+		return se_postings_next_position(u->one);
+	u_load(u);
+	return u->upto < u->npos ? u->pos[u->upto++] : -1;
+}
+
+static int64
+u_cost(PpPostings *u)
+{
+	int64		c = 0;
+	int			i;
+
+	if (u->one)
+		return se_postings_cost(u->one);
+	for (i = 0; i < u->nalt; i++)
+		c += se_postings_cost(u->alt[i]);
+	return c;
+}
+
+static void
+u_close(PpPostings *u)
+{
+	int			i;
+
+	if (u->one)
+		se_postings_close(u->one);
+	for (i = 0; i < u->nalt; i++)
+		se_postings_close(u->alt[i]);
+}
+
 typedef struct PhrasePos
 {
-	SePostings *p;
+	PpPostings *p;
 	int			offset;			/* position in the query */
 	int			ord;			/* index in the query */
 	int			position;		/* doc position - offset */
@@ -96,7 +239,7 @@ exact_advance_position(PhrasePos *pp, int target)
 		SE_SEARCH_TICK(1);
 		if (pp->upto == pp->freq)
 			return false;
-		pp->pos = se_postings_next_position(pp->p);
+		pp->pos = u_next_position(pp->p);
 		pp->upto++;
 	}
 	return true;
@@ -112,7 +255,7 @@ exact_freq(PhraseScorer *ps, bool first_only)
 
 	for (i = 0; i < ps->n; i++)
 	{
-		ps->pps[i].freq = se_postings_freq(ps->pps[i].p);
+		ps->pps[i].freq = u_freq(ps->pps[i].p);
 		ps->pps[i].pos = -1;
 		ps->pps[i].upto = 0;
 	}
@@ -123,7 +266,7 @@ exact_freq(PhraseScorer *ps, bool first_only)
 		if (lead->upto >= lead->freq)
 			break;
 		SE_SEARCH_TICK(1);
-		lead->pos = se_postings_next_position(lead->p);
+		lead->pos = u_next_position(lead->p);
 		lead->upto++;
 		for (;;)
 		{
@@ -227,7 +370,7 @@ pp_next_position(PhrasePos *pp)
 	if (pp->count-- > 0)
 	{
 		SE_SEARCH_TICK(1);
-		pp->position = se_postings_next_position(pp->p) - pp->offset;
+		pp->position = u_next_position(pp->p) - pp->offset;
 		return true;
 	}
 	return false;
@@ -236,7 +379,7 @@ pp_next_position(PhrasePos *pp)
 static void
 pp_first_position(PhrasePos *pp)
 {
-	pp->count = se_postings_freq(pp->p);
+	pp->count = u_freq(pp->p);
 	pp_next_position(pp);
 }
 
@@ -286,11 +429,33 @@ advance_repeat_groups(PhraseScorer *ps)
 	return true;
 }
 
+/* The weight's terms at query position ord: [*first, *first + count) */
+static int
+position_terms(const SeWeight *w, int ord, int *first)
+{
+	int			nalt = w->nlast_alts > 1 ? w->nlast_alts : 1;
+
+	*first = ord;
+	return ord == w->nterms - nalt ? nalt : 1;
+}
+
+/* Positions a and b share a term (a union shares any of its terms) */
 static bool
 same_term(PhraseScorer *ps, int a, int b, SeWeight *w)
 {
-	return w->term_lens[a] == w->term_lens[b] &&
-		memcmp(w->terms[a], w->terms[b], w->term_lens[a]) == 0;
+	int			fa,
+				fb,
+				na = position_terms(w, a, &fa),
+				nb = position_terms(w, b, &fb),
+				i,
+				j;
+
+	for (i = fa; i < fa + na; i++)
+		for (j = fb; j < fb + nb; j++)
+			if (w->term_lens[i] == w->term_lens[j] &&
+				memcmp(w->terms[i], w->terms[j], w->term_lens[i]) == 0)
+				return true;
+	return false;
 }
 
 /* Group the phrase's repeated terms, each group sorted by query offset. */
@@ -542,7 +707,7 @@ phrase_matches(PhraseScorerHolder *h)
 static int32
 phrase_align(PhraseScorer *ps, int32 doc)
 {
-	SePostings *lead = ps->by_cost[0]->p;
+	PpPostings *lead = ps->by_cost[0]->p;
 	int			i;
 
 	while (doc != SE_NO_MORE_DOCS)
@@ -552,14 +717,14 @@ phrase_align(PhraseScorer *ps, int32 doc)
 		SE_SEARCH_TICK(1);
 		for (i = 1; i < ps->n; i++)
 		{
-			SePostings *p = ps->by_cost[i]->p;
-			int32		d = se_postings_doc(p);
+			PpPostings *p = ps->by_cost[i]->p;
+			int32		d = u_doc(p);
 
 			if (d < doc)
-				d = se_postings_advance(p, doc);
+				d = u_advance(p, doc);
 			if (d > doc)
 			{
-				doc = se_postings_advance(lead, d);
+				doc = u_advance(lead, d);
 				aligned = false;
 				break;
 			}
@@ -574,7 +739,7 @@ static int32
 phrase_settle(PhraseScorerHolder *h, int32 doc)
 {
 	PhraseScorer *ps = &h->ps;
-	SePostings *lead = ps->by_cost[0]->p;
+	PpPostings *lead = ps->by_cost[0]->p;
 
 	for (;;)
 	{
@@ -584,7 +749,7 @@ phrase_settle(PhraseScorerHolder *h, int32 doc)
 		SE_SEARCH_TICK(ps->n);	/* the candidate's terms are positioned */
 		if (phrase_matches(h))
 			break;
-		doc = se_postings_next(lead);
+		doc = u_next(lead);
 	}
 	return ps->base.doc = doc;
 }
@@ -594,7 +759,7 @@ phrase_next(SeScorer *s)
 {
 	PhraseScorerHolder *h = (PhraseScorerHolder *) s;
 
-	return phrase_settle(h, se_postings_next(h->ps.by_cost[0]->p));
+	return phrase_settle(h, u_next(h->ps.by_cost[0]->p));
 }
 
 static int32
@@ -602,7 +767,7 @@ phrase_advance(SeScorer *s, int32 target)
 {
 	PhraseScorerHolder *h = (PhraseScorerHolder *) s;
 
-	return phrase_settle(h, se_postings_advance(h->ps.by_cost[0]->p, target));
+	return phrase_settle(h, u_advance(h->ps.by_cost[0]->p, target));
 }
 
 /* ---------------------------------------------------------------------
@@ -647,8 +812,8 @@ phrase_window_bound(PhraseScorer *ps, int32 target, int32 *upto)
 	SE_SEARCH_TICK(ps->n);
 	for (i = 0; i < ps->n; i++)
 	{
-		int32		u = se_postings_advance_shallow(ps->pps[i].p, target);
-		int			n = se_postings_block_impacts(ps->pps[i].p, imp);
+		int32		u = se_postings_advance_shallow(ps->pps[i].p->one, target);
+		int			n = se_postings_block_impacts(ps->pps[i].p->one, imp);
 		float		b = pairs_bound(ps, imp, n);
 
 		if (i == 0 || b < bound)
@@ -684,7 +849,7 @@ phrase_advance_min(SeScorer *s, int32 target)
 {
 	PhraseScorerHolder *h = (PhraseScorerHolder *) s;
 	PhraseScorer *ps = &h->ps;
-	SePostings *lead = ps->by_cost[0]->p;
+	PpPostings *lead = ps->by_cost[0]->p;
 
 	for (;;)
 	{
@@ -703,7 +868,7 @@ phrase_advance_min(SeScorer *s, int32 target)
 			target = ps->wupto + 1;
 			continue;
 		}
-		doc = phrase_align(ps, se_postings_advance(lead, target));
+		doc = phrase_align(ps, u_advance(lead, target));
 		if (doc == SE_NO_MORE_DOCS)
 			return s->doc = doc;
 		if (doc > ps->wupto)
@@ -713,7 +878,7 @@ phrase_advance_min(SeScorer *s, int32 target)
 		}
 		/* the phrase freq is at most the smallest term freq */
 		for (i = 0; i < ps->n; i++)
-			minf = Min(minf, se_postings_freq(ps->pps[i].p));
+			minf = Min(minf, u_freq(ps->pps[i].p));
 		if (se_bm25_score(ps->sim, (float) minf, phrase_norm(ps, doc)) > ps->min_score &&
 			phrase_matches(h))
 			return s->doc = doc;
@@ -765,7 +930,7 @@ phrase_close(SeScorer *s)
 
 	for (i = 0; i < ps->n; i++)
 		if (ps->pps[i].p != NULL)
-			se_postings_close(ps->pps[i].p);
+			u_close(ps->pps[i].p);
 	for (i = 0; i < ps->ngroups; i++)
 		pfree(ps->groups[i]);
 	if (ps->groups)
@@ -785,8 +950,8 @@ phrase_close(SeScorer *s)
 static int
 pp_cost_cmp(const void *a, const void *b)
 {
-	int64		ca = se_postings_cost((*(PhrasePos *const *) a)->p);
-	int64		cb = se_postings_cost((*(PhrasePos *const *) b)->p);
+	int64		ca = u_cost((*(PhrasePos *const *) a)->p);
+	int64		cb = u_cost((*(PhrasePos *const *) b)->p);
 
 	return ca < cb ? -1 : ca > cb ? 1 : 0;
 }
@@ -797,13 +962,26 @@ se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	PhraseScorerHolder *h;
 	PhraseScorer *ps;
 	int			field = -1;
-	int			i;
+	int			npos = w->nterms - (w->nlast_alts > 1 ? w->nlast_alts - 1 : 0);
+	bool		unions = w->nlast_alts > 1;
+	int			i,
+				k;
 
-	for (i = 0; i < w->nterms; i++)
+	/* each position needs a term in the segment (a union: any of its) */
+	for (i = 0; i < npos; i++)
 	{
-		if (!w->seg_terms[i][seg->ord].found)
+		int			first,
+					n = position_terms(w, i, &first),
+					found = 0;
+
+		for (k = first; k < first + n; k++)
+			if (w->seg_terms[k][seg->ord].found)
+			{
+				found++;
+				field = w->seg_terms[k][seg->ord].ti.field;
+			}
+		if (found == 0)
 			return NULL;
-		field = w->seg_terms[i][seg->ord].ti.field;
 	}
 	if (field < 0 ||
 		se_segment_field_index_options(seg->reader, field) < SE_IDX_POSITIONS)
@@ -812,21 +990,47 @@ se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	h = palloc0(sizeof(PhraseScorerHolder));
 	h->w = w;
 	ps = &h->ps;
-	ps->n = w->nterms;
+	ps->n = npos;
 	ps->pps = palloc0(sizeof(PhrasePos) * ps->n);
 	ps->by_cost = palloc(sizeof(PhrasePos *) * ps->n);
 	ps->heap = palloc0(sizeof(PhrasePos *) * (ps->n + 1));
 	for (i = 0; i < ps->n; i++)
 	{
 		PhrasePos  *pp = &ps->pps[i];
+		int			first,
+					n = position_terms(w, i, &first);
+		bool		failed = false;
 
 		SE_SEARCH_TICK(1);
-		pp->p = se_postings_open(seg->reader, &w->seg_terms[i][seg->ord].ti, true);
-		pp->offset = w->positions[i];
+
+		pp->p = palloc0(sizeof(PpPostings));
+		pp->p->loaded = -1;
+		pp->p->doc = -1;
+		pp->offset = w->positions[first];
 		pp->ord = i;
 		pp->rpt_group = -1;
 		ps->by_cost[i] = pp;
-		if (pp->p == NULL)
+		if (n == 1)
+			pp->p->one = se_postings_open(seg->reader, &w->seg_terms[first][seg->ord].ti, true);
+		else
+		{
+			pp->p->alt = palloc(sizeof(SePostings *) * n);
+			for (k = first; k < first + n; k++)
+			{
+				SePostings *alt;
+
+				if (!w->seg_terms[k][seg->ord].found)
+					continue;
+				alt = se_postings_open(seg->reader, &w->seg_terms[k][seg->ord].ti, true);
+				if (alt == NULL)
+				{
+					failed = true;
+					break;
+				}
+				pp->p->alt[pp->p->nalt++] = alt;
+			}
+		}
+		if (n == 1 ? pp->p->one == NULL : failed)
 		{
 			phrase_close(&ps->base);
 			return NULL;
@@ -834,7 +1038,7 @@ se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	}
 	qsort(ps->by_cost, ps->n, sizeof(PhrasePos *), pp_cost_cmp);
 	ps->base.doc = -1;
-	ps->base.cost = se_postings_cost(ps->by_cost[0]->p);
+	ps->base.cost = u_cost(ps->by_cost[0]->p);
 	ps->base.next = phrase_next;
 	ps->base.advance = phrase_advance;
 	ps->base.score = phrase_score;
@@ -851,13 +1055,13 @@ se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 	ps->wupto = 0;
 	/* score skipping: exact phrases with BM25 and a non-negative weight */
 	if (ps->slop == 0 && ps->bm25 && ps->sim->weight >= 0 &&
-		!isinf(ps->sim->weight))
+		!isinf(ps->sim->weight) && !unions)
 	{
 		SeImpact	imp[SE_MAX_IMPACTS];
 
 		for (i = 0; i < ps->n; i++)
 		{
-			int			n = se_postings_block_impacts(ps->pps[i].p, imp);	/* term-level */
+			int			n = se_postings_block_impacts(ps->pps[i].p->one, imp);	/* term-level */
 			float		b = pairs_bound(ps, imp, n);
 
 			if (i == 0 || b < ps->base.max_score)

@@ -464,6 +464,9 @@ struct SeWeight
 	char	  **terms;
 	int		   *term_lens;
 	int		   *positions;		/* PHRASE: query positions */
+	int			nlast_alts;		/* PHRASE: the last this many terms (> 1) are
+								 * alternatives at one position, their postings
+								 * one union (Lucene's MultiPhraseQuery) */
 	SeSegTerm **seg_terms;		/* [term][segment] */
 	bool		bm25;			/* TERM: BM25 rather than const_score */
 	SeBM25	   *sim;
@@ -642,6 +645,8 @@ extern bool se_explain_rescored(SeSearchRequest *req, SeSearchShard *shard, SeWe
 								StringInfo out, bool *matched, SeError *err);
 extern bool se_function_score_values(SeWeight *w, SeSegmentCtx *seg, int32 doc,
 									 double *values, double *factor);
+extern void se_function_decay_text(const SeFnWeight *f, SeSegmentReader *r, int32 doc,
+								   StringInfo out);
 extern SeScorer *se_terms_set_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern SeQuery *se_function_score_parse(const SeJson *body, int depth, SeError *err);
 extern SeQuery *se_terms_set_parse(const SeJson *body, SeError *err);

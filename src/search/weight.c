@@ -628,6 +628,9 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 static SeWeight *phrase_tokens_weight(BuildCtx *c, const char *path,
 									  const SeTokenList *tl, int slop,
 									  float boost, bool scoring);
+static SeWeight *multi_phrase_weight(BuildCtx *c, const char *path,
+									 const SeTokenList *tl, char **alts, int nalts,
+									 int slop, float boost, bool scoring);
 
 /* match_phrase on one field: PhraseQuery with the analyzer's positions. */
 static SeWeight *
@@ -667,6 +670,20 @@ static SeWeight *
 phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
 					 int slop, float boost, bool scoring)
 {
+	return multi_phrase_weight(c, path, tl, NULL, 0, slop, boost, scoring);
+}
+
+/*
+ * PhraseQuery of the tokens of tl on field path; with nalts > 1, Lucene's
+ * MultiPhraseQuery whose last position is any of alts (tl's last token
+ * stands for them): one phrase whose idf sums every term's of every
+ * position, the union of the alternatives' postings at the last.  A
+ * union's term the shard lacks is left out (Lucene's stats skip it).
+ */
+static SeWeight *
+multi_phrase_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
+					char **alts, int nalts, int slop, float boost, bool scoring)
+{
 	SeWeight   *w;
 	int			i;
 	int			nseg = Max(1, c->shard->nsegments);
@@ -674,28 +691,40 @@ phrase_tokens_weight(BuildCtx *c, const char *path, const SeTokenList *tl,
 	bool		absent = false;
 	int64		doc_count,
 				sum_ttf;
+	int			nfixed = nalts > 1 ? tl->ntokens - 1 : tl->ntokens;
+	int			nterms = nfixed + (nalts > 1 ? nalts : 0);
 
-	if (!add_clauses(c, tl->ntokens))
+	if (!add_clauses(c, nterms))
 		return NULL;
 	w = new_weight(SE_W_PHRASE, scoring);
 	w->field = pstrdup(path);
-	w->nterms = tl->ntokens;
+	w->nterms = nterms;
+	w->nlast_alts = nalts > 1 ? nalts : 0;
 	w->slop = slop;
-	w->terms = palloc(sizeof(char *) * tl->ntokens);
-	w->term_lens = palloc(sizeof(int) * tl->ntokens);
-	w->positions = palloc(sizeof(int) * tl->ntokens);
-	w->seg_terms = palloc(sizeof(SeSegTerm *) * tl->ntokens);
-	w->term_dfs = palloc0(sizeof(int64) * tl->ntokens);
+	w->terms = palloc(sizeof(char *) * nterms);
+	w->term_lens = palloc(sizeof(int) * nterms);
+	w->positions = palloc(sizeof(int) * nterms);
+	w->seg_terms = palloc(sizeof(SeSegTerm *) * nterms);
+	w->term_dfs = palloc0(sizeof(int64) * nterms);
 	shard_field_stats(c, path, &doc_count, &sum_ttf);
-	for (i = 0; i < tl->ntokens; i++)
+	for (i = 0; i < nterms; i++)
 	{
 		int64		df;
+		const SeToken *t = &tl->tokens[Min(i, tl->ntokens - 1)];
+		bool		alt = i >= nfixed;
 
-		w->terms[i] = pnstrdup(tl->tokens[i].term, tl->tokens[i].len);
-		w->term_lens[i] = tl->tokens[i].len;
-		w->positions[i] = tl->tokens[i].position - tl->tokens[0].position;
+		w->terms[i] = alt ? pstrdup(alts[i - nfixed]) : pnstrdup(t->term, t->len);
+		w->term_lens[i] = strlen(w->terms[i]);
+		w->positions[i] = t->position - tl->tokens[0].position;
 		w->seg_terms[i] = palloc0(sizeof(SeSegTerm) * nseg);
 		df = lookup_term(c, path, w->terms[i], w->term_lens[i], w->seg_terms[i]);
+		if (df == 0 && alt)
+		{
+			/* the union's other terms stand; recorded for a DFS phase */
+			(void) scoring_doc_freq(c, path, w->terms[i], w->term_lens[i], 0,
+									w->seg_terms[i]);
+			continue;
+		}
 		/* a DFS phase records every term, those after one this shard lacks */
 		if (df == 0 && c->collect == NULL)
 			return none_weight();
@@ -913,8 +942,8 @@ expand_prefix(BuildCtx *c, const char *field, const char *prefix, int plen,
 /*
  * match_phrase_prefix on one field: the phrase with its last term
  * expanded to the first max_expansions terms it prefixes (ES's
- * MultiPhrasePrefixQuery), run as a disjunction of one phrase per
- * expansion: the same matches, each scored as its own phrase.
+ * MultiPhrasePrefixQuery), run as Lucene's MultiPhraseQuery: one phrase
+ * whose last position is the union of the expansions.
  */
 static SeWeight *
 phrase_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
@@ -947,18 +976,22 @@ phrase_prefix_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	}
 	if (!check_bool_clauses(c, nexp))
 		return NULL;
+	if (tl.ntokens > 1)
+	{
+		/* one MultiPhraseQuery: the expansions are its last position */
+		if (nexp == 1)
+		{
+			last->term = exp[0];
+			last->len = strlen(exp[0]);
+		}
+		return multi_phrase_weight(c, f->path, &tl, exp, nexp, q->slop, boost, scoring);
+	}
+	/* a single position: Lucene rewrites it to a disjunction of its terms */
 	clauses = palloc(sizeof(SeWeight *) * nexp);
 	for (i = 0; i < nexp; i++)
 	{
-		if (tl.ntokens == 1)
-			clauses[i] = term_weight(c, f->path, exp[i], strlen(exp[i]), boost,
-									 scoring, true);
-		else
-		{
-			last->term = exp[i];
-			last->len = strlen(exp[i]);
-			clauses[i] = phrase_tokens_weight(c, f->path, &tl, q->slop, boost, scoring);
-		}
+		clauses[i] = term_weight(c, f->path, exp[i], strlen(exp[i]), boost,
+								 scoring, true);
 		if (clauses[i] == NULL)
 			return NULL;
 		bound += clauses[i]->max_score;

@@ -878,6 +878,8 @@ typedef struct ItemOut
 	int64		seq_no;
 	int64		primary_term;
 	SeError		err;
+	const char *source;			/* an update's document as written (or kept) */
+	int			source_len;
 } ItemOut;
 
 static bool
@@ -1143,6 +1145,8 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		{
 			initStringInfo(&src);
 			se_json_write(&src, upsert);
+			out->source = src.data;
+			out->source_len = src.len;
 			do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, upsert, false, false, 0, out);
 			return;
 		}
@@ -1182,6 +1186,12 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	}
 	if (res == SE_SCRIPT_NOOP || (res == SE_SCRIPT_DELETE && loc.seg == -2))
 	{
+		if (loc.seg != -2)
+		{
+			/* the document kept: src still holds its stored source */
+			out->source = src.data;
+			out->source_len = src.len;
+		}
 		out->status = 200;
 		out->result = SE_RESULT_NOOP;
 		out->version = loc.seg == -2 ? 0 : loc.meta.version;
@@ -1210,6 +1220,8 @@ do_script_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 	}
 	resetStringInfo(&src);
 	se_json_write(&src, ctx.source);
+	out->source = src.data;
+	out->source_len = src.len;
 	do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len, ctx.source, false, false, 0, out);
 }
 
@@ -1258,6 +1270,8 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 			return;
 		}
 		se_json_write(&src, newdoc);
+		out->source = src.data;
+		out->source_len = src.len;
 		do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len,
 				 newdoc, false, false, 0, out);
 		return;
@@ -1279,6 +1293,8 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		}
 		newdoc = partial ? json_merge(curdoc, partial) : curdoc;
 		se_json_write(&src, newdoc);
+		out->source = src.data;
+		out->source_len = src.len;
 		initStringInfo(&before);
 		se_json_write(&before, curdoc);
 		if ((detect_noop == NULL || detect_noop->type != SE_JSON_FALSE) &&
@@ -1294,6 +1310,25 @@ do_update(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		do_index(sh, &rq2, id, id_len, routing, routing_len, src.data, src.len,
 				 newdoc, false, false, 0, out);
 	}
+}
+
+/*
+ * Write an update's source into the sub's error area (uint32 length, then
+ * the bytes); -1 when it does not fit (the coordinator reads it back).
+ */
+static int32
+put_source(SeBulkSub *sub, char *base, const char *src, int len)
+{
+	uint32		l = (uint32) len;
+	int32		off;
+
+	if (sub->err_used + sizeof(l) + len > sub->err_cap)
+		return -1;
+	off = (int32) sub->err_used;
+	memcpy(base + sub->err_off + off, &l, sizeof(l));
+	memcpy(base + sub->err_off + off + sizeof(l), src, len);
+	sub->err_used += sizeof(l) + len;
+	return off;
 }
 
 /* Write one item's error text into the sub's error area. */
@@ -1444,6 +1479,8 @@ se_shard_apply_bulk(SeShard *sh, SeBulkHeader *hdr, SeBulkSub *sub, char *base, 
 		resp[i].seq_no = out.seq_no;
 		resp[i].primary_term = out.primary_term;
 		resp[i].err_off = se_error_is_set(&out.err) ? put_error(sub, base, &out.err) : -1;
+		resp[i].src_off = (rq.flags & SE_ITEM_FLAG_WANT_SOURCE) && out.source != NULL &&
+			!se_error_is_set(&out.err) ? put_source(sub, base, out.source, out.source_len) : -1;
 		if (se_error_is_set(&out.err) && resp[i].status == 0)
 			resp[i].status = out.err.status ? out.err.status : 500;
 		MemoryContextReset(itemcxt);

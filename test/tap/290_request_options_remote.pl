@@ -108,6 +108,12 @@ is_deeply($b->{_source}, { k => 'k1', n => 5 }, 'get with _source_includes throu
 is_deeply([ map { $_->{_source} } @{ $b->{docs} } ], [ { k => 'k2', n => 6 }, { n => 7 } ], 'mget filters per doc')
   or diag(explain $b);
 
+# an update's "get" carries the _source the data node wrote (bulk_items'
+# reply), filtered on n3
+($st, $b) = req('n3', 'POST', '/ro/_update/d8?_source_includes=n,k', '{"doc":{"n":800}}');
+is_deeply([ $st, $b->{result}, $b->{get}{found}, $b->{get}{_source} ], [ 200, 'updated', JSON::PP::true, { k => 'k0', n => 800 } ],
+	'update with _source through n3: the document as written') or diag(explain $b);
+
 # DELETE _search/scroll/_all through n3 frees both data nodes' scroll contexts
 ($st, $b) = req('n3', 'POST', '/ro/_search?scroll=1m&size=5', '{}');
 my $sid = $b->{_scroll_id};
