@@ -1,4 +1,4 @@
-/* SOURCES: src/mapping/mapping.c src/mapping/docparse.c src/mapping/date.c src/mapping/numeric.c src/util/json.c src/util/error.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c */
+/* SOURCES: src/mapping/mapping.c src/mapping/docparse.c src/mapping/date.c src/mapping/numeric.c src/mapping/geo_point.c src/util/json.c src/util/error.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c */
 /*-------------------------------------------------------------------------
  *
  * test_mapping.c

@@ -1,0 +1,50 @@
+-- geo_point: the mapping, every input format ES accepts, range checks,
+-- ignore_malformed / ignore_z_value / null_value; geo queries, the
+-- _geo_distance sort and geo distance_feature.  Distances are checked by
+-- hand below (haversine, earth radius 6371008.7714 m, on the points as
+-- Lucene quantises them: 180/2^32 and 360/2^32 degree steps).
+SELECT status FROM search_engine.request('PUT', '/geo', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0},
+  "mappings": {"properties": {"name": {"type": "keyword"},
+    "location": {"type": "geo_point"},
+    "strict_z": {"type": "geo_point", "ignore_z_value": false},
+    "lenient": {"type": "geo_point", "ignore_malformed": true},
+    "with_null": {"type": "geo_point", "null_value": "POINT (2.35 48.85)"}}}}');
+SELECT body->'geo'->'mappings' AS mapping FROM search_engine.request('GET', '/geo/_mapping');
+-- every format: object, "lat,lon", geohash, [lon, lat], WKT, GeoJSON, arrays
+CREATE TEMP TABLE geo_docs (id text, doc text);
+INSERT INTO geo_docs VALUES
+  ('obj',     '{"name": "obj", "location": {"lat": 41.12, "lon": -71.34}}'),
+  ('objstr',  '{"name": "objstr", "location": {"lat": "41.12", "lon": "-71.34"}}'),
+  ('string',  '{"name": "string", "location": "41.12,-71.34"}'),
+  ('geohash', '{"name": "geohash", "location": "drm3btev3e86"}'),
+  ('array',   '{"name": "array", "location": [-71.34, 41.12]}'),
+  ('wkt',     '{"name": "wkt", "location": "POINT (-71.34 41.12)"}'),
+  ('geojson', '{"name": "geojson", "location": {"type": "Point", "coordinates": [-71.34, 41.12]}}'),
+  ('multi',   '{"name": "multi", "location": [{"lat": 40.715, "lon": -74.011}, "48.8566,2.3522", [13.4, 52.52]]}'),
+  ('z',       '{"name": "z", "location": [-71.34, 41.12, 12.5]}'),
+  ('nullv',   '{"name": "nullv", "with_null": null}'),
+  ('lenient_bad', '{"name": "lenient_bad", "lenient": "not a point"}'),
+  ('lenient_range', '{"name": "lenient_range", "lenient": {"lat": 91, "lon": 181}}'),
+  ('none',    '{"name": "none"}');
+SELECT id, status, body->'result' AS result FROM geo_docs,
+  search_engine.request('PUT', '/geo/_doc/' || id, doc) ORDER BY id;
+-- malformed points are refused (ES: mapper_parsing_exception naming the field)
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM (VALUES ('{"location": {"lat": 91, "lon": 0}}'), ('{"location": {"lat": 0, "lon": -180.5}}'),
+               ('{"location": "91,0"}'), ('{"location": {"lat": 1}}'), ('{"location": "abc!"}'),
+               ('{"location": [1, 2, 3, 4]}'), ('{"location": {"lat": 1, "lon": 2, "x": 3}}'),
+               ('{"location": true}'), ('{"strict_z": [1, 2, 3]}'), ('{"strict_z": "POINT (1 2 3)"}')) v(doc),
+  search_engine.request('PUT', '/geo/_doc/bad', doc);
+-- a bad null_value is refused at mapping time
+SELECT status, body->'error'->>'reason' AS reason FROM search_engine.request('PUT', '/geo/_mapping',
+  '{"properties": {"bad_null": {"type": "geo_point", "null_value": "nope!"}}}');
+-- dynamic mapping never makes a geo_point
+SELECT status FROM search_engine.request('PUT', '/geo_dyn/_doc/1?refresh=true', '{"p": {"lat": 1, "lon": 2}, "q": "1.5,2.5"}');
+SELECT body->'geo_dyn'->'mappings'->'properties' AS dynamic_props FROM search_engine.request('GET', '/geo_dyn/_mapping');
+SELECT status FROM search_engine.request('DELETE', '/geo_dyn');
+SELECT status FROM search_engine.request('POST', '/geo/_refresh');
+-- exists: every doc with a point (null_value and ignore_malformed normalised ones too)
+SELECT body->'hits'->'total'->'value' AS n,
+       (SELECT jsonb_agg(h->'_id' ORDER BY h->>'_id') FROM jsonb_array_elements(body->'hits'->'hits') h) AS ids
+  FROM (VALUES ('location'), ('with_null'), ('lenient')) f(field),
+  search_engine.request('POST', '/geo/_search', '{"query": {"exists": {"field": "' || field || '"}}, "size": 20}');
