@@ -48,3 +48,51 @@ SELECT body->'hits'->'total'->'value' AS n,
        (SELECT jsonb_agg(h->'_id' ORDER BY h->>'_id') FROM jsonb_array_elements(body->'hits'->'hits') h) AS ids
   FROM (VALUES ('location'), ('with_null'), ('lenient')) f(field),
   search_engine.request('POST', '/geo/_search', '{"query": {"exists": {"field": "' || field || '"}}, "size": 20}');
+-- ES's geo_distance and geo_bounding_box examples (index my_locations)
+SELECT status FROM search_engine.request('PUT', '/my_locations', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+  "mappings": {"properties": {"pin": {"properties": {"location": {"type": "geo_point"}}}}}}');
+SELECT status FROM search_engine.request('PUT', '/my_locations/_doc/1?refresh=true', '{"pin": {"location": {"lat": 40.12, "lon": -71.34}}}');
+SELECT q, body->'hits'->'total'->'value' AS hits, body->'error'->>'type' AS error, body->'error'->>'reason' AS reason
+  FROM (VALUES
+    ('{"geo_distance": {"distance": "200km", "pin.location": {"lat": 40, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "100km", "pin.location": {"lat": 40, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "12mi", "pin.location": [-70, 40]}}'),
+    ('{"geo_distance": {"distance": 200000, "distance_type": "plane", "pin.location": "40,-70"}}'),
+    ('{"geo_distance": {"distance": "200km", "pin.location": "drm3btev3e86"}}'),
+    ('{"geo_distance": {"distance": "200km", "pin.location": "POINT (-70 40)"}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top_left": {"lat": 40.73, "lon": -74.1}, "bottom_right": {"lat": 40.01, "lon": -71.12}}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top_left": [-74.1, 40.73], "bottom_right": [-71.12, 40.01]}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top_left": "POINT (-74.1 40.73)", "bottom_right": "POINT (-71.12 40.01)"}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"wkt": "BBOX (-74.1, -71.12, 40.73, 40.01)"}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top": 40.73, "left": -74.1, "bottom": 40.01, "right": -71.12}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top_left": "dr5r9ydj2y73", "bottom_right": "drj7teegpus6"}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top_left": "dr", "bottom_right": "dr"}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top": 40.73, "left": -71, "bottom": 40.01, "right": -72}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top": 40.73, "left": 170, "bottom": 40.01, "right": -71}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top": 40.73, "left": 170, "bottom": 40.01, "right": -72}}}'),
+    ('{"bool": {"filter": {"geo_distance": {"distance": "200km", "pin.location": {"lat": 40, "lon": -70}}}}}'),
+    ('{"geo_distance": {"distance": "200km", "pin.location": {"lat": 91, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "200km", "validation_method": "IGNORE_MALFORMED", "pin.location": {"lat": 91, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "200km", "validation_method": "COERCE", "pin.location": {"lat": 40, "lon": 290}}}'),
+    ('{"geo_distance": {"distance": "200km", "nope": {"lat": 40, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "200km", "ignore_unmapped": true, "nope": {"lat": 40, "lon": -70}}}'),
+    ('{"geo_distance": {"pin.location": {"lat": 40, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "200lightyears", "pin.location": {"lat": 40, "lon": -70}}}'),
+    ('{"geo_distance": {"distance": "200km", "pin.location": {"lat": 40}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top": 40.01, "left": -74.1, "bottom": 40.73, "right": -71.12}}}'),
+    ('{"geo_bounding_box": {"pin.location": {"top": 40.73, "left": -74.1, "bottom": 40.01}}}')) v(q),
+  search_engine.request('POST', '/my_locations/_search', '{"query": ' || q || '}');
+-- wrong field type
+SELECT body->'error'->>'type' AS error, body->'error'->>'reason' AS reason
+  FROM search_engine.request('POST', '/geo/_search', '{"query": {"geo_distance": {"distance": "1km", "name": "1,1"}}}');
+-- distance_feature on a geo_point: boost * pivot / (pivot + distance).  The
+-- point 40.12,-71.34 is stored as 40.11999998241663,-71.34000004269183 (Lucene's
+-- quantisation); haversine from 40,-70 with r = 6371008.7714: 114818.179 m, so
+-- with pivot 100 km the score is 100000 / 214818.179 = 0.46550995 (boost 1), x2 for boost 2.
+SELECT q, body->'hits'->'hits'->0->'_score' AS score, body->'error'->>'type' AS error, body->'error'->>'reason' AS reason
+  FROM (VALUES
+    ('{"distance_feature": {"field": "pin.location", "origin": {"lat": 40, "lon": -70}, "pivot": "100km"}}'),
+    ('{"distance_feature": {"field": "pin.location", "origin": [-70, 40], "pivot": "100000m", "boost": 2}}'),
+    ('{"distance_feature": {"field": "pin.location", "origin": "40,-70", "pivot": "1h"}}'),
+    ('{"distance_feature": {"field": "pin.location", "origin": "40,-70", "pivot": "-1km"}}')) v(q),
+  search_engine.request('POST', '/my_locations/_search', '{"query": ' || q || '}');

@@ -1502,6 +1502,25 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	}
 }
 
+/* geo_distance, geo_bounding_box: a doc set read from the points' doc values */
+static SeWeight *
+build_geo(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->geo->field);
+	SeGeoQuery *g = palloc(sizeof(SeGeoQuery));
+	SeWeight   *w;
+	bool		none;
+
+	*g = *q->geo;
+	if (!se_geo_query_bind(g, f, &none, c->err))
+		return NULL;
+	if (none)
+		return none_weight();
+	w = docset_weight(c, SE_DS_GEO, f->path, boost, scoring);
+	w->geo = g;
+	return w;
+}
+
 static SeWeight *
 build_exists(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
@@ -2027,6 +2046,14 @@ fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
 	}
 	if (f == NULL)
 		return true;			/* unmapped: every doc lacks the value */
+	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type == SE_FT_GEO_POINT)
+		return se_geo_distance_feature_bind(q, f, fw, c->err);
+	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type == SE_FT_DATE && q->scale == NULL)
+	{
+		/* the pivot was no time value: say so now that the type asks for one */
+		(void) se_distance_feature_time_pivot(q->offset, c->err);
+		return false;
+	}
 	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type != SE_FT_DATE)
 	{
 		se_error_set(c->err, 400, "illegal_argument_exception",
@@ -2275,6 +2302,8 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return build_range(c, q, b, scoring);
 		case SE_Q_EXISTS:
 			return build_exists(c, q, b, scoring);
+		case SE_Q_GEO:
+			return build_geo(c, q, b, scoring);
 		case SE_Q_IDS:
 			return ids_weight(c, q->values, q->nvalues, b, scoring);
 		case SE_Q_PREFIX:
