@@ -96,3 +96,37 @@ SELECT q, body->'hits'->'hits'->0->'_score' AS score, body->'error'->>'type' AS 
     ('{"distance_feature": {"field": "pin.location", "origin": "40,-70", "pivot": "1h"}}'),
     ('{"distance_feature": {"field": "pin.location", "origin": "40,-70", "pivot": "-1km"}}')) v(q),
   search_engine.request('POST', '/my_locations/_search', '{"query": ' || q || '}');
+-- the _geo_distance sort (ES's example: origin [-70, 40], unit km).  By hand
+-- (quantised points, haversine as Lucene's sort key with its last 3 bits
+-- cleared, r = 6371008.7714): doc 1 (40.12,-71.34) 114.81817937645758 km;
+-- doc 2's points (40.715,-74.011) 349.00332871837395 km and (42.36,-71.06)
+-- 277.00267581607943 km (avg 313.0030022672267); doc 3 has none (Infinity,
+-- last ascending, first descending).  The docs of index geo at 41.12,-71.34:
+-- 168.2930769629009 km.
+SELECT status FROM search_engine.request('PUT', '/my_locations/_doc/2', '{"pin": {"location": [{"lat": 40.715, "lon": -74.011}, "42.36,-71.06"]}}');
+SELECT status FROM search_engine.request('PUT', '/my_locations/_doc/3?refresh=true', '{"pin": {}}');
+SELECT s, (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_array_elements(body->'hits'->'hits') h) AS hits,
+       body->'error'->>'type' AS error, body->'error'->>'reason' AS reason
+  FROM (VALUES
+    ('{"_geo_distance": {"pin.location": [-70, 40], "order": "asc", "unit": "km", "mode": "min", "distance_type": "arc", "ignore_unmapped": true}}'),
+    ('{"_geo_distance": {"pin.location": [-70, 40], "order": "desc", "unit": "km"}}'),
+    ('{"_geo_distance": {"pin.location": {"lat": 40, "lon": -70}, "mode": "avg", "unit": "km"}}'),
+    ('{"_geo_distance": {"pin.location": "40,-70", "mode": "median", "unit": "mi"}}'),
+    ('{"_geo_distance": {"pin.location": "drm3btev3e86"}}'),
+    ('{"_geo_distance": {"pin.location": "POINT (-70 40)", "distance_type": "plane", "unit": "km"}}'),
+    ('{"_geo_distance": {"pin.location": [[-70, 40], [-74, 40.7]], "unit": "km"}}'),
+    ('{"_geo_distance": {"pin.location": ["40,-70", {"lat": 40.7, "lon": -74}], "unit": "km", "mode": "max"}}'),
+    ('{"_geo_distance": {"nope": [-70, 40], "ignore_unmapped": true}}'),
+    ('{"_geo_distance": {"nope": [-70, 40]}}'),
+    ('{"_geo_distance": {"pin.location": [-70, 40], "mode": "sum"}}'),
+    ('{"_geo_distance": {"pin.location": [-70, 40], "unit": "parsecs"}}'),
+    ('{"_geo_distance": {"pin.location": [-70, 95]}}'),
+    ('{"_geo_distance": {"unit": "km"}}')) v(s),
+  search_engine.request('POST', '/my_locations/_search', '{"_source": false, "sort": [' || s || ', "_doc"]}');
+-- the geo sort on several shards, with search_after on its values
+SELECT (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_array_elements(body->'hits'->'hits') h) AS hits
+  FROM search_engine.request('POST', '/geo/_search', '{"_source": false, "size": 4, "query": {"exists": {"field": "location"}},
+    "sort": [{"_geo_distance": {"location": {"lat": 40, "lon": -70}, "unit": "km"}}, {"name": "asc"}]}');
+SELECT (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_array_elements(body->'hits'->'hits') h) AS hits
+  FROM search_engine.request('POST', '/geo/_search', '{"_source": false, "size": 4, "query": {"exists": {"field": "location"}},
+    "sort": [{"_geo_distance": {"location": {"lat": 40, "lon": -70}, "unit": "km"}}, {"name": "asc"}], "search_after": [168.2930769629009, "geojson"]}');

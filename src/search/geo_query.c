@@ -656,3 +656,236 @@ se_geo_distance_feature_bind(const SeScoreFunction *q, const SeMappedField *f,
 	fw->field = pstrdup(f->path);
 	return true;
 }
+
+/* ---------------------------------------------------------------------
+ * The _geo_distance sort
+ * ---------------------------------------------------------------------
+ */
+
+/* One origin, or an array of them, into g. */
+static bool
+sort_points(const SeJson *v, SeGeoSort *g, SeError *err)
+{
+	int			n = (v->type == SE_JSON_ARRAY && !se_geo_is_single_point_array(v)) ?
+		v->u.a.count : 1;
+	int			i;
+
+	g->points = repalloc(g->points, sizeof(SeGeoPoint) * (g->npoints + n));
+	for (i = 0; i < n; i++)
+	{
+		const SeJson *p = n == 1 && !(v->type == SE_JSON_ARRAY && !se_geo_is_single_point_array(v)) ?
+			v : v->u.a.items[i];
+
+		if (!parse_point("_geo_distance", p, &g->points[g->npoints], err))
+			return false;
+		g->npoints++;
+	}
+	return true;
+}
+
+bool
+se_geo_sort_parse(const SeJson *body, SeSortSpec *s, SeError *err)
+{
+	SeGeoSort  *g;
+	int			i;
+
+	memset(s, 0, sizeof(*s));
+	s->kind = SE_SORT_FIELD;
+	s->missing = SE_MISSING_LAST;
+	s->mode = SE_SORT_MODE_DEFAULT;
+	if (body->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[_geo_distance] expected an object");
+		return false;
+	}
+	s->geo = g = palloc0(sizeof(SeGeoSort));
+	g->points = palloc(sizeof(SeGeoPoint));
+	g->unit = 1.0;
+	g->arc = true;
+	for (i = 0; i < body->u.o.count; i++)
+	{
+		const char *k = body->u.o.members[i].key;
+		const SeJson *v = body->u.o.members[i].value;
+
+		if (strcmp(k, "order") == 0 && v->type == SE_JSON_STRING)
+		{
+			if (strcmp(v->u.s.str, "asc") == 0)
+				s->desc = false;
+			else if (strcmp(v->u.s.str, "desc") == 0)
+				s->desc = true;
+			else
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Unknown SortOrder [%s]", v->u.s.str);
+				return false;
+			}
+		}
+		else if (strcmp(k, "unit") == 0 && v->type == SE_JSON_STRING)
+		{
+			if (!se_geo_unit(v->u.s.str, &g->unit))
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "No distance unit match [%s]", v->u.s.str);
+				return false;
+			}
+		}
+		else if (strcmp(k, "distance_type") == 0 && v->type == SE_JSON_STRING)
+		{
+			if (pg_strcasecmp(v->u.s.str, "arc") == 0)
+				g->arc = true;
+			else if (pg_strcasecmp(v->u.s.str, "plane") == 0)
+				g->arc = false;
+			else
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "No geo distance for [%s]", v->u.s.str);
+				return false;
+			}
+		}
+		else if (strcmp(k, "mode") == 0 && v->type == SE_JSON_STRING)
+		{
+			g->mode_set = true;
+			if (strcmp(v->u.s.str, "min") == 0)
+				g->mode = SE_GEO_SORT_MIN;
+			else if (strcmp(v->u.s.str, "max") == 0)
+				g->mode = SE_GEO_SORT_MAX;
+			else if (strcmp(v->u.s.str, "avg") == 0)
+				g->mode = SE_GEO_SORT_AVG;
+			else if (strcmp(v->u.s.str, "median") == 0)
+				g->mode = SE_GEO_SORT_MEDIAN;
+			else if (strcmp(v->u.s.str, "sum") == 0)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "sort_mode [sum] isn't supported for sorting by geo distance");
+				return false;
+			}
+			else
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "Unknown SortMode [%s]", v->u.s.str);
+				return false;
+			}
+		}
+		else if (strcmp(k, "ignore_unmapped") == 0)
+		{
+			if (!se_query_json_bool(v, &g->ignore_unmapped))
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[_geo_distance] failed to parse [ignore_unmapped]");
+				return false;
+			}
+		}
+		else if (strcmp(k, "validation_method") == 0)
+		{
+			if (!parse_validation("_geo_distance", v, &g->validation, err))
+				return false;
+		}
+		else if (strcmp(k, "nested") == 0)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[_geo_distance] nested sorting is not supported here");
+			return false;
+		}
+		else if (s->field != NULL && strcmp(s->field, k) != 0)
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[_geo_distance] sort field name already set to [%s] but found [%s]",
+						 s->field, k);
+			return false;
+		}
+		else
+		{
+			s->field = pstrdup(k);
+			if (!sort_points(v, g, err))
+				return false;
+		}
+	}
+	if (s->field == NULL || g->npoints == 0)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "No geo points provided for _geo_distance sort.");
+		return false;
+	}
+	for (i = 0; i < g->npoints; i++)
+	{
+		SeGeoPoint *p = &g->points[i];
+
+		if (g->validation == SE_GEO_COERCE)
+			se_geo_normalize(p);
+		else if (g->validation == SE_GEO_STRICT && !se_geo_point_valid(p))
+		{
+			StringInfoData a;
+			bool		lat = p->lat < -90 || p->lat > 90;
+
+			initStringInfo(&a);
+			se_append_java_double(&a, lat ? p->lat : p->lon);
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "illegal %s value [%s] for [GeoDistanceSort]",
+						 lat ? "latitude" : "longitude", a.data);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+se_geo_sort_value(const SeGeoSort *g, bool desc, const int64 *vals, int n)
+{
+	SeGeoSortMode mode = g->mode_set ? g->mode : desc ? SE_GEO_SORT_MAX : SE_GEO_SORT_MIN;
+	int			count = n * g->npoints;
+	double		stack[16];
+	double	   *d = count <= lengthof(stack) ? stack : palloc(sizeof(double) * count);
+	double		result;
+	int			i,
+				j,
+				c = 0;
+
+	for (i = 0; i < n; i++)
+	{
+		double		lat,
+					lon;
+
+		se_geo_decode(vals[i], &lat, &lon);
+		for (j = 0; j < g->npoints; j++)
+		{
+			const SeGeoPoint *o = &g->points[j];
+			double		m = g->arc ? se_geo_arc_meters(lat, lon, o->lat, o->lon) :
+				se_geo_plane_meters(lat, lon, o->lat, o->lon);
+
+			d[c++] = m / g->unit;
+		}
+	}
+	if (mode == SE_GEO_SORT_MEDIAN || mode == SE_GEO_SORT_MIN || mode == SE_GEO_SORT_MAX)
+		qsort(d, c, sizeof(double), cmp_double);
+	switch (mode)
+	{
+		case SE_GEO_SORT_MIN:
+			result = d[0];
+			break;
+		case SE_GEO_SORT_MAX:
+			result = d[c - 1];
+			break;
+		case SE_GEO_SORT_AVG:
+			result = 0;
+			for (i = 0; i < c; i++)
+				result += d[i];
+			result /= c;
+			break;
+		default:
+			result = (c & 1) ? d[c / 2] : (d[c / 2 - 1] + d[c / 2]) / 2;
+			break;
+	}
+	if (d != stack)
+		pfree(d);
+	return result;
+}

@@ -302,7 +302,31 @@ typedef struct SeSortSpec
 	SeSortMode	mode;
 	char	   *unmapped_type;
 	char	   *numeric_type;	/* long, double, date, date_nanos; NULL: none */
+	struct SeGeoSort *geo;		/* _geo_distance (field is its geo_point) */
 } SeSortSpec;
+
+/* The _geo_distance sort (geo_query.c) */
+typedef enum SeGeoSortMode
+{
+	SE_GEO_SORT_MIN, SE_GEO_SORT_MAX, SE_GEO_SORT_AVG, SE_GEO_SORT_MEDIAN
+} SeGeoSortMode;
+
+typedef struct SeGeoSort
+{
+	int			npoints;
+	SeGeoPoint *points;
+	double		unit;			/* metres per unit */
+	bool		arc;			/* distance_type arc (else plane) */
+	bool		mode_set;
+	SeGeoSortMode mode;			/* else min for asc, max for desc */
+	bool		ignore_unmapped;
+	SeGeoValidation validation;
+} SeGeoSort;
+
+/* {"_geo_distance": {..}} of a sort into s. */
+extern bool se_geo_sort_parse(const SeJson *body, SeSortSpec *s, SeError *err);
+/* A doc's sort value (in the unit) of its points vals[0..n), n > 0. */
+extern double se_geo_sort_value(const SeGeoSort *g, bool desc, const int64 *vals, int n);
 
 /* A query rescorer (ES's QueryRescorerBuilder). */
 typedef enum SeRescoreMode
@@ -875,6 +899,7 @@ typedef struct SeSortKey
 	char	   *missing_bytes;
 	int			missing_len;
 	int			cast;			/* SE_SORT_CAST_*: numeric_type's conversion */
+	const SeGeoSort *geo;		/* _geo_distance: doubles computed per doc */
 } SeSortKey;
 
 /* numeric_type: how a shard's doc values become the asked type's */
