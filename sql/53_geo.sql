@@ -130,3 +130,13 @@ SELECT (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_arra
 SELECT (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_array_elements(body->'hits'->'hits') h) AS hits
   FROM search_engine.request('POST', '/geo/_search', '{"_source": false, "size": 4, "query": {"exists": {"field": "location"}},
     "sort": [{"_geo_distance": {"location": {"lat": 40, "lon": -70}, "unit": "km"}}, {"name": "asc"}], "search_after": [168.2930769629009, "geojson"]}');
+-- fields: GeoJSON by default, "wkt" on request, from _source as parsed (not
+-- quantised); docvalue_fields: the quantised point as "lat, lon"; _source untouched
+SELECT h->>'_id' AS id, h->'fields' AS fields, h->'_source'->'location' AS source, r.body->'error' AS error
+  FROM search_engine.request('POST', '/geo/_search', '{"size": 20, "sort": ["name"], "query": {"ids": {"values": ["obj", "geohash", "multi", "wkt", "lenient_range", "nullv"]}},
+    "_source": ["location"], "fields": ["location", {"field": "lenient", "format": "wkt"}, "with_null"]}') r
+  LEFT JOIN LATERAL jsonb_array_elements(r.body->'hits'->'hits') h ON true;
+SELECT h->>'_id' AS id, h->'fields' AS docvalue_fields, r.body->'error' AS error
+  FROM search_engine.request('POST', '/geo/_search', '{"size": 20, "sort": ["name"], "query": {"ids": {"values": ["obj", "multi", "nullv"]}},
+    "_source": false, "docvalue_fields": ["location", "with_null"]}') r
+  LEFT JOIN LATERAL jsonb_array_elements(r.body->'hits'->'hits') h ON true;
