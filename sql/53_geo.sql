@@ -140,3 +140,52 @@ SELECT h->>'_id' AS id, h->'fields' AS docvalue_fields, r.body->'error' AS error
   FROM search_engine.request('POST', '/geo/_search', '{"size": 20, "sort": ["name"], "query": {"ids": {"values": ["obj", "multi", "nullv"]}},
     "_source": false, "docvalue_fields": ["location", "with_null"]}') r
   LEFT JOIN LATERAL jsonb_array_elements(r.body->'hits'->'hits') h ON true;
+-- aggregations: ES's museums examples (two shards: per-shard states, then
+-- the coordinator's reduce).  ES documents these very values: rings
+-- 3 / 1 / 2; centroid 51.00982965203002, 3.9662131341174245 (count 6);
+-- geohash u17 3, u09 2, u15 1; geotile 8/131/84 3, 8/129/88 2, 8/131/85 1.
+SELECT status FROM search_engine.request('PUT', '/museums', '{"settings": {"number_of_shards": 2, "number_of_replicas": 0},
+  "mappings": {"properties": {"location": {"type": "geo_point"}, "city": {"type": "keyword"}, "name": {"type": "text"}}}}');
+SELECT status, body->'errors' AS errors FROM search_engine.request('POST', '/museums/_bulk?refresh=true', $b$
+{"index":{"_id":1}}
+{"location": "POINT (4.912350 52.374081)", "city": "Amsterdam", "name": "NEMO Science Museum"}
+{"index":{"_id":2}}
+{"location": "POINT (4.901618 52.369219)", "city": "Amsterdam", "name": "Museum Het Rembrandthuis"}
+{"index":{"_id":3}}
+{"location": "POINT (4.914722 52.371667)", "city": "Amsterdam", "name": "Nederlands Scheepvaartmuseum"}
+{"index":{"_id":4}}
+{"location": "POINT (4.405200 51.222900)", "city": "Antwerp", "name": "Letterenhuis"}
+{"index":{"_id":5}}
+{"location": "POINT (2.336389 48.861111)", "city": "Paris", "name": "Musée du Louvre"}
+{"index":{"_id":6}}
+{"location": "POINT (2.327000 48.860000)", "city": "Paris", "name": "Musée d'Orsay"}
+$b$);
+SELECT body->'aggregations' AS aggs FROM search_engine.request('POST', '/museums/_search', '{"size": 0, "aggs": {
+  "rings_around_amsterdam": {"geo_distance": {"field": "location", "origin": "POINT (4.894 52.3760)", "ranges": [{"to": 100000}, {"from": 100000, "to": 300000}, {"from": 300000}]}},
+  "rings_km": {"geo_distance": {"field": "location", "origin": "52.3760, 4.894", "unit": "km", "keyed": true, "distance_type": "plane", "ranges": [{"to": 100, "key": "near"}, {"from": 100}]}}}}');
+SELECT body->'aggregations' AS aggs FROM search_engine.request('POST', '/museums/_search', '{"size": 0, "aggs": {
+  "centroid": {"geo_centroid": {"field": "location"}},
+  "viewport": {"geo_bounds": {"field": "location", "wrap_longitude": true}},
+  "cities": {"terms": {"field": "city"}, "aggs": {"centroid": {"geo_centroid": {"field": "location"}}}}}}');
+SELECT body->'aggregations' AS aggs FROM search_engine.request('POST', '/museums/_search', '{"size": 0, "aggs": {
+  "large-grid": {"geohash_grid": {"field": "location", "precision": 3}},
+  "tiles": {"geotile_grid": {"field": "location", "precision": 8}},
+  "tiles_bounded": {"geotile_grid": {"field": "location", "precision": 8, "size": 1, "bounds": {"top_left": "52.4, 4.9", "bottom_right": "52.3, 5.0"}}},
+  "hash_with_sub": {"geohash_grid": {"field": "location", "precision": 1}, "aggs": {"b": {"geo_bounds": {"field": "location"}}}}}}');
+-- geo_bounds crossing the dateline, and empty
+SELECT status FROM search_engine.request('PUT', '/geo_dl2', '{"mappings": {"properties": {"p": {"type": "geo_point"}}}}');
+SELECT status FROM search_engine.request('PUT', '/geo_dl2/_doc/1', '{"p": [[179, 10], [-179, -10]]}');
+SELECT status FROM search_engine.request('PUT', '/geo_dl2/_doc/2?refresh=true', '{"p": "0,170"}');
+SELECT body->'aggregations' AS aggs FROM search_engine.request('POST', '/geo_dl2/_search', '{"size": 0, "aggs": {
+  "wrapped": {"geo_bounds": {"field": "p"}}, "unwrapped": {"geo_bounds": {"field": "p", "wrap_longitude": false}},
+  "none": {"filter": {"ids": {"values": ["x"]}}, "aggs": {"b": {"geo_bounds": {"field": "p"}}, "c": {"geo_centroid": {"field": "p"}}}}}}');
+SELECT status FROM search_engine.request('DELETE', '/geo_dl2');
+-- errors: a geo aggregation on another type, and the other way round
+SELECT body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM (VALUES ('{"g": {"geohash_grid": {"field": "city"}}}'), ('{"g": {"avg": {"field": "location"}}}'),
+               ('{"g": {"geo_distance": {"field": "location", "ranges": [{"to": 1}]}}}'),
+               ('{"g": {"geohash_grid": {"field": "location", "precision": 13}}}')) v(a),
+  search_engine.request('POST', '/museums/_search', '{"size": 0, "aggs": ' || a || '}');
+SELECT status FROM search_engine.request('DELETE', '/museums');
+SELECT status FROM search_engine.request('DELETE', '/my_locations');
+SELECT status FROM search_engine.request('DELETE', '/geo');
