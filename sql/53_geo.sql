@@ -186,6 +186,13 @@ SELECT body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
                ('{"g": {"geo_distance": {"field": "location", "ranges": [{"to": 1}]}}}'),
                ('{"g": {"geohash_grid": {"field": "location", "precision": 13}}}')) v(a),
   search_engine.request('POST', '/museums/_search', '{"size": 0, "aggs": ' || a || '}');
+-- term/terms/range refuse a geo_point (ES's messages); query_string over every
+-- field and match leave it out
+SELECT q, body->'hits'->'total'->'value' AS hits, body->'error'->>'type' AS error, body->'error'->>'reason' AS reason
+  FROM (VALUES ('{"term": {"location": "52.37,4.91"}}'), ('{"terms": {"location": ["52.37,4.91"]}}'),
+               ('{"range": {"location": {"gte": 1}}}'), ('{"query_string": {"query": "museum"}}'), ('{"multi_match": {"query": "museum"}}'),
+               ('{"match": {"location": "52.37,4.91"}}'), ('{"exists": {"field": "location"}}')) v(q),
+  search_engine.request('POST', '/museums/_search', '{"query": ' || q || '}');
 SELECT status FROM search_engine.request('DELETE', '/museums');
 SELECT status FROM search_engine.request('DELETE', '/my_locations');
 SELECT status FROM search_engine.request('DELETE', '/geo');

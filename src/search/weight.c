@@ -126,6 +126,8 @@ widen_bound(double sum)
 	return (float) (sum * (1.0 + 1e-5) + 1e-30);
 }
 
+static SeWeight *geo_refusal(BuildCtx *c, const SeMappedField *f, bool range);
+
 static const SeMappedField *
 find_field(BuildCtx *c, const char *name)
 {
@@ -594,6 +596,8 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	if (strcmp(field, SE_ID_FIELD) == 0)
 		return ids_weight(c, &q->value, 1, boost, scoring);
 	f = find_field(c, field);
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return q->lenient ? none_weight() : geo_refusal(c, f, false);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
 	if (q->fuzziness.set && f->type == SE_FT_KEYWORD)
@@ -1433,6 +1437,8 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	const SeMappedField *f = find_field(c, q->field);
 	SeWeight   *w;
 
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return geo_refusal(c, f, true);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
 	if (f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD)
@@ -1500,6 +1506,20 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		w->num_hi = hi;
 		return w;
 	}
+}
+
+/* term, terms, match and range on a geo_point: ES's refusals */
+static SeWeight *
+geo_refusal(BuildCtx *c, const SeMappedField *f, bool range)
+{
+	if (range)
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "Field [%s] of type [geo_point] does not support range queries", f->path);
+	else
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "Geometry fields do not support exact searching, use dedicated geometry queries instead: [%s]",
+					 f->path);
+	return NULL;
 }
 
 /* geo_distance, geo_bounding_box: a doc set read from the points' doc values */
@@ -1598,6 +1618,8 @@ build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	if (strcmp(q->field, "_index") == 0)
 		return index_name_weight(c, q->values, q->nvalues, boost, scoring);
 	f = find_field(c, q->field);
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return geo_refusal(c, f, false);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
 		return none_weight();
 	w = docset_weight(c, SE_DS_TERMS, f->path, boost, scoring);
@@ -1635,6 +1657,8 @@ build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	if (strcmp(q->field, "_index") == 0)
 		return index_name_weight(c, &q->value, 1, boost, scoring);
 	f = find_field(c, q->field);
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return geo_refusal(c, f, false);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
 	if (q->case_insensitive &&
