@@ -860,21 +860,10 @@ parse_geo_param(SeAggSpec *a, const char *k, const SeJson *v, bool *ok, SeError 
 		}
 		a->has_origin = true;
 	}
-	else if (a->geo == GEO_DISTANCE && strcmp(k, "unit") == 0 && v->type == SE_JSON_STRING)
-	{
-		if (!se_geo_unit(v->u.s.str, &a->geo_unit))
-			*ok = bad(err, "illegal_argument_exception", "No distance unit match [%s]%s",
-					  v->u.s.str, "");
-	}
-	else if (a->geo == GEO_DISTANCE && strcmp(k, "distance_type") == 0 &&
-			 v->type == SE_JSON_STRING)
-	{
-		if (pg_strcasecmp(v->u.s.str, "arc") == 0 || pg_strcasecmp(v->u.s.str, "plane") == 0)
-			a->geo_arc = pg_strcasecmp(v->u.s.str, "arc") == 0;
-		else
-			*ok = bad(err, "illegal_argument_exception", "No geo distance for [%s]%s",
-					  v->u.s.str, "");
-	}
+	else if (a->geo == GEO_DISTANCE && strcmp(k, "unit") == 0)
+		*ok = se_geo_parse_unit(v, &a->geo_unit, err);
+	else if (a->geo == GEO_DISTANCE && strcmp(k, "distance_type") == 0)
+		*ok = se_geo_parse_distance_type(v, &a->geo_arc, err);
 	else if ((a->geo == GEO_HASH_GRID || a->geo == GEO_TILE_GRID) &&
 			 strcmp(k, "precision") == 0)
 	{

@@ -64,6 +64,44 @@ parse_point(const char *qname, const SeJson *v, SeGeoPoint *p, SeError *err)
 	return false;
 }
 
+bool
+se_geo_parse_unit(const SeJson *v, double *meters, SeError *err)
+{
+	if (v->type == SE_JSON_STRING && se_geo_unit(v->u.s.str, meters))
+		return true;
+	se_error_set(err, 400, "illegal_argument_exception", "No distance unit match [%s]",
+				 v->type == SE_JSON_STRING ? v->u.s.str : "?");
+	return false;
+}
+
+bool
+se_geo_parse_distance_type(const SeJson *v, bool *arc, SeError *err)
+{
+	if (v->type == SE_JSON_STRING &&
+		(pg_strcasecmp(v->u.s.str, "arc") == 0 || pg_strcasecmp(v->u.s.str, "plane") == 0))
+	{
+		*arc = pg_strcasecmp(v->u.s.str, "arc") == 0;
+		return true;
+	}
+	se_error_set(err, 400, "illegal_argument_exception", "No geo distance for [%s]",
+				 v->type == SE_JSON_STRING ? v->u.s.str : "?");
+	return false;
+}
+
+/* The one field key of a query (or sort): a second one is ES's error. */
+static bool
+take_field(const char *what, char **field, const char *k, SeError *err)
+{
+	if (*field != NULL)
+	{
+		se_error_set(err, 400, "parsing_exception",
+					 "[%s] field name already set to [%s] but found [%s]", what, *field, k);
+		return false;
+	}
+	*field = pstrdup(k);
+	return true;
+}
+
 /* boost, _name, ignore_unmapped, validation_method: true when k was one */
 static bool
 common_param(const char *qname, SeQuery *q, SeGeoQuery *g, const char *k,
@@ -132,40 +170,20 @@ se_geo_distance_parse(const SeJson *body, SeError *err)
 		}
 		else if (strcmp(k, "distance") == 0)
 			distance = v;
-		else if (strcmp(k, "unit") == 0 && v->type == SE_JSON_STRING)
+		else if (strcmp(k, "unit") == 0)
 		{
-			if (!se_geo_unit(v->u.s.str, &unit))
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "No distance unit match [%s]", v->u.s.str);
+			if (!se_geo_parse_unit(v, &unit, err))
 				return NULL;
-			}
 		}
-		else if (strcmp(k, "distance_type") == 0 && v->type == SE_JSON_STRING)
+		else if (strcmp(k, "distance_type") == 0)
 		{
-			if (pg_strcasecmp(v->u.s.str, "arc") == 0)
-				g->arc = true;
-			else if (pg_strcasecmp(v->u.s.str, "plane") == 0)
-				g->arc = false;
-			else
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "No geo distance for [%s]", v->u.s.str);
+			if (!se_geo_parse_distance_type(v, &g->arc, err))
 				return NULL;
-			}
 		}
-		else if (g->field != NULL)
-		{
-			se_error_set(err, 400, "parsing_exception",
-						 "[geo_distance] field name already set to [%s] but found [%s]",
-						 g->field, k);
+		else if (!take_field("geo_distance", &g->field, k, err))
 			return NULL;
-		}
 		else
-		{
-			g->field = pstrdup(k);
 			point = v;
-		}
 	}
 	if (distance == NULL)
 	{
@@ -408,18 +426,10 @@ se_geo_bounding_box_parse(const SeJson *body, SeError *err)
 		}
 		else if (strcmp(k, "type") == 0)
 			 /* ES 8 ignores it (indexed / memory) */ ;
-		else if (g->field != NULL)
-		{
-			se_error_set(err, 400, "parsing_exception",
-						 "[geo_bounding_box] field name already set to [%s] but found [%s]",
-						 g->field, k);
+		else if (!take_field("geo_bounding_box", &g->field, k, err))
 			return NULL;
-		}
 		else
-		{
-			g->field = pstrdup(k);
 			box = v;
-		}
 	}
 	if (box == NULL)
 	{
@@ -721,27 +731,15 @@ se_geo_sort_parse(const SeJson *body, SeSortSpec *s, SeError *err)
 				return false;
 			}
 		}
-		else if (strcmp(k, "unit") == 0 && v->type == SE_JSON_STRING)
+		else if (strcmp(k, "unit") == 0)
 		{
-			if (!se_geo_unit(v->u.s.str, &g->unit))
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "No distance unit match [%s]", v->u.s.str);
+			if (!se_geo_parse_unit(v, &g->unit, err))
 				return false;
-			}
 		}
-		else if (strcmp(k, "distance_type") == 0 && v->type == SE_JSON_STRING)
+		else if (strcmp(k, "distance_type") == 0)
 		{
-			if (pg_strcasecmp(v->u.s.str, "arc") == 0)
-				g->arc = true;
-			else if (pg_strcasecmp(v->u.s.str, "plane") == 0)
-				g->arc = false;
-			else
-			{
-				se_error_set(err, 400, "illegal_argument_exception",
-							 "No geo distance for [%s]", v->u.s.str);
+			if (!se_geo_parse_distance_type(v, &g->arc, err))
 				return false;
-			}
 		}
 		else if (strcmp(k, "mode") == 0 && v->type == SE_JSON_STRING)
 		{

@@ -728,6 +728,9 @@ extern double se_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r,
 /* geo queries (geo_query.c) */
 extern SeQuery *se_geo_distance_parse(const SeJson *body, SeError *err);
 extern SeQuery *se_geo_bounding_box_parse(const SeJson *body, SeError *err);
+/* "unit" and "distance_type" (arc / plane) of geo queries, sorts and aggs */
+extern bool se_geo_parse_unit(const SeJson *v, double *meters, SeError *err);
+extern bool se_geo_parse_distance_type(const SeJson *v, bool *arc, SeError *err);
 extern bool se_geo_query_bind(SeGeoQuery *g, const SeMappedField *f, bool *none,
 							  SeError *err);
 extern bool se_geo_set_bits(const SeGeoQuery *g, SeSegmentReader *r, int f,
