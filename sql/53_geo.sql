@@ -193,6 +193,14 @@ SELECT q, body->'hits'->'total'->'value' AS hits, body->'error'->>'type' AS erro
                ('{"range": {"location": {"gte": 1}}}'), ('{"query_string": {"query": "museum"}}'), ('{"multi_match": {"query": "museum"}}'),
                ('{"match": {"location": "52.37,4.91"}}'), ('{"exists": {"field": "location"}}')) v(q),
   search_engine.request('POST', '/museums/_search', '{"query": ' || q || '}');
+-- explain, highlight and _count with geo queries go through the common paths
+SELECT body->'hits'->'hits'->0->'_explanation'->>'description' AS explanation,
+       body->'hits'->'hits'->0->'_explanation'->'details'->1->>'description' AS geo_clause,
+       body->'hits'->'hits'->0->'highlight' AS highlight
+  FROM search_engine.request('POST', '/museums/_search', '{"explain": true, "size": 1, "highlight": {"fields": {"*": {}}},
+    "query": {"bool": {"must": {"match": {"name": "museum"}}, "filter": {"geo_distance": {"_name": "near", "distance": "2km", "location": [4.894, 52.376]}}}}}');
+SELECT body->'count' AS count FROM search_engine.request('POST', '/museums/_count',
+  '{"query": {"geo_bounding_box": {"location": {"top_left": "u1", "bottom_right": "u1"}}}}');
 SELECT status FROM search_engine.request('DELETE', '/museums');
 SELECT status FROM search_engine.request('DELETE', '/my_locations');
 SELECT status FROM search_engine.request('DELETE', '/geo');
