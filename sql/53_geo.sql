@@ -201,6 +201,18 @@ SELECT body->'hits'->'hits'->0->'_explanation'->>'description' AS explanation,
     "query": {"bool": {"must": {"match": {"name": "museum"}}, "filter": {"geo_distance": {"_name": "near", "distance": "2km", "location": [4.894, 52.376]}}}}}');
 SELECT body->'count' AS count FROM search_engine.request('POST', '/museums/_count',
   '{"query": {"geo_bounding_box": {"location": {"top_left": "u1", "bottom_right": "u1"}}}}');
+-- the FDW: IMPORT FOREIGN SCHEMA makes a geo_point column jsonb (the
+-- _source value, filtered here: nothing on it is shipped); another column type is refused
+CREATE SERVER geo_se FOREIGN DATA WRAPPER search_engine;
+CREATE SCHEMA geo_imp;
+IMPORT FOREIGN SCHEMA "museums" FROM SERVER geo_se INTO geo_imp;
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+  WHERE attrelid = 'geo_imp.museums'::regclass AND attname IN ('location', 'city') ORDER BY attname;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT _id FROM geo_imp.museums WHERE location IS NOT NULL;
+SELECT _id, city, location FROM geo_imp.museums WHERE location IS NOT NULL AND city = 'Paris' ORDER BY _id;
+CREATE FOREIGN TABLE geo_bad (_id text, location point) SERVER geo_se OPTIONS (index 'museums');
+DROP SERVER geo_se CASCADE;
+DROP SCHEMA geo_imp;
 SELECT status FROM search_engine.request('DELETE', '/museums');
 SELECT status FROM search_engine.request('DELETE', '/my_locations');
 SELECT status FROM search_engine.request('DELETE', '/geo');
