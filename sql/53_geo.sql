@@ -121,7 +121,8 @@ SELECT s, (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_a
     ('{"_geo_distance": {"pin.location": [-70, 40], "mode": "sum"}}'),
     ('{"_geo_distance": {"pin.location": [-70, 40], "unit": "parsecs"}}'),
     ('{"_geo_distance": {"pin.location": [-70, 95]}}'),
-    ('{"_geo_distance": {"unit": "km"}}')) v(s),
+    ('{"_geo_distance": {"unit": "km"}}'),
+    ('{"pin.location": "asc"}')) v(s),
   search_engine.request('POST', '/my_locations/_search', '{"_source": false, "sort": [' || s || ', "_doc"]}');
 -- the geo sort on several shards, with search_after on its values
 SELECT (SELECT jsonb_agg(jsonb_build_array(h->'_id', h->'sort')) FROM jsonb_array_elements(body->'hits'->'hits') h) AS hits

@@ -368,6 +368,12 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				k->missing = SE_MISSING_LAST;
 			continue;
 		}
+		if (f->type == SE_FT_GEO_POINT)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "can't sort on geo_point field without using specific sorting feature, like geo_distance");
+			return false;
+		}
 		if (!se_search_check_doc_values(f, shard->index, err))
 			return false;
 		if (s->numeric_type && !sort_cast_field(s, &f, &k->cast, err))
