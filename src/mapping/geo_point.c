@@ -176,14 +176,19 @@ se_geohash_cell(const char *s, int len, double *min_lat, double *max_lat,
 	return true;
 }
 
+/*
+ * The geohash of an encoded point (se_geo_encode), as ES's Geohash does it:
+ * the bits of the quantised longitude and latitude (sign bit flipped, so
+ * that they count up from -180 and -90) interleaved from the longitude's
+ * top bit, five a character.  Exact on doc values: no rounding between the
+ * stored point and its cell.
+ */
 void
-se_geohash_encode(double lat, double lon, int precision, char *out)
+se_geohash_of_encoded(int64 v, int precision, char *out)
 {
-	double		lat0 = -90.0,
-				lat1 = 90.0,
-				lon0 = -180.0,
-				lon1 = 180.0;
-	bool		even = true;
+	uint32		ulat = (uint32) ((uint64) v >> 32) ^ 0x80000000;
+	uint32		ulon = (uint32) ((uint64) v & 0xFFFFFFFF) ^ 0x80000000;
+	int			bit = 0;
 	int			i,
 				b;
 
@@ -191,38 +196,22 @@ se_geohash_encode(double lat, double lon, int precision, char *out)
 	{
 		int			ch = 0;
 
-		for (b = 0; b < 5; b++)
+		for (b = 0; b < 5; b++, bit++)
 		{
-			double		mid;
+			/* even bits from the longitude, odd ones from the latitude */
+			uint32		word = (bit & 1) ? ulat : ulon;
 
-			ch <<= 1;
-			if (even)
-			{
-				mid = (lon0 + lon1) / 2;
-				if (lon >= mid)
-				{
-					ch |= 1;
-					lon0 = mid;
-				}
-				else
-					lon1 = mid;
-			}
-			else
-			{
-				mid = (lat0 + lat1) / 2;
-				if (lat >= mid)
-				{
-					ch |= 1;
-					lat0 = mid;
-				}
-				else
-					lat1 = mid;
-			}
-			even = !even;
+			ch = (ch << 1) | ((word >> (31 - bit / 2)) & 1);
 		}
 		out[i] = geohash_chars[ch];
 	}
 	out[precision] = '\0';
+}
+
+void
+se_geohash_encode(double lat, double lon, int precision, char *out)
+{
+	se_geohash_of_encoded(se_geo_encode(lat, lon), precision, out);
 }
 
 /* ---------------------------------------------------------------------
@@ -305,15 +294,38 @@ parse_geohash(const char *s, int len, SeGeoPoint *p, SeError *err)
 				lon0,
 				lon1;
 
+	uint64		latbits = 0,
+				lonbits = 0;
+	int			nlat = 0,
+				nlon = 0;
+	int			i,
+				b;
+
 	if (len > 12 || !se_geohash_cell(s, len, &lat0, &lat1, &lon0, &lon1))
 	{
 		se_error_set(err, 400, "parse_exception",
 					 "unsupported symbol in geohash [%.*s]", len, s);
 		return false;
 	}
-	/* ES takes a geohash as its cell's lower left corner */
-	p->lat = lat0;
-	p->lon = lon0;
+
+	/*
+	 * ES takes a geohash as its cell's lower left corner, computed from the
+	 * cell's bits left-aligned in 31 bits over 2^31/180 (2^31/360) steps.
+	 */
+	for (i = 0; i < len; i++)
+	{
+		int			c = strchr(geohash_chars, s[i]) - geohash_chars;
+
+		for (b = 4; b >= 0; b--)
+		{
+			if (((i * 5 + (4 - b)) & 1) == 0)
+				lonbits = (lonbits << 1) | ((c >> b) & 1), nlon++;
+			else
+				latbits = (latbits << 1) | ((c >> b) & 1), nlat++;
+		}
+	}
+	p->lat = (double) (latbits << (31 - nlat)) / ((double) (UINT64CONST(1) << 31) / 180.0) - 90;
+	p->lon = (double) (lonbits << (31 - nlon)) / ((double) (UINT64CONST(1) << 31) / 360.0) - 180;
 	return true;
 }
 

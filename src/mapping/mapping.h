@@ -255,6 +255,7 @@ extern double se_geo_plane_meters(double lat1, double lon1, double lat2, double 
 extern bool se_geohash_cell(const char *s, int len, double *min_lat, double *max_lat,
 							double *min_lon, double *max_lon);
 extern void se_geohash_encode(double lat, double lon, int precision, char *out);
+extern void se_geohash_of_encoded(int64 v, int precision, char *out);
 /* A distance unit's metres ("km", "mi", ...); a distance string in metres. */
 extern bool se_geo_unit(const char *name, double *meters);
 extern bool se_geo_parse_distance(const char *s, double default_unit, double *meters);

@@ -2659,7 +2659,7 @@ geo_collect(AggState *st, int32 doc)
 				  : (lon < a->gleft && lon > a->gright))))
 				continue;
 			if (a->geo == GEO_HASH_GRID)
-				se_geohash_encode(lat, lon, a->precision, key);
+				se_geohash_of_encoded(pts[i], a->precision, key);
 			else
 				geotile_key(lat, lon, a->precision, key);
 			for (j = 0; j < nk && !dup; j++)

@@ -1448,6 +1448,15 @@ test_geo_point(void)
 	se_geohash_encode(41.12, -71.34, 12, hash);
 	UT_CHECK(strcmp(hash, "drm3btev3e86") == 0, "geohash %s", hash);
 	UT_CHECK(!se_geohash_cell("ua", 2, &lat0, &lat1, &lon0, &lon1), "a is no geohash letter");
+	/* a geohash point is its cell's lower left corner as ES computes it */
+	se_error_init(&err);
+	UT_CHECK(se_geo_parse_point(J("\"drm3btev3e86\""), true, &p, &err) &&
+			 p.lat == 41.119999922811985 && p.lon == -71.34000029414892, "geohash point %.17g %.17g",
+			 p.lat, p.lon);
+	se_geohash_of_encoded(se_geo_encode(-90, -180), 2, hash);
+	UT_CHECK(strcmp(hash, "00") == 0, "corner cell %s", hash);
+	se_geohash_of_encoded(se_geo_encode(90, 180), 2, hash);
+	UT_CHECK(strcmp(hash, "zz") == 0, "top cell %s", hash);
 
 	/* units */
 	UT_CHECK(se_geo_parse_distance("12km", 1, &m) && m == 12000, "km");
