@@ -563,10 +563,19 @@ se_geo_set_bits(const SeGeoQuery *g, SeSegmentReader *r, int f, uint64 *bits, in
 				lon_lo = 0,
 				lon_hi = 0;
 	bool		cross = false;
+	double		band = 0;
 	int32		doc;
 
 	if (se_segment_field_dv_type(r, f) != SE_DV_NUMERIC)
 		return false;
+
+	/*
+	 * A point farther in latitude than the distance (as an arc of a
+	 * meridian, a lower bound of the haversine), with a margin of 1e-6
+	 * degrees, is out without the trigonometry.
+	 */
+	if (g->kind == SE_GEO_DISTANCE)
+		band = g->radius / SE_EARTH_MEAN_RADIUS * (180.0 / M_PI) + 1e-6;
 	if (g->kind == SE_GEO_BOX)
 	{
 		lat_lo = encode_ceil(g->bottom, LAT_DECODE, 90.0);
@@ -593,7 +602,8 @@ se_geo_set_bits(const SeGeoQuery *g, SeSegmentReader *r, int f, uint64 *bits, in
 							lon;
 
 				se_geo_decode(vals[i], &lat, &lon);
-				hit = se_geo_arc_meters(g->center.lat, g->center.lon, lat, lon) <= g->radius;
+				hit = fabs(lat - g->center.lat) <= band &&
+					se_geo_arc_meters(g->center.lat, g->center.lon, lat, lon) <= g->radius;
 			}
 			else
 			{
