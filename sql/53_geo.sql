@@ -194,6 +194,9 @@ SELECT q, body->'hits'->'total'->'value' AS hits, body->'error'->>'type' AS erro
                ('{"range": {"location": {"gte": 1}}}'), ('{"query_string": {"query": "museum"}}'), ('{"multi_match": {"query": "museum"}}'),
                ('{"match": {"location": "52.37,4.91"}}'), ('{"exists": {"field": "location"}}')) v(q),
   search_engine.request('POST', '/museums/_search', '{"query": ' || q || '}');
+-- a script reading a geo_point is refused (no GeoPoint values in scripts)
+SELECT body->'error'->'root_cause'->0->>'reason' AS reason FROM search_engine.request('POST', '/museums/_search',
+  '{"query": {"script_score": {"query": {"match_all": {}}, "script": {"source": "doc[''location''].value"}}}}');
 -- explain, highlight and _count with geo queries go through the common paths
 SELECT body->'hits'->'hits'->0->'_explanation'->>'description' AS explanation,
        body->'hits'->'hits'->0->'_explanation'->'details'->1->>'description' AS geo_clause,
