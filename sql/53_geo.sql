@@ -194,6 +194,15 @@ SELECT q, body->'hits'->'total'->'value' AS hits, body->'error'->>'type' AS erro
                ('{"range": {"location": {"gte": 1}}}'), ('{"query_string": {"query": "museum"}}'), ('{"multi_match": {"query": "museum"}}'),
                ('{"match": {"location": "52.37,4.91"}}'), ('{"exists": {"field": "location"}}')) v(q),
   search_engine.request('POST', '/museums/_search', '{"query": ' || q || '}');
+-- function_score decays on a geo_point: the arc distance in metres, scale and
+-- offset distances.  By hand (quantised points): Antwerp is 132550.7 m from
+-- 52.376,4.894, gauss 100km/0.5 gives 0.5^((132550.7/100000)^2) = 0.2958693.
+SELECT h->>'_id' AS id, h->'_score' AS score
+  FROM search_engine.request('POST', '/museums/_search', '{"size": 3, "_source": false, "query": {"function_score": {"boost_mode": "replace",
+    "functions": [{"gauss": {"location": {"origin": "52.376, 4.894", "scale": "100km", "offset": "0km", "decay": 0.5}}}],
+    "query": {"terms": {"_id": ["1", "4", "5"]}}}}}') r, jsonb_array_elements(r.body->'hits'->'hits') h;
+SELECT body->'error'->'root_cause'->0->>'reason' AS reason FROM search_engine.request('POST', '/museums/_search',
+  '{"query": {"function_score": {"functions": [{"exp": {"location": {"scale": "1km"}}}]}}}');
 -- a script reading a geo_point is refused (no GeoPoint values in scripts)
 SELECT body->'error'->'root_cause'->0->>'reason' AS reason FROM search_engine.request('POST', '/museums/_search',
   '{"query": {"script_score": {"query": {"match_all": {}}, "script": {"source": "doc[''location''].value"}}}}');

@@ -897,3 +897,50 @@ se_geo_sort_value(const SeGeoSort *g, bool desc, const int64 *vals, int n)
 		pfree(d);
 	return result;
 }
+
+/* A decay's distance parameter: a distance string or metres. */
+static bool
+decay_distance(const SeJson *v, const char *what, double *meters, SeError *err)
+{
+	if (v->type == SE_JSON_NUMBER)
+	{
+		*meters = v->u.n.is_int ? (double) v->u.n.i : v->u.n.d;
+		return true;
+	}
+	if (v->type == SE_JSON_STRING && se_geo_parse_distance(v->u.s.str, 1.0, meters))
+		return true;
+	se_error_set(err, 400, "parse_exception", "failed to parse [%s] of a geo decay function", what);
+	return false;
+}
+
+/*
+ * gauss/exp/linear on a geo_point (ES's GeoFieldDataScoreFunction): the
+ * arc distance in metres of the doc's points to origin; scale and offset
+ * distances.
+ */
+bool
+se_geo_decay_bind(const SeScoreFunction *q, const SeMappedField *f, SeFnWeight *fw,
+				  SeError *err)
+{
+	SeGeoPoint	origin;
+
+	if (q->origin == NULL)
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "[origin] must be set for geo fields.");
+		return false;
+	}
+	if (!parse_point("decay function", q->origin, &origin, err) ||
+		!decay_distance(q->scale, "scale", &fw->scale, err) ||
+		(q->offset != NULL && !decay_distance(q->offset, "offset", &fw->offset, err)))
+		return false;
+	if (!(fw->scale > 0))
+	{
+		se_error_set(err, 400, "illegal_argument_exception", "scale must be greater than 0");
+		return false;
+	}
+	fw->geo = true;
+	fw->origin_lat = origin.lat;
+	fw->origin_lon = origin.lon;
+	fw->field = pstrdup(f->path);
+	return true;
+}

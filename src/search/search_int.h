@@ -723,6 +723,9 @@ extern const SeJson *se_distance_feature_time_pivot(const SeJson *v, SeError *er
 /* distance_feature's origin and pivot on a geo_point field (geo_query.c) */
 extern bool se_geo_distance_feature_bind(const SeScoreFunction *q, const SeMappedField *f,
 										 SeFnWeight *fw, SeError *err);
+/* gauss/exp/linear's origin, scale and offset on a geo_point (geo_query.c) */
+extern bool se_geo_decay_bind(const SeScoreFunction *q, const SeMappedField *f,
+							  SeFnWeight *fw, SeError *err);
 extern double se_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r, int field,
 										int32 doc);
 /* geo queries (geo_query.c) */

@@ -2072,6 +2072,8 @@ fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
 		return true;			/* unmapped: every doc lacks the value */
 	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type == SE_FT_GEO_POINT)
 		return se_geo_distance_feature_bind(q, f, fw, c->err);
+	if (q->kind >= SE_FN_GAUSS && q->kind <= SE_FN_LINEAR && f->type == SE_FT_GEO_POINT)
+		return se_geo_decay_bind(q, f, fw, c->err);
 	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type == SE_FT_DATE && q->scale == NULL)
 	{
 		/* the pivot was no time value: say so now that the type asks for one */
