@@ -594,6 +594,7 @@ se_fdw_suggested_type(const SeMappedField *f)
 		case SE_FT_DATE:
 			return "timestamptz";
 		case SE_FT_OBJECT:
+		case SE_FT_GEO_POINT:
 			return "jsonb";
 	}
 	return "text";
@@ -670,6 +671,10 @@ se_fdw_type_fits(const SeFdwColumn *col, const SeMappedField *f, char **reason)
 		case SE_FT_DATE:
 			if (t != TIMESTAMPTZOID && t != TIMESTAMPOID && t != DATEOID)
 				*reason = psprintf("field \"%s\" is of type date; use timestamptz", f->path);
+			break;
+		case SE_FT_GEO_POINT:
+			/* the point as _source has it */
+			*reason = psprintf("field \"%s\" is of type geo_point; use jsonb", f->path);
 			break;
 	}
 	return *reason == NULL;

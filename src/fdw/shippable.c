@@ -138,6 +138,7 @@ se_fdw_comparable_types(Oid ctype, Oid vtype, const SeMappedField *f)
 		case SE_FT_DATE:
 			return ctype == TIMESTAMPTZOID && vtype == TIMESTAMPTZOID;
 		case SE_FT_OBJECT:
+		case SE_FT_GEO_POINT:
 			return false;
 	}
 	return false;
@@ -262,6 +263,9 @@ se_fdw_col_search(const SeFdwColumn *col, const SeMapping *m, Oid collation,
 			out->aggregatable = f->doc_values;
 			if (f->doc_values)
 				out->agg_field = f->path;
+			break;
+		case SE_FT_GEO_POINT:
+			out->exists_ok = f->index || f->doc_values;
 			break;
 		case SE_FT_OBJECT:
 			break;

@@ -287,6 +287,35 @@ index_leaf(DocParse *dp, const SeMappedField *f, const SeJson *v)
 					}
 					break;
 				}
+			case SE_FT_GEO_POINT:
+				{
+					SeGeoPoint	p;
+					SeError		inner;
+
+					se_error_init(&inner);
+					if (!se_geo_parse_point(val, f->ignore_z_value, &p, &inner))
+					{
+						if (inner.reason)
+							pfree(inner.reason);
+						if (f->ignore_malformed)
+							break;
+						failed_to_parse(dp, f, v);
+						return false;
+					}
+					if (!se_geo_point_valid(&p))
+					{
+						/* ES normalizes what ignore_malformed lets in */
+						if (!f->ignore_malformed)
+						{
+							failed_to_parse(dp, f, v);
+							return false;
+						}
+						se_geo_normalize(&p);
+					}
+					if (f->index || f->doc_values)
+						new_pending(dp, f, PV_NUMERIC)->num = se_geo_encode(p.lat, p.lon);
+					break;
+				}
 			default:
 				{
 					int64		num;
@@ -619,6 +648,18 @@ parse_value(DocParse *dp, const char *name, const SeJson *v, SeDynamic dyn)
 {
 	const SeMappedField *f = se_mapping_find(dp->m, dp->path.data);
 	int			i;
+
+	/* a point may be an object, an array [lon, lat] or an array of points */
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+	{
+		if (v->type != SE_JSON_ARRAY || se_geo_is_single_point_array(v))
+			return index_leaf(dp, f, v);
+		for (i = 0; i < v->u.a.count; i++)
+			if (v->u.a.items[i]->type != SE_JSON_NULL &&
+				!index_leaf(dp, f, v->u.a.items[i]))
+				return false;
+		return true;
+	}
 
 	switch (v->type)
 	{

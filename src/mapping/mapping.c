@@ -41,7 +41,7 @@
 
 static const char *const type_names[] = {
 	"object", "text", "keyword", "long", "integer", "short", "byte",
-	"double", "float", "boolean", "date"
+	"double", "float", "boolean", "date", "geo_point"
 };
 
 /* State of one application of a mappings body. */
@@ -137,6 +137,11 @@ se_field_codec_options(const SeMappedField *f, SeIndexOptions *io, bool *norms,
 			}
 			if (f->doc_values)
 				*dv = SE_DV_SORTED_SET;
+			break;
+		case SE_FT_GEO_POINT:
+			/* queries read the points from doc values: no terms */
+			if (f->index || f->doc_values)
+				*dv = SE_DV_NUMERIC;
 			break;
 		default:
 			if (f->index)
@@ -450,6 +455,7 @@ init_field_defaults(const SeMapping *m, SeMappedField *f, SeFieldType type)
 	f->enabled = true;
 	f->position_increment_gap = SE_POSITION_INCREMENT_GAP;
 	f->dynamic = m->dynamic;
+	f->ignore_z_value = true;
 	if (type == SE_FT_TEXT)
 	{
 		f->analyzer = se_analyzer_lookup("standard");
@@ -943,6 +949,9 @@ param_allowed(const char *key, SeFieldType t)
 				strcmp(key, "null_value") == 0 || strcmp(key, "ignore_malformed") == 0;
 		case SE_FT_BOOLEAN:
 			return strcmp(key, "doc_values") == 0 || strcmp(key, "null_value") == 0;
+		case SE_FT_GEO_POINT:
+			return strcmp(key, "doc_values") == 0 || strcmp(key, "null_value") == 0 ||
+				strcmp(key, "ignore_malformed") == 0 || strcmp(key, "ignore_z_value") == 0;
 		default:
 			return strcmp(key, "doc_values") == 0 || strcmp(key, "null_value") == 0 ||
 				strcmp(key, "coerce") == 0 || strcmp(key, "ignore_malformed") == 0;
@@ -967,7 +976,22 @@ check_null_value(Apply *ap, const SeMappedField *f, const SeJson *v)
 		return false;
 	}
 	se_error_init(&inner);
-	if (!se_field_parse_value(f, v, true, f->coerce, &dummy, &inner))
+	if (f->type == SE_FT_GEO_POINT)
+	{
+		SeGeoPoint	p;
+
+		if (se_geo_parse_point(v, f->ignore_z_value, &p, &inner))
+		{
+			if (f->ignore_malformed || se_geo_point_valid(&p))
+				return true;
+			se_error_set(ap->err, 400, "mapper_parsing_exception",
+						 "Error parsing [null_value] on field [%s]: illegal latitude or longitude value",
+						 f->path);
+			return false;
+		}
+	}
+	if (f->type == SE_FT_GEO_POINT ||
+		!se_field_parse_value(f, v, true, f->coerce, &dummy, &inner))
 	{
 		se_error_set(ap->err, 400, "mapper_parsing_exception",
 					 "Error parsing [null_value] on field [%s]: %s", f->path, inner.reason);
@@ -1059,6 +1083,7 @@ merge_leaf(Apply *ap, SeMappedField *f, const SeMappedField *nf)
 	f->ignore_above = nf->ignore_above;
 	f->coerce = nf->coerce;
 	f->ignore_malformed = nf->ignore_malformed;
+	f->ignore_z_value = nf->ignore_z_value;
 	f->norms = nf->norms;
 	return true;
 }
@@ -1184,6 +1209,11 @@ apply_field(Apply *ap, const SeJson *def, SeMappedField *multi_parent)
 		else if (strcmp(key, "ignore_malformed") == 0)
 		{
 			if (!param_bool(ap, key, v, &nf.ignore_malformed))
+				return false;
+		}
+		else if (strcmp(key, "ignore_z_value") == 0)
+		{
+			if (!param_bool(ap, key, v, &nf.ignore_z_value))
 				return false;
 		}
 		else if (strcmp(key, "ignore_above") == 0)
@@ -1580,10 +1610,16 @@ write_field(const SeMapping *m, const SeMappedField *f, StringInfo out)
 			write_key(out, &first, "coerce");
 			appendStringInfoString(out, "false");
 		}
-		if ((is_numeric_type(f->type) || f->type == SE_FT_DATE) && f->ignore_malformed)
+		if ((is_numeric_type(f->type) || f->type == SE_FT_DATE ||
+			 f->type == SE_FT_GEO_POINT) && f->ignore_malformed)
 		{
 			write_key(out, &first, "ignore_malformed");
 			appendStringInfoString(out, "true");
+		}
+		if (f->type == SE_FT_GEO_POINT && !f->ignore_z_value)
+		{
+			write_key(out, &first, "ignore_z_value");
+			appendStringInfoString(out, "false");
 		}
 		if (f->null_value)
 		{

@@ -44,7 +44,8 @@ typedef enum SeFieldType
 	SE_FT_DOUBLE,
 	SE_FT_FLOAT,
 	SE_FT_BOOLEAN,
-	SE_FT_DATE
+	SE_FT_DATE,
+	SE_FT_GEO_POINT
 } SeFieldType;
 
 typedef enum SeDynamic
@@ -85,6 +86,7 @@ typedef struct SeMappedField
 								 * indexed for an explicit null; NULL = none */
 	int			nmulti_fields;	/* direct "fields" sub-fields */
 	struct SeMappedField **multi_fields;
+	bool		ignore_z_value; /* geo_point: a third coordinate accepted */
 } SeMappedField;
 
 typedef struct SeMapping
@@ -210,6 +212,53 @@ extern bool se_date_format_validate(const char *format, SeError *err);
 
 /* The date type's default format. */
 #define SE_DATE_DEFAULT_FORMAT "strict_date_optional_time||epoch_millis"
+
+/* Java's Double.toString of d (numeric.c). */
+extern void se_append_java_double(StringInfo out, double d);
+
+/* ---------------------------------------------------------------------
+ * geo_point (geo_point.c)
+ *
+ *   geo_point  no terms; NUMERIC doc values holding Lucene's
+ *              LatLonDocValuesField encoding of each point (se_geo_encode:
+ *              32-bit quantised latitude high, longitude low).
+ * ---------------------------------------------------------------------
+ */
+#define SE_EARTH_MEAN_RADIUS 6371008.7714	/* metres, ES's GeoUtils */
+
+typedef struct SeGeoPoint
+{
+	double		lat;
+	double		lon;
+} SeGeoPoint;
+
+/*
+ * A point in any form ES accepts: {"lat":..,"lon":..}, {"geohash":..},
+ * GeoJSON {"type":"Point","coordinates":[lon,lat]}, [lon, lat], "lat,lon",
+ * "POINT (lon lat)" or a geohash string (its cell's lower left corner).
+ * A third coordinate fails unless ignore_z.  No range check (see
+ * se_geo_point_valid).  Failure: 400 parse_exception.
+ */
+extern bool se_geo_parse_point(const SeJson *v, bool ignore_z, SeGeoPoint *p,
+							   SeError *err);
+/* An array holding one point ([lon, lat]) rather than points. */
+extern bool se_geo_is_single_point_array(const SeJson *v);
+extern bool se_geo_point_valid(const SeGeoPoint *p);
+/* ES's GeoUtils.normalizePoint: out-of-range degrees wrapped around. */
+extern void se_geo_normalize(SeGeoPoint *p);
+extern int64 se_geo_encode(double lat, double lon);
+extern void se_geo_decode(int64 v, double *lat, double *lon);
+/* Lucene's SloppyMath.haversinMeters and ES's plane distance, metres. */
+extern double se_geo_arc_meters(double lat1, double lon1, double lat2, double lon2);
+extern double se_geo_plane_meters(double lat1, double lon1, double lat2, double lon2);
+/* Geohash cell of s (false: not a geohash), and a point's geohash. */
+extern bool se_geohash_cell(const char *s, int len, double *min_lat, double *max_lat,
+							double *min_lon, double *max_lon);
+extern void se_geohash_encode(double lat, double lon, int precision, char *out);
+extern void se_geohash_of_encoded(int64 v, int precision, char *out);
+/* A distance unit's metres ("km", "mi", ...); a distance string in metres. */
+extern bool se_geo_unit(const char *name, double *meters);
+extern bool se_geo_parse_distance(const char *s, double default_unit, double *meters);
 
 /* ---------------------------------------------------------------------
  * Document parsing

@@ -272,6 +272,14 @@ parse_java_double(const char *s, int len, double *out)
 	return true;
 }
 
+static void append_java_double(StringInfo out, double d, bool is_float);
+
+void
+se_append_java_double(StringInfo out, double d)
+{
+	append_java_double(out, d, false);
+}
+
 /* Java's Double.toString / Float.toString of shortest round-trip digits. */
 static void
 append_java_double(StringInfo out, double d, bool is_float)

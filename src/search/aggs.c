@@ -63,6 +63,8 @@ typedef enum AggType
 	AT_FILTERS,
 	AT_MISSING,
 	AT_COMPOSITE,
+	AT_GEO_BOUNDS,				/* geo metrics (their state: see geo_collect) */
+	AT_GEO_CENTROID,
 	/* pipelines: computed at the reduce from other aggregations' results */
 	AT_CUMULATIVE_SUM,
 	AT_DERIVATIVE,
@@ -76,12 +78,22 @@ typedef enum AggType
 static const char *const type_names[] = {
 	"min", "max", "sum", "avg", "value_count", "stats", "extended_stats",
 	"cardinality", "percentiles", "percentile_ranks", "top_hits", "terms", "significant_terms", "histogram", "date_histogram", "range", "date_range",
-	"filter", "filters", "missing", "composite",
+	"filter", "filters", "missing", "composite", "geo_bounds", "geo_centroid",
 	"cumulative_sum", "derivative", "bucket_sort", "avg_bucket", "max_bucket",
 	"min_bucket", "sum_bucket"
 };
 
-#define IS_METRIC(t)	((t) <= AT_TOP_HITS)
+#define IS_METRIC(t)	((t) <= AT_TOP_HITS || (t) == AT_GEO_BOUNDS || (t) == AT_GEO_CENTROID)
+
+/*
+ * Geo aggregations that are others with a geo_point's values: geo_distance
+ * is a range over each point's distance to an origin, geohash_grid and
+ * geotile_grid terms over each point's cell (SeAggSpec.geo).
+ */
+#define GEO_NONE		0
+#define GEO_DISTANCE	1
+#define GEO_HASH_GRID	2
+#define GEO_TILE_GRID	3
 #define IS_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM)
 #define IS_TERMS(t)		((t) == AT_TERMS || (t) == AT_SIGNIFICANT_TERMS)
 #define IS_PARENT_PIPELINE(t)	((t) >= AT_CUMULATIVE_SUM && (t) <= AT_BUCKET_SORT)
@@ -243,6 +255,20 @@ struct SeAggSpec
 	SeSegmentReader *reader;
 	SeWeight  **weights;
 	SeScorer  **scorers;
+
+	/* geo: geo_distance ranges, geo grids, geo_bounds */
+	int			geo;			/* GEO_* */
+	bool		has_origin;
+	SeGeoPoint	origin;			/* geo_distance */
+	double		geo_unit;		/* metres per unit */
+	bool		geo_arc;
+	int			precision;		/* grids */
+	bool		has_geo_bounds; /* grids: "bounds" */
+	double		gtop,
+				gbottom,
+				gleft,
+				gright;
+	bool		wrap_longitude; /* geo_bounds */
 };
 
 typedef struct AggState AggState;
@@ -317,6 +343,11 @@ struct AggState
 	int			nth;
 	TopHit	   *th;
 	KeyKind    *thkind;			/* per sort key, from the shard's mapping (NULL: the spec's) */
+	/* geo_bounds: min/max are bottom/top; these the lons >= 0 and < 0 */
+	double		pos_left;
+	double		pos_right;
+	double		neg_left;
+	double		neg_right;
 };
 
 struct SeAggsShard
@@ -810,6 +841,80 @@ parse_sig_heuristic(SeAggSpec *a, const char *k, const SeJson *v, bool *ok, SeEr
 	return true;
 }
 
+/*
+ * A parameter of a geo aggregation (origin, unit, distance_type;
+ * precision, bounds; wrap_longitude): false when k is none of them, *ok
+ * false when its value is wrong.
+ */
+static bool
+parse_geo_param(SeAggSpec *a, const char *k, const SeJson *v, bool *ok, SeError *err)
+{
+	SeError		inner;
+
+	if (a->geo == GEO_DISTANCE && strcmp(k, "origin") == 0)
+	{
+		se_error_init(&inner);
+		if (!se_geo_parse_point(v, true, &a->origin, &inner))
+		{
+			*ok = bad(err, "parsing_exception", "[geo_distance] failed to parse [origin]: %s",
+					  inner.reason ? inner.reason : "", "");
+			return true;
+		}
+		a->has_origin = true;
+	}
+	else if (a->geo == GEO_DISTANCE && strcmp(k, "unit") == 0)
+		*ok = se_geo_parse_unit(v, &a->geo_unit, err);
+	else if (a->geo == GEO_DISTANCE && strcmp(k, "distance_type") == 0)
+		*ok = se_geo_parse_distance_type(v, &a->geo_arc, err);
+	else if ((a->geo == GEO_HASH_GRID || a->geo == GEO_TILE_GRID) &&
+			 strcmp(k, "precision") == 0)
+	{
+		double		d;
+		int			max = a->geo == GEO_HASH_GRID ? 12 : 29;
+
+		if (!se_json_as_double(v, &d) || d != floor(d) || d < (a->geo == GEO_HASH_GRID ? 1 : 0) || d > max)
+		{
+			char		msg[128];
+
+			snprintf(msg, sizeof(msg), "%d", max);
+			*ok = bad(err, "illegal_argument_exception",
+					  a->geo == GEO_HASH_GRID ?
+					  "Invalid geohash aggregation precision of %s. Must be between 1 and %s." :
+					  "Invalid geotile_grid precision of %s. Must be between 0 and %s.",
+					  v->type == SE_JSON_NUMBER ? v->u.n.text : "?", msg);
+			return true;
+		}
+		a->precision = (int) d;
+	}
+	else if ((a->geo == GEO_HASH_GRID || a->geo == GEO_TILE_GRID) &&
+			 strcmp(k, "bounds") == 0)
+	{
+		SeQuery    *q = se_geo_bounding_box_parse(&(SeJson) {.type = SE_JSON_OBJECT,
+			.u.o = {.count = 1, .members = &(SeJsonMember) {.key = "bounds", .value = (SeJson *) v}}},
+												  err);
+
+		if (q == NULL)
+		{
+			*ok = false;
+			return true;
+		}
+		a->has_geo_bounds = true;
+		a->gtop = q->geo->top;
+		a->gbottom = q->geo->bottom;
+		a->gleft = q->geo->left;
+		a->gright = q->geo->right;
+	}
+	else if (a->type == AT_GEO_BOUNDS && strcmp(k, "wrap_longitude") == 0)
+	{
+		if (!se_query_json_bool(v, &a->wrap_longitude))
+			*ok = bad(err, "parsing_exception", "[geo_bounds] failed to parse [wrap_longitude]%s%s",
+					  "", "");
+	}
+	else
+		return false;
+	return true;
+}
+
 /* The body of one aggregation ({"field": .., ...}) of type a->type. */
 static bool
 parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
@@ -842,12 +947,27 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	a->size = 10;
 	a->shard_size = -1;
 	a->min_doc_count = a->type == AT_TERMS ? 1 : a->type == AT_SIGNIFICANT_TERMS ? 3 : 0;
+	a->geo_unit = 1.0;
+	a->geo_arc = true;
+	a->wrap_longitude = true;
+	if (a->geo == GEO_HASH_GRID || a->geo == GEO_TILE_GRID)
+	{
+		a->size = 10000;
+		a->precision = a->geo == GEO_HASH_GRID ? 5 : 7;
+	}
 	for (i = 0; i < body->u.o.count; i++)
 	{
 		const char *k = body->u.o.members[i].key;
 		const SeJson *v = body->u.o.members[i].value;
 		bool		ok = true;
 
+		if ((a->geo != GEO_NONE || a->type == AT_GEO_BOUNDS) &&
+			parse_geo_param(a, k, v, &ok, err))
+		{
+			if (!ok)
+				return false;
+			continue;
+		}
 		if (strcmp(k, "field") == 0 && v->type == SE_JSON_STRING && a->type != AT_FILTERS)
 			a->field = pstrdup(v->u.s.str);
 		else if (strcmp(k, "missing") == 0 && a->type != AT_FILTERS && a->type != AT_MISSING)
@@ -1014,6 +1134,9 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	if ((a->type == AT_RANGE || a->type == AT_DATE_RANGE) && a->nranges == 0)
 		return bad(err, "illegal_argument_exception", "No [ranges] specified for the [%s] aggregation%s",
 				   a->name, "");
+	if (a->geo == GEO_DISTANCE && !a->has_origin)
+		return bad(err, "illegal_argument_exception",
+				   "Missing [origin] for the [geo_distance] aggregation [%s]%s", a->name, "");
 	/* date_range bounds without their own zone are local time in time_zone */
 	for (i = 0; a->type == AT_DATE_RANGE && !se_tz_is_utc(&a->tz) && i < a->nranges; i++)
 	{
@@ -1083,6 +1206,12 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 		for (t = 0; t < lengthof(type_names); t++)
 			if (strcmp(k, type_names[t]) == 0)
 				break;
+		if (strcmp(k, "geo_distance") == 0)
+			t = AT_RANGE, a->geo = GEO_DISTANCE;
+		else if (strcmp(k, "geohash_grid") == 0)
+			t = AT_TERMS, a->geo = GEO_HASH_GRID;
+		else if (strcmp(k, "geotile_grid") == 0)
+			t = AT_TERMS, a->geo = GEO_TILE_GRID;
 		if (t == lengthof(type_names))
 		{
 			bad(err, "parsing_exception", "Unknown aggregation type [%s]%s", k, "");
@@ -1235,6 +1364,8 @@ state_new(const SeAggSpec *spec, KeyKind kind)
 	st->max = -INFINITY;
 	st->xmin = PG_INT64_MAX;
 	st->xmax = PG_INT64_MIN;
+	st->pos_left = st->neg_left = INFINITY;
+	st->pos_right = st->neg_right = -INFINITY;
 	st->pvalue = NAN;
 	return st;
 }
@@ -1390,6 +1521,22 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 			{
 				a->mf = f;
 				a->kind = kind_of(f);
+				if ((f->type == SE_FT_GEO_POINT) !=
+					(a->geo != GEO_NONE || a->type == AT_GEO_BOUNDS || a->type == AT_GEO_CENTROID) &&
+					a->type != AT_VALUE_COUNT && a->type != AT_MISSING)
+				{
+					se_error_set(err, 400, "illegal_argument_exception",
+								 "Field [%s] of type [%s] is not supported for aggregation [%s]",
+								 a->field, se_field_type_name(f->type),
+								 a->geo == GEO_DISTANCE ? "geo_distance" :
+								 a->geo == GEO_HASH_GRID ? "geohash_grid" :
+								 a->geo == GEO_TILE_GRID ? "geotile_grid" : type_names[a->type]);
+					return false;
+				}
+				if (a->geo == GEO_HASH_GRID || a->geo == GEO_TILE_GRID)
+					a->kind = KK_STR;	/* the cells' keys */
+				else if (f->type == SE_FT_GEO_POINT)
+					a->kind = KK_DOUBLE;
 			}
 			if (a->type == AT_SIGNIFICANT_TERMS && a->kind != KK_STR && a->kind != KK_NONE)
 			{
@@ -2433,6 +2580,135 @@ xsum_add(AggState *st, int64 hi, uint64 lo)
 	st->xsum_lo = sum_lo;
 }
 
+/* ES's GeoTileUtils: the tile of a point at zoom z, "z/x/y" */
+static int
+geotile_key(double lat, double lon, int z, char *out)
+{
+	double		tiles = ldexp(1.0, z);
+	double		lat_sin;
+	double		x,
+				y;
+
+	lat = Max(-85.05112878, Min(85.05112878, lat));
+	lat_sin = cos(M_PI / 2 - lat * (M_PI / 180.0));
+	x = floor((lon + 180.0) / 360.0 * tiles);
+	y = floor((0.5 - log((1 + lat_sin) / (1 - lat_sin)) / (4 * M_PI)) * tiles);
+	x = Max(0, Min(tiles - 1, x));
+	y = Max(0, Min(tiles - 1, y));
+	return snprintf(out, 64, "%d/%.0f/%.0f", z, x, y);
+}
+
+/*
+ * A doc's points into a geo aggregation: geo_distance's ranges (a doc once
+ * per range one of its points is in), a grid's cells (once per cell),
+ * geo_bounds' extent, geo_centroid's sums (in sum and sumsq: lat, lon).
+ */
+static void
+geo_collect(AggState *st, int32 doc)
+{
+	const SeAggSpec *a = st->spec;
+	const int64 *vals = NULL;
+	int64	   *pts;
+	int			n = a->fieldno >= 0 ? se_segment_numeric_values(a->reader, a->fieldno, doc, &vals) : 0;
+	int			i,
+				j;
+
+	if (n == 0)
+		return;
+	/* the reader's buffer lasts until its next call (sub-aggregations) */
+	pts = palloc(sizeof(int64) * n);
+	memcpy(pts, vals, sizeof(int64) * n);
+	if (a->geo == GEO_DISTANCE)
+	{
+		double	   *d = palloc(sizeof(double) * n);
+
+		for (i = 0; i < n; i++)
+		{
+			double		lat,
+						lon;
+
+			se_geo_decode(pts[i], &lat, &lon);
+			d[i] = (a->geo_arc ? se_geo_arc_meters(a->origin.lat, a->origin.lon, lat, lon) :
+					se_geo_plane_meters(a->origin.lat, a->origin.lon, lat, lon)) / a->geo_unit;
+		}
+		for (j = 0; j < a->nranges; j++)
+		{
+			const AggRange *rg = &a->ranges[j];
+
+			for (i = 0; i < n; i++)
+				if ((!rg->has_from || d[i] >= rg->from) && (!rg->has_to || d[i] < rg->to))
+				{
+					collect_bucket(st->b[j], a, doc);
+					break;
+				}
+		}
+		pfree(d);
+	}
+	else if (a->geo == GEO_HASH_GRID || a->geo == GEO_TILE_GRID)
+	{
+		char	  **keys = palloc(sizeof(char *) * n);
+		int			nk = 0;
+
+		for (i = 0; i < n; i++)
+		{
+			char		key[64];
+			double		lat,
+						lon;
+			bool		dup = false;
+
+			se_geo_decode(pts[i], &lat, &lon);
+			if (a->has_geo_bounds &&
+				(lat > a->gtop || lat < a->gbottom ||
+				 (a->gleft <= a->gright ? (lon < a->gleft || lon > a->gright)
+				  : (lon < a->gleft && lon > a->gright))))
+				continue;
+			if (a->geo == GEO_HASH_GRID)
+				se_geohash_of_encoded(pts[i], a->precision, key);
+			else
+				geotile_key(lat, lon, a->precision, key);
+			for (j = 0; j < nk && !dup; j++)
+				dup = strcmp(keys[j], key) == 0;
+			if (dup)
+				continue;
+			keys[nk++] = pstrdup(key);
+			collect_bucket(bucket_get(st, key, strlen(key), true), a, doc);
+		}
+		for (j = 0; j < nk; j++)
+			pfree(keys[j]);
+		pfree(keys);
+	}
+	else
+	{
+		for (i = 0; i < n; i++)
+		{
+			double		lat,
+						lon;
+
+			se_geo_decode(pts[i], &lat, &lon);
+			st->count++;
+			if (a->type == AT_GEO_CENTROID)
+			{
+				st->sum += lat;
+				st->sumsq += lon;
+				continue;
+			}
+			st->min = Min(st->min, lat);
+			st->max = Max(st->max, lat);
+			if (lon >= 0)
+			{
+				st->pos_left = Min(st->pos_left, lon);
+				st->pos_right = Max(st->pos_right, lon);
+			}
+			else
+			{
+				st->neg_left = Min(st->neg_left, lon);
+				st->neg_right = Max(st->neg_right, lon);
+			}
+		}
+	}
+	pfree(pts);
+}
+
 static void
 collect_one(AggState *st, int32 doc)
 {
@@ -2445,6 +2721,11 @@ collect_one(AggState *st, int32 doc)
 
 	if (IS_PIPELINE(a->type))
 		return;
+	if (a->geo != GEO_NONE || a->type == AT_GEO_BOUNDS || a->type == AT_GEO_CENTROID)
+	{
+		geo_collect(st, doc);
+		return;
+	}
 	switch (a->type)
 	{
 		case AT_COMPOSITE:
@@ -3257,6 +3538,13 @@ put_states(StringInfo out, AggState **states, int n)
 				se_put_svint(out, st->xmin);
 				se_put_svint(out, st->xmax);
 			}
+			if (st->spec->type == AT_GEO_BOUNDS)
+			{
+				put_double(out, st->pos_left);
+				put_double(out, st->pos_right);
+				put_double(out, st->neg_left);
+				put_double(out, st->neg_right);
+			}
 			if (st->spec->type == AT_TOP_HITS)
 			{
 				for (k = 0; k < st->spec->nthsort; k++)
@@ -3360,6 +3648,13 @@ get_states(SeWireReader *r, SeAggSpec **specs, int n, AggState **states)
 				st->xsum_lo = se_wire_vint(r);
 				st->xmin = se_wire_svint(r);
 				st->xmax = se_wire_svint(r);
+			}
+			if (specs[i]->type == AT_GEO_BOUNDS)
+			{
+				st->pos_left = get_double(r);
+				st->pos_right = get_double(r);
+				st->neg_left = get_double(r);
+				st->neg_right = get_double(r);
 			}
 			if (specs[i]->type == AT_TOP_HITS)
 			{
@@ -3538,6 +3833,10 @@ merge_state(AggState *into, AggState *from)
 	}
 	if (IS_METRIC(a->type))
 	{
+		into->pos_left = Min(into->pos_left, from->pos_left);
+		into->pos_right = Max(into->pos_right, from->pos_right);
+		into->neg_left = Min(into->neg_left, from->neg_left);
+		into->neg_right = Max(into->neg_right, from->neg_right);
 		xsum_add(into, from->xsum_hi, from->xsum_lo);
 		into->xmin = Min(into->xmin, from->xmin);
 		into->xmax = Max(into->xmax, from->xmax);
@@ -4209,6 +4508,59 @@ write_exact_sum(StringInfo out, const AggState *st)
 }
 
 static void
+write_geo_point(StringInfo out, const char *name, double lat, double lon)
+{
+	appendStringInfo(out, "\"%s\":{\"lat\":", name);
+	se_append_java_double(out, lat);
+	appendStringInfoString(out, ",\"lon\":");
+	se_append_java_double(out, lon);
+	appendStringInfoChar(out, '}');
+}
+
+/*
+ * geo_centroid: the mean point and the count; geo_bounds: the box of the
+ * points, over the dateline when that box is narrower (wrap_longitude), as
+ * ES's InternalGeoBounds; nothing when no point was seen.
+ */
+static void
+write_geo_metric(StringInfo out, const AggState *st)
+{
+	double		left,
+				right;
+
+	if (st->spec->type == AT_GEO_CENTROID)
+	{
+		appendStringInfoChar(out, '{');
+		if (st->count > 0)
+		{
+			write_geo_point(out, "location", st->sum / st->count, st->sumsq / st->count);
+			appendStringInfoChar(out, ',');
+		}
+		appendStringInfo(out, "\"count\":" INT64_FORMAT "}", st->count);
+		return;
+	}
+	if (st->count == 0 || isinf(st->max))
+	{
+		appendStringInfoString(out, "{}");
+		return;
+	}
+	if (isinf(st->neg_right))
+		left = st->pos_left, right = st->pos_right;
+	else if (isinf(st->pos_left))
+		left = st->neg_left, right = st->neg_right;
+	else if (st->spec->wrap_longitude &&
+			 st->pos_right - st->neg_left > (180 - st->pos_left) - (-180 - st->neg_right))
+		left = st->pos_left, right = st->neg_right;
+	else
+		left = st->neg_left, right = st->pos_right;
+	appendStringInfoString(out, "{\"bounds\":{");
+	write_geo_point(out, "top_left", st->max, left);
+	appendStringInfoChar(out, ',');
+	write_geo_point(out, "bottom_right", st->min, right);
+	appendStringInfoString(out, "}}");
+}
+
+static void
 write_metric(StringInfo out, const AggState *st)
 {
 	AggType		t = st->spec->type;
@@ -4247,6 +4599,10 @@ write_metric(StringInfo out, const AggState *st)
 			return;
 		case AT_TOP_HITS:
 			write_top_hits(out, st);
+			return;
+		case AT_GEO_BOUNDS:
+		case AT_GEO_CENTROID:
+			write_geo_metric(out, st);
 			return;
 		default:
 			break;
@@ -4409,6 +4765,8 @@ write_ranges(StringInfo out, const AggState *st)
 			initStringInfo(&f);
 			if (rg->has_from)
 				write_range_bound(&f, st, "from", rg->from);
+			else if (a->geo == GEO_DISTANCE)
+				write_range_bound(&f, st, "from", 0.0);	/* ES's distances start at 0 */
 			if (rg->has_to)
 				write_range_bound(&f, st, "to", rg->to);
 			appendStringInfoChar(&f, ',');
@@ -4533,7 +4891,7 @@ write_state(StringInfo out, const AggState *st)
 	if (a->type == AT_SIGNIFICANT_TERMS)
 		appendStringInfo(out, "\"doc_count\":" INT64_FORMAT ",\"bg_count\":" INT64_FORMAT ",",
 						 st->count, st->bg_size);
-	if (a->type == AT_TERMS)
+	if (a->type == AT_TERMS && a->geo == GEO_NONE)
 		appendStringInfo(out, "\"doc_count_error_upper_bound\":" INT64_FORMAT
 						 ",\"sum_other_doc_count\":" INT64_FORMAT ",",
 						 st->err_unknown ? -1 : st->err, st->other);

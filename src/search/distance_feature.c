@@ -10,7 +10,9 @@
  * function_score over an exists query (boost_mode replace) with one
  * function of its own kind, so the function scorer, explain and the
  * weight's binding of origin and pivot (weight.c) serve it unchanged.
- * The mapping has no geo_point, hence no geo distance_feature.
+ * On a geo_point field (geo_query.c) origin is a point in any of its forms
+ * and pivot a distance ("2km"): the field's type decides, when the shard
+ * binds the query, which pivot is read, as ES's builder does.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,8 +27,8 @@
  * pivot as ES's TimeValue reads it (nanos, micros, ms, s, m, h, d), in ms
  * as a time value the weight binds (weight.c's decay parameters).
  */
-static const SeJson *
-parse_pivot(const SeJson *v, SeError *err)
+const SeJson *
+se_distance_feature_time_pivot(const SeJson *v, SeError *err)
 {
 	static const struct
 	{
@@ -83,12 +85,19 @@ se_distance_feature_parse(const SeJson *body, SeError *err)
 		if (strcmp(k, "field") == 0 && v->type == SE_JSON_STRING)
 			fn->field = pnstrdup(v->u.s.str, v->u.s.len);
 		else if (strcmp(k, "origin") == 0 &&
-				 (v->type == SE_JSON_STRING || v->type == SE_JSON_NUMBER))
+				 (v->type == SE_JSON_STRING || v->type == SE_JSON_NUMBER ||
+				  v->type == SE_JSON_OBJECT || v->type == SE_JSON_ARRAY))
 			fn->origin = v;
 		else if (strcmp(k, "pivot") == 0 && v->type == SE_JSON_STRING)
 		{
-			if ((fn->scale = parse_pivot(v, err)) == NULL)
-				return NULL;
+			SeError		perr;
+
+			/* a time value for dates, a distance for geo_points: kept both ways */
+			se_error_init(&perr);
+			fn->offset = v;
+			fn->scale = se_distance_feature_time_pivot(v, &perr);
+			if (perr.reason)
+				pfree(perr.reason);
 		}
 		else if (strcmp(k, "boost") == 0 && v->type == SE_JSON_NUMBER)
 		{
@@ -110,7 +119,7 @@ se_distance_feature_parse(const SeJson *body, SeError *err)
 			return NULL;
 		}
 	}
-	if (fn->field == NULL || fn->origin == NULL || fn->scale == NULL)
+	if (fn->field == NULL || fn->origin == NULL || fn->offset == NULL)
 	{
 		se_error_set(err, 400, "x_content_parse_exception",
 					 "[distance_feature] failed to parse: Required [%s]",
@@ -136,6 +145,8 @@ se_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r, int field, in
 	double		best = -1;
 	int			i;
 
+	if (f->geo)
+		return se_geo_distance_feature_score(f, r, field, doc);
 	for (i = 0; i < n; i++)
 	{
 		double		d = fabs((double) vals[i] - f->origin);

@@ -1360,6 +1360,10 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return se_mlt_parse(body, err);
 	if (strcmp(name, "distance_feature") == 0)
 		return se_distance_feature_parse(body, err);
+	if (strcmp(name, "geo_distance") == 0)
+		return se_geo_distance_parse(body, err);
+	if (strcmp(name, "geo_bounding_box") == 0)
+		return se_geo_bounding_box_parse(body, err);
 	if (strcmp(name, "query_string") == 0)
 		return se_query_string_parse(body, false, err);
 	if (strcmp(name, "simple_query_string") == 0)

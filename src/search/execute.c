@@ -281,6 +281,39 @@ sort_cast_value(int cast, int64 v)
 	}
 }
 
+/*
+ * _geo_distance: a double key computed from the doc's points; a doc without
+ * one sorts as Infinity (ES's missing distance), last ascending and first
+ * descending.
+ */
+static bool
+geo_sort_key(const SeSortSpec *s, const SeMappedField *f, SeSortKey *k, SeError *err)
+{
+	static const SeMappedField distance_field = {.path = "_geo_distance", .type = SE_FT_DOUBLE};
+
+	if ((f == NULL || f->type == SE_FT_OBJECT) && !s->geo->ignore_unmapped)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "failed to find mapper for [%s] for geo distance based sort", s->field);
+		return false;
+	}
+	if (f != NULL && f->type != SE_FT_OBJECT && f->type != SE_FT_GEO_POINT)
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "unable to apply geo distance sort to field [%s] of type [%s]",
+					 s->field, se_field_type_name(f->type));
+		return false;
+	}
+	if (f != NULL && f->type == SE_FT_GEO_POINT && !se_search_check_doc_values(f, NULL, err))
+		return false;
+	k->type = SE_KEY_NUMERIC;
+	k->ftype = SE_FT_DOUBLE;
+	k->mfield = &distance_field;
+	k->geo = s->geo;
+	k->missing = s->desc ? SE_MISSING_FIRST : SE_MISSING_LAST;
+	return true;
+}
+
 static bool
 resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 				  SeError *err)
@@ -313,6 +346,12 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			continue;
 		}
 		f = shard->mapping ? se_mapping_find(shard->mapping, s->field) : NULL;
+		if (s->geo != NULL)
+		{
+			if (!geo_sort_key(s, f, k, err))
+				return false;
+			continue;
+		}
 		if (f == NULL || f->type == SE_FT_OBJECT)
 		{
 			if (s->unmapped_type == NULL)
@@ -329,6 +368,12 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			if (k->missing == SE_MISSING_VALUE)
 				k->missing = SE_MISSING_LAST;
 			continue;
+		}
+		if (f->type == SE_FT_GEO_POINT)
+		{
+			se_error_set(err, 400, "illegal_argument_exception",
+						 "can't sort on geo_point field without using specific sorting feature, like geo_distance");
+			return false;
 		}
 		if (!se_search_check_doc_values(f, shard->index, err))
 			return false;
@@ -418,7 +463,9 @@ fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
 					const int64 *vals;
 					int			n = f < 0 ? 0 : se_segment_numeric_values(r, f, doc, &vals);
 
-					if (n > 0)
+					if (n > 0 && k->geo != NULL)
+						v->num = se_double_to_sortable(se_geo_sort_value(k->geo, k->desc, vals, n));
+					else if (n > 0)
 						v->num = sort_cast_value(k->cast, k->use_max ? vals[n - 1] : vals[0]);
 					else if (k->missing == SE_MISSING_VALUE)
 						v->num = k->missing_num;
@@ -934,7 +981,8 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		{
 			for (i = 0; i < nkeys; i++)
 				c->seg_fields[i] = qr->keys[i].type == SE_KEY_NUMERIC || qr->keys[i].type == SE_KEY_BYTES ?
-					(qr->keys[i].mfield ? se_segment_field(r, qr->keys[i].mfield->path) : -1) : -1;
+					(qr->keys[i].geo ? se_segment_field(r, qr->keys[i].field) :
+					 qr->keys[i].mfield ? se_segment_field(r, qr->keys[i].mfield->path) : -1) : -1;
 			if (c->group_field != NULL)
 				c->group_seg_field = se_segment_field(r, c->group_field->path);
 			c->scratch.seg = s;

@@ -117,7 +117,9 @@ parse_specs(const char *key, const SeJson *v, FieldSpec **out, int *n, SeError *
 						 "Required [field]");
 			return false;
 		}
-		if (s->format != NULL && !se_decimal_format_valid(s->format) &&
+		/* geo_point formats pass; a date field given one prints its default */
+		if (s->format != NULL && strcmp(s->format, "wkt") != 0 &&
+			strcmp(s->format, "geojson") != 0 && !se_decimal_format_valid(s->format) &&
 			!se_date_format_validate(s->format, err))
 			return false;
 	}
@@ -249,12 +251,93 @@ write_numeric(const SeMappedField *f, int64 v, const char *format, StringInfo ou
 		return;
 	}
 	initStringInfo(&s);
-	if (format != NULL)
+	if (format != NULL && strcmp(format, "wkt") != 0 && strcmp(format, "geojson") != 0)
 		se_date_format_with(v, format, &s);
 	else
 		se_field_format_sortable(f, v, &s);
 	se_json_write_string(out, s.data, s.len);
 	pfree(s.data);
+}
+
+static const FieldSpec *src_spec(const SeFetchFields *ff, const char *path, bool unmapped);
+
+/* A geo_point's doc value as ES's GeoPoint prints it: "lat, lon" (quantised). */
+static void
+write_geo_doc_value(int64 v, StringInfo out)
+{
+	StringInfoData s;
+	double		lat,
+				lon;
+
+	se_geo_decode(v, &lat, &lon);
+	initStringInfo(&s);
+	se_append_java_double(&s, lat);
+	appendStringInfoString(&s, ", ");
+	se_append_java_double(&s, lon);
+	se_json_write_string(out, s.data, s.len);
+	pfree(s.data);
+}
+
+/*
+ * A geo_point of _source as "fields" shows it: GeoJSON by default, "wkt"
+ * as POINT (lon lat); points that would not index are left out.
+ */
+static void
+src_geo_point(Collect *c, const SeMappedField *f, const FieldSpec *s, const SeJson *v)
+{
+	SeGeoPoint	p;
+	SeError		e;
+	StringInfo	out;
+	StringInfoData t;
+
+	se_error_init(&e);
+	if (!se_geo_parse_point(v, f->ignore_z_value, &p, &e))
+		return;
+	if (!se_geo_point_valid(&p))
+	{
+		if (!f->ignore_malformed)
+			return;
+		se_geo_normalize(&p);
+	}
+	out = out_field(c, f->path);
+	initStringInfo(&t);
+	if (s->format != NULL && strcmp(s->format, "wkt") == 0)
+	{
+		appendStringInfoString(&t, "POINT (");
+		se_append_java_double(&t, p.lon);
+		appendStringInfoChar(&t, ' ');
+		se_append_java_double(&t, p.lat);
+		appendStringInfoChar(&t, ')');
+		se_json_write_string(out, t.data, t.len);
+	}
+	else
+	{
+		appendStringInfoString(out, "{\"type\":\"Point\",\"coordinates\":[");
+		se_append_java_double(out, p.lon);
+		appendStringInfoChar(out, ',');
+		se_append_java_double(out, p.lat);
+		appendStringInfoString(out, "]}");
+	}
+	pfree(t.data);
+}
+
+/* A geo_point field's _source value: one point or an array of them. */
+static void
+src_geo(const SeFetchFields *ff, Collect *c, const SeMappedField *f, const SeJson *v)
+{
+	const FieldSpec *s = src_spec(ff, f->path, false);
+	int			i;
+
+	if (s == NULL || v->type == SE_JSON_NULL)
+		return;
+	if (v->type != SE_JSON_ARRAY || se_geo_is_single_point_array(v))
+	{
+		src_geo_point(c, f, s, v);
+		return;
+	}
+	for (i = 0; i < v->u.a.count; i++)
+		if (v->u.a.items[i]->type != SE_JSON_NULL)
+			src_geo_point(c, f, s, v->u.a.items[i]);
 }
 
 static bool
@@ -308,7 +391,12 @@ docvalue_fields(const SeFetchFields *ff, const SeMapping *m, const char *index,
 				/* the reader's buffer lasts until its next call */
 				memcpy(copy, vals, sizeof(int64) * n);
 				for (k = 0; k < n; k++)
-					write_numeric(f, copy[k], s->format, out_field(c, f->path));
+				{
+					if (f->type == SE_FT_GEO_POINT)
+						write_geo_doc_value(copy[k], out_field(c, f->path));
+					else
+						write_numeric(f, copy[k], s->format, out_field(c, f->path));
+				}
 				pfree(copy);
 			}
 		}
@@ -404,9 +492,14 @@ src_walk(const SeFetchFields *ff, const SeMapping *m, Collect *c, const char *pr
 		const SeJson *v = obj->u.o.members[i].value;
 		char	   *path = prefix ? psprintf("%s.%s", prefix, obj->u.o.members[i].key) :
 			pstrdup(obj->u.o.members[i].key);
+		const SeMappedField *gf;
 
 		SE_SEARCH_TICK(1);
-		if (v->type == SE_JSON_OBJECT)
+		if ((v->type == SE_JSON_OBJECT || v->type == SE_JSON_ARRAY ||
+			 v->type == SE_JSON_STRING) &&
+			(gf = se_mapping_find(m, path)) != NULL && gf->type == SE_FT_GEO_POINT)
+			src_geo(ff, c, gf, v);
+		else if (v->type == SE_JSON_OBJECT)
 			src_walk(ff, m, c, path, v);
 		else if (v->type == SE_JSON_ARRAY)
 		{

@@ -575,7 +575,19 @@ decay_score(const SeFnWeight *f, SeSegmentReader *r, int field, int32 doc)
 		return 1.0;
 	for (i = 0; i < n; i++)
 	{
-		double		dist = fabs(value_of(f, vals[i]) - f->origin);
+		double		dist;
+
+		if (f->geo)
+		{
+			double		lat,
+						lon;
+
+			/* a geo_point: the arc distance of the point in metres */
+			se_geo_decode(vals[i], &lat, &lon);
+			dist = se_geo_arc_meters(f->origin_lat, f->origin_lon, lat, lon);
+		}
+		else
+			dist = fabs(value_of(f, vals[i]) - f->origin);
 
 		if (i == 0)
 			acc = dist;

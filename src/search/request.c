@@ -244,6 +244,8 @@ parse_sort_object(const SeJson *v, SeSortSpec *s, SeError *err)
 		return false;
 	}
 	m = &v->u.o.members[0];
+	if (strcmp(m->key, "_geo_distance") == 0)
+		return se_geo_sort_parse(m->value, s, err);
 	init_sort_spec(s, m->key);
 	if (m->value->type == SE_JSON_STRING)
 		return parse_order(m->value, &s->desc, err);

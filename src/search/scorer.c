@@ -740,6 +740,8 @@ docset_scorer(SeWeight *w, SeSegmentCtx *seg)
 			}
 			else if (w->ds_kind == SE_DS_RANGE && w->numeric)
 				any = set_numeric_range_bits(w, r, f, bits, seg->max_doc);
+			else if (w->ds_kind == SE_DS_GEO)
+				any = se_geo_set_bits(w->geo, r, f, bits, seg->max_doc);
 			else
 				any = set_enum_bits(w, r, f, bits, seg->max_doc, 0, NULL);
 		}

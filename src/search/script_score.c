@@ -291,6 +291,10 @@ resolve_field(const SeScriptBinding *b, const char *name, ScriptField *sf)
 	if (f == NULL || f->type == SE_FT_OBJECT)
 		se_error_set(&sf->error, 400, "illegal_argument_exception",
 					 "No field found for [%s] in mapping", name);
+	else if (f->type == SE_FT_GEO_POINT)
+		/* its doc values are encoded points: no GeoPoint script values yet */
+		se_error_set(&sf->error, 400, "illegal_argument_exception",
+					 "geo_point field [%s] is not supported in scripts", name);
 	else if (se_search_check_doc_values(f, b->index, &sf->error))
 		sf->f = f;
 }

@@ -65,8 +65,38 @@ typedef enum SeQueryKind
 	SE_Q_MATCH_PHRASE_PREFIX,
 	SE_Q_FUNCTION_SCORE,
 	SE_Q_TERMS_SET,
-	SE_Q_MORE_LIKE_THIS			/* rewritten per shard (mlt.c) */
+	SE_Q_MORE_LIKE_THIS,		/* rewritten per shard (mlt.c) */
+	SE_Q_GEO					/* geo_distance, geo_bounding_box (geo_query.c) */
 } SeQueryKind;
+
+/* geo_distance and geo_bounding_box (geo_query.c) */
+typedef enum SeGeoQueryKind
+{
+	SE_GEO_DISTANCE,
+	SE_GEO_BOX
+} SeGeoQueryKind;
+
+typedef enum SeGeoValidation
+{
+	SE_GEO_STRICT,
+	SE_GEO_IGNORE_MALFORMED,
+	SE_GEO_COERCE
+} SeGeoValidation;
+
+typedef struct SeGeoQuery
+{
+	SeGeoQueryKind kind;
+	char	   *field;
+	SeGeoValidation validation;
+	bool		ignore_unmapped;
+	SeGeoPoint	center;			/* DISTANCE */
+	double		radius;			/* metres */
+	bool		arc;			/* distance_type (no effect on matching) */
+	double		top;			/* BOX, degrees */
+	double		bottom;
+	double		left;
+	double		right;
+} SeGeoQuery;
 
 /* function_score (function_score.c) */
 typedef enum SeScoreFnKind
@@ -216,6 +246,9 @@ struct SeQuery
 
 	/* more_like_this */
 	struct SeMlt *mlt;
+
+	/* geo_distance, geo_bounding_box */
+	SeGeoQuery *geo;
 };
 
 /* Parse one query object ({"match":{..}}); depth counts enclosing queries. */
@@ -269,7 +302,31 @@ typedef struct SeSortSpec
 	SeSortMode	mode;
 	char	   *unmapped_type;
 	char	   *numeric_type;	/* long, double, date, date_nanos; NULL: none */
+	struct SeGeoSort *geo;		/* _geo_distance (field is its geo_point) */
 } SeSortSpec;
+
+/* The _geo_distance sort (geo_query.c) */
+typedef enum SeGeoSortMode
+{
+	SE_GEO_SORT_MIN, SE_GEO_SORT_MAX, SE_GEO_SORT_AVG, SE_GEO_SORT_MEDIAN
+} SeGeoSortMode;
+
+typedef struct SeGeoSort
+{
+	int			npoints;
+	SeGeoPoint *points;
+	double		unit;			/* metres per unit */
+	bool		arc;			/* distance_type arc (else plane) */
+	bool		mode_set;
+	SeGeoSortMode mode;			/* else min for asc, max for desc */
+	bool		ignore_unmapped;
+	SeGeoValidation validation;
+} SeGeoSort;
+
+/* {"_geo_distance": {..}} of a sort into s. */
+extern bool se_geo_sort_parse(const SeJson *body, SeSortSpec *s, SeError *err);
+/* A doc's sort value (in the unit) of its points vals[0..n), n > 0. */
+extern double se_geo_sort_value(const SeGeoSort *g, bool desc, const int64 *vals, int n);
 
 /* A query rescorer (ES's QueryRescorerBuilder). */
 typedef enum SeRescoreMode
@@ -428,6 +485,9 @@ typedef struct SeFnWeight
 	SeCombine	multi_value_mode;
 	int64		seed;
 	struct SeScriptBinding *script; /* script_score, bound to the shard */
+	bool		geo;			/* distance_feature on a geo_point: */
+	double		origin_lat;		/* origin, and the pivot in scale (metres) */
+	double		origin_lon;
 } SeFnWeight;
 
 typedef enum SeDocSetKind
@@ -438,7 +498,8 @@ typedef enum SeDocSetKind
 	SE_DS_EXISTS,
 	SE_DS_TERM_CI,				/* case-insensitive term */
 	SE_DS_PREFIX_CI,			/* case-insensitive prefix */
-	SE_DS_REGEXP
+	SE_DS_REGEXP,
+	SE_DS_GEO					/* points in a geo query's shape (geo) */
 } SeDocSetKind;
 
 /* Term located in one segment (found == false: absent there). */
@@ -521,6 +582,9 @@ struct SeWeight
 	char	   *msm_field;
 	int			msm_const;		/* when no field: from the script's params */
 	struct SeScriptBinding *msm_script; /* else a script over doc values */
+
+	/* DOCSET GEO: the bound query */
+	SeGeoQuery *geo;
 };
 
 /*
@@ -659,8 +723,28 @@ extern SeQuery *se_mlt_parse(const SeJson *body, SeError *err);
 extern SeQuery *se_mlt_rewrite(const SeQuery *q, SeSearchShard *shard, SeError *err);
 /* distance_feature (distance_feature.c) */
 extern SeQuery *se_distance_feature_parse(const SeJson *body, SeError *err);
+/* pivot as a time value in ms (a JSON string "Nms"), NULL with err */
+extern const SeJson *se_distance_feature_time_pivot(const SeJson *v, SeError *err);
+/* distance_feature's origin and pivot on a geo_point field (geo_query.c) */
+extern bool se_geo_distance_feature_bind(const SeScoreFunction *q, const SeMappedField *f,
+										 SeFnWeight *fw, SeError *err);
+/* gauss/exp/linear's origin, scale and offset on a geo_point (geo_query.c) */
+extern bool se_geo_decay_bind(const SeScoreFunction *q, const SeMappedField *f,
+							  SeFnWeight *fw, SeError *err);
 extern double se_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r, int field,
 										int32 doc);
+/* geo queries (geo_query.c) */
+extern SeQuery *se_geo_distance_parse(const SeJson *body, SeError *err);
+extern SeQuery *se_geo_bounding_box_parse(const SeJson *body, SeError *err);
+/* "unit" and "distance_type" (arc / plane) of geo queries, sorts and aggs */
+extern bool se_geo_parse_unit(const SeJson *v, double *meters, SeError *err);
+extern bool se_geo_parse_distance_type(const SeJson *v, bool *arc, SeError *err);
+extern bool se_geo_query_bind(SeGeoQuery *g, const SeMappedField *f, bool *none,
+							  SeError *err);
+extern bool se_geo_set_bits(const SeGeoQuery *g, SeSegmentReader *r, int f,
+							uint64 *bits, int32 max_doc);
+extern double se_geo_distance_feature_score(const SeFnWeight *f, SeSegmentReader *r,
+											int field, int32 doc);
 
 /* in script_score.c */
 typedef struct SeScriptBinding SeScriptBinding;
@@ -826,6 +910,7 @@ typedef struct SeSortKey
 	char	   *missing_bytes;
 	int			missing_len;
 	int			cast;			/* SE_SORT_CAST_*: numeric_type's conversion */
+	const SeGeoSort *geo;		/* _geo_distance: doubles computed per doc */
 } SeSortKey;
 
 /* numeric_type: how a shard's doc values become the asked type's */

@@ -126,6 +126,8 @@ widen_bound(double sum)
 	return (float) (sum * (1.0 + 1e-5) + 1e-30);
 }
 
+static SeWeight *geo_refusal(BuildCtx *c, const SeMappedField *f, bool range);
+
 static const SeMappedField *
 find_field(BuildCtx *c, const char *name)
 {
@@ -594,6 +596,8 @@ match_field_weight(BuildCtx *c, const SeQuery *q, const char *field,
 	if (strcmp(field, SE_ID_FIELD) == 0)
 		return ids_weight(c, &q->value, 1, boost, scoring);
 	f = find_field(c, field);
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return q->lenient ? none_weight() : geo_refusal(c, f, false);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
 	if (q->fuzziness.set && f->type == SE_FT_KEYWORD)
@@ -1466,6 +1470,8 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	const SeMappedField *f = find_field(c, q->field);
 	SeWeight   *w;
 
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return geo_refusal(c, f, true);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
 	if (f->type == SE_FT_TEXT || f->type == SE_FT_KEYWORD)
@@ -1533,6 +1539,39 @@ build_range(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 		w->num_hi = hi;
 		return w;
 	}
+}
+
+/* term, terms, match and range on a geo_point: ES's refusals */
+static SeWeight *
+geo_refusal(BuildCtx *c, const SeMappedField *f, bool range)
+{
+	if (range)
+		se_error_set(c->err, 400, "illegal_argument_exception",
+					 "Field [%s] of type [geo_point] does not support range queries", f->path);
+	else
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "Geometry fields do not support exact searching, use dedicated geometry queries instead: [%s]",
+					 f->path);
+	return NULL;
+}
+
+/* geo_distance, geo_bounding_box: a doc set read from the points' doc values */
+static SeWeight *
+build_geo(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = find_field(c, q->geo->field);
+	SeGeoQuery *g = palloc(sizeof(SeGeoQuery));
+	SeWeight   *w;
+	bool		none;
+
+	*g = *q->geo;
+	if (!se_geo_query_bind(g, f, &none, c->err))
+		return NULL;
+	if (none)
+		return none_weight();
+	w = docset_weight(c, SE_DS_GEO, f->path, boost, scoring);
+	w->geo = g;
+	return w;
 }
 
 static SeWeight *
@@ -1612,6 +1651,8 @@ build_terms(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	if (strcmp(q->field, "_index") == 0)
 		return index_name_weight(c, q->values, q->nvalues, boost, scoring);
 	f = find_field(c, q->field);
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return geo_refusal(c, f, false);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index || q->nvalues == 0)
 		return none_weight();
 	w = docset_weight(c, SE_DS_TERMS, f->path, boost, scoring);
@@ -1649,6 +1690,8 @@ build_term(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	if (strcmp(q->field, "_index") == 0)
 		return index_name_weight(c, &q->value, 1, boost, scoring);
 	f = find_field(c, q->field);
+	if (f != NULL && f->type == SE_FT_GEO_POINT)
+		return geo_refusal(c, f, false);
 	if (f == NULL || f->type == SE_FT_OBJECT || !f->index)
 		return none_weight();
 	if (q->case_insensitive &&
@@ -2060,6 +2103,16 @@ fn_field(BuildCtx *c, const SeScoreFunction *q, SeFnWeight *fw)
 	}
 	if (f == NULL)
 		return true;			/* unmapped: every doc lacks the value */
+	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type == SE_FT_GEO_POINT)
+		return se_geo_distance_feature_bind(q, f, fw, c->err);
+	if (q->kind >= SE_FN_GAUSS && q->kind <= SE_FN_LINEAR && f->type == SE_FT_GEO_POINT)
+		return se_geo_decay_bind(q, f, fw, c->err);
+	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type == SE_FT_DATE && q->scale == NULL)
+	{
+		/* the pivot was no time value: say so now that the type asks for one */
+		(void) se_distance_feature_time_pivot(q->offset, c->err);
+		return false;
+	}
 	if (q->kind == SE_FN_DISTANCE_FEATURE && f->type != SE_FT_DATE)
 	{
 		se_error_set(c->err, 400, "illegal_argument_exception",
@@ -2308,6 +2361,8 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 			return build_range(c, q, b, scoring);
 		case SE_Q_EXISTS:
 			return build_exists(c, q, b, scoring);
+		case SE_Q_GEO:
+			return build_geo(c, q, b, scoring);
 		case SE_Q_IDS:
 			return ids_weight(c, q->values, q->nvalues, b, scoring);
 		case SE_Q_PREFIX:

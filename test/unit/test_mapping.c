@@ -1,4 +1,4 @@
-/* SOURCES: src/mapping/mapping.c src/mapping/docparse.c src/mapping/date.c src/mapping/numeric.c src/util/json.c src/util/error.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c */
+/* SOURCES: src/mapping/mapping.c src/mapping/docparse.c src/mapping/date.c src/mapping/numeric.c src/mapping/geo_point.c src/util/json.c src/util/error.c src/analysis/analysis.c src/analysis/porter.c src/analysis/standard_tokenizer.c src/analysis/unicode.c src/index/builder.c src/index/fileformat.c src/index/livedocs.c src/index/merge.c src/index/postings.c src/index/reader.c src/index/smallfloat.c src/index/writer.c */
 /*-------------------------------------------------------------------------
  *
  * test_mapping.c
@@ -1373,6 +1373,114 @@ test_doc_volume(void)
 			 num_df(r, "id", 1234) == 1 && text_df(r, "tags.keyword", "t3") > 0, "volume segment");
 }
 
+/*
+ * geo_point: Lucene's quantisation (values computed by hand from
+ * GeoEncodingUtils' definition: floor(deg / (180 / 2^32)) etc.), every input
+ * form, the haversine distance, geohashes, units, normalisation.
+ */
+static void
+test_geo_point(void)
+{
+	static const char *const forms[] = {
+		"{\"lat\": 41.12, \"lon\": -71.34}", "{\"lat\": \"41.12\", \"lon\": \"-71.34\"}",
+		"\"41.12,-71.34\"", "[-71.34, 41.12]", "\"POINT (-71.34 41.12)\"",
+		"{\"type\": \"Point\", \"coordinates\": [-71.34, 41.12]}", "\" 41.12 , -71.34 \"",
+		"[-71.34, 41.12, 5]", "\"point(-71.34 41.12)\""
+	};
+	static const char *const bad[] = {
+		"{\"lat\": 1}", "{\"lon\": 1}", "{\"lat\": 1, \"lon\": 2, \"q\": 3}", "[1]", "[1, 2, 3, 4]",
+		"[1, \"a\"]", "\"1,2,3,4\"", "\"POINT (1)\"", "\"a!\"", "true", "{\"type\": \"Line\", \"coordinates\": [1, 2]}",
+		"\"1,x\""
+	};
+	SeGeoPoint	p;
+	SeError		err;
+	double		lat,
+				lon,
+				lat0,
+				lat1,
+				lon0,
+				lon1,
+				m;
+	char		hash[16];
+	int			i;
+
+	for (i = 0; i < lengthof(forms); i++)
+	{
+		se_error_init(&err);
+		UT_CHECK(se_geo_parse_point(J(forms[i]), true, &p, &err) && p.lat == 41.12 && p.lon == -71.34,
+				 "geo form %s", forms[i]);
+	}
+	for (i = 0; i < lengthof(bad); i++)
+	{
+		se_error_init(&err);
+		UT_CHECK(!se_geo_parse_point(J(bad[i]), true, &p, &err) && err.reason != NULL,
+				 "geo refuses %s", bad[i]);
+	}
+	se_error_init(&err);
+	UT_CHECK(!se_geo_parse_point(J("[1, 2, 3]"), false, &p, &err) &&
+			 strcmp(err.reason, "Exception parsing coordinates: found Z value [3.0] but [ignore_z_value] parameter is [false]") == 0,
+			 "z refused: %s", err.reason ? err.reason : "");
+
+	/* 40.12 -> floor(40.12 / (1 / (2^32 / 180))) = 957300488; -71.34 -> -851119353 */
+	UT_CHECK(se_geo_encode(40.12, -71.34) == (int64) (((uint64) 957300488 << 32) | (uint32) -851119353),
+			 "encode");
+	se_geo_decode(se_geo_encode(40.12, -71.34), &lat, &lon);
+	UT_CHECK(lat == 957300488 * (180.0 / 4294967296.0) && lon == -851119353 * (360.0 / 4294967296.0),
+			 "decode %.17g %.17g", lat, lon);
+	/* the edges stay inside the int range */
+	se_geo_decode(se_geo_encode(90, 180), &lat, &lon);
+	UT_CHECK(lat < 90 && lat > 89.9999999 && lon < 180 && lon > 179.9999999, "edges");
+	se_geo_decode(se_geo_encode(-90, -180), &lat, &lon);
+	UT_CHECK(lat == -90 && lon == -180, "low edges");
+
+	/* haversine, r = 6371008.7714: a degree of a meridian is r * pi / 180 */
+	m = se_geo_arc_meters(0, 0, 1, 0);
+	UT_CHECK(fabs(m - 6371008.7714 * M_PI / 180) < 1e-6, "one degree %.9f", m);
+	m = se_geo_arc_meters(0, 179.5, 0, -179.5);
+	UT_CHECK(fabs(m - 6371008.7714 * M_PI / 180) < 1e-6, "over the dateline %.9f", m);
+	UT_CHECK(fabs(se_geo_plane_meters(0, 0, 1, 0) - 6371008.7714 * M_PI / 180) < 1e-6, "plane");
+
+	/* geohash: the cell of "u17" and back */
+	UT_CHECK(se_geohash_cell("u17", 3, &lat0, &lat1, &lon0, &lon1) &&
+			 lat0 == 52.03125 && lat1 == 53.4375 && lon0 == 4.21875 && lon1 == 5.625, "u17 cell");
+	se_geohash_encode(52.374081, 4.912350, 3, hash);
+	UT_CHECK(strcmp(hash, "u17") == 0, "geohash %s", hash);
+	se_geohash_encode(41.12, -71.34, 12, hash);
+	UT_CHECK(strcmp(hash, "drm3btev3e86") == 0, "geohash %s", hash);
+	UT_CHECK(!se_geohash_cell("ua", 2, &lat0, &lat1, &lon0, &lon1), "a is no geohash letter");
+	/* a geohash point is its cell's lower left corner as ES computes it */
+	se_error_init(&err);
+	UT_CHECK(se_geo_parse_point(J("\"drm3btev3e86\""), true, &p, &err) &&
+			 p.lat == 41.119999922811985 && p.lon == -71.34000029414892, "geohash point %.17g %.17g",
+			 p.lat, p.lon);
+	se_geohash_of_encoded(se_geo_encode(-90, -180), 2, hash);
+	UT_CHECK(strcmp(hash, "00") == 0, "corner cell %s", hash);
+	se_geohash_of_encoded(se_geo_encode(90, 180), 2, hash);
+	UT_CHECK(strcmp(hash, "zz") == 0, "top cell %s", hash);
+
+	/* units */
+	UT_CHECK(se_geo_parse_distance("12km", 1, &m) && m == 12000, "km");
+	UT_CHECK(se_geo_parse_distance("2mi", 1, &m) && m == 2 * 1609.344, "mi");
+	UT_CHECK(se_geo_parse_distance("3NM", 1, &m) && m == 3 * 1852, "NM");
+	UT_CHECK(se_geo_parse_distance("100", 1000, &m) && m == 100000, "default unit");
+	UT_CHECK(se_geo_parse_distance("5.5m", 1, &m) && m == 5.5, "m");
+	UT_CHECK(!se_geo_parse_distance("5 parsecs", 1, &m) && !se_geo_parse_distance("km", 1, &m), "bad units");
+
+	/* normalisation as ES's GeoUtils.normalizePoint */
+	p.lat = 91;
+	p.lon = 181;
+	se_geo_normalize(&p);
+	UT_CHECK(p.lat == 89 && p.lon == 1, "normalize %g %g", p.lat, p.lon);
+	p.lat = 10;
+	p.lon = 190;
+	se_geo_normalize(&p);
+	UT_CHECK(p.lat == 10 && p.lon == -170, "normalize lon %g %g", p.lat, p.lon);
+	p.lat = -100;
+	p.lon = 0;
+	se_geo_normalize(&p);
+	UT_CHECK(p.lat == -80 && p.lon == 180, "normalize south %g %g", p.lat, p.lon);
+}
+
 int
 main(void)
 {
@@ -1389,5 +1497,6 @@ main(void)
 	test_doc_strict();
 	test_doc_details();
 	test_doc_volume();
+	test_geo_point();
 	return ut_finish("test_mapping");
 }
