@@ -16,13 +16,8 @@ use JSON::PP;
 use SeTest;
 use SeCluster;
 
-my $cluster = SeCluster->new(etcd_members => 3, name => 'tap296');
-my %node;
-for my $n (qw(n1 n2 n3))
-{
-	$node{$n} = $cluster->new_node($n, ttl => 5, roles => $n eq 'n3' ? 'master' : 'data');
-}
-
+my ($cluster, $nodes) = SeCluster->data_nodes_and_master(etcd_members => 3, name => 'tap299');
+my %node = %$nodes;
 my $canon = JSON::PP->new->canonical;
 
 sub req
@@ -31,18 +26,9 @@ sub req
 	return SeCluster::request($node{$n}, @call);
 }
 
-ok($cluster->wait_for('the nodes in the cluster', 30, sub {
-	return SeCluster::master_of($node{n1}) eq 'n3' && keys(%{ SeCluster::nodes_of($node{n1}) }) == 3;
-}), 'two data nodes and their master');
-my ($st, $b) = req('n3', 'PUT', '/museums', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
+$cluster->index_on_data_nodes(\%node, 'museums', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
 	  . '"mappings":{"properties":{"location":{"type":"geo_point"},"city":{"type":"keyword"}}}}');
-is($st, 200, 'an index of 2 shards') or diag(explain $b);
-ok($cluster->wait_for('green', 60, sub {
-	my ($s, $h) = req('n3', 'GET', '/_cluster/health/museums');
-	return $s == 200 && $h->{status} eq 'green';
-}), 'green');
-my $placed = SeCluster::primaries($node{n3}, 'museums');
-like($placed, qr/^n[12]:STARTED n[12]:STARTED$/, "shards on the data nodes ($placed)");
+my ($st, $b);
 
 my @docs = (
 	[ 'POINT (4.912350 52.374081)', 'Amsterdam' ], [ 'POINT (4.901618 52.369219)', 'Amsterdam' ],
