@@ -65,7 +65,8 @@ typedef enum SeQueryKind
 	SE_Q_MATCH_PHRASE_PREFIX,
 	SE_Q_FUNCTION_SCORE,
 	SE_Q_TERMS_SET,
-	SE_Q_MORE_LIKE_THIS			/* rewritten per shard (mlt.c) */
+	SE_Q_MORE_LIKE_THIS,		/* rewritten per shard (mlt.c) */
+	SE_Q_NESTED					/* path in field, query in inner (nested.c) */
 } SeQueryKind;
 
 /* function_score (function_score.c) */
@@ -406,7 +407,8 @@ typedef enum SeWeightKind
 	SE_W_CONST,					/* inner matches, constant score */
 	SE_W_DOCSET,				/* set of terms / term range / exists */
 	SE_W_FUNCTION,				/* function_score */
-	SE_W_TERMS_SET				/* terms_set: at least a per-doc count of terms */
+	SE_W_TERMS_SET,				/* terms_set: at least a per-doc count of terms */
+	SE_W_NESTED					/* children of path (field) joined to parents */
 } SeWeightKind;
 
 /* One function of a function_score bound to the shard (weight.c). */
@@ -518,6 +520,10 @@ struct SeWeight
 	char	   *msm_field;
 	int			msm_const;		/* when no field: from the script's params */
 	struct SeScriptBinding *msm_script; /* else a script over doc values */
+
+	/* NESTED: inner over the docs of path field; score_mode combines them */
+	char	   *nested_parent;	/* the enclosing nested path; NULL: the root */
+	const SeSearchShard *nested_shard;	/* its all_live_docs */
 };
 
 /*
@@ -685,6 +691,13 @@ extern bool se_script_binding_is_query(const SeScriptBinding *b);
 /* Scorer of w over one segment, or NULL when nothing can match there. */
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern void se_scorer_free(SeScorer *s);
+
+/* in nested.c */
+extern SeQuery *se_nested_query_parse(const SeJson *body, int depth, SeError *err);
+extern SeScorer *se_nested_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern int	se_nested_children(SeWeight *w, SeSegmentCtx *seg, int32 parent,
+							   int32 *first, int32 *last, int32 *best);
+extern uint64 *se_nested_path_bits(SeSegmentReader *r, const char *path);
 
 /* in phrase.c */
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);

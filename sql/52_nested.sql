@@ -1,0 +1,98 @@
+-- The nested field type and query (issue 17): each object of a nested field
+-- is a hidden document of its own, written before its parent in the same
+-- segment (Lucene's block join), so a query inside "nested" matches the
+-- fields of one object, never fields of two different objects.
+-- Mapping: ES's parameters, _mapping output, limits and merge errors.
+SELECT status, body FROM search_engine.request('PUT', '/nst_map', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"user": {"type": "nested", "include_in_parent": true, "properties": {"first": {"type": "keyword"}}}, "plain": {"properties": {"x": {"type": "long"}}}}}}');
+SELECT body FROM search_engine.request('GET', '/nst_map/_mapping');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/nst_map/_mapping', '{"properties": {"plain": {"type": "nested"}}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/nst_map/_mapping', '{"properties": {"user": {"properties": {"last": {"type": "keyword"}}}}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/nst_map/_mapping', '{"properties": {"user": {"type": "nested", "bogus": 1}}}');
+SELECT status, body FROM search_engine.request('PUT', '/nst_map/_mapping', '{"properties": {"user": {"type": "nested", "include_in_parent": true, "properties": {"last": {"type": "keyword"}}}}}');
+SELECT body->'nst_map'->'mappings'->'properties'->'user' FROM search_engine.request('GET', '/nst_map/_mapping');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/nst_lim', '{"settings": {"index.mapping.nested_fields.limit": 1}, "mappings": {"properties": {"a": {"type": "nested"}, "b": {"type": "nested"}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_lim', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0, "index.mapping.nested_objects.limit": 2}, "mappings": {"properties": {"a": {"type": "nested"}}}}');
+SELECT body->'nst_lim'->'settings'->'index'->'mapping' FROM search_engine.request('GET', '/nst_lim/_settings');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('PUT', '/nst_lim/_doc/1', '{"a": [{"v": 1}, {"v": 2}, {"v": 3}]}');
+SELECT status FROM search_engine.request('PUT', '/nst_lim/_doc/2?refresh=true', '{"a": [{"v": 1}, {"v": 2}]}');
+SELECT body->'hits'->'total' FROM search_engine.request('GET', '/nst_lim/_search', '{"query": {"match_all": {}}}');
+SELECT status FROM search_engine.request('DELETE', '/nst_lim');
+
+-- ES's "nested field type" example: a flattened object would match
+-- first=Alice AND last=Smith across the two users; nested does not.
+SELECT status FROM search_engine.request('PUT', '/nst_user', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"group": {"type": "keyword"}, "user": {"type": "nested"}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_obj', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"group": {"type": "keyword"}}}}');
+SELECT i, status FROM unnest(ARRAY['nst_user', 'nst_obj']) i,
+  search_engine.request('PUT', '/' || i || '/_doc/1?refresh=true', '{"group": "fans", "user": [{"first": "John", "last": "Smith"}, {"first": "Alice", "last": "White"}]}');
+-- the object mapping matches across objects, the nested query does not
+SELECT body->'hits'->'total'->'value' AS flattened FROM search_engine.request('GET', '/nst_obj/_search',
+  '{"query": {"bool": {"must": [{"match": {"user.first": "Alice"}}, {"match": {"user.last": "Smith"}}]}}}');
+SELECT body->'hits'->'total'->'value' AS nested_cross FROM search_engine.request('GET', '/nst_user/_search',
+  '{"query": {"nested": {"path": "user", "query": {"bool": {"must": [{"match": {"user.first": "Alice"}}, {"match": {"user.last": "Smith"}}]}}}}}');
+SELECT body->'hits'->'total'->'value' AS nested_same, body->'hits'->'hits'->0->'_source' AS source FROM search_engine.request('GET', '/nst_user/_search',
+  '{"query": {"nested": {"path": "user", "query": {"bool": {"must": [{"match": {"user.first": "Alice"}}, {"match": {"user.last": "White"}}]}}}}}');
+-- top level never sees the nested docs: hits, _count, a match on a nested
+-- field outside "nested", terms aggregation, get
+SELECT body->'hits'->'total' AS total FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"match_all": {}}}');
+SELECT body->'count' AS count FROM search_engine.request('GET', '/nst_user/_count');
+SELECT body->'hits'->'total'->'value' AS outside FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"match": {"user.first": "Alice"}}}');
+SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_user/_search', '{"size": 0, "aggs": {"g": {"terms": {"field": "group"}}}}');
+SELECT body->'_source' FROM search_engine.request('GET', '/nst_user/_doc/1');
+-- _cat/indices counts Lucene docs (2 nested + 1 root), as ES does
+SELECT body FROM search_engine.request('GET', '/_cat/indices/nst_user?h=index,docs.count&format=json');
+-- replacing the doc replaces the whole block; deleting deletes it
+SELECT status FROM search_engine.request('PUT', '/nst_user/_doc/1?refresh=true', '{"group": "fans", "user": [{"first": "Alice", "last": "Smith"}]}');
+SELECT body->'hits'->'total'->'value' AS after_replace FROM search_engine.request('GET', '/nst_user/_search',
+  '{"query": {"nested": {"path": "user", "query": {"bool": {"must": [{"match": {"user.first": "Alice"}}, {"match": {"user.last": "Smith"}}]}}}}}');
+SELECT body->'hits'->'total'->'value' AS old_child FROM search_engine.request('GET', '/nst_user/_search',
+  '{"query": {"nested": {"path": "user", "query": {"match": {"user.last": "White"}}}}}');
+SELECT body FROM search_engine.request('GET', '/_cat/indices/nst_user?h=index,docs.count&format=json');
+SELECT status FROM search_engine.request('DELETE', '/nst_user/_doc/1?refresh=true');
+SELECT body FROM search_engine.request('GET', '/_cat/indices/nst_user?h=index,docs.count&format=json');
+SELECT body->'hits'->'total'->'value' AS after_delete FROM search_engine.request('GET', '/nst_user/_search',
+  '{"query": {"nested": {"path": "user", "query": {"match_all": {}}}}}');
+-- errors: not nested, unknown path, ignore_unmapped, missing parts, bad score_mode
+SELECT status, body->'error'->'root_cause'->0->>'type' AS type, body->'error'->'root_cause'->0->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_obj/_search', '{"query": {"nested": {"path": "user", "query": {"match_all": {}}}}}');
+SELECT status, body->'error'->'root_cause'->0->>'type' AS type, body->'error'->'root_cause'->0->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"nested": {"path": "nope", "query": {"match_all": {}}}}}');
+SELECT status, body->'hits'->'total'->'value' AS unmapped
+  FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"nested": {"path": "nope", "ignore_unmapped": true, "query": {"match_all": {}}}}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"nested": {"query": {"match_all": {}}}}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"nested": {"path": "user"}}}');
+SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"nested": {"path": "user", "score_mode": "median", "query": {"match_all": {}}}}}');
+SELECT status FROM search_engine.request('DELETE', '/nst_user');
+SELECT status FROM search_engine.request('DELETE', '/nst_obj');
+SELECT status FROM search_engine.request('DELETE', '/nst_map');
+
+-- ES's nested query page: multi-level nesting (drivers).  The page shows
+-- _score 3.7742602, a figure of an older scorer (BM25 with the (k1 + 1)
+-- factor Lucene 8 dropped); Lucene 9's BM25 over the nested docs' own
+-- statistics (N = 4 vehicles; powell, motors, canyonero each in one; make
+-- avgdl 7/4 at dl 2, model avgdl 7/4 at dl 1) gives 2 * 0.5170 + 0.6636 =
+-- 1.6976941, worked by hand.
+SELECT status FROM search_engine.request('PUT', '/nst_drivers', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"driver": {"type": "nested", "properties": {"last_name": {"type": "text"}, "vehicle": {"type": "nested", "properties": {"make": {"type": "text"}, "model": {"type": "text"}}}}}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_drivers/_doc/1', '{"driver": {"last_name": "McQueen", "vehicle": [{"make": "Powell Motors", "model": "Canyonero"}, {"make": "Miller-Meteor", "model": "Ecto-1"}]}}');
+SELECT status FROM search_engine.request('PUT', '/nst_drivers/_doc/2?refresh=true', '{"driver": {"last_name": "Hudson", "vehicle": [{"make": "Mifune", "model": "Mach Five"}, {"make": "Miller-Meteor", "model": "Ecto-1"}]}}');
+SELECT h->>'_id' AS id, h->'_score' AS score FROM search_engine.request('GET', '/nst_drivers/_search',
+  '{"query": {"nested": {"path": "driver", "query": {"nested": {"path": "driver.vehicle", "query": {"bool": {"must": [{"match": {"driver.vehicle.make": "Powell Motors"}}, {"match": {"driver.vehicle.model": "Canyonero"}}]}}}}}}}') r,
+  jsonb_array_elements(r.body->'hits'->'hits') h;
+-- score modes over the two vehicles of each driver (Ecto-1 in both)
+SELECT m AS score_mode, string_agg(h->>'_id' || '=' || (h->>'_score'), ' ' ORDER BY h->>'_id') AS scores
+  FROM unnest(ARRAY['avg', 'max', 'min', 'sum', 'none']) m,
+       search_engine.request('GET', '/nst_drivers/_search',
+         '{"query": {"nested": {"path": "driver.vehicle", "score_mode": "' || m || '", "query": {"bool": {"should": [{"match": {"driver.vehicle.make": "miller"}}, {"match": {"driver.vehicle.model": "mach"}}]}}}}}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') h
+  GROUP BY m ORDER BY m;
+-- explain: the block join's node over the best child
+SELECT jsonb_pretty(body->'hits'->'hits'->0->'_explanation') FROM search_engine.request('GET', '/nst_drivers/_search',
+  '{"explain": true, "query": {"nested": {"path": "driver.vehicle", "score_mode": "max", "query": {"match": {"driver.vehicle.model": "mach"}}}}}');
+SELECT status FROM search_engine.request('DELETE', '/nst_drivers');
