@@ -96,3 +96,30 @@ SELECT m AS score_mode, string_agg(h->>'_id' || '=' || (h->>'_score'), ' ' ORDER
 SELECT jsonb_pretty(body->'hits'->'hits'->0->'_explanation') FROM search_engine.request('GET', '/nst_drivers/_search',
   '{"explain": true, "query": {"nested": {"path": "driver.vehicle", "score_mode": "max", "query": {"match": {"driver.vehicle.model": "mach"}}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_drivers');
+
+-- inner_hits (ES's inner hits page): the matching nested objects of each
+-- hit, with their _nested identity and their object as _source
+SELECT status FROM search_engine.request('PUT', '/nst_ih', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"comments": {"type": "nested"}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_ih/_doc/1?refresh=true', '{"title": "Test title", "comments": [{"author": "kimchy", "number": 1}, {"author": "nik9000", "number": 2}]}');
+SELECT jsonb_pretty(body->'hits') FROM search_engine.request('POST', '/nst_ih/_search',
+  '{"query": {"nested": {"path": "comments", "query": {"match": {"comments.number": 2}}, "inner_hits": {}}}}');
+-- named, sized, without _source; scored children in score order
+SELECT body->'hits'->'hits'->0->'inner_hits' FROM search_engine.request('POST', '/nst_ih/_search',
+  '{"query": {"nested": {"path": "comments", "query": {"bool": {"should": [{"match": {"comments.author": "kimchy"}}, {"range": {"comments.number": {"gte": 1}}}]}}, "inner_hits": {"name": "c", "size": 1, "_source": false}}}}');
+SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason FROM search_engine.request('POST', '/nst_ih/_search',
+  '{"query": {"nested": {"path": "comments", "query": {"match_all": {}}, "inner_hits": {"from": 100, "size": 1}}}}');
+-- a document replaced before a refresh (block in the write buffer): one block remains
+SELECT status FROM search_engine.request('PUT', '/nst_ih/_doc/2', '{"comments": [{"author": "a"}, {"author": "b"}]}');
+SELECT status FROM search_engine.request('PUT', '/nst_ih/_doc/2?refresh=true', '{"comments": [{"author": "c"}]}');
+SELECT body FROM search_engine.request('GET', '/_cat/indices/nst_ih?h=index,docs.count&format=json');
+SELECT h->>'_id' AS id, h->'inner_hits'->'comments'->'hits'->'total'->'value' AS children FROM search_engine.request('POST', '/nst_ih/_search',
+  '{"query": {"nested": {"path": "comments", "query": {"match_all": {}}, "inner_hits": {}}}, "sort": ["_doc"]}') r,
+  jsonb_array_elements(r.body->'hits'->'hits') h;
+-- multi-level identity: a vehicle of a driver
+SELECT status FROM search_engine.request('PUT', '/nst_ml', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"driver": {"type": "nested", "properties": {"vehicle": {"type": "nested"}}}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_ml/_doc/1?refresh=true', '{"driver": [{"name": "x", "vehicle": [{"make": "a"}]}, {"name": "y", "vehicle": [{"make": "b"}, {"make": "c"}]}]}');
+SELECT h->'_nested' AS identity, h->'_source' AS source FROM search_engine.request('POST', '/nst_ml/_search',
+  '{"query": {"nested": {"path": "driver.vehicle", "query": {"match": {"driver.vehicle.make": "c"}}, "inner_hits": {}}}}') r,
+  jsonb_array_elements(r.body->'hits'->'hits'->0->'inner_hits'->'driver.vehicle'->'hits'->'hits') h;
+SELECT status FROM search_engine.request('DELETE', '/nst_ml');
+SELECT status FROM search_engine.request('DELETE', '/nst_ih');

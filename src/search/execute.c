@@ -1399,6 +1399,8 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	if (req->explain && !explain_doc(req, shard, segment, doc, hit->rescored,
 									 &hit->explanation, NULL, err))
 		return false;
+	if (!se_nested_inner_hits(req, shard, segment, doc, &hit->inner_hits, err))
+		return false;
 	hit->fields = NULL;
 	if (req->fetch_fields != NULL)
 	{

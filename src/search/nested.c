@@ -474,3 +474,272 @@ se_nested_children(SeWeight *w, SeSegmentCtx *seg, int32 parent,
 	se_scorer_free(inner);
 	return count;
 }
+
+/* ---------------------------------------------------------------------
+ * inner_hits of nested queries (the fetch phase, per hit)
+ * ---------------------------------------------------------------------
+ */
+typedef struct InnerChild
+{
+	int32		doc;
+	float		score;
+} InnerChild;
+
+static int
+inner_child_cmp(const void *a, const void *b)
+{
+	const InnerChild *x = a;
+	const InnerChild *y = b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* The nested doc's position among its parent's values (_nested_offset). */
+static int64
+child_offset(SeSegmentReader *r, int32 doc)
+{
+	int			field = se_segment_field(r, SE_NESTED_OFFSET_FIELD);
+	const int64 *v = NULL;
+
+	if (field < 0 || se_segment_numeric_values(r, field, doc, &v) < 1 || v == NULL)
+		return 0;
+	return v[0];
+}
+
+/*
+ * ES's "_nested" identity of nested doc c of path: {"field", "offset"} from
+ * the top nested level down, each inner level in the "_nested" of the one
+ * above it with the field named relative to it.
+ */
+static void
+write_identity(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c,
+			   StringInfo out)
+{
+	const SeMappedField *levels[64];
+	int32		docs[64];
+	int			n = 0;
+	int			i;
+	const SeMappedField *f = se_mapping_nested_scope(m, path);
+
+	while (f != NULL && n < 64)
+	{
+		char	   *parent_path;
+		char	   *dot;
+
+		levels[n] = f;
+		docs[n] = c;
+		n++;
+		parent_path = pstrdup(f->path);
+		dot = strrchr(parent_path, '.');
+		if (dot == NULL)
+			break;
+		*dot = '\0';
+		f = se_mapping_nested_scope(m, parent_path);
+		if (f != NULL)
+		{
+			/* the enclosing object's doc: the first of its path after c */
+			uint64	   *bits = se_nested_path_bits(r, f->path);
+
+			c = bits ? next_set(bits, c + 1, se_segment_max_doc(r)) : SE_NO_MORE_DOCS;
+			if (bits)
+				pfree(bits);
+			if (c == SE_NO_MORE_DOCS)
+				break;
+		}
+	}
+	for (i = n - 1; i >= 0; i--)
+	{
+		const char *name = levels[i]->path;
+
+		if (i < n - 1)
+			name += strlen(levels[i + 1]->path) + 1;
+		appendStringInfoString(out, "{\"field\":");
+		se_json_write_string(out, name, strlen(name));
+		appendStringInfo(out, ",\"offset\":" INT64_FORMAT, child_offset(r, docs[i]));
+		if (i > 0)
+			appendStringInfoString(out, ",\"_nested\":");
+	}
+	for (i = 0; i < n; i++)
+		appendStringInfoChar(out, '}');
+}
+
+/* One nested query's inner hits for root doc of segment; false with err. */
+static bool
+nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+				  const SeQuery *q, bool *first, StringInfo out, SeError *err)
+{
+	const SeJson *ih = q->value;
+	const char *name = q->field;
+	int64		from = 0;
+	int64		size = 3;
+	bool		source = true;
+	SeSegmentCtx seg;
+	SeWeight   *w;
+	SeScorer   *s;
+	uint64	   *child;
+	uint64	   *nested;
+	const uint64 *live;
+	InnerChild *kids = NULL;
+	int			nkids = 0;
+	int			cap = 0;
+	int32		start;
+	int32		d;
+	int			i;
+	const char *id;
+	int			idlen = 0;
+
+	if (ih->type != SE_JSON_OBJECT)
+	{
+		se_error_set(err, 400, "parsing_exception", "[inner_hits] expected an object");
+		return false;
+	}
+	for (i = 0; i < ih->u.o.count; i++)
+	{
+		const char *k = ih->u.o.members[i].key;
+		const SeJson *v = ih->u.o.members[i].value;
+
+		if (strcmp(k, "name") == 0 && v->type == SE_JSON_STRING)
+			name = v->u.s.str;
+		else if ((strcmp(k, "from") == 0 || strcmp(k, "size") == 0) &&
+				 v->type == SE_JSON_NUMBER && v->u.n.is_int && v->u.n.i >= 0)
+			*(strcmp(k, "from") == 0 ? &from : &size) = v->u.n.i;
+		else if (strcmp(k, "_source") == 0 && (v->type == SE_JSON_TRUE || v->type == SE_JSON_FALSE))
+			source = v->type == SE_JSON_TRUE;
+		else
+		{
+			se_error_set(err, 400, "parsing_exception",
+						 "[inner_hits] of a nested query does not support [%s] yet", k);
+			return false;
+		}
+	}
+	if (from + size > (req->limits.max_inner_result_window > 0 ? req->limits.max_inner_result_window : 100))
+	{
+		se_error_set(err, 400, "illegal_argument_exception",
+					 "Inner result window is too large, the inner hit definition's [%s]'s from + size must be less than or equal to: [%d] but was [" INT64_FORMAT "]. This limit can be set by changing the [index.max_inner_result_window] index level setting.",
+					 name, req->limits.max_inner_result_window > 0 ? req->limits.max_inner_result_window : 100,
+					 from + size);
+		return false;
+	}
+	seg.reader = shard->segments[segment];
+	seg.ord = segment;
+	seg.max_doc = (int32) se_segment_max_doc(seg.reader);
+	if ((w = se_weight_build(q->inner, shard, true, req->dfs, NULL, err)) == NULL)
+		return false;
+	child = se_nested_path_bits(seg.reader, q->field);
+	nested = se_nested_docs_bits(seg.reader);
+	live = shard->all_live_docs ? shard->all_live_docs[segment] :
+		(shard->live_docs ? shard->live_docs[segment] : NULL);
+	s = (child && nested) ? se_scorer_create(w, &seg) : NULL;
+	if (s != NULL)
+	{
+		uint64	   *roots = se_nested_top_live(NULL, nested, seg.max_doc);
+
+		start = prev_set(roots, doc - 1) + 1;
+		pfree(roots);
+		for (d = s->advance(s, start); d < doc; d = s->next(s))
+		{
+			SE_SEARCH_TICK(1);
+			if (!bit_get(child, d) || !se_livedocs_get(live, d))
+				continue;
+			if (nkids >= cap)
+			{
+				cap = cap ? cap * 2 : 8;
+				kids = kids ? repalloc(kids, sizeof(InnerChild) * cap) :
+					palloc(sizeof(InnerChild) * cap);
+			}
+			kids[nkids].doc = d;
+			kids[nkids].score = s->score(s);
+			nkids++;
+		}
+		se_scorer_free(s);
+	}
+	if (nkids > 1)
+		qsort(kids, nkids, sizeof(InnerChild), inner_child_cmp);
+	if (!*first)
+		appendStringInfoChar(out, ',');
+	*first = false;
+	se_json_write_string(out, name, strlen(name));
+	appendStringInfo(out, ":{\"hits\":{\"total\":{\"value\":%d,\"relation\":\"eq\"},\"max_score\":", nkids);
+	if (nkids > 0)
+		se_search_write_float(out, kids[0].score);
+	else
+		appendStringInfoString(out, "null");
+	appendStringInfoString(out, ",\"hits\":[");
+	id = se_segment_doc_id(seg.reader, doc, &idlen);
+	for (i = (int) from; i < nkids && i < from + size; i++)
+	{
+		if (i > from)
+			appendStringInfoChar(out, ',');
+		appendStringInfoString(out, "{\"_index\":");
+		se_json_write_string(out, shard->index, strlen(shard->index));
+		appendStringInfoString(out, ",\"_id\":");
+		se_json_write_string(out, id ? id : "", id ? idlen : 0);
+		appendStringInfoString(out, ",\"_nested\":");
+		write_identity(shard->mapping, seg.reader, q->field, kids[i].doc, out);
+		appendStringInfoString(out, ",\"_score\":");
+		se_search_write_float(out, kids[i].score);
+		if (source)
+		{
+			StringInfoData raw;
+
+			initStringInfo(&raw);
+			if (se_segment_source(seg.reader, kids[i].doc, &raw) && raw.len > 0)
+			{
+				appendStringInfoString(out, ",\"_source\":");
+				appendBinaryStringInfo(out, raw.data, raw.len);
+			}
+			pfree(raw.data);
+		}
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoString(out, "]}}");
+	return true;
+}
+
+/* The nested queries with inner_hits in q (not under must_not), in order. */
+static bool
+walk_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+				const SeQuery *q, bool *first, StringInfo out, SeError *err)
+{
+	int			i;
+
+	if (q == NULL)
+		return true;
+	if (q->kind == SE_Q_NESTED)
+		return q->value == NULL ||
+			nested_inner_hits(req, shard, segment, doc, q, first, out, err);
+	for (i = 0; i < q->nmust; i++)
+		if (!walk_inner_hits(req, shard, segment, doc, q->must[i], first, out, err))
+			return false;
+	for (i = 0; i < q->nshould; i++)
+		if (!walk_inner_hits(req, shard, segment, doc, q->should[i], first, out, err))
+			return false;
+	for (i = 0; i < q->nfilter; i++)
+		if (!walk_inner_hits(req, shard, segment, doc, q->filter[i], first, out, err))
+			return false;
+	if (q->kind == SE_Q_CONSTANT_SCORE || q->kind == SE_Q_FUNCTION_SCORE)
+		return walk_inner_hits(req, shard, segment, doc, q->inner, first, out, err);
+	return true;
+}
+
+bool
+se_nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32 doc,
+					 char **inner_hits, SeError *err)
+{
+	StringInfoData out;
+	bool		first = true;
+
+	*inner_hits = NULL;
+	if (req->query == NULL)
+		return true;
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '{');
+	if (!walk_inner_hits(req, shard, segment, doc, req->query, &first, &out, err))
+		return false;
+	appendStringInfoChar(&out, '}');
+	if (!first)
+		*inner_hits = out.data;
+	return true;
+}

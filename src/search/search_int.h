@@ -698,6 +698,9 @@ extern SeScorer *se_nested_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern int	se_nested_children(SeWeight *w, SeSegmentCtx *seg, int32 parent,
 							   int32 *first, int32 *last, int32 *best);
 extern uint64 *se_nested_path_bits(SeSegmentReader *r, const char *path);
+/* the hit's "inner_hits" object of its nested queries (NULL: none) */
+extern bool se_nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment,
+								 int32 doc, char **inner_hits, SeError *err);
 
 /* in phrase.c */
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
