@@ -123,3 +123,14 @@ SELECT h->'_nested' AS identity, h->'_source' AS source FROM search_engine.reque
   jsonb_array_elements(r.body->'hits'->'hits'->0->'inner_hits'->'driver.vehicle'->'hits'->'hits') h;
 SELECT status FROM search_engine.request('DELETE', '/nst_ml');
 SELECT status FROM search_engine.request('DELETE', '/nst_ih');
+
+-- the nested aggregation (ES's page): sub-aggregations over the nested docs
+-- of the matching docs; nested inside nested joins to the outer level
+SELECT status FROM search_engine.request('PUT', '/nst_products', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"resellers": {"type": "nested", "properties": {"reseller": {"type": "keyword"}, "price": {"type": "double"}, "offers": {"type": "nested", "properties": {"qty": {"type": "long"}}}}}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_products/_doc/0', '{"name": "LED TV", "resellers": [{"reseller": "companyA", "price": 350, "offers": [{"qty": 1}, {"qty": 5}]}, {"reseller": "companyB", "price": 500, "offers": [{"qty": 2}]}]}');
+SELECT status FROM search_engine.request('PUT', '/nst_products/_doc/1?refresh=true', '{"name": "radio", "resellers": [{"reseller": "companyA", "price": 20}]}');
+SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_search?size=0',
+  '{"query": {"match": {"name": "led tv"}}, "aggs": {"resellers": {"nested": {"path": "resellers"}, "aggs": {"min_price": {"min": {"field": "resellers.price"}}}}}}');
+SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_search?size=0',
+  '{"aggs": {"r": {"nested": {"path": "resellers"}, "aggs": {"by": {"terms": {"field": "resellers.reseller"}, "aggs": {"o": {"nested": {"path": "resellers.offers"}, "aggs": {"q": {"sum": {"field": "resellers.offers.qty"}}}}}}}}}}');
+SELECT status FROM search_engine.request('DELETE', '/nst_products');

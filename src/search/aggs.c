@@ -243,6 +243,16 @@ struct SeAggSpec
 	SeSegmentReader *reader;
 	SeWeight  **weights;
 	SeScorer  **scorers;
+
+	/*
+	 * "nested": a filter-like single bucket (type AT_FILTER) that collects
+	 * the nested docs of path below each doc instead of the doc (nested.c);
+	 * per segment the docs of the path and of the collecting docs' level.
+	 */
+	char	   *nested_path;
+	uint64	   *nested_child;
+	uint64	   *nested_level;
+	const uint64 *nested_live;
 };
 
 typedef struct AggState AggState;
@@ -815,6 +825,19 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	const char *tn = type_names[a->type];
 	int			i;
 
+	if (a->type == AT_FILTER && a->nested_path != NULL)
+	{
+		const SeJson *path = body->type == SE_JSON_OBJECT ? se_json_get(body, "path") : NULL;
+
+		if (path == NULL || path->type != SE_JSON_STRING)
+			return bad(err, "illegal_argument_exception",
+					   "[nested] requires '%s' field%s", "path", "");
+		a->nested_path = pstrdup(path->u.s.str);
+		a->nfilters = 1;
+		a->filters = palloc(sizeof(SeQuery *));
+		a->filters[0] = se_query_new(SE_Q_MATCH_ALL);
+		return true;
+	}
 	if (a->type == AT_FILTER)
 	{
 		a->nfilters = 1;
@@ -1081,6 +1104,11 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 		for (t = 0; t < lengthof(type_names); t++)
 			if (strcmp(k, type_names[t]) == 0)
 				break;
+		if (strcmp(k, "nested") == 0)
+		{
+			t = AT_FILTER;
+			a->nested_path = "";	/* set from the body */
+		}
 		if (t == lengthof(type_names))
 		{
 			bad(err, "parsing_exception", "Unknown aggregation type [%s]%s", k, "");
@@ -1464,6 +1492,53 @@ se_aggs_shard_begin(const SeAggs *aggs, SeSearchShard *shard, SeError *err)
 	return as;
 }
 
+/* the true live docs of the segment being collected (nested aggs) */
+static const uint64 *collect_true_live;
+/* the nested path of the docs the aggregations being bound collect; NULL: root */
+static const char *collect_scope;
+
+/* A nested aggregation's bitsets for this segment. */
+static void
+segment_nested(SeAggSpec *a, SeSegmentCtx *seg)
+{
+	if (a->nested_child)
+		pfree(a->nested_child);
+	if (a->nested_level)
+		pfree(a->nested_level);
+	a->nested_child = se_nested_path_bits(seg->reader, a->nested_path);
+	if (collect_scope != NULL)
+		a->nested_level = se_nested_path_bits(seg->reader, collect_scope);
+	else
+	{
+		uint64	   *nested = se_nested_docs_bits(seg->reader);
+
+		a->nested_level = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
+		if (nested)
+			pfree(nested);
+	}
+	a->nested_live = collect_true_live;
+}
+
+static void collect_bucket(Bucket *bk, const SeAggSpec *a, int32 doc);
+
+/* Collect the live nested docs of a's path below doc into a's bucket. */
+static void
+nested_collect(AggState *st, const SeAggSpec *a, int32 doc)
+{
+	int32		d;
+
+	if (a->nested_child == NULL || a->nested_level == NULL)
+		return;
+	for (d = doc - 1; d >= 0; d--)
+	{
+		if ((a->nested_level[d >> 6] >> (d & 63)) & 1)
+			break;
+		if (((a->nested_child[d >> 6] >> (d & 63)) & 1) &&
+			se_livedocs_get(a->nested_live, d))
+			collect_bucket(st->b[0], a, d);
+	}
+}
+
 static void
 segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 {
@@ -1473,6 +1548,13 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 	for (i = 0; i < n; i++)
 	{
 		SeAggSpec  *a = specs[i];
+		const char *saved = collect_scope;
+
+		if (a->nested_path != NULL)
+		{
+			segment_nested(a, seg);
+			collect_scope = a->nested_path;
+		}
 
 		a->reader = seg->reader;
 		a->seg_ord = seg->ord;
@@ -1488,6 +1570,7 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 		}
 		segment_specs(a->sub, a->nsub, seg);
 		segment_specs(a->src, a->nsrc, seg);
+		collect_scope = saved;
 	}
 }
 
@@ -1499,6 +1582,9 @@ se_aggs_segment(SeAggsShard *as, SeSegmentCtx *seg)
 	collect_doc_base = 0;
 	for (s = 0; s < seg->ord && s < as->shard->nsegments && as->shard->segments != NULL; s++)
 		collect_doc_base += se_segment_max_doc(as->shard->segments[s]);
+	collect_true_live = as->shard->all_live_docs ? as->shard->all_live_docs[seg->ord] :
+		(as->shard->live_docs ? as->shard->live_docs[seg->ord] : NULL);
+	collect_scope = NULL;
 	segment_specs(as->aggs->specs, as->aggs->n, seg);
 }
 
@@ -2451,6 +2537,11 @@ collect_one(AggState *st, int32 doc)
 			return;
 		case AT_FILTER:
 		case AT_FILTERS:
+			if (a->nested_path != NULL)
+			{
+				nested_collect(st, a, doc);
+				return;
+			}
 			for (i = 0; i < a->nfilters; i++)
 				if (filter_matches(a->scorers[i], doc))
 					collect_bucket(st->b[i], a, doc);
