@@ -134,3 +134,25 @@ SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_se
 SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_search?size=0',
   '{"aggs": {"r": {"nested": {"path": "resellers"}, "aggs": {"by": {"terms": {"field": "resellers.reseller"}, "aggs": {"o": {"nested": {"path": "resellers.offers"}, "aggs": {"q": {"sum": {"field": "resellers.offers.qty"}}}}}}}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_products');
+
+-- nested sort: the min or max over each doc's nested docs that pass the filter
+SELECT status FROM search_engine.request('PUT', '/nst_sort', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"comments": {"type": "nested", "properties": {"stars": {"type": "long"}, "author": {"type": "keyword"}}}}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_sort/_doc/a', '{"comments": [{"author": "alice", "stars": 5}, {"author": "bob", "stars": 1}]}');
+SELECT status FROM search_engine.request('PUT', '/nst_sort/_doc/b', '{"comments": [{"author": "alice", "stars": 2}, {"author": "carol", "stars": 4}]}');
+SELECT status FROM search_engine.request('PUT', '/nst_sort/_doc/c?refresh=true', '{"comments": [{"author": "bob", "stars": 3}]}');
+SELECT string_agg(h->>'_id' || ':' || (h->'sort'->>0), ' ' ORDER BY ord) AS max_desc
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": {"order": "desc", "mode": "max", "nested": {"path": "comments"}}}]}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
+SELECT string_agg(h->>'_id' || ':' || (h->'sort'->>0), ' ' ORDER BY ord) AS min_asc
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": {"order": "asc", "nested": {"path": "comments"}}}]}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
+-- only alice's stars; c has none of hers: last
+SELECT string_agg(h->>'_id' || ':' || coalesce(h->'sort'->>0, 'null'), ' ' ORDER BY ord) AS alice_desc
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": {"order": "desc", "mode": "max", "nested": {"path": "comments", "filter": {"term": {"comments.author": "alice"}}}}}]}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
+SELECT string_agg(h->>'_id' || ':' || (h->'sort'->>0), ' ' ORDER BY ord) AS author_asc
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.author": {"order": "asc", "mode": "max", "nested": {"path": "comments"}}}, "_doc"]}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
+SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": {"nested": {"path": "nope"}}}]}');
+SELECT status FROM search_engine.request('DELETE', '/nst_sort');

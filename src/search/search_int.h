@@ -270,6 +270,8 @@ typedef struct SeSortSpec
 	SeSortMode	mode;
 	char	   *unmapped_type;
 	char	   *numeric_type;	/* long, double, date, date_nanos; NULL: none */
+	char	   *nested_path;	/* "nested": {"path"}: values of nested docs */
+	SeQuery    *nested_filter;	/* "nested": {"filter"}, or NULL */
 } SeSortSpec;
 
 /* A query rescorer (ES's QueryRescorerBuilder). */
@@ -837,6 +839,16 @@ typedef struct SeSortKey
 	char	   *missing_bytes;
 	int			missing_len;
 	int			cast;			/* SE_SORT_CAST_*: numeric_type's conversion */
+	/*
+	 * A nested sort: the min or max over the doc's nested docs of path that
+	 * pass the filter; per segment the bitsets and the filter's scorer.
+	 */
+	const char *nested_path;
+	SeWeight   *nested_filter;
+	uint64	   *nested_child;
+	uint64	   *nested_roots;
+	const uint64 *nested_live;
+	SeScorer   *nested_scorer;
 } SeSortKey;
 
 /* numeric_type: how a shard's doc values become the asked type's */
