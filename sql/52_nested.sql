@@ -133,6 +133,12 @@ SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_se
   '{"query": {"match": {"name": "led tv"}}, "aggs": {"resellers": {"nested": {"path": "resellers"}, "aggs": {"min_price": {"min": {"field": "resellers.price"}}}}}}');
 SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_search?size=0',
   '{"aggs": {"r": {"nested": {"path": "resellers"}, "aggs": {"by": {"terms": {"field": "resellers.reseller"}, "aggs": {"o": {"nested": {"path": "resellers.offers"}, "aggs": {"q": {"sum": {"field": "resellers.offers.qty"}}}}}}}}}}');
+-- reverse_nested: per reseller, the products (root docs) it sells, each once
+SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_search?size=0',
+  '{"aggs": {"r": {"nested": {"path": "resellers"}, "aggs": {"by": {"terms": {"field": "resellers.reseller"}, "aggs": {"products": {"reverse_nested": {}, "aggs": {"n": {"terms": {"field": "name.keyword"}}}}}}}}}}');
+-- from the offers back to their reseller (a path), and to the root
+SELECT body->'aggregations' FROM search_engine.request('GET', '/nst_products/_search?size=0',
+  '{"aggs": {"o": {"nested": {"path": "resellers.offers"}, "aggs": {"up": {"reverse_nested": {"path": "resellers"}, "aggs": {"who": {"terms": {"field": "resellers.reseller"}}}}, "top": {"reverse_nested": {}}}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_products');
 
 -- nested sort: the min or max over each doc's nested docs that pass the filter

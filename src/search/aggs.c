@@ -253,6 +253,11 @@ struct SeAggSpec
 	uint64	   *nested_child;
 	uint64	   *nested_level;
 	const uint64 *nested_live;
+	/*
+	 * "reverse_nested" (nested_path "" = the root, else that path): the
+	 * parent docs of the nested docs collected, each once per bucket.
+	 */
+	bool		reverse_nested;
 };
 
 typedef struct AggState AggState;
@@ -299,6 +304,7 @@ struct AggState
 	int			nb;
 	int			capb;
 	Bucket	  **b;
+	int64		rn_last;		/* reverse_nested: 1 + the last parent collected */
 	Bucket	  **ht;				/* open addressing over b, by key */
 	int			htcap;
 	int64		other;			/* terms: docs of buckets cut */
@@ -825,6 +831,17 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	const char *tn = type_names[a->type];
 	int			i;
 
+	if (a->type == AT_FILTER && a->reverse_nested)
+	{
+		const SeJson *path = body->type == SE_JSON_OBJECT ? se_json_get(body, "path") : NULL;
+
+		if (path != NULL && path->type == SE_JSON_STRING)
+			a->nested_path = pstrdup(path->u.s.str);
+		a->nfilters = 1;
+		a->filters = palloc(sizeof(SeQuery *));
+		a->filters[0] = se_query_new(SE_Q_MATCH_ALL);
+		return true;
+	}
 	if (a->type == AT_FILTER && a->nested_path != NULL)
 	{
 		const SeJson *path = body->type == SE_JSON_OBJECT ? se_json_get(body, "path") : NULL;
@@ -1108,6 +1125,12 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 		{
 			t = AT_FILTER;
 			a->nested_path = "";	/* set from the body */
+		}
+		else if (strcmp(k, "reverse_nested") == 0)
+		{
+			t = AT_FILTER;
+			a->nested_path = "";
+			a->reverse_nested = true;
 		}
 		if (t == lengthof(type_names))
 		{
@@ -1505,6 +1528,26 @@ segment_nested(SeAggSpec *a, SeSegmentCtx *seg)
 		pfree(a->nested_child);
 	if (a->nested_level)
 		pfree(a->nested_level);
+	a->nested_child = NULL;
+	a->nested_level = NULL;
+	a->nested_live = collect_true_live;
+	if (a->reverse_nested)
+	{
+		/* the level joined back to; nothing outside a nested aggregation */
+		if (collect_scope == NULL)
+			return;
+		if (a->nested_path[0] != '\0')
+			a->nested_level = se_nested_path_bits(seg->reader, a->nested_path);
+		else
+		{
+			uint64	   *nested = se_nested_docs_bits(seg->reader);
+
+			a->nested_level = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
+			if (nested)
+				pfree(nested);
+		}
+		return;
+	}
 	a->nested_child = se_nested_path_bits(seg->reader, a->nested_path);
 	if (collect_scope != NULL)
 		a->nested_level = se_nested_path_bits(seg->reader, collect_scope);
@@ -1553,7 +1596,8 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 		if (a->nested_path != NULL)
 		{
 			segment_nested(a, seg);
-			collect_scope = a->nested_path;
+			collect_scope = a->reverse_nested ?
+				(a->nested_path[0] ? a->nested_path : NULL) : a->nested_path;
 		}
 
 		a->reader = seg->reader;
@@ -2537,6 +2581,22 @@ collect_one(AggState *st, int32 doc)
 			return;
 		case AT_FILTER:
 		case AT_FILTERS:
+			if (a->reverse_nested)
+			{
+				int32		parent;
+
+				if (a->nested_level == NULL)
+					return;
+				for (parent = doc + 1; parent < (int32) se_segment_max_doc(a->reader); parent++)
+					if ((a->nested_level[parent >> 6] >> (parent & 63)) & 1)
+						break;
+				if (parent >= (int32) se_segment_max_doc(a->reader) ||
+					st->rn_last == collect_doc_base + parent + 1)
+					return;
+				st->rn_last = collect_doc_base + parent + 1;
+				collect_bucket(st->b[0], a, parent);
+				return;
+			}
 			if (a->nested_path != NULL)
 			{
 				nested_collect(st, a, doc);
