@@ -4,7 +4,8 @@
 # replica.  Through n3: the nested query runs in the data nodes' query
 # phases (block join over their segments), top-level searches and _count
 # never see the nested docs, and inner_hits come back with the hits
-# fetched on the data nodes (shard_fetch).
+# fetched on the data nodes (shard_fetch).  Then one node killed with
+# nested blocks only in its translog: the replay brings them back whole.
 use strict;
 use warnings;
 use FindBin;
@@ -87,4 +88,36 @@ is(join(',', map { $_->{_id} } @{ $b->{hits}{hits} }), 'd1', 'the new block matc
 is($b->{hits}{total}{value}, 19, 'the old block is gone');
 
 $cluster->teardown;
+
+# One node, kill -9 with the blocks only in the translog (no refresh, no
+# flush): recovery replays them through the same parse, so the blocks come
+# back whole, and a replace replayed after its first version leaves one.
+my $one = SeTest::new_node('nested_crash');
+sub one_req
+{
+	my ($m, $p, $body) = @_;
+	my $q = defined $body ? "'" . ($body =~ s/'/''/gr) . "'" : 'NULL';
+	my $r = $one->safe_psql('postgres', "SELECT status || ' ' || body::text FROM search_engine.request('$m', '$p', $q)");
+	my ($code, $json) = split / /, $r, 2;
+	return ($code, decode_json($json));
+}
+($st, $b) = one_req('PUT', '/nc', '{"settings":{"number_of_shards":1,"number_of_replicas":0,"refresh_interval":"-1"},'
+	. '"mappings":{"properties":{"user":{"type":"nested","properties":{"first":{"type":"keyword"},"last":{"type":"keyword"}}}}}}');
+is($st, 200, 'a single-node index with a nested field');
+one_req('PUT', '/nc/_doc/1', '{"user":[{"first":"John","last":"Smith"},{"first":"Alice","last":"White"}]}');
+one_req('PUT', '/nc/_doc/2', '{"user":[{"first":"Bob","last":"Stone"}]}');
+one_req('PUT', '/nc/_doc/2', '{"user":[{"first":"Alice","last":"Smith"}]}');
+SeTest::crash($one);
+SeTest::after_crash($one);
+$one->start;
+SeTest::wait_ready($one);
+($st, $b) = one_req('POST', '/nc/_search', '{"query":{"nested":{"path":"user","query":{"bool":{"must":[{"term":{"user.first":"Alice"}},{"term":{"user.last":"Smith"}}]}}}}}');
+is(join(',', map { $_->{_id} } @{ $b->{hits}{hits} }), '2', 'after translog replay: only the replaced block matches Alice Smith');
+($st, $b) = one_req('POST', '/nc/_search', '{"query":{"nested":{"path":"user","query":{"term":{"user.first":"Bob"}}}}}');
+is($b->{hits}{total}{value}, 0, 'the first version of doc 2 is gone');
+($st, $b) = one_req('GET', '/nc/_count');
+is($b->{count}, 2, '_count: 2 root docs');
+($st, $b) = one_req('GET', '/_cat/indices/nc?h=docs.count&format=json');
+is($b->[0]{'docs.count'}, '5', '_cat/indices: 3 nested + 2 root docs');
+$one->stop;
 done_testing();
