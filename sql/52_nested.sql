@@ -161,4 +161,17 @@ SELECT string_agg(h->>'_id' || ':' || (h->'sort'->>0), ' ' ORDER BY ord) AS auth
        jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
 SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
   FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": {"nested": {"path": "nope"}}}]}');
+-- scroll, update and delete by query see root docs only; a merge keeps the
+-- blocks whole (three segments, one of them with a deleted block, merged)
+SELECT body->'hits'->'total'->'value' AS total, jsonb_array_length(body->'hits'->'hits') AS page
+  FROM search_engine.request('GET', '/nst_sort/_search?scroll=1m', '{"size": 10}');
+SELECT body->'updated' AS updated FROM search_engine.request('POST', '/nst_sort/_update_by_query?refresh=true', '{"query": {"match_all": {}}}');
+SELECT status FROM search_engine.request('PUT', '/nst_sort/_doc/d?refresh=true', '{"comments": [{"author": "dave", "stars": 2}]}');
+SELECT body->'deleted' AS deleted FROM search_engine.request('POST', '/nst_sort/_delete_by_query?refresh=true', '{"query": {"ids": {"values": ["c"]}}}');
+SELECT status FROM search_engine.request('POST', '/nst_sort/_forcemerge?max_num_segments=1');
+SELECT body FROM search_engine.request('GET', '/_cat/indices/nst_sort?h=index,docs.count&format=json');
+SELECT string_agg(h->>'_id' || ':' || (h->'inner_hits'->'comments'->'hits'->'total'->>'value'), ' ' ORDER BY ord) AS after_merge
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": ["_doc"], "query": {"nested": {"path": "comments", "query": {"match_all": {}}, "inner_hits": {}}}}') r,
+       jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
+SELECT body->'count' AS count FROM search_engine.request('GET', '/nst_sort/_count');
 SELECT status FROM search_engine.request('DELETE', '/nst_sort');
