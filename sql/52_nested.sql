@@ -174,4 +174,8 @@ SELECT string_agg(h->>'_id' || ':' || (h->'inner_hits'->'comments'->'hits'->'tot
   FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": ["_doc"], "query": {"nested": {"path": "comments", "query": {"match_all": {}}, "inner_hits": {}}}}') r,
        jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord);
 SELECT body->'count' AS count FROM search_engine.request('GET', '/nst_sort/_count');
+SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": "desc"}]}');
+SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"size": 0, "aggs": {"n": {"nested": {"path": "comments.stars"}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_sort');

@@ -1478,6 +1478,19 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 			k->mf = f;
 			k->kind = kind_of(f);
 		}
+		if (a->nested_path != NULL && a->nested_path[0] != '\0')
+		{
+			const SeMappedField *nf = shard->mapping ?
+				se_mapping_find(shard->mapping, a->nested_path) : NULL;
+
+			/* ES's words (an unmapped path collects nothing, as ES) */
+			if (nf != NULL && !nf->nested)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "[nested] nested path [%s] is not nested", a->nested_path);
+				return false;
+			}
+		}
 		if (a->nfilters > 0)
 		{
 			a->weights = palloc0(sizeof(SeWeight *) * a->nfilters);

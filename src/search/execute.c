@@ -333,6 +333,13 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			return false;
 		if (s->numeric_type && !sort_cast_field(s, &f, &k->cast, err))
 			return false;
+		if (s->nested_path == NULL && se_mapping_nested_scope(shard->mapping, f->path) != NULL)
+		{
+			se_error_set(err, 400, "query_shard_exception",
+						 "it is mandatory to set the [nested] context on the nested sort field: [%s].",
+						 f->path);
+			return false;
+		}
 		if (s->nested_path != NULL)
 		{
 			const SeMappedField *nf = se_mapping_find(shard->mapping, s->nested_path);
