@@ -600,10 +600,13 @@ finalize(SeMapping *m)
 		f->nmulti_fields = 0;
 	}
 	/* path order puts every parent before its children */
+	m->has_nested = false;
 	for (i = 0; i < m->nfields; i++)
 	{
 		SeMappedField *f = m->fields[i];
 		SeMappedField *parent = parent_of(m, f->path);
+
+		m->has_nested |= f->nested;
 
 		if (f->type == SE_FT_OBJECT && !f->dynamic_set)
 			f->dynamic = parent ? parent->dynamic : m->dynamic;
@@ -1519,12 +1522,7 @@ se_mapping_merge(SeMapping *m, const SeJson *mappings,
 bool
 se_mapping_has_nested(const SeMapping *m)
 {
-	int			i;
-
-	for (i = 0; m && i < m->nfields; i++)
-		if (m->fields[i]->nested)
-			return true;
-	return false;
+	return m != NULL && m->has_nested;
 }
 
 const SeMappedField *

@@ -105,6 +105,7 @@ typedef struct SeMapping
 	bool		dynamic_set;	/* root "dynamic" given explicitly */
 	bool		date_detection; /* dynamic strings -> date (default true) */
 	bool		numeric_detection;	/* dynamic numeric strings -> numbers */
+	bool		has_nested;		/* a nested field (set by every build) */
 } SeMapping;
 
 typedef struct SeMappingLimits
