@@ -60,7 +60,6 @@ typedef struct SubDoc
 {
 	const SeMappedField *field; /* the nested field; NULL for the root */
 	int			parent;			/* enclosing document */
-	char	   *source;			/* the object as JSON (its inner hits' _source) */
 	int			offset;			/* position among its parent's field values */
 } SubDoc;
 
@@ -662,7 +661,6 @@ parse_nested(DocParse *dp, const SeMappedField *f, const SeJson *v)
 	sd = &dp->subs[dp->nsubs];
 	sd->field = f;
 	sd->parent = saved;
-	sd->source = se_json_to_string(v);
 	sd->offset = 0;
 	for (k = 1; k < dp->nsubs; k++)
 		if (dp->subs[k].field == f && dp->subs[k].parent == saved)
@@ -883,8 +881,9 @@ static void emit_values(DocParse *dp, SeSegmentBuilder *b);
 
 /*
  * Hand the checked values to the builder: the nested documents first (each
- * a finished doc carrying its path in _nested_path and its object as
- * _source), then the root's values, which the caller's end_doc finishes.
+ * a finished doc carrying its path in _nested_path, its offset and its
+ * root's _id, no _source), then the root's values, which the caller's
+ * end_doc finishes.
  */
 static void
 emit(DocParse *dp, SeSegmentBuilder *b)
@@ -931,7 +930,8 @@ emit(DocParse *dp, SeSegmentBuilder *b)
 			memset(&meta, 0, sizeof(meta));
 			meta.id = dp->id_copy;
 			meta.id_len = dp->id_copy ? strlen(dp->id_copy) : 0;
-			se_builder_end_doc(b, &meta, sd->source, strlen(sd->source));
+			/* no _source: inner hits take the object from the root's */
+			se_builder_end_doc(b, &meta, NULL, 0);
 		}
 	}
 	dp->nvalues = 0;
@@ -1056,7 +1056,7 @@ free_parsed(DocParse *dp)
 	if (dp->bterms)
 		pfree(dp->bterms);
 	if (dp->subs)
-		pfree(dp->subs);			/* their sources go with the context */
+		pfree(dp->subs);
 	se_token_list_free(&dp->tokens);
 	pfree(dp);
 }

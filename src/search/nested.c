@@ -513,17 +513,17 @@ child_offset(SeSegmentReader *r, int32 doc)
  * the top nested level down, each inner level in the "_nested" of the one
  * above it with the field named relative to it.
  */
-static void
-write_identity(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c,
-			   StringInfo out)
+#define MAX_LEVELS 64
+
+/* The nested levels of doc c of path, innermost first, with their docs. */
+static int
+identity_chain(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c,
+			   const SeMappedField **levels, int32 *docs)
 {
-	const SeMappedField *levels[64];
-	int32		docs[64];
 	int			n = 0;
-	int			i;
 	const SeMappedField *f = se_mapping_nested_scope(m, path);
 
-	while (f != NULL && n < 64)
+	while (f != NULL && n < MAX_LEVELS)
 	{
 		char	   *parent_path;
 		char	   *dot;
@@ -549,12 +549,29 @@ write_identity(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c
 				break;
 		}
 	}
+	return n;
+}
+
+/* The name of level i relative to the level above it (the top's: its path). */
+static const char *
+level_name(const SeMappedField **levels, int n, int i)
+{
+	return i < n - 1 ? levels[i]->path + strlen(levels[i + 1]->path) + 1 : levels[i]->path;
+}
+
+static void
+write_identity(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c,
+			   StringInfo out)
+{
+	const SeMappedField *levels[MAX_LEVELS];
+	int32		docs[MAX_LEVELS];
+	int			n = identity_chain(m, r, path, c, levels, docs);
+	int			i;
+
 	for (i = n - 1; i >= 0; i--)
 	{
-		const char *name = levels[i]->path;
+		const char *name = level_name(levels, n, i);
 
-		if (i < n - 1)
-			name += strlen(levels[i + 1]->path) + 1;
 		appendStringInfoString(out, "{\"field\":");
 		se_json_write_string(out, name, strlen(name));
 		appendStringInfo(out, ",\"offset\":" INT64_FORMAT, child_offset(r, docs[i]));
@@ -563,6 +580,69 @@ write_identity(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c
 	}
 	for (i = 0; i < n; i++)
 		appendStringInfoChar(out, '}');
+}
+
+/* obj's value at a dotted name ({"a": {"b": x}} or {"a.b": x}), or NULL. */
+static const SeJson *
+get_dotted(const SeJson *obj, const char *name)
+{
+	const SeJson *v;
+	const char *dot;
+
+	if (obj == NULL || obj->type != SE_JSON_OBJECT)
+		return NULL;
+	if ((v = se_json_get(obj, name)) != NULL)
+		return v;
+	for (dot = strchr(name, '.'); dot != NULL; dot = strchr(dot + 1, '.'))
+	{
+		char	   *head = pnstrdup(name, dot - name);
+
+		v = se_json_get(obj, head);
+		pfree(head);
+		if (v != NULL && (v = get_dotted(v, dot + 1)) != NULL)
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * The nested doc's object, taken from its root's _source by its identity
+ * (as ES does: nested docs store no _source), as JSON into out.
+ */
+static bool
+nested_source(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c,
+			  const SeJson *root, StringInfo out)
+{
+	const SeMappedField *levels[MAX_LEVELS];
+	int32		docs[MAX_LEVELS];
+	int			n = identity_chain(m, r, path, c, levels, docs);
+	const SeJson *v = root;
+	int			i;
+
+	for (i = n - 1; i >= 0 && v != NULL; i--)
+	{
+		int64		off = child_offset(r, docs[i]);
+
+		v = get_dotted(v, level_name(levels, n, i));
+		if (v != NULL && v->type == SE_JSON_ARRAY)
+		{
+			/* the objects of the array, nulls and scalars skipped */
+			int			k,
+						seen = 0;
+			const SeJson *hit = NULL;
+
+			for (k = 0; k < v->u.a.count && hit == NULL; k++)
+				if (v->u.a.items[k]->type == SE_JSON_OBJECT && seen++ == off)
+					hit = v->u.a.items[k];
+			v = hit;
+		}
+		else if (v != NULL && (v->type != SE_JSON_OBJECT || off != 0))
+			v = NULL;
+	}
+	if (v == NULL)
+		return false;
+	se_json_write(out, v);
+	return true;
 }
 
 /* One nested query's inner hits for root doc of segment; false with err. */
@@ -589,6 +669,7 @@ nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32
 	int			i;
 	const char *id;
 	int			idlen = 0;
+	SeJson	   *root = NULL;
 
 	if (ih->type != SE_JSON_OBJECT)
 	{
@@ -668,6 +749,16 @@ nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32
 		appendStringInfoString(out, "null");
 	appendStringInfoString(out, ",\"hits\":[");
 	id = se_segment_doc_id(seg.reader, doc, &idlen);
+	if (source && nkids > from)
+	{
+		StringInfoData raw;
+
+		initStringInfo(&raw);
+		if (se_segment_source(seg.reader, doc, &raw))
+			root = se_json_parse(raw.data, raw.len, NULL, err);
+		if (root == NULL)
+			se_error_init(err);	/* no source: hits without one */
+	}
 	for (i = (int) from; i < nkids && i < from + size; i++)
 	{
 		if (i > from)
@@ -680,17 +771,16 @@ nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32
 		write_identity(shard->mapping, seg.reader, q->field, kids[i].doc, out);
 		appendStringInfoString(out, ",\"_score\":");
 		se_search_write_float(out, kids[i].score);
-		if (source)
+		if (root != NULL)
 		{
-			StringInfoData raw;
+			int			mark = out->len;
 
-			initStringInfo(&raw);
-			if (se_segment_source(seg.reader, kids[i].doc, &raw) && raw.len > 0)
+			appendStringInfoString(out, ",\"_source\":");
+			if (!nested_source(shard->mapping, seg.reader, q->field, kids[i].doc, root, out))
 			{
-				appendStringInfoString(out, ",\"_source\":");
-				appendBinaryStringInfo(out, raw.data, raw.len);
+				out->len = mark;
+				out->data[mark] = '\0';
 			}
-			pfree(raw.data);
 		}
 		appendStringInfoChar(out, '}');
 	}
