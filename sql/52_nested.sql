@@ -71,6 +71,15 @@ SELECT status, body->'error'->>'type' AS type, body->'error'->>'reason' AS reaso
   FROM search_engine.request('GET', '/nst_user/_search', '{"query": {"nested": {"path": "user", "score_mode": "median", "query": {"match_all": {}}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_user');
 SELECT status FROM search_engine.request('DELETE', '/nst_obj');
+-- include_in_parent: the nested fields are also flattened into the root
+-- doc, so a top-level query matches there (across objects, as ES's
+-- flattened copy does) while the nested query still does not
+SELECT status FROM search_engine.request('PUT', '/nst_map/_doc/1?refresh=true', '{"user": [{"first": "John", "last": "Smith"}, {"first": "Alice", "last": "White"}]}');
+SELECT body->'hits'->'total'->'value' AS top_level_cross FROM search_engine.request('GET', '/nst_map/_search',
+  '{"query": {"bool": {"must": [{"term": {"user.first": "Alice"}}, {"term": {"user.last": "Smith"}}]}}}');
+SELECT body->'hits'->'total'->'value' AS nested_cross FROM search_engine.request('GET', '/nst_map/_search',
+  '{"query": {"nested": {"path": "user", "query": {"bool": {"must": [{"term": {"user.first": "Alice"}}, {"term": {"user.last": "Smith"}}]}}}}}');
+SELECT body->'aggregations'->'f'->'buckets' FROM search_engine.request('GET', '/nst_map/_search', '{"size": 0, "aggs": {"f": {"terms": {"field": "user.first"}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_map');
 
 -- ES's nested query page: multi-level nesting (drivers).  The page shows
