@@ -1762,6 +1762,11 @@ hold_shard(SliceRun *run, const SeSearchShard *src)
 	run->shard.live_docs = palloc(sizeof(uint64 *) * Max(n, 1));
 	memcpy(run->shard.segments, src->segments, sizeof(SeSegmentReader *) * n);
 	memcpy((void *) run->shard.live_docs, src->live_docs, sizeof(uint64 *) * n);
+	if (src->all_live_docs)
+	{
+		run->shard.all_live_docs = palloc(sizeof(uint64 *) * Max(n, 1));
+		memcpy((void *) run->shard.all_live_docs, src->all_live_docs, sizeof(uint64 *) * n);
+	}
 	run->shard.seg_gens = NULL;
 	run->shard.del_gens = NULL;
 	se_snapshot_pin(&run->shard, true);

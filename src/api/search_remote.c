@@ -390,6 +390,7 @@ shard_fetch_action(const char *payload, size_t len, StringInfo reply, SeError *e
 		se_put_str(reply, hit.highlight, hit.highlight ? strlen(hit.highlight) : 0);
 		se_put_str(reply, hit.fields, hit.fields ? strlen(hit.fields) : 0);
 		se_put_str(reply, hit.explanation, hit.explanation ? strlen(hit.explanation) : 0);
+		se_put_str(reply, hit.inner_hits, hit.inner_hits ? strlen(hit.inner_hits) : 0);
 	}
 	context_free();
 	return true;
@@ -726,6 +727,7 @@ remote_fetch(void *arg, SeHit *hits, int n, SeError *err)
 			hits[i].highlight = se_wire_str(&r, NULL);
 			hits[i].fields = se_wire_str(&r, NULL);
 			hits[i].explanation = se_wire_str(&r, NULL);
+			hits[i].inner_hits = se_wire_str(&r, NULL); /* nested queries' */
 			if (r.bad)
 			{
 				se_error_set(err, 500, "remote_transport_exception",

@@ -59,6 +59,8 @@ static const SeIndexSettings default_settings = {
 	.flush_threshold_bytes = (int64) 512 * 1024 * 1024,
 	.total_fields_limit = 1000,
 	.depth_limit = 20,
+	.nested_fields_limit = 50,
+	.nested_objects_limit = 10000,
 	.max_result_window = 10000,
 	.max_terms_count = 65536,
 	.max_regex_length = 1000,
@@ -374,6 +376,10 @@ apply_setting(SeIndexSettings *s, const char *key, const SeJson *v,
 		return int_setting(key, val, 1, 1000000, &s->total_fields_limit, err);
 	if (strcmp(key, "mapping.depth.limit") == 0)
 		return int_setting(key, val, 1, 1000, &s->depth_limit, err);
+	if (strcmp(key, "mapping.nested_fields.limit") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->nested_fields_limit, err);
+	if (strcmp(key, "mapping.nested_objects.limit") == 0)
+		return int_setting(key, val, 1, INT_MAX, &s->nested_objects_limit, err);
 	if (strcmp(key, "max_result_window") == 0)
 		return int_setting(key, val, 1, INT_MAX, &s->max_result_window, err);
 	if (strcmp(key, "max_terms_count") == 0)
@@ -635,8 +641,14 @@ se_settings_to_json(const SeIndexMeta *im, StringInfo out)
 	resetStringInfo(&tmp);
 	se_format_byte_size(s->flush_threshold_bytes, &tmp);
 	appendStringInfo(out, "\"flush_threshold_size\":\"%s\"},", tmp.data);
-	appendStringInfo(out, "\"mapping\":{\"total_fields\":{\"limit\":\"%d\"},\"depth\":{\"limit\":\"%d\"}},",
+	appendStringInfo(out, "\"mapping\":{\"total_fields\":{\"limit\":\"%d\"},\"depth\":{\"limit\":\"%d\"}",
 					 s->total_fields_limit, s->depth_limit);
+	/* like ES, these only once set */
+	if (s->nested_fields_limit != default_settings.nested_fields_limit)
+		appendStringInfo(out, ",\"nested_fields\":{\"limit\":\"%d\"}", s->nested_fields_limit);
+	if (s->nested_objects_limit != default_settings.nested_objects_limit)
+		appendStringInfo(out, ",\"nested_objects\":{\"limit\":\"%d\"}", s->nested_objects_limit);
+	appendStringInfoString(out, "},");
 	appendStringInfo(out, "\"max_result_window\":\"%d\",", s->max_result_window);
 	/* like ES, these only once set */
 	if (s->max_terms_count != default_settings.max_terms_count)
@@ -724,6 +736,10 @@ settings_to_flat_json(const SeIndexSettings *s, StringInfo out)
 		appendStringInfo(out, ",\"highlight.max_analyzed_offset\":%d",
 						 s->highlight_max_analyzed_offset);
 	search_limits_to_json(s, true, out);
+	if (s->nested_fields_limit != default_settings.nested_fields_limit)
+		appendStringInfo(out, ",\"mapping.nested_fields.limit\":%d", s->nested_fields_limit);
+	if (s->nested_objects_limit != default_settings.nested_objects_limit)
+		appendStringInfo(out, ",\"mapping.nested_objects.limit\":%d", s->nested_objects_limit);
 	if (s->hidden)
 		appendStringInfoString(out, ",\"hidden\":true");
 	allocation_settings_to_json(s, true, out);
@@ -1098,8 +1114,10 @@ se_state_index_from_json(const SeJson *j, SeError *err)
 	im->mapping_version = se_json_get(j, "mapping_version")->u.n.i;
 	if (!se_settings_parse(se_json_get(j, "settings"), &im->settings, false, err))
 		return NULL;
+	memset(&limits, 0, sizeof(limits));
 	limits.total_fields_limit = INT_MAX;
 	limits.depth_limit = INT_MAX;
+	limits.nested_fields_limit = INT_MAX;
 
 	/*
 	 * The parsed mapping keeps pointers into the JSON it was read from, so
@@ -1970,8 +1988,10 @@ mutate_create(SeClusterState *st, void *arg, SeError *err)
 						 "Failed to parse mapping: mappings must be an object");
 			return false;
 		}
+		memset(&limits, 0, sizeof(limits));
 		limits.total_fields_limit = im->settings.total_fields_limit;
 		limits.depth_limit = im->settings.depth_limit;
+		limits.nested_fields_limit = im->settings.nested_fields_limit;
 		im->mapping = se_mapping_from_json(mappings, &limits, err);
 		if (im->mapping == NULL)
 			return false;
@@ -2260,8 +2280,10 @@ mutate_mapping(SeClusterState *st, void *arg, SeError *err)
 	/* an explicit mapping change obeys the read-only blocks */
 	if (a->name && se_index_write_blocked(im, true, err))
 		return false;
+	memset(&limits, 0, sizeof(limits));
 	limits.total_fields_limit = im->settings.total_fields_limit;
 	limits.depth_limit = im->settings.depth_limit;
+	limits.nested_fields_limit = im->settings.nested_fields_limit;
 	/* the state may share its parsed mappings with this process's copy */
 	im->mapping = se_mapping_copy(im->mapping);
 	if (!se_mapping_merge(im->mapping, a->mappings, &limits, err))

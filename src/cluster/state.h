@@ -69,6 +69,8 @@ typedef struct SeIndexSettings
 	/* index.routing.allocation.{include,exclude,require}.<attr>: "kind.attr" -> values */
 	SeSettingsLayer allocation_filters;
 	bool		hidden;			/* index.hidden: wildcards skip it by default */
+	int			nested_fields_limit;	/* index.mapping.nested_fields.limit */
+	int			nested_objects_limit;	/* index.mapping.nested_objects.limit */
 } SeIndexSettings;
 
 /* SeShardState, SeShardCopy, SeShardRouting: cluster/routing.h */

@@ -138,6 +138,8 @@ next_segment(ScanContext *sc, SeError *err)
 		one.nsegments = 1;
 		one.segments = &sh->segments[sc->cur_seg];
 		one.live_docs = &sh->live_docs[sc->cur_seg];
+		if (sh->all_live_docs)
+			one.all_live_docs = &sh->all_live_docs[sc->cur_seg];
 		if (sh->seg_gens)
 			one.seg_gens = &sh->seg_gens[sc->cur_seg];
 		if (sh->del_gens)

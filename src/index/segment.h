@@ -36,6 +36,13 @@
 #define SE_NO_MORE_DOCS		PG_INT32_MAX
 #define SE_SEGMENT_ID_LEN	16
 #define SE_ID_FIELD			"_id"
+/*
+ * Nested documents (mapping/docparse.c): each carries its nested path as a
+ * term of this field and its position among its parent's values as a
+ * numeric doc value; the root documents have neither.
+ */
+#define SE_NESTED_PATH_FIELD	"_nested_path"
+#define SE_NESTED_OFFSET_FIELD	"_nested_offset"
 
 typedef enum SeIndexOptions
 {

@@ -45,7 +45,23 @@ typedef struct PendingValue
 	int			tok_end;
 	int			span;			/* text: positions used by the value */
 	const SeAnalyzer *analyzer; /* text not analyzed yet */
+	int			sub;			/* the (nested) document it belongs to */
 } PendingValue;
+
+/*
+ * A document of the block: 0 is the root, the others one object each of a
+ * nested field, in the order the walk met them (a parent before its
+ * children).  They reach the builder in the reverse order, as
+ * Elasticsearch writes them: every nested doc before its parent, so a
+ * parent's children are the docs between the previous parent-level doc
+ * and it (Lucene's block join).
+ */
+typedef struct SubDoc
+{
+	const SeMappedField *field; /* the nested field; NULL for the root */
+	int			parent;			/* enclosing document */
+	int			offset;			/* position among its parent's field values */
+} SubDoc;
 
 typedef struct DocParse
 {
@@ -65,6 +81,13 @@ typedef struct DocParse
 	int			capadded;
 	bool		defer_text;		/* analyze short text values in se_doc_add */
 	SeError    *err;
+	/* nested documents (SubDoc); nsubs is 1 when there are none */
+	SubDoc	   *subs;
+	int			nsubs;
+	int			capsubs;
+	int			cur_sub;
+	int			nested_objects_limit;
+	char	   *id_copy;		/* doc_id, kept for the nested docs' _id */
 } DocParse;
 
 /* ES metadata fields that a document body may not contain at its root. */
@@ -129,6 +152,7 @@ new_pending(DocParse *dp, const SeMappedField *f, PendingKind kind)
 	pv->field = f;
 	pv->seq = dp->nvalues++;
 	pv->kind = kind;
+	pv->sub = dp->cur_sub;
 	return pv;
 }
 
@@ -642,6 +666,41 @@ parse_object(DocParse *dp, const SeJson *obj, SeDynamic dyn)
 	return true;
 }
 
+/* One object of nested field f: a document of its own in the block. */
+static bool
+parse_nested(DocParse *dp, const SeMappedField *f, const SeJson *v)
+{
+	int			saved = dp->cur_sub;
+	int			k;
+	SubDoc	   *sd;
+
+	if (dp->nsubs - 1 >= dp->nested_objects_limit)
+	{
+		se_error_set(dp->err, 400, "mapper_parsing_exception",
+					 "The number of nested documents has exceeded the allowed limit of [%d]. "
+					 "This limit can be set by changing the [index.mapping.nested_objects.limit] index level setting.",
+					 dp->nested_objects_limit);
+		return false;
+	}
+	if (dp->nsubs >= dp->capsubs)
+	{
+		dp->capsubs = dp->capsubs * 2;
+		dp->subs = repalloc(dp->subs, sizeof(SubDoc) * dp->capsubs);
+	}
+	sd = &dp->subs[dp->nsubs];
+	sd->field = f;
+	sd->parent = saved;
+	sd->offset = 0;
+	for (k = 1; k < dp->nsubs; k++)
+		if (dp->subs[k].field == f && dp->subs[k].parent == saved)
+			sd->offset++;
+	dp->cur_sub = dp->nsubs++;
+	if (!parse_object(dp, v, f->dynamic))
+		return false;
+	dp->cur_sub = saved;
+	return true;
+}
+
 /* A value at dp->path (whose last part is name), inside an object with dyn. */
 static bool
 parse_value(DocParse *dp, const char *name, const SeJson *v, SeDynamic dyn)
@@ -690,6 +749,8 @@ parse_value(DocParse *dp, const char *name, const SeJson *v, SeDynamic dyn)
 			}
 			if (!f->enabled)
 				return true;
+			if (f->nested)
+				return parse_nested(dp, f, v);
 			return parse_object(dp, v, f->dynamic);
 		default:
 			if (f == NULL)
@@ -831,14 +892,105 @@ reserve_bterms(DocParse *dp, int n)
 	}
 }
 
-/* Hand the checked values to the builder. */
+/*
+ * Does a value of document from belong to document to?  Its own, and
+ * through include_in_parent / include_in_root those of its ancestors.
+ */
+static bool
+value_in_doc(const DocParse *dp, int from, int to)
+{
+	int			x = from;
+	bool		root = false;
+
+	if (from == to)
+		return true;
+	while (x != 0)
+	{
+		const SubDoc *sd = &dp->subs[x];
+
+		root |= sd->field->include_in_root;
+		if (!sd->field->include_in_parent)
+			break;
+		x = sd->parent;
+		if (x == to)
+			return true;
+	}
+	return to == 0 && root;
+}
+
+static void emit_values(DocParse *dp, SeSegmentBuilder *b);
+
+/*
+ * Hand the checked values to the builder: the nested documents first (each
+ * a finished doc carrying its path in _nested_path, its offset and its
+ * root's _id, no _source), then the root's values, which the caller's
+ * end_doc finishes.
+ */
 static void
 emit(DocParse *dp, SeSegmentBuilder *b)
 {
-	int			i = 0;
+	PendingValue *all;
+	int			nall;
+	int			k,
+				i;
 
 	if (dp->nvalues > 1)
 		order_values(dp);
+	if (dp->nsubs <= 1)
+	{
+		emit_values(dp, b);
+		return;
+	}
+	all = dp->values;
+	nall = dp->nvalues;
+	dp->values = palloc(sizeof(PendingValue) * Max(nall, 1));
+	for (k = dp->nsubs - 1; k >= 1; k--)	/* ES's order: reversed */
+	{
+		int			d = k;
+
+		dp->nvalues = 0;
+		for (i = 0; i < nall; i++)
+			if (value_in_doc(dp, all[i].sub, d))
+				dp->values[dp->nvalues++] = all[i];
+		se_builder_begin_doc(b);
+		emit_values(dp, b);
+		{
+			const SubDoc *sd = &dp->subs[d];
+			SeBuilderTerm t;
+			SeDocMeta	meta;
+			int			field = se_builder_field(b, SE_NESTED_PATH_FIELD, SE_IDX_DOCS,
+												 false, SE_DV_NONE);
+
+			t.term = sd->field->path;
+			t.len = strlen(sd->field->path);
+			t.position = 0;
+			se_builder_add_keywords(b, field, &t, 1, true, false);
+			field = se_builder_field(b, SE_NESTED_OFFSET_FIELD, SE_IDX_NONE, false,
+									 SE_DV_NUMERIC);
+			se_builder_add_numeric(b, field, sd->offset);
+			memset(&meta, 0, sizeof(meta));
+			meta.id = dp->id_copy;
+			meta.id_len = dp->id_copy ? strlen(dp->id_copy) : 0;
+			/* no _source: inner hits take the object from the root's */
+			se_builder_end_doc(b, &meta, NULL, 0);
+		}
+	}
+	dp->nvalues = 0;
+	for (i = 0; i < nall; i++)
+		if (value_in_doc(dp, all[i].sub, 0))
+			dp->values[dp->nvalues++] = all[i];
+	se_builder_begin_doc(b);
+	emit_values(dp, b);
+	pfree(dp->values);
+	dp->values = all;
+	dp->nvalues = nall;
+}
+
+static void
+emit_values(DocParse *dp, SeSegmentBuilder *b)
+{
+	int			i = 0;
+
 	while (i < dp->nvalues)
 	{
 		const SeMappedField *f = dp->values[i].field;
@@ -944,6 +1096,8 @@ free_parsed(DocParse *dp)
 		pfree(dp->added);
 	if (dp->bterms)
 		pfree(dp->bterms);
+	if (dp->subs)
+		pfree(dp->subs);
 	se_token_list_free(&dp->tokens);
 	pfree(dp);
 }
@@ -978,6 +1132,12 @@ se_doc_check(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
 	dp->depth_limit = (opts && opts->limits.depth_limit > 0) ?
 		opts->limits.depth_limit : SE_DEFAULT_DEPTH_LIMIT;
 	dp->defer_text = opts && opts->defer_text;
+	dp->nested_objects_limit = (opts && opts->limits.nested_objects_limit > 0) ?
+		opts->limits.nested_objects_limit : SE_DEFAULT_NESTED_OBJECTS_LIMIT;
+	dp->capsubs = 4;
+	dp->subs = palloc0(sizeof(SubDoc) * dp->capsubs);
+	dp->nsubs = 1;
+	dp->cur_sub = 0;
 	dp->doc_id = doc_id;
 	dp->err = err;
 	initStringInfo(&dp->path);
@@ -1001,6 +1161,8 @@ se_doc_check(SeMapping *m, const SeJson *source, const SeDocParseOptions *opts,
 		return NULL;
 	}
 	dp->err = NULL;				/* nothing can fail any more */
+	if (dp->nsubs > 1 && doc_id != NULL)
+		dp->id_copy = pstrdup(doc_id);	/* a deferred add outlives doc_id */
 	if (dp->defer_text)
 	{
 		/*

@@ -50,6 +50,7 @@ typedef struct Apply
 	SeMapping  *m;				/* working mapping */
 	int			total_fields_limit;
 	int			depth_limit;
+	int			nested_fields_limit;
 	StringInfoData path;		/* full path of the field being defined */
 	SeError    *err;
 } Apply;
@@ -605,10 +606,13 @@ finalize(SeMapping *m)
 		f->nmulti_fields = 0;
 	}
 	/* path order puts every parent before its children */
+	m->has_nested = false;
 	for (i = 0; i < m->nfields; i++)
 	{
 		SeMappedField *f = m->fields[i];
 		SeMappedField *parent = parent_of(m, f->path);
+
+		m->has_nested |= f->nested;
 
 		if (f->type == SE_FT_OBJECT && !f->dynamic_set)
 			f->dynamic = parent ? parent->dynamic : m->dynamic;
@@ -917,6 +921,15 @@ apply_properties(Apply *ap, const SeJson *props)
 }
 
 static bool
+unknown_nested_param(Apply *ap, const char *key)
+{
+	se_error_set(ap->err, 400, "mapper_parsing_exception",
+				 "unknown parameter [%s] on mapper [%s] of type [nested]",
+				 key, ap->path.data);
+	return false;
+}
+
+static bool
 unknown_param(Apply *ap, const char *key, SeFieldType t)
 {
 	se_error_set(ap->err, 400, "mapper_parsing_exception",
@@ -927,8 +940,11 @@ unknown_param(Apply *ap, const char *key, SeFieldType t)
 
 /* Is parameter key known for type t? */
 static bool
-param_allowed(const char *key, SeFieldType t)
+param_allowed(const char *key, SeFieldType t, bool nested)
 {
+	if (nested && (strcmp(key, "include_in_parent") == 0 ||
+				   strcmp(key, "include_in_root") == 0))
+		return true;
 	if (strcmp(key, "type") == 0)
 		return true;
 	if (t == SE_FT_OBJECT)
@@ -1104,6 +1120,7 @@ apply_field(Apply *ap, const SeJson *def, SeMappedField *multi_parent)
 	bool		analyzer_set = false;
 	bool		search_analyzer_set = false;
 	bool		enabled_set = false;
+	bool		is_nested = false;
 	SeFieldType type = SE_FT_OBJECT;
 	int			i;
 
@@ -1124,8 +1141,9 @@ apply_field(Apply *ap, const SeJson *def, SeMappedField *multi_parent)
 						 "No type specified for field [%s]", ap->path.data);
 			return false;
 		}
-		if (strcmp(type_json->u.s.str, "nested") == 0 ||
-			!type_by_name(type_json->u.s.str, &type))
+		if (strcmp(type_json->u.s.str, "nested") == 0 && !multi_parent)
+			is_nested = true;
+		else if (!type_by_name(type_json->u.s.str, &type))
 		{
 			se_error_set(ap->err, 400, "mapper_parsing_exception",
 						 "No handler for type [%s] declared on field [%s]",
@@ -1152,13 +1170,14 @@ apply_field(Apply *ap, const SeJson *def, SeMappedField *multi_parent)
 	nf.path = ap->path.data;
 	nf.format = (type == SE_FT_DATE) ? (char *) SE_DATE_DEFAULT_FORMAT : NULL;
 	nf.is_multi_field = (multi_parent != NULL);
+	nf.nested = is_nested;
 	for (i = 0; i < def->u.o.count; i++)
 	{
 		const char *key = def->u.o.members[i].key;
 		const SeJson *v = def->u.o.members[i].value;
 
-		if (!param_allowed(key, type))
-			return unknown_param(ap, key, type);
+		if (!param_allowed(key, type, is_nested))
+			return is_nested ? unknown_nested_param(ap, key) : unknown_param(ap, key, type);
 		if (strcmp(key, "type") == 0)
 			continue;
 		if (v->type == SE_JSON_NULL && strcmp(key, "null_value") != 0)
@@ -1185,6 +1204,16 @@ apply_field(Apply *ap, const SeJson *def, SeMappedField *multi_parent)
 			if (!param_bool(ap, key, v, &nf.enabled))
 				return false;
 			enabled_set = true;
+		}
+		else if (strcmp(key, "include_in_parent") == 0)
+		{
+			if (!param_bool(ap, key, v, &nf.include_in_parent))
+				return false;
+		}
+		else if (strcmp(key, "include_in_root") == 0)
+		{
+			if (!param_bool(ap, key, v, &nf.include_in_root))
+				return false;
 		}
 		else if (strcmp(key, "index") == 0)
 		{
@@ -1295,8 +1324,26 @@ apply_field(Apply *ap, const SeJson *def, SeMappedField *multi_parent)
 					 f->path, se_field_type_name(f->type), se_field_type_name(type));
 		return false;
 	}
+	else if (type == SE_FT_OBJECT && f->nested != is_nested)
+	{
+		/* ES's MapperErrors words, both ways */
+		se_error_set(ap->err, 400, "illegal_argument_exception",
+					 f->nested ? "can't merge a non-nested mapping [%s] with a nested mapping" :
+					 "can't merge a nested mapping [%s] with a non-nested mapping",
+					 f->path);
+		return false;
+	}
 	else if (type == SE_FT_OBJECT)
 	{
+		if (is_nested && (nf.include_in_parent != f->include_in_parent ||
+						  nf.include_in_root != f->include_in_root))
+		{
+			se_error_set(ap->err, 400, "illegal_argument_exception",
+						 "the [%s] parameter can't be updated on a nested object mapping",
+						 nf.include_in_parent != f->include_in_parent ?
+						 "include_in_parent" : "include_in_root");
+			return false;
+		}
 		if (enabled_set && nf.enabled != f->enabled)
 		{
 			se_error_set(ap->err, 400, "mapper_parsing_exception",
@@ -1404,6 +1451,26 @@ apply_root(Apply *ap, const SeJson *mappings)
 	return true;
 }
 
+/* index.mapping.nested_fields.limit over the whole mapping, as ES's check */
+static bool
+check_nested_limit(Apply *ap)
+{
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < ap->m->nfields; i++)
+		if (ap->m->fields[i]->nested)
+			n++;
+	if (n > ap->nested_fields_limit)
+	{
+		se_error_set(ap->err, 400, "illegal_argument_exception",
+					 "Limit of nested fields [%d] has been exceeded",
+					 ap->nested_fields_limit);
+		return false;
+	}
+	return true;
+}
+
 static void
 apply_init(Apply *ap, SeMapping *m, const SeMappingLimits *limits, SeError *err)
 {
@@ -1412,6 +1479,8 @@ apply_init(Apply *ap, SeMapping *m, const SeMappingLimits *limits, SeError *err)
 		limits->total_fields_limit : SE_DEFAULT_TOTAL_FIELDS_LIMIT;
 	ap->depth_limit = (limits && limits->depth_limit > 0) ?
 		limits->depth_limit : SE_DEFAULT_DEPTH_LIMIT;
+	ap->nested_fields_limit = (limits && limits->nested_fields_limit > 0) ?
+		limits->nested_fields_limit : SE_DEFAULT_NESTED_FIELDS_LIMIT;
 	ap->err = err;
 	initStringInfo(&ap->path);
 }
@@ -1432,7 +1501,7 @@ se_mapping_from_json(const SeJson *mappings, const SeMappingLimits *limits,
 	bool		ok;
 
 	apply_init(&ap, m, limits, err);
-	ok = apply_root(&ap, mappings);
+	ok = apply_root(&ap, mappings) && check_nested_limit(&ap);
 	pfree(ap.path.data);
 	if (!ok)
 	{
@@ -1453,7 +1522,7 @@ se_mapping_merge(SeMapping *m, const SeJson *mappings,
 	int			i;
 
 	apply_init(&ap, w, limits, err);
-	ok = apply_root(&ap, mappings);
+	ok = apply_root(&ap, mappings) && check_nested_limit(&ap);
 	pfree(ap.path.data);
 	if (!ok)
 	{
@@ -1478,6 +1547,36 @@ se_mapping_merge(SeMapping *m, const SeJson *mappings,
 	mapping_free(w);
 	finalize(m);
 	return true;
+}
+
+bool
+se_mapping_has_nested(const SeMapping *m)
+{
+	return m != NULL && m->has_nested;
+}
+
+const SeMappedField *
+se_mapping_nested_scope(const SeMapping *m, const char *path)
+{
+	char	   *p = pstrdup(path);
+	const SeMappedField *found = NULL;
+
+	for (;;)
+	{
+		const SeMappedField *f = se_mapping_find(m, p);
+		char	   *dot;
+
+		if (f && f->nested)
+		{
+			found = f;
+			break;
+		}
+		if ((dot = strrchr(p, '.')) == NULL)
+			break;
+		*dot = '\0';
+	}
+	pfree(p);
+	return found;
 }
 
 /* ---------------------------------------------------------------------
@@ -1535,7 +1634,22 @@ write_field(const SeMapping *m, const SeMappedField *f, StringInfo out)
 	initStringInfo(&prefix);
 	children = has_children(m, f, &prefix);
 	appendStringInfoChar(out, '{');
-	if (f->type != SE_FT_OBJECT || !children)
+	if (f->nested)
+	{
+		write_key(out, &first, "type");
+		appendStringInfoString(out, "\"nested\"");
+		if (f->include_in_parent)
+		{
+			write_key(out, &first, "include_in_parent");
+			appendStringInfoString(out, "true");
+		}
+		if (f->include_in_root)
+		{
+			write_key(out, &first, "include_in_root");
+			appendStringInfoString(out, "true");
+		}
+	}
+	else if (f->type != SE_FT_OBJECT || !children)
 	{
 		write_key(out, &first, "type");
 		se_json_write_string(out, se_field_type_name(f->type), strlen(se_field_type_name(f->type)));

@@ -87,6 +87,14 @@ typedef struct SeMappedField
 	int			nmulti_fields;	/* direct "fields" sub-fields */
 	struct SeMappedField **multi_fields;
 	bool		ignore_z_value; /* geo_point: a third coordinate accepted */
+	/*
+	 * object: ES "type": "nested" -- each value object is its own hidden
+	 * document of the block before its parent (docparse.c); type stays
+	 * SE_FT_OBJECT so everything that walks objects still does.
+	 */
+	bool		nested;
+	bool		include_in_parent;	/* nested: fields also in the parent doc */
+	bool		include_in_root;	/* nested: fields also in the root doc */
 } SeMappedField;
 
 typedef struct SeMapping
@@ -99,12 +107,16 @@ typedef struct SeMapping
 	bool		dynamic_set;	/* root "dynamic" given explicitly */
 	bool		date_detection; /* dynamic strings -> date (default true) */
 	bool		numeric_detection;	/* dynamic numeric strings -> numbers */
+	bool		has_nested;		/* a nested field (set by every build) */
 } SeMapping;
 
 typedef struct SeMappingLimits
 {
 	int			total_fields_limit; /* index.mapping.total_fields.limit, 1000 */
 	int			depth_limit;	/* index.mapping.depth.limit, 20 */
+	int			nested_fields_limit;	/* index.mapping.nested_fields.limit, 50 */
+	int			nested_objects_limit;	/* index.mapping.nested_objects.limit,
+										 * 10000 (per document) */
 } SeMappingLimits;
 
 /* Empty mapping (dynamic true). */
@@ -141,6 +153,14 @@ extern SeMapping *se_mapping_copy(const SeMapping *m);
 
 /* Field by full path, or NULL. */
 extern const SeMappedField *se_mapping_find(const SeMapping *m, const char *path);
+/* Does the mapping have a nested field (its docs come in blocks)? */
+extern bool se_mapping_has_nested(const SeMapping *m);
+/*
+ * The nearest nested field enclosing path (path itself included when it is
+ * nested), or NULL when path is a root-level field.
+ */
+extern const SeMappedField *se_mapping_nested_scope(const SeMapping *m,
+													const char *path);
 
 extern const char *se_field_type_name(SeFieldType t);
 
@@ -347,6 +367,8 @@ extern void se_immense_term_error(SeError *err, const char *field, const char *t
  */
 #define SE_DEFAULT_TOTAL_FIELDS_LIMIT	1000
 #define SE_DEFAULT_DEPTH_LIMIT			20
+#define SE_DEFAULT_NESTED_FIELDS_LIMIT	50
+#define SE_DEFAULT_NESTED_OBJECTS_LIMIT	10000
 #define SE_POSITION_INCREMENT_GAP		100
 
 /* in mapping.c */

@@ -269,6 +269,20 @@ struct SeAggSpec
 				gleft,
 				gright;
 	bool		wrap_longitude; /* geo_bounds */
+	/*
+	 * "nested": a filter-like single bucket (type AT_FILTER) that collects
+	 * the nested docs of path below each doc instead of the doc (nested.c);
+	 * per segment the docs of the path and of the collecting docs' level.
+	 */
+	char	   *nested_path;
+	uint64	   *nested_child;
+	uint64	   *nested_level;
+	const uint64 *nested_live;
+	/*
+	 * "reverse_nested" (nested_path "" = the root, else that path): the
+	 * parent docs of the nested docs collected, each once per bucket.
+	 */
+	bool		reverse_nested;
 };
 
 typedef struct AggState AggState;
@@ -317,6 +331,7 @@ struct AggState
 	int			nb;
 	int			capb;
 	Bucket	  **b;
+	int64		rn_last;		/* reverse_nested: 1 + the last parent collected */
 	Bucket	  **ht;				/* open addressing over b, by key */
 	int			htcap;
 	int64		other;			/* terms: docs of buckets cut */
@@ -922,6 +937,30 @@ parse_body(SeAggSpec *a, const SeJson *body, int depth, SeError *err)
 	const char *tn = type_names[a->type];
 	int			i;
 
+	if (a->type == AT_FILTER && a->reverse_nested)
+	{
+		const SeJson *path = body->type == SE_JSON_OBJECT ? se_json_get(body, "path") : NULL;
+
+		if (path != NULL && path->type == SE_JSON_STRING)
+			a->nested_path = pstrdup(path->u.s.str);
+		a->nfilters = 1;
+		a->filters = palloc(sizeof(SeQuery *));
+		a->filters[0] = se_query_new(SE_Q_MATCH_ALL);
+		return true;
+	}
+	if (a->type == AT_FILTER && a->nested_path != NULL)
+	{
+		const SeJson *path = body->type == SE_JSON_OBJECT ? se_json_get(body, "path") : NULL;
+
+		if (path == NULL || path->type != SE_JSON_STRING)
+			return bad(err, "illegal_argument_exception",
+					   "[nested] requires '%s' field%s", "path", "");
+		a->nested_path = pstrdup(path->u.s.str);
+		a->nfilters = 1;
+		a->filters = palloc(sizeof(SeQuery *));
+		a->filters[0] = se_query_new(SE_Q_MATCH_ALL);
+		return true;
+	}
 	if (a->type == AT_FILTER)
 	{
 		a->nfilters = 1;
@@ -1212,6 +1251,17 @@ parse_one(const char *name, const SeJson *v, int depth, SeError *err)
 			t = AT_TERMS, a->geo = GEO_HASH_GRID;
 		else if (strcmp(k, "geotile_grid") == 0)
 			t = AT_TERMS, a->geo = GEO_TILE_GRID;
+		if (strcmp(k, "nested") == 0)
+		{
+			t = AT_FILTER;
+			a->nested_path = "";	/* set from the body */
+		}
+		else if (strcmp(k, "reverse_nested") == 0)
+		{
+			t = AT_FILTER;
+			a->nested_path = "";
+			a->reverse_nested = true;
+		}
 		if (t == lengthof(type_names))
 		{
 			bad(err, "parsing_exception", "Unknown aggregation type [%s]%s", k, "");
@@ -1578,6 +1628,19 @@ bind_specs(SeAggSpec **specs, int n, SeSearchShard *shard, SeError *err)
 			k->mf = f;
 			k->kind = kind_of(f);
 		}
+		if (a->nested_path != NULL && a->nested_path[0] != '\0')
+		{
+			const SeMappedField *nf = shard->mapping ?
+				se_mapping_find(shard->mapping, a->nested_path) : NULL;
+
+			/* ES's words (an unmapped path collects nothing, as ES) */
+			if (nf != NULL && !nf->nested)
+			{
+				se_error_set(err, 400, "illegal_argument_exception",
+							 "[nested] nested path [%s] is not nested", a->nested_path);
+				return false;
+			}
+		}
 		if (a->nfilters > 0)
 		{
 			a->weights = palloc0(sizeof(SeWeight *) * a->nfilters);
@@ -1615,6 +1678,73 @@ se_aggs_shard_begin(const SeAggs *aggs, SeSearchShard *shard, SeError *err)
 	return as;
 }
 
+/* the true live docs of the segment being collected (nested aggs) */
+static const uint64 *collect_true_live;
+/* the nested path of the docs the aggregations being bound collect; NULL: root */
+static const char *collect_scope;
+
+/* A nested aggregation's bitsets for this segment. */
+static void
+segment_nested(SeAggSpec *a, SeSegmentCtx *seg)
+{
+	if (a->nested_child)
+		pfree(a->nested_child);
+	if (a->nested_level)
+		pfree(a->nested_level);
+	a->nested_child = NULL;
+	a->nested_level = NULL;
+	a->nested_live = collect_true_live;
+	if (a->reverse_nested)
+	{
+		/* the level joined back to; nothing outside a nested aggregation */
+		if (collect_scope == NULL)
+			return;
+		if (a->nested_path[0] != '\0')
+			a->nested_level = se_nested_path_bits(seg->reader, a->nested_path);
+		else
+		{
+			uint64	   *nested = se_nested_docs_bits(seg->reader);
+
+			a->nested_level = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
+			if (nested)
+				pfree(nested);
+		}
+		return;
+	}
+	a->nested_child = se_nested_path_bits(seg->reader, a->nested_path);
+	if (collect_scope != NULL)
+		a->nested_level = se_nested_path_bits(seg->reader, collect_scope);
+	else
+	{
+		uint64	   *nested = se_nested_docs_bits(seg->reader);
+
+		a->nested_level = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
+		if (nested)
+			pfree(nested);
+	}
+	a->nested_live = collect_true_live;
+}
+
+static void collect_bucket(Bucket *bk, const SeAggSpec *a, int32 doc);
+
+/* Collect the live nested docs of a's path below doc into a's bucket. */
+static void
+nested_collect(AggState *st, const SeAggSpec *a, int32 doc)
+{
+	int32		d;
+
+	if (a->nested_child == NULL || a->nested_level == NULL)
+		return;
+	for (d = doc - 1; d >= 0; d--)
+	{
+		if ((a->nested_level[d >> 6] >> (d & 63)) & 1)
+			break;
+		if (((a->nested_child[d >> 6] >> (d & 63)) & 1) &&
+			se_livedocs_get(a->nested_live, d))
+			collect_bucket(st->b[0], a, d);
+	}
+}
+
 static void
 segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 {
@@ -1624,6 +1754,14 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 	for (i = 0; i < n; i++)
 	{
 		SeAggSpec  *a = specs[i];
+		const char *saved = collect_scope;
+
+		if (a->nested_path != NULL)
+		{
+			segment_nested(a, seg);
+			collect_scope = a->reverse_nested ?
+				(a->nested_path[0] ? a->nested_path : NULL) : a->nested_path;
+		}
 
 		a->reader = seg->reader;
 		a->seg_ord = seg->ord;
@@ -1639,6 +1777,7 @@ segment_specs(SeAggSpec **specs, int n, SeSegmentCtx *seg)
 		}
 		segment_specs(a->sub, a->nsub, seg);
 		segment_specs(a->src, a->nsrc, seg);
+		collect_scope = saved;
 	}
 }
 
@@ -1650,6 +1789,9 @@ se_aggs_segment(SeAggsShard *as, SeSegmentCtx *seg)
 	collect_doc_base = 0;
 	for (s = 0; s < seg->ord && s < as->shard->nsegments && as->shard->segments != NULL; s++)
 		collect_doc_base += se_segment_max_doc(as->shard->segments[s]);
+	collect_true_live = as->shard->all_live_docs ? as->shard->all_live_docs[seg->ord] :
+		(as->shard->live_docs ? as->shard->live_docs[seg->ord] : NULL);
+	collect_scope = NULL;
 	segment_specs(as->aggs->specs, as->aggs->n, seg);
 }
 
@@ -2736,6 +2878,27 @@ collect_one(AggState *st, int32 doc)
 			return;
 		case AT_FILTER:
 		case AT_FILTERS:
+			if (a->reverse_nested)
+			{
+				int32		parent;
+
+				if (a->nested_level == NULL)
+					return;
+				for (parent = doc + 1; parent < (int32) se_segment_max_doc(a->reader); parent++)
+					if ((a->nested_level[parent >> 6] >> (parent & 63)) & 1)
+						break;
+				if (parent >= (int32) se_segment_max_doc(a->reader) ||
+					st->rn_last == collect_doc_base + parent + 1)
+					return;
+				st->rn_last = collect_doc_base + parent + 1;
+				collect_bucket(st->b[0], a, parent);
+				return;
+			}
+			if (a->nested_path != NULL)
+			{
+				nested_collect(st, a, doc);
+				return;
+			}
 			for (i = 0; i < a->nfilters; i++)
 				if (filter_matches(a->scorers[i], doc))
 					collect_bucket(st->b[i], a, doc);

@@ -1374,6 +1374,8 @@ parse_query_body(const char *name, const SeJson *body, int depth,
 		return parse_constant_score(body, depth, err);
 	if (strcmp(name, "dis_max") == 0)
 		return parse_dis_max(body, depth, err);
+	if (strcmp(name, "nested") == 0)
+		return se_nested_query_parse(body, depth, err);
 	se_error_set(err, 400, "parsing_exception", "unknown query [%s]", name);
 	return NULL;
 }

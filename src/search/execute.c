@@ -379,6 +379,30 @@ resolve_sort_keys(SeSearchRequest *req, SeSearchShard *shard, SeSortKey *keys,
 			return false;
 		if (s->numeric_type && !sort_cast_field(s, &f, &k->cast, err))
 			return false;
+		if (s->nested_path == NULL && se_mapping_nested_scope(shard->mapping, f->path) != NULL)
+		{
+			se_error_set(err, 400, "query_shard_exception",
+						 "it is mandatory to set the [nested] context on the nested sort field: [%s].",
+						 f->path);
+			return false;
+		}
+		if (s->nested_path != NULL)
+		{
+			const SeMappedField *nf = se_mapping_find(shard->mapping, s->nested_path);
+
+			if (nf == NULL || !nf->nested)
+			{
+				se_error_set(err, 400, "query_shard_exception",
+							 "[nested] failed to find nested object under path [%s]",
+							 s->nested_path);
+				return false;
+			}
+			k->nested_path = nf->path;
+			if (s->nested_filter != NULL &&
+				(k->nested_filter = se_weight_build(s->nested_filter, shard, false, NULL,
+													NULL, err)) == NULL)
+				return false;
+		}
 		k->mfield = f;
 		k->ftype = f->type;
 		k->type = f->type == SE_FT_KEYWORD ? SE_KEY_BYTES : SE_KEY_NUMERIC;
@@ -435,6 +459,91 @@ shard_doc_value(int shard_idx, int32 global_doc)
 	return ((int64) shard_idx << 32) | (int64) (uint32) global_doc;
 }
 
+/* A nested sort key's per-segment state (search/nested.c's bitsets). */
+static void
+nested_key_segment(SeSortKey *k, SeSearchShard *shard, int s, SeSegmentCtx *seg)
+{
+	uint64	   *nested = se_nested_docs_bits(seg->reader);
+
+	if (k->nested_scorer)
+		se_scorer_free(k->nested_scorer);
+	k->nested_scorer = NULL;
+	k->nested_child = se_nested_path_bits(seg->reader, k->nested_path);
+	k->nested_roots = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
+	k->nested_live = shard->all_live_docs ? shard->all_live_docs[s] :
+		(shard->live_docs ? shard->live_docs[s] : NULL);
+	if (k->nested_filter != NULL)
+		k->nested_scorer = se_scorer_create(k->nested_filter, seg);
+}
+
+/*
+ * The min or max value of field f over doc's live nested docs of the key's
+ * path that pass its filter (ascending doc order, so the filter's scorer
+ * only moves forward); false when none has one.
+ */
+static bool
+nested_key_value(SeSortKey *k, SeSegmentReader *r, int f, int32 doc, SeSortValue *v)
+{
+	int32		start = doc - 1;
+	int32		d;
+	bool		found = false;
+
+	if (f < 0 || k->nested_child == NULL || k->nested_roots == NULL ||
+		(k->nested_filter != NULL && k->nested_scorer == NULL))
+		return false;
+	while (start >= 0 && !((k->nested_roots[start >> 6] >> (start & 63)) & 1))
+		start--;
+	for (d = start + 1; d < doc; d++)
+	{
+		SE_SEARCH_TICK(1);
+		if (!((k->nested_child[d >> 6] >> (d & 63)) & 1) || !se_livedocs_get(k->nested_live, d))
+			continue;
+		if (k->nested_scorer != NULL)
+		{
+			if (k->nested_scorer->doc < d)
+				k->nested_scorer->advance(k->nested_scorer, d);
+			if (k->nested_scorer->doc != d)
+				continue;
+		}
+		if (k->type == SE_KEY_NUMERIC)
+		{
+			const int64 *vals;
+			int			n = se_segment_numeric_values(r, f, d, &vals);
+			int64		x;
+
+			if (n == 0)
+				continue;
+			x = sort_cast_value(k->cast, k->use_max ? vals[n - 1] : vals[0]);
+			if (!found || (k->use_max ? x > v->num : x < v->num))
+				v->num = x;
+			found = true;
+		}
+		else
+		{
+			int			n = se_segment_sorted_count(r, f, d);
+			const char *b;
+			int			len = 0;
+			int			c;
+
+			if (n == 0 || (b = se_segment_sorted_value(r, f, d, k->use_max ? n - 1 : 0, &len)) == NULL)
+				continue;
+			if (found)
+			{
+				c = memcmp(b, v->bytes, Min(len, v->len));
+				if (c == 0)
+					c = len < v->len ? -1 : len > v->len;
+			}
+			if (!found || (k->use_max ? c > 0 : c < 0))
+			{
+				v->bytes = (char *) b;
+				v->len = len;
+			}
+			found = true;
+		}
+	}
+	return found;
+}
+
 /* Fill c->scratch's keys for doc of reader r. */
 static void
 fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
@@ -448,6 +557,21 @@ fill_keys(Collector *c, SeSegmentReader *r, int32 doc)
 		int			f = c->seg_fields[i];
 
 		v->missing = false;
+		if (k->nested_path != NULL)
+		{
+			if (nested_key_value((SeSortKey *) k, r, f, doc, v))
+				continue;
+			if (k->missing == SE_MISSING_VALUE && k->type == SE_KEY_NUMERIC)
+				v->num = k->missing_num;
+			else if (k->missing == SE_MISSING_VALUE)
+			{
+				v->bytes = k->missing_bytes;
+				v->len = k->missing_len;
+			}
+			else
+				v->missing = true;
+			continue;
+		}
 		switch (k->type)
 		{
 			case SE_KEY_SCORE:
@@ -980,9 +1104,13 @@ query_segments(QueryRun *qr, int shard_idx, SeShardTopDocs *out, SeError *err)
 		if (scorer != NULL)
 		{
 			for (i = 0; i < nkeys; i++)
+			{
 				c->seg_fields[i] = qr->keys[i].type == SE_KEY_NUMERIC || qr->keys[i].type == SE_KEY_BYTES ?
 					(qr->keys[i].geo ? se_segment_field(r, qr->keys[i].field) :
 					 qr->keys[i].mfield ? se_segment_field(r, qr->keys[i].mfield->path) : -1) : -1;
+				if (qr->keys[i].nested_path != NULL)
+					nested_key_segment(&qr->keys[i], shard, s, &seg);
+			}
 			if (c->group_field != NULL)
 				c->group_seg_field = se_segment_field(r, c->group_field->path);
 			c->scratch.seg = s;
@@ -1458,6 +1586,8 @@ se_search_fetch_doc(SeSearchRequest *req, SeSearchShard *shard, int segment, int
 	hit->explanation = NULL;
 	if (req->explain && !explain_doc(req, shard, segment, doc, hit->rescored,
 									 &hit->explanation, NULL, err))
+		return false;
+	if (!se_nested_inner_hits(req, shard, segment, doc, &hit->inner_hits, err))
 		return false;
 	hit->fields = NULL;
 	if (req->fetch_fields != NULL)

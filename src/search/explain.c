@@ -195,6 +195,11 @@ query_string(const SeWeight *w, StringInfo out)
 		case SE_W_TERMS_SET:
 			appendStringInfo(out, "CoveringQuery(field=%s)", w->msm_field ? w->msm_field : "");
 			break;
+		case SE_W_NESTED:
+			appendStringInfoString(out, "ToParentBlockJoinQuery (");
+			query_string(w->inner, out);
+			appendStringInfoChar(out, ')');
+			break;
 	}
 }
 
@@ -711,12 +716,61 @@ explain_other(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *m
 	leaf_float(out, score, q.data);
 }
 
+/*
+ * Lucene's BlockJoinWeight.explain: the children counted, their doc range
+ * and the score mode, with the best child's explanation.
+ */
+static void
+explain_nested(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *matched)
+{
+	int32		first,
+				last,
+				best;
+	int			count = se_nested_children(w, seg, doc, &first, &last, &best);
+	float		score = 0;
+	bool		child_matched;
+	const char *mode;
+
+	*matched = count > 0 && score_of(w, seg, doc, &score, NULL);
+	if (!*matched)
+	{
+		leaf_float(out, 0.0f, "Not a match");
+		return;
+	}
+	switch (w->score_mode)
+	{
+		case SE_COMB_MAX:
+			mode = "Max";
+			break;
+		case SE_COMB_MIN:
+			mode = "Min";
+			break;
+		case SE_COMB_SUM:
+			mode = "Total";
+			break;
+		case SE_COMB_REPLACE:
+			mode = "None";
+			break;
+		default:
+			mode = "Avg";
+			break;
+	}
+	open_expl(out, score,
+			  psprintf("Score based on %d child docs in range from %d to %d, using score mode %s",
+					   count, first, last, mode));
+	explain_node(w->inner, seg, best, out, &child_matched);
+	close_expl(out);
+}
+
 static void
 explain_node(SeWeight *w, SeSegmentCtx *seg, int32 doc, StringInfo out, bool *matched)
 {
 	SE_SEARCH_TICK(1);
 	switch (w->kind)
 	{
+		case SE_W_NESTED:
+			explain_nested(w, seg, doc, out, matched);
+			break;
 		case SE_W_TERM:
 		case SE_W_PHRASE:
 			explain_term(w, seg, doc, out, matched);

@@ -326,6 +326,21 @@ parse_sort_object(const SeJson *v, SeSortSpec *s, SeError *err)
 		}
 		else if (strcmp(k, "format") == 0)
 			 /* accepted: values are reported in the field's own type */ ;
+		else if (strcmp(k, "nested") == 0 && s->kind == SE_SORT_FIELD)
+		{
+			const SeJson *p = ov->type == SE_JSON_OBJECT ? se_json_get(ov, "path") : NULL;
+			const SeJson *f = ov->type == SE_JSON_OBJECT ? se_json_get(ov, "filter") : NULL;
+
+			if (p == NULL || p->type != SE_JSON_STRING)
+			{
+				se_error_set(err, 400, "parsing_exception",
+							 "[nested] failed to parse field [path]");
+				return false;
+			}
+			s->nested_path = pstrdup(p->u.s.str);
+			if (f != NULL && (s->nested_filter = se_query_parse(f, 1, err)) == NULL)
+				return false;
+		}
 		else
 		{
 			se_error_set(err, 400, "parsing_exception",

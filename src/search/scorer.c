@@ -1996,6 +1996,8 @@ se_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 			return se_function_scorer_create(w, seg);
 		case SE_W_TERMS_SET:
 			return se_terms_set_scorer_create(w, seg);
+		case SE_W_NESTED:
+			return se_nested_scorer_create(w, seg);
 	}
 	return NULL;
 }

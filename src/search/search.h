@@ -50,7 +50,21 @@ typedef struct SeSearchShard
 	 * the DFS phase); it is not searched and counts as a failed shard.
 	 */
 	const SeError *failure;
+	/*
+	 * Segments with nested docs (nested.c): live_docs has them cleared, so
+	 * that everything top-level sees root docs only; this has the true live
+	 * docs, for the nested scorer.  NULL: live_docs are the true ones.
+	 */
+	const uint64 **all_live_docs;
 } SeSearchShard;
+
+/*
+ * Nested docs of a segment (nested.c): the docs with a _nested_path term
+ * (NULL when it has none), and live docs without them (live NULL: all).
+ */
+extern uint64 *se_nested_docs_bits(SeSegmentReader *r);
+extern uint64 *se_nested_top_live(const uint64 *live, const uint64 *nested,
+								  uint32 max_doc);
 
 #define SE_MAX_TERMS_COUNT_DEFAULT	65536
 #define SE_MAX_REGEX_LENGTH_DEFAULT 1000

@@ -66,7 +66,8 @@ typedef enum SeQueryKind
 	SE_Q_FUNCTION_SCORE,
 	SE_Q_TERMS_SET,
 	SE_Q_MORE_LIKE_THIS,		/* rewritten per shard (mlt.c) */
-	SE_Q_GEO					/* geo_distance, geo_bounding_box (geo_query.c) */
+	SE_Q_GEO,					/* geo_distance, geo_bounding_box (geo_query.c) */
+	SE_Q_NESTED					/* path in field, query in inner (nested.c) */
 } SeQueryKind;
 
 /* geo_distance and geo_bounding_box (geo_query.c) */
@@ -303,6 +304,8 @@ typedef struct SeSortSpec
 	char	   *unmapped_type;
 	char	   *numeric_type;	/* long, double, date, date_nanos; NULL: none */
 	struct SeGeoSort *geo;		/* _geo_distance (field is its geo_point) */
+	char	   *nested_path;	/* "nested": {"path"}: values of nested docs */
+	SeQuery    *nested_filter;	/* "nested": {"filter"}, or NULL */
 } SeSortSpec;
 
 /* The _geo_distance sort (geo_query.c) */
@@ -463,7 +466,8 @@ typedef enum SeWeightKind
 	SE_W_CONST,					/* inner matches, constant score */
 	SE_W_DOCSET,				/* set of terms / term range / exists */
 	SE_W_FUNCTION,				/* function_score */
-	SE_W_TERMS_SET				/* terms_set: at least a per-doc count of terms */
+	SE_W_TERMS_SET,				/* terms_set: at least a per-doc count of terms */
+	SE_W_NESTED					/* children of path (field) joined to parents */
 } SeWeightKind;
 
 /* One function of a function_score bound to the shard (weight.c). */
@@ -585,6 +589,9 @@ struct SeWeight
 
 	/* DOCSET GEO: the bound query */
 	SeGeoQuery *geo;
+	/* NESTED: inner over the docs of path field; score_mode combines them */
+	char	   *nested_parent;	/* the enclosing nested path; NULL: the root */
+	const SeSearchShard *nested_shard;	/* its all_live_docs */
 };
 
 /*
@@ -775,6 +782,16 @@ extern bool se_script_binding_is_query(const SeScriptBinding *b);
 extern SeScorer *se_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern void se_scorer_free(SeScorer *s);
 
+/* in nested.c */
+extern SeQuery *se_nested_query_parse(const SeJson *body, int depth, SeError *err);
+extern SeScorer *se_nested_scorer_create(SeWeight *w, SeSegmentCtx *seg);
+extern int	se_nested_children(SeWeight *w, SeSegmentCtx *seg, int32 parent,
+							   int32 *first, int32 *last, int32 *best);
+extern uint64 *se_nested_path_bits(SeSegmentReader *r, const char *path);
+/* the hit's "inner_hits" object of its nested queries (NULL: none) */
+extern bool se_nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment,
+								 int32 doc, char **inner_hits, SeError *err);
+
 /* in phrase.c */
 extern SeScorer *se_phrase_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 /* The phrase frequency of the doc the scorer is on (explain). */
@@ -911,6 +928,16 @@ typedef struct SeSortKey
 	int			missing_len;
 	int			cast;			/* SE_SORT_CAST_*: numeric_type's conversion */
 	const SeGeoSort *geo;		/* _geo_distance: doubles computed per doc */
+	/*
+	 * A nested sort: the min or max over the doc's nested docs of path that
+	 * pass the filter; per segment the bitsets and the filter's scorer.
+	 */
+	const char *nested_path;
+	SeWeight   *nested_filter;
+	uint64	   *nested_child;
+	uint64	   *nested_roots;
+	const uint64 *nested_live;
+	SeScorer   *nested_scorer;
 } SeSortKey;
 
 /* numeric_type: how a shard's doc values become the asked type's */

@@ -2317,6 +2317,64 @@ build_bool(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 	return w;
 }
 
+/*
+ * The enclosing nested path while a nested query's inner query is built
+ * (NULL: the root); weights are built one at a time in a process.
+ */
+static const char *nested_scope = NULL;
+
+/*
+ * nested: the inner query over the docs of path, joined to their parents
+ * (ES's NestedQueryBuilder over Lucene's ToParentBlockJoinQuery; the boost
+ * goes down to the children's scores as Lucene passes it to the child
+ * weight).
+ */
+static SeWeight *
+build_nested(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
+{
+	const SeMappedField *f = se_mapping_find(c->shard->mapping, q->field);
+	const char *saved = nested_scope;
+	SeWeight   *inner;
+	SeWeight   *w;
+
+	if (f == NULL || f->type != SE_FT_OBJECT)
+	{
+		if (q->lenient)
+			return none_weight();
+		if (f == NULL)
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: [nested] failed to find nested object under path [%s]",
+						 q->field);
+		else
+			se_error_set(c->err, 400, "query_shard_exception",
+						 "failed to create query: [nested] nested object under path [%s] is not of nested type",
+						 q->field);
+		return NULL;
+	}
+	if (!f->nested)
+	{
+		se_error_set(c->err, 400, "query_shard_exception",
+					 "failed to create query: [nested] nested object under path [%s] is not of nested type",
+					 q->field);
+		return NULL;
+	}
+	nested_scope = f->path;
+	inner = build(c, q->inner, boost, scoring && q->score_mode != SE_COMB_REPLACE);
+	nested_scope = saved;
+	if (inner == NULL)
+		return NULL;
+	if (inner->kind == SE_W_NONE)
+		return inner;
+	w = new_weight(SE_W_NESTED, scoring);
+	w->field = pstrdup(f->path);
+	w->inner = inner;
+	w->score_mode = q->score_mode;
+	w->nested_parent = saved ? pstrdup(saved) : NULL;
+	w->nested_shard = c->shard;
+	w->max_score = FLT_MAX;
+	return w;
+}
+
 static SeWeight *
 build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 {
@@ -2392,6 +2450,8 @@ build(BuildCtx *c, const SeQuery *q, float boost, bool scoring)
 				w->max_score = w->const_score;
 				return w;
 			}
+		case SE_Q_NESTED:
+			return build_nested(c, q, b, scoring);
 		case SE_Q_DIS_MAX:
 			{
 				SeWeight  **subs = build_list(c, q->should, q->nshould, b, scoring);
@@ -2437,6 +2497,7 @@ weight_build(const SeQuery *q, SeSearchShard *shard, bool scoring,
 	c.err = err;
 	c.now_millis = PG_INT64_MIN;
 	c.nclauses = 0;
+	nested_scope = NULL;		/* an error may have left a nested build */
 	if (q == NULL)
 		return all_weight(boost, scoring);
 	w = build(&c, q, boost, scoring);

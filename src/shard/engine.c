@@ -611,11 +611,60 @@ lookup_id(SeShard *sh, const char *id, int id_len, DocLoc *loc)
 	lookup_id_hashed(sh, id, id_len, 0, loc);
 }
 
+/*
+ * The nested docs of the block that ends at loc's doc: the docs just
+ * before it that are live and carry its _id (a nested doc takes its
+ * root's _id; no other live doc has it).  ES deletes and replaces blocks
+ * whole, as Lucene's updateDocuments does.
+ */
+static void
+delete_nested_before(SeShard *sh, const DocLoc *loc)
+{
+	int32		d;
+
+	if (!se_mapping_has_nested(sh->mapping))
+		return;
+	for (d = loc->doc - 1; d >= 0; d--)
+	{
+		SeDocMeta	m;
+
+		if (loc->seg == -1)
+		{
+			if (se_builder_is_deleted(sh->buffer, d))
+				break;
+			se_builder_doc_meta(sh->buffer, d, &m);
+		}
+		else
+		{
+			SeSegEntry *e = &sh->segs[loc->seg];
+
+			if (e->live != NULL && !se_livedocs_get(e->live, d))
+				break;
+			se_segment_doc_meta(e->reader, d, &m);
+		}
+		if (m.id_len != loc->meta.id_len || memcmp(m.id, loc->meta.id, m.id_len) != 0)
+			break;
+		if (loc->seg == -1)
+			se_builder_delete(sh->buffer, d);
+		else
+		{
+			SeSegEntry *e = &sh->segs[loc->seg];
+
+			se_livedocs_clear(e->live, d);
+			e->live_count--;
+			e->live_dirty = true;
+		}
+	}
+}
+
 static void
 delete_loc(SeShard *sh, const DocLoc *loc)
 {
 	if (loc->seg == -1)
+	{
 		se_builder_delete(sh->buffer, loc->doc);
+		delete_nested_before(sh, loc);
+	}
 	else if (loc->seg >= 0)
 	{
 		SeSegEntry *e = &sh->segs[loc->seg];
@@ -632,6 +681,7 @@ delete_loc(SeShard *sh, const DocLoc *loc)
 			se_livedocs_clear(e->live, loc->doc);
 			e->live_count--;
 			e->live_dirty = true;
+			delete_nested_before(sh, loc);
 		}
 	}
 }
@@ -702,8 +752,11 @@ buffer_doc(SeShard *sh, const SeDocMeta *meta, const char *src, size_t src_len,
 	MemoryContext old;
 	bool		ok;
 
+	memset(&opts, 0, sizeof(opts));
 	opts.limits.total_fields_limit = sh->settings.total_fields_limit;
 	opts.limits.depth_limit = sh->settings.depth_limit;
+	opts.limits.nested_fields_limit = sh->settings.nested_fields_limit;
+	opts.limits.nested_objects_limit = sh->settings.nested_objects_limit;
 	se_builder_begin_doc(sh->buffer);
 	old = MemoryContextSwitchTo(sh->cxt);	/* mapping growth lives with the shard */
 	ok = se_doc_parse(sh->mapping, doc, &opts, sh->buffer, meta->id, &changed, err);
@@ -942,8 +995,11 @@ do_index(SeShard *sh, const SeItemReq *rq, const char *id, int id_len,
 		bool		changed = false;
 		MemoryContext old = MemoryContextSwitchTo(sh->pending_cxt);
 
+		memset(&opts, 0, sizeof(opts));
 		opts.limits.total_fields_limit = sh->settings.total_fields_limit;
 		opts.limits.depth_limit = sh->settings.depth_limit;
+		opts.limits.nested_fields_limit = sh->settings.nested_fields_limit;
+		opts.limits.nested_objects_limit = sh->settings.nested_objects_limit;
 		opts.defer_text = true;
 		pd = se_doc_check(sh->mapping, doc, &opts, id, &changed, &out->err);
 		MemoryContextSwitchTo(old);

@@ -49,6 +49,11 @@ typedef struct SegCacheEntry
 	uint64	   *live;
 	uint64		seen_snapshot;	/* last snapshot_gen that listed it */
 	int			pins;			/* held by a long-lived snapshot: not evicted */
+	/* nested docs (search/nested.c): NULL when the segment has none */
+	bool		nested_known;
+	uint64	   *nested;
+	uint64	   *top_live;		/* live without the nested docs */
+	const uint64 *top_live_of;	/* the live it was computed from */
 } SegCacheEntry;
 
 static HTAB *seg_cache = NULL;
@@ -66,6 +71,38 @@ cache_init(void)
 	ctl.hcxt = TopMemoryContext;
 	seg_cache = hash_create("search_engine segment cache", 256, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * A segment with nested docs: top-level readers get live docs without them
+ * (computed once per live docs generation), the nested scorer the true ones.
+ */
+static void
+nested_view(SegCacheEntry *e, SeSearchShard *out, int i, int n)
+{
+	MemoryContext old;
+
+	if (!e->nested_known)
+	{
+		old = MemoryContextSwitchTo(e->cxt);
+		e->nested = se_nested_docs_bits(e->reader);
+		MemoryContextSwitchTo(old);
+		e->nested_known = true;
+	}
+	out->all_live_docs[i] = e->live;
+	if (e->nested == NULL)
+		return;
+	if (e->top_live == NULL || e->top_live_of != e->live)
+	{
+		old = MemoryContextSwitchTo(e->cxt);
+		if (e->top_live)
+			pfree(e->top_live);
+		e->top_live = se_nested_top_live(e->live, e->nested,
+										 se_segment_max_doc(e->reader));
+		e->top_live_of = e->live;
+		MemoryContextSwitchTo(old);
+	}
+	out->live_docs[i] = e->top_live;
 }
 
 static void
@@ -253,6 +290,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 	out->nsegments = n;
 	out->segments = palloc0(sizeof(SeSegmentReader *) * Max(n, 1));
 	out->live_docs = palloc0(sizeof(uint64 *) * Max(n, 1));
+	out->all_live_docs = palloc0(sizeof(uint64 *) * Max(n, 1));
 	gens = palloc(sizeof(uint64) * Max(n, 1));
 	dels = palloc(sizeof(uint64) * Max(n, 1));
 	out->seg_gens = gens;
@@ -291,6 +329,10 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 			e->reader = NULL;
 			e->live = NULL;
 			e->del_gen = 0;
+			e->nested_known = false;
+			e->nested = NULL;
+			e->top_live = NULL;
+			e->top_live_of = NULL;
 			memset(&e->mf, 0, sizeof(e->mf));
 			if (!se_file_map(path, &e->mf))
 			{
@@ -348,6 +390,7 @@ acquire(const SeIndexMeta *im, int shard, const uint64 *at_gens,
 		e->seen_snapshot = snap;
 		out->segments[i] = e->reader;
 		out->live_docs[i] = e->live;
+		nested_view(e, out, i, n);
 	}
 	/* registered before the lock goes: no file of it can be deleted first */
 	if (pin != NULL && !se_error_is_set(&lerr))

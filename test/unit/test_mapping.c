@@ -601,8 +601,14 @@ test_mapping_json(void)
 	/* errors */
 	mapping_error("{\"properties\":{\"bar\":{\"type\":\"foo\"}}}", NULL, "mapper_parsing_exception",
 				  "No handler for type [foo] declared on field [bar]");
-	mapping_error("{\"properties\":{\"bar\":{\"type\":\"nested\"}}}", NULL, "mapper_parsing_exception",
-				  "No handler for type [nested] declared on field [bar]");
+	mapping_error("{\"properties\":{\"bar\":{\"type\":\"nested\",\"include_in_root\":1}}}", NULL,
+				  "mapper_parsing_exception", "Failed to parse value [1] as only [true] or [false]");
+	{
+		SeMappingLimits nl = {1000, 20, 1, 0};
+
+		mapping_error("{\"properties\":{\"a\":{\"type\":\"nested\"},\"b\":{\"type\":\"nested\"}}}", &nl,
+					  "illegal_argument_exception", "Limit of nested fields [1] has been exceeded");
+	}
 	mapping_error("{\"properties\":{\"f\":{\"type\":\"text\",\"analyzer\":\"x\"}}}", NULL, "mapper_parsing_exception",
 				  "analyzer [x] has not been configured in mappings");
 	mapping_error("{\"properties\":{\"f\":{\"type\":\"text\",\"foo\":1}}}", NULL, "mapper_parsing_exception",
