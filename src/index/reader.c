@@ -49,6 +49,8 @@ typedef struct TermCursor
 	uint32		block;			/* current block; nblocks = exhausted */
 	uint32		idx;			/* index of the current term in it */
 	uint32		count;			/* terms in the block */
+	uint32		next_restart;	/* index of the next restart term (v5) */
+	bool		at_restart;		/* the current term is one (whole) */
 	const uint8 *meta;			/* current term's meta */
 	const uint8 *next;			/* just past it, or NULL while not known */
 	const uint8 *end;			/* end of the block */
@@ -766,6 +768,8 @@ cursor_load(TermCursor *c, uint32 b)
 	c->end = f->tblocks + o1;
 	c->idx = 0;
 	c->count = Min(f->tblock_size, f->nterms - b * f->tblock_size);
+	c->next_restart = f->trestart > 0 ? f->trestart : PG_UINT32_MAX;
+	c->at_restart = false;
 	if (f->trestart > 0)
 	{
 		/* past the restart table, the first term's meta length */
@@ -806,11 +810,14 @@ cursor_entry(TermCursor *c, const uint8 **suffix, int *prefix)
 	}
 	c->len = (int) (pl + sl);
 	c->idx++;
+	/* no division per entry: the next restart index is kept */
+	c->at_restart = c->idx == c->next_restart;
 	if (c->f->trestart > 0)
 	{
 		/* v5: a restart term is whole; the meta's length precedes it */
-		if ((c->idx % c->f->trestart == 0 && pl != 0) ||
-			!cursor_meta_len(c, p + sl))
+		if (c->at_restart)
+			c->next_restart += c->f->trestart;
+		if ((c->at_restart && pl != 0) || !cursor_meta_len(c, p + sl))
 		{
 			cursor_corrupt(c, "bad term entry");
 			return false;
@@ -847,7 +854,7 @@ cursor_next(TermCursor *c)
 		 * The prefix is the exact common one: the term grows after it; a
 		 * restart term (whole) is compared whole.
 		 */
-		if (c->f->trestart > 0 && c->idx % c->f->trestart == 0 ?
+		if (c->at_restart ?
 			cmp_bytes(suffix, c->len, c->buf, prev_len) <= 0 :
 			prefix < prev_len && suffix[0] <= c->buf[prefix])
 		{
@@ -959,6 +966,8 @@ cursor_restart(TermCursor *c, const uint8 *key, int klen)
 	if (best == NULL)
 		return true;
 	c->idx = (best_slot + 1) * rs;
+	c->next_restart = c->idx + rs;
+	c->at_restart = true;
 	c->len = (int) best_len;
 	if (!cursor_meta_len(c, best + best_len))
 	{
@@ -1002,7 +1011,7 @@ cursor_scan(TermCursor *c, const uint8 *key, int klen, bool *exact)
 			return cursor_load(c, c->block + 1);	/* its first term is > key */
 		if (!cursor_entry(c, &suffix, &prefix))
 			return false;
-		if (c->f->trestart > 0 && c->idx % c->f->trestart == 0)
+		if (c->at_restart)
 			m = 0;				/* a restart term, whole: compare it all */
 		else if (prefix > m)
 			continue;			/* shares the previous term's smaller byte */
@@ -1041,6 +1050,8 @@ cursor_init(TermCursor *c, SeSegmentReader *r, SeFieldR *f, uint8 *buf,
 	c->f = f;
 	c->block = f ? f->nblocks : 0;
 	c->idx = c->count = 0;
+	c->next_restart = PG_UINT32_MAX;
+	c->at_restart = false;
 	c->buf = buf;
 	c->cap = cap;
 	c->len = 0;
