@@ -70,7 +70,7 @@ SELECT round(median_ms::numeric, 2) || ' ' || hits FROM bench.latency(:'q', :w, 
 SQL
 }
 export -f setup nsegs med sql sqlv se_ingest se_docs_count se_create_index server_start server_running as_pg now
-export BENCH REPO DATA BATCHES WARMUP REPS
+export BENCH REPO DATA BATCHES NBATCHES WARMUP REPS
 
 # both servers loaded at once (the same load on both)
 on a bash -c setup & pa=$!
