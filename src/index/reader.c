@@ -936,10 +936,15 @@ cursor_restart(TermCursor *c, const uint8 *key, int klen)
 	const uint8 *best = NULL;
 	uint32		best_slot = 0;
 	uint64		best_len = 0;
+	bool		nearest = true;
 
 	while (lo < hi)
 	{
-		uint32		mid = lo + (hi - lo) / 2;
+		/*
+		 * The nearest restart term first: most seeks (a fuzzy walk's next
+		 * live branch) land before it, and then one comparison settles it.
+		 */
+		uint32		mid = nearest ? lo : lo + (hi - lo) / 2;
 		uint32		off = se_read_u32(c->blk + 4 * (uint64) mid);
 		const uint8 *p = c->blk + off;
 		uint64		pl,
@@ -953,6 +958,7 @@ cursor_restart(TermCursor *c, const uint8 *key, int klen)
 			cursor_corrupt(c, "bad restart point");
 			return false;
 		}
+		nearest = false;
 		if (cmp_bytes(p, (int) sl, key, klen) <= 0)
 		{
 			best = p;
