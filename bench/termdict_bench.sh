@@ -84,7 +84,7 @@ out = []
 out.append('<!-- termdict_bench: begin -->')
 out.append('## Term dictionary (bench/termdict_bench.sh)')
 out.append('')
-out.append('%s, %d CPUs, baseline %s (v2 flat dictionary) against %s (v3 blocks of 32 prefix-compressed terms), '
+out.append('%s, %d CPUs, baseline %s against HEAD %s, '
            '%s rounds alternating baseline and HEAD; one segment per corpus built through the mapping and document '
            'parser; %s random lookups per timing, CPU time, each run\'s median of 3 timings. Ratios are HEAD / baseline '
            'per round (min / median / max); sizes do not vary between rounds.' %
