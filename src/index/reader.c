@@ -49,9 +49,12 @@ typedef struct TermCursor
 	uint32		block;			/* current block; nblocks = exhausted */
 	uint32		idx;			/* index of the current term in it */
 	uint32		count;			/* terms in the block */
+	uint32		next_restart;	/* index of the next restart term (v5) */
+	bool		at_restart;		/* the current term is one (whole) */
 	const uint8 *meta;			/* current term's meta */
 	const uint8 *next;			/* just past it, or NULL while not known */
 	const uint8 *end;			/* end of the block */
+	const uint8 *blk;			/* start of the block (v5: its restart table) */
 	uint8	   *buf;			/* current term */
 	int			len;
 	int			cap;
@@ -156,26 +159,36 @@ parse_term_dict(SeSegmentReader *r, SeFieldR *f, Range t)
 {
 	uint64		n,
 				k,
+				rs = 0,
 				nb,
+				fixed = r->version >= 5 ? 12 : 8,
 				hdr;
 
 	if (t.len == 0)
 		return true;
-	if (f->io == SE_IDX_NONE || t.len < 8)
+	if (f->io == SE_IDX_NONE || t.len < fixed)
 		return false;
 	n = se_read_u32(t.p);
 	k = se_read_u32(t.p + 4);
 	if (k < 1 || k > SE_TERMS_BLOCK_MAX)
 		return false;
+	if (r->version >= 5)
+	{
+		rs = se_read_u32(t.p + 8);
+		if (rs < 1 || rs > k)
+			return false;
+	}
 	nb = (n + k - 1) / k;
-	hdr = 8 + 8 * (nb + 1);
+	hdr = fixed + 8 * (nb + 1);
 	if (hdr > t.len)
 		return false;
 	f->nterms = (uint32) n;
 	f->tblock_size = (uint32) k;
+	f->trestart = (uint32) rs;
+	f->trestart_slots = rs ? (uint32) ((k - 1) / rs) : 0;
 	f->nblocks = (uint32) nb;
-	f->tblock_offs = t.p + 8;
-	f->tkey_offs = t.p + 8 + 4 * (nb + 1);
+	f->tblock_offs = t.p + fixed;
+	f->tkey_offs = t.p + fixed + 4 * (nb + 1);
 	f->tkeys_len = se_read_u32(f->tkey_offs + 4 * nb);
 	f->tblocks_len = se_read_u32(f->tblock_offs + 4 * nb);
 	if (f->tkeys_len + f->tblocks_len != t.len - hdr)
@@ -473,6 +486,7 @@ se_segment_open(const uint8 *data, size_t len, bool verify_checksum,
 #endif
 	r->data = data;
 	r->len = len;
+	r->version = (int32) se_read_u32(data + 5 + strlen(SE_SEGMENT_FORMAT));
 	memcpy(r->id, data + hdr - SE_SEGMENT_ID_LEN, SE_SEGMENT_ID_LEN);
 	se_file_id_hex(r->id, r->idhex);
 	r->cache_block = -1;
@@ -707,6 +721,22 @@ copy_suffix(TermCursor *c, int at, const uint8 *src, int n)
 		memcpy(c->buf + at, src, n);
 }
 
+/*
+ * v5: the meta length at p (an entry's end); sets meta and next.  False
+ * when it does not fit in the block.
+ */
+static inline bool
+cursor_meta_len(TermCursor *c, const uint8 *p)
+{
+	uint64		ml;
+
+	if (!se_dec_vint(&p, c->end, &ml) || ml > (uint64) (c->end - p))
+		return false;
+	c->meta = p;
+	c->next = p + ml;
+	return true;
+}
+
 /* Position the cursor on the first term of block b. */
 static bool
 cursor_load(TermCursor *c, uint32 b)
@@ -732,11 +762,24 @@ cursor_load(TermCursor *c, uint32 b)
 		cursor_corrupt(c, "bad block offsets");
 		return false;
 	}
-	c->meta = f->tblocks + o0;
+	c->blk = f->tblocks + o0;
+	c->meta = c->blk;
 	c->next = NULL;
 	c->end = f->tblocks + o1;
 	c->idx = 0;
 	c->count = Min(f->tblock_size, f->nterms - b * f->tblock_size);
+	c->next_restart = f->trestart > 0 ? f->trestart : PG_UINT32_MAX;
+	c->at_restart = false;
+	if (f->trestart > 0)
+	{
+		/* past the restart table, the first term's meta length */
+		c->meta += 4 * (uint64) f->trestart_slots;
+		if (c->meta > c->end || !cursor_meta_len(c, c->meta))
+		{
+			cursor_corrupt(c, "bad block start");
+			return false;
+		}
+	}
 	cursor_reserve(c, klen, 0);
 	memcpy(c->buf, key, klen);
 	c->len = klen;
@@ -766,9 +809,25 @@ cursor_entry(TermCursor *c, const uint8 **suffix, int *prefix)
 		return false;
 	}
 	c->len = (int) (pl + sl);
-	c->meta = p + sl;
-	c->next = NULL;
 	c->idx++;
+	/* no division per entry: the next restart index is kept */
+	c->at_restart = c->idx == c->next_restart;
+	if (c->f->trestart > 0)
+	{
+		/* v5: a restart term is whole; the meta's length precedes it */
+		if (c->at_restart)
+			c->next_restart += c->f->trestart;
+		if ((c->at_restart && pl != 0) || !cursor_meta_len(c, p + sl))
+		{
+			cursor_corrupt(c, "bad term entry");
+			return false;
+		}
+	}
+	else
+	{
+		c->meta = p + sl;
+		c->next = NULL;
+	}
 	*suffix = p;
 	*prefix = (int) pl;
 	return true;
@@ -791,8 +850,13 @@ cursor_next(TermCursor *c)
 
 		if (!cursor_entry(c, &suffix, &prefix))
 			return false;
-		/* the prefix is the exact common one: the term grows after it */
-		if (prefix < prev_len && suffix[0] <= c->buf[prefix])
+		/*
+		 * The prefix is the exact common one: the term grows after it; a
+		 * restart term (whole) is compared whole.
+		 */
+		if (c->at_restart ?
+			cmp_bytes(suffix, c->len, c->buf, prev_len) <= 0 :
+			prefix < prev_len && suffix[0] <= c->buf[prefix])
 		{
 			cursor_corrupt(c, "terms out of order");
 			return false;
@@ -858,6 +922,70 @@ cursor_seek(TermCursor *c, const uint8 *key, int klen, bool *exact)
 }
 
 /*
+ * v5: move the cursor (its term < key, or its block's first) to the last
+ * restart term after it that is <= key, if any: a binary search of the
+ * block's restart table, each restart term being whole.
+ */
+static bool
+cursor_restart(TermCursor *c, const uint8 *key, int klen)
+{
+	SeFieldR   *f = c->f;
+	uint32		rs = f->trestart;
+	uint32		lo = c->idx / rs;	/* slot j holds term (j + 1) * rs */
+	uint32		hi = Min(f->trestart_slots, (c->count - 1) / rs);
+	const uint8 *best = NULL;
+	uint32		best_slot = 0;
+	uint64		best_len = 0;
+	bool		nearest = true;
+
+	while (lo < hi)
+	{
+		/*
+		 * The nearest restart term first: most seeks (a fuzzy walk's next
+		 * live branch) land before it, and then one comparison settles it.
+		 */
+		uint32		mid = nearest ? lo : lo + (hi - lo) / 2;
+		uint32		off = se_read_u32(c->blk + 4 * (uint64) mid);
+		const uint8 *p = c->blk + off;
+		uint64		pl,
+					sl;
+
+		if (off < 4 * f->trestart_slots || off >= (uint64) (c->end - c->blk) ||
+			!se_dec_vint(&p, c->end, &pl) || !se_dec_vint(&p, c->end, &sl) ||
+			pl != 0 || sl == 0 || sl > (uint64) (c->end - p) ||
+			sl > (uint64) PG_INT32_MAX)
+		{
+			cursor_corrupt(c, "bad restart point");
+			return false;
+		}
+		nearest = false;
+		if (cmp_bytes(p, (int) sl, key, klen) <= 0)
+		{
+			best = p;
+			best_slot = mid;
+			best_len = sl;
+			lo = mid + 1;
+		}
+		else
+			hi = mid;
+	}
+	if (best == NULL)
+		return true;
+	c->idx = (best_slot + 1) * rs;
+	c->next_restart = c->idx + rs;
+	c->at_restart = true;
+	c->len = (int) best_len;
+	if (!cursor_meta_len(c, best + best_len))
+	{
+		cursor_corrupt(c, "bad term entry");
+		return false;
+	}
+	cursor_reserve(c, c->len, 0);
+	memcpy(c->buf, best, c->len);
+	return true;
+}
+
+/*
  * The scan of cursor_seek, from the cursor's term (its bytes in buf, the
  * block's first key <= key) to the first term >= key.
  */
@@ -868,6 +996,8 @@ cursor_scan(TermCursor *c, const uint8 *key, int klen, bool *exact)
 	int			m;
 
 	*exact = false;
+	if (c->f->trestart > 0 && !cursor_restart(c, key, klen))
+		return false;
 	kl = Min(c->len, klen);
 	for (m = 0; m < kl && c->buf[m] == key[m]; m++)
 		;
@@ -887,7 +1017,9 @@ cursor_scan(TermCursor *c, const uint8 *key, int klen, bool *exact)
 			return cursor_load(c, c->block + 1);	/* its first term is > key */
 		if (!cursor_entry(c, &suffix, &prefix))
 			return false;
-		if (prefix > m)
+		if (c->at_restart)
+			m = 0;				/* a restart term, whole: compare it all */
+		else if (prefix > m)
 			continue;			/* shares the previous term's smaller byte */
 		if (prefix == m)
 		{
@@ -924,6 +1056,8 @@ cursor_init(TermCursor *c, SeSegmentReader *r, SeFieldR *f, uint8 *buf,
 	c->f = f;
 	c->block = f ? f->nblocks : 0;
 	c->idx = c->count = 0;
+	c->next_restart = PG_UINT32_MAX;
+	c->at_restart = false;
 	c->buf = buf;
 	c->cap = cap;
 	c->len = 0;

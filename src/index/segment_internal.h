@@ -62,6 +62,21 @@
  * prefix length is the exact common prefix, so the byte after it grows:
  * readers check that terms strictly ascend as they scan.
  *
+ * Since v5 (v4 files, as above, are still read) the header has a third
+ * u32, the restart interval r (1..k), and a block is
+ *
+ *	 u32 restart_offs[(k - 1) / r], then the entries
+ *
+ * where every entry ends with varint meta length before the meta (the
+ * first term's entry is only that), and the entry of the term at index
+ * j * r of the block (j >= 1, slot j - 1) stores the whole term (shared
+ * prefix 0) at restart_offs[j - 1] bytes from the block start (0: no such
+ * term, in a short last block).  A seek binary-searches a block's
+ * restart terms and scans at most r - 1 entries after one (LevelDB's
+ * restart points; Lucene's BlockTree also keeps a block's metadata
+ * skippable by length), and every scanned entry skips its meta in one
+ * step instead of decoding its varints.
+ *
  * The postings-specific parts (term meta inside TERMS, POSTINGS and
  * POSITIONS) are private to postings.c, so a later postings format only
  * touches that file and the version constant.
@@ -76,13 +91,20 @@
 
 /* The one place the segment format version lives. */
 #define SE_SEGMENT_FORMAT			"se_segment"
-#define SE_SEGMENT_VERSION			4
+#define SE_SEGMENT_VERSION			5
 /*
- * v4 added postings skip groups and packed doc-values columns; v3 (flat
+ * v5 added term-dictionary restart points and meta lengths (above); v4
+ * added postings skip groups and packed doc-values columns; v3 (flat
  * skip tables, u32/int64 doc values) and older files are refused: the
  * index must be rebuilt (reindexed) from its source.
  */
 #define SE_SEGMENT_VERSION_MIN		4
+
+/*
+ * The version the writer writes (SE_SEGMENT_VERSION or 4): tests and
+ * benchmarks set it to 4 to prove old files are still read.
+ */
+extern int	se_segment_write_version;
 
 /*
  * Terms per term-dictionary block written (files record theirs, so a build
@@ -92,6 +114,10 @@
 #define SE_TERMS_BLOCK				32
 #endif
 #define SE_TERMS_BLOCK_MAX			4096
+/* Terms between restart points in a block (v5), likewise overridable. */
+#ifndef SE_TERMS_RESTART
+#define SE_TERMS_RESTART			8
+#endif
 
 #define SE_LIVEDOCS_FORMAT			"se_livedocs"
 #define SE_LIVEDOCS_VERSION			1
@@ -399,6 +425,8 @@ typedef struct SeFieldR
 	uint32		nterms;
 	uint32		nblocks;
 	uint32		tblock_size;	/* terms per block */
+	uint32		trestart;		/* terms per restart point; 0: v4 blocks */
+	uint32		trestart_slots; /* restart offsets per block */
 	const uint8 *tblock_offs;	/* u32[nblocks + 1] into tblocks */
 	const uint8 *tkey_offs;		/* u32[nblocks + 1] into tkeys */
 	const uint8 *tkeys;			/* first term of each block */
@@ -434,6 +462,7 @@ struct SeSegmentReader
 	uint8		id[SE_SEGMENT_ID_LEN];
 	char		idhex[SE_SEGMENT_ID_LEN * 2 + 1];
 	uint32		max_doc;
+	int32		version;		/* the file's format version */
 	int			nfields;
 	SeFieldR   *fields;
 	int		   *by_name;		/* field numbers sorted by name */

@@ -69,6 +69,7 @@ struct SeSegWriter
 	uint32	   *toffs;			/* per block: block offset, key offset */
 	size_t		toffs_cap;
 	uint32		nterms;
+	int			version;		/* the format written */
 	int32	   *doc_mark;		/* last field that gave the doc a term */
 
 	/* doc values of the field being written */
@@ -99,6 +100,8 @@ struct SeSegWriter
 	uint32		nblocks;
 };
 
+int			se_segment_write_version = SE_SEGMENT_VERSION;
+
 SeSegWriter *
 se_segwriter_create(uint32 max_doc, int zstd_level)
 {
@@ -125,6 +128,7 @@ se_segwriter_create(uint32 max_doc, int zstd_level)
 	initStringInfo(&w->stored_data);
 	w->tfield = -1;
 	w->dvfield = -1;
+	w->version = se_segment_write_version == 4 ? 4 : SE_SEGMENT_VERSION;
 	w->doc_mark = se_index_alloc_huge(sizeof(int32) * ((size_t) max_doc + 1), false);
 	for (i = 0; i < max_doc; i++)
 		w->doc_mark[i] = -1;
@@ -250,19 +254,43 @@ se_segwriter_term_end(SeSegWriter *w)
 		w->toffs[2 * b] = (uint32) w->tblocks.len;
 		w->toffs[2 * b + 1] = (uint32) w->tkeys.len;
 		appendBinaryStringInfo(&w->tkeys, w->term.data, w->term.len);
+		if (w->version >= 5)
+		{
+			/* the restart offsets, zero until their terms come */
+			int			slots = (SE_TERMS_BLOCK - 1) / SE_TERMS_RESTART;
+
+			while (slots-- > 0)
+				se_put_u32(&w->tblocks, 0);
+		}
 	}
 	else
 	{
 		int			lcp = 0;
 		int			n = Min(w->prev.len, w->term.len);
+		uint32		i = w->nterms % SE_TERMS_BLOCK;
 
-		while (lcp < n && w->prev.data[lcp] == w->term.data[lcp])
-			lcp++;
+		if (w->version >= 5 && i % SE_TERMS_RESTART == 0)
+		{
+			/* a restart point: the whole term, its offset in the table */
+			uint32		start = w->toffs[2 * (w->nterms / SE_TERMS_BLOCK)];
+			uint32		off = (uint32) w->tblocks.len - start;
+			char	   *slot = w->tblocks.data + start + 4 * (i / SE_TERMS_RESTART - 1);
+
+			slot[0] = (char) (off & 0xff);
+			slot[1] = (char) ((off >> 8) & 0xff);
+			slot[2] = (char) ((off >> 16) & 0xff);
+			slot[3] = (char) ((off >> 24) & 0xff);
+		}
+		else
+			while (lcp < n && w->prev.data[lcp] == w->term.data[lcp])
+				lcp++;
 		se_put_vint_fast(&w->tblocks, (uint64) lcp);
 		se_put_vint_fast(&w->tblocks, (uint64) (w->term.len - lcp));
 		appendBinaryStringInfo(&w->tblocks, w->term.data + lcp,
 							   w->term.len - lcp);
 	}
+	if (w->version >= 5)
+		se_put_vint_fast(&w->tblocks, (uint64) w->tmeta.len);
 	appendBinaryStringInfo(&w->tblocks, w->tmeta.data, w->tmeta.len);
 	resetStringInfo(&w->prev);
 	appendBinaryStringInfo(&w->prev, w->term.data, w->term.len);
@@ -291,6 +319,8 @@ se_segwriter_terms_end(SeSegWriter *w)
 	f->terms_off = w->sec_terms.len;
 	se_put_u32(&w->sec_terms, w->nterms);
 	se_put_u32(&w->sec_terms, SE_TERMS_BLOCK);
+	if (w->version >= 5)
+		se_put_u32(&w->sec_terms, SE_TERMS_RESTART);
 	for (k = 0; k < 2; k++)
 		for (b = 0; b <= nblocks; b++)
 			se_put_u32(&w->sec_terms, w->toffs[2 * b + k]);
@@ -872,7 +902,7 @@ se_segwriter_finish(SeSegWriter *w, const uint8 segment_id[SE_SEGMENT_ID_LEN],
 		se_put_vint_fast(&fields, f->dv_len);
 	}
 
-	se_file_write_header(out, SE_SEGMENT_FORMAT, SE_SEGMENT_VERSION, segment_id);
+	se_file_write_header(out, SE_SEGMENT_FORMAT, w->version, segment_id);
 	put_section(out, start, toc, SE_SEC_FIELDS, fields.data, fields.len);
 	put_section(out, start, toc, SE_SEC_TERMS, w->sec_terms.data, w->sec_terms.len);
 	put_section(out, start, toc, SE_SEC_POSTINGS, w->sec_post.data, w->sec_post.len);

@@ -22,7 +22,8 @@
  * it): misspelt words, analyzed by the field's analyzer, fuzziness AUTO,
  * as the fuzzy top-10 of bench/search_breadth_bench.sh runs on each
  * segment (the walk only: no scoring).  Env: BENCH_LOOKUPS (default
- * 1000000), BENCH_ROUNDS (5), BENCH_FUZZY_WALKS (2000).
+ * 1000000), BENCH_ROUNDS (5), BENCH_FUZZY_WALKS (2000), BENCH_WRITE_VERSION
+ * (4: write the previous segment format, when this tree knows it).
  *
  * The same file builds against another source tree (Makefile.bench
  * bench_termdict_base SRCROOT=...), so a run compares two formats on the
@@ -123,6 +124,13 @@ section_len(const StringInfoData *file, uint32 want)
 extern void se_fuzzy_free(SeFuzzy *a);
 #pragma weak se_fuzzy_free
 
+/*
+ * Weak likewise (trees before format v5 write v4 only): BENCH_WRITE_VERSION=4
+ * makes the segment an old-format one, to compare formats in one build.
+ */
+extern int	se_segment_write_version;
+#pragma weak se_segment_write_version
+
 /* The words of the fuzzy top-10 benchmark, and a few more misspellings. */
 static const char *const fuzzy_words[] = {
 	"libary", "pyhton", "kernal", "databse", "netwrok",
@@ -186,6 +194,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s CORPUS INDEX_BODY [MAX_DOCS]\n", argv[0]);
 		return 2;
 	}
+	if (getenv("BENCH_WRITE_VERSION") && &se_segment_write_version)
+		se_segment_write_version = atoi(getenv("BENCH_WRITE_VERSION"));
 	corpus = read_file(argv[1], &clen);
 	body = read_file(argv[2], &blen);
 	se_error_init(&err);

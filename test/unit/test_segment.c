@@ -2284,8 +2284,11 @@ test_corruption(void)
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
 	UT_CHECK(r == NULL && err.reason && strstr(err.reason, "version"), "unknown version refused");
-	/* files are v4 (skip groups, packed doc values); v2 (flat dictionary) is refused */
-	UT_CHECK(ts.file.data[4 + 1 + 10] == 4, "segments are written as v4");
+	/*
+	 * files are v5 (term-dictionary restart points; v4 is still read, see
+	 * test_term_dictionary); v2 (flat dictionary) is refused
+	 */
+	UT_CHECK(ts.file.data[4 + 1 + 10] == 5, "segments are written as v5");
 	copy[4 + 1 + 10] = 2;
 	se_error_init(&err);
 	r = se_segment_open(copy, len, false, &err);
@@ -2517,17 +2520,74 @@ check_dictionary(SeSegmentReader *r, const DTerm *sorted, int n, int max_df,
 		}
 		UT_CHECK(bad == 0, "%s: field %s: %d seeks disagree with brute force",
 				 label, fields[k], bad);
+
+		/*
+		 * Forward seeks of one enum from where it stands (a fuzzy walk's
+		 * pattern: the gallop, then the restart points after the cursor
+		 * in its block), to keys near a later term, against brute force.
+		 */
+		bad = 0;
+		e = se_segment_terms(r, f, NULL, 0);
+		i = 0;
+		while (n > 0 && i < n && se_terms_next(e, &term, &len, NULL))
+		{
+			char		key[4200];
+			int			klen,
+						expect,
+						to = i + 1 + (int) rnd_below(i % 3 == 0 ? 5 : 70);
+
+			to = Min(n - 1, to);
+			klen = Min(sorted[to].len, 4000);
+			memcpy(key, sorted[to].b, klen);
+			if (to % 3 == 1 && klen > 0)
+				klen--;
+			else if (to % 3 == 2)
+				key[klen++] = '\0';
+			expect = brute_ceil(sorted, n, key, klen);
+			se_terms_seek(e, key, klen);
+			if (expect >= n)
+			{
+				if (se_terms_next(e, &term, &len, NULL))
+					bad++;
+				break;
+			}
+			/* the enum returns the ceil next; the loop's next moves past it */
+			if (!se_terms_next(e, &term, &len, NULL) ||
+				cmp_bytes(term, len, sorted[expect].b, sorted[expect].len) != 0)
+			{
+				bad++;
+				break;
+			}
+			i = Max(i, expect) + 1;	/* a target made shorter may lie behind */
+		}
+		se_terms_close(e);
+		UT_CHECK(bad == 0, "%s: field %s: forward seeks disagree with brute force",
+				 label, fields[k]);
 	}
 	UT_CHECK(se_segment_error(r) == NULL, "%s: no corruption reported: %s", label,
 			 se_segment_error(r) ? se_segment_error(r)->reason : "");
 }
 
+/* The format version in a segment file's header. */
+static int
+file_version(const StringInfoData *f)
+{
+	return (int) se_read_u32((const uint8 *) f->data + 5 + strlen(SE_SEGMENT_FORMAT));
+}
+
+/*
+ * Both formats the reader reads: v4 (written with se_segment_write_version
+ * = 4, as before v5) and v5 (restart points); a merge writes v5 from either.
+ */
 static void
 test_term_dictionary(void)
 {
-	static const int sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 97, 1000, 4000};
-	int			si;
+	static const int sizes[] = {1, 2, 7, 8, 9, 15, 16, 17, 24, 25, 31, 32, 33,
+	63, 64, 65, 97, 1000, 4000};
+	int			si,
+				wv;
 
+	for (wv = 4; wv <= SE_SEGMENT_VERSION; wv++)
 	for (si = 0; si < lengthof(sizes); si++)
 	{
 		int			want = sizes[si];
@@ -2562,10 +2622,14 @@ test_term_dictionary(void)
 				t[n++] = c;
 		}
 		qsort(t, n, sizeof(DTerm), cmp_dterm);
-		snprintf(label, sizeof(label), "term dictionary of %d terms", n);
+		snprintf(label, sizeof(label), "v%d term dictionary of %d terms", wv, n);
 
 		initStringInfo(&f);
+		se_segment_write_version = wv;
 		dict_segment(t, n, ndocs, 0xD1, &f);
+		se_segment_write_version = SE_SEGMENT_VERSION;
+		UT_CHECK(file_version(&f) == wv, "%s: written as v%d", label,
+				 file_version(&f));
 		se_error_init(&err);
 		r = se_segment_open((uint8 *) f.data, f.len, true, &err);
 		UT_CHECK(r != NULL, "%s: opens", label);
@@ -2585,10 +2649,12 @@ test_term_dictionary(void)
 				UT_CHECK(se_segment_merge(two, NULL, 2, mid, 1, &m, &err),
 						 "%s: merges", label);
 				mr = se_segment_open((uint8 *) m.data, m.len, true, &err);
-				UT_CHECK(mr != NULL, "%s: merged opens", label);
+				UT_CHECK(mr != NULL && file_version(&m) == SE_SEGMENT_VERSION,
+						 "%s: merged opens, written as v%d", label, file_version(&m));
 				if (mr)
 				{
-					snprintf(label, sizeof(label), "merged dictionary of %d terms", n);
+					snprintf(label, sizeof(label), "v%d merged dictionary of %d terms",
+							 wv, n);
 					check_dictionary(mr, t, n, 4, label);
 					se_segment_close(mr);
 				}
