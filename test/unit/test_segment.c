@@ -3485,7 +3485,7 @@ test_throughput(void)
 		   "builder ram %.1f MB, file %.1f MB\n", ndocs, tokens, t1 - t0, t2 - t1,
 		   se_builder_ram_bytes(b) / 1048576.0, f.len / 1048576.0);
 	se_builder_free(b);
-	UT_CHECK(t2 - t0 < 30, "build + serialize time");
+	/* the times are printed, not checked: speed is bench/'s, not a test's */
 
 	se_error_init(&err);
 	t0 = now_sec();
