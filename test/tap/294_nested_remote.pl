@@ -17,12 +17,8 @@ use JSON::PP;
 use SeTest;
 use SeCluster;
 
-my $cluster = SeCluster->new(etcd_members => 3, name => 'tap294');
-my %node;
-for my $n (qw(n1 n2 n3))
-{
-	$node{$n} = $cluster->new_node($n, ttl => 5, roles => $n eq 'n3' ? 'master' : 'data');
-}
+my ($cluster, $nodes) = SeCluster->data_nodes_and_master(etcd_members => 3, name => 'tap294');
+my %node = %$nodes;
 
 sub req
 {
@@ -30,18 +26,9 @@ sub req
 	return SeCluster::request($node{$n}, @call);
 }
 
-ok($cluster->wait_for('the nodes in the cluster', 30, sub {
-	return SeCluster::master_of($node{n1}) eq 'n3' && keys(%{ SeCluster::nodes_of($node{n1}) }) == 3;
-}), 'two data nodes and their master');
-my ($st, $b) = req('n3', 'PUT', '/nr', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
+$cluster->index_on_data_nodes(\%node, 'nr', '{"settings":{"number_of_shards":2,"number_of_replicas":0},'
 	  . '"mappings":{"properties":{"g":{"type":"keyword"},"user":{"type":"nested","properties":{"first":{"type":"keyword"},"last":{"type":"keyword"},"n":{"type":"long"}}}}}}');
-is($st, 200, 'an index of 2 shards with a nested field') or diag(explain $b);
-ok($cluster->wait_for('green', 60, sub {
-	my ($s, $h) = req('n3', 'GET', '/_cluster/health/nr');
-	return $s == 200 && $h->{status} eq 'green';
-}), 'green');
-my $placed = SeCluster::primaries($node{n3}, 'nr');
-like($placed, qr/^n[12]:STARTED n[12]:STARTED$/, "shards on the data nodes ($placed)");
+my ($st, $b);
 
 # 20 documents, each with users (John Smith, Alice White) and i extra ones
 ($st, $b) = req('n3', 'POST', '/nr/_bulk?refresh=true',
