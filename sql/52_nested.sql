@@ -188,3 +188,43 @@ SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
 SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
   FROM search_engine.request('GET', '/nst_sort/_search', '{"size": 0, "aggs": {"n": {"nested": {"path": "comments.stars"}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_sort');
+-- the block join's bitsets (a path's docs, the root docs) are cached per
+-- segment reader: after the segments change under the same backend
+-- (replaces with other block sizes, a merge, a delete) the nested query,
+-- its inner hits, nested sort and the nested aggregation see the new blocks
+SELECT status FROM search_engine.request('PUT', '/nst_cache', '{"mappings": {"properties": {"c": {"type": "nested", "properties": {"k": {"type": "keyword"}, "n": {"type": "long"}}}, "d": {"type": "nested", "properties": {"k": {"type": "keyword"}}}}}}');
+CREATE FUNCTION nst_cache_probe() RETURNS TABLE (hits text, c_docs text, d_hits text) LANGUAGE sql AS $$
+  SELECT (SELECT string_agg(h->>'_id' || ':' || (h->'inner_hits'->'c'->'hits'->'total'->>'value') || ':' || (h->'sort'->>0), ' ' ORDER BY ord)
+            FROM jsonb_array_elements(r.body->'hits'->'hits') WITH ORDINALITY AS x(h, ord)),
+         r.body->'aggregations'->'c'->>'doc_count',
+         (SELECT string_agg(h->>'_id', ' ' ORDER BY h->>'_id')
+            FROM search_engine.request('GET', '/nst_cache/_search', '{"query": {"nested": {"path": "d", "query": {"term": {"d.k": "x"}}}}}') r2,
+                 jsonb_array_elements(r2.body->'hits'->'hits') h)
+    FROM search_engine.request('GET', '/nst_cache/_search', '{"query": {"nested": {"path": "c", "query": {"term": {"c.k": "x"}}, "inner_hits": {}}}, "sort": [{"c.n": {"order": "asc", "nested": {"path": "c", "filter": {"term": {"c.k": "x"}}}}}], "aggs": {"c": {"nested": {"path": "c"}}}}') r
+$$;
+SELECT body->'errors' AS errors FROM search_engine.request('POST', '/nst_cache/_bulk?refresh=true', E'{"index": {"_id": "a"}}\n{"c": [{"k": "x", "n": 1}, {"k": "y", "n": 2}], "d": [{"k": "x"}]}\n{"index": {"_id": "b"}}\n{"c": [{"k": "x", "n": 3}]}\n');
+SELECT * FROM nst_cache_probe();
+SELECT body->'errors' AS errors FROM search_engine.request('POST', '/nst_cache/_bulk?refresh=true', E'{"index": {"_id": "a"}}\n{"c": [{"k": "y", "n": 5}, {"k": "x", "n": 6}, {"k": "x", "n": 7}]}\n{"index": {"_id": "b"}}\n{"d": [{"k": "x"}, {"k": "y"}]}\n{"index": {"_id": "c"}}\n{"c": [{"k": "x", "n": 4}]}\n');
+SELECT * FROM nst_cache_probe();
+SELECT status FROM search_engine.request('POST', '/nst_cache/_forcemerge?max_num_segments=1');
+SELECT * FROM nst_cache_probe();
+SELECT status FROM search_engine.request('DELETE', '/nst_cache/_doc/c?refresh=true');
+SELECT status FROM search_engine.request('POST', '/nst_cache/_forcemerge?max_num_segments=1');
+SELECT * FROM nst_cache_probe();
+DROP FUNCTION nst_cache_probe();
+SELECT status FROM search_engine.request('DELETE', '/nst_cache');
+-- more nested paths than a reader caches (16): the others are computed per search
+SELECT status FROM search_engine.request('PUT', '/nst_many', jsonb_build_object('mappings', jsonb_build_object('properties',
+         (SELECT jsonb_object_agg('p' || i, '{"type": "nested", "properties": {"k": {"type": "keyword"}}}'::jsonb) FROM generate_series(1, 20) i)))::text);
+SELECT body->'errors' AS errors FROM search_engine.request('POST', '/nst_many/_bulk?refresh=true',
+         '{"index": {"_id": "all"}}' || E'\n' || (SELECT jsonb_object_agg('p' || i, jsonb_build_array(jsonb_build_object('k', 'x'))) FROM generate_series(1, 20) i)::text || E'\n' ||
+         '{"index": {"_id": "some"}}' || E'\n' || (SELECT jsonb_object_agg('p' || i, jsonb_build_array(jsonb_build_object('k', 'x'))) FROM generate_series(1, 19) i)::text || E'\n');
+-- (twice: a reader holds 16 bitsets, the root docs among them; the rest are
+-- computed on every search)
+WITH q AS (SELECT jsonb_build_object('query', jsonb_build_object('bool', jsonb_build_object('filter', jsonb_agg(
+             jsonb_build_object('nested', jsonb_build_object('path', 'p' || i, 'query', jsonb_build_object('term', jsonb_build_object('p' || i || '.k', 'x')))))))) AS body
+             FROM generate_series(1, 20) i)
+SELECT run, r.body->'hits'->'total'->>'value' AS total, r.body->'hits'->'hits'->0->>'_id' AS id
+  FROM q, generate_series(1, 2) run, LATERAL search_engine.request('GET', '/nst_many/_search', q.body::text) r
+ ORDER BY run;
+SELECT status FROM search_engine.request('DELETE', '/nst_many');

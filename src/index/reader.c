@@ -528,9 +528,40 @@ se_segment_close(SeSegmentReader *r)
 			pfree(r->scratch);
 		if (r->err.reason)
 			pfree(r->err.reason);
+		for (i = 0; i < r->nbits; i++)
+		{
+			pfree(r->bits[i].key);
+			pfree(r->bits[i].bits);
+		}
 		pfree(r);
 	}
 #endif
+}
+
+const uint64 *
+se_segment_bits_get(SeSegmentReader *r, const char *key)
+{
+	int			i;
+
+	for (i = 0; i < r->nbits; i++)
+		if (strcmp(r->bits[i].key, key) == 0)
+			return r->bits[i].bits;
+	return NULL;
+}
+
+const uint64 *
+se_segment_bits_put(SeSegmentReader *r, const char *key, const uint64 *bits)
+{
+	size_t		size = sizeof(uint64) * Max(((size_t) r->max_doc + 63) / 64, 1);
+	size_t		klen = strlen(key) + 1;
+
+	if (r->nbits >= SE_SEGMENT_BITS_MAX || se_error_is_set(&r->err))
+		return bits;
+	r->bits[r->nbits].key = se_segment_alloc(r, klen);
+	memcpy(r->bits[r->nbits].key, key, klen);
+	r->bits[r->nbits].bits = se_segment_alloc(r, size);
+	memcpy(r->bits[r->nbits].bits, bits, size);
+	return r->bits[r->nbits++].bits;
 }
 
 uint32

@@ -181,6 +181,21 @@ extern const SeError *se_segment_error(SeSegmentReader *r);
 extern uint32 se_segment_max_doc(SeSegmentReader *r);
 extern void se_segment_get_id(SeSegmentReader *r, uint8 out[SE_SEGMENT_ID_LEN]);
 
+/*
+ * A per-reader cache of doc bitsets derived from the segment's immutable
+ * contents (search/nested.c: the docs of a nested path, the root docs),
+ * held in the reader's memory, so they live and die with it and can never
+ * be reused for another segment.  Never live docs: those change while the
+ * segment does not.  Get: the cached bitset of key ((max_doc + 63) / 64
+ * words), or NULL.  Put: a copy of bits cached under key, or bits itself
+ * when the reader already holds SE_SEGMENT_BITS_MAX of them (at most 2
+ * bytes per doc) or found corruption (the bits may be short).
+ */
+#define SE_SEGMENT_BITS_MAX 16
+extern const uint64 *se_segment_bits_get(SeSegmentReader *r, const char *key);
+extern const uint64 *se_segment_bits_put(SeSegmentReader *r, const char *key,
+										 const uint64 *bits);
+
 /* Field number by name, or -1 when the segment has no such field. */
 extern int	se_segment_field(SeSegmentReader *r, const char *name);
 extern int	se_segment_num_fields(SeSegmentReader *r);

@@ -487,6 +487,13 @@ struct SeSegmentReader
 	int64	   *scratch;
 	size_t		scratch_cap;
 	SeError		err;
+	/* bitsets derived from the segment (se_segment_bits_put) */
+	int			nbits;
+	struct
+	{
+		char	   *key;
+		uint64	   *bits;
+	}			bits[SE_SEGMENT_BITS_MAX];
 #ifndef SE_FRONTEND
 	MemoryContext cxt;
 #endif

@@ -275,8 +275,8 @@ struct SeAggSpec
 	 * per segment the docs of the path and of the collecting docs' level.
 	 */
 	char	   *nested_path;
-	uint64	   *nested_child;
-	uint64	   *nested_level;
+	const uint64 *nested_child; /* the reader's cache (search/nested.c) */
+	const uint64 *nested_level;
 	const uint64 *nested_live;
 	/*
 	 * "reverse_nested" (nested_path "" = the root, else that path): the
@@ -1687,10 +1687,6 @@ static const char *collect_scope;
 static void
 segment_nested(SeAggSpec *a, SeSegmentCtx *seg)
 {
-	if (a->nested_child)
-		pfree(a->nested_child);
-	if (a->nested_level)
-		pfree(a->nested_level);
 	a->nested_child = NULL;
 	a->nested_level = NULL;
 	a->nested_live = collect_true_live;
@@ -1702,26 +1698,14 @@ segment_nested(SeAggSpec *a, SeSegmentCtx *seg)
 		if (a->nested_path[0] != '\0')
 			a->nested_level = se_nested_path_bits(seg->reader, a->nested_path);
 		else
-		{
-			uint64	   *nested = se_nested_docs_bits(seg->reader);
-
-			a->nested_level = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
-			if (nested)
-				pfree(nested);
-		}
+			a->nested_level = se_nested_root_bits(seg->reader);
 		return;
 	}
 	a->nested_child = se_nested_path_bits(seg->reader, a->nested_path);
 	if (collect_scope != NULL)
 		a->nested_level = se_nested_path_bits(seg->reader, collect_scope);
 	else
-	{
-		uint64	   *nested = se_nested_docs_bits(seg->reader);
-
-		a->nested_level = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
-		if (nested)
-			pfree(nested);
-	}
+		a->nested_level = se_nested_root_bits(seg->reader);
 	a->nested_live = collect_true_live;
 }
 

@@ -463,13 +463,11 @@ shard_doc_value(int shard_idx, int32 global_doc)
 static void
 nested_key_segment(SeSortKey *k, SeSearchShard *shard, int s, SeSegmentCtx *seg)
 {
-	uint64	   *nested = se_nested_docs_bits(seg->reader);
-
 	if (k->nested_scorer)
 		se_scorer_free(k->nested_scorer);
 	k->nested_scorer = NULL;
 	k->nested_child = se_nested_path_bits(seg->reader, k->nested_path);
-	k->nested_roots = nested ? se_nested_top_live(NULL, nested, seg->max_doc) : NULL;
+	k->nested_roots = se_nested_root_bits(seg->reader);
 	k->nested_live = shard->all_live_docs ? shard->all_live_docs[s] :
 		(shard->live_docs ? shard->live_docs[s] : NULL);
 	if (k->nested_filter != NULL)

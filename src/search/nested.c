@@ -45,11 +45,33 @@ or_postings(SeSegmentReader *r, const SeTermInfo *ti, uint64 *bits, uint32 max_d
 	se_postings_close(p);
 }
 
-uint64 *
+/*
+ * The reader caches these bitsets (se_segment_bits_put): they depend on
+ * the segment only, which never changes, so a search computes them once per
+ * segment reader (Lucene's BitSetProducer cache) and they go with the
+ * reader when its segment is merged away or its shard closed.  Keys that
+ * are not paths (no path is empty or starts with \x01) name the others.
+ */
+#define BITS_NESTED "\x01nested"
+#define BITS_ROOTS "\x01roots"
+
+/* bits, now cached in r under key when there was room (else bits). */
+static const uint64 *
+keep(SeSegmentReader *r, const char *key, uint64 *bits)
+{
+	const uint64 *kept = se_segment_bits_put(r, key, bits);
+
+	if (kept != bits)
+		pfree(bits);
+	return kept;
+}
+
+const uint64 *
 se_nested_docs_bits(SeSegmentReader *r)
 {
 	int			field = se_segment_field(r, SE_NESTED_PATH_FIELD);
 	uint32		max_doc = se_segment_max_doc(r);
+	const uint64 *cached;
 	uint64	   *bits;
 	SeTermsEnum *e;
 	const char *term;
@@ -58,27 +80,47 @@ se_nested_docs_bits(SeSegmentReader *r)
 
 	if (field < 0)
 		return NULL;
+	if ((cached = se_segment_bits_get(r, BITS_NESTED)) != NULL)
+		return cached;
 	bits = palloc0(sizeof(uint64) * Max(nwords(max_doc), 1));
 	e = se_segment_terms(r, field, "", 0);
 	while (se_terms_next(e, &term, &len, &ti))
 		or_postings(r, &ti, bits, max_doc);
 	se_terms_close(e);
-	return bits;
+	return keep(r, BITS_NESTED, bits);
 }
 
-uint64 *
+const uint64 *
+se_nested_root_bits(SeSegmentReader *r)
+{
+	const uint64 *cached = se_segment_bits_get(r, BITS_ROOTS);
+	const uint64 *nested;
+
+	if (cached != NULL)
+		return cached;
+	if ((nested = se_nested_docs_bits(r)) == NULL)
+		return NULL;
+	return keep(r, BITS_ROOTS, se_nested_top_live(NULL, nested, se_segment_max_doc(r)));
+}
+
+const uint64 *
 se_nested_path_bits(SeSegmentReader *r, const char *path)
 {
 	int			field = se_segment_field(r, SE_NESTED_PATH_FIELD);
 	uint32		max_doc = se_segment_max_doc(r);
+	const uint64 *cached;
 	uint64	   *bits;
 	SeTermInfo	ti;
 
-	if (field < 0 || !se_segment_seek_exact(r, field, path, strlen(path), &ti))
+	if (field < 0 || path[0] == '\0' || path[0] == '\x01')
+		return NULL;
+	if ((cached = se_segment_bits_get(r, path)) != NULL)
+		return cached;
+	if (!se_segment_seek_exact(r, field, path, strlen(path), &ti))
 		return NULL;
 	bits = palloc0(sizeof(uint64) * Max(nwords(max_doc), 1));
 	or_postings(r, &ti, bits, max_doc);
-	return bits;
+	return keep(r, path, bits);
 }
 
 uint64 *
@@ -254,8 +296,8 @@ typedef struct NestedScorer
 {
 	SeScorer	base;
 	SeScorer   *inner;
-	uint64	   *child_bits;		/* docs of the path */
-	uint64	   *parent_bits;	/* docs of the parent level */
+	const uint64 *child_bits;	/* docs of the path (the reader's cache) */
+	const uint64 *parent_bits;	/* docs of the parent level (idem) */
 	const uint64 *live;			/* the segment's true live docs (NULL: all) */
 	int32		max_doc;
 	SeCombine	mode;
@@ -359,8 +401,6 @@ nested_close(SeScorer *s)
 	NestedScorer *n = (NestedScorer *) s;
 
 	se_scorer_free(n->inner);
-	pfree(n->child_bits);
-	pfree(n->parent_bits);
 	pfree(n);
 }
 
@@ -368,25 +408,15 @@ nested_close(SeScorer *s)
  * The parent-level docs of w's path in the segment: the root docs when the
  * path is a top-level nested field, else the docs of the enclosing path.
  */
-static uint64 *
+static const uint64 *
 parent_level_bits(SeWeight *w, SeSegmentCtx *seg)
 {
-	uint64	   *bits;
+	const uint64 *bits;
 
-	if (w->nested_parent != NULL)
-	{
-		bits = se_nested_path_bits(seg->reader, w->nested_parent);
-		return bits ? bits : palloc0(sizeof(uint64) * Max(nwords(seg->max_doc), 1));
-	}
-	bits = se_nested_docs_bits(seg->reader);
-	if (bits == NULL)
-		return NULL;
-	{
-		uint64	   *top = se_nested_top_live(NULL, bits, seg->max_doc);
-
-		pfree(bits);
-		return top;
-	}
+	if (w->nested_parent == NULL)
+		return se_nested_root_bits(seg->reader);
+	bits = se_nested_path_bits(seg->reader, w->nested_parent);
+	return bits ? bits : palloc0(sizeof(uint64) * Max(nwords(seg->max_doc), 1));
 }
 
 static const uint64 *
@@ -404,8 +434,8 @@ true_live(SeWeight *w, SeSegmentCtx *seg)
 SeScorer *
 se_nested_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 {
-	uint64	   *child = se_nested_path_bits(seg->reader, w->field);
-	uint64	   *parent;
+	const uint64 *child = se_nested_path_bits(seg->reader, w->field);
+	const uint64 *parent;
 	SeScorer   *inner;
 	NestedScorer *n;
 
@@ -413,12 +443,7 @@ se_nested_scorer_create(SeWeight *w, SeSegmentCtx *seg)
 		return NULL;
 	if ((parent = parent_level_bits(w, seg)) == NULL ||
 		(inner = se_scorer_create(w->inner, seg)) == NULL)
-	{
-		pfree(child);
-		if (parent)
-			pfree(parent);
 		return NULL;
-	}
 	n = palloc0(sizeof(NestedScorer));
 	n->base.doc = -1;
 	n->base.cost = inner->cost;
@@ -444,8 +469,8 @@ int
 se_nested_children(SeWeight *w, SeSegmentCtx *seg, int32 parent,
 				   int32 *first, int32 *last, int32 *best)
 {
-	uint64	   *child = se_nested_path_bits(seg->reader, w->field);
-	uint64	   *pbits = child ? parent_level_bits(w, seg) : NULL;
+	const uint64 *child = se_nested_path_bits(seg->reader, w->field);
+	const uint64 *pbits = child ? parent_level_bits(w, seg) : NULL;
 	const uint64 *live = true_live(w, seg);
 	SeScorer   *inner;
 	float		best_score = -1;
@@ -540,11 +565,9 @@ identity_chain(const SeMapping *m, SeSegmentReader *r, const char *path, int32 c
 		if (f != NULL)
 		{
 			/* the enclosing object's doc: the first of its path after c */
-			uint64	   *bits = se_nested_path_bits(r, f->path);
+			const uint64 *bits = se_nested_path_bits(r, f->path);
 
 			c = bits ? next_set(bits, c + 1, se_segment_max_doc(r)) : SE_NO_MORE_DOCS;
-			if (bits)
-				pfree(bits);
 			if (c == SE_NO_MORE_DOCS)
 				break;
 		}
@@ -658,8 +681,8 @@ nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32
 	SeSegmentCtx seg;
 	SeWeight   *w;
 	SeScorer   *s;
-	uint64	   *child;
-	uint64	   *nested;
+	const uint64 *child;
+	const uint64 *roots;
 	const uint64 *live;
 	InnerChild *kids = NULL;
 	int			nkids = 0;
@@ -709,16 +732,13 @@ nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment, int32
 	if ((w = se_weight_build(q->inner, shard, true, req->dfs, NULL, err)) == NULL)
 		return false;
 	child = se_nested_path_bits(seg.reader, q->field);
-	nested = se_nested_docs_bits(seg.reader);
+	roots = se_nested_root_bits(seg.reader);
 	live = shard->all_live_docs ? shard->all_live_docs[segment] :
 		(shard->live_docs ? shard->live_docs[segment] : NULL);
-	s = (child && nested) ? se_scorer_create(w, &seg) : NULL;
+	s = (child && roots) ? se_scorer_create(w, &seg) : NULL;
 	if (s != NULL)
 	{
-		uint64	   *roots = se_nested_top_live(NULL, nested, seg.max_doc);
-
 		start = prev_set(roots, doc - 1) + 1;
-		pfree(roots);
 		for (d = s->advance(s, start); d < doc; d = s->next(s))
 		{
 			SE_SEARCH_TICK(1);

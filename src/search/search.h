@@ -60,9 +60,12 @@ typedef struct SeSearchShard
 
 /*
  * Nested docs of a segment (nested.c): the docs with a _nested_path term
- * (NULL when it has none), and live docs without them (live NULL: all).
+ * and the others, the root docs (NULL when it has none; cached in the
+ * reader, never to be freed), and live docs without the nested ones (live
+ * NULL: all; palloc'd).
  */
-extern uint64 *se_nested_docs_bits(SeSegmentReader *r);
+extern const uint64 *se_nested_docs_bits(SeSegmentReader *r);
+extern const uint64 *se_nested_root_bits(SeSegmentReader *r);
 extern uint64 *se_nested_top_live(const uint64 *live, const uint64 *nested,
 								  uint32 max_doc);
 

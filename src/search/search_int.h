@@ -787,7 +787,7 @@ extern SeQuery *se_nested_query_parse(const SeJson *body, int depth, SeError *er
 extern SeScorer *se_nested_scorer_create(SeWeight *w, SeSegmentCtx *seg);
 extern int	se_nested_children(SeWeight *w, SeSegmentCtx *seg, int32 parent,
 							   int32 *first, int32 *last, int32 *best);
-extern uint64 *se_nested_path_bits(SeSegmentReader *r, const char *path);
+extern const uint64 *se_nested_path_bits(SeSegmentReader *r, const char *path);
 /* the hit's "inner_hits" object of its nested queries (NULL: none) */
 extern bool se_nested_inner_hits(SeSearchRequest *req, SeSearchShard *shard, int segment,
 								 int32 doc, char **inner_hits, SeError *err);
@@ -934,8 +934,8 @@ typedef struct SeSortKey
 	 */
 	const char *nested_path;
 	SeWeight   *nested_filter;
-	uint64	   *nested_child;
-	uint64	   *nested_roots;
+	const uint64 *nested_child;
+	const uint64 *nested_roots;
 	const uint64 *nested_live;
 	SeScorer   *nested_scorer;
 } SeSortKey;

@@ -51,7 +51,7 @@ typedef struct SegCacheEntry
 	int			pins;			/* held by a long-lived snapshot: not evicted */
 	/* nested docs (search/nested.c): NULL when the segment has none */
 	bool		nested_known;
-	uint64	   *nested;
+	const uint64 *nested;		/* the reader's cache */
 	uint64	   *top_live;		/* live without the nested docs */
 	const uint64 *top_live_of;	/* the live it was computed from */
 } SegCacheEntry;
