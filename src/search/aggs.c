@@ -3368,16 +3368,16 @@ sig_cmp(const void *pa, const void *pb, void *arg)
 }
 
 /*
- * The superset on this shard: its live docs, and per term the docs of the
- * index that have it (the term dictionary's doc_freq, summed over the
- * segments).
+ * Calls fn on each bucket aggregation of states[0..n) and, below it, of
+ * its buckets' sub-aggregations (parent first, so the buckets fn adds get
+ * theirs visited too).
  */
 static void
-sig_background(AggState **states, int n, SeSearchShard *shard)
+visit_bucket_aggs(AggState **states, int n, SeSearchShard *shard,
+				  void (*fn) (AggState *st, SeSearchShard *shard))
 {
 	int			i,
-				j,
-				s;
+				j;
 
 	for (i = 0; i < n; i++)
 	{
@@ -3386,26 +3386,41 @@ sig_background(AggState **states, int n, SeSearchShard *shard)
 
 		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
 			continue;
+		fn(st, shard);
 		for (j = 0; j < st->nb; j++)
-			sig_background(st->b[j]->subs, a->nsub, shard);
-		if (a->type != AT_SIGNIFICANT_TERMS || a->mf == NULL)
-			continue;
-		for (s = 0; s < shard->nsegments; s++)
+			visit_bucket_aggs(st->b[j]->subs, a->nsub, shard, fn);
+	}
+}
+
+/*
+ * The superset on this shard: its live docs, and per term the docs of the
+ * index that have it (the term dictionary's doc_freq, summed over the
+ * segments).
+ */
+static void
+sig_background(AggState *st, SeSearchShard *shard)
+{
+	const SeAggSpec *a = st->spec;
+	int			j,
+				s;
+
+	if (a->type != AT_SIGNIFICANT_TERMS || a->mf == NULL)
+		return;
+	for (s = 0; s < shard->nsegments; s++)
+	{
+		SeSegmentReader *r = shard->segments[s];
+		const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
+		uint32		max_doc = se_segment_max_doc(r);
+		int			f = se_segment_field(r, a->mf->path);
+
+		st->bg_size += live ? se_livedocs_count(live, max_doc) : max_doc;
+		for (j = 0; f >= 0 && j < st->nb; j++)
 		{
-			SeSegmentReader *r = shard->segments[s];
-			const uint64 *live = shard->live_docs ? shard->live_docs[s] : NULL;
-			uint32		max_doc = se_segment_max_doc(r);
-			int			f = se_segment_field(r, a->mf->path);
+			SeTermInfo	ti;
 
-			st->bg_size += live ? se_livedocs_count(live, max_doc) : max_doc;
-			for (j = 0; f >= 0 && j < st->nb; j++)
-			{
-				SeTermInfo	ti;
-
-				SE_SEARCH_TICK(1);
-				if (se_segment_seek_exact(r, f, st->b[j]->key, st->b[j]->keylen, &ti))
-					st->b[j]->bg += ti.doc_freq;
-			}
+			SE_SEARCH_TICK(1);
+			if (se_segment_seek_exact(r, f, st->b[j]->key, st->b[j]->keylen, &ti))
+				st->b[j]->bg += ti.doc_freq;
 		}
 	}
 }
@@ -3419,74 +3434,62 @@ sig_background(AggState **states, int n, SeSearchShard *shard)
  * shard_size buckets.  The new buckets' sub-aggregations are filled too.
  */
 static void
-fill_unseen_terms(AggState **states, int n, SeSearchShard *shard)
+fill_unseen_terms(AggState *st, SeSearchShard *shard)
 {
-	int			i,
-				j,
-				s;
+	const SeAggSpec *a = st->spec;
+	int			s;
 
-	for (i = 0; i < n; i++)
+	if (a->type != AT_TERMS || a->min_doc_count != 0 || a->mf == NULL ||
+		(count_desc(a) && st->nb >= a->shard_size))
+		return;
+	for (s = 0; s < shard->nsegments; s++)
 	{
-		AggState   *st = states[i];
-		const SeAggSpec *a = st->spec;
+		SeSegmentReader *r = shard->segments[s];
+		int			f = se_segment_field(r, a->mf->path);
+		int64		o,
+					nd;
+		int32		doc,
+					max_doc = (int32) se_segment_max_doc(r);
 
-		if (IS_METRIC(a->type) || IS_PIPELINE(a->type))
+		if (f < 0)
 			continue;
-		if (a->type == AT_TERMS && a->min_doc_count == 0 && a->mf != NULL &&
-			!(count_desc(a) && st->nb >= a->shard_size))
+		if (a->kind == KK_STR)
 		{
-			for (s = 0; s < shard->nsegments; s++)
+			nd = se_segment_sorted_dict_size(r, f);
+			for (o = 0; o < nd; o++)
 			{
-				SeSegmentReader *r = shard->segments[s];
-				int			f = se_segment_field(r, a->mf->path);
-				int64		o,
-							nd;
-				int32		doc,
-							max_doc = (int32) se_segment_max_doc(r);
+				int			len;
+				const char *v = se_segment_sorted_dict_value(r, f, o, &len);
 
-				if (f < 0)
-					continue;
-				if (a->kind == KK_STR)
+				SE_SEARCH_TICK(1);
+				if (v != NULL && term_kept(a, v, len, true))
+					bucket_get(st, v, len, true);
+			}
+			continue;
+		}
+		for (doc = 0; doc < max_doc; doc++)
+		{
+			const int64 *vals;
+			int			nv = se_segment_numeric_values(r, f, doc, &vals);
+			int			k;
+
+			SE_SEARCH_TICK(1);
+			for (k = 0; k < nv; k++)
+			{
+				char		key[8];
+
+				if (a->kind == KK_DOUBLE)
 				{
-					nd = se_segment_sorted_dict_size(r, f);
-					for (o = 0; o < nd; o++)
-					{
-						int			len;
-						const char *v = se_segment_sorted_dict_value(r, f, o, &len);
+					double		d = se_sortable_to_double(vals[k]);
 
-						SE_SEARCH_TICK(1);
-						if (v != NULL && term_kept(a, v, len, true))
-							bucket_get(st, v, len, true);
-					}
-					continue;
+					memcpy(key, &d, 8);
 				}
-				for (doc = 0; doc < max_doc; doc++)
-				{
-					const int64 *vals;
-					int			nv = se_segment_numeric_values(r, f, doc, &vals);
-					int			k;
-
-					SE_SEARCH_TICK(1);
-					for (k = 0; k < nv; k++)
-					{
-						char		key[8];
-
-						if (a->kind == KK_DOUBLE)
-						{
-							double		d = se_sortable_to_double(vals[k]);
-
-							memcpy(key, &d, 8);
-						}
-						else
-							memcpy(key, &vals[k], 8);
-						if (term_kept(a, key, 8, false))
-							bucket_get(st, key, 8, true);
-					}
-				}
+				else
+					memcpy(key, &vals[k], 8);
+				if (term_kept(a, key, 8, false))
+					bucket_get(st, key, 8, true);
 			}
 		}
-		for (j = 0; j < st->nb; j++)
-			fill_unseen_terms(st->b[j]->subs, a->nsub, shard);
 	}
 }
 
@@ -3622,8 +3625,8 @@ se_aggs_shard_end(SeAggsShard *as)
 {
 	SeAggPartial *p = palloc0(sizeof(SeAggPartial));
 
-	fill_unseen_terms(as->states, as->aggs->n, as->shard);
-	sig_background(as->states, as->aggs->n, as->shard);
+	visit_bucket_aggs(as->states, as->aggs->n, as->shard, fill_unseen_terms);
+	visit_bucket_aggs(as->states, as->aggs->n, as->shard, sig_background);
 	shard_cut(as->states, as->aggs->n);
 	top_hits_fetch(as->states, as->aggs->n, as->shard);
 	unbind_specs(as->aggs->specs, as->aggs->n);
