@@ -187,6 +187,8 @@ SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
   FROM search_engine.request('GET', '/nst_sort/_search', '{"sort": [{"comments.stars": "desc"}]}');
 SELECT status, body->'error'->'root_cause'->0->>'reason' AS reason
   FROM search_engine.request('GET', '/nst_sort/_search', '{"size": 0, "aggs": {"n": {"nested": {"path": "comments.stars"}}}}');
+SELECT status, body->'error'->'root_cause'->0->>'type' AS type, body->'error'->'root_cause'->0->>'reason' AS reason
+  FROM search_engine.request('GET', '/nst_sort/_search', '{"size": 0, "aggs": {"t": {"filter": {"match_all": {}}, "aggs": {"up": {"reverse_nested": {}}}}}}');
 SELECT status FROM search_engine.request('DELETE', '/nst_sort');
 -- the block join's bitsets (a path's docs, the root docs) are cached per
 -- segment reader: after the segments change under the same backend

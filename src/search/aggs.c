@@ -1392,10 +1392,39 @@ parse_aggs(const SeJson *v, int depth, SeError *err)
 	return aggs;
 }
 
+/* ES refuses a reverse_nested with no nested aggregation above it */
+static bool
+check_reverse_nested(SeAggSpec **specs, int n, bool in_nested, SeError *err)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const SeAggSpec *a = specs[i];
+
+		if (a->reverse_nested && !in_nested)
+		{
+			bad(err, "illegal_argument_exception",
+				"Reverse nested aggregation [%s] can only be used inside a [nested] aggregation%s",
+				a->name, "");
+			return false;
+		}
+		if (!check_reverse_nested(a->sub, a->nsub,
+								  in_nested || (a->nested_path != NULL && !a->reverse_nested),
+								  err))
+			return false;
+	}
+	return true;
+}
+
 SeAggs *
 se_aggs_parse(const SeJson *v, SeError *err)
 {
-	return parse_aggs(v, 0, err);
+	SeAggs	   *aggs = parse_aggs(v, 0, err);
+
+	if (aggs != NULL && !check_reverse_nested(aggs->specs, aggs->n, false, err))
+		return NULL;
+	return aggs;
 }
 
 /* ---------------------------------------------------------------------
