@@ -28,6 +28,7 @@
 #include "utils/float.h"
 
 #include "api/api.h"
+#include "api/filter_path.h"
 #include "api/byquery.h"
 #include "cluster/coordinator.h"
 #include "search/search.h"
@@ -1448,6 +1449,29 @@ route(RestReq *rq, const char *uri, SeResponse *r, SeError *err)
 	return true;
 }
 
+/* The JSON answer in r cut to ES's filter_path spec. */
+static void
+response_filter_path(SeResponse *r, const char *spec)
+{
+	SeJsonParseOptions opts = {SE_JSON_STATE_MAX_DEPTH, false};
+	SeError		perr;
+	SeJson	   *v;
+	const char *text = r->body.data;
+	size_t		len = r->body.len;
+
+	if (r->jsonb)
+		text = se_text_from_jsonb(JsonbPGetDatum(r->jsonb), &len);
+	if (len == 0)
+		return;					/* HEAD, or no body */
+	se_error_init(&perr);
+	if ((v = se_json_parse(text, len, &opts, &perr)) == NULL)
+		return;
+	v = se_filter_path(v, spec);
+	resetStringInfo(&r->body);
+	se_json_write(&r->body, v);
+	r->jsonb = NULL;
+}
+
 /*
  * One ES REST call through the router: what search_engine.request() and the
  * HTTP server (src/http/) both answer.  r gets the status and the body (JSON
@@ -1484,15 +1508,7 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 		se_indices_options_reset();
 	}
 	PG_END_TRY();
-	if (ok)
-	{
-		const char *format = param(&rq, "format");
-
-		/* ES answers any API in YAML when asked (its body stays JSON otherwise) */
-		if (format && strcmp(format, "yaml") == 0 && !r->is_text)
-			(void) se_response_to_yaml(r);
-	}
-	else
+	if (!ok)
 	{
 		if (!se_error_is_set(&err))
 			se_error_set(&err, 500, "exception", "request failed");
@@ -1501,6 +1517,17 @@ se_rest_dispatch(const char *method, const char *path, const char *body,
 		se_error_body(&err, &r->body);
 		r->is_text = false;
 		r->jsonb = NULL;
+	}
+	/* ES cuts any JSON answer to filter_path, errors too */
+	if (param(&rq, "filter_path") != NULL && !r->is_text)
+		response_filter_path(r, param(&rq, "filter_path"));
+	if (ok)
+	{
+		const char *format = param(&rq, "format");
+
+		/* ES answers any API in YAML when asked (its body stays JSON otherwise) */
+		if (format && strcmp(format, "yaml") == 0 && !r->is_text)
+			(void) se_response_to_yaml(r);
 	}
 }
 
