@@ -222,6 +222,7 @@ typedef struct SeSearchParams
 	const char *source_excludes;
 	bool		version;		/* URL version=true */
 	bool		rest_total_hits_as_int; /* "total": N, counted exactly */
+	bool		typed_keys;		/* URL typed_keys=true: "type#name" aggregations */
 } SeSearchParams;
 
 /*
@@ -296,8 +297,9 @@ extern bool se_op_open_pit(const char *expr, const char *keep_alive, const char 
 extern bool se_op_close_pit(const SeJson *body, SeResponse *r, SeError *err);
 extern bool se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p,
 							   SeResponse *r, SeError *err);
+/* total_as_int, typed_keys: this page's URL rest_total_hits_as_int, typed_keys */
 extern bool se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
-							  SeResponse *r, SeError *err);
+							  bool typed_keys, SeResponse *r, SeError *err);
 extern bool se_op_scroll_clear(const SeJson *ids, const char *path_ids, SeResponse *r,
 							   SeError *err);
 /* the shards of req's point in time (failed ones carry their failure) */

@@ -761,6 +761,7 @@ typedef struct ScrollState
 	char	   *after;			/* sort values of the last hit, or NULL */
 	bool		first;			/* no page served yet */
 	bool		total_as_int;	/* rest_total_hits_as_int on this page */
+	bool		typed_keys;		/* typed_keys on this page */
 } ScrollState;
 
 static char *
@@ -877,6 +878,7 @@ scroll_page(ScrollState *s, const SeSearchParams *p, SeResponse *r, SeError *err
 	sp.source = sp.source_includes = sp.source_excludes = NULL;
 	sp.version = false;
 	sp.rest_total_hits_as_int = s->total_as_int;
+	sp.typed_keys = s->typed_keys;
 	if (s->after)
 		sp.from = -1;
 	memset(&pg, 0, sizeof(pg));
@@ -965,6 +967,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 	s.size = p->size;
 	s.first = true;
 	s.total_as_int = p->rest_total_hits_as_int;
+	s.typed_keys = p->typed_keys;
 	ok = scroll_page(&s, p, r, err);
 	if (!ok)
 		(void) pit_close(pit);
@@ -974,7 +977,7 @@ se_op_scroll_start(const char *expr, const SeJson *body, const SeSearchParams *p
 /* POST _search/scroll {"scroll": "1m", "scroll_id": "..."}: the next page. */
 bool
 se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
-				  SeResponse *r, SeError *err)
+				  bool typed_keys, SeResponse *r, SeError *err)
 {
 	ScrollState s;
 
@@ -988,6 +991,7 @@ se_op_scroll_next(const char *scroll_id, const char *scroll, bool total_as_int,
 	if (!scroll_id_decode(scroll_id, &s, err))
 		return false;
 	s.total_as_int = total_as_int;
+	s.typed_keys = typed_keys;
 	/* a new keep-alive applies from this page on */
 	if (scroll != NULL && !keep_alive_param("scroll", scroll, &s.keep_alive_ms, err))
 		return false;

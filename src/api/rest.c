@@ -576,6 +576,7 @@ search_with_body(RestReq *rq, SeJson *body, SeResponse *r, SeError *err)
 	sp.source_excludes = param(rq, "_source_excludes");
 	sp.version = param_bool(rq, "version");
 	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
+	sp.typed_keys = param_bool(rq, "typed_keys");
 	if (body && se_json_get(body, "pit") != NULL)
 	{
 		/* a point in time names its shards */
@@ -665,7 +666,8 @@ h_scroll(RestReq *rq, SeResponse *r, SeError *err)
 		id = v->u.s.str;
 	if (body && (v = se_json_get(body, "scroll")) != NULL && v->type == SE_JSON_STRING)
 		scroll = v->u.s.str;
-	return se_op_scroll_next(id, scroll, param_bool(rq, "rest_total_hits_as_int"), r, err);
+	return se_op_scroll_next(id, scroll, param_bool(rq, "rest_total_hits_as_int"),
+							 param_bool(rq, "typed_keys"), r, err);
 }
 
 /*
@@ -682,6 +684,7 @@ h_msearch(RestReq *rq, SeResponse *r, SeError *err)
 	sp.track_total_hits = -2;
 	sp.search_type = param(rq, "search_type");
 	sp.rest_total_hits_as_int = param_bool(rq, "rest_total_hits_as_int");
+	sp.typed_keys = param_bool(rq, "typed_keys");
 	if (rq->nparts > 0 && strcmp(rq->parts[rq->nparts - 1], "template") == 0)
 		return se_op_msearch_template(rq->index, rq->body ? rq->body : "", rq->body_len,
 									  &sp, r, err);

@@ -465,6 +465,8 @@ se_search_exec(const char *expr, const SeJson *body, const SeSearchParams *p,
 	}
 	if (p && p->seq_no_primary_term)
 		se_search_set_seq_no_primary_term(req);
+	if (p && p->typed_keys)
+		se_search_set_typed_keys(req);
 	if (se_search_has_slice(req) && se_search_pit_id(req) == NULL)
 	{
 		se_error_set(err, 400, "action_request_validation_exception",

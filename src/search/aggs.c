@@ -5096,6 +5096,55 @@ write_state(StringInfo out, const AggState *st)
 }
 
 /*
+ * typed_keys=true while the reduce writes its response (the writers are
+ * recursive through buckets; the flag spares every one a parameter)
+ */
+static bool write_typed_keys = false;
+
+/*
+ * ES's type of a reduced aggregation, its InternalAggregation.getType()
+ * that typed_keys writes before '#': a terms' from its values (unmapped
+ * everywhere: as strings), a pipeline's from the value it makes.
+ */
+static const char *
+typed_name(const AggState *st)
+{
+	const SeAggSpec *a = st->spec;
+	bool		str = st->kind == KK_STR || st->kind == KK_NONE;
+
+	switch (a->type)
+	{
+		case AT_PERCENTILES:
+			return "tdigest_percentiles";
+		case AT_PERCENTILE_RANKS:
+			return "tdigest_percentile_ranks";
+		case AT_TERMS:
+			if (a->geo == GEO_HASH_GRID)
+				return "geohash_grid";
+			if (a->geo == GEO_TILE_GRID)
+				return "geotile_grid";
+			return str ? "sterms" : st->kind == KK_DOUBLE ? "dterms" : "lterms";
+		case AT_SIGNIFICANT_TERMS:
+			return str ? "sigsterms" : "siglterms";
+		case AT_RANGE:
+			return a->geo == GEO_DISTANCE ? "geo_distance" : "range";
+		case AT_FILTER:
+			if (a->reverse_nested)
+				return "reverse_nested";
+			return a->nested_path != NULL ? "nested" : "filter";
+		case AT_CUMULATIVE_SUM:
+		case AT_AVG_BUCKET:
+		case AT_SUM_BUCKET:
+			return "simple_value";
+		case AT_MAX_BUCKET:
+		case AT_MIN_BUCKET:
+			return "bucket_metric_value";
+		default:
+			return type_names[a->type];
+	}
+}
+
+/*
  * ,"name":{...} per state; a pipeline without a value (a derivative's first
  * bucket) and bucket_sort write nothing, as in ES.
  */
@@ -5112,7 +5161,17 @@ write_states(StringInfo out, AggState **states, int n)
 		if (t == AT_BUCKET_SORT || (IS_PARENT_PIPELINE(t) && isnan(st->pvalue)))
 			continue;
 		appendStringInfoChar(out, ',');
-		se_json_write_string(out, st->spec->name, strlen(st->spec->name));
+		if (write_typed_keys)
+		{
+			StringInfoData k;
+
+			initStringInfo(&k);
+			appendStringInfo(&k, "%s#%s", typed_name(st), st->spec->name);
+			se_json_write_string(out, k.data, k.len);
+			pfree(k.data);
+		}
+		else
+			se_json_write_string(out, st->spec->name, strlen(st->spec->name));
 		appendStringInfoChar(out, ':');
 		if (IS_PIPELINE(t))
 		{
@@ -5139,7 +5198,8 @@ write_states(StringInfo out, AggState **states, int n)
 }
 
 void
-se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts, StringInfo out)
+se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts,
+			   bool typed_keys, StringInfo out)
 {
 	AggState  **states = states_new(aggs->specs, aggs->n, false);
 	StringInfoData body;
@@ -5150,7 +5210,9 @@ se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts, StringInfo 
 			merge_states(states, parts[i]->states, aggs->n);
 	finish_states(states, aggs->n);
 	initStringInfo(&body);
+	write_typed_keys = typed_keys;
 	write_states(&body, states, aggs->n);
+	write_typed_keys = false;
 	appendStringInfoChar(out, '{');
 	if (body.len > 0)
 		appendStringInfoString(out, body.data + 1);	/* its leading comma */

@@ -51,9 +51,10 @@ extern SeAggPartial *se_aggs_decode(const SeAggs *aggs, const char *data, size_t
 
 /*
  * Merge the partials (NULL entries are skipped: failed shards) and write
- * the "aggregations" object's value to out.
+ * the "aggregations" object's value to out; typed_keys names each
+ * aggregation "type#name" at every depth (ES's typed_keys=true).
  */
 extern void se_aggs_reduce(const SeAggs *aggs, SeAggPartial **parts, int nparts,
-						   StringInfo out);
+						   bool typed_keys, StringInfo out);
 
 #endif							/* SE_SEARCH_AGGS_H */

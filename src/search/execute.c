@@ -1908,7 +1908,7 @@ se_search_run_remote(SeSearchRequest *req, SeSearchShard *shards, int nshards,
 			if (!tops[i].failed)
 				parts[i] = tops[i].aggs;
 		initStringInfo(&aggs);
-		se_aggs_reduce(req->aggs, parts, nshards, &aggs);
+		se_aggs_reduce(req->aggs, parts, nshards, req->typed_keys, &aggs);
 		res->aggregations = aggs.data;
 	}
 	res->version = req->version;

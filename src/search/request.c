@@ -1220,6 +1220,12 @@ se_search_set_seq_no_primary_term(SeSearchRequest *req)
 	req->seq_no_primary_term = true;
 }
 
+void
+se_search_set_typed_keys(SeSearchRequest *req)
+{
+	req->typed_keys = true;
+}
+
 SeSearchRequest *
 se_search_parse_count(const SeJson *body, SeError *err)
 {

@@ -113,6 +113,8 @@ extern void se_search_set_from_size(SeSearchRequest *req, int from, int size);
 extern void se_search_set_timeout(SeSearchRequest *req, int64 timeout_ms);
 /* hits carry _seq_no and _primary_term (URL seq_no_primary_term=true) */
 extern void se_search_set_seq_no_primary_term(SeSearchRequest *req);
+/* aggregation names in the response as "type#name" (URL typed_keys=true) */
+extern void se_search_set_typed_keys(SeSearchRequest *req);
 
 /*
  * Deep pagination.  "search_after" resumes after the given sort values;

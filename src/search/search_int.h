@@ -381,6 +381,7 @@ struct SeSearchRequest
 	int64		timeout_ms;		/* "timeout"; -1 = none */
 	SeSourceFilter source;
 	bool		seq_no_primary_term;	/* hits carry _seq_no, _primary_term */
+	bool		typed_keys;		/* aggregation names as type#name (URL) */
 	const SeDfsStats *dfs;		/* global statistics (DFS), or NULL */
 	struct SeAggs *aggs;		/* "aggs" (aggs.c), or NULL */
 
