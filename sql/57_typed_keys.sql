@@ -79,14 +79,15 @@ SELECT status, (SELECT string_agg(k, ' ') FROM jsonb_object_keys(body->'aggregat
 SELECT status, jsonb_path_query_array(body, '$.responses[*].aggregations.keyvalue().key') AS names
   FROM search_engine.request('POST', '/tk/_msearch/template?typed_keys=true',
        E'{}\n{"source": {"size": 0, "aggs": {"t": {"terms": {"field": "{{f}}"}}}}, "params": {"f": "k"}}\n');
--- scroll: the first page as the search; a next page by its own URL
+-- scroll: the first page as the search; next pages answer hits only (ES
+-- answers aggregations on the first page alone)
 CREATE TEMP TABLE tk_scroll AS
   SELECT body->>'_scroll_id' AS id, body->'aggregations' AS aggs
     FROM search_engine.request('POST', '/tk/_search?scroll=1m&size=2&typed_keys=true', '{"aggs": {"m": {"min": {"field": "l"}}}}');
-SELECT aggs, (SELECT body->'aggregations' FROM search_engine.request('POST', '/_search/scroll?typed_keys=true',
-                jsonb_build_object('scroll', '1m', 'scroll_id', id)::text)) AS next_typed,
-       (SELECT body->'aggregations' FROM search_engine.request('POST', '/_search/scroll',
-                jsonb_build_object('scroll', '1m', 'scroll_id', id)::text)) AS next_untyped
+SELECT aggs, (SELECT body ? 'aggregations' FROM search_engine.request('POST', '/_search/scroll?typed_keys=true',
+                jsonb_build_object('scroll', '1m', 'scroll_id', id)::text)) AS next_has_aggs,
+       (SELECT jsonb_array_length(body->'hits'->'hits') FROM search_engine.request('POST', '/_search/scroll',
+                jsonb_build_object('scroll', '1m', 'scroll_id', id)::text)) AS next_hits
   FROM tk_scroll;
 SELECT r.status FROM tk_scroll,
        search_engine.request('DELETE', '/_search/scroll', jsonb_build_object('scroll_id', id)::text) r;

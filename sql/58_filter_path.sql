@@ -2,8 +2,8 @@
 -- (wildcards, "**", exclusions with '-'), applied by the router after the
 -- API has answered, so every endpoint has it -- errors too, as in ES.
 SELECT status FROM search_engine.request('PUT', '/fpath', '{"settings": {"number_of_shards": 1, "number_of_replicas": 0}, "mappings": {"properties": {"t": {"type": "text"}, "k": {"type": "keyword"}, "n": {"type": "long"}}}}');
--- the bulk filter log shippers send: only the items that failed
-SELECT status, body FROM search_engine.request('POST', '/fpath/_bulk?refresh=true&filter_path=errors,items.*.error',
+-- the bulk filters log shippers send (errors, each item's status and error)
+SELECT status, body FROM search_engine.request('POST', '/fpath/_bulk?refresh=true&filter_path=errors,items.*.error.type,items.*.error.reason,items.*.status',
   E'{"index": {"_id": "1"}}\n{"t": "red apple", "k": "a", "n": 1}\n{"index": {"_id": "2"}}\n{"t": "green apple", "k": "b", "n": 2}\n{"index": {"_id": "3"}}\n{"n": "not a number"}\n');
 SELECT status, body FROM search_engine.request('POST', '/fpath/_bulk?refresh=true&filter_path=errors,items.*.error',
   E'{"index": {"_id": "4"}}\n{"t": "apple pie", "k": "a", "n": 4}\n');

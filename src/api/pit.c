@@ -807,10 +807,11 @@ scroll_id_decode(const char *text, ScrollState *s, SeError *err)
 
 /*
  * One page's body: the scroll's body at its point in time, after the last
- * hit served (from applies to the first page only).
+ * hit served (from applies to the first page only, and so do aggregations:
+ * as in ES, only the first page answers them).
  */
 static SeJson *
-scroll_page_body(const ScrollState *s, SeError *err)
+scroll_page_body(const ScrollState *s, bool first, SeError *err)
 {
 	StringInfoData b;
 	SeJsonParseOptions opts = {0};
@@ -835,6 +836,8 @@ scroll_page_body(const ScrollState *s, SeError *err)
 
 		if (s->after && strcmp(k, "from") == 0)
 			continue;
+		if (!first && (strcmp(k, "aggs") == 0 || strcmp(k, "aggregations") == 0))
+			continue;
 		appendStringInfoChar(&b, ',');
 		se_json_write_string(&b, k, strlen(k));
 		appendStringInfoChar(&b, ':');
@@ -856,7 +859,7 @@ scroll_on_result(void *arg, SeSearchResult *res)
 static bool
 scroll_page(ScrollState *s, const SeSearchParams *p, SeResponse *r, SeError *err)
 {
-	SeJson	   *body = scroll_page_body(s, err);
+	SeJson	   *body = scroll_page_body(s, p != NULL, err);
 	SeSearchParams sp;
 	SeSearchPaging pg;
 
